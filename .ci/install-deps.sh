@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages cnperf's tests use: the load generators the drivers run for
+# real, network tooling for the namespace lab, and what the e2e cluster and report tests need.
+set -euo pipefail
+pkgs=(iperf3 qperf sockperf iperf iproute2 nftables iptables conntrack ethtool util-linux
+      containerd runc containernetworking-plugins busybox-static openssl python3 gcc make
+      chromium prometheus prometheus-node-exporter)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,59 @@
+# cnperf Makefile. Each block belongs to one area; add your targets in your own block.
+
+# ==== core: build, install, test (owner: lead) ====
+# make build      build bin/cnperf
+# make install    install cnperf into $(GOBIN) (default ~/go/bin)
+# make test       unit + integration tests (the README's test command; integration tests that need
+#                 root or tools skip with a message when those are missing)
+# make check      gofmt + go vet
+GO ?= go
+VERSION ?= v0.1.0-dev
+LDFLAGS := -X github.com/cnperf/cnperf/internal/version.Version=$(VERSION)
+
+.PHONY: build install test check
+
+build:
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/cnperf ./cmd/cnperf
+
+install:
+	CGO_ENABLED=0 $(GO) install -ldflags "$(LDFLAGS)" ./cmd/cnperf
+
+check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+test: check
+	$(GO) test -count=1 -timeout 20m ./...
+# ==== end core ====
+
+# ==== e2e: real multi-node cluster on this machine (owner: test/e2e/harness, docs/e2e.md) ====
+# make e2e        build what is missing, start the cluster, run the e2e tests, tear down, check leftovers
+# make e2e-up     build what is missing and start a cluster that stays up (for iterating)
+# make e2e-test   run the e2e tests against the cluster started by e2e-up
+# make e2e-down   tear the cluster down and check that nothing is left
+# make e2e-build  build (or find cached) binaries and the images, nothing else
+# Variables (environment or make arguments): NODES=2|3 NET_MODE=routed|vxlan ZONES=1|2 DNS=1|0
+E2E_HARNESS := test/e2e/harness
+E2E_STATE ?= /var/lib/cnperf-e2e/state
+
+.PHONY: e2e e2e-up e2e-down e2e-build e2e-test
+
+e2e:
+	$(E2E_HARNESS)/e2e.sh
+
+e2e-build:
+	$(E2E_HARNESS)/build-bins.sh
+	test/e2e/images/build.sh
+
+e2e-up: e2e-build
+	$(E2E_HARNESS)/up.sh
+	@echo "cluster is up: . $(E2E_STATE)/e2e.env   (make e2e-test, make e2e-down)"
+
+e2e-test:
+	@test -f $(E2E_STATE)/e2e.env || { echo "no cluster: run 'make e2e-up' first" >&2; exit 1; }
+	. $(E2E_STATE)/e2e.env && go test -tags e2e ./test/e2e/... -count=1 -v -timeout 30m
+
+e2e-down:
+	$(E2E_HARNESS)/down.sh
+	$(E2E_HARNESS)/leftovers.sh check
+# ==== end e2e ====

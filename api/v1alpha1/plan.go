@@ -1,0 +1,40 @@
+package v1alpha1
+
+// Plan is cnperf's test plan document (apiVersion cnperf.dev/v1alpha1, kind Plan).
+// Lists expand into cases in file order: groups in order, then profiles × paths × drivers ×
+// message sizes × parallel × burst, each in the order written.
+type Plan struct {
+	APIVersion string       `json:"apiVersion" yaml:"apiVersion"`
+	Kind       string       `json:"kind" yaml:"kind"`
+	Metadata   PlanMetadata `json:"metadata,omitempty" yaml:"metadata,omitempty"`
+	Defaults   *TestGroup   `json:"defaults,omitempty" yaml:"defaults,omitempty"`
+	Tests      []TestGroup  `json:"tests" yaml:"tests"`
+}
+
+// PlanMetadata names a plan and labels the runs made from it.
+type PlanMetadata struct {
+	Name   string            `json:"name,omitempty" yaml:"name,omitempty"`
+	Labels map[string]string `json:"labels,omitempty" yaml:"labels,omitempty"`
+}
+
+// TestGroup is one group of tests. Unset fields inherit from the plan's defaults, then from
+// cnperf's built-in defaults (duration 10s, samples 3, message size per profile, parallel 1, burst 0).
+type TestGroup struct {
+	Name         string            `json:"name,omitempty" yaml:"name,omitempty"`
+	Profiles     []Profile         `json:"profiles,omitempty" yaml:"profiles,omitempty"`
+	Paths        []Path            `json:"paths,omitempty" yaml:"paths,omitempty"`
+	Drivers      []string          `json:"drivers,omitempty" yaml:"drivers,omitempty"`
+	MessageSizes []int             `json:"messageSizes,omitempty" yaml:"messageSizes,omitempty"`
+	ResponseSize *int              `json:"responseSize,omitempty" yaml:"responseSize,omitempty"`
+	Parallel     []int             `json:"parallel,omitempty" yaml:"parallel,omitempty"`
+	Burst        []int             `json:"burst,omitempty" yaml:"burst,omitempty"`
+	Duration     string            `json:"duration,omitempty" yaml:"duration,omitempty"`
+	Warmup       string            `json:"warmup,omitempty" yaml:"warmup,omitempty"`
+	Samples      *int              `json:"samples,omitempty" yaml:"samples,omitempty"`
+	Timeout      string            `json:"timeout,omitempty" yaml:"timeout,omitempty"`
+	Rate         string            `json:"rate,omitempty" yaml:"rate,omitempty"` // e.g. "1G", "500M" bits/s; empty = unlimited
+	HostNetwork  *bool             `json:"hostNetwork,omitempty" yaml:"hostNetwork,omitempty"`
+	Service      *bool             `json:"service,omitempty" yaml:"service,omitempty"`
+	IPFamily     string            `json:"ipFamily,omitempty" yaml:"ipFamily,omitempty"`
+	Options      map[string]string `json:"options,omitempty" yaml:"options,omitempty"`
+}

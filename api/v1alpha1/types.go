@@ -1,0 +1,363 @@
+// Package v1alpha1 holds cnperf's public, versioned types: the plan it reads and the run it
+// writes. Values are in base units and every field name carries its unit.
+package v1alpha1
+
+import "time"
+
+// APIVersion is the apiVersion of every document this package describes.
+const APIVersion = "cnperf.dev/v1alpha1"
+
+// Kinds of documents.
+const (
+	KindPlan = "Plan"
+	KindRun  = "Run"
+)
+
+// Profile is the traffic pattern, named as netperf names it.
+type Profile string
+
+// The profiles cnperf knows.
+const (
+	TCPStream   Profile = "TCP_STREAM"
+	TCPSendfile Profile = "TCP_SENDFILE"
+	TCPMaerts   Profile = "TCP_MAERTS"
+	UDPStream   Profile = "UDP_STREAM"
+	TCPRR       Profile = "TCP_RR"
+	UDPRR       Profile = "UDP_RR"
+	TCPCRR      Profile = "TCP_CRR"
+)
+
+// Profiles lists every profile in a stable order.
+var Profiles = []Profile{TCPStream, TCPSendfile, TCPMaerts, UDPStream, TCPRR, UDPRR, TCPCRR}
+
+// IsStream reports whether the profile measures bulk throughput.
+func (p Profile) IsStream() bool {
+	return p == TCPStream || p == TCPSendfile || p == TCPMaerts || p == UDPStream
+}
+
+// IsRR reports whether the profile measures request/response transactions.
+func (p Profile) IsRR() bool { return p == TCPRR || p == UDPRR || p == TCPCRR }
+
+// IsUDP reports whether the profile uses UDP.
+func (p Profile) IsUDP() bool { return p == UDPStream || p == UDPRR }
+
+// Valid reports whether p is a known profile.
+func (p Profile) Valid() bool {
+	for _, q := range Profiles {
+		if p == q {
+			return true
+		}
+	}
+	return false
+}
+
+// Path names where traffic flows.
+type Path string
+
+// Known paths.
+const (
+	PathLoopback        Path = "loopback"
+	PathPodPodSameNode  Path = "pod-pod-same-node"
+	PathPodPodCrossNode Path = "pod-pod-cross-node"
+	PathPodPodCrossZone Path = "pod-pod-cross-zone"
+	PathHostHost        Path = "host-host"
+	PathPodHost         Path = "pod-host"
+	PathHostPod         Path = "host-pod"
+	PathPodClusterIP    Path = "pod-clusterip"
+	PathPodNodePort     Path = "pod-nodeport"
+	PathExternalService Path = "external-service"
+)
+
+// Paths lists every path in a stable order.
+var Paths = []Path{PathLoopback, PathHostHost, PathPodPodSameNode, PathPodPodCrossNode, PathPodPodCrossZone,
+	PathPodHost, PathHostPod, PathPodClusterIP, PathPodNodePort, PathExternalService}
+
+// Valid reports whether p is a known path.
+func (p Path) Valid() bool {
+	for _, q := range Paths {
+		if p == q {
+			return true
+		}
+	}
+	return false
+}
+
+// Params are the knobs of one case. Zero values mean "the driver's default" only where
+// the field's comment says so.
+type Params struct {
+	DurationSeconds   float64 `json:"durationSeconds"`
+	WarmupSeconds     float64 `json:"warmupSeconds,omitempty"`
+	Samples           int     `json:"samples"`
+	MessageSizeBytes  int     `json:"messageSizeBytes"`
+	ResponseSizeBytes int     `json:"responseSizeBytes,omitempty"` // RR response size; 0 = same as message size
+	Parallel          int     `json:"parallel"`
+	Burst             int     `json:"burst"`                       // extra transactions in flight (netperf -b); 0 = one at a time
+	RateBitsPerSecond float64 `json:"rateBitsPerSecond,omitempty"` // UDP/TCP target rate; 0 = unlimited
+	HostNetwork       bool    `json:"hostNetwork,omitempty"`
+	Service           bool    `json:"service,omitempty"`
+	IPFamily          string  `json:"ipFamily,omitempty"` // "ipv4" (default) or "ipv6"
+	// Options are driver-specific switches recorded verbatim (e.g. "zerocopy": "true", "fullRTT": "true").
+	Options map[string]string `json:"options,omitempty"`
+	// TimeoutSeconds bounds one sample; 0 lets the runner derive it from the duration.
+	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty"`
+}
+
+// Endpoint says where one side of a measurement really ran.
+type Endpoint struct {
+	Role        string `json:"role"` // "client" or "server"
+	Node        string `json:"node,omitempty"`
+	Zone        string `json:"zone,omitempty"`
+	Pod         string `json:"pod,omitempty"`
+	Namespace   string `json:"namespace,omitempty"`
+	NetNS       string `json:"netns,omitempty"`
+	PodIP       string `json:"podIP,omitempty"`
+	HostIP      string `json:"hostIP,omitempty"`
+	HostNetwork bool   `json:"hostNetwork,omitempty"`
+	Address     string `json:"address,omitempty"` // the address the client connected to
+}
+
+// Placement records both endpoints of a case.
+type Placement struct {
+	Client Endpoint `json:"client"`
+	Server Endpoint `json:"server"`
+	// Target is what the client dialled (pod IP, service IP, node IP:port, external name).
+	Target string `json:"target,omitempty"`
+}
+
+// Topology describes a local-platform datapath (network-namespace lab).
+type Topology struct {
+	Flavour     string `json:"flavour,omitempty"` // e.g. "routed", "vxlan", "bridge", "nftables", "iptables"
+	MTUBytes    int    `json:"mtuBytes,omitempty"`
+	PolicyRules int    `json:"policyRules,omitempty"`
+	PolicyStyle string `json:"policyStyle,omitempty"` // "chains" or "sets"
+	Backends    int    `json:"backends,omitempty"`
+}
+
+// CPUUsage is CPU use over a measured window in percent of one CPU (100 = one core busy).
+type CPUUsage struct {
+	// ProcessPercent is the measuring process's user+system CPU, in percent of one CPU.
+	ProcessPercent *float64 `json:"processPercent,omitempty"`
+	UserPercent    *float64 `json:"userPercent,omitempty"`
+	SystemPercent  *float64 `json:"systemPercent,omitempty"`
+	// HostPercent is system-wide busy CPU from /proc/stat, in percent of all CPUs.
+	HostPercent *float64 `json:"hostPercent,omitempty"`
+	// HostBusyCPUPercent is system-wide busy CPU summed over all CPUs, in percent of one CPU
+	// (200 = two CPUs busy), as qperf reports it ("% cpus") without saying how many CPUs exist.
+	HostBusyCPUPercent *float64 `json:"hostBusyCPUPercent,omitempty"`
+	// ServiceDemandMicrosecondsPerKB / PerTransaction follow netperf's definitions.
+	ServiceDemandMicrosecondsPerKB          *float64 `json:"serviceDemandMicrosecondsPerKB,omitempty"`
+	ServiceDemandMicrosecondsPerTransaction *float64 `json:"serviceDemandMicrosecondsPerTransaction,omitempty"`
+}
+
+// LatencyHistogram is a serialised log-linear latency histogram (see internal/stats/hdr).
+// Buckets are sparse [index, count] pairs; merging two histograms adds counts per index.
+type LatencyHistogram struct {
+	Scheme         string     `json:"scheme"` // "loglinear-ns-v1"
+	SubBucketBits  int        `json:"subBucketBits"`
+	Count          int64      `json:"count"`
+	MinNanoseconds int64      `json:"minNanoseconds"`
+	MaxNanoseconds int64      `json:"maxNanoseconds"`
+	SumNanoseconds float64    `json:"sumNanoseconds"`
+	Buckets        [][2]int64 `json:"buckets"`
+}
+
+// Latency is a latency distribution summary in microseconds (round-trip time of one transaction).
+type Latency struct {
+	Count  *int64   `json:"count,omitempty"`
+	Mean   *float64 `json:"mean,omitempty"`
+	Min    *float64 `json:"min,omitempty"`
+	Max    *float64 `json:"max,omitempty"`
+	Stddev *float64 `json:"stddev,omitempty"`
+	P50    *float64 `json:"p50,omitempty"`
+	P75    *float64 `json:"p75,omitempty"`
+	P90    *float64 `json:"p90,omitempty"`
+	P99    *float64 `json:"p99,omitempty"`
+	P999   *float64 `json:"p999,omitempty"`
+	P9999  *float64 `json:"p9999,omitempty"`
+	// Method says how the figures were obtained: "histogram" (merged per-transaction data),
+	// "tool" (as the tool printed them), "tool-rtt-from-one-way" (tool printed one-way time, doubled),
+	// "per-sample-median" (several samples without raw data: the median of each percentile, flagged).
+	Method string `json:"method,omitempty"`
+	Note   string `json:"note,omitempty"`
+}
+
+// Sample is one measurement of a case. A failed sample has Error set and no figures.
+type Sample struct {
+	Index     int       `json:"index"`
+	Warmup    bool      `json:"warmup,omitempty"`
+	StartTime time.Time `json:"startTime"`
+	EndTime   time.Time `json:"endTime"`
+	// DurationSeconds is the measured window as the generator timed it.
+	DurationSeconds float64 `json:"durationSeconds,omitempty"`
+	Error           string  `json:"error,omitempty"`
+
+	ThroughputBitsPerSecond *float64 `json:"throughputBitsPerSecond,omitempty"`
+	PacketsPerSecond        *float64 `json:"packetsPerSecond,omitempty"`
+	TransactionsPerSecond   *float64 `json:"transactionsPerSecond,omitempty"`
+	ConnectionsPerSecond    *float64 `json:"connectionsPerSecond,omitempty"`
+	Retransmits             *float64 `json:"retransmits,omitempty"`
+	LossPercent             *float64 `json:"lossPercent,omitempty"`
+	JitterMicroseconds      *float64 `json:"jitterMicroseconds,omitempty"`
+
+	BytesSent       *int64 `json:"bytesSent,omitempty"`
+	BytesReceived   *int64 `json:"bytesReceived,omitempty"`
+	PacketsSent     *int64 `json:"packetsSent,omitempty"`
+	PacketsReceived *int64 `json:"packetsReceived,omitempty"`
+	PacketsLost     *int64 `json:"packetsLost,omitempty"`
+	Transactions    *int64 `json:"transactions,omitempty"`
+
+	CPU       *SampleCPU        `json:"cpu,omitempty"`
+	Latency   *Latency          `json:"latencyMicroseconds,omitempty"`
+	Histogram *LatencyHistogram `json:"latencyHistogram,omitempty"`
+	// Flows holds per-flow figures when the driver measured flows separately (netperf parallel
+	// processes); the sample's own figures are then the correct aggregate (sums for rates).
+	Flows []Sample `json:"flows,omitempty"`
+	// Raw is the tool's raw output when it is small enough to keep (for audits and re-parsing).
+	Raw string `json:"raw,omitempty"`
+	// Notes are driver remarks, e.g. "qperf prints one-way latency; doubled to round-trip".
+	Notes []string `json:"notes,omitempty"`
+}
+
+// SampleCPU is the CPU of both sides over one sample's window.
+type SampleCPU struct {
+	Client *CPUUsage `json:"client,omitempty"`
+	Server *CPUUsage `json:"server,omitempty"`
+}
+
+// Stat summarises one metric over the successful samples.
+type Stat struct {
+	N        int     `json:"n"`
+	Mean     float64 `json:"mean"`
+	Median   float64 `json:"median"`
+	Stddev   float64 `json:"stddev"`
+	CoV      float64 `json:"cov"`
+	Min      float64 `json:"min"`
+	Max      float64 `json:"max"`
+	CI95Low  float64 `json:"ci95Low"`
+	CI95High float64 `json:"ci95High"`
+}
+
+// CPUSummary summarises process CPU of both sides.
+type CPUSummary struct {
+	Client *Stat `json:"client,omitempty"`
+	Server *Stat `json:"server,omitempty"`
+}
+
+// Summary summarises a case over its successful samples.
+type Summary struct {
+	SamplesTotal  int `json:"samplesTotal"`
+	SamplesFailed int `json:"samplesFailed"`
+
+	ThroughputBitsPerSecond *Stat       `json:"throughputBitsPerSecond,omitempty"`
+	PacketsPerSecond        *Stat       `json:"packetsPerSecond,omitempty"`
+	TransactionsPerSecond   *Stat       `json:"transactionsPerSecond,omitempty"`
+	ConnectionsPerSecond    *Stat       `json:"connectionsPerSecond,omitempty"`
+	Retransmits             *Stat       `json:"retransmits,omitempty"`
+	LossPercent             *Stat       `json:"lossPercent,omitempty"`
+	JitterMicroseconds      *Stat       `json:"jitterMicroseconds,omitempty"`
+	CPUPercent              *CPUSummary `json:"cpuPercent,omitempty"`
+	LatencyMicroseconds     *Latency    `json:"latencyMicroseconds,omitempty"`
+}
+
+// Result is a case with its samples and their summary.
+type Result struct {
+	// Name is the test's name from the plan (e.g. k8s-netperf's "TCPStream"); Group its group.
+	Name      string     `json:"name,omitempty"`
+	Group     string     `json:"group,omitempty"`
+	Profile   Profile    `json:"profile"`
+	Driver    string     `json:"driver"`
+	Path      Path       `json:"path"`
+	Params    Params     `json:"params"`
+	Placement *Placement `json:"placement,omitempty"`
+	Topology  *Topology  `json:"topology,omitempty"`
+	StartTime time.Time  `json:"startTime"`
+	EndTime   time.Time  `json:"endTime"`
+	Samples   []Sample   `json:"samples"`
+	Summary   Summary    `json:"summary"`
+	// Error is set when the case as a whole failed (setup, placement, every sample failed).
+	Error string   `json:"error,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+	// Commands are the exact argv lines run for this case (server first), for reproducibility.
+	Commands [][]string `json:"commands,omitempty"`
+}
+
+// Failed reports whether the case failed as a whole or had any failed sample.
+func (r *Result) Failed() bool { return r.Error != "" || r.Summary.SamplesFailed > 0 }
+
+// HostInfo describes the machine cnperf ran on.
+type HostInfo struct {
+	Hostname    string `json:"hostname,omitempty"`
+	OS          string `json:"os,omitempty"`
+	Kernel      string `json:"kernel,omitempty"`
+	Arch        string `json:"arch,omitempty"`
+	CPUs        int    `json:"cpus,omitempty"`
+	CPUModel    string `json:"cpuModel,omitempty"`
+	MemoryBytes int64  `json:"memoryBytes,omitempty"`
+	GoVersion   string `json:"goVersion,omitempty"`
+}
+
+// NodeInfo describes one cluster node that took part.
+type NodeInfo struct {
+	Name             string            `json:"name"`
+	Zone             string            `json:"zone,omitempty"`
+	Region           string            `json:"region,omitempty"`
+	InstanceType     string            `json:"instanceType,omitempty"`
+	OSImage          string            `json:"osImage,omitempty"`
+	Kernel           string            `json:"kernel,omitempty"`
+	Arch             string            `json:"arch,omitempty"`
+	ContainerRuntime string            `json:"containerRuntime,omitempty"`
+	KubeletVersion   string            `json:"kubeletVersion,omitempty"`
+	InternalIP       string            `json:"internalIP,omitempty"`
+	ProviderID       string            `json:"providerID,omitempty"`
+	Labels           map[string]string `json:"labels,omitempty"`
+}
+
+// ClusterDetails describes the cluster a run measured.
+type ClusterDetails struct {
+	KubernetesVersion string     `json:"kubernetesVersion,omitempty"`
+	NodeCount         int        `json:"nodeCount,omitempty"`
+	CNI               string     `json:"cni,omitempty"`
+	CNIVersion        string     `json:"cniVersion,omitempty"`
+	KubeProxyMode     string     `json:"kubeProxyMode,omitempty"`
+	PodMTUBytes       int        `json:"podMTUBytes,omitempty"`
+	Cloud             string     `json:"cloud,omitempty"`
+	IPFamily          string     `json:"ipFamily,omitempty"`
+	Nodes             []NodeInfo `json:"nodes,omitempty"`
+	// Calico details when Calico is present (tiger-bench's ClusterDetails).
+	Calico *CalicoDetails `json:"calico,omitempty"`
+}
+
+// CalicoDetails are Calico-specific cluster details.
+type CalicoDetails struct {
+	Product          string `json:"product,omitempty"`
+	Version          string `json:"version,omitempty"`
+	Encapsulation    string `json:"encapsulation,omitempty"`
+	Dataplane        string `json:"dataplane,omitempty"`
+	WireguardEnabled bool   `json:"wireguardEnabled,omitempty"`
+}
+
+// Timing records where a run's wall-clock time went.
+type Timing struct {
+	SetupSeconds    float64 `json:"setupSeconds"`
+	MeasureSeconds  float64 `json:"measureSeconds"`
+	TeardownSeconds float64 `json:"teardownSeconds"`
+}
+
+// Run is one invocation of cnperf and everything it measured.
+type Run struct {
+	APIVersion    string            `json:"apiVersion"`
+	Kind          string            `json:"kind"`
+	UUID          string            `json:"uuid"`
+	StartTime     time.Time         `json:"startTime"`
+	EndTime       time.Time         `json:"endTime,omitempty"`
+	CnperfVersion string            `json:"cnperfVersion"`
+	Platform      string            `json:"platform"`
+	Imported      bool              `json:"imported,omitempty"`
+	Interrupted   bool              `json:"interrupted,omitempty"`
+	Labels        map[string]string `json:"labels,omitempty"`
+	Host          *HostInfo         `json:"host,omitempty"`
+	Cluster       *ClusterDetails   `json:"cluster,omitempty"`
+	Timing        *Timing           `json:"timing,omitempty"`
+	Results       []Result          `json:"results"`
+	Notes         []string          `json:"notes,omitempty"`
+}

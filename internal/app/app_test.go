@@ -1,0 +1,228 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/app"
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/selfexec"
+)
+
+// The local platform starts "cnperf agent ..." by re-executing this test binary.
+func TestMain(m *testing.M) {
+	selfexec.MaybeRun()
+	os.Exit(m.Run())
+}
+
+type result struct {
+	stdout, stderr string
+	err            error
+}
+
+func run(t *testing.T, ctx context.Context, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := app.Run(ctx, iostreams.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, args)
+	return result{out.String(), errb.String(), err}
+}
+
+func decodeRun(t *testing.T, s string) *api.Run {
+	t.Helper()
+	var r api.Run
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		t.Fatalf("stdout is not a JSON run: %v\n%s", err, s)
+	}
+	return &r
+}
+
+func TestRunJSONStreamSummary(t *testing.T) {
+	r := run(t, context.Background(), "run", "--platform", "local", "-o", "json", "--no-progress",
+		"--profile", "TCP_STREAM", "--duration", "1s", "--samples", "3")
+	if r.err != nil {
+		t.Fatalf("run failed: %v\nstderr:\n%s", r.err, r.stderr)
+	}
+	got := decodeRun(t, r.stdout)
+	if len(got.Results) != 1 {
+		t.Fatalf("want 1 result, got %d", len(got.Results))
+	}
+	s := got.Results[0].Summary.ThroughputBitsPerSecond
+	if s == nil {
+		t.Fatalf("no throughput summary: %+v", got.Results[0].Summary)
+	}
+	if s.N != 3 || s.Mean <= 0 || s.CI95Low > s.Mean || s.Mean > s.CI95High {
+		t.Fatalf("throughput summary: %+v", s)
+	}
+	if got.UUID == "" || got.CnperfVersion == "" || got.Host == nil || got.Platform != "local" {
+		t.Fatalf("run metadata missing: %+v", got)
+	}
+}
+
+func TestPlanErrorsExit2BeforeRunning(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name, plan, want string
+	}{
+		{"unknown field", "apiVersion: cnperf.dev/v1alpha1\nkind: Plan\ntests:\n  - name: a\n    profiles: [TCP_STREAM]\n    speed: 3\n", "plan.yaml:6"},
+		{"made-up profile", "apiVersion: cnperf.dev/v1alpha1\nkind: Plan\ntests:\n  - name: a\n    drivers: [native]\n    profiles: [TCP_STREAM, TCP_WARP]\n", "plan.yaml:6"},
+		{"bad duration", "apiVersion: cnperf.dev/v1alpha1\nkind: Plan\ntests:\n  - name: a\n    profiles: [TCP_RR]\n    duration: soon\n", "plan.yaml:6"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, "plan.yaml")
+			if err := os.WriteFile(path, []byte(tc.plan), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := run(t, context.Background(), "run", "--platform", "local", "-c", path, "--no-progress")
+			if code := exit.Code(r.err); code != exit.BadInput {
+				t.Fatalf("exit code %d, want 2; err=%v", code, r.err)
+			}
+			if !strings.Contains(r.err.Error(), tc.want) {
+				t.Fatalf("error does not name %s: %v", tc.want, r.err)
+			}
+			if strings.Contains(r.stderr, "started native server") || r.stdout != "" {
+				t.Fatalf("something ran: stdout=%q stderr=%q", r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+func TestBadFlagExit2(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--no-such-flag"},
+		{"run", "--platform", "local", "--duration", "abc", "--profile", "TCP_RR"},
+		{"run", "--platform", "mars"},
+		{"nosuchcommand"},
+	} {
+		r := run(t, context.Background(), args...)
+		if code := exit.Code(r.err); code != exit.BadInput {
+			t.Errorf("%v: exit code %d, want 2 (err %v)", args, code, r.err)
+		}
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return port
+}
+
+func TestNoServerIsAFailedSampleNotAZero(t *testing.T) {
+	port := freePort(t)
+	r := run(t, context.Background(), "run", "--platform", "local", "-o", "json", "--no-progress",
+		"--path", "external-service", "--external", "127.0.0.1:"+strconv.Itoa(port),
+		"--profile", "TCP_STREAM", "--duration", "1s", "--samples", "2")
+	if code := exit.Code(r.err); code != exit.Failed {
+		t.Fatalf("exit code %d, want 1; err=%v\n%s", code, r.err, r.stderr)
+	}
+	got := decodeRun(t, r.stdout)
+	if len(got.Results) != 1 {
+		t.Fatalf("want 1 result, got %d", len(got.Results))
+	}
+	res := got.Results[0]
+	if res.Summary.SamplesFailed != 2 || res.Summary.ThroughputBitsPerSecond != nil {
+		t.Fatalf("summary should have 2 failed samples and no throughput: %+v", res.Summary)
+	}
+	for _, s := range res.Samples {
+		if s.Error == "" || s.ThroughputBitsPerSecond != nil {
+			t.Fatalf("sample should carry an error and no figures: %+v", s)
+		}
+		if !strings.Contains(strings.ToLower(s.Error), "refused") {
+			t.Errorf("sample error does not give the cause: %q", s.Error)
+		}
+	}
+}
+
+func TestInterruptKeepsFinishedCases(t *testing.T) {
+	results := filepath.Join(t.TempDir(), "run.jsonl")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan result, 1)
+	go func() {
+		done <- run(t, ctx, "run", "--platform", "local", "-o", "json", "--no-progress", "--results", results,
+			"--profile", "TCP_STREAM,TCP_RR,UDP_STREAM", "--duration", "1s", "--samples", "2")
+	}()
+	// Interrupt once the first case is in the results file.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		b, _ := os.ReadFile(results)
+		if bytes.Count(b, []byte(`"type":"result"`)) >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no case finished within 60s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	r := <-done
+	if code := exit.Code(r.err); code != exit.Failed {
+		t.Fatalf("exit code %d, want 1; err=%v", code, r.err)
+	}
+	rep := run(t, context.Background(), "report", "-o", "json", results)
+	if rep.err != nil {
+		t.Fatalf("report of the interrupted run failed: %v\n%s", rep.err, rep.stderr)
+	}
+	got := decodeRun(t, rep.stdout)
+	if len(got.Results) < 1 || len(got.Results) > 3 {
+		t.Fatalf("want the finished cases, got %d", len(got.Results))
+	}
+	if got.Results[0].Profile != api.TCPStream || got.Results[0].Summary.ThroughputBitsPerSecond == nil {
+		t.Fatalf("first finished case lost: %+v", got.Results[0])
+	}
+	tab := run(t, context.Background(), "report", results)
+	if tab.err != nil || !strings.Contains(tab.stdout, "TCP_STREAM") {
+		t.Fatalf("table report: %v\n%s", tab.err, tab.stdout)
+	}
+}
+
+func TestNetperfV2ExampleRunsLocally(t *testing.T) {
+	// The v2 example of k8s-netperf's README (seed 000), durations shortened by flag.
+	cfg := `tests :
+  - TCPStream:
+    parallelism: 1
+    profile: "TCP_STREAM"
+    duration: 3
+    samples: 1
+    messagesize: 1024
+    burst: 1
+    service: false
+  - TCPRRSvc:
+    parallelism: 1
+    profile: "TCP_RR"
+    duration: 3
+    samples: 1
+    messagesize: 1024
+    service: true
+`
+	path := filepath.Join(t.TempDir(), "netperf.yml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, context.Background(), "run", "--platform", "local", "-c", path, "-o", "json", "--no-progress", "--duration", "1s")
+	if r.err != nil {
+		t.Fatalf("run failed: %v\n%s", r.err, r.stderr)
+	}
+	got := decodeRun(t, r.stdout)
+	if len(got.Results) != 2 || got.Results[0].Name != "TCPStream" || got.Results[1].Name != "TCPRRSvc" {
+		t.Fatalf("want TCPStream then TCPRRSvc, got %+v", got.Results)
+	}
+	if !strings.Contains(r.stderr, `"service"`) || !strings.Contains(r.stderr, "not applicable") {
+		t.Fatalf("stderr should say service is not applicable:\n%s", r.stderr)
+	}
+}

@@ -1,0 +1,15 @@
+package app
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/cnperf/cnperf/internal/cli/reportcmd"
+	"github.com/cnperf/cnperf/internal/iostreams"
+)
+
+// extraCommands are the commands that live in their own packages.
+func extraCommands(streams iostreams.Streams) []*cobra.Command {
+	return []*cobra.Command{
+		reportcmd.NewCommand(streams),
+	}
+}

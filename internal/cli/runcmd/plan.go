@@ -1,0 +1,92 @@
+package runcmd
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/config"
+	"github.com/cnperf/cnperf/internal/exit"
+)
+
+// buildPlan returns the plan from -c and/or flags, or the default suite when neither says
+// what to run. defaultSuite reports the latter.
+func (o *Options) buildPlan(fs *pflag.FlagSet) (p *api.Plan, loaded *config.Loaded, defaultSuite bool, err error) {
+	set := func(name string) bool { f := fs.Lookup(name); return f != nil && f.Changed }
+	if o.ConfigFile != "" {
+		loaded, err = config.Load(o.ConfigFile)
+		if err != nil {
+			return nil, nil, false, &exit.UsageError{Err: err}
+		}
+		if err := config.ApplyOverrides(loaded.Plan, o.Flags, set); err != nil {
+			return nil, nil, false, &exit.UsageError{Err: err}
+		}
+		return loaded.Plan, loaded, false, nil
+	}
+	if !anyPlanFlagSet(set) {
+		return DefaultSuite(), nil, true, nil
+	}
+	p, err = config.FromFlags(o.Flags)
+	if err != nil {
+		return nil, nil, false, &exit.UsageError{Err: err}
+	}
+	return p, nil, false, nil
+}
+
+// DefaultSuite is what `cnperf run` measures when told nothing: the five main profiles with
+// the built-in generator on loopback, 2 s × 3 samples each (about 35 s in all).
+func DefaultSuite() *api.Plan {
+	samples := 3
+	return &api.Plan{
+		APIVersion: api.APIVersion, Kind: api.KindPlan,
+		Metadata: api.PlanMetadata{Name: "default-local-suite"},
+		Tests: []api.TestGroup{{
+			Name:     "default",
+			Profiles: DefaultSuiteProfiles,
+			Paths:    []api.Path{api.PathLoopback},
+			Drivers:  []string{"native"},
+			Duration: "2s",
+			Samples:  &samples,
+		}},
+	}
+}
+
+var planFlags = []string{config.FlagProfile, config.FlagDriver, config.FlagPath, config.FlagDuration, config.FlagWarmup,
+	config.FlagSamples, config.FlagMessageSize, config.FlagResponseSize, config.FlagParallel, config.FlagBurst,
+	config.FlagRate, config.FlagTimeout, config.FlagIPFamily, config.FlagOption}
+
+func anyPlanFlagSet(set func(string) bool) bool {
+	for _, f := range planFlags {
+		if set(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// addPlanFlags registers the flags that describe a plan (or override a loaded one).
+func addPlanFlags(fs *pflag.FlagSet, f *config.FlagValues) {
+	fs.StringVar(&f.Profile, config.FlagProfile, "", "profiles, comma-separated: "+profileList())
+	fs.StringVar(&f.Driver, config.FlagDriver, "", "drivers, comma-separated: native, netperf, iperf3, uperf, qperf, sockperf (default native)")
+	fs.StringVar(&f.Path, config.FlagPath, "", "paths, comma-separated (default loopback locally, pod-pod-cross-node on a cluster)")
+	fs.StringVar(&f.Duration, config.FlagDuration, "", "measured time of one sample, e.g. 10s (default 10s)")
+	fs.StringVar(&f.Warmup, config.FlagWarmup, "", "warm-up before the first sample, excluded from results (default 0s)")
+	fs.StringVar(&f.Samples, config.FlagSamples, "", "samples per case (default 3)")
+	fs.StringVar(&f.MessageSize, config.FlagMessageSize, "", "message sizes in bytes, comma-separated, k/M binary suffixes (default per profile)")
+	fs.StringVar(&f.ResponseSize, config.FlagResponseSize, "", "RR response size in bytes (default: the message size)")
+	fs.StringVar(&f.Parallel, config.FlagParallel, "", "parallel flows, comma-separated (default 1)")
+	fs.StringVar(&f.Burst, config.FlagBurst, "", "extra RR transactions in flight, comma-separated (default 0)")
+	fs.StringVar(&f.Rate, config.FlagRate, "", "target send rate in bits/s, k/M/G suffixes (default unlimited)")
+	fs.StringVar(&f.Timeout, config.FlagTimeout, "", "timeout of one sample (default duration + warm-up + 30s)")
+	fs.StringVar(&f.IPFamily, config.FlagIPFamily, "", "ipv4 or ipv6 (default ipv4)")
+	fs.StringArrayVar(&f.Options, config.FlagOption, nil, "driver option KEY=VALUE (repeatable), e.g. --option zerocopy=true")
+}
+
+func profileList() string {
+	s := make([]string, len(api.Profiles))
+	for i, p := range api.Profiles {
+		s[i] = string(p)
+	}
+	return fmt.Sprint(s)
+}

@@ -1,0 +1,301 @@
+// Package runcmd is `cnperf run`: expand the plan, place endpoints, run every case, write
+// results as each case ends, and print them.
+package runcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/config"
+	"github.com/cnperf/cnperf/internal/driver"
+	_ "github.com/cnperf/cnperf/internal/driver/all" // register every driver
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/hostinfo"
+	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/platform"
+	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/version"
+)
+
+// Options are the flags of `cnperf run`.
+type Options struct {
+	ConfigFile  string
+	Output      string
+	ResultsFile string
+	Platform    string
+	UUID        string
+	Labels      []string
+	NoProgress  bool
+	Flags       config.FlagValues
+	Platforms   platformOptions
+}
+
+// DefaultSuiteProfiles are the five main profiles of the default local suite.
+var DefaultSuiteProfiles = []api.Profile{api.TCPStream, api.TCPMaerts, api.UDPStream, api.TCPRR, api.TCPCRR}
+
+// NewCommand returns the run command.
+func NewCommand(streams iostreams.Streams) *cobra.Command {
+	o := &Options{}
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "Run a measurement plan and print the results",
+		Long: `Run a plan: from a file (-c: a cnperf Plan, a k8s-netperf netperf.yml v1/v2, or a
+tiger-bench testconfig.yaml) and/or from flags. With no plan and no cluster configured, cnperf
+runs a short default suite on the local platform (loopback, built-in generator) and says so.
+
+Progress goes to stderr; results go to stdout in the -o format. --results FILE keeps the run
+on disk, appended as each case ends, so an interrupted run loses no finished case.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.Run(cmd.Context(), streams, cmd.Flags())
+		},
+	}
+	fs := c.Flags()
+	fs.StringVarP(&o.ConfigFile, "config", "c", "", "plan file: cnperf Plan YAML, k8s-netperf netperf.yml (v1/v2) or tiger-bench testconfig.yaml")
+	fs.StringVarP(&o.Output, "output", "o", "table", "output format: "+strings.Join(report.Formats(), ", "))
+	fs.StringVar(&o.ResultsFile, "results", "", "write the run to this file as each case ends (JSON Lines; read by report/compare)")
+	fs.StringVar(&o.Platform, "platform", "auto", "where endpoints live: auto (kube when a cluster is configured, else local), local, kube")
+	fs.StringVar(&o.UUID, "uuid", "", "run id to use instead of a random UUID")
+	fs.StringArrayVar(&o.Labels, "label", nil, "label the run, KEY=VALUE (repeatable), e.g. --label cni=calico")
+	fs.BoolVar(&o.NoProgress, "no-progress", false, "do not print progress on stderr")
+	addPlanFlags(fs, &o.Flags)
+	o.Platforms.addFlags(fs)
+	return c
+}
+
+// Run runs the command.
+func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.FlagSet) error {
+	log := streams.ErrOut
+	enc, err := report.Lookup(o.Output)
+	if err != nil {
+		return exit.Usage("--output: %v", err)
+	}
+	labels, err := parseLabels(o.Labels)
+	if err != nil {
+		return err
+	}
+	runID := o.UUID
+	if runID == "" {
+		runID = uuid.NewString()
+	} else if _, err := uuid.Parse(runID); err != nil {
+		return exit.Usage("--uuid: %q is not a UUID: %v", runID, err)
+	}
+
+	p, loaded, defaultSuite, err := o.buildPlan(fs)
+	if err != nil {
+		return err
+	}
+	plat, err := o.Platforms.choose(o.Platform, runID, log, defaultSuite)
+	if err != nil {
+		return err
+	}
+	check := func(c plan.Case) error {
+		if err := driver.Check(c); err != nil {
+			return err
+		}
+		if pc, ok := plat.(platform.PathChecker); ok {
+			return pc.CheckPath(c)
+		}
+		return nil
+	}
+	cases, err := plan.Expand(p, check)
+	if err != nil {
+		if loaded != nil {
+			err = config.AnnotateErrors(loaded, err)
+		}
+		return &exit.UsageError{Err: fmt.Errorf("invalid plan:\n%w", err)}
+	}
+	if len(cases) == 0 {
+		return exit.Usage("the plan has no cases")
+	}
+	warnNotApplicable(log, plat.Name(), cases)
+	if defaultSuite {
+		fmt.Fprintf(log, "running the default suite: %d cases (%s), driver native, path loopback, %s x %d samples each\n",
+			len(cases), joinProfiles(DefaultSuiteProfiles), cases[0].Duration(), cases[0].Params.Samples)
+	}
+
+	drivers := map[string]driver.Driver{}
+	for _, c := range cases {
+		if _, ok := drivers[c.Driver]; !ok {
+			d, err := driver.Get(c.Driver)
+			if err != nil {
+				return &exit.UsageError{Err: err}
+			}
+			drivers[c.Driver] = d
+		}
+	}
+
+	run := &api.Run{
+		APIVersion: api.APIVersion, Kind: api.KindRun, UUID: runID, StartTime: time.Now().UTC(),
+		CnperfVersion: version.Version, Platform: plat.Name(), Labels: labels, Host: hostinfo.Get(),
+		Results: []api.Result{}, Timing: &api.Timing{},
+	}
+	if p.Metadata.Labels != nil {
+		if run.Labels == nil {
+			run.Labels = map[string]string{}
+		}
+		for k, v := range p.Metadata.Labels {
+			if _, set := run.Labels[k]; !set {
+				run.Labels[k] = v
+			}
+		}
+	}
+
+	var rw *report.ResultsWriter
+	if o.ResultsFile != "" {
+		if rw, err = report.CreateResultsFile(o.ResultsFile, run); err != nil {
+			return fmt.Errorf("--results: %w", err)
+		}
+	}
+
+	runErr := o.execute(ctx, log, plat, drivers, cases, run, rw, streams)
+	run.EndTime = time.Now().UTC()
+	if rw != nil {
+		if err := rw.Close(*run); err != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("close results file: %w", err))
+		}
+	}
+	if len(run.Results) > 0 || runErr == nil {
+		if err := enc.Encode(streams.Out, []*api.Run{run}); err != nil {
+			return errors.Join(runErr, fmt.Errorf("write %s output: %w", o.Output, err))
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if err := o.Platforms.gate(run, log); err != nil {
+		return err
+	}
+	return failedCases(run)
+}
+
+// execute prepares the platform, runs the cases and always cleans up.
+func (o *Options) execute(ctx context.Context, log io.Writer, plat platform.Platform, drivers map[string]driver.Driver,
+	cases []plan.Case, run *api.Run, rw *report.ResultsWriter, streams iostreams.Streams) (err error) {
+	setup := time.Now()
+	defer func() {
+		t := time.Now()
+		// Cleanup must run even when ctx was cancelled by Ctrl-C.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		if cerr := plat.Close(cctx); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("cleanup: %w", cerr))
+		}
+		run.Timing.TeardownSeconds = time.Since(t).Seconds()
+	}()
+	if err := plat.Prepare(ctx, cases, drivers); err != nil {
+		run.Timing.SetupSeconds = time.Since(setup).Seconds()
+		if ctx.Err() != nil {
+			run.Interrupted = true
+			return exit.Failure("interrupted during setup: %v", err)
+		}
+		return exit.Failure("set up the %s platform: %w", plat.Name(), err)
+	}
+	if d, ok := plat.(platform.ClusterDescriber); ok {
+		if cd, derr := d.Describe(ctx); derr == nil {
+			run.Cluster = cd
+		} else {
+			fmt.Fprintf(log, "warning: could not describe the cluster: %v\n", derr)
+		}
+	}
+	run.Timing.SetupSeconds = time.Since(setup).Seconds()
+	measure := time.Now()
+	r := &runner.Runner{
+		Platform: plat,
+		Drivers:  drivers,
+		OnResult: func(res api.Result) error {
+			run.Results = append(run.Results, res)
+			if rw != nil {
+				return rw.AppendResult(res)
+			}
+			return nil
+		},
+	}
+	if !o.NoProgress {
+		r.Progress = &runner.TextProgress{W: log, Terminal: iostreams.IsTerminal(log)}
+	}
+	_, rerr := r.Run(ctx, cases)
+	run.Timing.MeasureSeconds = time.Since(measure).Seconds()
+	if errors.Is(rerr, runner.ErrInterrupted) {
+		run.Interrupted = true
+		return exit.Failure("interrupted: %d of %d cases finished and were kept", len(run.Results), len(cases))
+	}
+	if rerr != nil {
+		return exit.Failure("%w", rerr)
+	}
+	return nil
+}
+
+// failedCases turns failed cases into exit code 1 with a summary.
+func failedCases(run *api.Run) error {
+	var failed []string
+	for i, r := range run.Results {
+		if r.Failed() {
+			why := r.Error
+			if why == "" {
+				why = fmt.Sprintf("%d of %d samples failed", r.Summary.SamplesFailed, r.Summary.SamplesTotal)
+			}
+			failed = append(failed, fmt.Sprintf("case %d (%s %s %s): %s", i+1, r.Profile, r.Driver, r.Path, why))
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return exit.Failure("%d of %d cases failed:\n  %s", len(failed), len(run.Results), strings.Join(failed, "\n  "))
+}
+
+func parseLabels(in []string) (map[string]string, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, l := range in {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return nil, exit.Usage("--label: %q is not KEY=VALUE", l)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func joinProfiles(ps []api.Profile) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
+}
+
+// warnNotApplicable says on stderr which plan fields mean nothing on this platform.
+func warnNotApplicable(log io.Writer, platformName string, cases []plan.Case) {
+	if platformName != "local" {
+		return
+	}
+	seen := map[string]bool{}
+	for _, c := range cases {
+		fields := []struct {
+			name string
+			set  bool
+		}{{"service", c.Params.Service}, {"hostNetwork", c.Params.HostNetwork}}
+		for _, f := range fields {
+			field, set := f.name, f.set
+			key := field + "/" + c.Name
+			if set && !seen[key] {
+				seen[key] = true
+				fmt.Fprintf(log, "note: %q of test %q is not applicable on the local platform; ignored\n", field, c.Name)
+			}
+		}
+	}
+}

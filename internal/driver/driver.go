@@ -1,0 +1,190 @@
+// Package driver defines the seam between cnperf and a load generator. A driver is pure: it
+// builds argv lines and parses outputs; it never performs I/O. Platforms run the commands.
+package driver
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/plan"
+)
+
+// Capabilities is what a driver can do; the plan validator enforces it before anything runs.
+type Capabilities struct {
+	Profiles     []api.Profile
+	Parallel     bool // can run more than one flow
+	Burst        bool // can keep several transactions in flight
+	MessageSize  bool
+	ResponseSize bool
+	Rate         bool // can limit the send rate
+	CPU          bool // reports CPU figures
+	// LatencyHistogram is true when the driver returns per-transaction latency data that can be
+	// merged across samples; otherwise latency percentiles come as the tool printed them.
+	LatencyHistogram bool
+	// InlineWarmup is true when the driver excludes warm-up from the measured window itself;
+	// otherwise the runner runs a separate, discarded warm-up sample.
+	InlineWarmup bool
+}
+
+// Supports reports whether the driver can run profile p.
+func (c Capabilities) Supports(p api.Profile) bool {
+	for _, q := range c.Profiles {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// Port is one port a server listens on.
+type Port struct {
+	Name     string // unique within the server, e.g. "control", "data-0"
+	Port     int
+	Protocol string // "TCP" or "UDP"
+}
+
+// Server is a long-running server process a driver needs on the server endpoint.
+type Server struct {
+	// Name is unique per driver, e.g. "iperf3", "sockperf-udp".
+	Name  string
+	Argv  []string
+	Ports []Port
+	// Ready is a substring of the server's output that means it accepts connections; empty
+	// means "wait until its first TCP port accepts".
+	Ready string
+}
+
+// Target is what the client dials: an address and, for every server port, the port that
+// reaches it from the client (equal unless NAT'ed, e.g. a NodePort).
+type Target struct {
+	Host  string
+	Ports map[int]int
+}
+
+// Port maps a server port to the port the client must dial.
+func (t Target) Port(serverPort int) int {
+	if p, ok := t.Ports[serverPort]; ok {
+		return p
+	}
+	return serverPort
+}
+
+// Command is one argv to run. Argv[0] "cnperf" means the cnperf binary itself.
+type Command struct {
+	Argv []string
+	// Timeout bounds the command; 0 lets the platform use the sample timeout.
+	Timeout time.Duration
+}
+
+// Output is what running a Command produced.
+type Output struct {
+	Argv     []string
+	Stdout   []byte
+	Stderr   []byte
+	ExitCode int
+	// Err is an execution error (could not start, killed by timeout, transport failure).
+	Err       error
+	StartTime time.Time
+	EndTime   time.Time
+}
+
+// Driver is a load generator.
+type Driver interface {
+	Name() string
+	Capabilities() Capabilities
+	// Servers lists the servers the driver needs to serve all the given cases.
+	Servers(cases []plan.Case) []Server
+	// Client builds the client commands for one sample; they run concurrently and all their
+	// outputs go to Parse. warmup is true for a discarded warm-up run.
+	Client(c plan.Case, t Target, warmup bool) ([]Command, error)
+	// Parse turns the outputs into one sample. An error means the sample failed; the error
+	// carries the tool's own message. Parse never returns a zero figure for a failed sample.
+	Parse(c plan.Case, outs []Output) (api.Sample, error)
+}
+
+// Importer parses a tool's saved raw output (cnperf import). Drivers that can, implement it.
+type Importer interface {
+	// Import parses one saved output file into cases with their samples; the driver infers
+	// the profile and parameters from the output where it can.
+	Import(name string, data []byte) ([]ImportedCase, error)
+}
+
+// ImportedCase is a case recovered from a tool's raw output.
+type ImportedCase struct {
+	Profile api.Profile
+	Params  api.Params
+	Sample  api.Sample
+}
+
+var registry = map[string]Driver{}
+
+// Register makes a driver available by name; drivers call it from init.
+func Register(d Driver) {
+	if _, dup := registry[d.Name()]; dup {
+		panic("driver registered twice: " + d.Name())
+	}
+	registry[d.Name()] = d
+}
+
+// Get returns a registered driver.
+func Get(name string) (Driver, error) {
+	d, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown driver %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	return d, nil
+}
+
+// Names lists registered drivers, sorted.
+func Names() []string {
+	out := make([]string, 0, len(registry))
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// WhoCan lists the registered drivers that support profile p, sorted.
+func WhoCan(p api.Profile) []string {
+	var out []string
+	for _, n := range Names() {
+		if registry[n].Capabilities().Supports(p) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Check reports whether the named driver can run case c, with a message that names the
+// drivers that can when it cannot. The plan validator calls it for every case.
+func Check(c plan.Case) error {
+	d, err := Get(c.Driver)
+	if err != nil {
+		return err
+	}
+	caps := d.Capabilities()
+	if !caps.Supports(c.Profile) {
+		msg := fmt.Sprintf("driver %q cannot run profile %s", c.Driver, c.Profile)
+		if who := WhoCan(c.Profile); len(who) > 0 {
+			msg += fmt.Sprintf(" (drivers that can: %s)", strings.Join(who, ", "))
+		}
+		return fmt.Errorf("%s", msg)
+	}
+	if c.Params.Parallel > 1 && !caps.Parallel {
+		return fmt.Errorf("driver %q cannot run parallel flows (parallel %d)", c.Driver, c.Params.Parallel)
+	}
+	if c.Params.Burst > 0 && !caps.Burst {
+		return fmt.Errorf("driver %q cannot keep several transactions in flight (burst %d)", c.Driver, c.Params.Burst)
+	}
+	if c.Params.RateBitsPerSecond > 0 && !caps.Rate {
+		return fmt.Errorf("driver %q cannot limit the send rate", c.Driver)
+	}
+	if c.Params.ResponseSizeBytes > 0 && !caps.ResponseSize {
+		return fmt.Errorf("driver %q cannot set a response size different from the request size", c.Driver)
+	}
+	return nil
+}

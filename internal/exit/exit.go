@@ -1,0 +1,50 @@
+// Package exit maps errors to cnperf's documented exit codes:
+//
+//	0  everything ran and every case passed
+//	1  a case failed, a sample failed, or a gate (tolerance, regression) was exceeded
+//	2  bad usage or bad input (flags, plan file), detected before anything ran
+//
+// Only main calls os.Exit; everything below returns errors wrapped in these types.
+package exit
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Codes.
+const (
+	OK       = 0
+	Failed   = 1
+	BadInput = 2
+)
+
+// UsageError is bad usage or bad input: exit code 2.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usage wraps err (or a formatted message) as a UsageError.
+func Usage(format string, a ...any) error { return &UsageError{Err: fmt.Errorf(format, a...)} }
+
+// FailureError means the run completed but something failed or a gate was exceeded: exit 1.
+type FailureError struct{ Err error }
+
+func (e *FailureError) Error() string { return e.Err.Error() }
+func (e *FailureError) Unwrap() error { return e.Err }
+
+// Failure wraps a formatted message as a FailureError.
+func Failure(format string, a ...any) error { return &FailureError{Err: fmt.Errorf(format, a...)} }
+
+// Code returns the exit code for err.
+func Code(err error) int {
+	if err == nil {
+		return OK
+	}
+	var u *UsageError
+	if errors.As(err, &u) {
+		return BadInput
+	}
+	return Failed
+}

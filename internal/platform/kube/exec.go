@@ -1,0 +1,267 @@
+package kube
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
+	utilexec "k8s.io/client-go/util/exec"
+
+	"github.com/cnperf/cnperf/internal/driver"
+)
+
+// pidMarker starts the first stderr line the exec wrapper prints: the remote tool's PID, so
+// the tool can be killed when the exec is cancelled (closing the stream does not kill it).
+const pidMarker = "@cnperf-pid="
+
+// wrapperScript runs the tool with its PID announced and, when the image has `timeout`,
+// under a hard kill deadline that holds even if cnperf loses the API connection.
+// $1 is the deadline in seconds; the rest is the tool's argv, passed untouched.
+const wrapperScript = `echo "` + pidMarker + `$$" >&2; t=$1; shift; ` +
+	`if command -v timeout >/dev/null 2>&1; then exec timeout -s KILL "$t" "$@"; fi; exec "$@"`
+
+// killScript ends a remote PID: TERM, then KILL when it is still there after ~2 s.
+const killScript = `p=$1; kill -TERM "$p" 2>/dev/null || exit 0; i=0; ` +
+	`while [ $i -lt 20 ]; do kill -0 "$p" 2>/dev/null || exit 0; sleep 0.1 2>/dev/null || sleep 1; i=$((i+1)); done; ` +
+	`kill -KILL "$p" 2>/dev/null; exit 0`
+
+// killGrace is how long a remote tool may outlive its deadline before `timeout` kills it.
+const killGrace = 10 * time.Second
+
+// streamer runs argv in a container with stdout and stderr attached. It is the seam the
+// unit tests replace (exec needs a kubelet; the fake clientset has none).
+type streamer func(ctx context.Context, ns, pod, container string, argv []string, stdout, stderr io.Writer) error
+
+// remoteStreamer execs through the API server: WebSocket first (Kubernetes >= 1.30), SPDY
+// when the server or a proxy refuses the upgrade.
+func remoteStreamer(cs kubernetes.Interface, cfg *rest.Config) streamer {
+	return func(ctx context.Context, ns, pod, container string, argv []string, stdout, stderr io.Writer) error {
+		req := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
+			VersionedParams(&corev1.PodExecOptions{Container: container, Command: argv, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+		u := req.URL()
+		ws, err := remotecommand.NewWebSocketExecutor(cfg, "GET", u.String())
+		if err != nil {
+			return fmt.Errorf("websocket executor: %w", err)
+		}
+		spdy, err := remotecommand.NewSPDYExecutor(cfg, "POST", u)
+		if err != nil {
+			return fmt.Errorf("spdy executor: %w", err)
+		}
+		ex, err := remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
+			return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+		})
+		if err != nil {
+			return err
+		}
+		return ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: stdout, Stderr: stderr})
+	}
+}
+
+// podExecutor runs commands in one container of one pod.
+type podExecutor struct {
+	stream         streamer
+	namespace, pod string
+	container      string
+	// defaultTimeout applies when a command has none.
+	defaultTimeout time.Duration
+	maxOutput      int
+}
+
+// Exec implements platform.Executor. The remote tool runs under a wrapper that announces
+// its PID and bounds it with `timeout`; when ctx ends or the timeout passes, the tool is
+// killed in the pod before Exec returns.
+func (e *podExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Output {
+	out := driver.Output{Argv: cmd.Argv, StartTime: time.Now(), ExitCode: -1}
+	if len(cmd.Argv) == 0 {
+		out.Err = errors.New("empty command")
+		out.EndTime = time.Now()
+		return out
+	}
+	timeout := cmd.Timeout
+	if timeout <= 0 {
+		timeout = e.defaultTimeout
+	}
+	deadline := int(math.Ceil((timeout + killGrace).Seconds()))
+	argv := append([]string{"sh", "-c", wrapperScript, "cnperf-exec", strconv.Itoa(deadline)}, cmd.Argv...)
+
+	stdout := &limitedBuffer{max: e.maxOutput}
+	stderr := &pidCapture{out: &limitedBuffer{max: e.maxOutput}}
+	ectx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := e.stream(ectx, e.namespace, e.pod, e.container, argv, stdout, stderr)
+	out.EndTime = time.Now()
+
+	if ectx.Err() != nil {
+		// The stream was cut: the tool may still run in the pod. Kill it with a context of
+		// its own, since ctx may be the cancelled run context.
+		kerr := e.kill(stderr.PID())
+		if errors.Is(ectx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			out.Err = fmt.Errorf("did not finish within %s and was killed", timeout)
+		} else {
+			out.Err = fmt.Errorf("stopped: %w", context.Cause(ctx))
+		}
+		if kerr != nil {
+			out.Err = fmt.Errorf("%w; killing it in the pod failed too: %v", out.Err, kerr)
+		}
+	} else if err != nil {
+		var ee utilexec.ExitError
+		if errors.As(err, &ee) && ee.Exited() {
+			out.ExitCode = ee.ExitStatus()
+			err = nil
+		}
+		out.Err = err
+	} else {
+		out.ExitCode = 0
+	}
+	out.Stdout, out.Stderr = stdout.Bytes(), stderr.out.Bytes()
+	if stdout.truncated || stderr.out.truncated {
+		msg := fmt.Sprintf("output exceeded %d bytes and was truncated", e.maxOutput)
+		out.Stderr = append(out.Stderr, []byte("\n[cnperf: "+msg+"]")...)
+		if out.Err == nil && stdout.truncated {
+			out.Err = errors.New(msg)
+		}
+	}
+	if out.Err != nil {
+		out.Err = &ExecError{Namespace: e.namespace, Pod: e.pod, Argv: cmd.Argv, Stderr: tail(out.Stderr, 512), Err: out.Err}
+	}
+	return out
+}
+
+// kill ends the remote process pid (0 = unknown: nothing to do; `timeout` still bounds it).
+func (e *podExecutor) kill(pid int) error {
+	if pid <= 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	var stderr bytes.Buffer
+	argv := []string{"sh", "-c", killScript, "cnperf-kill", strconv.Itoa(pid)}
+	if err := e.stream(ctx, e.namespace, e.pod, e.container, argv, io.Discard, &stderr); err != nil {
+		return fmt.Errorf("kill %d in %s/%s: %w %s", pid, e.namespace, e.pod, err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// ExecError is a failed exec: where, what, and what the tool said.
+type ExecError struct {
+	Namespace, Pod string
+	Argv           []string
+	Stderr         string
+	Err            error
+}
+
+func (e *ExecError) Error() string {
+	msg := fmt.Sprintf("exec in pod %s/%s: %s: %v", e.Namespace, e.Pod, shellJoin(e.Argv), e.Err)
+	if s := strings.TrimSpace(e.Stderr); s != "" {
+		msg += " (stderr: " + s + ")"
+	}
+	return msg
+}
+
+func (e *ExecError) Unwrap() error { return e.Err }
+
+// shellJoin quotes argv for messages so it can be pasted into a shell.
+func shellJoin(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
+}
+
+func tail(b []byte, n int) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > n {
+		s = "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+// limitedBuffer keeps at most max bytes and remembers that it dropped some.
+type limitedBuffer struct {
+	mu        sync.Mutex
+	buf       bytes.Buffer
+	max       int
+	truncated bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	room := b.max - b.buf.Len()
+	if len(p) > room {
+		if room > 0 {
+			b.buf.Write(p[:room])
+		}
+		b.truncated = true
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}
+
+func (b *limitedBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]byte(nil), b.buf.Bytes()...)
+}
+
+// pidCapture takes the wrapper's PID line off the front of stderr and passes the rest on.
+type pidCapture struct {
+	mu   sync.Mutex
+	out  *limitedBuffer
+	head []byte
+	done bool
+	pid  int
+}
+
+func (c *pidCapture) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return c.out.Write(p)
+	}
+	c.head = append(c.head, p...)
+	i := bytes.IndexByte(c.head, '\n')
+	if i < 0 {
+		if len(c.head) > 64 {
+			c.done = true
+			_, _ = c.out.Write(c.head)
+		}
+		return len(p), nil
+	}
+	c.done = true
+	line := string(c.head[:i])
+	rest := c.head[i+1:]
+	if v, ok := strings.CutPrefix(line, pidMarker); ok {
+		c.pid, _ = strconv.Atoi(strings.TrimSpace(v))
+	} else {
+		rest = c.head
+	}
+	_, _ = c.out.Write(rest)
+	c.head = nil
+	return len(p), nil
+}
+
+// PID returns the remote PID, 0 when the wrapper did not print it (yet).
+func (c *pidCapture) PID() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pid
+}

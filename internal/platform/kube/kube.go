@@ -1,0 +1,779 @@
+// Package kube is the Kubernetes platform: it places server and client pods on chosen
+// nodes (pod network or hostNetwork), exposes servers through ClusterIP and NodePort
+// Services, runs the drivers' argv lines in the client pods through the exec API, records
+// where every endpoint really ran, and removes everything it created.
+//
+// Set-up happens once for the whole plan: every endpoint pod of every driver is created in
+// parallel, waited for with watches (failures are reported as soon as Kubernetes reports
+// them), and reused by every case.
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/clusterinfo"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/platform"
+	"github.com/cnperf/cnperf/internal/platform/local"
+)
+
+// Platform is the Kubernetes platform.
+type Platform struct {
+	s      *settings
+	runID  string
+	log    io.Writer
+	cs     kubernetes.Interface
+	stream streamer
+	// localResolver runs external-service clients on this machine (--external-client local).
+	localResolver local.Resolver
+
+	mu sync.Mutex
+	// nsAttempted: a create of the namespace was sent; nsCreated: it succeeded.
+	nsAttempted, nsCreated bool
+	prepared, closed       bool
+	placement              *nodePlacement
+	nodes                  map[string]*corev1.Node
+	servers                map[serverKey]*endpoint
+	clients                map[clientKey]*endpoint
+	services               map[serviceKey]*corev1.Service
+	setup, teardown        time.Duration
+}
+
+var (
+	_ platform.Platform         = (*Platform)(nil)
+	_ platform.PathChecker      = (*Platform)(nil)
+	_ platform.ClusterDescriber = (*Platform)(nil)
+)
+
+type serverKey struct {
+	driver string
+	net    network
+}
+
+type clientKey struct {
+	net  network
+	node nodeRole
+}
+
+type serviceKey struct {
+	server serverKey
+	kind   corev1.ServiceType
+}
+
+// endpoint is a created pod and where it really runs.
+type endpoint struct {
+	spec endpointSpec
+	role nodeRole
+	pod  *corev1.Pod
+}
+
+// New returns the Kubernetes platform for one run. It validates the options and builds a
+// client, but contacts the cluster only in Prepare. log receives progress lines.
+func New(o Options, runID string, log io.Writer) (*Platform, error) {
+	s, err := o.parse()
+	if err != nil {
+		return nil, err
+	}
+	cs, cfg, err := NewClientset(s.Kubeconfig, s.Context)
+	if err != nil {
+		return nil, err
+	}
+	return newPlatform(s, runID, log, cs, cfg), nil
+}
+
+// NewWithClient returns the platform on an existing clientset (tests, embedding). cfg is
+// needed for exec; nil leaves exec unavailable.
+func NewWithClient(o Options, runID string, log io.Writer, cs kubernetes.Interface, cfg *rest.Config) (*Platform, error) {
+	s, err := o.parse()
+	if err != nil {
+		return nil, err
+	}
+	return newPlatform(s, runID, log, cs, cfg), nil
+}
+
+func newPlatform(s *settings, runID string, log io.Writer, cs kubernetes.Interface, cfg *rest.Config) *Platform {
+	if log == nil {
+		log = io.Discard
+	}
+	p := &Platform{s: s, runID: runID, log: log, cs: cs}
+	if cfg != nil {
+		p.stream = remoteStreamer(cs, cfg)
+	} else {
+		p.stream = func(context.Context, string, string, string, []string, io.Writer, io.Writer) error {
+			return errors.New("exec is not available: no REST config")
+		}
+	}
+	return p
+}
+
+// Name implements platform.Platform.
+func (p *Platform) Name() string { return "kube" }
+
+// Namespace is where the platform puts its objects.
+func (p *Platform) Namespace() string { return p.s.Namespace }
+
+// Timing returns the time Prepare and Close took (zero until they ran).
+func (p *Platform) Timing() (setup, teardown time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.setup, p.teardown
+}
+
+// CheckPath implements platform.PathChecker: what can be known without the cluster.
+func (p *Platform) CheckPath(c plan.Case) error {
+	r, err := routeFor(c, p.s.ExternalClient)
+	if err != nil {
+		return err
+	}
+	if r.access == accessExternal && p.s.ExternalAddress == "" {
+		return fmt.Errorf("path %s needs --external-address (the IP or name that exposes the server pods labelled %s=server)", c.Path, LabelRole)
+	}
+	switch c.Params.IPFamily {
+	case "", "ipv4", "ipv6":
+	default:
+		return fmt.Errorf("ipFamily %q is not ipv4 or ipv6", c.Params.IPFamily)
+	}
+	return nil
+}
+
+func (p *Platform) logf(format string, a ...any) { fmt.Fprintf(p.log, "kube: "+format+"\n", a...) }
+
+// Prepare implements platform.Platform: choose nodes, create the namespace, the service
+// account, every endpoint pod (in parallel) and the Services, and wait until all are ready.
+func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[string]driver.Driver) (err error) {
+	start := time.Now()
+	defer func() {
+		p.mu.Lock()
+		p.setup = time.Since(start)
+		p.mu.Unlock()
+	}()
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return errors.New("kube platform already closed")
+	}
+	if p.prepared {
+		p.mu.Unlock()
+		return errors.New("kube platform already prepared")
+	}
+	p.prepared = true
+	p.mu.Unlock()
+
+	routes := make([]route, len(cases))
+	for i, c := range cases {
+		if err := p.CheckPath(c); err != nil {
+			return fmt.Errorf("case %d (%s): %w", i+1, c, err)
+		}
+		routes[i], _ = routeFor(c, p.s.ExternalClient)
+	}
+	nd := needsOf(routes, cases)
+
+	nodeList, err := p.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("list nodes: %w", err)
+	}
+	np, err := choosePlacement(nodeList.Items, p.s, nd)
+	if err != nil {
+		return err
+	}
+	p.placement = np
+	p.nodes = map[string]*corev1.Node{}
+	for i := range nodeList.Items {
+		p.nodes[nodeList.Items[i].Name] = &nodeList.Items[i]
+	}
+	msg := fmt.Sprintf("servers on node %s%s", np.Server, zoneNote(np.zones[np.Server]))
+	if np.Client != "" {
+		msg += fmt.Sprintf(", cross-node clients on %s%s", np.Client, zoneNote(np.zones[np.Client]))
+	}
+	if np.Zone != "" {
+		msg += fmt.Sprintf(", cross-zone clients on %s%s", np.Zone, zoneNote(np.zones[np.Zone]))
+	}
+	p.logf("%s", msg)
+
+	specs, svcs, err := p.endpointSpecs(cases, routes, drivers)
+	if err != nil {
+		return err
+	}
+	needPriv := p.s.Privileged
+	for _, e := range specs {
+		needPriv = needPriv || e.Net == netHost
+	}
+	if err := p.ensureNamespace(ctx, needPriv); err != nil {
+		return err
+	}
+	sa := buildServiceAccount(p.s.Namespace, p.runID)
+	if _, err := p.cs.CoreV1().ServiceAccounts(p.s.Namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create service account %s/%s: %w", p.s.Namespace, sa.Name, err)
+	}
+
+	// Every pod and Service at once.
+	var wg sync.WaitGroup
+	var emu sync.Mutex
+	var errs []error
+	addErr := func(e error) {
+		emu.Lock()
+		errs = append(errs, e)
+		emu.Unlock()
+	}
+	for _, e := range specs {
+		wg.Add(1)
+		go func(e endpointSpec) {
+			defer wg.Done()
+			pod := buildPod(p.s, p.runID, e)
+			if _, err := p.cs.CoreV1().Pods(p.s.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+				addErr(fmt.Errorf("create pod %s/%s: %w", p.s.Namespace, pod.Name, err))
+			}
+		}(e)
+	}
+	createdSvcs := make([]*corev1.Service, len(svcs))
+	for i, sv := range svcs {
+		wg.Add(1)
+		go func(i int, sv *corev1.Service) {
+			defer wg.Done()
+			got, err := p.cs.CoreV1().Services(p.s.Namespace).Create(ctx, sv, metav1.CreateOptions{})
+			if err != nil {
+				addErr(fmt.Errorf("create service %s/%s: %w", p.s.Namespace, sv.Name, err))
+				return
+			}
+			createdSvcs[i] = got
+		}(i, sv)
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	for _, sv := range createdSvcs {
+		k := p.serviceKeyOf(sv)
+		p.services[k] = sv
+	}
+
+	names := make([]string, len(specs))
+	for i, e := range specs {
+		names[i] = e.Name
+	}
+	p.logf("waiting for %d endpoint pods in namespace %s (image %s)", len(names), p.s.Namespace, p.s.Image)
+	wstart := time.Now()
+	pods, err := waitReady(ctx, p.cs, p.s.Namespace, RunSelector(p.runID), names, p.s.PodStartTimeout)
+	if err != nil {
+		return err
+	}
+	for _, ep := range p.servers {
+		ep.pod = pods[ep.spec.Name]
+	}
+	for _, ep := range p.clients {
+		ep.pod = pods[ep.spec.Name]
+	}
+	if err := p.waitServerMessages(ctx, specs); err != nil {
+		return err
+	}
+	p.logf("%d endpoint pods ready in %.1fs", len(names), time.Since(wstart).Seconds())
+	return nil
+}
+
+func zoneNote(z string) string {
+	if z == "" {
+		return ""
+	}
+	return " (zone " + z + ")"
+}
+
+// endpointSpecs lists every pod and Service the cases need.
+func (p *Platform) endpointSpecs(cases []plan.Case, routes []route, drivers map[string]driver.Driver) ([]endpointSpec, []*corev1.Service, error) {
+	p.servers = map[serverKey]*endpoint{}
+	p.clients = map[clientKey]*endpoint{}
+	p.services = map[serviceKey]*corev1.Service{}
+	byDriver := map[string][]plan.Case{}
+	var driverOrder []string
+	for _, c := range cases {
+		if _, ok := byDriver[c.Driver]; !ok {
+			driverOrder = append(driverOrder, c.Driver)
+		}
+		byDriver[c.Driver] = append(byDriver[c.Driver], c)
+	}
+	servers := map[string][]driver.Server{}
+	for _, name := range driverOrder {
+		d, ok := drivers[name]
+		if !ok {
+			return nil, nil, fmt.Errorf("driver %q is not loaded", name)
+		}
+		servers[name] = d.Servers(byDriver[name])
+	}
+	var specs []endpointSpec
+	svcFamilies := map[serviceKey][]string{}
+	var svcOrder []serviceKey
+	for i, c := range cases {
+		r := routes[i]
+		sk := serverKey{c.Driver, r.serverNet}
+		if _, ok := p.servers[sk]; !ok {
+			if len(servers[c.Driver]) == 0 {
+				return nil, nil, fmt.Errorf("driver %s needs no server, which the Kubernetes platform cannot place", c.Driver)
+			}
+			e := endpointSpec{Name: serverPodName(p.runID, c.Driver, r.serverNet), Role: "server", Driver: c.Driver,
+				Net: r.serverNet, Node: p.placement.Server, Servers: servers[c.Driver]}
+			p.servers[sk] = &endpoint{spec: e, role: roleServerNode}
+			specs = append(specs, e)
+		}
+		if r.clientNode != roleLocal {
+			ck := clientKey{r.clientNet, r.clientNode}
+			if _, ok := p.clients[ck]; !ok {
+				e := endpointSpec{Name: clientPodName(p.runID, r.clientNet, r.clientNode), Role: "client", Net: r.clientNet,
+					Node: p.placement.node(r.clientNode)}
+				p.clients[ck] = &endpoint{spec: e, role: r.clientNode}
+				specs = append(specs, e)
+			}
+		}
+		var kind corev1.ServiceType
+		switch r.access {
+		case accessClusterIP:
+			kind = corev1.ServiceTypeClusterIP
+		case accessNodePort:
+			kind = corev1.ServiceTypeNodePort
+		default:
+			continue
+		}
+		k := serviceKey{sk, kind}
+		if _, ok := svcFamilies[k]; !ok {
+			svcOrder = append(svcOrder, k)
+			svcFamilies[k] = nil
+		}
+		if f := c.Params.IPFamily; f != "" && !contains(svcFamilies[k], f) {
+			svcFamilies[k] = append(svcFamilies[k], f)
+		}
+	}
+	if err := duplicateHostPorts(specs); err != nil {
+		return nil, nil, err
+	}
+	var svcs []*corev1.Service
+	for _, k := range svcOrder {
+		fams := svcFamilies[k]
+		sort.Strings(fams) // ipv4 before ipv6
+		svcs = append(svcs, buildService(p.s, p.runID, p.servers[k.server].spec, k.kind, fams))
+	}
+	return specs, svcs, nil
+}
+
+func (p *Platform) serviceKeyOf(sv *corev1.Service) serviceKey {
+	for k, ep := range p.servers {
+		if sv.Spec.Selector[LabelEndpoint] == ep.spec.Name {
+			return serviceKey{k, sv.Spec.Type}
+		}
+	}
+	return serviceKey{}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ensureNamespace creates the namespace when it is absent; an existing one is used as is
+// (and never deleted).
+func (p *Platform) ensureNamespace(ctx context.Context, privileged bool) error {
+	ns := p.s.Namespace
+	existing, err := p.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if err == nil {
+		if existing.Status.Phase == corev1.NamespaceTerminating {
+			return fmt.Errorf("namespace %s is being deleted (a previous run's cleanup?); wait for it to go or use another -n", ns)
+		}
+		p.logf("using existing namespace %s (it will not be deleted)", ns)
+		return nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("get namespace %s: %w", ns, err)
+	}
+	p.mu.Lock()
+	p.nsAttempted = true
+	p.mu.Unlock()
+	if _, err := p.cs.CoreV1().Namespaces().Create(ctx, buildNamespace(ns, p.runID, privileged), metav1.CreateOptions{}); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			p.logf("namespace %s appeared meanwhile; using it (it will not be deleted)", ns)
+			p.mu.Lock()
+			p.nsAttempted = false
+			p.mu.Unlock()
+			return nil
+		}
+		return fmt.Errorf("create namespace %s: %w", ns, err)
+	}
+	p.mu.Lock()
+	p.nsCreated = true
+	p.mu.Unlock()
+	p.logf("created namespace %s", ns)
+	return nil
+}
+
+// waitServerMessages waits for servers whose readiness is a log message.
+func (p *Platform) waitServerMessages(ctx context.Context, specs []endpointSpec) error {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for _, e := range specs {
+		for _, srv := range e.Servers {
+			if srv.Ready == "" {
+				continue
+			}
+			wg.Add(1)
+			go func(pod string, srv driver.Server) {
+				defer wg.Done()
+				if err := waitLogLine(ctx, p.cs, p.s.Namespace, pod, dnsLabel(srv.Name), srv.Ready, p.s.PodStartTimeout); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}(e.Name, srv)
+		}
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Pair implements platform.Platform.
+func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, errors.New("kube platform closed")
+	}
+	if p.placement == nil {
+		return nil, errors.New("kube platform not prepared")
+	}
+	r, err := routeFor(c, p.s.ExternalClient)
+	if err != nil {
+		return nil, err
+	}
+	srv := p.servers[serverKey{c.Driver, r.serverNet}]
+	if srv == nil || srv.pod == nil {
+		return nil, fmt.Errorf("no %s-network server for driver %s (was the case in the plan given to Prepare?)", r.serverNet, c.Driver)
+	}
+	family := c.Params.IPFamily
+	serverEP := p.describe(srv, "server", family)
+	pl := &api.Placement{Server: serverEP}
+
+	var exe platform.Executor
+	if r.clientNode == roleLocal {
+		exe = localExecutor{resolver: p.localResolver, defaultTimeout: p.s.ExecTimeout}
+		pl.Client = api.Endpoint{Role: "client", Node: "local"}
+	} else {
+		cli := p.clients[clientKey{r.clientNet, r.clientNode}]
+		if cli == nil || cli.pod == nil {
+			return nil, fmt.Errorf("no %s-network client on the %s (was the case in the plan given to Prepare?)", r.clientNet, r.clientNode)
+		}
+		pl.Client = p.describe(cli, "client", family)
+		timeout := c.SampleTimeout()
+		if timeout <= 0 {
+			timeout = p.s.ExecTimeout
+		}
+		exe = &podExecutor{stream: p.stream, namespace: p.s.Namespace, pod: cli.spec.Name, container: ClientContainer,
+			defaultTimeout: timeout, maxOutput: p.s.MaxOutputBytes}
+	}
+
+	t := driver.Target{}
+	switch r.access {
+	case accessDirect:
+		addr := pl.Server.PodIP
+		if r.serverNet == netHost {
+			addr = pl.Server.HostIP
+		}
+		if addr == "" {
+			return nil, fmt.Errorf("server pod %s has no %s address", srv.spec.Name, familyName(family))
+		}
+		t.Host = addr
+	case accessClusterIP:
+		sv := p.services[serviceKey{serverKey{c.Driver, r.serverNet}, corev1.ServiceTypeClusterIP}]
+		if sv == nil {
+			return nil, fmt.Errorf("no ClusterIP service for driver %s", c.Driver)
+		}
+		ip := pickIP(sv.Spec.ClusterIPs, family)
+		if ip == "" {
+			return nil, fmt.Errorf("service %s has no %s cluster IP (cluster IPs: %s)", sv.Name, familyName(family), strings.Join(sv.Spec.ClusterIPs, ", "))
+		}
+		t.Host = ip
+	case accessNodePort:
+		sv := p.services[serviceKey{serverKey{c.Driver, r.serverNet}, corev1.ServiceTypeNodePort}]
+		if sv == nil {
+			return nil, fmt.Errorf("no NodePort service for driver %s", c.Driver)
+		}
+		ip := nodeIP(p.nodes[p.placement.Server], family)
+		if ip == "" {
+			return nil, fmt.Errorf("node %s has no %s internal address for the NodePort", p.placement.Server, familyName(family))
+		}
+		t.Host = ip
+		t.Ports = map[int]int{}
+		for _, sp := range sv.Spec.Ports {
+			t.Ports[int(sp.Port)] = int(sp.NodePort)
+		}
+	case accessExternal:
+		t.Host = p.s.ExternalAddress
+		if len(p.s.externalPorts) > 0 {
+			t.Ports = map[int]int{}
+			for k, v := range p.s.externalPorts {
+				t.Ports[k] = v
+			}
+		}
+	}
+	pl.Target = t.Host
+	pl.Server.Address = t.Host
+	return &platform.Pair{Client: exe, Target: t, Placement: pl}, nil
+}
+
+// describe says where an endpoint really runs, from its pod's status.
+func (p *Platform) describe(ep *endpoint, role, family string) api.Endpoint {
+	out := api.Endpoint{Role: role, Pod: ep.spec.Name, Namespace: p.s.Namespace, HostNetwork: ep.spec.Net == netHost}
+	pod := ep.pod
+	if pod == nil {
+		return out
+	}
+	out.Node = pod.Spec.NodeName
+	if n := p.nodes[out.Node]; n != nil {
+		out.Zone = zoneOf(n)
+	}
+	var podIPs, hostIPs []string
+	for _, ip := range pod.Status.PodIPs {
+		podIPs = append(podIPs, ip.IP)
+	}
+	if len(podIPs) == 0 && pod.Status.PodIP != "" {
+		podIPs = []string{pod.Status.PodIP}
+	}
+	for _, ip := range pod.Status.HostIPs {
+		hostIPs = append(hostIPs, ip.IP)
+	}
+	if len(hostIPs) == 0 && pod.Status.HostIP != "" {
+		hostIPs = []string{pod.Status.HostIP}
+	}
+	out.PodIP = pickIP(podIPs, family)
+	out.HostIP = pickIP(hostIPs, family)
+	return out
+}
+
+// pickIP returns the first address of the family ("" = the first address).
+func pickIP(ips []string, family string) string {
+	for _, s := range ips {
+		ip := net.ParseIP(s)
+		if ip == nil {
+			continue
+		}
+		switch family {
+		case "":
+			return s
+		case "ipv4":
+			if ip.To4() != nil {
+				return s
+			}
+		case "ipv6":
+			if ip.To4() == nil {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+func familyName(f string) string {
+	if f == "" {
+		return "IP"
+	}
+	return f
+}
+
+func nodeIP(n *corev1.Node, family string) string {
+	if n == nil {
+		return ""
+	}
+	var internal, external []string
+	for _, a := range n.Status.Addresses {
+		switch a.Type {
+		case corev1.NodeInternalIP:
+			internal = append(internal, a.Address)
+		case corev1.NodeExternalIP:
+			external = append(external, a.Address)
+		}
+	}
+	if ip := pickIP(internal, family); ip != "" {
+		return ip
+	}
+	return pickIP(external, family)
+}
+
+// Close implements platform.Platform: it deletes the namespace cnperf created (waiting until
+// it is gone), or, in a namespace it did not create, every object labelled with the run.
+// It is idempotent and meant to get a fresh context (not the cancelled run context).
+func (p *Platform) Close(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	attempted, created := p.nsAttempted, p.nsCreated
+	p.mu.Unlock()
+	start := time.Now()
+	defer func() {
+		p.mu.Lock()
+		p.teardown = time.Since(start)
+		p.mu.Unlock()
+	}()
+	if p.s.Keep {
+		p.logf("--keep: leaving namespace %s and the run's objects (remove them with: cnperf cleanup --run %s)", p.s.Namespace, p.runID)
+		return nil
+	}
+	if attempted && !created {
+		// The create may have reached the server although the call failed (e.g. Ctrl-C).
+		if ns, err := p.cs.CoreV1().Namespaces().Get(ctx, p.s.Namespace, metav1.GetOptions{}); err == nil && ns.Labels[LabelRun] == p.runID {
+			created = true
+		}
+	}
+	var err error
+	if created {
+		err = DeleteNamespace(ctx, p.cs, p.s.Namespace, true)
+	} else {
+		err = DeleteRunObjects(ctx, p.cs, p.s.Namespace, RunSelector(p.runID), true)
+	}
+	if err == nil {
+		p.logf("cleaned up in %.1fs", time.Since(start).Seconds())
+	}
+	return err
+}
+
+// Describe implements platform.ClusterDescriber: versions, nodes of the endpoints, CNI,
+// kube-proxy mode, pod MTU (measured in a client pod) and cloud.
+func (p *Platform) Describe(ctx context.Context) (*api.ClusterDetails, error) {
+	p.mu.Lock()
+	var nodes []string
+	seen := map[string]bool{}
+	addNode := func(ep *endpoint) {
+		if ep.pod != nil && ep.pod.Spec.NodeName != "" && !seen[ep.pod.Spec.NodeName] {
+			seen[ep.pod.Spec.NodeName] = true
+			nodes = append(nodes, ep.pod.Spec.NodeName)
+		}
+	}
+	var podClient, hostClient *endpoint
+	for _, k := range sortedServerKeys(p.servers) {
+		addNode(p.servers[k])
+	}
+	for _, k := range sortedClientKeys(p.clients) {
+		ep := p.clients[k]
+		addNode(ep)
+		if ep.pod != nil && ep.spec.Net == netPod && podClient == nil {
+			podClient = ep
+		}
+		if ep.pod != nil && ep.spec.Net == netHost && hostClient == nil {
+			hostClient = ep
+		}
+	}
+	family := ""
+	p.mu.Unlock()
+
+	in := clusterinfo.Input{Client: p.cs, Nodes: nodes, Log: p.log}
+	execIn := func(ep *endpoint) clusterinfo.ExecFunc {
+		return func(ctx context.Context, argv []string) (string, error) {
+			e := &podExecutor{stream: p.stream, namespace: p.s.Namespace, pod: ep.spec.Name, container: ClientContainer,
+				defaultTimeout: 20 * time.Second, maxOutput: 1 << 20}
+			out := e.Exec(ctx, driver.Command{Argv: argv})
+			if out.Err != nil {
+				return "", out.Err
+			}
+			if out.ExitCode != 0 {
+				return "", fmt.Errorf("%s exited %d: %s", shellJoin(argv), out.ExitCode, tail(out.Stderr, 200))
+			}
+			return string(out.Stdout), nil
+		}
+	}
+	if podClient != nil {
+		in.PodExec = execIn(podClient)
+		family = ipFamilyOf(podClient.pod)
+	}
+	if hostClient != nil {
+		in.HostExec = execIn(hostClient)
+	}
+	in.IPFamily = family
+	return clusterinfo.Collect(ctx, in)
+}
+
+func ipFamilyOf(pod *corev1.Pod) string {
+	v4, v6 := false, false
+	for _, ip := range pod.Status.PodIPs {
+		if parsed := net.ParseIP(ip.IP); parsed != nil {
+			if parsed.To4() != nil {
+				v4 = true
+			} else {
+				v6 = true
+			}
+		}
+	}
+	switch {
+	case v4 && v6:
+		return "dual-stack"
+	case v6:
+		return "ipv6"
+	case v4:
+		return "ipv4"
+	}
+	return ""
+}
+
+func sortedServerKeys(m map[serverKey]*endpoint) []serverKey {
+	out := make([]serverKey, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].driver != out[j].driver {
+			return out[i].driver < out[j].driver
+		}
+		return out[i].net < out[j].net
+	})
+	return out
+}
+
+func sortedClientKeys(m map[clientKey]*endpoint) []clientKey {
+	out := make([]clientKey, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].net != out[j].net {
+			return out[i].net < out[j].net
+		}
+		return out[i].node < out[j].node
+	})
+	return out
+}
+
+// localExecutor runs external-service clients on this machine.
+type localExecutor struct {
+	resolver       local.Resolver
+	defaultTimeout time.Duration
+}
+
+func (l localExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Output {
+	argv, err := l.resolver.Resolve(cmd.Argv)
+	if err != nil {
+		return driver.Output{Argv: cmd.Argv, Err: err, ExitCode: -1, StartTime: time.Now(), EndTime: time.Now()}
+	}
+	t := cmd.Timeout
+	if t <= 0 {
+		t = l.defaultTimeout
+	}
+	out := local.Exec(ctx, argv, t, nil)
+	out.Argv = cmd.Argv
+	return out
+}

@@ -1,0 +1,315 @@
+package kube
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/cnperf/cnperf/internal/version"
+)
+
+// Options are the Kubernetes platform's settings; AddFlags binds them to command-line flags.
+type Options struct {
+	// Kubeconfig is the kubeconfig file; empty means $KUBECONFIG, then ~/.kube/config, then
+	// the in-cluster service account.
+	Kubeconfig string
+	// Context is the kubeconfig context; empty means the current one.
+	Context string
+	// Namespace is where every object goes. It is created when absent and then removed at the
+	// end (unless Keep); a namespace cnperf did not create is never deleted.
+	Namespace string
+	// Keep leaves the namespace and every object in place at the end.
+	Keep bool
+
+	// ServerNode and ClientNode pin the endpoints; empty means automatic choice.
+	ServerNode string
+	ClientNode string
+	// NodeSelector restricts the nodes considered (KEY=VALUE,...).
+	NodeSelector []string
+	// Tolerations let endpoints run on tainted nodes: KEY[=VALUE][:EFFECT], or "*" for all.
+	Tolerations []string
+
+	// Image is the agent image (cnperf plus every tool); ImagePullPolicy its pull policy.
+	Image           string
+	ImagePullPolicy string
+	// Resources are requests/limits for every endpoint container:
+	// NAME=QTY (request and limit), requests.NAME=QTY, limits.NAME=QTY.
+	Resources []string
+	// Guaranteed gives endpoints Guaranteed QoS (limits = requests; cpu and memory required).
+	Guaranteed bool
+	// Privileged runs endpoint containers privileged (CPU pinning, tuning). Off unless asked.
+	Privileged bool
+
+	// ExternalAddress is the address external-service cases dial; ExternalPorts maps server
+	// ports to the ports exposed outside (SERVERPORT=EXTERNALPORT,...; unmapped ports are
+	// dialled as they are).
+	ExternalAddress string
+	ExternalPorts   []string
+	// ExternalClient is where external-service clients run: "pod" (a client pod) or "local"
+	// (this machine, as tiger-bench does; the tools must be installed here).
+	ExternalClient string
+
+	// PodStartTimeout bounds how long endpoints may take to become ready.
+	PodStartTimeout time.Duration
+	// ExecTimeout bounds one command when the driver and the runner set none.
+	ExecTimeout time.Duration
+	// MaxOutputBytes bounds what one exec may print on each stream.
+	MaxOutputBytes int
+}
+
+// Defaults.
+const (
+	DefaultNamespace       = "cnperf"
+	DefaultPodStartTimeout = 3 * time.Minute
+	DefaultExecTimeout     = 5 * time.Minute
+	DefaultMaxOutputBytes  = 32 << 20
+)
+
+// AddFlags binds every Kubernetes platform flag to fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kube: kubeconfig file (default $KUBECONFIG, ~/.kube/config, then in-cluster)")
+	fs.StringVar(&o.Context, "context", "", "kube: kubeconfig context (default: the current context)")
+	fs.StringVarP(&o.Namespace, "namespace", "n", DefaultNamespace, "kube: namespace for every object; created if absent and then removed unless --keep (a namespace cnperf did not create is never deleted)")
+	fs.BoolVar(&o.Keep, "keep", false, "kube: leave the namespace, pods and services in place at the end")
+	fs.StringVar(&o.ServerNode, "server-node", "", "kube: node for the servers (default: a node labelled netperf=server, else automatic)")
+	fs.StringVar(&o.ClientNode, "client-node", "", "kube: node for the clients (default: a node labelled netperf=client, else automatic)")
+	fs.StringSliceVar(&o.NodeSelector, "node-selector", nil, "kube: only use nodes with these labels, KEY=VALUE[,KEY=VALUE...]")
+	fs.StringSliceVar(&o.Tolerations, "tolerations", nil, `kube: tolerate taints, KEY[=VALUE][:EFFECT][,...] or "*" for every taint`)
+	fs.StringVar(&o.Image, "image", version.DefaultImage(), "kube: agent image (cnperf with iperf3, netperf, uperf, qperf, sockperf)")
+	fs.StringVar(&o.ImagePullPolicy, "image-pull-policy", string(corev1.PullIfNotPresent), "kube: image pull policy: IfNotPresent, Always or Never")
+	fs.StringSliceVar(&o.Resources, "resources", nil, "kube: endpoint resources, NAME=QTY (request and limit), requests.NAME=QTY or limits.NAME=QTY, e.g. cpu=2,memory=1Gi")
+	fs.BoolVar(&o.Guaranteed, "guaranteed", false, "kube: Guaranteed QoS endpoints (limits = requests; needs cpu and memory in --resources)")
+	fs.BoolVar(&o.Privileged, "privileged", false, "kube: run endpoint containers privileged (only for CPU pinning or tuning)")
+	fs.StringVar(&o.ExternalAddress, "external-address", "", "kube: address (IP or name) external-service cases dial, e.g. a LoadBalancer or node IP")
+	fs.StringSliceVar(&o.ExternalPorts, "external-ports", nil, "kube: external-service port mapping SERVERPORT=EXTERNALPORT[,...] (default: the same ports)")
+	fs.StringVar(&o.ExternalClient, "external-client", "pod", "kube: where external-service clients run: pod or local (this machine)")
+	fs.DurationVar(&o.PodStartTimeout, "pod-start-timeout", DefaultPodStartTimeout, "kube: how long endpoints may take to start (failures such as image pull or scheduling errors are reported at once)")
+}
+
+// withDefaults fills zero values.
+func (o Options) withDefaults() Options {
+	if o.Namespace == "" {
+		o.Namespace = DefaultNamespace
+	}
+	if o.Image == "" {
+		o.Image = version.DefaultImage()
+	}
+	if o.ImagePullPolicy == "" {
+		o.ImagePullPolicy = string(corev1.PullIfNotPresent)
+	}
+	if o.ExternalClient == "" {
+		o.ExternalClient = "pod"
+	}
+	if o.PodStartTimeout <= 0 {
+		o.PodStartTimeout = DefaultPodStartTimeout
+	}
+	if o.ExecTimeout <= 0 {
+		o.ExecTimeout = DefaultExecTimeout
+	}
+	if o.MaxOutputBytes <= 0 {
+		o.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	return o
+}
+
+// settings is Options parsed and validated.
+type settings struct {
+	Options
+	pullPolicy    corev1.PullPolicy
+	nodeSelector  map[string]string
+	tolerations   []corev1.Toleration
+	resources     corev1.ResourceRequirements
+	externalPorts map[int]int
+}
+
+// parse validates every option and returns the parsed form. Errors name the flag.
+func (o Options) parse() (*settings, error) {
+	o = o.withDefaults()
+	s := &settings{Options: o}
+	switch corev1.PullPolicy(o.ImagePullPolicy) {
+	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+		s.pullPolicy = corev1.PullPolicy(o.ImagePullPolicy)
+	default:
+		return nil, fmt.Errorf("--image-pull-policy: %q is not IfNotPresent, Always or Never", o.ImagePullPolicy)
+	}
+	var err error
+	if s.nodeSelector, err = parseNodeSelector(o.NodeSelector); err != nil {
+		return nil, err
+	}
+	if s.tolerations, err = parseTolerations(o.Tolerations); err != nil {
+		return nil, err
+	}
+	if s.resources, err = parseResources(o.Resources, o.Guaranteed); err != nil {
+		return nil, err
+	}
+	if s.externalPorts, err = parsePortMap(o.ExternalPorts); err != nil {
+		return nil, err
+	}
+	if o.ExternalClient != "pod" && o.ExternalClient != "local" {
+		return nil, fmt.Errorf("--external-client: %q is not pod or local", o.ExternalClient)
+	}
+	if errs := validateDNSLabel(o.Namespace); errs != "" {
+		return nil, fmt.Errorf("--namespace: %q %s", o.Namespace, errs)
+	}
+	return s, nil
+}
+
+func parseNodeSelector(in []string) (map[string]string, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, kv := range in {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--node-selector: %q is not KEY=VALUE", kv)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// parseTolerations reads KEY[=VALUE][:EFFECT] items; "*" tolerates everything.
+func parseTolerations(in []string) ([]corev1.Toleration, error) {
+	var out []corev1.Toleration
+	for _, t := range in {
+		t = strings.TrimSpace(t)
+		if t == "" {
+			continue
+		}
+		if t == "*" {
+			out = append(out, corev1.Toleration{Operator: corev1.TolerationOpExists})
+			continue
+		}
+		kv, effect, hasEffect := strings.Cut(t, ":")
+		tol := corev1.Toleration{}
+		if hasEffect {
+			switch corev1.TaintEffect(effect) {
+			case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+				tol.Effect = corev1.TaintEffect(effect)
+			default:
+				return nil, fmt.Errorf("--tolerations: %q: effect %q is not NoSchedule, PreferNoSchedule or NoExecute", t, effect)
+			}
+		}
+		k, v, hasValue := strings.Cut(kv, "=")
+		if k == "" {
+			return nil, fmt.Errorf("--tolerations: %q has no key (KEY[=VALUE][:EFFECT], or * for all)", t)
+		}
+		tol.Key = k
+		if hasValue {
+			tol.Operator, tol.Value = corev1.TolerationOpEqual, v
+		} else {
+			tol.Operator = corev1.TolerationOpExists
+		}
+		out = append(out, tol)
+	}
+	return out, nil
+}
+
+// parseResources reads NAME=QTY (request and limit), requests.NAME=QTY, limits.NAME=QTY.
+func parseResources(in []string, guaranteed bool) (corev1.ResourceRequirements, error) {
+	var rr corev1.ResourceRequirements
+	set := func(m *corev1.ResourceList, name string, q resource.Quantity) {
+		if *m == nil {
+			*m = corev1.ResourceList{}
+		}
+		(*m)[corev1.ResourceName(name)] = q
+	}
+	for _, item := range in {
+		k, v, ok := strings.Cut(item, "=")
+		if !ok || k == "" || v == "" {
+			return rr, fmt.Errorf("--resources: %q is not NAME=QTY, requests.NAME=QTY or limits.NAME=QTY", item)
+		}
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return rr, fmt.Errorf("--resources: %q: %w", item, err)
+		}
+		switch {
+		case strings.HasPrefix(k, "requests."):
+			set(&rr.Requests, strings.TrimPrefix(k, "requests."), q)
+		case strings.HasPrefix(k, "limits."):
+			set(&rr.Limits, strings.TrimPrefix(k, "limits."), q)
+		default:
+			set(&rr.Requests, k, q)
+			set(&rr.Limits, k, q)
+		}
+	}
+	for name, lim := range rr.Limits {
+		if req, ok := rr.Requests[name]; ok && req.Cmp(lim) > 0 {
+			return rr, fmt.Errorf("--resources: request %s=%s is above its limit %s", name, req.String(), lim.String())
+		}
+	}
+	if guaranteed {
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			req, hasReq := rr.Requests[name]
+			lim, hasLim := rr.Limits[name]
+			switch {
+			case hasReq && hasLim && req.Cmp(lim) != 0:
+				return rr, fmt.Errorf("--guaranteed: %s request %s differs from its limit %s", name, req.String(), lim.String())
+			case hasReq:
+				set(&rr.Limits, string(name), req)
+			case hasLim:
+				set(&rr.Requests, string(name), lim)
+			default:
+				return rr, fmt.Errorf("--guaranteed needs a %s amount in --resources (e.g. --resources cpu=2,memory=1Gi)", name)
+			}
+		}
+		for name := range rr.Requests {
+			if _, ok := rr.Limits[name]; !ok {
+				set(&rr.Limits, string(name), rr.Requests[name])
+			}
+		}
+	}
+	return rr, nil
+}
+
+func parsePortMap(in []string) (map[int]int, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := map[int]int{}
+	for _, item := range in {
+		a, b, ok := strings.Cut(item, "=")
+		var from, to int
+		if _, err := fmt.Sscanf(a, "%d", &from); err != nil || !ok {
+			return nil, fmt.Errorf("--external-ports: %q is not SERVERPORT=EXTERNALPORT", item)
+		}
+		if _, err := fmt.Sscanf(b, "%d", &to); err != nil {
+			return nil, fmt.Errorf("--external-ports: %q is not SERVERPORT=EXTERNALPORT", item)
+		}
+		if from < 1 || from > 65535 || to < 1 || to > 65535 {
+			return nil, fmt.Errorf("--external-ports: %q: ports must be 1-65535", item)
+		}
+		out[from] = to
+	}
+	return out, nil
+}
+
+// validateDNSLabel returns why s is not an RFC 1123 label, or "".
+func validateDNSLabel(s string) string {
+	if len(s) == 0 || len(s) > 63 {
+		return "must be 1-63 characters"
+	}
+	for i, r := range s {
+		alnum := (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9')
+		if !alnum && (r != '-' || i == 0 || i == len(s)-1) {
+			return "must be lower-case letters, digits and '-', starting and ending with a letter or digit"
+		}
+	}
+	return ""
+}
+
+// sortedKeys returns m's keys in order (nothing visible may depend on map order).
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,382 @@
+package kube
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/plan"
+)
+
+// Well-known node labels.
+const (
+	LabelZone            = "topology.kubernetes.io/zone"
+	LabelZoneBeta        = "failure-domain.beta.kubernetes.io/zone"
+	LabelRegion          = "topology.kubernetes.io/region"
+	LabelInstanceType    = "node.kubernetes.io/instance-type"
+	LabelInstanceTypeOld = "beta.kubernetes.io/instance-type"
+	LabelOS              = "kubernetes.io/os"
+	LabelControlPlane    = "node-role.kubernetes.io/control-plane"
+	LabelMaster          = "node-role.kubernetes.io/master"
+	// LabelNetperfRole is k8s-netperf's node hint: netperf=server or netperf=client.
+	LabelNetperfRole = "netperf"
+)
+
+// network is an endpoint's network: the pod network or the node's (hostNetwork).
+type network string
+
+const (
+	netPod  network = "pod"
+	netHost network = "host"
+)
+
+// nodeRole names the node an endpoint goes to.
+type nodeRole string
+
+const (
+	roleServerNode nodeRole = "server-node" // S: every server, and same-node clients
+	roleClientNode nodeRole = "client-node" // C: cross-node clients
+	roleZoneNode   nodeRole = "zone-node"   // Z: cross-zone clients (C when C is already in another zone)
+	roleLocal      nodeRole = "local"       // this machine (external-service with --external-client local)
+)
+
+// access is how the client reaches the server.
+type access string
+
+const (
+	accessDirect    access = "direct"    // pod IP or node IP
+	accessClusterIP access = "clusterip" // a ClusterIP Service
+	accessNodePort  access = "nodeport"  // a NodePort Service on the server's node IP
+	accessExternal  access = "external"  // --external-address
+)
+
+// route is where a case's endpoints go and how the client reaches the server.
+type route struct {
+	serverNet  network
+	clientNet  network
+	clientNode nodeRole
+	access     access
+}
+
+// routeFor maps a case to its route. The servers always run on the server node.
+func routeFor(c plan.Case, externalClient string) (route, error) {
+	r := route{serverNet: netPod, clientNet: netPod, clientNode: roleClientNode, access: accessDirect}
+	switch c.Path {
+	case api.PathPodPodSameNode:
+		r.clientNode = roleServerNode
+	case api.PathPodPodCrossNode:
+	case api.PathPodPodCrossZone:
+		r.clientNode = roleZoneNode
+	case api.PathHostHost:
+		r.serverNet, r.clientNet = netHost, netHost
+	case api.PathPodHost:
+		r.serverNet = netHost
+	case api.PathHostPod:
+		r.clientNet = netHost
+	case api.PathPodClusterIP:
+		r.access = accessClusterIP
+	case api.PathPodNodePort:
+		r.access = accessNodePort
+	case api.PathExternalService:
+		r.access = accessExternal
+		if externalClient == "local" {
+			r.clientNode = roleLocal
+		}
+	case api.PathLoopback:
+		return r, fmt.Errorf("path %q runs on the local platform (--platform local); on Kubernetes use pod-pod-same-node", c.Path)
+	default:
+		return r, fmt.Errorf("path %q is not known to the Kubernetes platform", c.Path)
+	}
+	// k8s-netperf's hostNetwork and service switches, when a plan sets them on a pod path.
+	if c.Params.HostNetwork {
+		switch c.Path {
+		case api.PathPodPodSameNode, api.PathPodPodCrossNode, api.PathPodPodCrossZone, api.PathHostHost, api.PathPodClusterIP:
+			r.serverNet, r.clientNet = netHost, netHost
+		default:
+			return r, fmt.Errorf("hostNetwork: true does not apply to path %q (use host-host, pod-host or host-pod)", c.Path)
+		}
+	}
+	if c.Params.Service && r.access == accessDirect {
+		r.access = accessClusterIP
+	}
+	return r, nil
+}
+
+// needs is what a plan asks of the cluster's nodes.
+type needs struct {
+	clientNode bool // a second node
+	zoneNode   bool // a node in another zone
+	paths      []api.Path
+}
+
+func needsOf(routes []route, cases []plan.Case) needs {
+	var n needs
+	seen := map[api.Path]bool{}
+	for i, r := range routes {
+		switch r.clientNode {
+		case roleClientNode:
+			n.clientNode = true
+		case roleZoneNode:
+			n.zoneNode = true
+		}
+		if p := cases[i].Path; !seen[p] {
+			seen[p] = true
+			n.paths = append(n.paths, p)
+		}
+	}
+	return n
+}
+
+// nodePlacement is the nodes chosen for a plan.
+type nodePlacement struct {
+	Server string // S
+	Client string // C ("" when no case needs it)
+	Zone   string // Z ("" when no case needs it)
+	// zones by node name, for every node considered
+	zones map[string]string
+}
+
+// node returns the node of a role.
+func (np *nodePlacement) node(r nodeRole) string {
+	switch r {
+	case roleServerNode:
+		return np.Server
+	case roleClientNode:
+		return np.Client
+	case roleZoneNode:
+		return np.Zone
+	}
+	return ""
+}
+
+func zoneOf(n *corev1.Node) string {
+	if z := n.Labels[LabelZone]; z != "" {
+		return z
+	}
+	return n.Labels[LabelZoneBeta]
+}
+
+// eligible says whether endpoints may run on n, and why not.
+func eligible(n *corev1.Node, selector map[string]string, tols []corev1.Toleration) (bool, string) {
+	ready := false
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+			ready = true
+		}
+	}
+	if !ready {
+		return false, "not Ready"
+	}
+	if n.Spec.Unschedulable {
+		return false, "cordoned (unschedulable)"
+	}
+	if os, ok := n.Labels[LabelOS]; ok && os != "linux" {
+		return false, fmt.Sprintf("%s=%s (endpoints need Linux)", LabelOS, os)
+	}
+	for _, k := range sortedKeys(selector) {
+		if n.Labels[k] != selector[k] {
+			return false, fmt.Sprintf("does not match --node-selector %s=%s", k, selector[k])
+		}
+	}
+	for i := range n.Spec.Taints {
+		t := &n.Spec.Taints[i]
+		if t.Effect == corev1.TaintEffectPreferNoSchedule {
+			continue
+		}
+		tolerated := false
+		for j := range tols {
+			if tols[j].ToleratesTaint(t) {
+				tolerated = true
+				break
+			}
+		}
+		if !tolerated {
+			return false, fmt.Sprintf("tainted %s (add --tolerations %s)", taintString(t), tolerationHint(t))
+		}
+	}
+	return true, ""
+}
+
+func taintString(t *corev1.Taint) string {
+	if t.Value != "" {
+		return fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect)
+	}
+	return fmt.Sprintf("%s:%s", t.Key, t.Effect)
+}
+
+func tolerationHint(t *corev1.Taint) string { return taintString(t) }
+
+// choosePlacement picks the server node and the client nodes the plan needs. It contacts
+// nothing: nodes is the cluster's node list.
+func choosePlacement(nodes []corev1.Node, s *settings, nd needs) (*nodePlacement, error) {
+	sorted := make([]*corev1.Node, len(nodes))
+	for i := range nodes {
+		sorted[i] = &nodes[i]
+	}
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	np := &nodePlacement{zones: map[string]string{}}
+	byName := map[string]*corev1.Node{}
+	var ok []*corev1.Node
+	var rejected []string
+	for _, n := range sorted {
+		byName[n.Name] = n
+		np.zones[n.Name] = zoneOf(n)
+		if good, why := eligible(n, s.nodeSelector, s.tolerations); good {
+			ok = append(ok, n)
+		} else {
+			rejected = append(rejected, n.Name+": "+why)
+		}
+	}
+	describeRejected := func() string {
+		if len(rejected) == 0 {
+			return ""
+		}
+		return "; not usable: " + strings.Join(rejected, "; ")
+	}
+	pinned := func(flag, name string) (*corev1.Node, error) {
+		n, found := byName[name]
+		if !found {
+			return nil, fmt.Errorf("%s: no node named %q (nodes: %s)", flag, name, nodeNames(sorted))
+		}
+		if good, why := eligible(n, s.nodeSelector, s.tolerations); !good {
+			return nil, fmt.Errorf("%s: node %q cannot run endpoints: %s", flag, name, why)
+		}
+		return n, nil
+	}
+	if len(ok) == 0 {
+		return nil, fmt.Errorf("no node can run endpoints (need Ready, schedulable, Linux, untainted or tolerated)%s", describeRejected())
+	}
+
+	// Server node: --server-node, else netperf=server, else a worker, else any.
+	var server *corev1.Node
+	if s.ServerNode != "" {
+		n, err := pinned("--server-node", s.ServerNode)
+		if err != nil {
+			return nil, err
+		}
+		server = n
+	} else {
+		server = preferred(ok, "server", nil, nd, np)
+	}
+	np.Server = server.Name
+	sz := np.zones[server.Name]
+
+	if nd.clientNode || nd.zoneNode {
+		others := without(ok, server.Name)
+		if nd.clientNode {
+			var client *corev1.Node
+			if s.ClientNode != "" {
+				n, err := pinned("--client-node", s.ClientNode)
+				if err != nil {
+					return nil, err
+				}
+				if n.Name == server.Name {
+					return nil, fmt.Errorf("--client-node %q is also the server node: paths %s need the client on another node", n.Name, crossPaths(nd))
+				}
+				client = n
+			} else {
+				if len(others) == 0 {
+					return nil, fmt.Errorf("paths %s need two nodes, but only %s can run endpoints%s", crossPaths(nd), server.Name, describeRejected())
+				}
+				// Prefer a client in the server's zone so cross-node is not also cross-zone.
+				client = preferred(others, "client", func(n *corev1.Node) bool { return np.zones[n.Name] == sz }, nd, np)
+			}
+			np.Client = client.Name
+		}
+		if nd.zoneNode {
+			if sz == "" {
+				return nil, fmt.Errorf("path pod-pod-cross-zone: server node %s has no %s label", server.Name, LabelZone)
+			}
+			if np.Client != "" && np.zones[np.Client] != "" && np.zones[np.Client] != sz {
+				np.Zone = np.Client
+			} else {
+				var cands []*corev1.Node
+				for _, n := range others {
+					if z := np.zones[n.Name]; z != "" && z != sz {
+						cands = append(cands, n)
+					}
+				}
+				if len(cands) == 0 {
+					return nil, fmt.Errorf("path pod-pod-cross-zone needs nodes in two zones (%s), but every usable node is in zone %q (%s)%s",
+						LabelZone, sz, nodeNames(ok), describeRejected())
+				}
+				np.Zone = preferred(cands, "client", nil, nd, np).Name
+			}
+		}
+	}
+	return np, nil
+}
+
+// preferred returns the first node labelled netperf=<hint>, else the first node for which
+// better is true, else the first worker (not control-plane), else the first node. For the
+// server, when the plan needs a client node it prefers a server that leaves one.
+func preferred(nodes []*corev1.Node, hint string, better func(*corev1.Node) bool, nd needs, np *nodePlacement) *corev1.Node {
+	for _, n := range nodes {
+		if n.Labels[LabelNetperfRole] == hint {
+			return n
+		}
+	}
+	if better != nil {
+		for _, n := range nodes {
+			if better(n) {
+				return n
+			}
+		}
+	}
+	for _, n := range nodes {
+		_, cp := n.Labels[LabelControlPlane]
+		_, m := n.Labels[LabelMaster]
+		if hint == "server" && n.Labels[LabelNetperfRole] == "client" {
+			continue
+		}
+		if !cp && !m {
+			// A server must leave a client node in its zone and another zone when asked.
+			if hint == "server" && nd.zoneNode && !otherZoneExists(nodes, n, np) {
+				continue
+			}
+			return n
+		}
+	}
+	return nodes[0]
+}
+
+func otherZoneExists(nodes []*corev1.Node, n *corev1.Node, np *nodePlacement) bool {
+	z := np.zones[n.Name]
+	for _, o := range nodes {
+		if oz := np.zones[o.Name]; oz != "" && oz != z {
+			return true
+		}
+	}
+	return false
+}
+
+func without(nodes []*corev1.Node, name string) []*corev1.Node {
+	var out []*corev1.Node
+	for _, n := range nodes {
+		if n.Name != name {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func nodeNames(nodes []*corev1.Node) string {
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func crossPaths(nd needs) string {
+	var out []string
+	for _, p := range nd.paths {
+		if p != api.PathPodPodSameNode {
+			out = append(out, string(p))
+		}
+	}
+	return strings.Join(out, ", ")
+}

@@ -1,0 +1,366 @@
+package kube
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Container waiting reasons that will not fix themselves within a run.
+var fatalWaiting = map[string]bool{
+	"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true,
+	"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true,
+	"CrashLoopBackOff": true, "PreCreateHookError": true, "PostStartHookError": true,
+}
+
+// Warning event reasons that mean a pod will not start; the value is how many times the
+// event must be seen (sandbox creation is retried once: a CNI may still be starting).
+var fatalEvents = map[string]int32{
+	"FailedScheduling":       1,
+	"FailedCreatePodSandBox": 2,
+	"ErrImageNeverPull":      1,
+	"InspectFailed":          1,
+	"FailedMount":            3,
+}
+
+// podState is what waitReady knows of one pod.
+type podState struct {
+	pod    *corev1.Pod
+	events []*corev1.Event
+	count  map[string]int32    // warning reason -> times seen
+	seen   map[types.UID]int32 // event -> count already added
+}
+
+// StartError is endpoints that did not start, each with what Kubernetes said about it.
+type StartError struct {
+	Reason string   // "timeout", "failed", "cancelled"
+	Pods   []string // one diagnosis per pod
+}
+
+func (e *StartError) Error() string {
+	return fmt.Sprintf("endpoints did not start (%s):\n  %s", e.Reason, strings.Join(e.Pods, "\n  "))
+}
+
+// waitReady waits, with watches, until every named pod is Running and Ready. It returns as
+// soon as one of them cannot start (image pull, scheduling, sandbox/CNI failure, a server
+// that exits), with the pod's conditions, container states and warning events.
+func waitReady(ctx context.Context, cs kubernetes.Interface, ns, selector string, names []string, timeout time.Duration) (map[string]*corev1.Pod, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	states := map[string]*podState{}
+	for _, n := range names {
+		states[n] = &podState{count: map[string]int32{}, seen: map[types.UID]int32{}}
+	}
+	done := func() bool {
+		for _, st := range states {
+			if st.pod == nil || !podReady(st.pod) {
+				return false
+			}
+		}
+		return true
+	}
+	result := func() map[string]*corev1.Pod {
+		out := map[string]*corev1.Pod{}
+		for n, st := range states {
+			out[n] = st.pod
+		}
+		return out
+	}
+	fail := func(reason string, only string) error {
+		e := &StartError{Reason: reason}
+		for _, n := range sortedKeys(states) {
+			st := states[n]
+			if only != "" && n != only {
+				continue
+			}
+			if only == "" && st.pod != nil && podReady(st.pod) {
+				continue
+			}
+			e.Pods = append(e.Pods, diagnose(n, st))
+		}
+		return e
+	}
+
+	for {
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, waitEnded(ctx, fail)
+			}
+			return nil, fmt.Errorf("list pods in %s: %w", ns, err)
+		}
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if st, ok := states[p.Name]; ok {
+				st.pod = p
+				if why := podFatal(p); why != "" {
+					return nil, fail("failed", p.Name)
+				}
+			}
+		}
+		if done() {
+			return result(), nil
+		}
+		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("involvedObject.kind", "Pod").String()})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, waitEnded(ctx, fail)
+			}
+			return nil, fmt.Errorf("list events in %s: %w", ns, err)
+		}
+		for i := range evs.Items {
+			if name := recordEvent(states, &evs.Items[i]); name != "" {
+				return nil, fail("failed", name)
+			}
+		}
+		pw, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: pods.ResourceVersion})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, waitEnded(ctx, fail)
+			}
+			return nil, fmt.Errorf("watch pods in %s: %w", ns, err)
+		}
+		ew, err := cs.CoreV1().Events(ns).Watch(ctx, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("involvedObject.kind", "Pod").String(), ResourceVersion: evs.ResourceVersion})
+		if err != nil {
+			pw.Stop()
+			if ctx.Err() != nil {
+				return nil, waitEnded(ctx, fail)
+			}
+			return nil, fmt.Errorf("watch events in %s: %w", ns, err)
+		}
+		res, err := func() (map[string]*corev1.Pod, error) {
+			defer pw.Stop()
+			defer ew.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return nil, waitEnded(ctx, fail)
+				case ev, ok := <-pw.ResultChan():
+					if !ok {
+						return nil, nil // re-list and re-watch
+					}
+					p, isPod := ev.Object.(*corev1.Pod)
+					if !isPod {
+						if ev.Type == watch.Error {
+							return nil, nil
+						}
+						continue
+					}
+					st, mine := states[p.Name]
+					if !mine {
+						continue
+					}
+					if ev.Type == watch.Deleted {
+						st.pod = p
+						return nil, fail("deleted while starting", p.Name)
+					}
+					st.pod = p
+					if why := podFatal(p); why != "" {
+						return nil, fail("failed", p.Name)
+					}
+					if done() {
+						return result(), nil
+					}
+				case ev, ok := <-ew.ResultChan():
+					if !ok {
+						return nil, nil
+					}
+					if e, isEvent := ev.Object.(*corev1.Event); isEvent {
+						if name := recordEvent(states, e); name != "" {
+							return nil, fail("failed", name)
+						}
+					}
+				}
+			}
+		}()
+		if err != nil || res != nil {
+			return res, err
+		}
+	}
+}
+
+func waitEnded(ctx context.Context, fail func(string, string) error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fail("timeout", "")
+	}
+	return fmt.Errorf("%w: %v", ctx.Err(), fail("cancelled", ""))
+}
+
+// recordEvent stores a warning event for its pod and returns the pod's name when the event
+// means the pod will not start.
+func recordEvent(states map[string]*podState, e *corev1.Event) string {
+	st, ok := states[e.InvolvedObject.Name]
+	if !ok || e.Type != corev1.EventTypeWarning {
+		return ""
+	}
+	n := e.Count
+	if n < 1 {
+		n = 1
+	}
+	if e.Series != nil && e.Series.Count > n {
+		n = e.Series.Count
+	}
+	// An event seen again (Count grew) is the same event: count only what is new.
+	delta := n - st.seen[e.UID]
+	if delta <= 0 {
+		return ""
+	}
+	if st.seen[e.UID] > 0 {
+		for i, old := range st.events {
+			if old.UID == e.UID {
+				st.events = append(st.events[:i], st.events[i+1:]...)
+				break
+			}
+		}
+	}
+	st.seen[e.UID] = n
+	st.events = append(st.events, e)
+	st.count[e.Reason] += delta
+	if need, fatal := fatalEvents[e.Reason]; fatal && st.count[e.Reason] >= need {
+		if st.pod != nil && podReady(st.pod) {
+			return ""
+		}
+		return e.InvolvedObject.Name
+	}
+	return ""
+}
+
+func podReady(p *corev1.Pod) bool {
+	if p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// podFatal says why a pod will never become ready, or "".
+func podFatal(p *corev1.Pod) string {
+	if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+		return "pod " + strings.ToLower(string(p.Status.Phase))
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return "unschedulable"
+		}
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && fatalWaiting[w.Reason] {
+			return w.Reason
+		}
+		if t := cs.State.Terminated; t != nil {
+			return fmt.Sprintf("container %s exited", cs.Name)
+		}
+	}
+	return ""
+}
+
+// diagnose describes a pod that did not start: phase, node, false conditions, container
+// states and its warning events, most recent last.
+func diagnose(name string, st *podState) string {
+	var b strings.Builder
+	b.WriteString("pod " + name)
+	p := st.pod
+	if p == nil {
+		b.WriteString(": not seen yet")
+	} else {
+		if p.Spec.NodeName != "" {
+			b.WriteString(" on node " + p.Spec.NodeName)
+		}
+		fmt.Fprintf(&b, ": phase %s", p.Status.Phase)
+		for _, c := range p.Status.Conditions {
+			if c.Status != corev1.ConditionTrue {
+				fmt.Fprintf(&b, "; %s=%s", c.Type, c.Status)
+				if c.Reason != "" {
+					b.WriteString(" " + c.Reason)
+				}
+				if c.Message != "" {
+					b.WriteString(": " + c.Message)
+				}
+			}
+		}
+		statuses := append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
+		for _, cs := range statuses {
+			switch {
+			case cs.State.Waiting != nil && cs.State.Waiting.Reason != "":
+				fmt.Fprintf(&b, "; container %s waiting: %s", cs.Name, cs.State.Waiting.Reason)
+				if m := cs.State.Waiting.Message; m != "" {
+					b.WriteString(": " + m)
+				}
+			case cs.State.Terminated != nil:
+				t := cs.State.Terminated
+				fmt.Fprintf(&b, "; container %s exited with code %d", cs.Name, t.ExitCode)
+				if t.Reason != "" {
+					b.WriteString(" (" + t.Reason + ")")
+				}
+				if m := strings.TrimSpace(t.Message); m != "" {
+					b.WriteString(": " + m)
+				}
+			case cs.State.Running != nil && !cs.Ready:
+				fmt.Fprintf(&b, "; container %s running, not ready", cs.Name)
+			}
+		}
+	}
+	evs := append([]*corev1.Event(nil), st.events...)
+	sort.SliceStable(evs, func(i, j int) bool { return eventTime(evs[i]).Before(eventTime(evs[j])) })
+	if len(evs) > 5 {
+		evs = evs[len(evs)-5:]
+	}
+	for _, e := range evs {
+		fmt.Fprintf(&b, "; event %s: %s", e.Reason, strings.TrimSpace(e.Message))
+	}
+	return b.String()
+}
+
+func eventTime(e *corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+// waitLogLine follows a container's log until a line contains want (servers whose readiness
+// is a message rather than an open TCP port).
+func waitLogLine(ctx context.Context, cs kubernetes.Interface, ns, pod, container, want string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	rc, err := cs.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: true}).Stream(ctx)
+	if err != nil {
+		return fmt.Errorf("follow log of %s/%s container %s: %w", ns, pod, container, err)
+	}
+	defer rc.Close()
+	sc := bufio.NewScanner(rc)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var seen []string
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.Contains(line, want) {
+			return nil
+		}
+		if len(seen) < 20 {
+			seen = append(seen, line)
+		}
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("server %s in pod %s/%s did not print %q within %s (log: %s)", container, ns, pod, want, timeout, strings.Join(seen, " | "))
+	}
+	return fmt.Errorf("server %s in pod %s/%s stopped before printing %q (log: %s)", container, ns, pod, want, strings.Join(seen, " | "))
+}

@@ -1,0 +1,369 @@
+// Package local is the local platform: endpoints are processes on this host. The loopback
+// path runs client and server in the root network namespace and needs no privileges; the
+// other paths are network-namespace topologies built by internal/lab.
+//
+// LOOPBACK-READY
+package local
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/platform"
+)
+
+// Options configure the local platform.
+type Options struct {
+	// AgentBinary is the cnperf binary run for "cnperf" commands (default: this executable).
+	AgentBinary string
+	// ServerStartTimeout bounds how long a server may take to accept connections.
+	ServerStartTimeout time.Duration
+	// External is the target of the external-service path: "HOST" or "HOST:PORT[,PORT...]",
+	// the ports replacing, in order, the ports of the driver's servers (no server is started).
+	External string
+}
+
+// Platform is the local platform.
+type Platform struct {
+	opts     Options
+	resolver Resolver
+	log      io.Writer
+	hostname string
+
+	mu      sync.Mutex
+	servers []*serverProc
+	closed  bool
+}
+
+var _ platform.Platform = (*Platform)(nil)
+var _ platform.PathChecker = (*Platform)(nil)
+
+// New returns a local platform. log receives progress lines.
+func New(opts Options, log io.Writer) *Platform {
+	if opts.ServerStartTimeout == 0 {
+		opts.ServerStartTimeout = 10 * time.Second
+	}
+	if log == nil {
+		log = io.Discard
+	}
+	host, _ := os.Hostname()
+	return &Platform{opts: opts, resolver: Resolver{AgentBinary: opts.AgentBinary}, log: log, hostname: host}
+}
+
+// Name implements platform.Platform.
+func (p *Platform) Name() string { return "local" }
+
+// CheckPath implements platform.PathChecker.
+func (p *Platform) CheckPath(c plan.Case) error {
+	switch c.Path {
+	case api.PathLoopback:
+		return nil
+	case api.PathExternalService:
+		if p.opts.External == "" {
+			return fmt.Errorf("path %q needs --external HOST[:PORT[,PORT...]]", c.Path)
+		}
+		_, _, err := parseExternal(p.opts.External)
+		return err
+	}
+	return fmt.Errorf("path %q is not available on the local platform (available: %s, %s)", c.Path, api.PathLoopback, api.PathExternalService)
+}
+
+// parseExternal splits "HOST[:PORT[,PORT...]]".
+func parseExternal(s string) (string, []int, error) {
+	host, portList := s, ""
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		host, portList = h, p
+	} else if i := strings.LastIndex(s, ":"); i > 0 && !strings.Contains(s[:i], ":") {
+		host, portList = s[:i], s[i+1:]
+	}
+	if host == "" {
+		return "", nil, fmt.Errorf("--external %q: no host", s)
+	}
+	var ports []int
+	if portList != "" {
+		for _, f := range strings.Split(portList, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 || n > 65535 {
+				return "", nil, fmt.Errorf("--external %q: %q is not a port (1-65535)", s, f)
+			}
+			ports = append(ports, n)
+		}
+	}
+	return host, ports, nil
+}
+
+// serverProc is one running server.
+type serverProc struct {
+	spec   driver.Server
+	driver string
+	cmd    *exec.Cmd
+	done   chan struct{}
+	output *limitedBuffer
+}
+
+// Prepare starts every server the cases need, on loopback.
+func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[string]driver.Driver) error {
+	for _, name := range driverOrder(cases) {
+		d, ok := drivers[name]
+		if !ok {
+			return fmt.Errorf("driver %q is not loaded", name)
+		}
+		var mine []plan.Case
+		for _, c := range cases {
+			if c.Driver == name && c.Path != api.PathExternalService {
+				mine = append(mine, c)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		for _, s := range d.Servers(mine) {
+			if err := p.startServer(ctx, name, s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// driverOrder lists the drivers of the cases in first-use order.
+func driverOrder(cases []plan.Case) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range cases {
+		if !seen[c.Driver] {
+			seen[c.Driver] = true
+			out = append(out, c.Driver)
+		}
+	}
+	return out
+}
+
+func (p *Platform) startServer(ctx context.Context, driverName string, s driver.Server) error {
+	for _, port := range s.Ports {
+		if err := portFree(port); err != nil {
+			return fmt.Errorf("%s server %q needs %s port %d on 127.0.0.1: %w", driverName, s.Name, port.Protocol, port.Port, err)
+		}
+	}
+	argv, err := p.resolver.Resolve(s.Argv)
+	if err != nil {
+		return err
+	}
+	cmd := prepare(argv, nil)
+	out := &limitedBuffer{max: 1 << 20}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s server %q (%s): %w", driverName, s.Name, strings.Join(s.Argv, " "), err)
+	}
+	sp := &serverProc{spec: s, driver: driverName, cmd: cmd, done: make(chan struct{}), output: out}
+	go func() { _ = cmd.Wait(); close(sp.done) }()
+	p.mu.Lock()
+	p.servers = append(p.servers, sp)
+	p.mu.Unlock()
+	fmt.Fprintf(p.log, "started %s server %q (pid %d): %s\n", driverName, s.Name, cmd.Process.Pid, strings.Join(s.Argv, " "))
+	return waitReady(ctx, sp, p.opts.ServerStartTimeout)
+}
+
+// portFree checks that nothing listens on the port yet, so a stray server of another tool
+// does not silently answer our clients.
+func portFree(port driver.Port) error {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port.Port))
+	if strings.EqualFold(port.Protocol, "UDP") {
+		c, err := net.ListenPacket("udp", addr)
+		if err != nil {
+			return fmt.Errorf("already in use: %w", err)
+		}
+		return c.Close()
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("already in use: %w", err)
+	}
+	return l.Close()
+}
+
+// waitReady waits until the server prints its Ready marker, or its first TCP port accepts,
+// or it exits (an error carrying its output).
+func waitReady(ctx context.Context, sp *serverProc, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	tcpPort := 0
+	for _, port := range sp.spec.Ports {
+		if !strings.EqualFold(port.Protocol, "UDP") {
+			tcpPort = port.Port
+			break
+		}
+	}
+	for {
+		select {
+		case <-sp.done:
+			return fmt.Errorf("%s server %q exited before it was ready (%s): %s", sp.driver, sp.spec.Name,
+				strings.Join(sp.spec.Argv, " "), lastLines(sp.output.Bytes(), 10))
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		switch {
+		case sp.spec.Ready != "":
+			if bytes.Contains(sp.output.Bytes(), []byte(sp.spec.Ready)) {
+				return nil
+			}
+		case tcpPort != 0:
+			c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(tcpPort)), 200*time.Millisecond)
+			if err == nil {
+				_ = c.Close()
+				return nil
+			}
+		default:
+			// A UDP-only server without a ready marker: give it a moment to bind.
+			time.Sleep(300 * time.Millisecond)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s server %q did not become ready within %s: %s", sp.driver, sp.spec.Name, timeout,
+				lastLines(sp.output.Bytes(), 10))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func lastLines(b []byte, n int) string {
+	var lines []string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	if len(lines) == 0 {
+		return "(no output)"
+	}
+	return strings.Join(lines, " | ")
+}
+
+// loopbackExecutor runs client commands as child processes in the root namespace.
+type loopbackExecutor struct{ resolver Resolver }
+
+func (e loopbackExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Output {
+	argv, err := e.resolver.Resolve(cmd.Argv)
+	if err != nil {
+		return driver.Output{Argv: cmd.Argv, Err: err, ExitCode: -1, StartTime: time.Now(), EndTime: time.Now()}
+	}
+	out := Exec(ctx, argv, cmd.Timeout, nil)
+	out.Argv = cmd.Argv
+	return out
+}
+
+// Pair implements platform.Platform.
+func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error) {
+	if err := p.CheckPath(c); err != nil {
+		return nil, err
+	}
+	if c.Path == api.PathExternalService {
+		return p.externalPair(c)
+	}
+	if err := p.serversAlive(c.Driver); err != nil {
+		return nil, err
+	}
+	return &platform.Pair{
+		Client: loopbackExecutor{resolver: p.resolver},
+		Target: driver.Target{Host: "127.0.0.1"},
+		Placement: &api.Placement{
+			Client: api.Endpoint{Role: "client", Node: p.hostname, HostNetwork: true, HostIP: "127.0.0.1"},
+			Server: api.Endpoint{Role: "server", Node: p.hostname, HostNetwork: true, HostIP: "127.0.0.1", Address: "127.0.0.1"},
+			Target: "127.0.0.1",
+		},
+	}, nil
+}
+
+// serversAlive reports a server of the driver that died since Prepare.
+func (p *Platform) serversAlive(driverName string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, sp := range p.servers {
+		if sp.driver != driverName {
+			continue
+		}
+		select {
+		case <-sp.done:
+			return fmt.Errorf("%s server %q has exited: %s", sp.driver, sp.spec.Name, lastLines(sp.output.Bytes(), 10))
+		default:
+		}
+	}
+	return nil
+}
+
+// Close stops every server. It is idempotent.
+func (p *Platform) Close(ctx context.Context) error {
+	p.mu.Lock()
+	servers := p.servers
+	p.servers = nil
+	p.closed = true
+	p.mu.Unlock()
+	var (
+		errs  []error
+		errMu sync.Mutex
+		wg    sync.WaitGroup
+	)
+	for _, sp := range servers {
+		wg.Add(1)
+		go func(sp *serverProc) {
+			defer wg.Done()
+			killGroup(sp.cmd, sp.done, 2*time.Second)
+			select {
+			case <-sp.done:
+			case <-ctx.Done():
+				errMu.Lock()
+				defer errMu.Unlock()
+				errs = append(errs, fmt.Errorf("server %q (pid %d) did not exit: %w", sp.spec.Name, sp.cmd.Process.Pid, ctx.Err()))
+			}
+		}(sp)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// externalPair dials the configured external target; nothing of cnperf's serves it.
+func (p *Platform) externalPair(c plan.Case) (*platform.Pair, error) {
+	host, ports, err := parseExternal(p.opts.External)
+	if err != nil {
+		return nil, err
+	}
+	d, err := driver.Get(c.Driver)
+	if err != nil {
+		return nil, err
+	}
+	t := driver.Target{Host: host, Ports: map[int]int{}}
+	i := 0
+	for _, s := range d.Servers([]plan.Case{c}) {
+		for _, port := range s.Ports {
+			if i < len(ports) {
+				t.Ports[port.Port] = ports[i]
+			}
+			i++
+		}
+	}
+	return &platform.Pair{
+		Client: loopbackExecutor{resolver: p.resolver},
+		Target: t,
+		Placement: &api.Placement{
+			Client: api.Endpoint{Role: "client", Node: p.hostname, HostNetwork: true},
+			Server: api.Endpoint{Role: "server", Address: host},
+			Target: p.opts.External,
+		},
+	}, nil
+}

@@ -1,0 +1,51 @@
+// Package platform defines where endpoints live: the local host (loopback and network
+// namespace labs) or a Kubernetes cluster. A platform places servers and clients for each
+// case and runs the argv lines drivers build.
+package platform
+
+import (
+	"context"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/plan"
+)
+
+// Executor runs commands on one endpoint.
+type Executor interface {
+	// Exec runs cmd to completion (or until ctx ends / cmd.Timeout passes) and returns its
+	// output. It never returns a nil Output: failures go in Output.Err.
+	Exec(ctx context.Context, cmd driver.Command) driver.Output
+}
+
+// Pair is what a case runs on: the client endpoint, what it dials, and where both really are.
+type Pair struct {
+	Client    Executor
+	Target    driver.Target
+	Placement *api.Placement
+	Topology  *api.Topology
+}
+
+// Platform places endpoints.
+type Platform interface {
+	Name() string
+	// Prepare sets up everything the cases need (namespaces, pods, services, servers) once,
+	// before the first case. It must be safe to call Close after a failed Prepare.
+	Prepare(ctx context.Context, cases []plan.Case, drivers map[string]driver.Driver) error
+	// Pair returns the endpoints for one case.
+	Pair(ctx context.Context, c plan.Case) (*Pair, error)
+	// Close removes everything Prepare created. It is idempotent and must work with a
+	// context that is not the (possibly cancelled) run context.
+	Close(ctx context.Context) error
+}
+
+// ClusterDescriber is implemented by platforms that can describe the cluster or host.
+type ClusterDescriber interface {
+	Describe(ctx context.Context) (*api.ClusterDetails, error)
+}
+
+// PathChecker is implemented by platforms that support only some paths; the plan validator
+// calls it before anything is deployed.
+type PathChecker interface {
+	CheckPath(c plan.Case) error
+}

@@ -1,0 +1,78 @@
+package runner
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/plan"
+)
+
+// TextProgress writes progress to stderr: a live line on a terminal, plain lines otherwise.
+type TextProgress struct {
+	W        io.Writer
+	Terminal bool
+	start    time.Time
+	mu       sync.Mutex
+	caseN    int
+	caseI    int
+	label    string
+	eta      time.Duration
+	samples  int
+	total    int
+}
+
+// CaseStarted implements Progress.
+func (p *TextProgress) CaseStarted(i, n int, c plan.Case, eta time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.start.IsZero() {
+		p.start = time.Now()
+	}
+	p.caseI, p.caseN, p.label, p.eta, p.samples, p.total = i, n, c.String(), eta, 0, c.Params.Samples
+	if p.Terminal {
+		p.line()
+		return
+	}
+	fmt.Fprintf(p.W, "case %d/%d: %s (elapsed %s, ETA %s)\n", i+1, n, c, round(time.Since(p.start)), round(eta))
+}
+
+// SampleDone implements Progress.
+func (p *TextProgress) SampleDone(_ plan.Case, s api.Sample) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.samples++
+	if p.Terminal {
+		p.line()
+	}
+	if s.Error != "" {
+		if p.Terminal {
+			fmt.Fprint(p.W, "\r\033[K")
+		}
+		fmt.Fprintf(p.W, "  sample %d failed: %s\n", s.Index+1, s.Error)
+	}
+}
+
+// CaseDone implements Progress.
+func (p *TextProgress) CaseDone(i, n int, r api.Result) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.Terminal {
+		fmt.Fprint(p.W, "\r\033[K")
+		if i == n-1 {
+			fmt.Fprintf(p.W, "%d cases in %s\n", n, round(time.Since(p.start)))
+		}
+	}
+	if r.Error != "" {
+		fmt.Fprintf(p.W, "case %d/%d failed: %s\n", i+1, n, r.Error)
+	}
+}
+
+func (p *TextProgress) line() {
+	fmt.Fprintf(p.W, "\r\033[Kcase %d/%d  %s  sample %d/%d  elapsed %s  ETA %s",
+		p.caseI+1, p.caseN, p.label, p.samples, p.total, round(time.Since(p.start)), round(p.eta))
+}
+
+func round(d time.Duration) time.Duration { return d.Round(time.Second) }

@@ -1,0 +1,219 @@
+// Package runner runs cases in order on a platform: warm-up, then N samples, each bounded
+// by a timeout; failed samples are recorded with their cause and the run goes on. Every
+// finished case is handed to OnResult at once so nothing finished is lost on interruption.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/platform"
+	"github.com/cnperf/cnperf/internal/stats"
+)
+
+// MaxRawBytes is how much of a tool's raw output a sample keeps for audits.
+const MaxRawBytes = 4096
+
+// Runner runs cases.
+type Runner struct {
+	Platform platform.Platform
+	Drivers  map[string]driver.Driver
+	// OnResult receives every finished case, in order. An error stops the run.
+	OnResult func(api.Result) error
+	// Progress, when set, is told when cases and samples start and end.
+	Progress Progress
+}
+
+// Progress receives progress events.
+type Progress interface {
+	CaseStarted(i, n int, c plan.Case, eta time.Duration)
+	SampleDone(c plan.Case, s api.Sample)
+	CaseDone(i, n int, r api.Result)
+}
+
+// ErrInterrupted is returned when the context ended before every case ran.
+var ErrInterrupted = errors.New("run interrupted")
+
+// Run runs the cases in order and returns the finished results. When ctx ends, the case in
+// progress is recorded with the samples it finished (marked interrupted) and Run returns
+// ErrInterrupted with everything finished so far.
+func (r *Runner) Run(ctx context.Context, cases []plan.Case) ([]api.Result, error) {
+	var results []api.Result
+	start := time.Now()
+	for i, c := range cases {
+		if ctx.Err() != nil {
+			return results, ErrInterrupted
+		}
+		if r.Progress != nil {
+			r.Progress.CaseStarted(i, len(cases), c, eta(start, i, cases))
+		}
+		res := r.runCase(ctx, c)
+		interrupted := ctx.Err() != nil
+		if interrupted && len(res.Samples) == 0 {
+			return results, ErrInterrupted
+		}
+		results = append(results, res)
+		if r.Progress != nil {
+			r.Progress.CaseDone(i, len(cases), res)
+		}
+		if r.OnResult != nil {
+			if err := r.OnResult(res); err != nil {
+				return results, fmt.Errorf("record result of case %d (%s): %w", i+1, c, err)
+			}
+		}
+		if interrupted {
+			return results, ErrInterrupted
+		}
+	}
+	return results, nil
+}
+
+// eta estimates the time left from the planned durations of the remaining cases, scaled by
+// how the finished cases compared with their plan.
+func eta(start time.Time, i int, cases []plan.Case) time.Duration {
+	planned := func(c plan.Case) time.Duration {
+		return time.Duration(c.Params.Samples)*c.Duration() + c.Warmup()
+	}
+	var done, left time.Duration
+	for j, c := range cases {
+		if j < i {
+			done += planned(c)
+		} else {
+			left += planned(c)
+		}
+	}
+	if done > 0 {
+		scale := float64(time.Since(start)) / float64(done)
+		return time.Duration(float64(left) * scale)
+	}
+	return left
+}
+
+func (r *Runner) runCase(ctx context.Context, c plan.Case) api.Result {
+	res := api.Result{
+		Name: c.Name, Group: c.Group, Profile: c.Profile, Driver: c.Driver, Path: c.Path,
+		Params: c.Params, StartTime: time.Now(), Samples: []api.Sample{},
+	}
+	defer func() {
+		res.EndTime = time.Now()
+		res.Summary = stats.Summarize(res.Samples)
+		if res.Error == "" && res.Summary.SamplesTotal > 0 && res.Summary.SamplesFailed == res.Summary.SamplesTotal {
+			res.Error = fmt.Sprintf("all %d samples failed; first: %s", res.Summary.SamplesTotal, res.Samples[0].Error)
+		}
+	}()
+	d, ok := r.Drivers[c.Driver]
+	if !ok {
+		res.Error = fmt.Sprintf("driver %q is not loaded", c.Driver)
+		return res
+	}
+	pair, err := r.Platform.Pair(ctx, c)
+	if err != nil {
+		res.Error = fmt.Sprintf("place endpoints: %v", err)
+		return res
+	}
+	res.Placement, res.Topology = pair.Placement, pair.Topology
+
+	if c.Params.WarmupSeconds > 0 && !d.Capabilities().InlineWarmup {
+		w := r.sample(ctx, d, pair, c, -1, true)
+		if w.Error != "" && ctx.Err() == nil {
+			res.Notes = append(res.Notes, "warm-up failed: "+w.Error)
+		}
+	}
+	for i := 0; i < c.Params.Samples; i++ {
+		if ctx.Err() != nil {
+			res.Error = fmt.Sprintf("interrupted after %d of %d samples", len(res.Samples), c.Params.Samples)
+			return res
+		}
+		s := r.sample(ctx, d, pair, c, i, false)
+		if ctx.Err() != nil && s.Error != "" {
+			// The sample was cut short by the interruption: it measured nothing.
+			res.Error = fmt.Sprintf("interrupted after %d of %d samples", len(res.Samples), c.Params.Samples)
+			return res
+		}
+		if i == 0 {
+			res.Commands = s.commands
+		}
+		res.Samples = append(res.Samples, s.Sample)
+		if r.Progress != nil {
+			r.Progress.SampleDone(c, s.Sample)
+		}
+	}
+	return res
+}
+
+type sampleRun struct {
+	api.Sample
+	commands [][]string
+}
+
+// sample runs the client commands of one sample concurrently and parses their outputs.
+func (r *Runner) sample(ctx context.Context, d driver.Driver, pair *platform.Pair, c plan.Case, index int, warmup bool) sampleRun {
+	var sr sampleRun
+	start := time.Now()
+	fail := func(err error) sampleRun {
+		sr.Sample = api.Sample{Index: index, Warmup: warmup, StartTime: start, EndTime: time.Now(), Error: err.Error()}
+		return sr
+	}
+	cmds, err := d.Client(c, pair.Target, warmup)
+	if err != nil {
+		return fail(fmt.Errorf("build %s client command: %w", d.Name(), err))
+	}
+	if len(cmds) == 0 {
+		return fail(fmt.Errorf("driver %s built no client command", d.Name()))
+	}
+	for _, cmd := range cmds {
+		sr.commands = append(sr.commands, cmd.Argv)
+	}
+	timeout := c.SampleTimeout()
+	if warmup {
+		timeout = c.Warmup() + 30*time.Second
+	}
+	outs := make([]driver.Output, len(cmds))
+	var wg sync.WaitGroup
+	for i, cmd := range cmds {
+		if cmd.Timeout == 0 {
+			cmd.Timeout = timeout
+		}
+		wg.Add(1)
+		go func(i int, cmd driver.Command) {
+			defer wg.Done()
+			outs[i] = pair.Client.Exec(ctx, cmd)
+		}(i, cmd)
+	}
+	wg.Wait()
+	s, err := d.Parse(c, outs)
+	if err != nil {
+		return fail(describeFailure(err, outs))
+	}
+	s.Index, s.Warmup = index, warmup
+	if s.StartTime.IsZero() {
+		s.StartTime = start
+	}
+	if s.EndTime.IsZero() {
+		s.EndTime = time.Now()
+	}
+	if s.Raw == "" && len(outs) == 1 && len(outs[0].Stdout) <= MaxRawBytes && d.Name() != "native" {
+		s.Raw = string(outs[0].Stdout)
+	}
+	sr.Sample = s
+	return sr
+}
+
+// describeFailure adds the execution error of the commands to a parse error when the
+// parser did not already mention it, so the cause is never lost.
+func describeFailure(err error, outs []driver.Output) error {
+	msg := err.Error()
+	for _, o := range outs {
+		if o.Err != nil && !strings.Contains(msg, o.Err.Error()) {
+			return fmt.Errorf("%w (%s: %v)", err, strings.Join(o.Argv, " "), o.Err)
+		}
+	}
+	return err
+}
