@@ -1,0 +1,439 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/plan"
+)
+
+// Flag names, without the dashes, as FlagValues, ApplyOverrides' set func and error
+// messages use them.
+const (
+	FlagProfile      = "profile"
+	FlagDriver       = "driver"
+	FlagPath         = "path"
+	FlagDuration     = "duration"
+	FlagWarmup       = "warmup"
+	FlagSamples      = "samples"
+	FlagMessageSize  = "message-size"
+	FlagResponseSize = "response-size"
+	FlagParallel     = "parallel"
+	FlagBurst        = "burst"
+	FlagRate         = "rate"
+	FlagTimeout      = "timeout"
+	FlagIPFamily     = "ip-family"
+	FlagOption       = "option"
+)
+
+// FlagValues are the plan flags of `cnperf run` as typed. Lists are comma-separated. An empty
+// value means "not given" to FromFlags; ApplyOverrides uses its set func instead.
+type FlagValues struct {
+	Profile      string   // --profile TCP_STREAM,TCP_RR (case-insensitive)
+	Driver       string   // --driver native,iperf3
+	Path         string   // --path loopback
+	Duration     string   // --duration 10s (or a number of seconds)
+	Warmup       string   // --warmup 0s
+	Samples      string   // --samples 3
+	MessageSize  string   // --message-size 1024,64k (k/M are binary: 64k = 65536)
+	ResponseSize string   // --response-size 1 (RR profiles)
+	Parallel     string   // --parallel 1,4
+	Burst        string   // --burst 0,8 (RR profiles)
+	Rate         string   // --rate 1G (bits/s; k, M, G, T decimal)
+	Timeout      string   // --timeout 1m (per sample)
+	IPFamily     string   // --ip-family ipv4|ipv6
+	Options      []string // --option key=value (repeatable)
+}
+
+// FlagError is a bad flag value; its message names the flag: --duration: "abc" is not a duration.
+type FlagError struct {
+	Flag    string
+	Message string
+}
+
+func (e *FlagError) Error() string {
+	if e.Flag == "" {
+		return e.Message
+	}
+	return "--" + e.Flag + ": " + e.Message
+}
+
+// FlagErrors is every bad flag value, one per line.
+type FlagErrors struct{ Errors []*FlagError }
+
+func (e *FlagErrors) Error() string {
+	s := make([]string, len(e.Errors))
+	for i, fe := range e.Errors {
+		s[i] = fe.Error()
+	}
+	return strings.Join(s, "\n")
+}
+
+type flagParser struct{ errs FlagErrors }
+
+func (f *flagParser) fail(flag, format string, a ...any) {
+	f.errs.Errors = append(f.errs.Errors, &FlagError{Flag: flag, Message: fmt.Sprintf(format, a...)})
+}
+
+func (f *flagParser) err() error {
+	if len(f.errs.Errors) == 0 {
+		return nil
+	}
+	return &f.errs
+}
+
+// split splits a comma-separated list, refusing empty elements.
+func (f *flagParser) split(flag, v string) ([]string, bool) {
+	parts := strings.Split(v, ",")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+		if parts[i] == "" {
+			f.fail(flag, "empty element in %q", v)
+			return nil, false
+		}
+	}
+	return parts, true
+}
+
+func (f *flagParser) profiles(v string) []api.Profile {
+	parts, ok := f.split(FlagProfile, v)
+	if !ok {
+		return nil
+	}
+	var out []api.Profile
+	for _, s := range parts {
+		p := api.Profile(strings.ToUpper(s))
+		if !p.Valid() {
+			msg := fmt.Sprintf("unknown profile %q", s)
+			if c := plan.Closest(string(p), profileStrings()); c != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", c)
+			}
+			f.fail(FlagProfile, "%s (known: %s)", msg, strings.Join(profileStrings(), ", "))
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func (f *flagParser) paths(v string) []api.Path {
+	parts, ok := f.split(FlagPath, v)
+	if !ok {
+		return nil
+	}
+	var out []api.Path
+	for _, s := range parts {
+		p := api.Path(strings.ToLower(s))
+		if !p.Valid() {
+			names := make([]string, len(api.Paths))
+			for i, q := range api.Paths {
+				names[i] = string(q)
+			}
+			msg := fmt.Sprintf("unknown path %q", s)
+			if c := plan.Closest(string(p), names); c != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", c)
+			}
+			f.fail(FlagPath, "%s (known: %s)", msg, strings.Join(names, ", "))
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func (f *flagParser) drivers(v string) []string {
+	parts, ok := f.split(FlagDriver, v)
+	if !ok {
+		return nil
+	}
+	for i := range parts {
+		parts[i] = strings.ToLower(parts[i])
+	}
+	return parts
+}
+
+func (f *flagParser) ints(flag, v string, size bool) []int {
+	parts, ok := f.split(flag, v)
+	if !ok {
+		return nil
+	}
+	var out []int
+	for _, s := range parts {
+		n, ok := f.int(flag, s, size)
+		if ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (f *flagParser) int(flag, s string, size bool) (int, bool) {
+	if size {
+		n, err := plan.ParseSize(s)
+		if err != nil {
+			f.fail(flag, "%v", err)
+			return 0, false
+		}
+		return n, true
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		f.fail(flag, "%q is not an integer", s)
+		return 0, false
+	}
+	return n, true
+}
+
+func (f *flagParser) duration(flag, v string) string {
+	if _, err := plan.ParseDuration(v); err != nil {
+		f.fail(flag, "%v", err)
+	}
+	return strings.TrimSpace(v)
+}
+
+func (f *flagParser) rate(v string) string {
+	if strings.TrimSpace(v) == "" {
+		return ""
+	}
+	if _, err := plan.ParseRate(v); err != nil {
+		f.fail(FlagRate, "%v", err)
+	}
+	return strings.TrimSpace(v)
+}
+
+func (f *flagParser) options(vals []string) map[string]string {
+	if len(vals) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, kv := range vals {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			f.fail(FlagOption, "%q is not key=value", kv)
+			continue
+		}
+		out[strings.TrimSpace(k)] = v
+	}
+	return out
+}
+
+// FromFlags builds a one-group plan from flags. Unset flags leave the field to the built-in
+// defaults; with no --profile the plan runs plan.DefaultProfiles. Syntax errors name the flag;
+// range errors found later by plan.ExpandWith are renamed to flags by AnnotateFlagErrors.
+func FromFlags(fv FlagValues) (*api.Plan, error) {
+	var g api.TestGroup
+	f := &flagParser{}
+	f.apply(&g, fv, func(name string) bool { return flagValue(fv, name) != "" })
+	if len(g.Profiles) == 0 && strings.TrimSpace(fv.Profile) == "" {
+		g.Profiles = append([]api.Profile(nil), plan.DefaultProfiles...)
+	}
+	if err := f.err(); err != nil {
+		return nil, err
+	}
+	return &api.Plan{APIVersion: api.APIVersion, Kind: api.KindPlan, Tests: []api.TestGroup{g}}, nil
+}
+
+// ApplyOverrides sets, in every group of p and in its defaults, the fields whose flags the
+// user gave explicitly (set reports that, e.g. cobra's Flags().Changed). A flag replaces the
+// field's whole list: --profile TCP_RR on a plan runs TCP_RR wherever the plan had profiles.
+func ApplyOverrides(p *api.Plan, fv FlagValues, set func(name string) bool) error {
+	if p == nil {
+		return errors.New("no plan to override")
+	}
+	f := &flagParser{}
+	// Parse once; copy the result into every group, so a bad value is reported once.
+	var o api.TestGroup
+	f.apply(&o, fv, set)
+	if err := f.err(); err != nil {
+		return err
+	}
+	if p.Defaults == nil {
+		p.Defaults = &api.TestGroup{}
+	}
+	groups := []*api.TestGroup{p.Defaults}
+	for i := range p.Tests {
+		groups = append(groups, &p.Tests[i])
+	}
+	for _, g := range groups {
+		copyOverrides(g, &o, set)
+	}
+	return nil
+}
+
+// apply parses the flags that are set into g.
+func (f *flagParser) apply(g *api.TestGroup, fv FlagValues, set func(string) bool) {
+	if set(FlagProfile) {
+		g.Profiles = f.profiles(fv.Profile)
+	}
+	if set(FlagDriver) {
+		g.Drivers = f.drivers(fv.Driver)
+	}
+	if set(FlagPath) {
+		g.Paths = f.paths(fv.Path)
+	}
+	if set(FlagDuration) {
+		g.Duration = f.duration(FlagDuration, fv.Duration)
+	}
+	if set(FlagWarmup) {
+		g.Warmup = f.duration(FlagWarmup, fv.Warmup)
+	}
+	if set(FlagTimeout) {
+		g.Timeout = f.duration(FlagTimeout, fv.Timeout)
+	}
+	if set(FlagSamples) {
+		if n, ok := f.int(FlagSamples, fv.Samples, false); ok {
+			g.Samples = &n
+		}
+	}
+	if set(FlagMessageSize) {
+		g.MessageSizes = f.ints(FlagMessageSize, fv.MessageSize, true)
+	}
+	if set(FlagResponseSize) {
+		if n, ok := f.int(FlagResponseSize, fv.ResponseSize, true); ok {
+			g.ResponseSize = &n
+		}
+	}
+	if set(FlagParallel) {
+		g.Parallel = f.ints(FlagParallel, fv.Parallel, false)
+	}
+	if set(FlagBurst) {
+		g.Burst = f.ints(FlagBurst, fv.Burst, false)
+	}
+	if set(FlagRate) {
+		g.Rate = f.rate(fv.Rate)
+	}
+	if set(FlagIPFamily) {
+		g.IPFamily = strings.ToLower(strings.TrimSpace(fv.IPFamily))
+	}
+	if set(FlagOption) {
+		g.Options = f.options(fv.Options)
+	}
+}
+
+func copyOverrides(g, o *api.TestGroup, set func(string) bool) {
+	if set(FlagProfile) {
+		g.Profiles = append([]api.Profile(nil), o.Profiles...)
+	}
+	if set(FlagDriver) {
+		g.Drivers = append([]string(nil), o.Drivers...)
+	}
+	if set(FlagPath) {
+		g.Paths = append([]api.Path(nil), o.Paths...)
+	}
+	if set(FlagDuration) {
+		g.Duration = o.Duration
+	}
+	if set(FlagWarmup) {
+		g.Warmup = o.Warmup
+	}
+	if set(FlagTimeout) {
+		g.Timeout = o.Timeout
+	}
+	if set(FlagSamples) && o.Samples != nil {
+		n := *o.Samples
+		g.Samples = &n
+	}
+	if set(FlagMessageSize) {
+		g.MessageSizes = append([]int(nil), o.MessageSizes...)
+	}
+	if set(FlagResponseSize) && o.ResponseSize != nil {
+		n := *o.ResponseSize
+		g.ResponseSize = &n
+	}
+	if set(FlagParallel) {
+		g.Parallel = append([]int(nil), o.Parallel...)
+	}
+	if set(FlagBurst) {
+		g.Burst = append([]int(nil), o.Burst...)
+	}
+	if set(FlagRate) {
+		g.Rate = o.Rate
+	}
+	if set(FlagIPFamily) {
+		g.IPFamily = o.IPFamily
+	}
+	if set(FlagOption) {
+		if g.Options == nil && len(o.Options) > 0 {
+			g.Options = map[string]string{}
+		}
+		for k, v := range o.Options {
+			g.Options[k] = v
+		}
+	}
+}
+
+func flagValue(fv FlagValues, name string) string {
+	switch name {
+	case FlagProfile:
+		return fv.Profile
+	case FlagDriver:
+		return fv.Driver
+	case FlagPath:
+		return fv.Path
+	case FlagDuration:
+		return fv.Duration
+	case FlagWarmup:
+		return fv.Warmup
+	case FlagSamples:
+		return fv.Samples
+	case FlagMessageSize:
+		return fv.MessageSize
+	case FlagResponseSize:
+		return fv.ResponseSize
+	case FlagParallel:
+		return fv.Parallel
+	case FlagBurst:
+		return fv.Burst
+	case FlagRate:
+		return fv.Rate
+	case FlagTimeout:
+		return fv.Timeout
+	case FlagIPFamily:
+		return fv.IPFamily
+	case FlagOption:
+		return strings.Join(fv.Options, ",")
+	}
+	return ""
+}
+
+// planFieldFlags maps a plan group field to the flag that sets it.
+var planFieldFlags = map[string]string{
+	"profiles": FlagProfile, "drivers": FlagDriver, "paths": FlagPath, "duration": FlagDuration,
+	"warmup": FlagWarmup, "samples": FlagSamples, "messageSizes": FlagMessageSize,
+	"responseSize": FlagResponseSize, "parallel": FlagParallel, "burst": FlagBurst, "rate": FlagRate,
+	"timeout": FlagTimeout, "ipFamily": FlagIPFamily, "options": FlagOption,
+}
+
+var groupField = regexp.MustCompile(`^(?:tests\[\d+\]|defaults)\.([A-Za-z]+)`)
+
+// AnnotateFlagErrors renames the field paths of a *plan.FieldErrors about a plan made by
+// FromFlags to the flags that set them: "tests[0].profiles[0]: driver ..." becomes
+// "--profile: driver ...". A problem with no flag (a built-in default) keeps no prefix. Other
+// errors are returned unchanged.
+func AnnotateFlagErrors(err error) error {
+	var fe *plan.FieldErrors
+	if !errors.As(err, &fe) {
+		return err
+	}
+	out := &FlagErrors{}
+	for _, e := range fe.Errors {
+		flag := ""
+		if m := groupField.FindStringSubmatch(e.Path); m != nil {
+			flag = planFieldFlags[m[1]]
+		}
+		out.Errors = append(out.Errors, &FlagError{Flag: flag, Message: e.Message})
+	}
+	return out
+}
+
+func profileStrings() []string {
+	out := make([]string, len(api.Profiles))
+	for i, p := range api.Profiles {
+		out[i] = string(p)
+	}
+	return out
+}

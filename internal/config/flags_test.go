@@ -1,0 +1,157 @@
+package config
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/plan"
+)
+
+func TestFromFlagsDefaults(t *testing.T) {
+	p, err := FromFlags(FlagValues{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &api.Plan{APIVersion: api.APIVersion, Kind: api.KindPlan,
+		Tests: []api.TestGroup{{Profiles: plan.DefaultProfiles}}}
+	if !reflect.DeepEqual(p, want) {
+		t.Errorf("plan %+v, want %+v", p, want)
+	}
+	cases, err := plan.Expand(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cases {
+		got = append(got, string(c.Profile))
+	}
+	if want := []string{"TCP_STREAM", "TCP_MAERTS", "UDP_STREAM", "TCP_RR", "TCP_CRR"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("default suite %q, want %q", got, want)
+	}
+}
+
+func TestFromFlagsAll(t *testing.T) {
+	p, err := FromFlags(FlagValues{
+		Profile: "tcp_stream, TCP_RR", Driver: "Native,iperf3", Path: "loopback", Duration: "2s", Warmup: "1",
+		Samples: "5", MessageSize: "1024,64k", ResponseSize: "1", Parallel: "1,4", Burst: "0,8", Rate: "1G",
+		Timeout: "1m", IPFamily: "IPv6", Options: []string{"zerocopy=true", "a=b=c"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	five, one := 5, 1
+	want := api.TestGroup{
+		Profiles: []api.Profile{api.TCPStream, api.TCPRR}, Drivers: []string{"native", "iperf3"},
+		Paths: []api.Path{api.PathLoopback}, Duration: "2s", Warmup: "1", Samples: &five,
+		MessageSizes: []int{1024, 65536}, ResponseSize: &one, Parallel: []int{1, 4}, Burst: []int{0, 8},
+		Rate: "1G", Timeout: "1m", IPFamily: "ipv6", Options: map[string]string{"zerocopy": "true", "a": "b=c"},
+	}
+	if !reflect.DeepEqual(p.Tests[0], want) {
+		t.Errorf("group\n%+v\nwant\n%+v", p.Tests[0], want)
+	}
+}
+
+func TestFromFlagsErrors(t *testing.T) {
+	_, err := FromFlags(FlagValues{
+		Profile: "TCP_STREAM,TCP_STRAEM", Path: "pod-pod", Duration: "abc", Warmup: "x", Samples: "three",
+		MessageSize: "1024,,2", Parallel: "1.5", Rate: "fast", Options: []string{"novalue"},
+	})
+	want := []string{
+		`--profile: unknown profile "TCP_STRAEM" (did you mean "TCP_STREAM"?) (known: TCP_STREAM, TCP_SENDFILE, TCP_MAERTS, UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR)`,
+		`--path: unknown path "pod-pod" (known: loopback, host-host, pod-pod-same-node, pod-pod-cross-node, pod-pod-cross-zone, pod-host, host-pod, pod-clusterip, pod-nodeport, external-service)`,
+		`--duration: "abc" is not a duration (use e.g. 10s, 1m30s, or a number of seconds)`,
+		`--warmup: "x" is not a duration (use e.g. 10s, 1m30s, or a number of seconds)`,
+		`--samples: "three" is not an integer`,
+		`--message-size: empty element in "1024,,2"`,
+		`--parallel: "1.5" is not an integer`,
+		`--rate: "fast" is not a rate (use e.g. 10k, 500M, 1G: bits per second)`,
+		`--option: "novalue" is not key=value`,
+	}
+	if err == nil {
+		t.Fatal("no error")
+	}
+	var fe *FlagErrors
+	if !errors.As(err, &fe) {
+		t.Fatalf("%T, want *FlagErrors", err)
+	}
+	if got := strings.Split(err.Error(), "\n"); !reflect.DeepEqual(got, want) {
+		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestAnnotateFlagErrors(t *testing.T) {
+	p, err := FromFlags(FlagValues{Profile: "TCP_STREAM,TCP_RR", Driver: "streams", Parallel: "2", Duration: "-1s", Samples: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = plan.Expand(p, check)
+	err = AnnotateFlagErrors(err)
+	want := []string{
+		`--parallel: driver "streams" cannot run parallel flows (parallel 2)`,
+		`--duration: duration must be positive, got -1s`,
+		`--samples: samples must be at least 1, got 0`,
+		`--profile: driver "streams" cannot run profile TCP_RR`,
+	}
+	if err == nil {
+		t.Fatal("no error")
+	}
+	got := strings.Split(err.Error(), "\n")
+	slices.Sort(got)
+	slices.Sort(want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A default driver that is unknown has no flag to name.
+	p, _ = FromFlags(FlagValues{Profile: "TCP_RR"})
+	_, err = plan.Expand(p, check)
+	if got := AnnotateFlagErrors(err).Error(); got != `unknown driver "native"` {
+		t.Errorf("got %q", got)
+	}
+	if other := errors.New("x"); AnnotateFlagErrors(other) != other {
+		t.Error("other errors must pass through")
+	}
+}
+
+func TestApplyOverrides(t *testing.T) {
+	l, err := LoadBytes("plan.yaml", []byte(head+"defaults:\n  samples: 2\ntests:\n  - name: a\n    profiles: [TCP_STREAM]\n    duration: 30s\n    options: {x: \"1\"}\n  - name: b\n    profiles: [TCP_RR]\n    parallel: [2]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	given := map[string]bool{FlagDuration: true, FlagDriver: true, FlagOption: true}
+	err = ApplyOverrides(l.Plan, FlagValues{Duration: "2s", Driver: "all", Parallel: "9", Options: []string{"y=2"}},
+		func(name string) bool { return given[name] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := l.Expand(plan.Options{}, check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		if c.Params.DurationSeconds != 2 || c.Driver != "all" || c.Params.Samples != 2 || c.Params.Options["y"] != "2" {
+			t.Errorf("case %s: duration %g driver %s samples %d options %v", c.Name, c.Params.DurationSeconds, c.Driver, c.Params.Samples, c.Params.Options)
+		}
+	}
+	if cases[0].Params.Options["x"] != "1" {
+		t.Errorf("override dropped the plan's own option: %v", cases[0].Params.Options)
+	}
+	if cases[1].Params.Parallel != 2 {
+		t.Errorf("--parallel was not given but changed the plan: %d", cases[1].Params.Parallel)
+	}
+
+	err = ApplyOverrides(l.Plan, FlagValues{Duration: "soon", Samples: ""}, func(string) bool { return true })
+	want := `--duration: "soon" is not a duration (use e.g. 10s, 1m30s, or a number of seconds)` + "\n" +
+		`--samples: "" is not an integer` + "\n" + `--profile: empty element in ""` + "\n" + `--driver: empty element in ""` + "\n" + `--path: empty element in ""`
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, line := range strings.Split(want, "\n") {
+		if !strings.Contains(err.Error(), line) {
+			t.Errorf("error %q lacks %q", err, line)
+		}
+	}
+}

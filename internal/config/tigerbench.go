@@ -1,0 +1,302 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+)
+
+// TigerBenchTest is one test of tiger-bench's testconfig.yaml (tiger-bench pkg/config.TestConfig).
+// Field names are tiger-bench's, so that encoding/json writes the "config" object of tiger-bench's
+// results.json. Keys are matched case-insensitively, as tiger-bench does (it decodes YAML through
+// JSON). tiger-bench's defaults are applied: Duration 60, TestNamespace "testns", and for
+// thruput-latency and iperf tests without Perf: direct and service on, ports 32000/32001.
+type TigerBenchTest struct {
+	TestKind            string                `yaml:"testKind"`
+	Encap               string                `yaml:"encap"`
+	Dataplane           string                `yaml:"dataplane"`
+	NumPolicies         int                   `yaml:"numPolicies"`
+	NumIdlePolicies     int                   `yaml:"numIdlePolicies" json:",omitempty"`
+	NumServices         int                   `yaml:"numServices"`
+	NumPods             int                   `yaml:"numPods"`
+	HostNetwork         bool                  `yaml:"hostNetwork"`
+	TestNamespace       string                `yaml:"testNamespace"`
+	Iterations          int                   `yaml:"iterations"`
+	Duration            int                   `yaml:"duration"`
+	DNSPerf             *TigerBenchDNSConfig  `yaml:"DNSPerf"`
+	Perf                *TigerBenchPerfConfig `yaml:"Perf"`
+	TTFRConfig          *TigerBenchTTFRConfig `yaml:"TTFRConfig"`
+	CalicoNodeCPULimit  string                `yaml:"calicoNodeCPULimit"`
+	LeaveStandingConfig bool                  `yaml:"leaveStandingConfig"`
+
+	// IterationsSet is true when the file sets iterations. tiger-bench treats a missing value as
+	// 0 (standing config only, no measurement); cnperf runs its default number of samples.
+	IterationsSet bool `yaml:"-" json:"-"`
+	// Line is the line of the test's first key in the file.
+	Line int `yaml:"-" json:"-"`
+}
+
+// TigerBenchPerfConfig selects the scenarios of thruput-latency and iperf tests.
+type TigerBenchPerfConfig struct {
+	Direct           bool   `yaml:"direct"`
+	Service          bool   `yaml:"service"`
+	External         bool   `yaml:"external"`
+	ControlPort      int    `yaml:"ControlPort"`
+	TestPort         int    `yaml:"TestPort"`
+	ExternalIPOrFQDN string `yaml:"ExternalIPOrFQDN"`
+}
+
+// TigerBenchTTFRConfig configures a ttfr test. Rate is in pods per second and may be fractional
+// (tiger-bench's README writes 2.5).
+type TigerBenchTTFRConfig struct {
+	TestDuration    int     `yaml:"TestDuration" json:",omitempty"`
+	TestPodsPerNode int     `yaml:"TestPodsPerNode"`
+	Rate            float64 `yaml:"Rate"`
+}
+
+// TigerBenchDNSConfig configures a dnsperf test. tiger-bench's versions differ in these keys, so
+// unknown keys here are warnings, not errors.
+type TigerBenchDNSConfig struct {
+	NumDomains    int    `yaml:"NumDomains"`
+	Mode          string `yaml:"Mode"`
+	RunStress     bool   `yaml:"RunStress"`
+	TestDNSPolicy bool   `yaml:"TestDNSPolicy"`
+	TargetURL     string `yaml:"TargetURL" json:",omitempty"`
+	TargetDomain  string `yaml:"TargetDomain" json:",omitempty"`
+	NumTargetPods int    `yaml:"NumTargetPods" json:",omitempty"`
+	TargetType    string `yaml:"TargetType" json:",omitempty"`
+}
+
+// tiger-bench's test kinds and settings.
+const (
+	TigerBenchThruputLatency = "thruput-latency"
+	TigerBenchIperf          = "iperf"
+	TigerBenchTTFR           = "ttfr"
+	TigerBenchDNSPerf        = "dnsperf"
+)
+
+var (
+	tigerBenchKinds      = []string{TigerBenchDNSPerf, TigerBenchIperf, TigerBenchThruputLatency, TigerBenchTTFR}
+	tigerBenchEncaps     = []string{"none", "vxlan", "ipip"}
+	tigerBenchDataplanes = []string{"iptables", "nftables", "bpf"}
+	tigerBenchDNSModes   = []string{"Inline", "NoDelay", "DelayDeniedPacket", "DelayDNSResponse"}
+)
+
+// tiger-bench's iperf test runs "iperf3 -c <ip> -P 8 -J -t <duration>".
+const tigerBenchIperfParallel = 8
+
+// readTigerBench converts a testconfig.yaml. thruput-latency (qperf tcp_bw + tcp_lat) becomes
+// a group with profiles TCP_STREAM and TCP_RR and driver qperf; iperf (iperf3 -P 8) becomes
+// TCP_STREAM, parallel 8, driver iperf3. Paths follow Perf: direct → pod-pod-cross-node
+// (host-host with hostNetwork), service → pod-clusterip, external → external-service.
+// Iterations become samples, duration (seconds) the duration. ttfr and dnsperf tests, standing
+// config and Calico reconfiguration are kept in the returned tests and reported as warnings:
+// this version does not act on them.
+func readTigerBench(d *decoder, root *yaml.Node, lines LineIndex) (*api.Plan, []TigerBenchTest) {
+	d.fold = true
+	d.lenient = map[reflect.Type]bool{reflect.TypeOf(TigerBenchDNSConfig{}): true}
+	defer func() { d.fold, d.lenient = false, nil }()
+
+	p := &api.Plan{APIVersion: api.APIVersion, Kind: api.KindPlan}
+	var tests []TigerBenchTest
+	var skipped []string
+	for i, item := range root.Content {
+		item = d.resolve(item)
+		base := fmt.Sprintf("[%d]", i)
+		nerr := len(d.errs)
+		var t TigerBenchTest
+		d.decodeInto(item, &t, base)
+		t.Line = item.Line
+		// Positions of the keys as written (any case).
+		pos := func(field string) (Pos, bool) { return d.posFold(base, field) }
+		at := func(field string) *yaml.Node {
+			if ps, ok := pos(field); ok {
+				return &yaml.Node{Line: ps.Line, Column: ps.Column}
+			}
+			return item
+		}
+		fieldName := func(field string) string {
+			if ps, ok := pos(field); ok {
+				return ps.Field
+			}
+			return base + "." + field
+		}
+		_, t.IterationsSet = pos("iterations")
+
+		// tiger-bench's own validation (its validator tags and defaultAndValidate).
+		if !slices.Contains(tigerBenchKinds, t.TestKind) {
+			msg := fmt.Sprintf("unknown testKind %q (known: %s)", t.TestKind, strings.Join(tigerBenchKinds, ", "))
+			d.errorf(at("testKind"), fieldName("testKind"), "%s", msg)
+		}
+		if t.Encap != "" && !slices.Contains(tigerBenchEncaps, t.Encap) {
+			d.errorf(at("encap"), fieldName("encap"), "unknown encap %q (known: %s, or empty to leave the cluster as it is)",
+				t.Encap, strings.Join(tigerBenchEncaps, ", "))
+		}
+		if t.Dataplane != "" && !slices.Contains(tigerBenchDataplanes, t.Dataplane) {
+			d.errorf(at("dataplane"), fieldName("dataplane"), "unknown dataplane %q (known: %s, or empty to leave the cluster as it is)",
+				t.Dataplane, strings.Join(tigerBenchDataplanes, ", "))
+		}
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"numPolicies", t.NumPolicies}, {"numIdlePolicies", t.NumIdlePolicies}, {"numServices", t.NumServices},
+			{"numPods", t.NumPods}, {"iterations", t.Iterations}, {"duration", t.Duration}} {
+			if f.v < 0 {
+				d.errorf(at(f.name), fieldName(f.name), "%s must not be negative, got %d", f.name, f.v)
+			}
+		}
+		if t.Duration == 0 {
+			t.Duration = 60
+		}
+		if t.TestNamespace == "" {
+			t.TestNamespace = "testns"
+		}
+		if t.TestKind == TigerBenchThruputLatency || t.TestKind == TigerBenchIperf {
+			if t.Perf == nil {
+				t.Perf = &TigerBenchPerfConfig{Direct: true, Service: true, ControlPort: 32000, TestPort: 32001}
+			} else if t.Perf.External {
+				pf := fieldName("Perf")
+				if t.Perf.ExternalIPOrFQDN == "" {
+					d.errorf(at("Perf"), pf+".ExternalIPOrFQDN", "ExternalIPOrFQDN is required for an external %s test", t.TestKind)
+				}
+				if t.TestKind == TigerBenchThruputLatency && (t.Perf.ControlPort < 1 || t.Perf.ControlPort > 65535) {
+					d.errorf(at("Perf"), pf+".ControlPort", "ControlPort must be between 1 and 65535 for an external thruput-latency test, got %d", t.Perf.ControlPort)
+				}
+				if t.Perf.TestPort < 1 || t.Perf.TestPort > 65535 {
+					d.errorf(at("Perf"), pf+".TestPort", "TestPort must be between 1 and 65535 for an external %s test, got %d", t.TestKind, t.Perf.TestPort)
+				}
+			}
+		}
+		if t.TestKind == TigerBenchDNSPerf && t.DNSPerf != nil && t.DNSPerf.Mode != "" && !slices.Contains(tigerBenchDNSModes, t.DNSPerf.Mode) {
+			d.errorf(at("DNSPerf"), fieldName("DNSPerf")+".Mode", "unknown DNSPerf mode %q (known: %s)", t.DNSPerf.Mode, strings.Join(tigerBenchDNSModes, ", "))
+		}
+		if t.TestKind == TigerBenchTTFR && t.TTFRConfig != nil && (t.TTFRConfig.Rate < 0 || t.TTFRConfig.TestPodsPerNode < 0) {
+			d.errorf(at("TTFRConfig"), fieldName("TTFRConfig"), "Rate and TestPodsPerNode must not be negative")
+		}
+		tests = append(tests, t)
+		if len(d.errs) > nerr {
+			continue
+		}
+
+		// What this version does not act on: said, not dropped.
+		warn := func(field, format string, a ...any) {
+			d.warnf(at(field), fieldName(field), format, a...)
+		}
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"numPods", t.NumPods}, {"numServices", t.NumServices}, {"numPolicies", t.NumPolicies}, {"numIdlePolicies", t.NumIdlePolicies}} {
+			if f.v > 0 {
+				warn(f.name, "standing config is not created by this version: %s %d ignored", f.name, f.v)
+			}
+		}
+		if t.Encap != "" {
+			warn("encap", "cluster reconfiguration is not done by this version: encap %q ignored", t.Encap)
+		}
+		if t.Dataplane != "" {
+			warn("dataplane", "cluster reconfiguration is not done by this version: dataplane %q ignored", t.Dataplane)
+		}
+		if t.CalicoNodeCPULimit != "" {
+			warn("calicoNodeCPULimit", "cluster reconfiguration is not done by this version: calicoNodeCPULimit %q ignored", t.CalicoNodeCPULimit)
+		}
+		if ps, ok := pos("testNamespace"); ok && t.TestNamespace != "testns" {
+			d.warns = append(d.warns, FileError{Line: ps.Line, Column: ps.Column, Field: ps.Field,
+				Message: fmt.Sprintf("testNamespace %q is not used by this version; cnperf places its pods in its own namespace", t.TestNamespace)})
+		}
+
+		var g api.TestGroup
+		switch t.TestKind {
+		case TigerBenchThruputLatency:
+			g.Profiles = []api.Profile{api.TCPStream, api.TCPRR}
+			g.Drivers = []string{"qperf"}
+		case TigerBenchIperf:
+			g.Profiles = []api.Profile{api.TCPStream}
+			g.Drivers = []string{"iperf3"}
+			g.Parallel = []int{tigerBenchIperfParallel}
+		default:
+			warn("testKind", "testKind %s is not run by this version; test skipped", t.TestKind)
+			skipped = append(skipped, fmt.Sprintf("%s %s", base, t.TestKind))
+			continue
+		}
+		if t.IterationsSet && t.Iterations == 0 {
+			warn("iterations", "iterations 0 means standing config only, which this version does not create; test skipped")
+			skipped = append(skipped, fmt.Sprintf("%s %s (iterations 0)", base, t.TestKind))
+			continue
+		}
+		if t.Perf.Direct {
+			if t.HostNetwork {
+				g.Paths = append(g.Paths, api.PathHostHost)
+			} else {
+				g.Paths = append(g.Paths, api.PathPodPodCrossNode)
+			}
+		}
+		if t.Perf.Service {
+			g.Paths = append(g.Paths, api.PathPodClusterIP)
+		}
+		if t.Perf.External {
+			g.Paths = append(g.Paths, api.PathExternalService)
+			g.Options = map[string]string{
+				"externalAddress": t.Perf.ExternalIPOrFQDN,
+				"externalPort":    strconv.Itoa(t.Perf.TestPort),
+			}
+			if t.TestKind == TigerBenchThruputLatency {
+				g.Options["externalControlPort"] = strconv.Itoa(t.Perf.ControlPort)
+			}
+		}
+		if len(g.Paths) == 0 {
+			warn("Perf", "direct, service and external are all false: nothing to measure; test skipped")
+			skipped = append(skipped, fmt.Sprintf("%s %s (no scenario)", base, t.TestKind))
+			continue
+		}
+		g.Name = fmt.Sprintf("%s-%d", t.TestKind, i+1)
+		g.Duration = strconv.Itoa(t.Duration) + "s"
+		if t.IterationsSet {
+			n := t.Iterations
+			g.Samples = &n
+		}
+		if t.HostNetwork {
+			hn := true
+			g.HostNetwork = &hn
+		}
+
+		gp := fmt.Sprintf("tests[%d]", len(p.Tests))
+		itemPos := Pos{Line: item.Line, Column: item.Column, Field: base}
+		lines[gp] = itemPos
+		lines[gp+".name"] = itemPos
+		index := func(planField, fileField string) {
+			if ps, ok := pos(fileField); ok {
+				lines[gp+"."+planField] = ps
+			}
+		}
+		index("profiles", "testKind")
+		index("drivers", "testKind")
+		index("parallel", "testKind")
+		index("paths", "Perf")
+		index("duration", "duration")
+		index("samples", "iterations")
+		index("hostNetwork", "hostNetwork")
+		index("options", "Perf")
+		p.Tests = append(p.Tests, g)
+	}
+	if len(d.errs) == 0 && len(p.Tests) == 0 {
+		d.errorf(root, "", "no test in this file can run in this version (skipped: %s)", strings.Join(skipped, ", "))
+	}
+	return p, tests
+}
+
+// posFold finds the position of base.field whatever the case of the key in the file.
+func (d *decoder) posFold(base, field string) (Pos, bool) {
+	want := strings.ToLower(join(base, field))
+	for k, pos := range d.lines {
+		if strings.ToLower(k) == want {
+			return pos, true
+		}
+	}
+	return Pos{}, false
+}

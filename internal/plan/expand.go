@@ -1,0 +1,635 @@
+package plan
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+)
+
+// Options tune expansion for the caller's platform and command line. The zero value uses the
+// built-in defaults.
+type Options struct {
+	// DefaultPaths replace the built-in [loopback] for groups that set no paths (neither the
+	// group nor the plan's defaults). A platform passes its own default here; an empty element
+	// means "the platform decides" and comes out as Case.Path "" (used for k8s-netperf files,
+	// which name no path).
+	DefaultPaths []api.Path
+	// DefaultDrivers replace the built-in [native] for groups that set no drivers.
+	DefaultDrivers []string
+}
+
+// Expand validates p and expands it into the ordered list of cases, with the built-in
+// defaults. See ExpandWith.
+func Expand(p *api.Plan, check func(Case) error) ([]Case, error) {
+	return ExpandWith(p, Options{}, check)
+}
+
+// Validate reports every problem in p as a *FieldErrors, or nil. check may be nil, which
+// skips the driver checks (used when no driver registry is at hand, e.g. while loading).
+func Validate(p *api.Plan, opts Options, check func(Case) error) error {
+	_, err := ExpandWith(p, opts, check)
+	return err
+}
+
+// ExpandWith validates p and expands it into the ordered list of cases.
+//
+// Order is file order: groups in order, then for each group profiles × paths × drivers ×
+// messageSizes × parallel × burst, each list in the order written (the last varies fastest).
+// A field a group does not set comes from the plan's defaults, then from Options, then from
+// the built-in defaults (see DefaultDurationSeconds and its table). Burst and responseSize
+// apply to request/response profiles only: stream cases get burst 0 and no response size.
+//
+// check (driver.Check in production; nil skips it) is called for every case; its message is
+// attached to the field that makes the case impossible (the profile, the driver, parallel,
+// burst, rate or responseSize). Every problem is returned at once as a *FieldErrors whose
+// paths use the plan's YAML names ("tests[1].profiles[0]"); no case is returned then.
+func ExpandWith(p *api.Plan, opts Options, check func(Case) error) ([]Case, error) {
+	x := &expander{check: check}
+	if p == nil {
+		x.errs.Add("", "empty plan")
+		return nil, x.errs.Err()
+	}
+	if p.APIVersion != "" && p.APIVersion != api.APIVersion {
+		x.errs.Add("apiVersion", "unsupported apiVersion %q (want %q)", p.APIVersion, api.APIVersion)
+	}
+	if p.Kind != "" && p.Kind != api.KindPlan {
+		x.errs.Add("kind", "unsupported kind %q (want %q)", p.Kind, api.KindPlan)
+	}
+	x.builtin = x.builtins(opts)
+	var def group
+	if p.Defaults != nil {
+		if strings.TrimSpace(p.Defaults.Name) != "" {
+			x.errs.Add("defaults.name", "defaults cannot have a name")
+		}
+		def = x.read(p.Defaults, "defaults")
+	}
+	if len(p.Tests) == 0 {
+		x.errs.Add("tests", "the plan has no tests")
+	}
+	names := map[string]int{}
+	for i := range p.Tests {
+		g := &p.Tests[i]
+		prefix := fmt.Sprintf("tests[%d]", i)
+		name := strings.TrimSpace(g.Name)
+		if name != "" {
+			if j, dup := names[name]; dup {
+				x.errs.Add(prefix+".name", "duplicate group name %q (also tests[%d])", name, j)
+			} else {
+				names[name] = i
+			}
+		}
+		own := x.read(g, prefix)
+		x.expandGroup(name, prefix, own, def)
+	}
+	if err := x.errs.Err(); err != nil {
+		return nil, err
+	}
+	return x.cases, nil
+}
+
+type item[T any] struct {
+	v    T
+	path string // the field it came from; the group's path for a built-in default
+}
+
+// list is a list field of one group: set when written (non-empty), items the valid elements.
+type list[T any] struct {
+	set   bool
+	items []item[T]
+}
+
+// one is a scalar field of one group: nil when not written; bad when written but invalid.
+type one[T any] struct {
+	item[T]
+	bad bool
+}
+
+type group struct {
+	profiles list[api.Profile]
+	paths    list[api.Path]
+	drivers  list[string]
+	sizes    list[int]
+	parallel list[int]
+	burst    list[int]
+	respSize *one[int]
+	duration *one[float64]
+	warmup   *one[float64]
+	timeout  *one[float64]
+	rate     *one[float64]
+	samples  *one[int]
+	hostNet  *one[bool]
+	service  *one[bool]
+	ipFamily *one[string]
+	options  map[string]string
+}
+
+type builtins struct {
+	paths   []api.Path
+	drivers []string
+}
+
+type expander struct {
+	check   func(Case) error
+	errs    FieldErrors
+	cases   []Case
+	builtin builtins
+	tooMany bool
+}
+
+func (x *expander) builtins(opts Options) builtins {
+	b := builtins{paths: []api.Path{DefaultPath}, drivers: []string{DefaultDriver}}
+	if len(opts.DefaultPaths) > 0 {
+		b.paths = nil
+		for _, p := range opts.DefaultPaths {
+			p = api.Path(strings.ToLower(strings.TrimSpace(string(p))))
+			if p != "" && !p.Valid() {
+				x.errs.Add("", "unknown default path %q (known: %s)", p, joinPaths(api.Paths))
+				continue
+			}
+			b.paths = append(b.paths, p)
+		}
+	}
+	if len(opts.DefaultDrivers) > 0 {
+		b.drivers = nil
+		for _, d := range opts.DefaultDrivers {
+			if d = strings.ToLower(strings.TrimSpace(d)); d != "" {
+				b.drivers = append(b.drivers, d)
+			}
+		}
+		if len(b.drivers) == 0 {
+			b.drivers = []string{DefaultDriver}
+		}
+	}
+	return b
+}
+
+// read parses and checks the fields one group (or the defaults) writes itself.
+func (x *expander) read(g *api.TestGroup, prefix string) group {
+	var r group
+	at := func(field string) string { return prefix + "." + field }
+	idx := func(field string, i int) string { return fmt.Sprintf("%s.%s[%d]", prefix, field, i) }
+
+	r.profiles.set = len(g.Profiles) > 0
+	seenP := map[api.Profile]int{}
+	for i, raw := range g.Profiles {
+		p := api.Profile(strings.ToUpper(strings.TrimSpace(string(raw))))
+		switch {
+		case p == "":
+			x.errs.Add(idx("profiles", i), "empty profile (known: %s)", joinProfiles(api.Profiles))
+		case !p.Valid():
+			msg := fmt.Sprintf("unknown profile %q", string(raw))
+			if s := Closest(string(p), profileNames()); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			x.errs.Add(idx("profiles", i), "%s (known: %s)", msg, joinProfiles(api.Profiles))
+		default:
+			if j, dup := seenP[p]; dup {
+				x.errs.Add(idx("profiles", i), "duplicate profile %s (also profiles[%d])", p, j)
+				continue
+			}
+			seenP[p] = i
+			r.profiles.items = append(r.profiles.items, item[api.Profile]{p, idx("profiles", i)})
+		}
+	}
+
+	r.paths.set = len(g.Paths) > 0
+	seenPath := map[api.Path]int{}
+	for i, raw := range g.Paths {
+		p := api.Path(strings.ToLower(strings.TrimSpace(string(raw))))
+		switch {
+		case p == "":
+			x.errs.Add(idx("paths", i), "empty path (known: %s)", joinPaths(api.Paths))
+		case !p.Valid():
+			msg := fmt.Sprintf("unknown path %q", string(raw))
+			if s := Closest(string(p), pathNames()); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			x.errs.Add(idx("paths", i), "%s (known: %s)", msg, joinPaths(api.Paths))
+		default:
+			if j, dup := seenPath[p]; dup {
+				x.errs.Add(idx("paths", i), "duplicate path %s (also paths[%d])", p, j)
+				continue
+			}
+			seenPath[p] = i
+			r.paths.items = append(r.paths.items, item[api.Path]{p, idx("paths", i)})
+		}
+	}
+
+	r.drivers.set = len(g.Drivers) > 0
+	seenD := map[string]int{}
+	for i, raw := range g.Drivers {
+		d := strings.ToLower(strings.TrimSpace(raw))
+		if d == "" {
+			x.errs.Add(idx("drivers", i), "empty driver name")
+			continue
+		}
+		if j, dup := seenD[d]; dup {
+			x.errs.Add(idx("drivers", i), "duplicate driver %s (also drivers[%d])", d, j)
+			continue
+		}
+		seenD[d] = i
+		r.drivers.items = append(r.drivers.items, item[string]{d, idx("drivers", i)})
+	}
+
+	r.sizes = x.intList(g.MessageSizes, prefix, "messageSizes", "message size", 1, MaxMessageSizeBytes)
+	if g.ResponseSize != nil {
+		v := *g.ResponseSize
+		r.respSize = &one[int]{item: item[int]{v, at("responseSize")}}
+		if msg := intRange("response size", v, 1, MaxMessageSizeBytes); msg != "" {
+			x.errs.Add(at("responseSize"), "%s", msg)
+			r.respSize.bad = true
+		}
+	}
+	r.parallel = x.intList(g.Parallel, prefix, "parallel", "parallel", 1, MaxParallel)
+	r.burst = x.intList(g.Burst, prefix, "burst", "burst", 0, MaxBurst)
+
+	r.duration = x.duration(g.Duration, at("duration"), "duration", false)
+	r.warmup = x.duration(g.Warmup, at("warmup"), "warm-up", true)
+	if g.Samples != nil {
+		v := *g.Samples
+		r.samples = &one[int]{item: item[int]{v, at("samples")}}
+		if v < 1 {
+			x.errs.Add(at("samples"), "samples must be at least 1, got %d", v)
+			r.samples.bad = true
+		}
+	}
+	r.timeout = x.duration(g.Timeout, at("timeout"), "timeout", false)
+	if strings.TrimSpace(g.Rate) != "" {
+		v, err := ParseRate(g.Rate)
+		r.rate = &one[float64]{item: item[float64]{v, at("rate")}}
+		if err != nil {
+			x.errs.Add(at("rate"), "%v", err)
+			r.rate.bad = true
+		}
+	}
+	if g.HostNetwork != nil {
+		r.hostNet = &one[bool]{item: item[bool]{*g.HostNetwork, at("hostNetwork")}}
+	}
+	if g.Service != nil {
+		r.service = &one[bool]{item: item[bool]{*g.Service, at("service")}}
+	}
+	if fam := strings.ToLower(strings.TrimSpace(g.IPFamily)); fam != "" {
+		r.ipFamily = &one[string]{item: item[string]{fam, at("ipFamily")}}
+		if !slices.Contains(IPFamilies, fam) {
+			x.errs.Add(at("ipFamily"), "unknown ipFamily %q (known: %s)", g.IPFamily, strings.Join(IPFamilies, ", "))
+			r.ipFamily.bad = true
+		}
+	}
+	if len(g.Options) > 0 {
+		r.options = map[string]string{}
+		for _, k := range slices.Sorted(maps.Keys(g.Options)) {
+			if strings.TrimSpace(k) == "" {
+				x.errs.Add(at("options"), "empty option name")
+				continue
+			}
+			r.options[k] = g.Options[k]
+		}
+	}
+	return r
+}
+
+func (x *expander) intList(vals []int, prefix, field, what string, lo, hi int) list[int] {
+	l := list[int]{set: len(vals) > 0}
+	seen := map[int]int{}
+	for i, v := range vals {
+		path := fmt.Sprintf("%s.%s[%d]", prefix, field, i)
+		if msg := intRange(what, v, lo, hi); msg != "" {
+			x.errs.Add(path, "%s", msg)
+			continue
+		}
+		if j, dup := seen[v]; dup {
+			x.errs.Add(path, "duplicate %s %d (also %s[%d])", what, v, field, j)
+			continue
+		}
+		seen[v] = i
+		l.items = append(l.items, item[int]{v, path})
+	}
+	return l
+}
+
+func intRange(what string, v, lo, hi int) string {
+	unit := ""
+	if strings.Contains(what, "size") {
+		unit = " bytes"
+	}
+	switch {
+	case v < lo && lo == 0:
+		return fmt.Sprintf("%s must not be negative, got %d", what, v)
+	case v < lo:
+		return fmt.Sprintf("%s must be at least %d%s, got %d", what, lo, unit, v)
+	case v > hi:
+		return fmt.Sprintf("%s %d is larger than the limit of %d%s", what, v, hi, unit)
+	}
+	return ""
+}
+
+func (x *expander) duration(s, path, what string, zeroOK bool) *one[float64] {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	o := &one[float64]{item: item[float64]{path: path}}
+	d, err := ParseDuration(s)
+	switch {
+	case err != nil:
+		x.errs.Add(path, "%v", err)
+		o.bad = true
+	case d < 0 || (d == 0 && !zeroOK):
+		if zeroOK {
+			x.errs.Add(path, "%s must not be negative, got %s", what, strings.TrimSpace(s))
+		} else {
+			x.errs.Add(path, "%s must be positive, got %s", what, strings.TrimSpace(s))
+		}
+		o.bad = true
+	default:
+		o.v = d.Seconds()
+	}
+	return o
+}
+
+func pickList[T any](own, def list[T], builtin []item[T]) []item[T] {
+	if own.set {
+		return own.items
+	}
+	if def.set {
+		return def.items
+	}
+	return builtin
+}
+
+func pickOne[T any](own, def *one[T], builtin T, groupPath string) one[T] {
+	if own != nil {
+		return *own
+	}
+	if def != nil {
+		return *def
+	}
+	return one[T]{item: item[T]{builtin, groupPath}}
+}
+
+func (x *expander) expandGroup(name, prefix string, own, def group) {
+	profiles := pickList(own.profiles, def.profiles, nil)
+	if !own.profiles.set && !def.profiles.set {
+		x.errs.Add(prefix+".profiles", "no profiles: list at least one here or in defaults (known: %s)", joinProfiles(api.Profiles))
+	}
+	var bPaths []item[api.Path]
+	for _, p := range x.builtin.paths {
+		bPaths = append(bPaths, item[api.Path]{p, prefix})
+	}
+	var bDrivers []item[string]
+	for _, d := range x.builtin.drivers {
+		bDrivers = append(bDrivers, item[string]{d, prefix})
+	}
+	paths := pickList(own.paths, def.paths, bPaths)
+	drivers := pickList(own.drivers, def.drivers, bDrivers)
+	sizes := pickList(own.sizes, def.sizes, nil)
+	parallel := pickList(own.parallel, def.parallel, []item[int]{{DefaultParallel, prefix}})
+	burst := pickList(own.burst, def.burst, []item[int]{{DefaultBurst, prefix}})
+	respSize := own.respSize
+	if respSize == nil {
+		respSize = def.respSize
+	}
+	duration := pickOne(own.duration, def.duration, DefaultDurationSeconds, prefix)
+	warmup := pickOne(own.warmup, def.warmup, DefaultWarmupSeconds, prefix)
+	samples := pickOne(own.samples, def.samples, DefaultSamples, prefix)
+	rate := pickOne(own.rate, def.rate, 0, prefix)
+	hostNet := pickOne(own.hostNet, def.hostNet, false, prefix)
+	service := pickOne(own.service, def.service, false, prefix)
+	ipFamily := pickOne(own.ipFamily, def.ipFamily, "", prefix)
+	var timeout *one[float64]
+	if own.timeout != nil {
+		timeout = own.timeout
+	} else if def.timeout != nil {
+		timeout = def.timeout
+	}
+	options := map[string]string{}
+	maps.Copy(options, def.options)
+	maps.Copy(options, own.options)
+	if len(options) == 0 {
+		options = nil
+	}
+
+	// Checks across fields of the group.
+	anyRR := slices.ContainsFunc(profiles, func(p item[api.Profile]) bool { return p.v.IsRR() })
+	if len(profiles) > 0 && !anyRR {
+		if slices.ContainsFunc(own.burst.items, func(b item[int]) bool { return b.v > 0 }) {
+			x.errs.Add(prefix+".burst", "burst applies only to request/response profiles (%s) and this group has none",
+				joinProfiles(rrProfiles()))
+		}
+		if own.respSize != nil {
+			x.errs.Add(prefix+".responseSize", "responseSize applies only to request/response profiles (%s) and this group has none",
+				joinProfiles(rrProfiles()))
+		}
+	}
+	if timeout != nil && !timeout.bad && !duration.bad && !warmup.bad {
+		need := duration.v + warmup.v
+		if timeout.v <= need {
+			x.errs.Add(timeout.path, "timeout %s must be longer than duration + warm-up (%s)",
+				secs(timeout.v), secs(need))
+		}
+	}
+
+	// Size check before building anything.
+	nSizes := len(sizes)
+	if nSizes == 0 {
+		nSizes = 1
+	}
+	n := len(profiles) * len(paths) * len(drivers) * nSizes * len(parallel) * len(burst)
+	if x.tooMany || len(x.cases)+n > MaxCases {
+		if !x.tooMany {
+			x.errs.Add(prefix, "the plan expands to more than %d cases", MaxCases)
+		}
+		x.tooMany = true
+		return
+	}
+
+	for _, prof := range profiles {
+		pSizes := sizes
+		if len(pSizes) == 0 {
+			pSizes = []item[int]{{DefaultMessageSize(prof.v), prefix}}
+		}
+		pBurst := burst
+		if !prof.v.IsRR() {
+			pBurst = []item[int]{{0, prefix}}
+		}
+		for _, path := range paths {
+			for _, drv := range drivers {
+				for _, size := range pSizes {
+					for _, par := range parallel {
+						for _, b := range pBurst {
+							c := Case{
+								Index:   len(x.cases),
+								Name:    name,
+								Group:   name,
+								Profile: prof.v,
+								Path:    path.v,
+								Driver:  drv.v,
+								Params: api.Params{
+									DurationSeconds:   duration.v,
+									WarmupSeconds:     warmup.v,
+									Samples:           samples.v,
+									MessageSizeBytes:  size.v,
+									Parallel:          par.v,
+									Burst:             b.v,
+									RateBitsPerSecond: rate.v,
+									HostNetwork:       hostNet.v,
+									Service:           service.v,
+									IPFamily:          ipFamily.v,
+									Options:           cloneOptions(options),
+								},
+							}
+							if c.Name == "" {
+								c.Name = string(prof.v)
+							}
+							if timeout != nil && !timeout.bad {
+								c.Params.TimeoutSeconds = timeout.v
+							}
+							src := caseSources{profile: prof.path, path: path.path, driver: drv.path, parallel: par.path, burst: b.path, rate: rate.path}
+							if respSize != nil && prof.v.IsRR() {
+								if !respSize.bad {
+									c.Params.ResponseSizeBytes = respSize.v
+								}
+								src.respSize = respSize.path
+							}
+							x.checkCase(c, size, ipFamily.v, src)
+							x.cases = append(x.cases, c)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+type caseSources struct {
+	profile, path, driver, parallel, burst, rate, respSize string
+}
+
+func (x *expander) checkCase(c Case, size item[int], family string, src caseSources) {
+	if c.Profile.IsUDP() {
+		limit, fam := MaxUDPPayloadIPv4, "IPv4"
+		if family == "ipv6" {
+			limit, fam = MaxUDPPayloadIPv6, "IPv6"
+		}
+		if size.v > limit {
+			x.errs.Add(size.path, "message size %d is larger than the largest UDP payload (%d bytes over %s) for %s",
+				size.v, limit, fam, c.Profile)
+		}
+		if c.Params.ResponseSizeBytes > limit {
+			x.errs.Add(src.respSize, "response size %d is larger than the largest UDP payload (%d bytes over %s) for %s",
+				c.Params.ResponseSizeBytes, limit, fam, c.Profile)
+		}
+	}
+	if x.check == nil {
+		return
+	}
+	err := x.check(c)
+	if err == nil {
+		return
+	}
+	x.errs.Add(x.blame(c, src), "%v", err)
+}
+
+// blame finds the field that makes check fail. With every optional knob reset, a failure is
+// the profile's when another profile passes on the same path, the path's when another path
+// passes (a platform that cannot make that path), and otherwise the driver's (unknown, or
+// able to run nothing). When the knobs matter, it is the knob that fails on its own.
+func (x *expander) blame(c Case, src caseSources) string {
+	base := c
+	base.Params.Parallel = 1
+	base.Params.Burst = 0
+	base.Params.RateBitsPerSecond = 0
+	base.Params.ResponseSizeBytes = 0
+	if x.check(base) != nil {
+		for _, p := range api.Profiles {
+			b := base
+			b.Profile = p
+			if x.check(b) == nil {
+				return src.profile
+			}
+		}
+		for _, p := range api.Paths {
+			b := base
+			b.Path = p
+			if p != c.Path && x.check(b) == nil {
+				return src.path
+			}
+		}
+		return src.driver
+	}
+	knobs := []struct {
+		set  bool
+		path string
+		with func(*Case)
+	}{
+		{c.Params.Parallel > 1, src.parallel, func(k *Case) { k.Params.Parallel = c.Params.Parallel }},
+		{c.Params.Burst > 0, src.burst, func(k *Case) { k.Params.Burst = c.Params.Burst }},
+		{c.Params.RateBitsPerSecond > 0, src.rate, func(k *Case) { k.Params.RateBitsPerSecond = c.Params.RateBitsPerSecond }},
+		{c.Params.ResponseSizeBytes > 0, src.respSize, func(k *Case) { k.Params.ResponseSizeBytes = c.Params.ResponseSizeBytes }},
+	}
+	for _, k := range knobs {
+		if !k.set {
+			continue
+		}
+		b := base
+		k.with(&b)
+		if x.check(b) != nil {
+			return k.path
+		}
+	}
+	return src.profile
+}
+
+func cloneOptions(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	return maps.Clone(m)
+}
+
+func secs(s float64) string { return (time.Duration(s * float64(time.Second))).String() }
+
+func rrProfiles() []api.Profile {
+	var out []api.Profile
+	for _, p := range api.Profiles {
+		if p.IsRR() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func profileNames() []string {
+	out := make([]string, len(api.Profiles))
+	for i, p := range api.Profiles {
+		out[i] = string(p)
+	}
+	return out
+}
+
+func pathNames() []string {
+	out := make([]string, len(api.Paths))
+	for i, p := range api.Paths {
+		out[i] = string(p)
+	}
+	return out
+}
+
+func joinProfiles(ps []api.Profile) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
+}
+
+func joinPaths(ps []api.Path) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,45 @@
+package plan
+
+import "strings"
+
+// Closest returns the candidate nearest to word (case-insensitive edit distance of at most a
+// third of its length, and at least 1), or "" when none is near. Ties go to the earlier
+// candidate, so the answer never depends on map order.
+func Closest(word string, candidates []string) string {
+	w := strings.ToLower(word)
+	best, bestD := "", -1
+	limit := max(1, len([]rune(w))/3)
+	for _, c := range candidates {
+		d := editDistance(w, strings.ToLower(c))
+		if d <= limit && (bestD < 0 || d < bestD) {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b (in runes), capped at 64 runes
+// each to bound the work on hostile input.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) > 64 || len(rb) > 64 {
+		return 1 << 20
+	}
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
