@@ -3,6 +3,10 @@ package app
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/cnperf/cnperf/internal/cli/agentcmd"
+	"github.com/cnperf/cnperf/internal/cli/cleanupcmd"
+	"github.com/cnperf/cnperf/internal/cli/comparecmd"
+	"github.com/cnperf/cnperf/internal/cli/labcmd"
 	"github.com/cnperf/cnperf/internal/cli/reportcmd"
 	"github.com/cnperf/cnperf/internal/iostreams"
 )
@@ -11,5 +15,9 @@ import (
 func extraCommands(streams iostreams.Streams) []*cobra.Command {
 	return []*cobra.Command{
 		reportcmd.NewCommand(streams),
+		comparecmd.NewCommand(streams),
+		agentcmd.NewCommand(streams),
+		labcmd.NewCommand(streams),
+		cleanupcmd.NewCommand(streams),
 	}
 }

@@ -186,5 +186,22 @@ func Check(c plan.Case) error {
 	if c.Params.ResponseSizeBytes > 0 && !caps.ResponseSize {
 		return fmt.Errorf("driver %q cannot set a response size different from the request size", c.Driver)
 	}
+	if v, ok := d.(Validator); ok {
+		return v.Validate(c)
+	}
 	return nil
+}
+
+// Validator is implemented by drivers with limits beyond Capabilities (a minimum message
+// size, option values); Check calls it so such cases are refused before anything runs.
+type Validator interface {
+	Validate(c plan.Case) error
+}
+
+// PortMover is implemented by drivers whose server ports can be chosen through case options,
+// so a platform can move servers off ports that are already taken on a shared host.
+type PortMover interface {
+	// PortOptions returns the case options that make the driver's (single) server listen on
+	// ports: the distinct port numbers of its Ports, in order of first appearance, replaced.
+	PortOptions(ports []int) map[string]string
 }

@@ -96,8 +96,8 @@ func eta(start time.Time, i int, cases []plan.Case) time.Duration {
 	return left
 }
 
-func (r *Runner) runCase(ctx context.Context, c plan.Case) api.Result {
-	res := api.Result{
+func (r *Runner) runCase(ctx context.Context, c plan.Case) (res api.Result) {
+	res = api.Result{
 		Name: c.Name, Group: c.Group, Profile: c.Profile, Driver: c.Driver, Path: c.Path,
 		Params: c.Params, StartTime: time.Now(), Samples: []api.Sample{},
 	}

@@ -35,5 +35,13 @@ func (p *platformOptions) choose(name, runID string, log io.Writer, defaultSuite
 	}
 }
 
+// defaultPaths is the path a case gets when the plan names none.
+func (p *platformOptions) defaultPaths(plat platform.Platform) []api.Path {
+	if plat.Name() == "local" {
+		return []api.Path{api.PathLoopback}
+	}
+	return []api.Path{api.PathPodPodCrossNode}
+}
+
 // gate applies pass/fail gates (e.g. --tolerance) to a finished run.
 func (p *platformOptions) gate(run *api.Run, log io.Writer) error { return nil }

@@ -109,11 +109,20 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		}
 		return nil
 	}
-	cases, err := plan.Expand(p, check)
-	if err != nil {
-		if loaded != nil {
-			err = config.AnnotateErrors(loaded, err)
+	opts := plan.Options{DefaultPaths: o.Platforms.defaultPaths(plat)}
+	var cases []plan.Case
+	if loaded != nil {
+		for _, w := range loaded.Warnings {
+			fmt.Fprintf(log, "warning: %s\n", w)
 		}
+		cases, err = loaded.Expand(opts, check)
+	} else {
+		cases, err = plan.ExpandWith(p, opts, check)
+		if err != nil {
+			err = config.AnnotateFlagErrors(err)
+		}
+	}
+	if err != nil {
 		return &exit.UsageError{Err: fmt.Errorf("invalid plan:\n%w", err)}
 	}
 	if len(cases) == 0 {

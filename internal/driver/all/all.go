@@ -1,0 +1,10 @@
+// Package all registers every driver; import it for its side effects.
+package all
+
+import (
+	_ "github.com/cnperf/cnperf/internal/driver/iperf3"   // iperf3
+	_ "github.com/cnperf/cnperf/internal/driver/native"   // built-in generator
+	_ "github.com/cnperf/cnperf/internal/driver/netperf"  // netperf 2.7 omni
+	_ "github.com/cnperf/cnperf/internal/driver/qperf"    // qperf
+	_ "github.com/cnperf/cnperf/internal/driver/sockperf" // sockperf
+)
