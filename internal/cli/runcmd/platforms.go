@@ -8,31 +8,62 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/gate"
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
+	"github.com/cnperf/cnperf/internal/platform/kube"
 	"github.com/cnperf/cnperf/internal/platform/local"
 )
 
-// platformOptions hold the flags of every platform.
+// platformOptions hold the flags of every platform and of the gates that compare results.
 type platformOptions struct {
-	local local.Options
+	local     local.Options
+	lab       lab.Options
+	kube      kube.Options
+	external  string
+	tolerance float64
 }
 
 func (p *platformOptions) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&p.local.External, "external", "", "external-service path: the address to dial, HOST[:PORT[,PORT...]] (ports replace the driver's server ports in order)")
-	fs.StringVar(&p.local.AgentBinary, "agent-binary", "", "local platform: the cnperf binary to run as the native agent (default: this binary)")
+	fs.StringVar(&p.external, "external", "", "external-service path: the address to dial, HOST[:PORT[,PORT...]] (ports replace the driver's server ports in order)")
+	fs.Float64Var(&p.tolerance, "tolerance", 0, "fail (exit 1) when hostNetwork and pod network differ by more than PCT percent for the same profile, driver and path class (0 = off)")
+	fs.StringVar(&p.local.AgentBinary, "agent-binary", "", "local: the cnperf binary to run as the native agent (default: this binary)")
+	p.lab = lab.DefaultOptions()
+	p.local.Lab = &p.lab
+	p.lab.AddFlags(fs)
+	p.kube.AddFlags(fs)
 }
 
 // choose picks the platform. auto means kube when a cluster is configured, else local.
 func (p *platformOptions) choose(name, runID string, log io.Writer, defaultSuite bool) (platform.Platform, error) {
+	p.local.External, p.kube.External = p.external, p.external
 	switch name {
 	case "auto", "":
-		fmt.Fprintln(log, "no Kubernetes cluster configured (no KUBECONFIG, ~/.kube/config or in-cluster service account): using the local platform")
+		if ok, why := kube.Detect(); ok && !defaultSuite || ok && p.kube.Kubeconfig != "" {
+			fmt.Fprintf(log, "using the kube platform (%s)\n", why)
+			return p.newKube(runID, log)
+		} else if ok {
+			fmt.Fprintf(log, "a cluster is configured (%s) but no plan was given: running the default local suite; use --platform kube to measure the cluster\n", why)
+		} else {
+			fmt.Fprintf(log, "no Kubernetes cluster found (%s): using the local platform\n", why)
+		}
 		return local.New(p.local, log), nil
 	case "local":
 		return local.New(p.local, log), nil
+	case "kube":
+		return p.newKube(runID, log)
 	default:
 		return nil, exit.Usage("--platform: unknown platform %q (expected auto, local or kube)", name)
 	}
+}
+
+func (p *platformOptions) newKube(runID string, log io.Writer) (platform.Platform, error) {
+	k, err := kube.New(p.kube, runID, log)
+	if err != nil {
+		return nil, exit.Usage("kube platform: %v", err)
+	}
+	return k, nil
 }
 
 // defaultPaths is the path a case gets when the plan names none.
@@ -43,5 +74,67 @@ func (p *platformOptions) defaultPaths(plat platform.Platform) []api.Path {
 	return []api.Path{api.PathPodPodCrossNode}
 }
 
-// gate applies pass/fail gates (e.g. --tolerance) to a finished run.
-func (p *platformOptions) gate(run *api.Run, log io.Writer) error { return nil }
+// checkPlan refuses, before anything runs, a gate that would have nothing to compare.
+func (p *platformOptions) checkPlan(cases []plan.Case) error {
+	if p.tolerance == 0 {
+		return nil
+	}
+	if err := gate.CheckPlan(cases); err != nil {
+		return exit.Usage("%v", err)
+	}
+	return nil
+}
+
+// gate applies pass/fail gates (--tolerance) to a finished run.
+func (p *platformOptions) gate(run *api.Run, log io.Writer) error {
+	if p.tolerance == 0 {
+		return nil
+	}
+	report, violations := gate.Tolerance(run, p.tolerance)
+	fmt.Fprint(log, report)
+	if len(violations) > 0 {
+		msgs := ""
+		for _, v := range violations {
+			msgs += "\n  " + v.String()
+		}
+		return exit.Failure("tolerance of %.1f%% exceeded:%s", p.tolerance, msgs)
+	}
+	return nil
+}
+
+// caseExpander is implemented by platforms that measure one case on several topologies
+// (the local lab: overlays, policy rule counts, service proxies).
+type caseExpander interface {
+	ExpandCases(cases []plan.Case) []plan.Case
+}
+
+// pathLister is implemented by platforms that can list every path they support ("--path all").
+type pathLister interface {
+	Paths() []api.Path
+}
+
+// labChecker tells why the local lab paths cannot run here.
+type labChecker interface {
+	LabAvailable() error
+}
+
+// allPaths resolves "--path all" for the platform: every path it supports; on the local
+// platform without privileges, loopback only, and it says why.
+func allPaths(plat platform.Platform, log io.Writer) []string {
+	pl, ok := plat.(pathLister)
+	if !ok {
+		return nil
+	}
+	paths := pl.Paths()
+	if lc, ok := plat.(labChecker); ok {
+		if err := lc.LabAvailable(); err != nil {
+			fmt.Fprintf(log, "note: only the loopback path can run: %v\n", err)
+			paths = []api.Path{api.PathLoopback}
+		}
+	}
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = string(p)
+	}
+	return out
+}

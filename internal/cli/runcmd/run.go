@@ -70,6 +70,14 @@ on disk, appended as each case ends, so an interrupted run loses no finished cas
 	fs.StringArrayVar(&o.Labels, "label", nil, "label the run, KEY=VALUE (repeatable), e.g. --label cni=calico")
 	fs.BoolVar(&o.NoProgress, "no-progress", false, "do not print progress on stderr")
 	addPlanFlags(fs, &o.Flags)
+	// Plural spellings are accepted: --paths all, --profiles, --drivers.
+	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		switch name {
+		case "paths", "profiles", "drivers", "message-sizes":
+			return pflag.NormalizedName(strings.TrimSuffix(name, "s"))
+		}
+		return pflag.NormalizedName(name)
+	})
 	o.Platforms.addFlags(fs)
 	return c
 }
@@ -92,11 +100,19 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		return exit.Usage("--uuid: %q is not a UUID: %v", runID, err)
 	}
 
-	p, loaded, defaultSuite, err := o.buildPlan(fs)
+	set := func(name string) bool { f := fs.Lookup(name); return f != nil && f.Changed }
+	plat, err := o.Platforms.choose(o.Platform, runID, log, o.ConfigFile == "" && !anyPlanFlagSet(set))
 	if err != nil {
 		return err
 	}
-	plat, err := o.Platforms.choose(o.Platform, runID, log, defaultSuite)
+	if strings.EqualFold(strings.TrimSpace(o.Flags.Path), "all") {
+		paths := allPaths(plat, log)
+		if paths == nil {
+			return exit.Usage("--path all: the %s platform cannot list its paths; name them", plat.Name())
+		}
+		o.Flags.Path = strings.Join(paths, ",")
+	}
+	p, loaded, defaultSuite, err := o.buildPlan(fs)
 	if err != nil {
 		return err
 	}
@@ -125,8 +141,14 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	if err != nil {
 		return &exit.UsageError{Err: fmt.Errorf("invalid plan:\n%w", err)}
 	}
+	if ce, ok := plat.(caseExpander); ok {
+		cases = ce.ExpandCases(cases)
+	}
 	if len(cases) == 0 {
 		return exit.Usage("the plan has no cases")
+	}
+	if err := o.Platforms.checkPlan(cases); err != nil {
+		return err
 	}
 	warnNotApplicable(log, plat.Name(), cases)
 	if defaultSuite {

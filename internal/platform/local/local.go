@@ -22,6 +22,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
 )
@@ -35,6 +36,10 @@ type Options struct {
 	// External is the target of the external-service path: "HOST" or "HOST:PORT[,PORT...]",
 	// the ports replacing, in order, the ports of the driver's servers (no server is started).
 	External string
+	// Lab configures the network-namespace lab paths (nil: lab.DefaultOptions()).
+	Lab *lab.Options
+	// RunID names the lab's namespaces (cnp-<first six hex digits>-…); empty: a new uuid.
+	RunID string
 }
 
 // Platform is the local platform.
@@ -47,6 +52,11 @@ type Platform struct {
 	mu      sync.Mutex
 	servers []*serverProc
 	closed  bool
+	// portMap maps, per driver, a default server port to the port its server really uses
+	// when the default was taken and the driver could be moved (driver.PortMover).
+	portMap map[string]map[int]int
+
+	labSide labSide // the network-namespace paths (lab.go)
 }
 
 var _ platform.Platform = (*Platform)(nil)
@@ -69,6 +79,9 @@ func (p *Platform) Name() string { return "local" }
 
 // CheckPath implements platform.PathChecker.
 func (p *Platform) CheckPath(c plan.Case) error {
+	if labPath(c.Path) {
+		return p.checkLabPath(c)
+	}
 	switch c.Path {
 	case api.PathLoopback:
 		return nil
@@ -117,6 +130,10 @@ type serverProc struct {
 
 // Prepare starts every server the cases need, on loopback.
 func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[string]driver.Driver) error {
+	cases, err := p.prepareLab(ctx, cases, drivers)
+	if err != nil {
+		return err
+	}
 	for _, name := range driverOrder(cases) {
 		d, ok := drivers[name]
 		if !ok {
@@ -131,7 +148,19 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 		if len(mine) == 0 {
 			continue
 		}
-		for _, s := range d.Servers(mine) {
+		servers, moved, err := p.placeServers(d, mine)
+		if err != nil {
+			return err
+		}
+		if moved != nil {
+			p.mu.Lock()
+			if p.portMap == nil {
+				p.portMap = map[string]map[int]int{}
+			}
+			p.portMap[name] = moved
+			p.mu.Unlock()
+		}
+		for _, s := range servers {
 			if err := p.startServer(ctx, name, s); err != nil {
 				return err
 			}
@@ -151,6 +180,99 @@ func driverOrder(cases []plan.Case) []string {
 		}
 	}
 	return out
+}
+
+// placeServers returns the servers of d for cases, moved to free ports when one of the
+// default ports is taken and the driver can be moved; moved maps default to actual ports.
+func (p *Platform) placeServers(d driver.Driver, cases []plan.Case) ([]driver.Server, map[int]int, error) {
+	servers := d.Servers(cases)
+	busy := false
+	for _, s := range servers {
+		for _, port := range s.Ports {
+			if portFree(port) != nil {
+				busy = true
+			}
+		}
+	}
+	mover, canMove := d.(driver.PortMover)
+	if !busy || !canMove || len(servers) != 1 {
+		return servers, nil, nil
+	}
+	var defaults []int
+	for _, port := range servers[0].Ports {
+		if !containsInt(defaults, port.Port) {
+			defaults = append(defaults, port.Port)
+		}
+	}
+	free, err := freePorts(len(defaults))
+	if err != nil {
+		return nil, nil, fmt.Errorf("find free ports for the %s server: %w", d.Name(), err)
+	}
+	opts := mover.PortOptions(free)
+	if opts == nil {
+		return servers, nil, nil
+	}
+	moved := make([]plan.Case, len(cases))
+	for i, c := range cases {
+		c.Params.Options = mergeOptions(c.Params.Options, opts)
+		moved[i] = c
+	}
+	servers = d.Servers(moved)
+	m := map[int]int{}
+	for i, port := range defaults {
+		m[port] = free[i]
+	}
+	fmt.Fprintf(p.log, "%s: default ports %v are taken on this host; using %v\n", d.Name(), defaults, free)
+	return servers, m, nil
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func mergeOptions(a, b map[string]string) map[string]string {
+	out := make(map[string]string, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+// freePorts finds n distinct ports that are free for both TCP and UDP on 127.0.0.1.
+func freePorts(n int) ([]int, error) {
+	var held []io.Closer
+	defer func() {
+		for _, c := range held {
+			_ = c.Close()
+		}
+	}()
+	var out []int
+	for tries := 0; len(out) < n && tries < 100; tries++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		held = append(held, l)
+		port := l.Addr().(*net.TCPAddr).Port
+		u, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue
+		}
+		held = append(held, u)
+		out = append(out, port)
+	}
+	if len(out) < n {
+		return nil, errors.New("no free ports")
+	}
+	return out, nil
 }
 
 func (p *Platform) startServer(ctx context.Context, driverName string, s driver.Server) error {
@@ -270,6 +392,9 @@ func (e loopbackExecutor) Exec(ctx context.Context, cmd driver.Command) driver.O
 
 // Pair implements platform.Platform.
 func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error) {
+	if labPath(c.Path) {
+		return p.labPair(ctx, c)
+	}
 	if err := p.CheckPath(c); err != nil {
 		return nil, err
 	}
@@ -279,9 +404,12 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 	if err := p.serversAlive(c.Driver); err != nil {
 		return nil, err
 	}
+	p.mu.Lock()
+	ports := p.portMap[c.Driver]
+	p.mu.Unlock()
 	return &platform.Pair{
 		Client: loopbackExecutor{resolver: p.resolver},
-		Target: driver.Target{Host: "127.0.0.1"},
+		Target: driver.Target{Host: "127.0.0.1", Ports: ports},
 		Placement: &api.Placement{
 			Client: api.Endpoint{Role: "client", Node: p.hostname, HostNetwork: true, HostIP: "127.0.0.1"},
 			Server: api.Endpoint{Role: "server", Node: p.hostname, HostNetwork: true, HostIP: "127.0.0.1", Address: "127.0.0.1"},
@@ -334,6 +462,7 @@ func (p *Platform) Close(ctx context.Context) error {
 		}(sp)
 	}
 	wg.Wait()
+	errs = append(errs, p.closeLab(ctx))
 	return errors.Join(errs...)
 }
 
