@@ -279,6 +279,65 @@ type Result struct {
 	Notes []string `json:"notes,omitempty"`
 	// Commands are the exact argv lines run for this case (server first), for reproducibility.
 	Commands [][]string `json:"commands,omitempty"`
+	// Metrics are cluster metrics queried from Prometheus for the case's time window.
+	Metrics *ClusterMetrics `json:"metrics,omitempty"`
+}
+
+// ClusterMetrics are Prometheus figures over one case's window: node CPU, the CPU and memory
+// of CNI and proxy agent pods, and interface drops and errors. Rates and CPU are averages
+// over the window; memory is the window's maximum.
+type ClusterMetrics struct {
+	// Source is the Prometheus URL (without credentials).
+	Source        string    `json:"source"`
+	WindowStart   time.Time `json:"windowStart"`
+	WindowEnd     time.Time `json:"windowEnd"`
+	WindowSeconds float64   `json:"windowSeconds"`
+	// StepSeconds is the resolution of the range queries (the window split in a few steps).
+	StepSeconds float64            `json:"stepSeconds"`
+	Nodes       []NodeMetrics      `json:"nodes,omitempty"`
+	Pods        []PodMetrics       `json:"pods,omitempty"`
+	Interfaces  []InterfaceMetrics `json:"interfaces,omitempty"`
+	// Warnings name metrics that were absent or queries that failed (never fatal).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// NodeMetrics is one node's CPU over the window, in percent of all its CPUs.
+type NodeMetrics struct {
+	// Instance is Prometheus's instance label; Node the node name when known.
+	Instance          string   `json:"instance"`
+	Node              string   `json:"node,omitempty"`
+	CPUs              int      `json:"cpus,omitempty"`
+	CPUUserPercent    *float64 `json:"cpuUserPercent,omitempty"`
+	CPUSystemPercent  *float64 `json:"cpuSystemPercent,omitempty"`
+	CPUSoftIRQPercent *float64 `json:"cpuSoftirqPercent,omitempty"`
+	CPUBusyPercent    *float64 `json:"cpuBusyPercent,omitempty"`
+	CPUBusyMaxPercent *float64 `json:"cpuBusyMaxPercent,omitempty"`
+	RxDropsPerSecond  *float64 `json:"rxDropsPerSecond,omitempty"`
+	TxDropsPerSecond  *float64 `json:"txDropsPerSecond,omitempty"`
+	RxErrorsPerSecond *float64 `json:"rxErrorsPerSecond,omitempty"`
+	TxErrorsPerSecond *float64 `json:"txErrorsPerSecond,omitempty"`
+}
+
+// PodMetrics is one agent pod's use over the window.
+type PodMetrics struct {
+	Namespace string `json:"namespace"`
+	Pod       string `json:"pod"`
+	Node      string `json:"node,omitempty"`
+	// Agent names what the pod is: calico-node, cilium-agent, kube-proxy, ovs, flannel, ...
+	Agent          string   `json:"agent,omitempty"`
+	CPUCores       *float64 `json:"cpuCores,omitempty"`
+	MemoryMaxBytes *float64 `json:"memoryMaxBytes,omitempty"`
+}
+
+// InterfaceMetrics are one network interface's drop and error rates over the window (only
+// interfaces with any are listed; NodeMetrics carries the per-node totals).
+type InterfaceMetrics struct {
+	Instance          string  `json:"instance"`
+	Device            string  `json:"device"`
+	RxDropsPerSecond  float64 `json:"rxDropsPerSecond"`
+	TxDropsPerSecond  float64 `json:"txDropsPerSecond"`
+	RxErrorsPerSecond float64 `json:"rxErrorsPerSecond"`
+	TxErrorsPerSecond float64 `json:"txErrorsPerSecond"`
 }
 
 // Failed reports whether the case failed as a whole or had any failed sample.
@@ -334,6 +393,12 @@ type CalicoDetails struct {
 	Encapsulation    string `json:"encapsulation,omitempty"`
 	Dataplane        string `json:"dataplane,omitempty"`
 	WireguardEnabled bool   `json:"wireguardEnabled,omitempty"`
+	// IPFamily is the family of Calico's IP pools ("ipv4", "ipv6", "dual").
+	IPFamily string `json:"ipFamily,omitempty"`
+	// ClusterType is ClusterInformation's clusterType (e.g. "k8s,bgp,kubeadm,operator").
+	ClusterType string `json:"clusterType,omitempty"`
+	// CNIType is the operator Installation's spec.cni.type (e.g. "Calico", "AmazonVPC").
+	CNIType string `json:"cniType,omitempty"`
 }
 
 // Timing records where a run's wall-clock time went.
@@ -360,4 +425,7 @@ type Run struct {
 	Timing        *Timing           `json:"timing,omitempty"`
 	Results       []Result          `json:"results"`
 	Notes         []string          `json:"notes,omitempty"`
+	// TigerBench holds the tests of a tiger-bench testconfig.yaml run (standing config, TTFR,
+	// DNS, Calico changes); their thruput-latency and iperf cases are in Results.
+	TigerBench []TigerBenchTest `json:"tigerBench,omitempty"`
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/cnperf/cnperf/internal/cli/agentcmd"
 	"github.com/cnperf/cnperf/internal/cli/cleanupcmd"
 	"github.com/cnperf/cnperf/internal/cli/comparecmd"
+	"github.com/cnperf/cnperf/internal/cli/importcmd"
 	"github.com/cnperf/cnperf/internal/cli/labcmd"
 	"github.com/cnperf/cnperf/internal/cli/reportcmd"
 	"github.com/cnperf/cnperf/internal/iostreams"
@@ -16,6 +17,7 @@ func extraCommands(streams iostreams.Streams) []*cobra.Command {
 	return []*cobra.Command{
 		reportcmd.NewCommand(streams),
 		comparecmd.NewCommand(streams),
+		importcmd.NewCommand(streams),
 		agentcmd.NewCommand(streams),
 		labcmd.NewCommand(streams),
 		cleanupcmd.NewCommand(streams),

@@ -1,0 +1,305 @@
+// Package importcmd is `cnperf import`: turn a tool's saved raw output (iperf3 -J, netperf
+// keyval/CSV, qperf, sockperf, uperf) into cnperf results, so existing logs can be reported and
+// compared like any run.
+package importcmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	_ "github.com/cnperf/cnperf/internal/driver/all" // every driver, for --driver
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/version"
+)
+
+// Platform is the platform name of imported runs.
+const Platform = "imported"
+
+// MaxRawBytes bounds the raw tool output kept in a sample (as cnperf run does).
+const MaxRawBytes = 4096
+
+// profileImporter is implemented by importers that can be told the profile when the output
+// does not say (netperf without its banner, uperf profiles not written by cnperf).
+type profileImporter interface {
+	ImportAs(name string, data []byte, p api.Profile) ([]driver.ImportedCase, error)
+}
+
+type options struct {
+	driver  string
+	profile string
+	path    string
+	output  string
+	results string
+	labels  []string
+	files   []string
+	now     func() time.Time
+}
+
+// NewCommand returns the `import` command.
+func NewCommand(streams iostreams.Streams) *cobra.Command {
+	o := &options{now: time.Now}
+	c := &cobra.Command{
+		Use:   "import --driver NAME [flags] FILE...",
+		Short: "Turn saved tool outputs (iperf3, netperf, qperf, sockperf, uperf) into cnperf results",
+		Long: `import reads outputs saved from a load generator and writes one cnperf run
+(imported: true, platform "imported") with the same schema as 'cnperf run': results with
+their samples and summaries, ready for 'cnperf report' and 'cnperf compare'. FILE "-" reads
+standard input.
+
+Accepted outputs:
+  iperf3    the -J JSON document (several appended documents are several runs)
+  netperf   keyval (-k) or CSV with its column titles (-o), and the classic TCP_SENDFILE
+            table; several tests in one file are split at their banner lines
+  qperf     any -v level and unit style (one block per test)
+  sockperf  a client's output (ping-pong, under-load, throughput)
+  uperf     a master's -R output (with cnperf's history appended, percentiles too)
+
+Runs of the same test (same profile and parameters) become the samples of one result, in file
+order, so their spread is summarised. A file that is not a successful run of the tool (an
+error message, truncated or garbage output) stops the import with the tool's own words.
+
+Formats:
+` + report.FormatHelp() + `
+Exit codes: 0 imported, 2 bad usage or a file that cannot be imported.`,
+		Example: `  cnperf import --driver iperf3 run1.json run2.json run3.json > iperf3.json
+  cnperf import --driver netperf --results mizar.jsonl netperf-tcp-rr.log
+  cnperf import --driver netperf --profile TCP_RR --path pod-pod-cross-node keyval.txt -o table`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.files = args
+			return o.run(streams)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.driver, "driver", "", "the tool that wrote the files: iperf3, netperf, qperf, sockperf or uperf (required)")
+	f.StringVar(&o.profile, "profile", "", "the profile, when the output does not say (e.g. netperf run with -P 0)")
+	f.StringVar(&o.path, "path", "", "the path the tool measured, recorded in the results (e.g. pod-pod-cross-node)")
+	f.StringVarP(&o.output, "output", "o", "json", "output format: "+strings.Join(report.Formats(), ", "))
+	f.StringVar(&o.results, "results", "", "also write the run to this results file (JSON Lines; read by report/compare)")
+	f.StringArrayVar(&o.labels, "label", nil, "label the run, KEY=VALUE (repeatable)")
+	_ = c.MarkFlagRequired("driver")
+	return c
+}
+
+func (o *options) run(streams iostreams.Streams) error {
+	enc, err := report.Lookup(o.output)
+	if err != nil {
+		return exit.Usage("--output: %v", err)
+	}
+	d, err := driver.Get(o.driver)
+	if err != nil {
+		return exit.Usage("--driver: %v", err)
+	}
+	imp, ok := d.(driver.Importer)
+	if !ok {
+		return exit.Usage("--driver: %s cannot import saved outputs", o.driver)
+	}
+	var profile api.Profile
+	if o.profile != "" {
+		profile = api.Profile(strings.ToUpper(o.profile))
+		if !profile.Valid() {
+			return exit.Usage("--profile: unknown profile %q (known: %s)", o.profile, profileList())
+		}
+	}
+	path := api.Path(o.path)
+	if o.path != "" && !path.Valid() {
+		return exit.Usage("--path: unknown path %q", o.path)
+	}
+	labels, err := parseLabels(o.labels)
+	if err != nil {
+		return err
+	}
+	run, err := Import(imp, o.driver, profile, path, o.files, streams.In)
+	if err != nil {
+		return &exit.UsageError{Err: err}
+	}
+	run.UUID = uuid.NewString()
+	run.Labels = labels
+	if run.StartTime.IsZero() {
+		run.StartTime = o.now().UTC()
+		run.EndTime = run.StartTime
+	}
+	if o.results != "" {
+		if err := writeResults(o.results, run); err != nil {
+			return err
+		}
+	}
+	if err := enc.Encode(streams.Out, []*api.Run{run}); err != nil {
+		return fmt.Errorf("write %s output: %w", o.output, err)
+	}
+	return nil
+}
+
+func writeResults(path string, run *api.Run) error {
+	w, err := report.CreateResultsFile(path, run)
+	if err != nil {
+		return fmt.Errorf("--results: %w", err)
+	}
+	for _, r := range run.Results {
+		if err := w.AppendResult(r); err != nil {
+			_ = w.Close(*run)
+			return fmt.Errorf("--results: %w", err)
+		}
+	}
+	if err := w.Close(*run); err != nil {
+		return fmt.Errorf("--results: %w", err)
+	}
+	return nil
+}
+
+// Import reads every file ("-" is in) with the importer and builds one imported run: cases
+// with the same profile and parameters become one result whose samples are in file order.
+// The run has no UUID or labels yet.
+func Import(imp driver.Importer, driverName string, profile api.Profile, path api.Path, files []string, in io.Reader) (*api.Run, error) {
+	run := &api.Run{
+		APIVersion: api.APIVersion, Kind: api.KindRun, CnperfVersion: version.Version,
+		Platform: Platform, Imported: true, Results: []api.Result{},
+	}
+	index := map[string]int{} // case key → result index
+	for _, f := range files {
+		data, name, err := readFile(f, in)
+		if err != nil {
+			return nil, err
+		}
+		cases, err := importOne(imp, name, data, profile)
+		if err != nil {
+			if !strings.Contains(err.Error(), name) {
+				err = fmt.Errorf("%s: %w", name, err)
+			}
+			return nil, fmt.Errorf("import: %w", err)
+		}
+		if len(cases) == 0 {
+			return nil, fmt.Errorf("import %s: no %s result in it", name, driverName)
+		}
+		for _, ic := range cases {
+			if profile != "" && ic.Profile != profile {
+				return nil, fmt.Errorf("import %s: the output is a %s test, not %s", name, ic.Profile, profile)
+			}
+			s := ic.Sample
+			if len(cases) == 1 && s.Raw == "" && len(data) <= MaxRawBytes {
+				s.Raw = strings.ToValidUTF8(string(data), "\uFFFD")
+			}
+			s.Notes = append(s.Notes, "imported from "+name)
+			key := caseKey(ic)
+			i, ok := index[key]
+			if !ok {
+				p := ic.Params
+				if p.Parallel < 1 {
+					p.Parallel = 1
+				}
+				run.Results = append(run.Results, api.Result{
+					Profile: ic.Profile, Driver: driverName, Path: path, Params: p, Samples: []api.Sample{},
+				})
+				i = len(run.Results) - 1
+				index[key] = i
+			}
+			r := &run.Results[i]
+			s.Index = len(r.Samples)
+			r.Samples = append(r.Samples, s)
+		}
+		run.Notes = append(run.Notes, fmt.Sprintf("imported %d %s result(s) from %s", len(cases), driverName, name))
+	}
+	for i := range run.Results {
+		r := &run.Results[i]
+		r.Params.Samples = len(r.Samples)
+		r.Summary = stats.Summarize(r.Samples)
+		r.StartTime, r.EndTime = window(r.Samples)
+		if !r.StartTime.IsZero() && (run.StartTime.IsZero() || r.StartTime.Before(run.StartTime)) {
+			run.StartTime = r.StartTime
+		}
+		if r.EndTime.After(run.EndTime) {
+			run.EndTime = r.EndTime
+		}
+	}
+	return run, nil
+}
+
+func importOne(imp driver.Importer, name string, data []byte, profile api.Profile) ([]driver.ImportedCase, error) {
+	if pi, ok := imp.(profileImporter); ok && profile != "" {
+		return pi.ImportAs(name, data, profile)
+	}
+	return imp.Import(name, data)
+}
+
+func readFile(f string, in io.Reader) ([]byte, string, error) {
+	if f == "-" {
+		if in == nil {
+			return nil, "", errors.New("no standard input")
+		}
+		b, err := io.ReadAll(in)
+		if err != nil {
+			return nil, "", fmt.Errorf("read standard input: %w", err)
+		}
+		return b, "(stdin)", nil
+	}
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return nil, "", fmt.Errorf("read %s: %w", f, err)
+	}
+	return b, f, nil
+}
+
+// caseKey identifies a case by profile and parameters (samples not counted).
+func caseKey(ic driver.ImportedCase) string {
+	p := ic.Params
+	p.Samples = 0
+	if p.Parallel < 1 {
+		p.Parallel = 1
+	}
+	var b bytes.Buffer
+	b.WriteString(string(ic.Profile))
+	b.WriteByte('|')
+	_ = json.NewEncoder(&b).Encode(p) // map keys are sorted by encoding/json
+	return b.String()
+}
+
+func window(samples []api.Sample) (start, end time.Time) {
+	for _, s := range samples {
+		if !s.StartTime.IsZero() && (start.IsZero() || s.StartTime.Before(start)) {
+			start = s.StartTime
+		}
+		if s.EndTime.After(end) {
+			end = s.EndTime
+		}
+	}
+	return start, end
+}
+
+func parseLabels(in []string) (map[string]string, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, l := range in {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, exit.Usage("--label: %q is not KEY=VALUE", l)
+		}
+		out[strings.TrimSpace(k)] = v
+	}
+	return out, nil
+}
+
+func profileList() string {
+	var out []string
+	for _, p := range api.Profiles {
+		out = append(out, string(p))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}

@@ -1,0 +1,181 @@
+package importcmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/report"
+)
+
+// Fixtures: real iperf3/qperf/sockperf captures and manual-based netperf/uperf outputs.
+const drivers = "../../driver"
+
+func fx(parts ...string) string { return filepath.Join(append([]string{drivers}, parts...)...) }
+
+func execute(t *testing.T, stdin string, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	c := NewCommand(iostreams.Streams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut})
+	c.SetArgs(args)
+	c.SetOut(&errOut)
+	c.SetErr(&errOut)
+	c.SilenceUsage = true
+	c.SilenceErrors = true
+	err := c.Execute()
+	return out.String(), errOut.String(), err
+}
+
+func decode(t *testing.T, s string) api.Run {
+	t.Helper()
+	var runs []api.Run
+	if err := json.Unmarshal([]byte(s), &runs); err != nil {
+		var r api.Run
+		if err2 := json.Unmarshal([]byte(s), &r); err2 != nil {
+			t.Fatalf("output is not a run: %v\n%s", err, s)
+		}
+		return r
+	}
+	if len(runs) != 1 {
+		t.Fatalf("%d runs", len(runs))
+	}
+	return runs[0]
+}
+
+func TestImportIperf3GroupsRunsOfOneTest(t *testing.T) {
+	a := fx("iperf3", "testdata", "captured", "tcp_stream.stdout")
+	b := fx("iperf3", "testdata", "captured", "udp_stream.stdout")
+	out, _, err := execute(t, "", "--driver", "iperf3", "--path", "pod-pod-cross-node", "--label", "cni=calico", a, a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := decode(t, out)
+	if !run.Imported || run.Platform != "imported" || run.UUID == "" || run.Kind != api.KindRun || run.Labels["cni"] != "calico" {
+		t.Errorf("run header: %+v", run)
+	}
+	if len(run.Results) != 2 {
+		t.Fatalf("%d results", len(run.Results))
+	}
+	r := run.Results[0]
+	if r.Profile != api.TCPStream || r.Driver != "iperf3" || r.Path != api.PathPodPodCrossNode || len(r.Samples) != 2 || r.Params.Samples != 2 ||
+		r.Samples[1].Index != 1 {
+		t.Errorf("result 0: %+v", r)
+	}
+	// The summary is computed like a run's: two identical samples.
+	want := *r.Samples[0].ThroughputBitsPerSecond
+	if r.Summary.ThroughputBitsPerSecond == nil || r.Summary.ThroughputBitsPerSecond.N != 2 || r.Summary.ThroughputBitsPerSecond.Mean != want {
+		t.Errorf("summary %+v", r.Summary.ThroughputBitsPerSecond)
+	}
+	if run.Results[1].Profile != api.UDPStream || run.Results[1].Summary.LossPercent == nil {
+		t.Errorf("result 1: %+v", run.Results[1])
+	}
+	if r.Samples[0].Raw == "" && len(mustRead(t, a)) <= MaxRawBytes {
+		t.Error("raw output not kept")
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestImportWritesAResultsFileReportCanRead(t *testing.T) {
+	dir := t.TempDir()
+	res := filepath.Join(dir, "imported.jsonl")
+	_, _, err := execute(t, "", "--driver", "sockperf", "--results", res, "-o", "table",
+		fx("sockperf", "testdata", "captured", "pp_tcp_m64_fullrtt.stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := report.ReadRunFile(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || !runs[0].Imported || len(runs[0].Results) != 1 || runs[0].Results[0].Summary.LatencyMicroseconds == nil {
+		t.Errorf("read back: %+v", runs)
+	}
+}
+
+func TestImportNetperfNeedsTheProfileWithoutBanner(t *testing.T) {
+	// Mizar's -o CSV has its banner: the profile is known.
+	out, _, err := execute(t, "", "--driver", "netperf", fx("netperf", "testdata", "manual", "mizar_csv.stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := decode(t, out).Results[0]; r.Profile != api.TCPRR || r.Summary.TransactionsPerSecond.Mean != 10479.123 {
+		t.Errorf("%+v", r)
+	}
+	// Keyval without banner, PROTOCOL or DIRECTION, from stdin: --profile is needed.
+	kv := "THROUGHPUT=10479.12\nTHROUGHPUT_UNITS=Trans/s\nTRANSACTION_RATE=10479.123\nMEAN_LATENCY=95.30\nELAPSED_TIME=10.00\n"
+	_, _, err = execute(t, kv, "--driver", "netperf", "-")
+	var ue *exit.UsageError
+	if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), "give the profile") {
+		t.Errorf("no profile: %v", err)
+	}
+	out, _, err = execute(t, kv, "--driver", "netperf", "--profile", "udp_rr", "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := decode(t, out).Results[0]; r.Profile != api.UDPRR || !strings.Contains(strings.Join(r.Samples[0].Notes, ";"), "imported from (stdin)") {
+		t.Errorf("%+v", r)
+	}
+}
+
+func TestImportFailures(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--driver", "iperf3", fx("iperf3", "testdata", "captured", "refused.stdout")}, "unable to connect to server: Connection refused"},
+		{[]string{"--driver", "qperf", fx("qperf", "testdata", "captured", "garbage.stdout")}, "no qperf test report found"},
+		{[]string{"--driver", "iperf3", "/nonexistent/file.json"}, "no such file"},
+		{[]string{"--driver", "frobperf", "x"}, "unknown driver"},
+		{[]string{"--driver", "iperf3", "--profile", "TCP_RR", fx("iperf3", "testdata", "captured", "tcp_stream.stdout")}, "not TCP_RR"},
+		{[]string{"--driver", "iperf3", "--profile", "TCP_NOPE", "x"}, "unknown profile"},
+		{[]string{"--driver", "iperf3", "--path", "moon", "x"}, "unknown path"},
+		{[]string{"--driver", "iperf3", "-o", "yaml", "x"}, "--output"},
+	}
+	for _, tt := range tests {
+		_, _, err := execute(t, "", tt.args...)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: %v, want %q", tt.args, err, tt.want)
+			continue
+		}
+		if exit.Code(err) != exit.BadInput {
+			t.Errorf("%v: exit code %d, want 2", tt.args, exit.Code(err))
+		}
+	}
+	if _, _, err := execute(t, "", fx("iperf3", "testdata", "captured", "tcp_stream.stdout")); err == nil || !strings.Contains(err.Error(), "driver") {
+		t.Errorf("missing --driver: %v", err)
+	}
+}
+
+func TestImportEveryDriver(t *testing.T) {
+	for drv, file := range map[string]string{
+		"iperf3":   fx("iperf3", "testdata", "captured", "tcp_maerts.stdout"),
+		"qperf":    fx("qperf", "testdata", "captured", "udp_lat_m64.stdout"),
+		"sockperf": fx("sockperf", "testdata", "captured", "tp_udp_m1400.stdout"),
+		"netperf":  fx("netperf", "testdata", "manual", "k8s_netperf_stream.stdout"),
+		"uperf":    fx("uperf", "testdata", "manual", "tcp_rr_history.stdout"),
+	} {
+		out, _, err := execute(t, "", "--driver", drv, file)
+		if err != nil {
+			t.Errorf("%s: %v", drv, err)
+			continue
+		}
+		run := decode(t, out)
+		if len(run.Results) != 1 || run.Results[0].Summary.SamplesTotal != 1 || run.Results[0].Summary.SamplesFailed != 0 {
+			t.Errorf("%s: %+v", drv, run.Results)
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package all
+
+import (
+	"strings"
+	"testing"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/plan"
+)
+
+func TestEveryDriverIsRegistered(t *testing.T) {
+	got := strings.Join(driver.Names(), ",")
+	for _, want := range []string{"iperf2", "iperf3", "native", "netperf", "qperf", "sockperf", "uperf"} {
+		if !strings.Contains(","+got+",", ","+want+",") {
+			t.Errorf("driver %s not registered (have %s)", want, got)
+		}
+	}
+}
+
+func c(d string, p api.Profile, mut ...func(*api.Params)) plan.Case {
+	cs := plan.Case{Driver: d, Profile: p, Path: api.PathLoopback, Params: api.Params{DurationSeconds: 10, Samples: 1, Parallel: 1}}
+	for _, m := range mut {
+		m(&cs.Params)
+	}
+	return cs
+}
+
+// TestCapabilitiesAreEnforced: the plan validator (driver.Check) refuses what a tool cannot
+// do, naming the drivers that can, before anything runs.
+func TestCapabilitiesAreEnforced(t *testing.T) {
+	tests := []struct {
+		c    plan.Case
+		want string // "" = accepted
+	}{
+		{c("iperf3", api.TCPRR), `driver "iperf3" cannot run profile TCP_RR (drivers that can: iperf2, native, netperf, qperf, sockperf, uperf)`},
+		{c("iperf3", api.TCPCRR), `driver "iperf3" cannot run profile TCP_CRR (drivers that can: native, netperf)`},
+		{c("qperf", api.TCPMaerts), `cannot run profile TCP_MAERTS`},
+		{c("sockperf", api.TCPSendfile), `cannot run profile TCP_SENDFILE`},
+		{c("uperf", api.TCPCRR), `cannot run profile TCP_CRR`},
+		{c("qperf", api.TCPStream, func(p *api.Params) { p.Parallel = 4 }), `cannot run parallel flows`},
+		{c("sockperf", api.TCPRR, func(p *api.Params) { p.Burst = 2 }), `cannot keep several transactions in flight`},
+		{c("iperf3", api.TCPStream, func(p *api.Params) { p.Burst = 2 }), `cannot keep several transactions in flight`},
+		{c("netperf", api.TCPStream, func(p *api.Params) { p.RateBitsPerSecond = 1e9 }), `cannot limit the send rate`},
+		{c("qperf", api.TCPRR, func(p *api.Params) { p.ResponseSizeBytes = 100 }), `response size`},
+		{c("sockperf", api.TCPStream, func(p *api.Params) { p.MessageSizeBytes = 131072 }), `above sockperf's maximum of 65507 B`},
+		{c("sockperf", api.UDPRR, func(p *api.Params) { p.MessageSizeBytes = 8 }), `below sockperf's minimum`},
+		{c("iperf3", api.TCPStream, func(p *api.Params) { p.Options = map[string]string{"iperf3.nonsense": "1"} }), `unknown iperf3 option`},
+		{c("netperf", api.TCPRR, func(p *api.Params) { p.Burst, p.Parallel, p.ResponseSizeBytes = 4, 8, 1024 }), ""},
+		{c("netperf", api.TCPSendfile), ""},
+		{c("iperf3", api.UDPStream, func(p *api.Params) { p.Parallel, p.RateBitsPerSecond = 4, 1e9 }), ""},
+		{c("qperf", api.UDPRR), ""},
+		{c("sockperf", api.UDPRR, func(p *api.Params) { p.MessageSizeBytes = 64 }), ""},
+		{c("uperf", api.TCPRR, func(p *api.Params) { p.Parallel, p.ResponseSizeBytes = 8, 1024 }), ""},
+	}
+	for _, tt := range tests {
+		err := driver.Check(tt.c)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s %s refused: %v", tt.c.Driver, tt.c.Profile, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s %s: error %v, want %q", tt.c.Driver, tt.c.Profile, err, tt.want)
+		}
+	}
+}
+
+// TestPortMovers: every tool driver can be moved to free ports on a shared host.
+func TestPortMovers(t *testing.T) {
+	for _, name := range []string{"iperf2", "iperf3", "qperf", "sockperf", "netperf", "uperf"} {
+		d, err := driver.Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, ok := d.(driver.PortMover)
+		if !ok {
+			t.Errorf("%s is not a PortMover", name)
+			continue
+		}
+		p := api.TCPRR
+		if name == "iperf3" {
+			p = api.TCPStream
+		}
+		cs := c(name, p)
+		servers := d.Servers([]plan.Case{cs})
+		var distinct []int
+		for _, port := range servers[0].Ports {
+			seen := false
+			for _, x := range distinct {
+				seen = seen || x == port.Port
+			}
+			if !seen {
+				distinct = append(distinct, port.Port)
+			}
+		}
+		free := make([]int, len(distinct))
+		for i := range free {
+			free[i] = 41000 + i
+		}
+		cs.Params.Options = m.PortOptions(free)
+		if cs.Params.Options == nil {
+			t.Errorf("%s: no options for %v", name, free)
+			continue
+		}
+		moved := d.Servers([]plan.Case{cs})
+		for i, port := range moved[0].Ports {
+			old := servers[0].Ports[i].Port
+			for j, x := range distinct {
+				if x == old && port.Port != free[j] {
+					t.Errorf("%s: port %s is %d, want %d", name, port.Name, port.Port, free[j])
+				}
+			}
+		}
+		if _, err := d.Client(cs, driver.Target{Host: "127.0.0.1"}, false); err != nil {
+			t.Errorf("%s: moved case does not build: %v", name, err)
+		}
+	}
+}

@@ -1,0 +1,219 @@
+// Package iperf2 drives iperf 2 (iperf 2.1+, https://sourceforge.net/projects/iperf2/) for
+// TCP_RR with its bounce-back test: the client writes -l bytes, the server writes them back,
+// and with --bounceback-period 0 the next bounce starts as soon as the last one returns (one
+// transaction in flight, like netperf's TCP_RR).
+//
+// iperf 2 reports the bounce-back count and the mean, minimum, maximum and standard deviation
+// of the round trips in milliseconds with three decimals (1 µs resolution). Its histogram has
+// 100 µs bins, too coarse for loopback or pod-to-pod percentiles, so none are reported.
+// iperf 2 exits 0 when it cannot connect; the parser reads its "connect failed" line.
+package iperf2
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/driver/toolkit"
+	"github.com/cnperf/cnperf/internal/plan"
+)
+
+// Name is the driver's name.
+const Name = "iperf2"
+
+// DefaultPort is iperf 2's own default port.
+const DefaultPort = 5001
+
+// OptPort is the server port option (plain or "iperf2.port").
+const OptPort = "port"
+
+// Driver is the iperf 2 driver.
+type Driver struct{}
+
+func init() { driver.Register(Driver{}) }
+
+// Name implements driver.Driver.
+func (Driver) Name() string { return Name }
+
+// Capabilities implements driver.Driver.
+func (Driver) Capabilities() driver.Capabilities {
+	return driver.Capabilities{Profiles: []api.Profile{api.TCPRR}, MessageSize: true}
+}
+
+func port(c plan.Case) (int, *toolkit.Options, error) {
+	o, err := toolkit.ParseOptions(Name, c, OptPort)
+	if err != nil {
+		return 0, nil, err
+	}
+	p, err := o.Port(OptPort, DefaultPort)
+	return p, o, err
+}
+
+// Servers implements driver.Driver.
+func (Driver) Servers(cases []plan.Case) []driver.Server {
+	var out []driver.Server
+	seen := map[int]bool{}
+	for _, c := range cases {
+		if c.Driver != "" && c.Driver != Name {
+			continue
+		}
+		p, _, err := port(c)
+		if err != nil || seen[p] {
+			continue
+		}
+		seen[p] = true
+		name := Name
+		if p != DefaultPort {
+			name = fmt.Sprintf("%s-%d", Name, p)
+		}
+		out = append(out, driver.Server{Name: name, Argv: []string{"iperf", "-s", "-p", strconv.Itoa(p)},
+			Ports: []driver.Port{{Name: "control", Port: p, Protocol: "TCP"}}})
+	}
+	return out
+}
+
+// Client implements driver.Driver.
+func (Driver) Client(c plan.Case, t driver.Target, warmup bool) ([]driver.Command, error) {
+	argv, err := ClientArgv(c, t, warmup)
+	if err != nil {
+		return nil, err
+	}
+	return []driver.Command{{Argv: argv}}, nil
+}
+
+// ClientArgv builds the iperf 2 bounce-back client argv.
+func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
+	if c.Profile != api.TCPRR {
+		return nil, toolkit.Unsupported(Name, c.Profile)
+	}
+	p, _, err := port(c)
+	if err != nil {
+		return nil, err
+	}
+	if t.Host == "" {
+		return nil, errors.New("iperf2: no target host")
+	}
+	argv := []string{"iperf", "-c", t.Host, "-p", strconv.Itoa(t.Port(p)), "-e", "--bounceback", "--bounceback-period", "0",
+		"-t", strconv.Itoa(toolkit.RunSeconds(c, warmup))}
+	if c.Params.MessageSizeBytes > 0 {
+		argv = append(argv, "-l", strconv.Itoa(c.Params.MessageSizeBytes))
+	}
+	if toolkit.IPv6(c) {
+		argv = append(argv, "-V")
+	}
+	return argv, nil
+}
+
+// Validate implements driver.Validator.
+func (Driver) Validate(c plan.Case) error {
+	_, err := ClientArgv(c, driver.Target{Host: "validate.invalid"}, false)
+	return err
+}
+
+// PortOptions implements driver.PortMover.
+func (Driver) PortOptions(ports []int) map[string]string {
+	if len(ports) != 1 {
+		return nil
+	}
+	return map[string]string{OptPort: strconv.Itoa(ports[0])}
+}
+
+// "[  1] 0.0000-1.0011 sec  65.4 MBytes   548 Mbits/sec    33484=0.029/0.019/7.592/0.106 ms ..."
+var (
+	bbRE = regexp.MustCompile(`^\[\s*\d+\]\s+([0-9.]+)-([0-9.]+) sec\s.*?\s(\d+)=([0-9.]+)/([0-9.]+)/([0-9.]+)/([0-9.]+) ms`)
+	// "(bb w/quickack len/hold=1024/0)": the bounce-back size.
+	lenHoldRE = regexp.MustCompile(`len/hold=(\d+)/`)
+	failRE    = regexp.MustCompile(`(?i)(connect failed|failed|error|refused|timed out|unknown option|invalid)`)
+)
+
+// ParseOutput reads iperf 2's enhanced (-e) bounce-back report: the last whole-run line.
+func ParseOutput(data []byte) (api.Sample, error) {
+	text := strings.ReplaceAll(toolkit.Text(data), "\r", "")
+	var line []string
+	var bad []string
+	for _, l := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(l)
+		if m := bbRE.FindStringSubmatch(t); m != nil {
+			if strings.HasPrefix(m[1], "0.0") {
+				line = m
+			}
+			continue
+		}
+		if failRE.MatchString(t) {
+			bad = append(bad, t)
+		}
+	}
+	if len(bad) > 0 {
+		return api.Sample{}, fmt.Errorf("iperf2: %s", strings.Join(bad, " | "))
+	}
+	if line == nil {
+		return api.Sample{}, fmt.Errorf("iperf2 printed no bounce-back report: %s", toolkit.Tail(data, 3))
+	}
+	f := func(i int) float64 { v, _ := strconv.ParseFloat(line[i], 64); return v }
+	start, end := f(1), f(2)
+	n, _ := strconv.ParseInt(line[3], 10, 64)
+	secs := end - start
+	if n <= 0 || secs <= 0 {
+		return api.Sample{}, fmt.Errorf("iperf2 completed %d bounce-backs in %.4f s", n, secs)
+	}
+	us := func(ms float64) *float64 { return toolkit.F(ms * 1000) }
+	s := api.Sample{
+		DurationSeconds:       secs,
+		Transactions:          toolkit.I(n),
+		TransactionsPerSecond: toolkit.F(float64(n) / secs),
+		Latency: &api.Latency{
+			Count: toolkit.I(n), Mean: us(f(4)), Min: us(f(5)), Max: us(f(6)), Stddev: us(f(7)),
+			Method: "tool",
+			Note:   "iperf 2 bounce-back round trips, printed in ms with 3 decimals (1 µs resolution); its 100 µs histogram bins are too coarse for percentiles",
+		},
+	}
+	return s, nil
+}
+
+// Parse implements driver.Driver.
+func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
+	if err := toolkit.ExpectOutputs(Name, outs, 1); err != nil {
+		return api.Sample{}, err
+	}
+	o := outs[0]
+	s, perr := ParseOutput(o.Stdout)
+	if e := toolkit.Failed(Name, o); e != nil {
+		if perr != nil {
+			return api.Sample{}, fmt.Errorf("%w (output: %v)", e, perr)
+		}
+		return api.Sample{}, e
+	}
+	if perr != nil {
+		if t := toolkit.Tail(o.Stderr, 2); t != "" {
+			return api.Sample{}, fmt.Errorf("%w; stderr: %s", perr, t)
+		}
+		return api.Sample{}, perr
+	}
+	if o.ExitCode != 0 {
+		return api.Sample{}, fmt.Errorf("iperf exited with code %d: %s", o.ExitCode, toolkit.Describe(o))
+	}
+	s.StartTime, s.EndTime = toolkit.Window(outs)
+	if _, opts, err := port(c); err == nil {
+		toolkit.AddNote(&s, opts.UnusedNote())
+	}
+	return s, nil
+}
+
+var _ driver.Importer = Driver{}
+
+// Import implements driver.Importer for one saved "iperf -e --bounceback" client output.
+func (Driver) Import(name string, data []byte) ([]driver.ImportedCase, error) {
+	s, err := ParseOutput(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	p := api.Params{Samples: 1, Parallel: 1, DurationSeconds: float64(int(s.DurationSeconds + 0.5))}
+	if n := lenHoldRE.FindStringSubmatch(string(data)); n != nil {
+		p.MessageSizeBytes, _ = strconv.Atoi(n[1])
+	}
+	return []driver.ImportedCase{{Profile: api.TCPRR, Params: p, Sample: s}}, nil
+}

@@ -1,0 +1,73 @@
+package iperf2
+
+import (
+	"math"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/driver/toolkit/fixture"
+	"github.com/cnperf/cnperf/internal/plan"
+)
+
+const captured = "testdata/captured"
+
+func rr(size int) plan.Case {
+	return plan.Case{Driver: Name, Profile: api.TCPRR, Params: api.Params{DurationSeconds: 1, Samples: 1, Parallel: 1,
+		MessageSizeBytes: size, Options: map[string]string{"port": "47331"}}}
+}
+
+func TestCapturedArgvIsTheDriversArgv(t *testing.T) {
+	for name, size := range map[string]int{"bounceback_l64": 64, "bounceback_l1024": 1024} {
+		got, err := ClientArgv(rr(size), driver.Target{Host: "127.0.0.1"}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := fixture.Load(t, captured, name); !reflect.DeepEqual(got, f.Argv) {
+			t.Errorf("%s: driver %q, captured %q", name, got, f.Argv)
+		}
+	}
+	if _, err := ClientArgv(plan.Case{Profile: api.TCPStream}, driver.Target{Host: "h"}, false); err == nil {
+		t.Error("TCP_STREAM accepted")
+	}
+}
+
+func TestParseCapturedGolden(t *testing.T) {
+	for _, name := range []string{"bounceback_l64", "bounceback_l1024", "refused"} {
+		f := fixture.Load(t, captured, name)
+		s, err := Driver{}.Parse(rr(64), []driver.Output{f.Output()})
+		var r fixture.Result
+		if err != nil {
+			r.Error = err.Error()
+		} else {
+			r.Sample = &s
+		}
+		fixture.Golden(t, filepath.Join("testdata/golden", name+".json"), r)
+	}
+}
+
+func TestHandVerified(t *testing.T) {
+	// bounceback_l1024.stdout: "[  1] 0.0000-1.0011 sec ... 33484=0.029/0.019/7.592/0.106 ms".
+	f := fixture.Load(t, captured, "bounceback_l1024")
+	s, err := Driver{}.Parse(rr(1024), []driver.Output{f.Output()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := s.Latency
+	if *s.Transactions != 33484 || math.Abs(*s.TransactionsPerSecond-33484/1.0011) > 1e-6 ||
+		math.Abs(*l.Mean-29) > 1e-9 || math.Abs(*l.Min-19) > 1e-9 || math.Abs(*l.Max-7592) > 1e-9 || l.P99 != nil {
+		t.Errorf("%+v %+v", s, l)
+	}
+	// iperf 2 exits 0 when it cannot connect: the message decides.
+	f = fixture.Load(t, captured, "refused")
+	if _, err := (Driver{}).Parse(rr(64), []driver.Output{f.Output()}); err == nil || !strings.Contains(err.Error(), "tcp connect failed: Connection refused") {
+		t.Errorf("refused: %v", err)
+	}
+	got, err := Driver{}.Import("bb.txt", fixture.Load(t, captured, "bounceback_l64").Stdout)
+	if err != nil || got[0].Params.MessageSizeBytes != 64 || got[0].Profile != api.TCPRR {
+		t.Errorf("import: %+v %v", got, err)
+	}
+}

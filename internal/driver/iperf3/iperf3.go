@@ -1,0 +1,231 @@
+// Package iperf3 drives iperf3 (https://software.es.net/iperf/) with JSON output (-J).
+//
+// Profiles: TCP_STREAM, TCP_SENDFILE (-Z, iperf3's zero-copy mode sends with sendfile(2)),
+// TCP_MAERTS (-R) and UDP_STREAM (-u). iperf3 has no request/response test. Throughput is
+// taken from the receiving side (end.sum_received), retransmits from the sending side, and
+// UDP loss, jitter and packet counts from the receiver's report. A JSON "error" field, a
+// non-zero exit or truncated JSON make the sample fail with iperf3's own message.
+//
+// An iperf3 server runs one test at a time and serves repeatedly (no --one-off); parallel
+// flows are iperf3 streams (-P) of one test.
+package iperf3
+
+import (
+	"fmt"
+	"strconv"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/driver/toolkit"
+	"github.com/cnperf/cnperf/internal/plan"
+)
+
+// Name is the driver's name.
+const Name = "iperf3"
+
+// DefaultPort is iperf3's own default port (control over TCP; UDP tests use the same number).
+const DefaultPort = 5201
+
+// Ready is what an iperf3 server prints (with --forceflush) once it listens.
+const Ready = "Server listening on"
+
+// Option keys (plain or prefixed "iperf3.").
+const (
+	OptPort     = "port"     // server port, default 5201
+	OptBidir    = "bidir"    // --bidir: both directions at once (iperf3 3.7+); figures add up
+	OptZerocopy = "zerocopy" // -Z on TCP_STREAM (the same as profile TCP_SENDFILE)
+)
+
+var knownOptions = []string{OptPort, OptBidir, OptZerocopy}
+
+// Driver is the iperf3 driver.
+type Driver struct{}
+
+func init() { driver.Register(Driver{}) }
+
+// Name implements driver.Driver.
+func (Driver) Name() string { return Name }
+
+// Capabilities implements driver.Driver.
+func (Driver) Capabilities() driver.Capabilities {
+	return driver.Capabilities{
+		Profiles:     []api.Profile{api.TCPStream, api.TCPSendfile, api.TCPMaerts, api.UDPStream},
+		Parallel:     true,
+		MessageSize:  true,
+		Rate:         true,
+		CPU:          true,
+		InlineWarmup: true,
+	}
+}
+
+func port(c plan.Case) (int, error) {
+	o, err := toolkit.ParseOptions(Name, c, knownOptions...)
+	if err != nil {
+		return 0, err
+	}
+	return o.Port(OptPort, DefaultPort)
+}
+
+// Servers implements driver.Driver: one iperf3 server per distinct port.
+func (Driver) Servers(cases []plan.Case) []driver.Server {
+	var out []driver.Server
+	seen := map[int]bool{}
+	for _, c := range cases {
+		if c.Driver != "" && c.Driver != Name {
+			continue
+		}
+		p, err := port(c)
+		if err != nil || seen[p] {
+			continue
+		}
+		seen[p] = true
+		name := Name
+		if p != DefaultPort {
+			name = fmt.Sprintf("%s-%d", Name, p)
+		}
+		out = append(out, driver.Server{
+			Name: name,
+			Argv: ServerArgv(p),
+			Ports: []driver.Port{
+				{Name: "control", Port: p, Protocol: "TCP"},
+				{Name: "data-udp", Port: p, Protocol: "UDP"},
+			},
+			Ready: Ready,
+		})
+	}
+	return out
+}
+
+// ServerArgv is the server command: it serves test after test (no --one-off) and flushes its
+// output so the ready line can be seen through a pipe.
+func ServerArgv(port int) []string {
+	return []string{"iperf3", "-s", "-p", strconv.Itoa(port), "--forceflush"}
+}
+
+// Client implements driver.Driver.
+func (Driver) Client(c plan.Case, t driver.Target, warmup bool) ([]driver.Command, error) {
+	argv, err := ClientArgv(c, t, warmup)
+	if err != nil {
+		return nil, err
+	}
+	return []driver.Command{{Argv: argv}}, nil
+}
+
+// ClientArgv builds the iperf3 client argv for one sample.
+func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
+	o, err := toolkit.ParseOptions(Name, c, knownOptions...)
+	if err != nil {
+		return nil, err
+	}
+	p, err := o.Port(OptPort, DefaultPort)
+	if err != nil {
+		return nil, err
+	}
+	bidir, err := o.Bool(OptBidir, false)
+	if err != nil {
+		return nil, err
+	}
+	zerocopy, err := o.Bool(OptZerocopy, false)
+	if err != nil {
+		return nil, err
+	}
+	if zerocopy && c.Profile != api.TCPStream && c.Profile != api.TCPSendfile {
+		return nil, fmt.Errorf("iperf3: option %q applies to TCP_STREAM (it is what TCP_SENDFILE runs), not %s", OptZerocopy, c.Profile)
+	}
+	if t.Host == "" {
+		return nil, fmt.Errorf("iperf3: no target host")
+	}
+	argv := []string{"iperf3", "-c", t.Host, "-p", strconv.Itoa(t.Port(p)), "-J"}
+	if toolkit.IPv6(c) {
+		argv = append(argv, "-6")
+	}
+	argv = append(argv, "-t", strconv.Itoa(toolkit.RunSeconds(c, warmup)))
+	if !warmup && c.Params.WarmupSeconds > 0 {
+		argv = append(argv, "-O", strconv.Itoa(toolkit.WholeSeconds(c.Params.WarmupSeconds, 1)))
+	}
+	n := toolkit.Parallel(c)
+	if n > 1 {
+		argv = append(argv, "-P", strconv.Itoa(n))
+	}
+	switch c.Profile {
+	case api.TCPStream:
+		if zerocopy {
+			argv = append(argv, "-Z")
+		}
+	case api.TCPSendfile:
+		argv = append(argv, "-Z")
+	case api.TCPMaerts:
+		if bidir {
+			return nil, fmt.Errorf("iperf3: option %q makes no sense with TCP_MAERTS (use TCP_STREAM with bidir)", OptBidir)
+		}
+		argv = append(argv, "-R")
+	case api.UDPStream:
+		argv = append(argv, "-u")
+	default:
+		return nil, toolkit.Unsupported(Name, c.Profile)
+	}
+	if c.Params.MessageSizeBytes > 0 {
+		argv = append(argv, "-l", strconv.Itoa(c.Params.MessageSizeBytes))
+	}
+	// -b is per stream in iperf3; cnperf's rate is the total. UDP defaults to 1 Mbit/s in
+	// iperf3, so "no limit" must be said explicitly with -b 0.
+	if r := toolkit.RatePerFlow(c.Params.RateBitsPerSecond, n); r > 0 {
+		argv = append(argv, "-b", strconv.FormatInt(r, 10))
+	} else if c.Profile == api.UDPStream {
+		argv = append(argv, "-b", "0")
+	}
+	if bidir {
+		argv = append(argv, "--bidir")
+	}
+	return argv, nil
+}
+
+// Parse implements driver.Driver.
+func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
+	if err := toolkit.ExpectOutputs(Name, outs, 1); err != nil {
+		return api.Sample{}, err
+	}
+	o := outs[0]
+	res, err := ParseJSON(o.Stdout)
+	if err != nil {
+		if e := toolkit.Failed(Name, o); e != nil {
+			return api.Sample{}, fmt.Errorf("%w (output: %v)", e, err)
+		}
+		if o.ExitCode != 0 {
+			return api.Sample{}, fmt.Errorf("%w (exit code %d; stderr: %s)", err, o.ExitCode, toolkit.Tail(o.Stderr, 4))
+		}
+		return api.Sample{}, err
+	}
+	if e := toolkit.Failed(Name, o); e != nil {
+		return api.Sample{}, e
+	}
+	if o.ExitCode != 0 {
+		return api.Sample{}, fmt.Errorf("iperf3 exited with code %d: %s", o.ExitCode, toolkit.Describe(o))
+	}
+	if want := c.Profile.IsUDP(); want != (res.Protocol == "UDP") {
+		return api.Sample{}, fmt.Errorf("iperf3 ran a %s test but the case is %s", res.Protocol, c.Profile)
+	}
+	s := res.Sample
+	start, end := toolkit.Window(outs)
+	s.StartTime, s.EndTime = start, end
+	if o, err := toolkit.ParseOptions(Name, c, knownOptions...); err == nil {
+		toolkit.AddNote(&s, o.UnusedNote())
+	}
+	return s, nil
+}
+
+// Validate implements driver.Validator: a case whose client command cannot be built (bad
+// option, TCP_MAERTS with bidir) is refused when the plan is checked.
+func (Driver) Validate(c plan.Case) error {
+	_, err := ClientArgv(c, driver.Target{Host: "validate.invalid"}, false)
+	return err
+}
+
+// PortOptions implements driver.PortMover: the server has one port number (TCP control and
+// UDP data share it).
+func (Driver) PortOptions(ports []int) map[string]string {
+	if len(ports) != 1 {
+		return nil
+	}
+	return map[string]string{OptPort: strconv.Itoa(ports[0])}
+}

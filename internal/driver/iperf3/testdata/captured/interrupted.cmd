@@ -1,0 +1,4 @@
+timeout -s TERM 1.5 iperf3 -c 127.0.0.1 -p 47301 -J -t 5
+exit=124
+iperf 3.12 (cJSON 1.7.15)
+2026-11-21T06:20:39Z

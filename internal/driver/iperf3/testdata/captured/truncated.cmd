@@ -1,0 +1,4 @@
+derived from tcp_stream.stdout (truncated)
+exit=0
+-
+2026-11-21T06:20:43Z

@@ -1,0 +1,319 @@
+// Package native drives cnperf's built-in load generator (`cnperf agent`, internal/loadgen).
+//
+// The server is `cnperf agent serve` on a control port (default 7100) with a fixed data port
+// (default 7101, TCP and UDP) so Services, NodePorts and firewalls can name both. The client is
+// `cnperf agent client --json`, which prints exactly one api.Sample: the driver checks it and
+// passes it on. Warm-up runs inside the client's own run (excluded from the measured window),
+// latency comes as a mergeable log-linear histogram, and CPU figures come from both sides.
+//
+// Options (plain or prefixed "native."):
+//
+//	port        control port (default 7100)
+//	dataPort    data port (default 7101)
+//	crrClose    TCP_CRR close: "graceful" (default, FIN, TIME_WAIT on the client) or "rst"
+//	zerocopy    MSG_ZEROCOPY sends for TCP_STREAM / TCP_MAERTS
+//	cpu         pin data threads: "CLIENT,SERVER" CPU numbers, e.g. "0,1"
+//	sendBuffer  SO_SNDBUF bytes on both sides
+//	recvBuffer  SO_RCVBUF bytes on both sides
+//	noOffload   no UDP GSO/GRO
+//	noHistogram do not time transactions
+package native
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/driver/toolkit"
+	"github.com/cnperf/cnperf/internal/loadgen"
+	"github.com/cnperf/cnperf/internal/loadgen/control"
+	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/stats/hdr"
+)
+
+// Name is the driver's name.
+const Name = "native"
+
+// Option keys.
+const (
+	OptPort        = "port"
+	OptDataPort    = "dataPort"
+	OptCRRClose    = "crrClose"
+	OptZeroCopy    = "zerocopy"
+	OptCPU         = "cpu"
+	OptSendBuffer  = "sendBuffer"
+	OptRecvBuffer  = "recvBuffer"
+	OptNoOffload   = "noOffload"
+	OptNoHistogram = "noHistogram"
+)
+
+var knownOptions = []string{OptPort, OptDataPort, OptCRRClose, OptZeroCopy, OptCPU, OptSendBuffer, OptRecvBuffer, OptNoOffload, OptNoHistogram}
+
+// Driver is the native driver.
+type Driver struct{}
+
+func init() { driver.Register(Driver{}) }
+
+// Name implements driver.Driver.
+func (Driver) Name() string { return Name }
+
+// Capabilities implements driver.Driver.
+func (Driver) Capabilities() driver.Capabilities {
+	return driver.Capabilities{
+		Profiles:         append([]api.Profile(nil), api.Profiles...),
+		Parallel:         true,
+		Burst:            true,
+		MessageSize:      true,
+		ResponseSize:     true,
+		Rate:             true,
+		CPU:              true,
+		LatencyHistogram: true,
+		InlineWarmup:     true,
+	}
+}
+
+type ports struct{ control, data int }
+
+func portsOf(c plan.Case) (ports, *toolkit.Options, error) {
+	o, err := toolkit.ParseOptions(Name, c, knownOptions...)
+	if err != nil {
+		return ports{}, nil, err
+	}
+	p, err := o.Port(OptPort, loadgen.DefaultPort)
+	if err != nil {
+		return ports{}, nil, err
+	}
+	d, err := o.Port(OptDataPort, loadgen.DefaultDataPort)
+	if err != nil {
+		return ports{}, nil, err
+	}
+	if p == d {
+		return ports{}, nil, fmt.Errorf("native: control port and data port are both %d", p)
+	}
+	return ports{p, d}, o, nil
+}
+
+// Servers implements driver.Driver: one agent server per distinct pair of ports.
+func (Driver) Servers(cases []plan.Case) []driver.Server {
+	var out []driver.Server
+	seen := map[ports]bool{}
+	for _, c := range cases {
+		if c.Driver != "" && c.Driver != Name {
+			continue
+		}
+		p, _, err := portsOf(c)
+		if err != nil || seen[p] {
+			continue
+		}
+		seen[p] = true
+		name := Name
+		if p != (ports{loadgen.DefaultPort, loadgen.DefaultDataPort}) {
+			name = fmt.Sprintf("%s-%d", Name, p.control)
+		}
+		out = append(out, driver.Server{
+			Name: name,
+			Argv: ServerArgv(p.control, p.data),
+			Ports: []driver.Port{
+				{Name: "control", Port: p.control, Protocol: "TCP"},
+				{Name: "data-tcp", Port: p.data, Protocol: "TCP"},
+				{Name: "data-udp", Port: p.data, Protocol: "UDP"},
+			},
+			Ready: loadgen.ReadyLine,
+		})
+	}
+	return out
+}
+
+// PortOptions implements driver.PortMover: ports are the control and data port.
+func (Driver) PortOptions(ports []int) map[string]string {
+	if len(ports) != 2 {
+		return nil
+	}
+	return map[string]string{OptPort: strconv.Itoa(ports[0]), OptDataPort: strconv.Itoa(ports[1])}
+}
+
+// ServerArgv is the agent server command.
+func ServerArgv(port, dataPort int) []string {
+	return []string{"cnperf", "agent", "serve", "--port", strconv.Itoa(port), "--data-port", strconv.Itoa(dataPort)}
+}
+
+// Client implements driver.Driver.
+func (Driver) Client(c plan.Case, t driver.Target, warmup bool) ([]driver.Command, error) {
+	argv, err := ClientArgv(c, t, warmup)
+	if err != nil {
+		return nil, err
+	}
+	return []driver.Command{{Argv: argv}}, nil
+}
+
+func seconds(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + "s" }
+
+// ClientArgv builds the agent client argv for one sample. A discarded warm-up run (the runner
+// only asks for one if it ignores InlineWarmup) lasts the warm-up time.
+func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
+	if !c.Profile.Valid() {
+		return nil, toolkit.Unsupported(Name, c.Profile)
+	}
+	if t.Host == "" {
+		return nil, errors.New("native: no target host")
+	}
+	p, o, err := portsOf(c)
+	if err != nil {
+		return nil, err
+	}
+	dur, wu := c.Params.DurationSeconds, c.Params.WarmupSeconds
+	if warmup {
+		dur, wu = c.Params.WarmupSeconds, 0
+	}
+	if !(dur > 0) {
+		return nil, fmt.Errorf("native: duration %v s must be positive", dur)
+	}
+	argv := []string{"cnperf", "agent", "client", "--json",
+		"--host", t.Host, "--port", strconv.Itoa(t.Port(p.control)), "--data-port", strconv.Itoa(t.Port(p.data)),
+		"--profile", string(c.Profile), "--duration", seconds(dur)}
+	if wu > 0 {
+		argv = append(argv, "--warmup", seconds(wu))
+	}
+	if c.Params.MessageSizeBytes > 0 {
+		argv = append(argv, "--message-size", strconv.Itoa(c.Params.MessageSizeBytes))
+	}
+	if c.Params.ResponseSizeBytes > 0 {
+		argv = append(argv, "--response-size", strconv.Itoa(c.Params.ResponseSizeBytes))
+	}
+	argv = append(argv, "--parallel", strconv.Itoa(toolkit.Parallel(c)))
+	if c.Params.Burst > 0 {
+		argv = append(argv, "--burst", strconv.Itoa(c.Params.Burst))
+	}
+	if c.Params.RateBitsPerSecond > 0 {
+		argv = append(argv, "--rate", strconv.FormatFloat(c.Params.RateBitsPerSecond, 'f', -1, 64))
+	}
+	if v, ok := o.Get(OptCRRClose); ok && v != "" {
+		if v != control.CloseGraceful && v != control.CloseRST {
+			return nil, fmt.Errorf("native option %q: %q, want graceful or rst", OptCRRClose, v)
+		}
+		if c.Profile == api.TCPCRR {
+			argv = append(argv, "--crr-close", v)
+		}
+	}
+	zc, err := o.Bool(OptZeroCopy, false)
+	if err != nil {
+		return nil, err
+	}
+	if zc {
+		if c.Profile != api.TCPStream && c.Profile != api.TCPMaerts {
+			return nil, fmt.Errorf("native option %q applies to TCP_STREAM and TCP_MAERTS, not %s", OptZeroCopy, c.Profile)
+		}
+		argv = append(argv, "--zerocopy")
+	}
+	if v, ok := o.Get(OptCPU); ok && v != "" {
+		argv = append(argv, "--cpu", v)
+	}
+	for _, b := range []struct{ key, flag string }{{OptSendBuffer, "--send-buffer"}, {OptRecvBuffer, "--recv-buffer"}} {
+		n, err := o.Int(b.key, 0, 0, control.MaxSocketBuffer)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			argv = append(argv, b.flag, strconv.Itoa(n))
+		}
+	}
+	for _, b := range []struct{ key, flag string }{{OptNoOffload, "--no-offload"}, {OptNoHistogram, "--no-histogram"}} {
+		v, err := o.Bool(b.key, false)
+		if err != nil {
+			return nil, err
+		}
+		if v {
+			argv = append(argv, b.flag)
+		}
+	}
+	return argv, nil
+}
+
+// Parse implements driver.Driver: the client's stdout must be exactly one Sample with the
+// figures of the case's profile; anything else fails the sample with the agent's own words.
+func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
+	if err := toolkit.ExpectOutputs(Name, outs, 1); err != nil {
+		return api.Sample{}, err
+	}
+	o := outs[0]
+	if e := toolkit.Failed("cnperf agent client", o); e != nil {
+		return api.Sample{}, e
+	}
+	s, perr := ParseSample(o.Stdout)
+	if perr == nil && s.Error != "" {
+		return api.Sample{}, fmt.Errorf("cnperf agent client: %s", s.Error)
+	}
+	if o.ExitCode != 0 {
+		return api.Sample{}, fmt.Errorf("cnperf agent client exited with code %d: %s", o.ExitCode, toolkit.Describe(o))
+	}
+	if perr != nil {
+		return api.Sample{}, fmt.Errorf("%w (%s)", perr, toolkit.Describe(o))
+	}
+	if err := Check(c.Profile, s); err != nil {
+		return api.Sample{}, fmt.Errorf("%w (%s)", err, toolkit.Describe(o))
+	}
+	if opts, err := toolkit.ParseOptions(Name, c, knownOptions...); err == nil {
+		toolkit.AddNote(&s, opts.UnusedNote())
+	}
+	return s, nil
+}
+
+// ParseSample decodes the client's --json output: exactly one JSON object.
+func ParseSample(b []byte) (api.Sample, error) {
+	var s api.Sample
+	if len(bytes.TrimSpace(b)) == 0 {
+		return s, errors.New("cnperf agent client printed nothing")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&s); err != nil {
+		return api.Sample{}, fmt.Errorf("cnperf agent client output is not a sample: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return api.Sample{}, errors.New("cnperf agent client output has data after the sample")
+	}
+	return s, nil
+}
+
+// Check verifies that a successful sample carries the figures its profile needs, all positive,
+// and a valid histogram if any.
+func Check(p api.Profile, s api.Sample) error {
+	need := func(name string, v *float64) error {
+		if v == nil {
+			return fmt.Errorf("cnperf agent client: sample has no %s", name)
+		}
+		if !(*v > 0) {
+			return fmt.Errorf("cnperf agent client: %s is %v", name, *v)
+		}
+		return nil
+	}
+	var err error
+	switch p {
+	case api.TCPStream, api.TCPSendfile, api.TCPMaerts:
+		err = need("throughputBitsPerSecond", s.ThroughputBitsPerSecond)
+	case api.UDPStream:
+		err = need("packetsPerSecond", s.PacketsPerSecond)
+		if err == nil && (s.LossPercent == nil || s.JitterMicroseconds == nil) {
+			err = errors.New("cnperf agent client: UDP sample without loss or jitter")
+		}
+	case api.TCPRR, api.UDPRR:
+		err = need("transactionsPerSecond", s.TransactionsPerSecond)
+	case api.TCPCRR:
+		err = need("connectionsPerSecond", s.ConnectionsPerSecond)
+	default:
+		err = toolkit.Unsupported(Name, p)
+	}
+	if err != nil {
+		return err
+	}
+	if s.Histogram != nil {
+		if _, err := hdr.FromAPI(s.Histogram); err != nil {
+			return fmt.Errorf("cnperf agent client: %w", err)
+		}
+	}
+	return nil
+}

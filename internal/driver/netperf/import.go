@@ -1,0 +1,106 @@
+package netperf
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/driver/toolkit"
+)
+
+var _ driver.Importer = Driver{}
+
+// Import implements driver.Importer. A saved netperf output may hold several tests, each
+// starting with its banner line; keyval (-k), CSV with column titles (-o) and the classic
+// bulk-transfer table are read. The profile comes from the banner ("MIGRATED TCP
+// REQUEST/RESPONSE TEST ...") or the PROTOCOL and DIRECTION selectors; when neither is there
+// (banner suppressed with -P 0) use ImportAs.
+func (d Driver) Import(name string, data []byte) ([]driver.ImportedCase, error) {
+	return d.ImportAs(name, data, "")
+}
+
+// ImportAs is Import with the profile given (used when the output cannot tell it).
+func (Driver) ImportAs(name string, data []byte, profile api.Profile) ([]driver.ImportedCase, error) {
+	blocks := splitTests(toolkit.Text(data))
+	if len(blocks) == 0 {
+		return nil, fmt.Errorf("%s: empty netperf output", name)
+	}
+	var out []driver.ImportedCase
+	for i, b := range blocks {
+		r, err := parseAny(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: test %d: %w", name, i+1, err)
+		}
+		p := profile
+		if guessed := r.Profile(); p == "" {
+			p = guessed
+		} else if guessed != "" && guessed != p {
+			return nil, fmt.Errorf("%s: test %d is %s by its output, not %s", name, i+1, guessed, p)
+		}
+		if p == "" {
+			return nil, fmt.Errorf("%s: test %d: the output does not say which test ran (no banner, no PROTOCOL/DIRECTION selectors); give the profile", name, i+1)
+		}
+		s, err := r.ToSample(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: test %d: %w", name, i+1, err)
+		}
+		out = append(out, driver.ImportedCase{Profile: p, Params: r.params(p), Sample: s})
+	}
+	return out, nil
+}
+
+func parseAny(text string) (Result, error) {
+	for _, l := range strings.Split(text, "\n") {
+		if keyvalRE.MatchString(strings.TrimSpace(l)) {
+			return ParseKeyval([]byte(text))
+		}
+		if classicUnitsRE.MatchString(strings.TrimSpace(l)) {
+			return ParseClassic([]byte(text))
+		}
+	}
+	return ParseCSV([]byte(text))
+}
+
+// splitTests cuts a file at banner lines; text before the first banner is its own block.
+func splitTests(text string) []string {
+	var blocks []string
+	var cur []string
+	flush := func() {
+		if strings.TrimSpace(strings.Join(cur, "")) != "" {
+			blocks = append(blocks, strings.Join(cur, "\n"))
+		}
+		cur = nil
+	}
+	for _, l := range strings.Split(strings.ReplaceAll(text, "\r", ""), "\n") {
+		t := strings.TrimSpace(l)
+		if strings.Contains(t, " TEST") && bannerRE.MatchString(t) && !keyvalRE.MatchString(t) {
+			flush()
+		}
+		cur = append(cur, l)
+	}
+	flush()
+	return blocks
+}
+
+func (r Result) params(p api.Profile) api.Params {
+	pr := api.Params{Samples: 1, Parallel: 1}
+	if e, ok, _ := r.Float("ELAPSED_TIME"); ok {
+		pr.DurationSeconds = math.Round(e)
+	}
+	if p.IsRR() {
+		if q, ok, _ := r.Float("REQUEST_SIZE"); ok {
+			pr.MessageSizeBytes = int(q)
+		}
+		if rs, ok, _ := r.Float("RESPONSE_SIZE"); ok && int(rs) != pr.MessageSizeBytes {
+			pr.ResponseSizeBytes = int(rs)
+		}
+		if b, ok, _ := r.Float("BURST_SIZE"); ok && b > 0 {
+			pr.Burst = int(b)
+		}
+	} else if m, ok, _ := r.Float("LOCAL_SEND_SIZE"); ok && p != api.TCPMaerts {
+		pr.MessageSizeBytes = int(m)
+	}
+	return pr
+}

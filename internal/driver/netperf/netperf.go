@@ -1,0 +1,373 @@
+// Package netperf drives netperf 2.7 (https://github.com/HewlettPackard/netperf).
+//
+// TCP_STREAM, TCP_MAERTS, UDP_STREAM, TCP_RR, UDP_RR and TCP_CRR are netperf's "migrated"
+// omni tests: cnperf asks for keyval output (test-specific -k) with an explicit list of output
+// selectors and no banner (-P 0), checks THROUGHPUT_UNITS and converts every figure to base
+// units. Streams request -f m ("10^6bits/s", understood by every netperf 2.x; -f b only exists
+// from 2.7 on); RR tests report "Trans/s". RR tests add the global -j so netperf keeps the latency statistics (MIN, MEAN,
+// P50, P90, P99, MAX, STDDEV_LATENCY, in µs, round-trip per transaction). TCP_SENDFILE is not
+// migrated in netperf 2.7: it is run with its classic output (banner kept so the units column
+// can be checked).
+//
+// The data connection uses a fixed remote port (test-specific -P ,PORT) so a Service or a
+// firewall can carry it. Parallel flows are separate netperf processes started together, one
+// command each, flow i on data port base+i; their outputs are summed (throughput and rates
+// add) while latency percentiles, which cannot be combined without the histograms, are kept
+// per flow in Sample.Flows (see Aggregate).
+//
+// The server is "netserver -D -p PORT" (foreground); it forks a child per test, so flows run
+// concurrently.
+package netperf
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/driver/toolkit"
+	"github.com/cnperf/cnperf/internal/plan"
+)
+
+// Name is the driver's name.
+const Name = "netperf"
+
+// Default ports: netserver's control port and the first data port.
+const (
+	DefaultPort     = 12865
+	DefaultDataPort = 12866
+)
+
+// Option keys (plain or prefixed "netperf.").
+const (
+	OptPort     = "port"     // netserver control port, global -p
+	OptDataPort = "dataPort" // first data port; flow i uses dataPort+i
+	OptCPU      = "cpu"      // default true: -c -C (CPU utilisation and service demand)
+)
+
+var knownOptions = []string{OptPort, OptDataPort, OptCPU}
+
+// Output selectors requested with -k (netperf manual, "Omni Output Selectors").
+var (
+	streamSelectors = []string{
+		"THROUGHPUT", "THROUGHPUT_UNITS", "LOCAL_SEND_THROUGHPUT", "LOCAL_RECV_THROUGHPUT",
+		"REMOTE_SEND_THROUGHPUT", "REMOTE_RECV_THROUGHPUT", "ELAPSED_TIME", "PROTOCOL", "DIRECTION",
+		"LOCAL_SEND_SIZE", "LOCAL_BYTES_SENT", "LOCAL_BYTES_RECVD", "REMOTE_BYTES_SENT", "REMOTE_BYTES_RECVD",
+		"LOCAL_SEND_CALLS", "REMOTE_RECV_CALLS", "LOCAL_TRANSPORT_RETRANS", "REMOTE_TRANSPORT_RETRANS",
+		"LOCAL_CPU_UTIL", "REMOTE_CPU_UTIL", "LOCAL_SD", "REMOTE_SD", "SD_UNITS", "LOCAL_CPU_COUNT", "REMOTE_CPU_COUNT",
+	}
+	rrSelectors = []string{
+		"THROUGHPUT", "THROUGHPUT_UNITS", "TRANSACTION_RATE", "RT_LATENCY",
+		"MIN_LATENCY", "MEAN_LATENCY", "P50_LATENCY", "P90_LATENCY", "P99_LATENCY", "MAX_LATENCY", "STDDEV_LATENCY",
+		"ELAPSED_TIME", "PROTOCOL", "DIRECTION", "REQUEST_SIZE", "RESPONSE_SIZE", "BURST_SIZE",
+		"LOCAL_SEND_CALLS", "LOCAL_RECV_CALLS", "LOCAL_TRANSPORT_RETRANS", "REMOTE_TRANSPORT_RETRANS",
+		"LOCAL_CPU_UTIL", "REMOTE_CPU_UTIL", "LOCAL_SD", "REMOTE_SD", "SD_UNITS", "LOCAL_CPU_COUNT", "REMOTE_CPU_COUNT",
+	}
+)
+
+// Selectors is the -k selector list for a profile.
+func Selectors(p api.Profile) []string {
+	if p.IsRR() {
+		return rrSelectors
+	}
+	return streamSelectors
+}
+
+// Driver is the netperf driver.
+type Driver struct{}
+
+func init() { driver.Register(Driver{}) }
+
+// Name implements driver.Driver.
+func (Driver) Name() string { return Name }
+
+// Capabilities implements driver.Driver.
+func (Driver) Capabilities() driver.Capabilities {
+	return driver.Capabilities{
+		Profiles:     append([]api.Profile(nil), api.Profiles...), // all seven
+		Parallel:     true,
+		Burst:        true,
+		MessageSize:  true,
+		ResponseSize: true,
+		CPU:          true,
+	}
+}
+
+type settings struct {
+	ctl, data int
+	cpu       bool
+	opts      *toolkit.Options
+}
+
+func parseSettings(c plan.Case) (settings, error) {
+	o, err := toolkit.ParseOptions(Name, c, knownOptions...)
+	if err != nil {
+		return settings{}, err
+	}
+	s := settings{opts: o}
+	if s.ctl, err = o.Port(OptPort, DefaultPort); err != nil {
+		return settings{}, err
+	}
+	def := DefaultDataPort
+	if s.ctl != DefaultPort {
+		def = s.ctl + 1
+	}
+	if s.data, err = o.Port(OptDataPort, def); err != nil {
+		return settings{}, err
+	}
+	n := toolkit.Parallel(c)
+	if s.data+n-1 > 65535 {
+		return settings{}, fmt.Errorf("netperf: data ports %d..%d exceed 65535", s.data, s.data+n-1)
+	}
+	if s.ctl >= s.data && s.ctl < s.data+n {
+		return settings{}, fmt.Errorf("netperf: control port %d is among the data ports %d..%d", s.ctl, s.data, s.data+n-1)
+	}
+	if s.cpu, err = o.Bool(OptCPU, true); err != nil {
+		return settings{}, err
+	}
+	return s, nil
+}
+
+// Servers implements driver.Driver: one netserver per control port, exposing one data port
+// (TCP and UDP) per parallel flow of the widest case.
+func (Driver) Servers(cases []plan.Case) []driver.Server {
+	type srv struct {
+		data, flows int
+	}
+	var order []int
+	byCtl := map[int]*srv{}
+	for _, c := range cases {
+		if c.Driver != "" && c.Driver != Name {
+			continue
+		}
+		st, err := parseSettings(c)
+		if err != nil {
+			continue
+		}
+		s, ok := byCtl[st.ctl]
+		if !ok {
+			s = &srv{data: st.data}
+			byCtl[st.ctl] = s
+			order = append(order, st.ctl)
+		}
+		if n := toolkit.Parallel(c); n > s.flows {
+			s.flows = n
+		}
+	}
+	var out []driver.Server
+	for _, ctl := range order {
+		s := byCtl[ctl]
+		ports := []driver.Port{{Name: "control", Port: ctl, Protocol: "TCP"}}
+		for i := 0; i < s.flows; i++ {
+			ports = append(ports,
+				driver.Port{Name: fmt.Sprintf("data-%d", i), Port: s.data + i, Protocol: "TCP"},
+				driver.Port{Name: fmt.Sprintf("data-%d-udp", i), Port: s.data + i, Protocol: "UDP"})
+		}
+		name := Name
+		if ctl != DefaultPort {
+			name = fmt.Sprintf("%s-%d", Name, ctl)
+		}
+		out = append(out, driver.Server{Name: name, Argv: []string{"netserver", "-D", "-p", strconv.Itoa(ctl)}, Ports: ports})
+	}
+	return out
+}
+
+// Client implements driver.Driver: one netperf command per flow.
+func (Driver) Client(c plan.Case, t driver.Target, warmup bool) ([]driver.Command, error) {
+	n := toolkit.Parallel(c)
+	cmds := make([]driver.Command, 0, n)
+	for i := 0; i < n; i++ {
+		argv, err := ClientArgv(c, t, warmup, i)
+		if err != nil {
+			return nil, err
+		}
+		cmds = append(cmds, driver.Command{Argv: argv})
+	}
+	return cmds, nil
+}
+
+// ClientArgv builds the netperf argv of flow i of one sample.
+func ClientArgv(c plan.Case, t driver.Target, warmup bool, flow int) ([]string, error) {
+	if !c.Profile.Valid() {
+		return nil, toolkit.Unsupported(Name, c.Profile)
+	}
+	st, err := parseSettings(c)
+	if err != nil {
+		return nil, err
+	}
+	if t.Host == "" {
+		return nil, fmt.Errorf("netperf: no target host")
+	}
+	if c.Params.RateBitsPerSecond > 0 {
+		return nil, fmt.Errorf("netperf cannot limit the send rate (it needs a build with --enable-intervals)")
+	}
+	if c.Profile.IsStream() && c.Params.Burst > 0 {
+		return nil, fmt.Errorf("netperf: burst applies to request/response tests, not %s", c.Profile)
+	}
+	sendfile := c.Profile == api.TCPSendfile
+	argv := []string{"netperf"}
+	if !sendfile {
+		argv = append(argv, "-P", "0") // no banner: keyval lines only
+	}
+	argv = append(argv, "-H", t.Host, "-p", strconv.Itoa(t.Port(st.ctl)))
+	if toolkit.IPv6(c) {
+		argv = append(argv, "-6")
+	}
+	argv = append(argv, "-t", string(c.Profile), "-l", strconv.Itoa(toolkit.RunSeconds(c, warmup)))
+	if c.Profile.IsStream() {
+		argv = append(argv, "-f", "m")
+	} else {
+		argv = append(argv, "-j")
+	}
+	if st.cpu && !sendfile {
+		argv = append(argv, "-c", "-C")
+	}
+	argv = append(argv, "--")
+	if !sendfile {
+		argv = append(argv, "-k", strings.Join(Selectors(c.Profile), ","))
+	}
+	argv = append(argv, "-P", ","+strconv.Itoa(t.Port(st.data+flow)))
+	if toolkit.IPv6(c) {
+		argv = append(argv, "-6")
+	}
+	size := c.Params.MessageSizeBytes
+	switch {
+	case c.Profile.IsRR():
+		if size > 0 || c.Params.ResponseSizeBytes > 0 {
+			req := size
+			if req <= 0 {
+				req = 1 // netperf's default request size
+			}
+			argv = append(argv, "-r", fmt.Sprintf("%d,%d", req, responseSize(c, req)))
+		}
+		if c.Params.Burst > 0 {
+			argv = append(argv, "-b", strconv.Itoa(c.Params.Burst))
+		}
+	case c.Profile == api.TCPMaerts:
+		if size > 0 {
+			argv = append(argv, "-m", ","+strconv.Itoa(size)) // netserver's send size
+		}
+	default:
+		if size > 0 {
+			argv = append(argv, "-m", strconv.Itoa(size))
+		}
+	}
+	if c.Profile == api.UDPStream {
+		// netperf keeps UDP_STREAM off routed paths unless told otherwise; pod and service
+		// paths are routed.
+		argv = append(argv, "-R", "1")
+	}
+	return argv, nil
+}
+
+func responseSize(c plan.Case, req int) int {
+	if c.Params.ResponseSizeBytes > 0 {
+		return c.Params.ResponseSizeBytes
+	}
+	return req
+}
+
+// Parse implements driver.Driver.
+func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
+	n := toolkit.Parallel(c)
+	if err := toolkit.ExpectOutputs(Name, outs, n); err != nil {
+		return api.Sample{}, err
+	}
+	st, err := parseSettings(c)
+	if err != nil {
+		return api.Sample{}, err
+	}
+	flows := make([]api.Sample, 0, n)
+	for i, o := range outs {
+		s, err := parseFlow(c, o)
+		if err != nil {
+			if n > 1 {
+				return api.Sample{}, fmt.Errorf("flow %d of %d: %w", i+1, n, err)
+			}
+			return api.Sample{}, err
+		}
+		s.Index = i
+		s.StartTime, s.EndTime = o.StartTime, o.EndTime
+		flows = append(flows, s)
+	}
+	var s api.Sample
+	if n == 1 {
+		s = flows[0]
+		s.Index = 0
+	} else {
+		s, err = Aggregate(c.Profile, flows)
+		if err != nil {
+			return api.Sample{}, err
+		}
+	}
+	s.StartTime, s.EndTime = toolkit.Window(outs)
+	toolkit.AddNote(&s, st.opts.UnusedNote())
+	return s, nil
+}
+
+func parseFlow(c plan.Case, o driver.Output) (api.Sample, error) {
+	var (
+		r   Result
+		err error
+	)
+	if c.Profile == api.TCPSendfile {
+		r, err = ParseClassic(o.Stdout)
+	} else {
+		r, err = ParseKeyval(o.Stdout)
+	}
+	if e := toolkit.Failed(Name, o); e != nil {
+		if err != nil {
+			return api.Sample{}, fmt.Errorf("%w (output: %v)", e, err)
+		}
+		return api.Sample{}, e
+	}
+	if err != nil {
+		if len(strings.TrimSpace(string(o.Stdout))) == 0 && len(strings.TrimSpace(string(o.Stderr))) > 0 {
+			// netperf's perror() messages go to stderr and nothing to stdout.
+			msg := toolkit.Tail(o.Stderr, 3)
+			if !strings.HasPrefix(msg, "netperf") {
+				msg = "netperf: " + msg
+			}
+			err = errors.New(msg)
+		} else if t := toolkit.Tail(o.Stderr, 2); t != "" {
+			err = fmt.Errorf("%w; stderr: %s", err, t)
+		}
+		if o.ExitCode != 0 {
+			err = fmt.Errorf("%w (exit code %d)", err, o.ExitCode)
+		}
+		return api.Sample{}, err
+	}
+	if o.ExitCode != 0 {
+		return api.Sample{}, fmt.Errorf("netperf exited with code %d: %s", o.ExitCode, toolkit.Describe(o))
+	}
+	if c.Profile != api.TCPSendfile {
+		var missing []string
+		for _, k := range Selectors(c.Profile) {
+			if _, ok := r.Values[k]; !ok {
+				missing = append(missing, k)
+			}
+		}
+		if len(missing) > 0 {
+			return api.Sample{}, fmt.Errorf("netperf output is incomplete (cut short?): no %s", strings.Join(missing, ", "))
+		}
+	}
+	return r.ToSample(c.Profile)
+}
+
+// Validate implements driver.Validator.
+func (Driver) Validate(c plan.Case) error {
+	_, err := ClientArgv(c, driver.Target{Host: "validate.invalid"}, false, 0)
+	return err
+}
+
+// PortOptions implements driver.PortMover for a netserver with one data port: control and
+// data. With several flows the data ports must be consecutive, which free ports picked at
+// random are not, so such a server is not moved.
+func (Driver) PortOptions(ports []int) map[string]string {
+	if len(ports) != 2 {
+		return nil
+	}
+	return map[string]string{OptPort: strconv.Itoa(ports[0]), OptDataPort: strconv.Itoa(ports[1])}
+}

@@ -1,0 +1,514 @@
+package netperf
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver/toolkit"
+)
+
+// Result is one netperf test's output: the output selectors it printed (by selector name,
+// e.g. "THROUGHPUT"), the banner when there was one, and any other lines.
+type Result struct {
+	Values map[string]string
+	Banner string
+	Other  []string
+}
+
+var (
+	keyvalRE = regexp.MustCompile(`^([A-Z][A-Z0-9_]*)=(.*)$`)
+	bannerRE = regexp.MustCompile(`^(MIGRATED |OMNI )?.*TEST( from .*)?`)
+	// failure lines netperf prints (netlib.c establish_control, send_omni_inner, ...)
+	failureRE = regexp.MustCompile(`(?i)(establish[ _]control|are you sure there is a netserver|could not|cannot|failed|error|unable|refused|timed out|invalid|not compiled|usage:)`)
+)
+
+// ParseKeyval parses netperf's keyval output (test-specific -k; netperf manual, "Omni Output
+// Selection"): one KEY=value line per output selector, optionally after a banner line.
+func ParseKeyval(data []byte) (Result, error) {
+	text := strings.ReplaceAll(toolkit.Text(data), "\r", "")
+	r := Result{Values: map[string]string{}}
+	for _, line := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" {
+			continue
+		}
+		if m := keyvalRE.FindStringSubmatch(t); m != nil {
+			r.Values[m[1]] = strings.TrimSpace(m[2])
+			continue
+		}
+		if r.Banner == "" && len(r.Values) == 0 && strings.Contains(t, " TEST") && bannerRE.MatchString(t) {
+			r.Banner = t
+			continue
+		}
+		r.Other = append(r.Other, t)
+	}
+	if err := r.failure(); err != nil {
+		return Result{}, err
+	}
+	return r, nil
+}
+
+// failure turns an output without results, or with netperf's error lines, into an error
+// carrying netperf's own words.
+func (r Result) failure() error {
+	var bad []string
+	for _, l := range r.Other {
+		if failureRE.MatchString(l) {
+			bad = append(bad, l)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("netperf: %s", strings.Join(bad, " | "))
+	}
+	if len(r.Values) == 0 {
+		if len(r.Other) > 0 {
+			return fmt.Errorf("netperf output has no results: %s", toolkit.Tail([]byte(strings.Join(r.Other, "\n")), 3))
+		}
+		if r.Banner != "" {
+			return fmt.Errorf("netperf printed its banner and no results (cut short?): %s", r.Banner)
+		}
+		return errors.New("netperf printed nothing")
+	}
+	return nil
+}
+
+// csvTitles maps the column titles netperf prints above -o CSV output (the joined lines of
+// netperf_output_source[].line[] in nettest_omni.c) to output selector names.
+var csvTitles = map[string]string{
+	"throughput":                           "THROUGHPUT",
+	"throughput units":                     "THROUGHPUT_UNITS",
+	"transaction rate tran/s":              "TRANSACTION_RATE",
+	"round trip latency usec/tran":         "RT_LATENCY",
+	"minimum latency microseconds":         "MIN_LATENCY",
+	"maximum latency microseconds":         "MAX_LATENCY",
+	"mean latency microseconds":            "MEAN_LATENCY",
+	"stddev latency microseconds":          "STDDEV_LATENCY",
+	"50th percentile latency microseconds": "P50_LATENCY",
+	"90th percentile latency microseconds": "P90_LATENCY",
+	"99th percentile latency microseconds": "P99_LATENCY",
+	"elapsed time (sec)":                   "ELAPSED_TIME",
+	"local cpu util %":                     "LOCAL_CPU_UTIL",
+	"remote cpu util %":                    "REMOTE_CPU_UTIL",
+	"local transport retransmissions":      "LOCAL_TRANSPORT_RETRANS",
+	"remote transport retransmissions":     "REMOTE_TRANSPORT_RETRANS",
+	"local send throughput":                "LOCAL_SEND_THROUGHPUT",
+	"local recv throughput":                "LOCAL_RECV_THROUGHPUT",
+	"remote send throughput":               "REMOTE_SEND_THROUGHPUT",
+	"remote recv throughput":               "REMOTE_RECV_THROUGHPUT",
+	"request size bytes":                   "REQUEST_SIZE",
+	"response size bytes":                  "RESPONSE_SIZE",
+	"initial burst requests":               "BURST_SIZE",
+}
+
+// ParseCSV parses netperf's -o output (netperf manual, "Omni Output Selection"): a banner
+// unless -P 0, a line of column titles unless -P 0, and one line of values. Without the
+// titles the columns cannot be named, so that form is refused.
+func ParseCSV(data []byte) (Result, error) {
+	text := strings.ReplaceAll(toolkit.Text(data), "\r", "")
+	r := Result{Values: map[string]string{}}
+	var lines []string
+	for _, l := range strings.Split(text, "\n") {
+		if t := strings.TrimSpace(l); t != "" {
+			lines = append(lines, t)
+		}
+	}
+	if len(lines) > 0 && strings.Contains(lines[0], " TEST") && bannerRE.MatchString(lines[0]) {
+		r.Banner = lines[0]
+		lines = lines[1:]
+	}
+	var header []string
+	for i, l := range lines {
+		rec, err := csv.NewReader(strings.NewReader(l)).Read()
+		if err != nil || len(rec) < 1 {
+			r.Other = append(r.Other, l)
+			continue
+		}
+		if header == nil && i+1 < len(lines) && !numeric(rec[0]) && knownColumns(rec) {
+			header = rec
+			continue
+		}
+		if header != nil && len(rec) == len(header) {
+			for j, h := range header {
+				r.Values[columnKey(h)] = strings.TrimSpace(rec[j])
+			}
+			header = nil
+			continue
+		}
+		r.Other = append(r.Other, l)
+	}
+	if err := r.failure(); err != nil {
+		if len(r.Values) == 0 && len(lines) > 0 && numeric(strings.Split(lines[len(lines)-1], ",")[0]) {
+			return Result{}, errors.New("netperf CSV output without its column titles (-P 0 -o) cannot be read: keep the titles or use -k")
+		}
+		return Result{}, err
+	}
+	return r, nil
+}
+
+// columnKey is the selector a CSV column title names, or the title upper-cased.
+func columnKey(title string) string {
+	if k, ok := csvTitles[strings.ToLower(strings.Join(strings.Fields(title), " "))]; ok {
+		return k
+	}
+	return strings.ToUpper(strings.TrimSpace(title))
+}
+
+// knownColumns reports whether a CSV line is a title line: one of its columns names a
+// selector cnperf knows.
+func knownColumns(rec []string) bool {
+	for _, h := range rec {
+		k := columnKey(h)
+		for _, list := range [][]string{streamSelectors, rrSelectors} {
+			for _, s := range list {
+				if s == k {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func numeric(s string) bool {
+	_, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return err == nil
+}
+
+// classic TCP_SENDFILE / TCP_STREAM table (netperf manual, "TCP_SENDFILE"):
+//
+//	Recv   Send    Send
+//	Socket Socket  Message  Elapsed
+//	Size   Size    Size     Time     Throughput
+//	bytes  bytes   bytes    secs.    10^6bits/sec
+//
+//	 87380  16384  16384    10.00    9311.04
+var (
+	classicUnitsRE = regexp.MustCompile(`^bytes\s+bytes\s+bytes\s+secs\.\s+(\S+)$`)
+	classicRowRE   = regexp.MustCompile(`^(\d+)\s+(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)$`)
+)
+
+// ParseClassic parses the classic five-column bulk-transfer table netperf prints for
+// TCP_SENDFILE (a test netperf 2.7 has not migrated to the omni output).
+func ParseClassic(data []byte) (Result, error) {
+	text := strings.ReplaceAll(toolkit.Text(data), "\r", "")
+	r := Result{Values: map[string]string{}}
+	units := ""
+	for _, line := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case t == "":
+		case r.Banner == "" && strings.Contains(t, " TEST") && bannerRE.MatchString(t):
+			r.Banner = t
+		case classicUnitsRE.MatchString(t):
+			units = classicUnitsRE.FindStringSubmatch(t)[1]
+		case units != "" && classicRowRE.MatchString(t):
+			m := classicRowRE.FindStringSubmatch(t)
+			r.Values["RSR_SIZE"], r.Values["LSS_SIZE"], r.Values["LOCAL_SEND_SIZE"] = m[1], m[2], m[3]
+			r.Values["ELAPSED_TIME"], r.Values["THROUGHPUT"] = m[4], m[5]
+			r.Values["THROUGHPUT_UNITS"] = strings.TrimSuffix(units, "ec") // "10^6bits/sec" → "10^6bits/s"
+		case strings.HasPrefix(t, "Recv") || strings.HasPrefix(t, "Socket") || strings.HasPrefix(t, "Size"):
+		default:
+			r.Other = append(r.Other, t)
+		}
+	}
+	if err := r.failure(); err != nil {
+		return Result{}, err
+	}
+	return r, nil
+}
+
+// bitsPerUnit converts a THROUGHPUT_UNITS value to bits/s per unit (netlib.c format_units and
+// calc_thruput_interval_omni: K/M/G bytes are powers of 1024, k/m/g bits powers of 1000).
+func bitsPerUnit(units string) (float64, bool) {
+	switch strings.TrimSpace(units) {
+	case "10^0bits/s":
+		return 1, true
+	case "10^3bits/s":
+		return 1e3, true
+	case "10^6bits/s":
+		return 1e6, true
+	case "10^9bits/s":
+		return 1e9, true
+	case "Bytes/s":
+		return 8, true
+	case "KBytes/s":
+		return 8 * 1024, true
+	case "MBytes/s":
+		return 8 * 1024 * 1024, true
+	case "GBytes/s":
+		return 8 * 1024 * 1024 * 1024, true
+	}
+	return 0, false
+}
+
+// Float returns a selector's value, whether it was printed, and an error when it was printed
+// but is not a number.
+func (r Result) Float(key string) (float64, bool, error) {
+	s, ok := r.Values[key]
+	if !ok || s == "" {
+		return 0, false, nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, true, fmt.Errorf("netperf %s=%q is not a number", key, s)
+	}
+	return v, true, nil
+}
+
+// floats reads several selectors; absent ones are left out of the map.
+func (r Result) floats(keys ...string) (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, k := range keys {
+		v, ok, err := r.Float(k)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// Profile guesses the profile from the banner or the PROTOCOL/DIRECTION selectors, or "".
+func (r Result) Profile() api.Profile {
+	b := strings.ToUpper(r.Banner)
+	switch {
+	case strings.Contains(b, "TCP SENDFILE"):
+		return api.TCPSendfile
+	case strings.Contains(b, "TCP MAERTS"):
+		return api.TCPMaerts
+	case strings.Contains(b, "TCP STREAM"):
+		return api.TCPStream
+	case strings.Contains(b, "UDP STREAM"), strings.Contains(b, "UDP UNIDIRECTIONAL SEND"):
+		return api.UDPStream
+	case strings.Contains(b, "TCP CONNECT/REQUEST/RESPONSE"):
+		return api.TCPCRR
+	case strings.Contains(b, "TCP REQUEST/RESPONSE"):
+		return api.TCPRR
+	case strings.Contains(b, "UDP REQUEST/RESPONSE"):
+		return api.UDPRR
+	}
+	proto, dir := strings.ToUpper(r.Values["PROTOCOL"]), strings.ToUpper(r.Values["DIRECTION"])
+	switch {
+	case proto == "TCP" && dir == "SEND":
+		return api.TCPStream
+	case proto == "TCP" && dir == "RECV":
+		return api.TCPMaerts
+	case proto == "UDP" && dir == "SEND":
+		return api.UDPStream
+	case proto == "TCP" && strings.Contains(dir, "SEND|RECV"):
+		return api.TCPRR
+	case proto == "UDP" && strings.Contains(dir, "SEND|RECV"):
+		return api.UDPRR
+	}
+	return ""
+}
+
+// ToSample turns one netperf test's selectors into a sample for profile p.
+func (r Result) ToSample(p api.Profile) (api.Sample, error) {
+	if units, ok := r.Values["THROUGHPUT_UNITS"]; ok {
+		if p.IsRR() {
+			if _, bits := bitsPerUnit(units); units != "Trans/s" && !bits {
+				return api.Sample{}, fmt.Errorf("netperf THROUGHPUT_UNITS=%q is not a known unit", units)
+			}
+		} else if _, ok := bitsPerUnit(units); !ok {
+			return api.Sample{}, fmt.Errorf("netperf THROUGHPUT_UNITS=%q is not a bit or byte rate (a %s test?)", units, p)
+		}
+	}
+	var s api.Sample
+	var err error
+	if p.IsRR() {
+		s, err = r.rrSample(p)
+	} else {
+		s, err = r.streamSample(p)
+	}
+	if err != nil {
+		return api.Sample{}, err
+	}
+	if err := r.common(&s, p); err != nil {
+		return api.Sample{}, err
+	}
+	for _, l := range r.Other {
+		toolkit.AddNote(&s, "netperf said: "+l)
+	}
+	return s, nil
+}
+
+func (r Result) streamSample(p api.Profile) (api.Sample, error) {
+	units, ok := r.Values["THROUGHPUT_UNITS"]
+	if !ok {
+		return api.Sample{}, errors.New("netperf output has no THROUGHPUT_UNITS: the throughput's unit cannot be checked")
+	}
+	mult, _ := bitsPerUnit(units)
+	v, err := r.floats("THROUGHPUT", "LOCAL_RECV_THROUGHPUT", "REMOTE_RECV_THROUGHPUT",
+		"LOCAL_BYTES_SENT", "LOCAL_BYTES_RECVD", "REMOTE_BYTES_SENT", "REMOTE_BYTES_RECVD",
+		"LOCAL_SEND_CALLS", "REMOTE_RECV_CALLS")
+	if err != nil {
+		return api.Sample{}, err
+	}
+	// The receiver's rate: netserver's for STREAM/SENDFILE/UDP_STREAM, netperf's for MAERTS.
+	recvKey := "REMOTE_RECV_THROUGHPUT"
+	if p == api.TCPMaerts {
+		recvKey = "LOCAL_RECV_THROUGHPUT"
+	}
+	tput, ok := v[recvKey]
+	var s api.Sample
+	if !ok || (tput <= 0 && v["THROUGHPUT"] > 0 && p != api.UDPStream) {
+		// Older or hand-picked selector lists: THROUGHPUT is netperf's goodput.
+		tput, ok = v["THROUGHPUT"]
+		if !ok {
+			return api.Sample{}, errors.New("netperf output has no THROUGHPUT")
+		}
+		if p == api.UDPStream {
+			toolkit.AddNote(&s, "UDP throughput is netperf's THROUGHPUT (no REMOTE_RECV_THROUGHPUT): it may be the send rate")
+		}
+	}
+	if tput <= 0 {
+		return api.Sample{}, fmt.Errorf("netperf measured no data received (%s=%v %s)", recvKey, tput, units)
+	}
+	s.ThroughputBitsPerSecond = toolkit.F(tput * mult)
+	if p == api.TCPMaerts {
+		if b, ok := v["REMOTE_BYTES_SENT"]; ok {
+			s.BytesSent = toolkit.I(int64(b))
+		}
+		if b, ok := v["LOCAL_BYTES_RECVD"]; ok {
+			s.BytesReceived = toolkit.I(int64(b))
+		}
+	} else {
+		if b, ok := v["LOCAL_BYTES_SENT"]; ok {
+			s.BytesSent = toolkit.I(int64(b))
+		}
+		if b, ok := v["REMOTE_BYTES_RECVD"]; ok {
+			s.BytesReceived = toolkit.I(int64(b))
+		}
+	}
+	if p == api.UDPStream {
+		sent, okS := v["LOCAL_SEND_CALLS"]
+		got, okR := v["REMOTE_RECV_CALLS"]
+		if okS && okR && sent > 0 {
+			// One send call is one datagram; one receive call on a UDP socket is one datagram.
+			s.PacketsSent = toolkit.I(int64(sent))
+			s.PacketsReceived = toolkit.I(int64(got))
+			lost := math.Max(sent-got, 0)
+			s.PacketsLost = toolkit.I(int64(lost))
+			s.LossPercent = toolkit.F(100 * lost / sent)
+			if e, ok, _ := r.Float("ELAPSED_TIME"); ok && e > 0 {
+				s.PacketsPerSecond = toolkit.F(got / e)
+			}
+		}
+		toolkit.AddNote(&s, "UDP throughput and packets as received by netserver")
+	}
+	return s, nil
+}
+
+func (r Result) rrSample(p api.Profile) (api.Sample, error) {
+	v, err := r.floats("TRANSACTION_RATE", "THROUGHPUT", "RT_LATENCY", "MIN_LATENCY", "MEAN_LATENCY",
+		"P50_LATENCY", "P90_LATENCY", "P99_LATENCY", "MAX_LATENCY", "STDDEV_LATENCY", "BURST_SIZE")
+	if err != nil {
+		return api.Sample{}, err
+	}
+	rate, ok := v["TRANSACTION_RATE"]
+	if !ok && r.Values["THROUGHPUT_UNITS"] == "Trans/s" {
+		rate, ok = v["THROUGHPUT"]
+	}
+	if !ok {
+		return api.Sample{}, errors.New("netperf output has no TRANSACTION_RATE (nor THROUGHPUT in Trans/s)")
+	}
+	if rate <= 0 {
+		return api.Sample{}, fmt.Errorf("netperf completed no transactions (TRANSACTION_RATE=%v)", rate)
+	}
+	var s api.Sample
+	s.TransactionsPerSecond = toolkit.F(rate)
+	if p == api.TCPCRR {
+		// Every TCP_CRR transaction opens and closes a connection.
+		s.ConnectionsPerSecond = toolkit.F(rate)
+	}
+	lat := &api.Latency{Method: "tool"}
+	have := false
+	set := func(key string, dst **float64) {
+		if x, ok := v[key]; ok && x >= 0 {
+			*dst = toolkit.F(x)
+			have = true
+		}
+	}
+	set("MIN_LATENCY", &lat.Min)
+	set("MEAN_LATENCY", &lat.Mean)
+	set("P50_LATENCY", &lat.P50)
+	set("P90_LATENCY", &lat.P90)
+	set("P99_LATENCY", &lat.P99)
+	set("MAX_LATENCY", &lat.Max)
+	set("STDDEV_LATENCY", &lat.Stddev)
+	if !have {
+		if rt, ok := v["RT_LATENCY"]; ok && rt > 0 {
+			lat.Mean = toolkit.F(rt)
+			lat.Note = "mean from netperf's RT_LATENCY (no per-transaction statistics: run with -j and the *_LATENCY selectors)"
+			have = true
+		}
+	} else {
+		lat.Note = "netperf's per-transaction statistics (global -j); its percentiles come from its histogram (100 buckets per decade), so they carry a small bucketing error"
+	}
+	if have {
+		s.Latency = lat
+	}
+	if p == api.TCPCRR {
+		toolkit.AddNote(&s, "a TCP_CRR transaction is connect, request, response and close")
+	}
+	if b, ok := v["BURST_SIZE"]; ok && b > 0 {
+		toolkit.AddNote(&s, fmt.Sprintf("%d transactions in flight (netperf -b %d)", int(b)+1, int(b)))
+	}
+	return s, nil
+}
+
+// common reads the figures every test may carry: elapsed time, retransmissions, CPU and
+// service demand.
+func (r Result) common(s *api.Sample, p api.Profile) error {
+	v, err := r.floats("ELAPSED_TIME", "LOCAL_TRANSPORT_RETRANS", "REMOTE_TRANSPORT_RETRANS",
+		"LOCAL_CPU_UTIL", "REMOTE_CPU_UTIL", "LOCAL_SD", "REMOTE_SD")
+	if err != nil {
+		return err
+	}
+	if e, ok := v["ELAPSED_TIME"]; ok {
+		s.DurationSeconds = e
+	}
+	// -1: could not be determined, -2: not attempted (netperf manual).
+	if x, ok := v["LOCAL_TRANSPORT_RETRANS"]; ok && x >= 0 && p != api.UDPStream && p != api.UDPRR {
+		total := x
+		if y, ok := v["REMOTE_TRANSPORT_RETRANS"]; ok && y >= 0 {
+			total += y
+			toolkit.AddNote(s, fmt.Sprintf("retransmits: %d by netperf + %d by netserver", int64(x), int64(y)))
+		}
+		s.Retransmits = toolkit.F(total)
+	}
+	perTrans := p.IsRR()
+	if u := strings.ToLower(r.Values["SD_UNITS"]); u != "" {
+		perTrans = strings.Contains(u, "tr")
+	}
+	side := func(util, sd string) *api.CPUUsage {
+		x, ok := v[util]
+		if !ok || x < 0 {
+			return nil
+		}
+		c := &api.CPUUsage{HostPercent: toolkit.F(x)}
+		if d, ok := v[sd]; ok && d >= 0 {
+			if perTrans {
+				c.ServiceDemandMicrosecondsPerTransaction = toolkit.F(d)
+			} else {
+				c.ServiceDemandMicrosecondsPerKB = toolkit.F(d)
+			}
+		}
+		return c
+	}
+	client, server := side("LOCAL_CPU_UTIL", "LOCAL_SD"), side("REMOTE_CPU_UTIL", "REMOTE_SD")
+	if client != nil || server != nil {
+		s.CPU = &api.SampleCPU{Client: client, Server: server}
+		toolkit.AddNote(s, "netperf CPU is system-wide utilisation (0-100% of all CPUs); service demand in µs of CPU per KB (1024 B) or per transaction")
+	}
+	return nil
+}

@@ -1,0 +1,4 @@
+derived from tcp_rr.stdout (garbage)
+exit=139
+-
+-

@@ -1,0 +1,4 @@
+derived from tcp_rr.stdout (nonutf8)
+exit=0
+-
+-

@@ -1,0 +1,206 @@
+// Package qperf drives qperf (https://github.com/linux-rdma/qperf) socket tests:
+// tcp_bw (TCP_STREAM), udp_bw (UDP_STREAM), tcp_lat (TCP_RR) and udp_lat (UDP_RR).
+//
+// The client runs with -vv -uu -un -e 6: every figure in base units (bytes/sec, ns, bytes),
+// six significant digits, local/remote naming. qperf's "latency" is ONE-WAY time: the
+// measured time divided by the number of messages both sides received, i.e. half the
+// round-trip; cnperf doubles it (Method "tool-rtt-from-one-way") and says so in a note.
+// qperf's msg_rate of a latency test counts the messages of both directions, so the
+// transaction rate is half of it. CPU figures are system-wide (qperf reads /proc/stat) in
+// percent of one CPU ("% cpus").
+//
+// The server is "qperf -lp PORT": control over TCP on PORT; the data port (-ip) is fixed so
+// Services and firewalls can carry it. qperf's server tells the client which data port to
+// dial, so the data port must be reachable under its own number.
+package qperf
+
+import (
+	"fmt"
+	"strconv"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/driver/toolkit"
+	"github.com/cnperf/cnperf/internal/plan"
+)
+
+// Name is the driver's name.
+const Name = "qperf"
+
+// Default ports: qperf's own listen port and the next one for data.
+const (
+	DefaultPort     = 19765
+	DefaultDataPort = 19766
+)
+
+// Option keys (plain or prefixed "qperf.").
+const (
+	OptPort     = "port"     // control (listen) port, -lp
+	OptDataPort = "dataPort" // data port, -ip
+)
+
+var knownOptions = []string{OptPort, OptDataPort}
+
+// Driver is the qperf driver.
+type Driver struct{}
+
+func init() { driver.Register(Driver{}) }
+
+// Name implements driver.Driver.
+func (Driver) Name() string { return Name }
+
+// Capabilities implements driver.Driver.
+func (Driver) Capabilities() driver.Capabilities {
+	return driver.Capabilities{
+		Profiles:    []api.Profile{api.TCPStream, api.UDPStream, api.TCPRR, api.UDPRR},
+		MessageSize: true,
+		CPU:         true,
+	}
+}
+
+// Test is the qperf test name for a profile, or "".
+func Test(p api.Profile) string {
+	switch p {
+	case api.TCPStream:
+		return "tcp_bw"
+	case api.UDPStream:
+		return "udp_bw"
+	case api.TCPRR:
+		return "tcp_lat"
+	case api.UDPRR:
+		return "udp_lat"
+	}
+	return ""
+}
+
+func ports(c plan.Case) (ctl, data int, o *toolkit.Options, err error) {
+	o, err = toolkit.ParseOptions(Name, c, knownOptions...)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if ctl, err = o.Port(OptPort, DefaultPort); err != nil {
+		return 0, 0, nil, err
+	}
+	def := DefaultDataPort
+	if ctl != DefaultPort {
+		def = ctl + 1
+	}
+	if data, err = o.Port(OptDataPort, def); err != nil {
+		return 0, 0, nil, err
+	}
+	if data == ctl {
+		return 0, 0, nil, fmt.Errorf("qperf: data port %d must differ from the control port", data)
+	}
+	return ctl, data, o, nil
+}
+
+// Servers implements driver.Driver: one "qperf -lp PORT" per distinct control port.
+func (Driver) Servers(cases []plan.Case) []driver.Server {
+	var out []driver.Server
+	seen := map[int]bool{}
+	for _, c := range cases {
+		if c.Driver != "" && c.Driver != Name {
+			continue
+		}
+		ctl, data, _, err := ports(c)
+		if err != nil || seen[ctl] {
+			continue
+		}
+		seen[ctl] = true
+		name := Name
+		if ctl != DefaultPort {
+			name = fmt.Sprintf("%s-%d", Name, ctl)
+		}
+		out = append(out, driver.Server{
+			Name: name,
+			Argv: []string{"qperf", "-lp", strconv.Itoa(ctl)},
+			Ports: []driver.Port{
+				{Name: "control", Port: ctl, Protocol: "TCP"},
+				{Name: "data", Port: data, Protocol: "TCP"},
+				{Name: "data-udp", Port: data, Protocol: "UDP"},
+			},
+		})
+	}
+	return out
+}
+
+// Client implements driver.Driver.
+func (Driver) Client(c plan.Case, t driver.Target, warmup bool) ([]driver.Command, error) {
+	argv, err := ClientArgv(c, t, warmup)
+	if err != nil {
+		return nil, err
+	}
+	return []driver.Command{{Argv: argv}}, nil
+}
+
+// ClientArgv builds the qperf client argv for one sample.
+func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
+	test := Test(c.Profile)
+	if test == "" {
+		return nil, toolkit.Unsupported(Name, c.Profile)
+	}
+	ctl, data, _, err := ports(c)
+	if err != nil {
+		return nil, err
+	}
+	if t.Host == "" {
+		return nil, fmt.Errorf("qperf: no target host")
+	}
+	if p := t.Port(data); p != data {
+		return nil, fmt.Errorf("qperf: the data port %d is reached as %d, but the qperf server tells the client to dial %d itself; expose it under the same number", data, p, data)
+	}
+	argv := []string{"qperf", t.Host, "-lp", strconv.Itoa(t.Port(ctl)), "-ip", strconv.Itoa(data),
+		"-t", strconv.Itoa(toolkit.RunSeconds(c, warmup))}
+	if c.Params.MessageSizeBytes > 0 {
+		argv = append(argv, "-m", strconv.Itoa(c.Params.MessageSizeBytes))
+	}
+	argv = append(argv, "-vv", "-uu", "-un", "-e", "6", test)
+	return argv, nil
+}
+
+// Parse implements driver.Driver.
+func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
+	if err := toolkit.ExpectOutputs(Name, outs, 1); err != nil {
+		return api.Sample{}, err
+	}
+	o := outs[0]
+	r, perr := ParseOutput(o.Stdout, true)
+	if e := toolkit.Failed(Name, o); e != nil {
+		if perr != nil {
+			return api.Sample{}, fmt.Errorf("%w (output: %v)", e, perr)
+		}
+		return api.Sample{}, e
+	}
+	if perr != nil {
+		if o.ExitCode != 0 {
+			return api.Sample{}, fmt.Errorf("%w (exit code %d)", perr, o.ExitCode)
+		}
+		return api.Sample{}, perr
+	}
+	if o.ExitCode != 0 {
+		return api.Sample{}, fmt.Errorf("qperf exited with code %d: %s", o.ExitCode, toolkit.Describe(o))
+	}
+	if want := Test(c.Profile); r.Test != want {
+		return api.Sample{}, fmt.Errorf("qperf ran %s but the case %s needs %s", r.Test, c.Profile, want)
+	}
+	s := r.Sample
+	s.StartTime, s.EndTime = toolkit.Window(outs)
+	if opts, err := toolkit.ParseOptions(Name, c, knownOptions...); err == nil {
+		toolkit.AddNote(&s, opts.UnusedNote())
+	}
+	return s, nil
+}
+
+// Validate implements driver.Validator.
+func (Driver) Validate(c plan.Case) error {
+	_, err := ClientArgv(c, driver.Target{Host: "validate.invalid"}, false)
+	return err
+}
+
+// PortOptions implements driver.PortMover: control (-lp) and data (-ip) ports.
+func (Driver) PortOptions(ports []int) map[string]string {
+	if len(ports) != 2 {
+		return nil
+	}
+	return map[string]string{OptPort: strconv.Itoa(ports[0]), OptDataPort: strconv.Itoa(ports[1])}
+}

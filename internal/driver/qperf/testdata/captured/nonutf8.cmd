@@ -1,0 +1,4 @@
+derived from tcp_lat_m64.stdout (nonutf8)
+exit=0
+-
+2026-11-21T06:22:26Z

@@ -1,0 +1,293 @@
+// Package sockperf drives sockperf (https://github.com/Mellanox/sockperf):
+// ping-pong for TCP_RR and UDP_RR (latency percentiles up to 99.999), throughput for
+// TCP_STREAM and UDP_STREAM, and under-load (option mode=under-load) for latency at a fixed
+// message rate.
+//
+// The client runs with --full-rtt so sockperf reports round-trip times. Without it (option
+// fullRTT=false) sockperf prints RTT/2 for every observation; cnperf doubles every figure
+// and marks the latency "tool-rtt-from-one-way". sockperf's throughput mode counts what the
+// client sent, not what the server received.
+//
+// sockperf exits 0 even when it cannot connect or gets no reply; the parser reads its
+// "ERROR:" and "No messages were received" lines instead.
+//
+// The servers are "sockperf sr --tcp -p PORT" and "sockperf sr -p PORT" (UDP): two processes
+// on the same port number, one per protocol.
+package sockperf
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/driver/toolkit"
+	"github.com/cnperf/cnperf/internal/plan"
+)
+
+// Name is the driver's name.
+const Name = "sockperf"
+
+// DefaultPort is sockperf's own default port.
+const DefaultPort = 11111
+
+// Ready is what a sockperf server prints once its sockets are set up.
+const Ready = "to block on socket(s)"
+
+// Message size limits: sockperf's header, and its largest payload (MAX_PAYLOAD_SIZE; a larger
+// -m makes the server drop the connection: "A connection was forcibly closed by a peer").
+const (
+	MinMessageSize = 14
+	MaxMessageSize = 65507
+)
+
+// Option keys (plain or prefixed "sockperf.").
+const (
+	OptPort    = "port"
+	OptFullRTT = "fullRTT" // default true: --full-rtt
+	OptMode    = "mode"    // "ping-pong" (default for RR) or "under-load"
+	OptMPS     = "mps"     // messages per second for under-load (default 10000)
+)
+
+// Modes.
+const (
+	ModePingPong   = "ping-pong"
+	ModeUnderLoad  = "under-load"
+	ModeThroughput = "throughput"
+)
+
+var knownOptions = []string{OptPort, OptFullRTT, OptMode, OptMPS}
+
+// Driver is the sockperf driver.
+type Driver struct{}
+
+func init() { driver.Register(Driver{}) }
+
+// Name implements driver.Driver.
+func (Driver) Name() string { return Name }
+
+// Capabilities implements driver.Driver.
+func (Driver) Capabilities() driver.Capabilities {
+	return driver.Capabilities{
+		Profiles:    []api.Profile{api.TCPStream, api.UDPStream, api.TCPRR, api.UDPRR},
+		MessageSize: true,
+		Rate:        true,
+	}
+}
+
+type settings struct {
+	port    int
+	fullRTT bool
+	mode    string
+	mps     int
+	opts    *toolkit.Options
+}
+
+func parseSettings(c plan.Case) (settings, error) {
+	o, err := toolkit.ParseOptions(Name, c, knownOptions...)
+	if err != nil {
+		return settings{}, err
+	}
+	s := settings{opts: o}
+	if s.port, err = o.Port(OptPort, DefaultPort); err != nil {
+		return settings{}, err
+	}
+	if s.fullRTT, err = o.Bool(OptFullRTT, true); err != nil {
+		return settings{}, err
+	}
+	if s.mps, err = o.Int(OptMPS, 10000, 1, 100000000); err != nil {
+		return settings{}, err
+	}
+	mode, _ := o.Get(OptMode)
+	switch {
+	case c.Profile.IsStream():
+		if mode != "" && mode != ModeThroughput {
+			return settings{}, fmt.Errorf("sockperf: mode %q does not fit %s (stream profiles use %s)", mode, c.Profile, ModeThroughput)
+		}
+		s.mode = ModeThroughput
+	case mode == "" || mode == ModePingPong || mode == "pp":
+		s.mode = ModePingPong
+	case mode == ModeUnderLoad || mode == "ul":
+		s.mode = ModeUnderLoad
+	default:
+		return settings{}, fmt.Errorf("sockperf: unknown mode %q (%s or %s)", mode, ModePingPong, ModeUnderLoad)
+	}
+	return s, nil
+}
+
+// Servers implements driver.Driver: a TCP server when a TCP profile is planned and a UDP
+// server when a UDP profile is, per port.
+func (Driver) Servers(cases []plan.Case) []driver.Server {
+	type key struct {
+		port int
+		udp  bool
+	}
+	var out []driver.Server
+	seen := map[key]bool{}
+	for _, c := range cases {
+		if c.Driver != "" && c.Driver != Name {
+			continue
+		}
+		st, err := parseSettings(c)
+		if err != nil {
+			continue
+		}
+		k := key{st.port, c.Profile.IsUDP()}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		bind := "0.0.0.0"
+		if toolkit.IPv6(c) {
+			bind = "::"
+		}
+		name, proto := Name+"-tcp", "TCP"
+		argv := []string{"sockperf", "server", "--tcp", "-i", bind, "-p", strconv.Itoa(st.port)}
+		if k.udp {
+			name, proto = Name+"-udp", "UDP"
+			argv = []string{"sockperf", "server", "-i", bind, "-p", strconv.Itoa(st.port)}
+		}
+		if st.port != DefaultPort {
+			name = fmt.Sprintf("%s-%d", name, st.port)
+		}
+		out = append(out, driver.Server{Name: name, Argv: argv, Ready: Ready,
+			Ports: []driver.Port{{Name: "data", Port: st.port, Protocol: proto}}})
+	}
+	return out
+}
+
+// Client implements driver.Driver.
+func (Driver) Client(c plan.Case, t driver.Target, warmup bool) ([]driver.Command, error) {
+	argv, err := ClientArgv(c, t, warmup)
+	if err != nil {
+		return nil, err
+	}
+	return []driver.Command{{Argv: argv}}, nil
+}
+
+// ClientArgv builds the sockperf client argv for one sample.
+func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
+	switch c.Profile {
+	case api.TCPStream, api.UDPStream, api.TCPRR, api.UDPRR:
+	default:
+		return nil, toolkit.Unsupported(Name, c.Profile)
+	}
+	st, err := parseSettings(c)
+	if err != nil {
+		return nil, err
+	}
+	if t.Host == "" {
+		return nil, fmt.Errorf("sockperf: no target host")
+	}
+	size := c.Params.MessageSizeBytes
+	if size != 0 && size < MinMessageSize {
+		return nil, fmt.Errorf("sockperf: message size %d B is below sockperf's minimum of %d B (its header)", size, MinMessageSize)
+	}
+	if size > MaxMessageSize {
+		return nil, fmt.Errorf("sockperf: message size %d B is above sockperf's maximum of %d B (set a smaller message size)", size, MaxMessageSize)
+	}
+	argv := []string{"sockperf", st.mode}
+	if !c.Profile.IsUDP() {
+		argv = append(argv, "--tcp")
+	}
+	argv = append(argv, "-i", t.Host, "-p", strconv.Itoa(t.Port(st.port)), "-t", strconv.Itoa(toolkit.RunSeconds(c, warmup)))
+	if size > 0 {
+		argv = append(argv, "-m", strconv.Itoa(size))
+	}
+	switch st.mode {
+	case ModeThroughput:
+		if r := c.Params.RateBitsPerSecond; r > 0 {
+			if size == 0 {
+				return nil, fmt.Errorf("sockperf: a rate limit needs a message size (sockperf limits messages per second)")
+			}
+			mps := int64(math.Round(r / float64(8*size)))
+			if mps < 1 {
+				mps = 1
+			}
+			argv = append(argv, "--mps", strconv.FormatInt(mps, 10))
+		}
+	case ModeUnderLoad:
+		mps := int64(st.mps)
+		if r := c.Params.RateBitsPerSecond; r > 0 {
+			if _, set := st.opts.Get(OptMPS); set {
+				return nil, fmt.Errorf("sockperf: give the under-load rate either as a rate or as option %s, not both", OptMPS)
+			}
+			if size == 0 {
+				return nil, fmt.Errorf("sockperf: a rate needs a message size (sockperf sets messages per second)")
+			}
+			if mps = int64(math.Round(r / float64(8*size))); mps < 1 {
+				mps = 1
+			}
+		}
+		argv = append(argv, "--mps", strconv.FormatInt(mps, 10))
+	case ModePingPong:
+		if c.Params.RateBitsPerSecond > 0 {
+			return nil, fmt.Errorf("sockperf: ping-pong runs as fast as replies come; use mode=under-load with mps for a fixed rate")
+		}
+	}
+	if st.mode != ModeThroughput && st.fullRTT {
+		argv = append(argv, "--full-rtt")
+	}
+	return argv, nil
+}
+
+// Parse implements driver.Driver.
+func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
+	if err := toolkit.ExpectOutputs(Name, outs, 1); err != nil {
+		return api.Sample{}, err
+	}
+	o := outs[0]
+	st, err := parseSettings(c)
+	if err != nil {
+		return api.Sample{}, err
+	}
+	r, perr := ParseOutput(o.Stdout, o.Stderr)
+	if e := toolkit.Failed(Name, o); e != nil {
+		if perr != nil {
+			return api.Sample{}, fmt.Errorf("%w (output: %v)", e, perr)
+		}
+		return api.Sample{}, e
+	}
+	if perr != nil {
+		return api.Sample{}, perr
+	}
+	if o.ExitCode != 0 {
+		return api.Sample{}, fmt.Errorf("sockperf exited with code %d: %s", o.ExitCode, toolkit.Describe(o))
+	}
+	if r.Throughput != (st.mode == ModeThroughput) {
+		return api.Sample{}, fmt.Errorf("sockperf output does not match mode %s", st.mode)
+	}
+	if r.Protocol != "" && r.Protocol != protocol(c.Profile) {
+		return api.Sample{}, fmt.Errorf("sockperf ran over %s but the case is %s", r.Protocol, c.Profile)
+	}
+	s, err := r.ToSample(c.Params.MessageSizeBytes, st.mode)
+	if err != nil {
+		return api.Sample{}, err
+	}
+	s.StartTime, s.EndTime = toolkit.Window(outs)
+	toolkit.AddNote(&s, st.opts.UnusedNote())
+	return s, nil
+}
+
+func protocol(p api.Profile) string {
+	if p.IsUDP() {
+		return "UDP"
+	}
+	return "TCP"
+}
+
+// Validate implements driver.Validator: sockperf's message size limits and option values are
+// checked when the plan is, not when the first sample runs.
+func (Driver) Validate(c plan.Case) error {
+	_, err := ClientArgv(c, driver.Target{Host: "validate.invalid"}, false)
+	return err
+}
+
+// PortOptions implements driver.PortMover: the one port of a TCP or a UDP server.
+func (Driver) PortOptions(ports []int) map[string]string {
+	if len(ports) != 1 {
+		return nil
+	}
+	return map[string]string{OptPort: strconv.Itoa(ports[0])}
+}

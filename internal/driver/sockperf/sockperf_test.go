@@ -1,0 +1,241 @@
+package sockperf
+
+import (
+	"math"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/driver/toolkit/fixture"
+	"github.com/cnperf/cnperf/internal/plan"
+)
+
+const captured = "testdata/captured"
+
+func tcase(p api.Profile, mut ...func(*api.Params)) plan.Case {
+	c := plan.Case{Profile: p, Driver: Name, Path: api.PathLoopback,
+		Params: api.Params{DurationSeconds: 2, Samples: 1, Parallel: 1}}
+	for _, m := range mut {
+		m(&c.Params)
+	}
+	return c
+}
+
+func opts(kv ...string) func(*api.Params) {
+	return func(p *api.Params) {
+		if p.Options == nil {
+			p.Options = map[string]string{}
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			p.Options[kv[i]] = kv[i+1]
+		}
+	}
+}
+
+func size(n int) func(*api.Params) { return func(p *api.Params) { p.MessageSizeBytes = n } }
+
+func TestClientArgv(t *testing.T) {
+	tg := driver.Target{Host: "10.9.8.7"}
+	tests := []struct {
+		name string
+		c    plan.Case
+		want string
+		err  string
+	}{
+		{name: "tcp rr", c: tcase(api.TCPRR, size(64)), want: "sockperf ping-pong --tcp -i 10.9.8.7 -p 11111 -t 2 -m 64 --full-rtt"},
+		{name: "udp rr half rtt", c: tcase(api.UDPRR, size(64), opts("fullRTT", "false")), want: "sockperf ping-pong -i 10.9.8.7 -p 11111 -t 2 -m 64"},
+		{name: "under-load", c: tcase(api.UDPRR, size(64), opts("mode", "under-load", "mps", "5000")), want: "sockperf under-load -i 10.9.8.7 -p 11111 -t 2 -m 64 --mps 5000 --full-rtt"},
+		{name: "throughput", c: tcase(api.TCPStream, size(1400)), want: "sockperf throughput --tcp -i 10.9.8.7 -p 11111 -t 2 -m 1400"},
+		{name: "throughput with rate", c: tcase(api.UDPStream, size(1400), func(p *api.Params) { p.RateBitsPerSecond = 224e6 }),
+			want: "sockperf throughput -i 10.9.8.7 -p 11111 -t 2 -m 1400 --mps 20000"},
+		{name: "under-load at a rate", c: tcase(api.UDPRR, size(100), opts("mode", "ul"), func(p *api.Params) { p.RateBitsPerSecond = 8e6 }),
+			want: "sockperf under-load -i 10.9.8.7 -p 11111 -t 2 -m 100 --mps 10000 --full-rtt"},
+		{name: "rate and mps", c: tcase(api.UDPRR, size(100), opts("mode", "ul", "mps", "5"), func(p *api.Params) { p.RateBitsPerSecond = 8e6 }),
+			err: "not both"},
+		{name: "tiny message", c: tcase(api.TCPRR, size(1)), err: "below sockperf's minimum"},
+		{name: "crr", c: tcase(api.TCPCRR), err: "cannot run profile TCP_CRR"},
+		{name: "bad mode", c: tcase(api.TCPRR, opts("mode", "playback")), err: "unknown mode"},
+		{name: "rate on ping-pong", c: tcase(api.TCPRR, func(p *api.Params) { p.RateBitsPerSecond = 1e6 }), err: "under-load"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			argv, err := ClientArgv(tt.c, tg, false)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(argv, " "); got != tt.want {
+				t.Errorf("\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestServers(t *testing.T) {
+	got := Driver{}.Servers([]plan.Case{tcase(api.TCPRR), tcase(api.TCPStream), tcase(api.UDPRR)})
+	if len(got) != 2 {
+		t.Fatalf("%+v", got)
+	}
+	if got[0].Name != "sockperf-tcp" || strings.Join(got[0].Argv, " ") != "sockperf server --tcp -i 0.0.0.0 -p 11111" || got[0].Ports[0].Protocol != "TCP" {
+		t.Errorf("%+v", got[0])
+	}
+	if got[1].Name != "sockperf-udp" || strings.Join(got[1].Argv, " ") != "sockperf server -i 0.0.0.0 -p 11111" || got[1].Ports[0].Protocol != "UDP" {
+		t.Errorf("%+v", got[1])
+	}
+}
+
+// caseFor maps a captured fixture name to its case.
+func caseFor(name string) plan.Case {
+	udp := strings.Contains(name, "_udp") || name == "no_server_udp"
+	var c plan.Case
+	switch {
+	case strings.HasPrefix(name, "tp_"):
+		c = tcase(api.TCPStream, size(1400))
+		if udp {
+			c.Profile = api.UDPStream
+		}
+		if strings.HasSuffix(name, "_mps") {
+			c.Params.RateBitsPerSecond = 20000 * 1400 * 8
+		}
+	default:
+		c = tcase(api.TCPRR, size(64))
+		if udp {
+			c.Profile = api.UDPRR
+		}
+		if strings.HasSuffix(name, "_m1024_fullrtt") {
+			c.Params.MessageSizeBytes = 1024
+		}
+		if strings.HasSuffix(name, "halfrtt") {
+			opts("fullRTT", "false")(&c.Params)
+		}
+		if strings.HasPrefix(name, "ul_") {
+			opts("mode", "under-load")(&c.Params)
+		}
+	}
+	opts("port", "47321")(&c.Params)
+	return c
+}
+
+func TestCapturedArgvIsTheDriversArgv(t *testing.T) {
+	for _, name := range fixture.Names(t, captured) {
+		f := fixture.Load(t, captured, name)
+		if f.Derived || !(strings.HasPrefix(name, "pp_") || strings.HasPrefix(name, "tp_") || strings.HasPrefix(name, "ul_")) {
+			continue
+		}
+		got, err := ClientArgv(caseFor(name), driver.Target{Host: "127.0.0.1"}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, f.ToolArgv()) {
+			t.Errorf("%s: driver %q, captured %q", name, got, f.ToolArgv())
+		}
+	}
+}
+
+func TestParseCapturedGolden(t *testing.T) {
+	for _, name := range fixture.Names(t, captured) {
+		t.Run(name, func(t *testing.T) {
+			f := fixture.Load(t, captured, name)
+			s, err := Driver{}.Parse(caseFor(name), []driver.Output{f.Output()})
+			var r fixture.Result
+			if err != nil {
+				r.Error = err.Error()
+			} else {
+				r.Sample = &s
+			}
+			fixture.Golden(t, filepath.Join("testdata/golden", name+".json"), r)
+		})
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
+
+func TestHandVerified(t *testing.T) {
+	parse := func(name string) api.Sample {
+		f := fixture.Load(t, captured, name)
+		s, err := Driver{}.Parse(caseFor(name), []driver.Output{f.Output()})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return s
+	}
+	// pp_udp_m64_halfrtt.stdout (no --full-rtt): "[Valid Duration] RunTime=1.548 sec;
+	// SentMessages=28860; ReceivedMessages=28860", "avg-latency=26.788 (std-dev=210.053)",
+	// "percentile 99.000 =  281.299", "percentile 50.000 =    9.237", "<MIN> observation =
+	// 6.376": RTT/2 values, doubled.
+	s := parse("pp_udp_m64_halfrtt")
+	l := s.Latency
+	if l.Method != "tool-rtt-from-one-way" || !near(*l.Mean, 53.576) || !near(*l.P99, 562.598) || !near(*l.P50, 18.474) ||
+		!near(*l.Min, 12.752) || !near(*l.Stddev, 420.106) || *l.Count != 28860 {
+		t.Errorf("half-RTT latency %+v", l)
+	}
+	if !near(*s.TransactionsPerSecond, 28860/1.548) || s.DurationSeconds != 1.548 {
+		t.Errorf("tps %v", *s.TransactionsPerSecond)
+	}
+	// pp_tcp_m64_fullrtt: full RTT values as printed, Method "tool".
+	s = parse("pp_tcp_m64_fullrtt")
+	if s.Latency.Method != "tool" || s.Latency.P9999 == nil || !strings.Contains(s.Latency.Note, "p99.999") {
+		t.Errorf("full RTT latency %+v", s.Latency)
+	}
+	// tp_tcp_m1400.stdout: "Message Rate is 492630 [msg/sec]", msg-size=1400, "BandWidth is
+	// 657.732 MBps" (MiB/s): 492630*1400/2^20 = 657.73.
+	s = parse("tp_tcp_m1400")
+	if !near(*s.ThroughputBitsPerSecond, 492630*1400*8) {
+		t.Errorf("tp %v", *s.ThroughputBitsPerSecond)
+	}
+	if math.Abs(492630*1400/1048576.0-657.732) > 0.001 {
+		t.Error("sockperf MBps is not MiB/s")
+	}
+	// ul_udp_m64_fullrtt: packet rate offered, no transaction rate.
+	s = parse("ul_udp_m64_fullrtt")
+	if s.TransactionsPerSecond != nil || s.PacketsPerSecond == nil {
+		t.Errorf("under-load: %+v", s)
+	}
+}
+
+func TestFailures(t *testing.T) {
+	for name, want := range map[string]string{
+		"refused":       "sockperf: Can`t connect socket (errno=111 Connection refused)",
+		"no_server_udp": "No messages were received from the server",
+		"timeout":       "No messages were received from the server",
+		"truncated":     "sockperf output has no",
+		"garbage":       "not a client report",
+		"nonutf8":       "not a client report",
+	} {
+		f := fixture.Load(t, captured, name)
+		_, err := Driver{}.Parse(caseFor(name), []driver.Output{f.Output()})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", name, err, want)
+		}
+	}
+	// A TCP capture is not a UDP sample.
+	f := fixture.Load(t, captured, "pp_tcp_m64_fullrtt")
+	if _, err := (Driver{}).Parse(tcase(api.UDPRR, size(64)), []driver.Output{f.Output()}); err == nil {
+		t.Error("TCP output accepted for UDP_RR")
+	}
+}
+
+func TestImport(t *testing.T) {
+	for name, want := range map[string]api.Profile{
+		"pp_udp_m64_halfrtt": api.UDPRR, "pp_tcp_m64_fullrtt": api.TCPRR, "tp_udp_m1400": api.UDPStream, "ul_tcp_m64_fullrtt": api.TCPRR,
+	} {
+		got, err := Driver{}.Import(name, fixture.Load(t, captured, name).Stdout)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got[0].Profile != want {
+			t.Errorf("%s: profile %s", name, got[0].Profile)
+		}
+		if name == "ul_tcp_m64_fullrtt" && got[0].Params.Options[OptMode] != ModeUnderLoad {
+			t.Errorf("under-load not recognised: %+v", got[0].Params)
+		}
+	}
+}

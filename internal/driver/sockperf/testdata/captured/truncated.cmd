@@ -1,0 +1,4 @@
+derived from pp_tcp_m64_fullrtt.stdout (truncated)
+exit=0
+-
+2026-11-21T06:21:56Z

@@ -1,0 +1,294 @@
+// Package toolkit holds the small, pure helpers the external-tool drivers (iperf3, netperf,
+// uperf, qperf, sockperf) share: whole-second durations, driver options, failure messages
+// that carry the tool's own words, and pointer helpers for api figures. Nothing here does I/O.
+package toolkit
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/plan"
+)
+
+// F returns a pointer to v.
+func F(v float64) *float64 { return &v }
+
+// I returns a pointer to v.
+func I(v int64) *int64 { return &v }
+
+// WholeSeconds rounds a duration in seconds up to whole seconds, at least min. Tools such as
+// netperf (-l), iperf3 (-t) and sockperf (-t) take integer seconds; Go's "1m0s" must never
+// reach them. A value a hair above an integer (float noise) is not rounded up.
+func WholeSeconds(seconds float64, min int) int {
+	if math.IsNaN(seconds) || seconds <= 0 {
+		return min
+	}
+	n := int(math.Ceil(seconds - 1e-9))
+	if n < min {
+		return min
+	}
+	return n
+}
+
+// Itoa formats an int for an argv.
+func Itoa(n int) string { return strconv.Itoa(n) }
+
+// RunSeconds is the whole-second length of one run of the case: the warm-up time for a
+// discarded warm-up run, otherwise the measured duration.
+func RunSeconds(c plan.Case, warmup bool) int {
+	if warmup {
+		return WholeSeconds(c.Params.WarmupSeconds, 1)
+	}
+	return WholeSeconds(c.Params.DurationSeconds, 1)
+}
+
+// Options reads the driver options of a case. Keys are either plain ("bidir") or prefixed
+// with a driver name ("iperf3.bidir"). A key prefixed with this driver must be known; keys
+// prefixed with another driver are left to that driver; plain keys this driver does not know
+// are reported by Unused so the caller can say so in a sample note instead of ignoring them.
+type Options struct {
+	driver string
+	vals   map[string]string
+	unused []string
+}
+
+// ParseOptions validates the options of c for driver name against the known keys.
+func ParseOptions(name string, c plan.Case, known ...string) (*Options, error) {
+	o := &Options{driver: name, vals: map[string]string{}}
+	isKnown := func(k string) bool {
+		for _, q := range known {
+			if q == k {
+				return true
+			}
+		}
+		return false
+	}
+	keys := make([]string, 0, len(c.Params.Options))
+	for k := range c.Params.Options {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := c.Params.Options[k]
+		if i := strings.IndexByte(k, '.'); i > 0 {
+			if k[:i] != name {
+				continue
+			}
+			bare := k[i+1:]
+			if !isKnown(bare) {
+				return nil, fmt.Errorf("unknown %s option %q (known: %s)", name, k, strings.Join(known, ", "))
+			}
+			o.vals[bare] = v
+			continue
+		}
+		if !isKnown(k) {
+			o.unused = append(o.unused, k)
+			continue
+		}
+		if _, set := o.vals[k]; !set {
+			o.vals[k] = v
+		}
+	}
+	return o, nil
+}
+
+// Get returns an option's value and whether it was set.
+func (o *Options) Get(key string) (string, bool) {
+	v, ok := o.vals[key]
+	return v, ok
+}
+
+// Bool reads a boolean option ("true"/"false"/"1"/"0"/"yes"/"no"), def when unset.
+func (o *Options) Bool(key string, def bool) (bool, error) {
+	v, ok := o.vals[key]
+	if !ok || v == "" {
+		return def, nil
+	}
+	switch strings.ToLower(v) {
+	case "true", "1", "yes", "on":
+		return true, nil
+	case "false", "0", "no", "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("%s option %q: %q is not a boolean", o.driver, key, v)
+}
+
+// Int reads an integer option within [min, max], def when unset.
+func (o *Options) Int(key string, def, min, max int) (int, error) {
+	v, ok := o.vals[key]
+	if !ok || v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return 0, fmt.Errorf("%s option %q: %q is not an integer", o.driver, key, v)
+	}
+	if n < min || n > max {
+		return 0, fmt.Errorf("%s option %q: %d is outside [%d, %d]", o.driver, key, n, min, max)
+	}
+	return n, nil
+}
+
+// Unused lists plain option keys this driver does not use, sorted.
+func (o *Options) Unused() []string { return o.unused }
+
+// UnusedNote is a sample note naming unused options, or "".
+func (o *Options) UnusedNote() string {
+	if len(o.unused) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("options not used by %s: %s", o.driver, strings.Join(o.unused, ", "))
+}
+
+// Port reads a port option (1..65535), def when unset.
+func (o *Options) Port(key string, def int) (int, error) { return o.Int(key, def, 1, 65535) }
+
+// Text returns b as valid UTF-8 (invalid bytes replaced), with NULs removed, so a tool's
+// garbage can go into an error message or a JSON document safely.
+func Text(b []byte) string {
+	b = bytes.ReplaceAll(b, []byte{0}, nil)
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// Tail returns the last n non-empty lines of b as one line joined by " | ", at most 600
+// characters, for error messages.
+func Tail(b []byte, n int) string {
+	lines := strings.Split(strings.ReplaceAll(Text(b), "\r", ""), "\n")
+	var keep []string
+	for i := len(lines) - 1; i >= 0 && len(keep) < n; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			keep = append(keep, l)
+		}
+	}
+	for i, j := 0, len(keep)-1; i < j; i, j = i+1, j-1 {
+		keep[i], keep[j] = keep[j], keep[i]
+	}
+	s := strings.Join(keep, " | ")
+	if len(s) > 600 {
+		s = "…" + s[len(s)-600:]
+		s = strings.ToValidUTF8(s, "")
+	}
+	return s
+}
+
+// Describe names what an output shows for an error: its exit code, execution error and the
+// last lines of stderr and stdout.
+func Describe(o driver.Output) string {
+	var parts []string
+	if o.Err != nil {
+		parts = append(parts, o.Err.Error())
+	}
+	if o.ExitCode != 0 {
+		parts = append(parts, fmt.Sprintf("exit code %d", o.ExitCode))
+	}
+	if t := Tail(o.Stderr, 4); t != "" {
+		parts = append(parts, "stderr: "+t)
+	}
+	if t := Tail(o.Stdout, 4); t != "" {
+		parts = append(parts, "stdout: "+t)
+	}
+	if len(parts) == 0 {
+		return "no output"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Failed reports an execution failure of o (could not start, killed by a timeout, transport
+// error) as an error naming the command, or nil.
+func Failed(tool string, o driver.Output) error {
+	if o.Err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s failed: %s", tool, Describe(o))
+}
+
+// Window returns the earliest start and the latest end of the outputs.
+func Window(outs []driver.Output) (start, end time.Time) {
+	for _, o := range outs {
+		if !o.StartTime.IsZero() && (start.IsZero() || o.StartTime.Before(start)) {
+			start = o.StartTime
+		}
+		if o.EndTime.After(end) {
+			end = o.EndTime
+		}
+	}
+	return start, end
+}
+
+// NewSample returns a sample timed by the outputs' window.
+func NewSample(outs []driver.Output) api.Sample {
+	start, end := Window(outs)
+	return api.Sample{StartTime: start, EndTime: end}
+}
+
+// AddNote appends a non-empty note.
+func AddNote(s *api.Sample, note string) {
+	if note != "" {
+		s.Notes = append(s.Notes, note)
+	}
+}
+
+// ExpectOutputs checks that Parse got exactly n outputs.
+func ExpectOutputs(tool string, outs []driver.Output, n int) error {
+	if len(outs) != n {
+		return fmt.Errorf("%s: expected %d command output(s), got %d", tool, n, len(outs))
+	}
+	return nil
+}
+
+// ShellQuote quotes s for a POSIX shell.
+func ShellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,@%+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+}
+
+// RatePerFlow splits a total rate limit in bits/s over n flows, rounded to whole bits/s and
+// at least 1. It returns 0 when there is no limit.
+func RatePerFlow(total float64, n int) int64 {
+	if total <= 0 {
+		return 0
+	}
+	if n < 1 {
+		n = 1
+	}
+	r := int64(math.Round(total / float64(n)))
+	if r < 1 {
+		r = 1
+	}
+	return r
+}
+
+// Parallel is the number of flows of a case (at least 1).
+func Parallel(c plan.Case) int {
+	if c.Params.Parallel < 1 {
+		return 1
+	}
+	return c.Params.Parallel
+}
+
+// IPv6 reports whether the case asks for IPv6.
+func IPv6(c plan.Case) bool { return strings.EqualFold(c.Params.IPFamily, "ipv6") }
+
+// Unsupported is the error for a profile a driver cannot build, naming the drivers that can.
+func Unsupported(name string, p api.Profile) error {
+	msg := fmt.Sprintf("driver %q cannot run profile %s", name, p)
+	if who := driver.WhoCan(p); len(who) > 0 {
+		msg += fmt.Sprintf(" (drivers that can: %s)", strings.Join(who, ", "))
+	}
+	return fmt.Errorf("%s", msg)
+}

@@ -1,0 +1,4 @@
+derived from tcp_stream.stdout (nonutf8)
+exit=0
+-
+-
