@@ -206,9 +206,11 @@ type Sample struct {
 	PacketsLost     *int64 `json:"packetsLost,omitempty"`
 	Transactions    *int64 `json:"transactions,omitempty"`
 
-	CPU       *SampleCPU        `json:"cpu,omitempty"`
-	Latency   *Latency          `json:"latencyMicroseconds,omitempty"`
-	Histogram *LatencyHistogram `json:"latencyHistogram,omitempty"`
+	CPU *SampleCPU `json:"cpu,omitempty"`
+	// NodeResources is the CPU and memory of the client's and server's nodes over the window.
+	NodeResources *NodeResourcesPair `json:"nodeResources,omitempty"`
+	Latency       *Latency           `json:"latencyMicroseconds,omitempty"`
+	Histogram     *LatencyHistogram  `json:"latencyHistogram,omitempty"`
 	// Flows holds per-flow figures when the driver measured flows separately (netperf parallel
 	// processes); the sample's own figures are then the correct aggregate (sums for rates).
 	Flows []Sample `json:"flows,omitempty"`
@@ -281,6 +283,10 @@ type Result struct {
 	Commands [][]string `json:"commands,omitempty"`
 	// Metrics are cluster metrics queried from Prometheus for the case's time window.
 	Metrics *ClusterMetrics `json:"metrics,omitempty"`
+	// NodeResources is the mean of the successful samples' node resources (see Sample).
+	NodeResources *NodeResourcesPair `json:"nodeResources,omitempty"`
+	// Profiles are CPU flame graphs recorded during the case.
+	Profiles []CPUProfile `json:"profiles,omitempty"`
 }
 
 // ClusterMetrics are Prometheus figures over one case's window: node CPU, the CPU and memory
@@ -428,4 +434,6 @@ type Run struct {
 	// TigerBench holds the tests of a tiger-bench testconfig.yaml run (standing config, TTFR,
 	// DNS, Calico changes); their thruput-latency and iperf cases are in Results.
 	TigerBench []TigerBenchTest `json:"tigerBench,omitempty"`
+	// Mesh describes a node-pair mesh or all-to-one run (cnperf mesh); its cells index Results.
+	Mesh *Mesh `json:"mesh,omitempty"`
 }

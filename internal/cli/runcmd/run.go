@@ -25,6 +25,9 @@ import (
 	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/sink"
+	"github.com/cnperf/cnperf/internal/sink/opensearch"
+	"github.com/cnperf/cnperf/internal/sink/prometheus"
 	"github.com/cnperf/cnperf/internal/version"
 )
 
@@ -39,6 +42,7 @@ type Options struct {
 	NoProgress  bool
 	Flags       config.FlagValues
 	Platforms   platformOptions
+	Sinks       sink.Flags
 }
 
 // DefaultSuiteProfiles are the five main profiles of the default local suite.
@@ -79,6 +83,7 @@ on disk, appended as each case ends, so an interrupted run loses no finished cas
 		return pflag.NormalizedName(name)
 	})
 	o.Platforms.addFlags(fs)
+	o.Sinks.AddFlags(fs)
 	return c
 }
 
@@ -111,6 +116,14 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 			return exit.Usage("--path all: the %s platform cannot list its paths; name them", plat.Name())
 		}
 		o.Flags.Path = strings.Join(paths, ",")
+	}
+	osCfg, err := o.Sinks.OpenSearch(log)
+	if err != nil {
+		return exit.Usage("%v", err)
+	}
+	prom, err := o.Sinks.Prometheus()
+	if err != nil {
+		return exit.Usage("%v", err)
 	}
 	p, loaded, defaultSuite, err := o.buildPlan(fs)
 	if err != nil {
@@ -190,7 +203,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		}
 	}
 
-	runErr := o.execute(ctx, log, plat, drivers, cases, run, rw, streams)
+	runErr := o.execute(ctx, log, plat, drivers, cases, run, rw, prom)
 	run.EndTime = time.Now().UTC()
 	if rw != nil {
 		if err := rw.Close(*run); err != nil {
@@ -201,6 +214,15 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		if err := enc.Encode(streams.Out, []*api.Run{run}); err != nil {
 			return errors.Join(runErr, fmt.Errorf("write %s output: %w", o.Output, err))
 		}
+	}
+	if osCfg != nil && len(run.Results) > 0 {
+		// Index even an interrupted run's finished cases; a failure here is reported, and the
+		// results file and stdout already hold everything.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		if err := opensearch.Ship(sctx, *osCfg, []*api.Run{run}, log); err != nil {
+			runErr = errors.Join(runErr, exit.Failure("index into OpenSearch: %w", err))
+		}
+		cancel()
 	}
 	if runErr != nil {
 		return runErr
@@ -213,7 +235,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 
 // execute prepares the platform, runs the cases and always cleans up.
 func (o *Options) execute(ctx context.Context, log io.Writer, plat platform.Platform, drivers map[string]driver.Driver,
-	cases []plan.Case, run *api.Run, rw *report.ResultsWriter, streams iostreams.Streams) (err error) {
+	cases []plan.Case, run *api.Run, rw *report.ResultsWriter, prom *prometheus.Collector) (err error) {
 	setup := time.Now()
 	defer func() {
 		t := time.Now()
@@ -240,12 +262,27 @@ func (o *Options) execute(ctx context.Context, log io.Writer, plat platform.Plat
 			fmt.Fprintf(log, "warning: could not describe the cluster: %v\n", derr)
 		}
 	}
+	if rw != nil {
+		if err := rw.UpdateRun(*run); err != nil {
+			return exit.Failure("record run details in the results file: %w", err)
+		}
+	}
 	run.Timing.SetupSeconds = time.Since(setup).Seconds()
 	measure := time.Now()
 	r := &runner.Runner{
 		Platform: plat,
 		Drivers:  drivers,
 		OnResult: func(res api.Result) error {
+			if prom != nil {
+				if err := prom.Annotate(ctx, &res); err != nil {
+					fmt.Fprintf(log, "warning: prometheus metrics for case %q: %v\n", res.Name, err)
+				}
+				if res.Metrics != nil {
+					for _, w := range res.Metrics.Warnings {
+						fmt.Fprintf(log, "warning: prometheus: %s\n", w)
+					}
+				}
+			}
 			run.Results = append(run.Results, res)
 			if rw != nil {
 				return rw.AppendResult(res)

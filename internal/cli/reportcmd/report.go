@@ -1,0 +1,123 @@
+// Package reportcmd is `cnperf report`: re-render saved runs in any output format.
+package reportcmd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/sink"
+	"github.com/cnperf/cnperf/internal/sink/opensearch"
+)
+
+type options struct {
+	output string
+	files  []string
+	sinks  sink.Flags
+}
+
+// NewCommand returns the `report` command.
+func NewCommand(streams iostreams.Streams) *cobra.Command {
+	o := &options{}
+	c := &cobra.Command{
+		Use:   "report [-o FORMAT] FILE...",
+		Short: "Render saved runs (results files or run JSON) as a table, JSON, CSV, HTML or perfdash",
+		Long: `report reads runs saved by 'cnperf run --results FILE' (JSON Lines, also while a run is
+still going or after it was interrupted), printed by 'cnperf run -o json', or written by
+'-o csv', and prints them in the chosen format. FILE "-" reads standard input. Several files,
+or a file holding several runs, give one report over all the runs, in order.
+
+Formats:
+` + report.FormatHelp() + `
+With --prometheus URL every result without metrics gets the node CPU, agent pod CPU and
+memory and interface drops of its time window from Prometheus (while Prometheus still holds
+them). With --opensearch URL the runs are also indexed into OpenSearch/Elasticsearch
+(--index), one document per result with its raw samples, run metadata and cluster details.
+
+Warnings (a truncated last line, a run without an end record) go to standard error.
+Exit codes: 0 rendered (and indexed), 1 indexing failed, 2 an unreadable or invalid file or an
+unknown format.`,
+		Example: `  cnperf report results.jsonl
+  cnperf report -o html calico.jsonl cilium.jsonl > report.html
+  cnperf run -o json | cnperf report -o k8s-netperf-csv -`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.files = args
+			return o.run(cmd.Context(), streams)
+		},
+	}
+	c.Flags().StringVarP(&o.output, "output", "o", "table", "output format: one of the formats listed above")
+	o.sinks.AddFlags(c.Flags())
+	return c
+}
+
+func (o *options) run(ctx context.Context, streams iostreams.Streams) error {
+	enc, err := report.Lookup(o.output)
+	if err != nil {
+		return &exit.UsageError{Err: err}
+	}
+	osCfg, err := o.sinks.OpenSearch(streams.ErrOut)
+	if err != nil {
+		return &exit.UsageError{Err: err}
+	}
+	prom, err := o.sinks.Prometheus()
+	if err != nil {
+		return &exit.UsageError{Err: err}
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	runs, err := ReadAll(streams, o.files)
+	if err != nil {
+		return err
+	}
+	if prom != nil {
+		for _, run := range runs {
+			for i := range run.Results {
+				r := &run.Results[i]
+				if r.Metrics != nil {
+					continue
+				}
+				if err := prom.Annotate(ctx, r); err != nil {
+					return exit.Failure("%w", err)
+				}
+				if r.Metrics != nil {
+					for _, w := range r.Metrics.Warnings {
+						fmt.Fprintf(streams.ErrOut, "warning: prometheus: case %d of run %s: %s\n", i+1, run.UUID, w)
+					}
+				}
+			}
+		}
+	}
+	if err := enc.Encode(streams.Out, runs); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if osCfg != nil {
+		if err := opensearch.Ship(ctx, *osCfg, runs, streams.ErrOut); err != nil {
+			return exit.Failure("%w", err)
+		}
+	}
+	return nil
+}
+
+// ReadAll reads the runs of every file in order ("-" is standard input), printing warnings on
+// stderr. A file that cannot be read or parsed is a usage error (exit 2).
+func ReadAll(streams iostreams.Streams, files []string) ([]*api.Run, error) {
+	var all []*api.Run
+	for _, f := range files {
+		runs, warnings, err := report.ReadPath(f, streams.In)
+		for _, w := range warnings {
+			fmt.Fprintln(streams.ErrOut, "warning:", w)
+		}
+		if err != nil {
+			return nil, &exit.UsageError{Err: fmt.Errorf("read results: %w", err)}
+		}
+		all = append(all, runs...)
+	}
+	return all, nil
+}

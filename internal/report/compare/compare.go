@@ -1,0 +1,403 @@
+// Package compare matches the cases of two or more runs (two CNIs, two versions, before and
+// after a change) and says, per figure, how much each changed against the first (base) run,
+// whether the samples support the change (Welch's t-test or Mann–Whitney U) and whether that
+// is better or worse.
+package compare
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/report/figure"
+	"github.com/cnperf/cnperf/internal/stats"
+)
+
+// Input is one column of a comparison: the runs of one file (or one run).
+type Input struct {
+	// Label names the column; empty picks one (see Labels).
+	Label string
+	// Source is where the runs came from (a file name), for labels and messages.
+	Source string
+	Runs   []*api.Run
+}
+
+// Options tune a comparison.
+type Options struct {
+	// Alpha is the significance level of the tests; 0 means 0.05.
+	Alpha float64
+}
+
+// Verdict is the judgement of one figure of one case against the base.
+type Verdict string
+
+// Verdicts.
+const (
+	Better   Verdict = "better"
+	Worse    Verdict = "worse"
+	NoChange Verdict = "no significant change"
+	// Untested: a side has fewer than two samples carrying the figure, so no test is possible;
+	// the change is shown but not judged.
+	Untested Verdict = "untested"
+	// Failed: the case has no figure in this column though the base has one.
+	Failed Verdict = "failed"
+	// Missing: the case was not run in this column (or not in the base).
+	Missing Verdict = "missing"
+)
+
+// Column describes one compared input.
+type Column struct {
+	Label  string   `json:"label"`
+	Source string   `json:"source,omitempty"`
+	Runs   []string `json:"runs"`
+	CNI    string   `json:"cni,omitempty"`
+}
+
+// Cell is one figure of one case in one column.
+type Cell struct {
+	Present bool `json:"present"`
+	// Value is the summary value (a Stat's mean, or the merged latency figure).
+	Value float64 `json:"value,omitempty"`
+	// HalfCI is the 95% confidence half-width of a Stat figure (0 for latency figures).
+	HalfCI float64 `json:"halfCI,omitempty"`
+	// N is the number of successful samples carrying the figure.
+	N int `json:"n,omitempty"`
+	// Against the base column (not set on the base itself):
+	ChangePercent *float64          `json:"changePercent,omitempty"`
+	Test          *stats.TestResult `json:"test,omitempty"`
+	Verdict       Verdict           `json:"verdict,omitempty"`
+	// Note explains an untested or missing verdict.
+	Note string `json:"note,omitempty"`
+}
+
+// Metric is one figure of one case across the columns.
+type Metric struct {
+	Figure figure.Figure `json:"-"`
+	Key    string        `json:"key"`
+	Label  string        `json:"label"`
+	Unit   string        `json:"unit"`
+	// HigherIsBetter gives the direction of "better".
+	HigherIsBetter bool   `json:"higherIsBetter"`
+	Cells          []Cell `json:"cells"`
+}
+
+// Case is one matched case.
+type Case struct {
+	Key   string `json:"key"`
+	Label string `json:"label"`
+	// Results holds the case's result in each column (nil where it was not run).
+	Results []*api.Result `json:"-"`
+	// Status per column: "ok", "failed" (no figure) or "missing".
+	Status  []string `json:"status"`
+	Metrics []Metric `json:"metrics"`
+}
+
+// Comparison is the outcome of Compare.
+type Comparison struct {
+	Alpha    float64  `json:"alpha"`
+	Columns  []Column `json:"columns"`
+	Cases    []Case   `json:"cases"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Compare matches the cases of inputs[0] (the base) and every other input by figure.CaseKey
+// (profile, path, driver and traffic parameters; not duration or sample count), in the base's
+// case order followed by cases only later inputs have. Within one input the first result of a
+// key is used and duplicates are reported in Warnings.
+func Compare(inputs []Input, opt Options) (*Comparison, error) {
+	if len(inputs) < 2 {
+		return nil, fmt.Errorf("compare needs a base and at least one other run, got %d", len(inputs))
+	}
+	alpha := opt.Alpha
+	if alpha == 0 {
+		alpha = 0.05
+	}
+	if !(alpha > 0 && alpha < 1) {
+		return nil, fmt.Errorf("significance level %v is not between 0 and 1", alpha)
+	}
+	cmp := &Comparison{Alpha: alpha}
+	labels := Labels(inputs)
+	type column map[string]*api.Result
+	cols := make([]column, len(inputs))
+	var order []string
+	seen := map[string]bool{}
+	for i, in := range inputs {
+		c := Column{Label: labels[i], Source: in.Source}
+		cols[i] = column{}
+		for _, run := range in.Runs {
+			c.Runs = append(c.Runs, run.UUID)
+			for j := range run.Results {
+				r := &run.Results[j]
+				k := figure.CaseKey(r)
+				if _, dup := cols[i][k]; dup {
+					cmp.Warnings = append(cmp.Warnings, fmt.Sprintf("%s: %s measured more than once; the first result is compared", labels[i], figure.CaseLabel(r)))
+					continue
+				}
+				cols[i][k] = r
+				if !seen[k] {
+					seen[k] = true
+					order = append(order, k)
+				}
+			}
+		}
+		c.CNI = inputCNI(in)
+		cmp.Columns = append(cmp.Columns, c)
+	}
+	for _, k := range order {
+		cs := Case{Key: k}
+		for i := range inputs {
+			r := cols[i][k]
+			cs.Results = append(cs.Results, r)
+			switch {
+			case r == nil:
+				cs.Status = append(cs.Status, "missing")
+			case !hasFigure(r):
+				cs.Status = append(cs.Status, "failed")
+			default:
+				cs.Status = append(cs.Status, "ok")
+			}
+			if cs.Label == "" && r != nil {
+				cs.Label = figure.WorkloadLabel(r)
+			}
+		}
+		if cs.Status[0] == "missing" {
+			cmp.Warnings = append(cmp.Warnings, fmt.Sprintf("%s: not in the base run %s", cs.Label, labels[0]))
+		}
+		for i := 1; i < len(inputs); i++ {
+			if cs.Status[i] == "missing" && cs.Status[0] != "missing" {
+				cmp.Warnings = append(cmp.Warnings, fmt.Sprintf("%s: not in %s", cs.Label, labels[i]))
+			}
+		}
+		cs.Metrics = compareCase(cs.Results, alpha)
+		cmp.Cases = append(cmp.Cases, cs)
+	}
+	return cmp, nil
+}
+
+func hasFigure(r *api.Result) bool {
+	_, ok := figure.Main(r)
+	return ok
+}
+
+func compareCase(results []*api.Result, alpha float64) []Metric {
+	var out []Metric
+	for _, f := range figure.All {
+		present := false
+		for _, r := range results {
+			if r == nil {
+				continue
+			}
+			if _, ok := f.Value(&r.Summary); ok {
+				present = true
+			}
+		}
+		if !present {
+			continue
+		}
+		m := Metric{Figure: f, Key: f.Key, Label: f.Label, Unit: f.Unit.Base, HigherIsBetter: f.HigherIsBetter}
+		var baseSamples []float64
+		for i, r := range results {
+			c := Cell{}
+			var samples []float64
+			if r != nil {
+				if v, ok := f.Value(&r.Summary); ok {
+					c.Present, c.Value = true, v
+					if st := statOf(f, r); st != nil {
+						c.HalfCI = (st.CI95High - st.CI95Low) / 2
+						c.N = st.N
+					}
+				}
+				samples = sampleValues(f, r)
+				if c.N == 0 {
+					c.N = len(samples)
+				}
+			}
+			if i == 0 {
+				baseSamples = samples
+				m.Cells = append(m.Cells, c)
+				continue
+			}
+			judge(&c, m.Cells[0], baseSamples, samples, r, results[0], f, alpha)
+			m.Cells = append(m.Cells, c)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func statOf(f figure.Figure, r *api.Result) *api.Stat {
+	if f.Stat == nil {
+		return nil
+	}
+	return f.Stat(&r.Summary)
+}
+
+// sampleValues reads a figure from every successful sample of a result.
+func sampleValues(f figure.Figure, r *api.Result) []float64 {
+	var xs []float64
+	for i := range r.Samples {
+		s := &r.Samples[i]
+		if !stats.Successful(s) {
+			continue
+		}
+		if v, ok := f.Sample(s); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			xs = append(xs, v)
+		}
+	}
+	return xs
+}
+
+func judge(c *Cell, base Cell, baseSamples, samples []float64, r, baseResult *api.Result, f figure.Figure, alpha float64) {
+	switch {
+	case baseResult == nil:
+		c.Verdict, c.Note = Missing, "not in the base run"
+		return
+	case r == nil:
+		c.Verdict, c.Note = Missing, "not run"
+		return
+	case !base.Present:
+		c.Verdict, c.Note = Missing, "the base has no value"
+		return
+	case !c.Present:
+		c.Verdict = Failed
+		if cause := figure.FailureCause(r); cause != "" {
+			c.Note = cause
+		}
+		return
+	}
+	ch := figure.ChangePercent(base.Value, c.Value)
+	if !math.IsNaN(ch) {
+		c.ChangePercent = &ch
+	}
+	t, err := stats.ChooseAndTest(samples, baseSamples)
+	if err != nil {
+		c.Verdict = Untested
+		c.Note = fmt.Sprintf("%d and %d samples: at least 2 per side are needed for a test", len(baseSamples), len(samples))
+		return
+	}
+	c.Test = &t
+	switch {
+	case t.PValue >= alpha:
+		c.Verdict = NoChange
+	case f.Better(base.Value, c.Value):
+		c.Verdict = Better
+	case f.Better(c.Value, base.Value):
+		c.Verdict = Worse
+	default:
+		// Significant by the test but equal summary values (e.g. merged percentiles that
+		// land in one bucket): no direction to report.
+		c.Verdict = NoChange
+	}
+}
+
+// inputCNI is the CNI all runs of an input share, or "".
+func inputCNI(in Input) string {
+	cni := ""
+	for _, r := range in.Runs {
+		c := ""
+		if r.Cluster != nil {
+			c = r.Cluster.CNI
+		}
+		if c == "" || (cni != "" && c != cni) {
+			return ""
+		}
+		cni = c
+	}
+	return cni
+}
+
+// Labels names the columns: the given Label; else the CNI from the runs' cluster details
+// (with its version or encapsulation when that tells columns apart); else the local topology
+// flavour every result shares (e.g. "routed", "vxlan"); else the source's file name without
+// extension. Labels that still clash get "#2", "#3".
+func Labels(inputs []Input) []string {
+	cand := make([][]string, len(inputs))
+	for i, in := range inputs {
+		if in.Label != "" {
+			cand[i] = []string{in.Label}
+			continue
+		}
+		if cni := inputCNI(in); cni != "" {
+			c := in.Runs[0].Cluster
+			cand[i] = append(cand[i], cni)
+			if c.CNIVersion != "" {
+				cand[i] = append(cand[i], cni+" "+c.CNIVersion)
+			}
+			if c.Calico != nil && c.Calico.Encapsulation != "" {
+				cand[i] = append(cand[i], cni+" "+c.Calico.Encapsulation)
+			}
+		}
+		if fl := inputFlavour(in); fl != "" {
+			cand[i] = append(cand[i], fl)
+		}
+		if in.Source != "" && in.Source != "-" {
+			base := filepath.Base(in.Source)
+			cand[i] = append(cand[i], strings.TrimSuffix(base, filepath.Ext(base)))
+		}
+		if len(in.Runs) > 0 && in.Runs[0].UUID != "" {
+			u := in.Runs[0].UUID
+			if len(u) > 8 {
+				u = u[:8]
+			}
+			cand[i] = append(cand[i], u)
+		}
+		if len(cand[i]) == 0 {
+			cand[i] = []string{fmt.Sprintf("run %d", i+1)}
+		}
+	}
+	// Take, for every input, the first candidate level at which all labels differ; inputs
+	// with explicit labels keep them.
+	out := make([]string, len(inputs))
+	for level := 0; ; level++ {
+		done := true
+		for i := range inputs {
+			c := cand[i]
+			out[i] = c[min(level, len(c)-1)]
+			if level < len(c)-1 {
+				done = false
+			}
+		}
+		if unique(out) || done {
+			break
+		}
+	}
+	count := map[string]int{}
+	for i, l := range out {
+		count[l]++
+		if count[l] > 1 {
+			out[i] = fmt.Sprintf("%s #%d", l, count[l])
+		}
+	}
+	return out
+}
+
+func unique(s []string) bool {
+	seen := map[string]bool{}
+	for _, x := range s {
+		if seen[x] {
+			return false
+		}
+		seen[x] = true
+	}
+	return true
+}
+
+// inputFlavour is the topology flavour every result of the input shares, or "".
+func inputFlavour(in Input) string {
+	fl := ""
+	for _, run := range in.Runs {
+		for _, r := range run.Results {
+			f := ""
+			if r.Topology != nil {
+				f = r.Topology.Flavour
+			}
+			if f == "" || (fl != "" && f != fl) {
+				return ""
+			}
+			fl = f
+		}
+	}
+	return fl
+}

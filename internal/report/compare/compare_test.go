@@ -1,0 +1,265 @@
+package compare
+
+import (
+	"bytes"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/stats/hdr"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update creates it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (go test -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func fp(v float64) *float64 { return &v }
+
+// stream is a TCP_STREAM result with one sample per throughput value (Gbit/s).
+func stream(driver string, path api.Path, gbits ...float64) api.Result {
+	var ss []api.Sample
+	for i, g := range gbits {
+		ss = append(ss, api.Sample{Index: i + 1, ThroughputBitsPerSecond: fp(g * 1e9)})
+	}
+	return result(api.TCPStream, driver, path, 131072, ss)
+}
+
+// rr is a TCP_RR result; each sample has a rate and a histogram of n transactions spread
+// evenly from lo to hi µs.
+func rr(path api.Path, samples ...[3]float64) api.Result {
+	var ss []api.Sample
+	for i, s := range samples {
+		h := hdr.New()
+		for j := 0; j < 200; j++ {
+			h.Record(int64((s[1] + (s[2]-s[1])*float64(j)/199) * 1000))
+		}
+		ss = append(ss, api.Sample{Index: i + 1, TransactionsPerSecond: fp(s[0]), Histogram: h.ToAPI()})
+	}
+	return result(api.TCPRR, "native", path, 1, ss)
+}
+
+func result(p api.Profile, driver string, path api.Path, msg int, ss []api.Sample) api.Result {
+	r := api.Result{Profile: p, Driver: driver, Path: path,
+		Params: api.Params{DurationSeconds: 10, Samples: len(ss), MessageSizeBytes: msg, Parallel: 1}, Samples: ss}
+	r.Summary = stats.Summarize(ss)
+	if r.Summary.SamplesFailed == r.Summary.SamplesTotal {
+		r.Error = "every sample failed"
+	}
+	return r
+}
+
+func run(uuid, cni string, results ...api.Result) *api.Run {
+	r := &api.Run{APIVersion: api.APIVersion, Kind: api.KindRun, UUID: uuid, Platform: "kube", Results: results}
+	if cni != "" {
+		r.Cluster = &api.ClusterDetails{CNI: cni}
+	}
+	return r
+}
+
+func failedResult(driver string, path api.Path, cause string) api.Result {
+	return result(api.TCPStream, driver, path, 131072, []api.Sample{{Index: 1, Error: cause}, {Index: 2, Error: cause}})
+}
+
+// cniInputs are three CNI runs of the same four cases.
+func cniInputs() []Input {
+	base := run("11111111-aaaa", "calico",
+		stream("iperf3", api.PathPodPodCrossNode, 9.40, 9.42, 9.38, 9.41, 9.39),
+		rr(api.PathPodPodCrossNode, [3]float64{20000, 40, 60}, [3]float64{20100, 41, 61}, [3]float64{19900, 40, 62}),
+		stream("iperf3", api.PathPodClusterIP, 8.0, 8.1),
+		stream("iperf3", api.PathHostHost, 9.9),
+	)
+	cilium := run("22222222-bbbb", "cilium",
+		stream("iperf3", api.PathPodPodCrossNode, 8.45, 8.47, 8.44, 8.46, 8.43),                                      // −10%, tight: worse
+		rr(api.PathPodPodCrossNode, [3]float64{20050, 40, 60}, [3]float64{19950, 41, 61}, [3]float64{20000, 40, 62}), // same
+		failedResult("iperf3", api.PathPodClusterIP, "dial tcp 10.96.0.12:5201: i/o timeout"),
+		stream("iperf3", api.PathHostHost, 9.0), // −9%, one sample: untested
+	)
+	flannel := run("33333333-cccc", "flannel",
+		stream("iperf3", api.PathPodPodCrossNode, 9.60, 9.62, 9.61, 9.59, 9.63),                                      // +2%: better
+		rr(api.PathPodPodCrossNode, [3]float64{15000, 60, 90}, [3]float64{15200, 61, 91}, [3]float64{14900, 60, 92}), // slower
+		stream("iperf3", api.PathPodClusterIP, 8.05, 8.0),
+	)
+	return []Input{{Source: "results/calico.jsonl", Runs: []*api.Run{base}},
+		{Source: "cilium.jsonl", Runs: []*api.Run{cilium}}, {Source: "flannel.jsonl", Runs: []*api.Run{flannel}}}
+}
+
+func findMetric(t *testing.T, c *Comparison, caseSub, key string) Metric {
+	t.Helper()
+	for _, cs := range c.Cases {
+		if strings.Contains(cs.Label, caseSub) {
+			for _, m := range cs.Metrics {
+				if m.Key == key {
+					return m
+				}
+			}
+		}
+	}
+	t.Fatalf("no %s for %s", key, caseSub)
+	return Metric{}
+}
+
+func TestCompareVerdicts(t *testing.T) {
+	c, err := Compare(cniInputs(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{c.Columns[0].Label, c.Columns[1].Label, c.Columns[2].Label}; strings.Join(got, ",") != "calico,cilium,flannel" {
+		t.Errorf("labels = %v", got)
+	}
+	if len(c.Cases) != 4 {
+		t.Fatalf("%d cases", len(c.Cases))
+	}
+	tp := findMetric(t, c, "TCP_STREAM iperf3 pod-pod-cross-node", "throughputBitsPerSecond")
+	// cilium: mean 8.45 vs 9.40 → −10.106%; Welch on 5 v 5 tight samples → p tiny.
+	cil := tp.Cells[1]
+	if cil.Verdict != Worse || cil.Test == nil || cil.Test.Test != stats.MethodWelch || cil.Test.PValue > 1e-6 {
+		t.Errorf("cilium throughput: %+v %+v", cil, cil.Test)
+	}
+	if math.Abs(*cil.ChangePercent-(8.45-9.40)/9.40*100) > 1e-9 {
+		t.Errorf("change = %v", *cil.ChangePercent)
+	}
+	if tp.Cells[2].Verdict != Better {
+		t.Errorf("flannel throughput: %+v", tp.Cells[2])
+	}
+
+	rate := findMetric(t, c, "TCP_RR", "transactionsPerSecond")
+	if rate.Cells[1].Verdict != NoChange || rate.Cells[2].Verdict != Worse {
+		t.Errorf("rr rate verdicts: %s, %s", rate.Cells[1].Verdict, rate.Cells[2].Verdict)
+	}
+	p99 := findMetric(t, c, "TCP_RR", "latencyMicroseconds.p99")
+	if p99.HigherIsBetter || p99.Cells[2].Verdict != Worse || p99.Cells[2].Test == nil {
+		t.Errorf("flannel p99: %+v", p99.Cells[2])
+	}
+	if p99.Cells[1].Verdict != NoChange {
+		t.Errorf("cilium p99: %+v", p99.Cells[1])
+	}
+
+	svc := findMetric(t, c, "pod-clusterip", "throughputBitsPerSecond")
+	if svc.Cells[1].Verdict != Failed || !strings.Contains(svc.Cells[1].Note, "i/o timeout") {
+		t.Errorf("failed case: %+v", svc.Cells[1])
+	}
+	hh := findMetric(t, c, "host-host", "throughputBitsPerSecond")
+	if hh.Cells[1].Verdict != Untested || hh.Cells[2].Verdict != Missing {
+		t.Errorf("host-host: %s %s", hh.Cells[1].Verdict, hh.Cells[2].Verdict)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "host-host") || !strings.Contains(c.Warnings[0], "not in flannel") {
+		t.Errorf("warnings = %q", c.Warnings)
+	}
+}
+
+func TestCompareUsesRankTestForSkewedSamples(t *testing.T) {
+	base := run("a", "", stream("native", api.PathLoopback, 10, 10.1, 10.05, 10.2, 10.15, 10.08))
+	// One outlier sample makes the new side skewed; Mann–Whitney is chosen and finds all
+	// six new samples below all six base samples: exact p = 2/924.
+	skew := run("b", "", stream("native", api.PathLoopback, 9.0, 9.1, 9.02, 9.05, 9.12, 5.0))
+	c, err := Compare([]Input{{Runs: []*api.Run{base}}, {Runs: []*api.Run{skew}}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := c.Cases[0].Metrics[0].Cells[1]
+	if cell.Test == nil || cell.Test.Test != stats.MethodMannWhitney || math.Abs(cell.Test.PValue-2.0/924) > 1e-12 {
+		t.Fatalf("test = %+v", cell.Test)
+	}
+	if cell.Verdict != Worse || !strings.Contains(cell.Test.Reason, "skewed") {
+		t.Errorf("cell = %+v", cell)
+	}
+}
+
+func TestGate(t *testing.T) {
+	c, err := Compare(cniInputs(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A 5% gate: cilium throughput −10% (significant), cilium host-host −9% (untested, one
+	// sample), cilium clusterip failed, flannel RR rate −25% and p99 +50%.
+	regs := c.Regressions(5)
+	var got []string
+	for _, r := range regs {
+		got = append(got, r.Column+": "+r.Figure+" "+r.Reason)
+	}
+	want := []string{
+		"cilium: throughput significantly worse",
+		"flannel: transactions significantly worse",
+		"flannel: latency p50 significantly worse",
+		"flannel: latency p99 significantly worse",
+		"cilium:  case failed: every sample failed: dial tcp 10.96.0.12:5201: i/o timeout",
+		"cilium: throughput worse, untested: 1 and 1 samples: at least 2 per side are needed for a test",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("regressions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A 60% gate passes: nothing is that much worse and the failed case... still fails.
+	regs = c.Regressions(60)
+	if len(regs) != 1 || !strings.Contains(regs[0].Reason, "case failed") {
+		t.Errorf("60%% gate: %v", regs)
+	}
+}
+
+func TestLabels(t *testing.T) {
+	cal := func(v string) *api.Run {
+		return &api.Run{UUID: "0123456789ab", Cluster: &api.ClusterDetails{CNI: "calico", CNIVersion: v}}
+	}
+	topo := func(fl string) *api.Run {
+		return &api.Run{UUID: "fedcba9876", Results: []api.Result{{Topology: &api.Topology{Flavour: fl}}}}
+	}
+	tests := []struct {
+		name string
+		in   []Input
+		want string
+	}{
+		{"explicit", []Input{{Label: "before", Runs: []*api.Run{cal("v1")}}, {Label: "after", Runs: []*api.Run{cal("v1")}}}, "before,after"},
+		{"cni versions", []Input{{Runs: []*api.Run{cal("v3.27")}}, {Runs: []*api.Run{cal("v3.28")}}}, "calico v3.27,calico v3.28"},
+		{"topology", []Input{{Source: "a.jsonl", Runs: []*api.Run{topo("routed")}}, {Source: "b.jsonl", Runs: []*api.Run{topo("vxlan")}}}, "routed,vxlan"},
+		{"file names", []Input{{Source: "x/main.jsonl", Runs: []*api.Run{{UUID: "1"}}}, {Source: "pr.json", Runs: []*api.Run{{UUID: "2"}}}}, "main,pr"},
+		{"clash", []Input{{Label: "same"}, {Label: "same"}}, "same,same #2"},
+	}
+	for _, tc := range tests {
+		if got := strings.Join(Labels(tc.in), ","); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestCompareNeedsTwoInputs(t *testing.T) {
+	if _, err := Compare(cniInputs()[:1], Options{}); err == nil {
+		t.Error("one input accepted")
+	}
+	if _, err := Compare(cniInputs(), Options{Alpha: 2}); err == nil {
+		t.Error("alpha 2 accepted")
+	}
+}
+
+func TestRenderGolden(t *testing.T) {
+	c, err := Compare(cniInputs(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct{ format, file string }{{"table", "cni.txt"}, {"markdown", "cni.md"}, {"json", "cni.json"}} {
+		var b bytes.Buffer
+		if err := Write(&b, c, f.format); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, f.file, b.Bytes())
+	}
+}

@@ -1,0 +1,222 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+)
+
+func encode(t *testing.T, format string, runs ...*api.Run) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := Encode(&b, format, runs); err != nil {
+		t.Fatalf("encode %s: %v", format, err)
+	}
+	return b.Bytes()
+}
+
+func TestLookup(t *testing.T) {
+	for _, f := range Formats() {
+		if _, err := Lookup(f); err != nil {
+			t.Errorf("Lookup(%q): %v", f, err)
+		}
+	}
+	_, err := Lookup("yaml")
+	if err == nil || !strings.Contains(err.Error(), "k8s-netperf-csv") {
+		t.Errorf("Lookup(yaml) = %v, want an error listing the formats", err)
+	}
+}
+
+func TestTableGolden(t *testing.T) {
+	golden(t, "table.golden", encode(t, "table", fixtureRun()))
+}
+
+func TestTableSeveralRunsGolden(t *testing.T) {
+	a := fixtureRun()
+	a.Results = a.Results[:2]
+	b := fixtureRun()
+	b.UUID = "0b5e7a4c-93d1-4c4e-8f0e-5d2a1c9b7e33"
+	b.Cluster.CNI, b.Cluster.CNIVersion = "cilium", "v1.16.3"
+	b.Interrupted = true
+	b.Results = b.Results[2:4]
+	b.Notes = []string{"results file has no end record"}
+	golden(t, "table-two-runs.golden", encode(t, "table", a, b))
+}
+
+func TestTableNeverShowsZeroForFailedCase(t *testing.T) {
+	out := string(encode(t, "table", fixtureRun()))
+	var failedLine string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "host-host") {
+			failedLine = l
+		}
+	}
+	if !strings.Contains(failedLine, "FAILED: every sample failed: dial tcp 10.0.0.12:7000: connect: connection refused") {
+		t.Errorf("failed case line lacks cause: %q", failedLine)
+	}
+	if strings.Contains(failedLine, "bit/s") {
+		t.Errorf("failed case shows a figure: %q", failedLine)
+	}
+	if !strings.Contains(out, "PARTIAL: 1 of 3 samples failed") {
+		t.Errorf("partial failure not shown:\n%s", out)
+	}
+	if !strings.Contains(out, "−3.3% vs native") && !strings.Contains(out, "vs native") {
+		t.Errorf("driver disagreement not shown:\n%s", out)
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	run := fixtureRun()
+	out := encode(t, "json", run)
+	var back api.Run
+	if err := json.Unmarshal(out, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(run, &back) {
+		t.Errorf("JSON round trip changed the run")
+	}
+	// Indented, and a single object for one run.
+	if !bytes.HasPrefix(out, []byte("{\n  \"apiVersion\": \"cnperf.dev/v1alpha1\"")) {
+		t.Errorf("not an indented object: %.60s", out)
+	}
+	// Several runs: an array that ReadRuns reads back.
+	two := encode(t, "json", run, run)
+	runs, _, err := ReadRuns(bytes.NewReader(two), "two.json")
+	if err != nil || len(runs) != 2 || !reflect.DeepEqual(runs[1], run) {
+		t.Errorf("array round trip: %d runs, err %v", len(runs), err)
+	}
+}
+
+func TestCSVGoldenAndRoundTrip(t *testing.T) {
+	run := fixtureRun()
+	out := encode(t, "csv", run)
+	golden(t, "run.csv", out)
+
+	back, err := ReadCSV(bytes.NewReader(out), "run.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != 1 || back[0].UUID != run.UUID || back[0].Cluster.CNI != "calico" || !back[0].StartTime.Equal(run.StartTime) {
+		t.Fatalf("run identity lost: %+v", back)
+	}
+	if len(back[0].Results) != len(run.Results) {
+		t.Fatalf("%d results, want %d", len(back[0].Results), len(run.Results))
+	}
+	for i := range run.Results {
+		want, got := run.Results[i], back[0].Results[i]
+		if !reflect.DeepEqual(want.Summary, got.Summary) {
+			wj, _ := json.Marshal(want.Summary)
+			gj, _ := json.Marshal(got.Summary)
+			t.Errorf("result %d summary:\n got %s\nwant %s", i, gj, wj)
+		}
+		if !reflect.DeepEqual(want.Params, got.Params) || want.Profile != got.Profile || want.Driver != got.Driver ||
+			want.Path != got.Path || want.Error != got.Error || want.Name != got.Name || !want.StartTime.Equal(got.StartTime) {
+			t.Errorf("result %d case fields differ: got %+v", i, got.Params)
+		}
+	}
+	// The input was not modified by the encoder's optional sub-object handling.
+	if run.Results[0].Topology != nil || run.Results[6].Summary.LatencyMicroseconds != nil {
+		t.Error("encoder modified its input")
+	}
+}
+
+func TestCSVEveryRowHasEveryColumn(t *testing.T) {
+	recs, err := csv.NewReader(bytes.NewReader(encode(t, "csv", fixtureRun()))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1+len(fixtureRun().Results) {
+		t.Fatalf("%d rows", len(recs))
+	}
+	// The failed case has empty figures, never zeros.
+	h := recs[0]
+	for i, name := range h {
+		if name == "throughputBitsPerSecond.mean" && recs[7][i] != "" {
+			t.Errorf("failed case throughput = %q, want empty", recs[7][i])
+		}
+	}
+}
+
+func TestReadCSVErrors(t *testing.T) {
+	_, err := ReadCSV(strings.NewReader("run.uuid,bogus\nx,y\n"), "bad.csv")
+	if err == nil || !strings.Contains(err.Error(), `bad.csv: line 1: unknown column "bogus"`) {
+		t.Errorf("err = %v", err)
+	}
+	_, err = ReadCSV(strings.NewReader("run.uuid,params.parallel\nx,1\nx,two\n"), "bad.csv")
+	if err == nil || !strings.Contains(err.Error(), "bad.csv: line 3: column params.parallel") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestK8sNetperfCSVGolden(t *testing.T) {
+	out := encode(t, "k8s-netperf-csv", fixtureRun())
+	golden(t, "k8s-netperf.csv", out)
+	recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Header exactly as k8s-netperf's README shows it.
+	const header = "Driver,Profile,Same node,Host Network,Service,Duration,Parallelism,# of Samples,Message Size," +
+		"Confidence metric - low,Confidence metric - high,Avg Throughput,Throughput Metric,99%tile Observed Latency,Latency Metric"
+	if got := strings.Join(recs[0], ","); got != header {
+		t.Errorf("header = %s", got)
+	}
+	// The failed case is left out: 7 cases, 1 failed.
+	if len(recs) != 1+6 {
+		t.Errorf("%d data rows, want 6", len(recs)-1)
+	}
+	// Stream: Mb/s; loopback counts as same node.
+	if r := recs[1]; r[0] != "native" || r[2] != "true" || r[12] != "Mb/s" || r[11] != "41166.666667" {
+		t.Errorf("stream row = %v", r)
+	}
+	// CRR through a ClusterIP: OP/s and Service true.
+	if r := recs[6]; r[1] != "TCP_CRR" || r[4] != "true" || r[12] != "OP/s" || r[2] != "false" {
+		t.Errorf("crr row = %v", r)
+	}
+}
+
+func TestPerfdashGolden(t *testing.T) {
+	out := encode(t, "perfdash", fixtureRun())
+	golden(t, "perfdash.json", out)
+	var doc PerfdashData
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Version != "v1" || len(doc.DataItems) == 0 {
+		t.Fatalf("doc = %+v", doc)
+	}
+	// Items with the same metric label have the same buckets and unit (perfdash requires it).
+	buckets := map[string]string{}
+	for _, it := range doc.DataItems {
+		var keys []string
+		for k := range it.Data {
+			keys = append(keys, k)
+		}
+		sig := it.Unit + " " + strings.Join(sortedStrings(keys), ",")
+		m := it.Labels["metric"]
+		if prev, ok := buckets[m]; ok && prev != sig && m != "Throughput" && m != "TransactionRate" {
+			t.Errorf("metric %s has buckets %q and %q", m, prev, sig)
+		}
+		buckets[m] = sig
+	}
+	if buckets["Latency"] != "us Perc50,Perc90,Perc99" {
+		t.Errorf("latency item = %q", buckets["Latency"])
+	}
+}
+
+func sortedStrings(s []string) []string {
+	c := append([]string(nil), s...)
+	for i := range c {
+		for j := i + 1; j < len(c); j++ {
+			if c[j] < c[i] {
+				c[i], c[j] = c[j], c[i]
+			}
+		}
+	}
+	return c
+}

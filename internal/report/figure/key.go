@@ -1,0 +1,119 @@
+package figure
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+)
+
+// Workload is the part of a case that defines the traffic itself, independent of the tool
+// measuring it and of how long or how often it is measured: profile, path and the traffic
+// parameters (message and response size, parallel flows, burst, rate, host network, service,
+// IP family, driver options). Duration, samples, warm-up and timeout are not part of it.
+func Workload(r *api.Result) string {
+	p := r.Params
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%s|msg=%d|resp=%d|par=%d|burst=%d|rate=%s|hostnet=%t|svc=%t|ip=%s",
+		r.Profile, r.Path, p.MessageSizeBytes, p.ResponseSizeBytes, p.Parallel, p.Burst,
+		strconv.FormatFloat(p.RateBitsPerSecond, 'g', -1, 64), p.HostNetwork, p.Service, ipFamily(p.IPFamily))
+	keys := make([]string, 0, len(p.Options))
+	for k := range p.Options {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "|opt:%s=%s", k, p.Options[k])
+	}
+	return b.String()
+}
+
+func ipFamily(f string) string {
+	if f == "" {
+		return "ipv4"
+	}
+	return f
+}
+
+// CaseKey identifies a case across runs: the workload and the driver. Compare matches on it.
+func CaseKey(r *api.Result) string { return r.Driver + "|" + Workload(r) }
+
+// TopologyKey adds the local datapath topology to a key, for grouping within one run.
+func TopologyKey(r *api.Result) string {
+	if r.Topology == nil {
+		return ""
+	}
+	t := r.Topology
+	return fmt.Sprintf("|topo=%s/%d/%d/%s/%d", t.Flavour, t.MTUBytes, t.PolicyRules, t.PolicyStyle, t.Backends)
+}
+
+// CaseLabel is a short human label: "TCP_STREAM native loopback 1024B x1".
+func CaseLabel(r *api.Result) string {
+	p := r.Params
+	s := fmt.Sprintf("%s %s %s %s x%d", r.Profile, r.Driver, r.Path, Bytes(p.MessageSizeBytes), p.Parallel)
+	if p.ResponseSizeBytes > 0 && p.ResponseSizeBytes != p.MessageSizeBytes {
+		s += "/" + Bytes(p.ResponseSizeBytes)
+	}
+	if p.Burst > 0 {
+		s += fmt.Sprintf(" burst %d", p.Burst)
+	}
+	if p.RateBitsPerSecond > 0 {
+		s += " @" + BitsPerSecond.Format(p.RateBitsPerSecond)
+	}
+	if p.HostNetwork {
+		s += " hostNetwork"
+	}
+	if p.Service {
+		s += " service"
+	}
+	if p.IPFamily != "" && p.IPFamily != "ipv4" {
+		s += " " + p.IPFamily
+	}
+	if r.Topology != nil && r.Topology.Flavour != "" {
+		s += " [" + r.Topology.Flavour + "]"
+	}
+	return s
+}
+
+// WorkloadLabel is CaseLabel without the topology: compare matches cases across topologies
+// (the topology is what the columns differ in), so its labels leave it out.
+func WorkloadLabel(r *api.Result) string {
+	c := *r
+	c.Topology = nil
+	return CaseLabel(&c)
+}
+
+// Bytes prints a message size: 64B, 1KiB, 1500B, 64KiB.
+func Bytes(n int) string {
+	switch {
+	case n <= 0:
+		return "default"
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.Itoa(n>>20) + "MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.Itoa(n>>10) + "KiB"
+	}
+	return strconv.Itoa(n) + "B"
+}
+
+// FailureCause is the first error a result carries: the case's own, or its first failed sample's.
+// When the case's error is a generic one ("every sample failed"), the first sample's cause is
+// appended.
+func FailureCause(r *api.Result) string {
+	var first string
+	for _, s := range r.Samples {
+		if !s.Warmup && s.Error != "" {
+			first = s.Error
+			break
+		}
+	}
+	switch {
+	case r.Error == "":
+		return first
+	case first == "" || strings.Contains(r.Error, first):
+		return r.Error
+	}
+	return r.Error + ": " + first
+}

@@ -1,0 +1,38 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cnperf/cnperf/internal/report/compare"
+)
+
+// GateError is returned when a regression gate (`cnperf compare --fail-on-regression PCT`)
+// is exceeded. It is a normal failure, not bad input: main maps it to exit code 1
+// (exit.Code returns 1 for every error that is not an exit.UsageError).
+type GateError struct {
+	// ThresholdPercent is the gate: the largest tolerated worsening, in percent.
+	ThresholdPercent float64
+	// Regressions are the figures and cases that exceeded it.
+	Regressions []compare.Regression
+}
+
+func (e *GateError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "regression gate of %g%% exceeded by %d figure(s)", e.ThresholdPercent, len(e.Regressions))
+	for _, r := range e.Regressions {
+		b.WriteString("\n  ")
+		b.WriteString(r.String())
+	}
+	return b.String()
+}
+
+// Gate returns a *GateError when the comparison has regressions beyond thresholdPercent
+// (see compare.Comparison.Regressions), nil otherwise.
+func Gate(c *compare.Comparison, thresholdPercent float64) error {
+	regs := c.Regressions(thresholdPercent)
+	if len(regs) == 0 {
+		return nil
+	}
+	return &GateError{ThresholdPercent: thresholdPercent, Regressions: regs}
+}

@@ -1,0 +1,90 @@
+// Package report renders runs for people and machines (table, JSON, CSV, k8s-netperf CSV,
+// perfdash JSON, a self-contained HTML report) and keeps them on disk (the results file,
+// JSON Lines appended as each case ends, and its reader). Encoders only format: they never
+// measure, compute statistics beyond what the summary holds, or touch the network.
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+)
+
+// Encoder writes runs in one output format.
+type Encoder interface {
+	Encode(w io.Writer, runs []*api.Run) error
+}
+
+// EncoderFunc adapts a function to Encoder.
+type EncoderFunc func(w io.Writer, runs []*api.Run) error
+
+// Encode calls f.
+func (f EncoderFunc) Encode(w io.Writer, runs []*api.Run) error { return f(w, runs) }
+
+type entry struct {
+	name, help string
+	enc        Encoder
+}
+
+// registry lists the formats in the order help texts show them.
+var registry = []entry{
+	{"table", "aligned text table for people, one row per case (default)", EncoderFunc(encodeTable)},
+	{"json", "the run as JSON (an array when several runs are given)", EncoderFunc(encodeJSON)},
+	{"csv", "one row per case with every summary field in base units", EncoderFunc(encodeCSV)},
+	{"k8s-netperf-csv", "k8s-netperf's CSV columns (Mb/s, OP/s, usec)", EncoderFunc(encodeK8sNetperfCSV)},
+	{"perfdash", "perfdash JSON (Kubernetes perf dashboards, cilium)", EncoderFunc(encodePerfdash)},
+	{"html", "one self-contained HTML report with charts", EncoderFunc(encodeHTML)},
+}
+
+// Lookup returns the encoder for a format name.
+func Lookup(format string) (Encoder, error) {
+	for _, e := range registry {
+		if e.name == format {
+			return e.enc, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown output format %q (known: %s)", format, strings.Join(Formats(), ", "))
+}
+
+// Formats lists the format names in a stable order.
+func Formats() []string {
+	out := make([]string, len(registry))
+	for i, e := range registry {
+		out[i] = e.name
+	}
+	return out
+}
+
+// FormatHelp is a one-line-per-format description for command help.
+func FormatHelp() string {
+	var b strings.Builder
+	for _, e := range registry {
+		fmt.Fprintf(&b, "  %-16s %s\n", e.name, e.help)
+	}
+	return b.String()
+}
+
+// Encode writes runs in the named format.
+func Encode(w io.Writer, format string, runs []*api.Run) error {
+	e, err := Lookup(format)
+	if err != nil {
+		return err
+	}
+	return e.Encode(w, runs)
+}
+
+// Get is Lookup (the name the runner uses).
+func Get(format string) (Encoder, error) { return Lookup(format) }
+
+// Register adds an output format implemented in another package (e.g. tiger-bench's
+// results.json, JUnit XML); it panics on a duplicate name, like driver.Register.
+func Register(name, help string, enc Encoder) {
+	for _, e := range registry {
+		if e.name == name {
+			panic("report format registered twice: " + name)
+		}
+	}
+	registry = append(registry, entry{name, help, enc})
+}

@@ -1,0 +1,497 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+)
+
+// The results file is JSON Lines, appended to and fsynced as each case ends, so a run that is
+// interrupted (SIGINT, a kill, a crash) leaves a valid file with every finished case:
+//
+//	{"type":"run","run":{...the Run, with "results":[]...}}
+//	{"type":"result","uuid":"<run uuid>","result":{...one Result...}}    (one per finished case)
+//	{"type":"end","uuid":"<run uuid>","endTime":"...","interrupted":false,"timing":{...}}
+//
+// A run's metadata learnt after it started (cluster details) is written with
+//
+//	{"type":"update","uuid":"<run uuid>","run":{...the Run, with "results":[]...}}
+//
+// which replaces the run's metadata read so far and keeps its results; the end record also
+// carries "cluster" and "notes" when the run has them.
+//
+// A file may hold several runs one after the other (CreateResultsFile appends). A run without
+// an "end" line was interrupted (or is still running). Readers skip a truncated last line — the
+// line a writer killed mid-write leaves — with a warning.
+
+// Results-file record types.
+const (
+	RecordRun    = "run"
+	RecordResult = "result"
+	RecordEnd    = "end"
+	RecordUpdate = "update"
+)
+
+type runRecord struct {
+	Type string   `json:"type"`
+	Run  *api.Run `json:"run"`
+}
+
+type resultRecord struct {
+	Type   string      `json:"type"`
+	UUID   string      `json:"uuid"`
+	Result *api.Result `json:"result"`
+}
+
+type updateRecord struct {
+	Type string   `json:"type"`
+	UUID string   `json:"uuid"`
+	Run  *api.Run `json:"run"`
+}
+
+type endRecord struct {
+	Type        string              `json:"type"`
+	UUID        string              `json:"uuid"`
+	EndTime     time.Time           `json:"endTime"`
+	Interrupted bool                `json:"interrupted"`
+	Timing      *api.Timing         `json:"timing,omitempty"`
+	Cluster     *api.ClusterDetails `json:"cluster,omitempty"`
+	Notes       []string            `json:"notes,omitempty"`
+}
+
+// anyRecord reads any line.
+type anyRecord struct {
+	Type        string              `json:"type"`
+	UUID        string              `json:"uuid"`
+	Run         *api.Run            `json:"run"`
+	Result      *api.Result         `json:"result"`
+	EndTime     time.Time           `json:"endTime"`
+	Interrupted bool                `json:"interrupted"`
+	Timing      *api.Timing         `json:"timing"`
+	Cluster     *api.ClusterDetails `json:"cluster"`
+	Notes       []string            `json:"notes"`
+}
+
+// ResultsWriter appends one run to a results file. It is safe for concurrent use.
+type ResultsWriter struct {
+	mu     sync.Mutex
+	f      *os.File
+	path   string
+	uuid   string
+	closed bool
+}
+
+// CreateResultsFile opens path for appending (creating it if needed) and writes the run's
+// header line (the run without results). An existing file must be a cnperf results file: its
+// runs are kept and this run is appended after them; a partial last line left by a writer
+// that was killed mid-write is cut off first. The run needs a UUID.
+func CreateResultsFile(path string, run *api.Run) (*ResultsWriter, error) {
+	if run == nil || run.UUID == "" {
+		return nil, fmt.Errorf("results file %s: the run has no uuid", path)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("results file: %w", err)
+	}
+	if err := prepareAppend(f, path); err != nil {
+		f.Close()
+		return nil, err
+	}
+	w := &ResultsWriter{f: f, path: path, uuid: run.UUID}
+	if err := w.writeLine(runRecord{Type: RecordRun, Run: header(run)}); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// header is the run without its results, with apiVersion and kind filled in.
+func header(run *api.Run) *api.Run {
+	hdr := *run
+	hdr.Results = []api.Result{}
+	if hdr.APIVersion == "" {
+		hdr.APIVersion = api.APIVersion
+	}
+	if hdr.Kind == "" {
+		hdr.Kind = api.KindRun
+	}
+	return &hdr
+}
+
+// UpdateRun records run metadata learnt after the run started (e.g. the cluster details):
+// readers replace the run's metadata with run's (its results are ignored here) and keep the
+// results appended so far. Its UUID must be the writer's.
+func (w *ResultsWriter) UpdateRun(run api.Run) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return fmt.Errorf("results file %s: update after close", w.path)
+	}
+	if run.UUID != w.uuid {
+		return fmt.Errorf("results file %s: update for run %q, the file's run is %s", w.path, run.UUID, w.uuid)
+	}
+	return w.writeLine(updateRecord{Type: RecordUpdate, UUID: w.uuid, Run: header(&run)})
+}
+
+// prepareAppend checks that a non-empty file is a results file and cuts a partial last line.
+func prepareAppend(f *os.File, path string) error {
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("results file %s: %w", path, err)
+	}
+	size := st.Size()
+	if size == 0 {
+		return nil
+	}
+	data, err := io.ReadAll(io.NewSectionReader(f, 0, size))
+	if err != nil {
+		return fmt.Errorf("results file %s: %w", path, err)
+	}
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	var rec anyRecord
+	if err := json.Unmarshal(first, &rec); err != nil || rec.Type != RecordRun {
+		return fmt.Errorf("results file %s exists and is not a cnperf results file (JSON Lines starting with a run record); choose another path or remove it", path)
+	}
+	if data[len(data)-1] != '\n' {
+		cut := int64(bytes.LastIndexByte(data, '\n') + 1)
+		if err := f.Truncate(cut); err != nil {
+			return fmt.Errorf("results file %s: cutting a partial last line: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// Path is the file's path.
+func (w *ResultsWriter) Path() string { return w.path }
+
+func (w *ResultsWriter) writeLine(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("results file %s: encode: %w", w.path, err)
+	}
+	b = append(b, '\n')
+	// One write per line: with O_APPEND the line lands whole or, if the process dies in the
+	// middle, as a partial last line that readers skip.
+	if _, err := w.f.Write(b); err != nil {
+		return fmt.Errorf("results file %s: write: %w", w.path, err)
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("results file %s: fsync: %w", w.path, err)
+	}
+	return nil
+}
+
+// AppendResult writes one finished case and fsyncs it.
+func (w *ResultsWriter) AppendResult(r api.Result) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return fmt.Errorf("results file %s: append after close", w.path)
+	}
+	return w.writeLine(resultRecord{Type: RecordResult, UUID: w.uuid, Result: &r})
+}
+
+// Close writes the end line from end's EndTime, Interrupted, Timing and Notes (the run's
+// complete notes, which replace the header's when read back), fsyncs and closes the file.
+// Closing twice is an error.
+func (w *ResultsWriter) Close(end api.Run) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return fmt.Errorf("results file %s: already closed", w.path)
+	}
+	w.closed = true
+	rec := endRecord{Type: RecordEnd, UUID: w.uuid, EndTime: end.EndTime, Interrupted: end.Interrupted,
+		Timing: end.Timing, Cluster: end.Cluster, Notes: end.Notes}
+	werr := w.writeLine(rec)
+	cerr := w.f.Close()
+	if werr != nil {
+		return werr
+	}
+	if cerr != nil {
+		return fmt.Errorf("results file %s: close: %w", w.path, cerr)
+	}
+	return nil
+}
+
+// ReadRunFile reads the runs in a results file (JSON Lines), a JSON document printed by
+// `cnperf run -o json` (one run or an array of runs, or several documents one after the
+// other) or a CSV written by `-o csv` (summaries only). Warnings — a truncated last line, a run
+// without an end record — are added to the affected run's Notes; ReadRunFileWarnings also
+// returns them for logging.
+func ReadRunFile(path string) ([]*api.Run, error) {
+	runs, _, err := ReadRunFileWarnings(path)
+	return runs, err
+}
+
+// ReadRunFileWarnings is ReadRunFile that also returns the warnings.
+func ReadRunFileWarnings(path string) ([]*api.Run, []string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	return ReadRuns(f, path)
+}
+
+// ReadPath reads the runs of one path with ReadRunFileWarnings; "-" reads stdin instead.
+func ReadPath(path string, stdin io.Reader) ([]*api.Run, []string, error) {
+	if path == "-" {
+		return ReadRuns(stdin, "-")
+	}
+	return ReadRunFileWarnings(path)
+}
+
+// ReadRuns reads runs from r; name is used in messages (a file name, or "-" for stdin).
+func ReadRuns(r io.Reader, name string) ([]*api.Run, []string, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	switch {
+	case len(trimmed) == 0:
+		return nil, nil, fmt.Errorf("%s: empty file: no runs", name)
+	case bytes.HasPrefix(trimmed, []byte("run.uuid,")):
+		runs, err := ReadCSV(bytes.NewReader(trimmed), name)
+		return runs, nil, err
+	case trimmed[0] == '{' && isJSONLines(trimmed):
+		return readJSONLines(data, name)
+	case trimmed[0] == '{' || trimmed[0] == '[':
+		runs, err := readJSONDocs(data, name)
+		return runs, nil, err
+	}
+	return nil, nil, fmt.Errorf("%s: not a cnperf results file (JSON Lines), run JSON or CSV", name)
+}
+
+// isJSONLines reports whether the first line is a whole JSON object with a record type.
+func isJSONLines(data []byte) bool {
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	var probe struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(first, &probe) != nil {
+		return false
+	}
+	switch probe.Type {
+	case RecordRun, RecordResult, RecordEnd, RecordUpdate:
+		return true
+	}
+	return false
+}
+
+func checkRunHeader(run *api.Run) error {
+	if run.APIVersion != api.APIVersion {
+		return fmt.Errorf("apiVersion %q is not supported (this cnperf reads %s)", run.APIVersion, api.APIVersion)
+	}
+	if run.Kind != api.KindRun {
+		return fmt.Errorf("kind %q is not %s", run.Kind, api.KindRun)
+	}
+	return nil
+}
+
+func readJSONLines(data []byte, name string) ([]*api.Run, []string, error) {
+	var (
+		runs     []*api.Run
+		warnings []string
+		cur      *api.Run
+		ended    bool
+		uuids    = map[string]bool{}
+	)
+	warn := func(run *api.Run, msg string) {
+		warnings = append(warnings, name+": "+msg)
+		if run != nil {
+			run.Notes = append(run.Notes, msg)
+		}
+	}
+	finish := func() {
+		if cur == nil || ended {
+			return
+		}
+		cur.Interrupted = true
+		if cur.EndTime.IsZero() && len(cur.Results) > 0 {
+			cur.EndTime = cur.Results[len(cur.Results)-1].EndTime
+		}
+		warn(cur, fmt.Sprintf("run %s has no end record: it was interrupted or is still running (%d finished cases)", cur.UUID, len(cur.Results)))
+	}
+	lines := bytes.Split(data, []byte("\n"))
+	endsWithNewline := len(data) > 0 && data[len(data)-1] == '\n'
+	lastNonEmpty := -1
+	for i, l := range lines {
+		if len(bytes.TrimSpace(l)) > 0 {
+			lastNonEmpty = i
+		}
+	}
+	for i, l := range lines {
+		lineNo := i + 1
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		var rec anyRecord
+		if err := json.Unmarshal(l, &rec); err != nil {
+			if i == lastNonEmpty && !endsWithNewline {
+				warn(cur, fmt.Sprintf("line %d: truncated last line skipped (the writer stopped mid-line): %v", lineNo, err))
+				continue
+			}
+			return nil, warnings, fmt.Errorf("%s:%d: corrupt line: %w", name, lineNo, err)
+		}
+		switch rec.Type {
+		case RecordRun:
+			if rec.Run == nil {
+				return nil, warnings, fmt.Errorf("%s:%d: run record without \"run\"", name, lineNo)
+			}
+			if err := checkRunHeader(rec.Run); err != nil {
+				return nil, warnings, fmt.Errorf("%s:%d: %w", name, lineNo, err)
+			}
+			if rec.Run.UUID == "" {
+				return nil, warnings, fmt.Errorf("%s:%d: run without uuid", name, lineNo)
+			}
+			if uuids[rec.Run.UUID] {
+				return nil, warnings, fmt.Errorf("%s:%d: run %s appears twice", name, lineNo, rec.Run.UUID)
+			}
+			finish()
+			uuids[rec.Run.UUID] = true
+			cur, ended = rec.Run, false
+			if cur.Results == nil {
+				cur.Results = []api.Result{}
+			}
+			runs = append(runs, cur)
+		case RecordResult:
+			if cur == nil {
+				return nil, warnings, fmt.Errorf("%s:%d: result before any run record", name, lineNo)
+			}
+			if rec.UUID != cur.UUID {
+				return nil, warnings, fmt.Errorf("%s:%d: result for run %q inside run %s", name, lineNo, rec.UUID, cur.UUID)
+			}
+			if ended {
+				return nil, warnings, fmt.Errorf("%s:%d: result after the end of run %s", name, lineNo, cur.UUID)
+			}
+			if rec.Result == nil {
+				return nil, warnings, fmt.Errorf("%s:%d: result record without \"result\"", name, lineNo)
+			}
+			cur.Results = append(cur.Results, *rec.Result)
+		case RecordEnd:
+			if cur == nil || rec.UUID != cur.UUID {
+				return nil, warnings, fmt.Errorf("%s:%d: end of run %q which is not the current run", name, lineNo, rec.UUID)
+			}
+			if ended {
+				return nil, warnings, fmt.Errorf("%s:%d: second end record for run %s", name, lineNo, cur.UUID)
+			}
+			ended = true
+			cur.EndTime = rec.EndTime
+			cur.Interrupted = rec.Interrupted
+			if rec.Timing != nil {
+				cur.Timing = rec.Timing
+			}
+			if rec.Notes != nil {
+				cur.Notes = rec.Notes // the run's notes at its end, a superset of the header's
+			}
+			if rec.Cluster != nil {
+				cur.Cluster = rec.Cluster
+			}
+		case RecordUpdate:
+			if cur == nil || rec.UUID != cur.UUID || ended {
+				return nil, warnings, fmt.Errorf("%s:%d: update of run %q which is not the current, unfinished run", name, lineNo, rec.UUID)
+			}
+			if rec.Run == nil || rec.Run.UUID != cur.UUID {
+				return nil, warnings, fmt.Errorf("%s:%d: update record without the run %s", name, lineNo, cur.UUID)
+			}
+			if err := checkRunHeader(rec.Run); err != nil {
+				return nil, warnings, fmt.Errorf("%s:%d: %w", name, lineNo, err)
+			}
+			results := cur.Results
+			*cur = *rec.Run
+			cur.Results = results
+		default:
+			return nil, warnings, fmt.Errorf("%s:%d: unknown record type %q", name, lineNo, rec.Type)
+		}
+	}
+	finish()
+	if len(runs) == 0 {
+		return nil, warnings, fmt.Errorf("%s: no run record", name)
+	}
+	return runs, warnings, nil
+}
+
+// readJSONDocs reads one or more JSON values, each a Run or an array of Runs.
+func readJSONDocs(data []byte, name string) ([]*api.Run, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var runs []*api.Run
+	for {
+		start := dec.InputOffset()
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			off := jsonErrOffset(err, dec.InputOffset())
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				off = int64(len(data))
+			}
+			return nil, fmt.Errorf("%s:%d: %w", name, lineAt(data, off), err)
+		}
+		// Skip whitespace so the line number points at the value itself.
+		for start < int64(len(data)) && strings.ContainsRune(" \t\r\n", rune(data[start])) {
+			start++
+		}
+		var batch []*api.Run
+		if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
+			err = json.Unmarshal(raw, &batch)
+		} else {
+			var one api.Run
+			err = json.Unmarshal(raw, &one)
+			batch = []*api.Run{&one}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, lineAt(data, start+jsonErrOffset(err, 0)), err)
+		}
+		for _, r := range batch {
+			if r == nil {
+				return nil, fmt.Errorf("%s:%d: null run", name, lineAt(data, start))
+			}
+			if err := checkRunHeader(r); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", name, lineAt(data, start), err)
+			}
+			if r.Results == nil {
+				r.Results = []api.Result{}
+			}
+		}
+		runs = append(runs, batch...)
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("%s: no runs", name)
+	}
+	return runs, nil
+}
+
+func jsonErrOffset(err error, def int64) int64 {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return se.Offset
+	case errors.As(err, &te):
+		return te.Offset
+	}
+	return def
+}
+
+// lineAt is the 1-based line of byte offset off in data.
+func lineAt(data []byte, off int64) int {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	if off < 0 {
+		off = 0
+	}
+	return bytes.Count(data[:off], []byte("\n")) + 1
+}

@@ -1,0 +1,291 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/report/figure"
+	"github.com/cnperf/cnperf/internal/report/text"
+	"github.com/cnperf/cnperf/internal/stats"
+)
+
+// Table columns.
+const (
+	colIndex = iota
+	colProfile
+	colDriver
+	colPath
+	colMsg
+	colPar
+	colBurst
+	colSamples
+	colResult
+	colCoV
+	colP50
+	colP99
+	colRetrans
+	colLoss
+	colDelta
+	colStatus
+	numCols
+)
+
+var tableHeader = []string{"#", "PROFILE", "DRIVER", "PATH", "MSG", "PAR", "BURST", "SAMPLES", "RESULT (mean ± 95% CI)",
+	"COV", "P50 µs", "P99 µs", "RETRANS", "LOSS", "Δ DRIVERS", "STATUS"}
+
+func encodeTable(w io.Writer, runs []*api.Run) error {
+	for i, run := range runs {
+		if i > 0 {
+			if _, err := fmt.Fprintln(w); err != nil {
+				return err
+			}
+		}
+		if err := writeRunTable(w, run); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RunTitle is the one-line description of a run that heads its table.
+func RunTitle(run *api.Run) string {
+	parts := []string{"Run " + run.UUID}
+	if run.Platform != "" {
+		parts = append(parts, "platform "+run.Platform)
+	}
+	if c := run.Cluster; c != nil {
+		if c.CNI != "" {
+			cni := "CNI " + c.CNI
+			if c.CNIVersion != "" {
+				cni += " " + c.CNIVersion
+			}
+			parts = append(parts, cni)
+		}
+		if c.KubernetesVersion != "" {
+			parts = append(parts, "Kubernetes "+c.KubernetesVersion)
+		}
+	}
+	if !run.StartTime.IsZero() {
+		parts = append(parts, "started "+run.StartTime.UTC().Format(time.RFC3339))
+	}
+	if run.CnperfVersion != "" {
+		parts = append(parts, "cnperf "+run.CnperfVersion)
+	}
+	if run.Imported {
+		parts = append(parts, "imported")
+	}
+	if run.Interrupted {
+		parts = append(parts, fmt.Sprintf("INTERRUPTED after %d cases", len(run.Results)))
+	}
+	return strings.Join(parts, "  ")
+}
+
+func writeRunTable(w io.Writer, run *api.Run) error {
+	if _, err := fmt.Fprintln(w, RunTitle(run)); err != nil {
+		return err
+	}
+	if len(run.Results) == 0 {
+		_, err := fmt.Fprintln(w, "  (no finished cases)")
+		return err
+	}
+	t := &text.Table{
+		Header: tableHeader,
+		Right: map[int]bool{colIndex: true, colMsg: true, colPar: true, colBurst: true, colSamples: true,
+			colResult: true, colCoV: true, colP50: true, colP99: true, colRetrans: true, colLoss: true, colDelta: true},
+		Hide: map[int]bool{colP50: true, colP99: true, colRetrans: true, colLoss: true, colDelta: true},
+	}
+	deltas := driverDeltas(run.Results)
+	marks := map[string]string{}
+	var footnotes []string
+	mark := func(method string) string {
+		if method == "" || method == stats.LatencyHistogram || method == "tool" {
+			return ""
+		}
+		if m, ok := marks[method]; ok {
+			return m
+		}
+		m := strings.Repeat("*", len(marks)+1)
+		marks[method] = m
+		footnotes = append(footnotes, fmt.Sprintf("%s latency method %q: %s", m, method, methodText(method)))
+		return m
+	}
+	for i := range run.Results {
+		r := &run.Results[i]
+		row := make([]string, numCols)
+		row[colIndex] = strconv.Itoa(i + 1)
+		row[colProfile] = string(r.Profile)
+		row[colDriver] = r.Driver
+		row[colPath] = pathCell(r)
+		row[colMsg] = figure.Bytes(r.Params.MessageSizeBytes)
+		row[colPar] = strconv.Itoa(r.Params.Parallel)
+		row[colBurst] = strconv.Itoa(r.Params.Burst)
+		ok := r.Summary.SamplesTotal - r.Summary.SamplesFailed
+		row[colSamples] = fmt.Sprintf("%d/%d", ok, r.Summary.SamplesTotal)
+		row[colResult], row[colCoV] = "-", "-"
+		if f, has := figure.Main(r); has {
+			st := f.Stat(&r.Summary)
+			row[colResult] = f.Unit.FormatCI(st.Mean, (st.CI95High-st.CI95Low)/2)
+			if st.N > 1 {
+				row[colCoV] = strconv.FormatFloat(st.CoV*100, 'f', 1, 64) + "%"
+			}
+		}
+		row[colP50], row[colP99] = "-", "-"
+		if l := r.Summary.LatencyMicroseconds; l != nil && (l.P50 != nil || l.P99 != nil) {
+			m := mark(l.Method)
+			if l.P50 != nil {
+				row[colP50] = figure.Number(*l.P50) + m
+				t.Hide[colP50] = false
+			}
+			if l.P99 != nil {
+				row[colP99] = figure.Number(*l.P99) + m
+				t.Hide[colP99] = false
+			}
+		}
+		row[colRetrans], row[colLoss] = "-", "-"
+		if st := r.Summary.Retransmits; st != nil {
+			row[colRetrans] = figure.CountNumber(st.Mean)
+			t.Hide[colRetrans] = false
+		}
+		if st := r.Summary.LossPercent; st != nil {
+			row[colLoss] = figure.Number(st.Mean) + "%"
+			t.Hide[colLoss] = false
+		}
+		row[colDelta] = "-"
+		if d, ok := deltas[i]; ok {
+			row[colDelta] = d
+			t.Hide[colDelta] = false
+		}
+		row[colStatus] = statusCell(r)
+		t.Rows = append(t.Rows, row)
+	}
+	if err := t.Write(w, "  "); err != nil {
+		return err
+	}
+	if !t.Hide[colDelta] {
+		footnotes = append(footnotes, "Δ DRIVERS: difference of the mean from the first driver that measured the same case in this run")
+	}
+	for _, n := range run.Notes {
+		footnotes = append(footnotes, "note: "+n)
+	}
+	for _, n := range footnotes {
+		if _, err := fmt.Fprintln(w, "  "+n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func methodText(method string) string {
+	switch method {
+	case stats.LatencyPerSampleMedian:
+		return "no per-transaction data; each percentile is the median of the samples' percentiles"
+	case "tool-rtt-from-one-way":
+		return "the tool printed one-way latency; doubled to round-trip"
+	}
+	return "see the JSON output"
+}
+
+func pathCell(r *api.Result) string {
+	s := string(r.Path)
+	if r.Params.HostNetwork && r.Path != api.PathHostHost {
+		s += "+hostnet"
+	}
+	if r.Params.Service && r.Path != api.PathPodClusterIP && r.Path != api.PathPodNodePort {
+		s += "+svc"
+	}
+	if r.Params.IPFamily == "ipv6" {
+		s += " v6"
+	}
+	if r.Topology != nil && r.Topology.Flavour != "" {
+		s += " [" + r.Topology.Flavour + "]"
+	}
+	return s
+}
+
+// FailureCause is the first error a result carries (see figure.FailureCause).
+func FailureCause(r *api.Result) string { return figure.FailureCause(r) }
+
+// CaseFailed reports whether a case has no usable figure: it failed as a whole or every
+// measured sample failed.
+func CaseFailed(r *api.Result) bool {
+	return r.Error != "" || r.Summary.SamplesTotal == 0 || r.Summary.SamplesFailed >= r.Summary.SamplesTotal
+}
+
+func statusCell(r *api.Result) string {
+	cause := oneLine(FailureCause(r))
+	switch {
+	case CaseFailed(r):
+		if cause == "" {
+			cause = "no successful sample"
+		}
+		return "FAILED: " + cause
+	case r.Summary.SamplesFailed > 0:
+		return fmt.Sprintf("PARTIAL: %d of %d samples failed: %s", r.Summary.SamplesFailed, r.Summary.SamplesTotal, cause)
+	}
+	return "ok"
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	const max = 160
+	if text.Width(s) > max {
+		rs := []rune(s)
+		s = string(rs[:max-1]) + "…"
+	}
+	return s
+}
+
+// driverDeltas finds cases measured by several drivers in one run (same workload and
+// topology, different driver) and returns, per result index, the change of its main figure's
+// mean from the first driver that measured it, e.g. "−3.2% vs iperf3". The first driver's
+// own row reads "ref". Results without a figure are skipped.
+func driverDeltas(results []api.Result) map[int]string {
+	type group struct {
+		idx     []int
+		drivers map[string]bool
+	}
+	groups := map[string]*group{}
+	var order []string
+	for i := range results {
+		r := &results[i]
+		if _, ok := figure.Main(r); !ok {
+			continue
+		}
+		k := figure.Workload(r) + figure.TopologyKey(r)
+		g := groups[k]
+		if g == nil {
+			g = &group{drivers: map[string]bool{}}
+			groups[k] = g
+			order = append(order, k)
+		}
+		g.idx = append(g.idx, i)
+		g.drivers[r.Driver] = true
+	}
+	out := map[int]string{}
+	for _, k := range order {
+		g := groups[k]
+		if len(g.drivers) < 2 {
+			continue
+		}
+		ref := &results[g.idx[0]]
+		f, _ := figure.Main(ref)
+		base := f.Stat(&ref.Summary).Mean
+		out[g.idx[0]] = "ref"
+		for _, i := range g.idx[1:] {
+			r := &results[i]
+			if r.Driver == ref.Driver {
+				continue
+			}
+			st := f.Stat(&r.Summary)
+			if st == nil {
+				continue
+			}
+			out[i] = figure.SignedPercent(figure.ChangePercent(base, st.Mean)) + " vs " + ref.Driver
+		}
+	}
+	return out
+}
