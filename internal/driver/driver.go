@@ -205,3 +205,21 @@ type PortMover interface {
 	// ports: the distinct port numbers of its Ports, in order of first appearance, replaced.
 	PortOptions(ports []int) map[string]string
 }
+
+// MessageSizer is implemented by drivers whose tool cannot use cnperf's generic default
+// message size for a profile (e.g. sockperf: 14 B minimum, 65507 B maximum).
+type MessageSizer interface {
+	DefaultMessageSize(p api.Profile) (size int, ok bool)
+}
+
+// DefaultMessageSize returns the named driver's own default message size for p, if it has one.
+func DefaultMessageSize(driverName string, p api.Profile) (int, bool) {
+	d, err := Get(driverName)
+	if err != nil {
+		return 0, false
+	}
+	if m, ok := d.(MessageSizer); ok {
+		return m.DefaultMessageSize(p)
+	}
+	return 0, false
+}

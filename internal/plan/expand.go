@@ -20,6 +20,10 @@ type Options struct {
 	DefaultPaths []api.Path
 	// DefaultDrivers replace the built-in [native] for groups that set no drivers.
 	DefaultDrivers []string
+	// DriverMessageSize, when set, gives a driver's own default message size for a profile
+	// (ok false: use DefaultMessageSize), for tools whose limits the generic default breaks
+	// (sockperf's 14-byte minimum and 65507-byte maximum).
+	DriverMessageSize func(driver string, p api.Profile) (size int, ok bool)
 }
 
 // Expand validates p and expands it into the ordered list of cases, with the built-in
@@ -48,7 +52,7 @@ func Validate(p *api.Plan, opts Options, check func(Case) error) error {
 // burst, rate or responseSize). Every problem is returned at once as a *FieldErrors whose
 // paths use the plan's YAML names ("tests[1].profiles[0]"); no case is returned then.
 func ExpandWith(p *api.Plan, opts Options, check func(Case) error) ([]Case, error) {
-	x := &expander{check: check}
+	x := &expander{check: check, opts: opts}
 	if p == nil {
 		x.errs.Add("", "empty plan")
 		return nil, x.errs.Err()
@@ -133,6 +137,7 @@ type builtins struct {
 }
 
 type expander struct {
+	opts    Options
 	check   func(Case) error
 	errs    FieldErrors
 	cases   []Case
@@ -447,16 +452,22 @@ func (x *expander) expandGroup(name, prefix string, own, def group) {
 	}
 
 	for _, prof := range profiles {
-		pSizes := sizes
-		if len(pSizes) == 0 {
-			pSizes = []item[int]{{DefaultMessageSize(prof.v), prefix}}
-		}
 		pBurst := burst
 		if !prof.v.IsRR() {
 			pBurst = []item[int]{{0, prefix}}
 		}
 		for _, path := range paths {
 			for _, drv := range drivers {
+				pSizes := sizes
+				if len(pSizes) == 0 {
+					def := DefaultMessageSize(prof.v)
+					if x.opts.DriverMessageSize != nil {
+						if n, ok := x.opts.DriverMessageSize(drv.v, prof.v); ok {
+							def = n
+						}
+					}
+					pSizes = []item[int]{{def, prefix}}
+				}
 				for _, size := range pSizes {
 					for _, par := range parallel {
 						for _, b := range pBurst {

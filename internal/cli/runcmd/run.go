@@ -138,7 +138,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		}
 		return nil
 	}
-	opts := plan.Options{DefaultPaths: o.Platforms.defaultPaths(plat)}
+	opts := plan.Options{DefaultPaths: o.Platforms.defaultPaths(plat), DriverMessageSize: driver.DefaultMessageSize}
 	var cases []plan.Case
 	if loaded != nil {
 		for _, w := range loaded.Warnings {

@@ -291,3 +291,15 @@ func (Driver) PortOptions(ports []int) map[string]string {
 	}
 	return map[string]string{OptPort: strconv.Itoa(ports[0])}
 }
+
+// DefaultMessageSize implements driver.MessageSizer: cnperf's generic defaults (1 B for RR,
+// 128 KiB for TCP streams) are outside what sockperf accepts, so its own bounds are used.
+func (Driver) DefaultMessageSize(p api.Profile) (int, bool) {
+	switch {
+	case p.IsRR():
+		return MinMessageSize, true
+	case p == api.TCPStream:
+		return MaxMessageSize, true
+	}
+	return 0, false
+}
