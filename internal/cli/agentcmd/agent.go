@@ -1,0 +1,287 @@
+// Package agentcmd is `cnperf agent`: the built-in load generator's server and client, usable
+// by hand like iperf3 and driven by the native driver.
+package agentcmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/loadgen"
+	"github.com/cnperf/cnperf/internal/loadgen/control"
+	"github.com/cnperf/cnperf/internal/version"
+)
+
+// ReadyLine is what `agent serve` prints on stderr once it accepts clients.
+const ReadyLine = loadgen.ReadyLine
+
+// NewCommand returns the `agent` command with its `serve` and `client` subcommands.
+func NewCommand(streams iostreams.Streams) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "agent",
+		Short: "The built-in load generator: run a server, or a client against one",
+		Long: `agent is cnperf's own load generator. 'cnperf agent serve' waits for clients;
+'cnperf agent client --host H' runs one test against it and prints the result (or, with
+--json, one cnperf Sample as JSON). Server and client agree on the test over a small
+versioned control protocol (version ` + strconv.Itoa(control.Version) + `) on one TCP port (default ` + strconv.Itoa(loadgen.DefaultPort) + `);
+data flows use one more port, TCP or UDP, that can be fixed with --data-port for firewalls
+and Kubernetes Services.
+
+Profiles: TCP_STREAM, TCP_SENDFILE, TCP_MAERTS (server sends), UDP_STREAM, TCP_RR, UDP_RR,
+TCP_CRR (connect, request, response, close).`,
+		Args: cobra.NoArgs,
+	}
+	c.AddCommand(newServeCommand(streams), newClientCommand(streams))
+	return c
+}
+
+type serveOptions struct {
+	port     int
+	bind     string
+	dataPort int
+	once     bool
+}
+
+func newServeCommand(streams iostreams.Streams) *cobra.Command {
+	o := &serveOptions{}
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve tests to agent clients (one test at a time)",
+		Long: `serve listens on the control port and runs the tests clients ask for, one at a time
+(a second client waits up to 10s, then gets "busy"). It prints "` + ReadyLine + `" on
+standard error once it accepts clients, and one line per test. It stops on SIGINT/SIGTERM,
+or after the first test with --once.`,
+		Example: `  cnperf agent serve
+  cnperf agent serve --port 7100 --data-port 7101 --bind 10.0.0.5`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), streams)
+		},
+	}
+	f := c.Flags()
+	f.IntVar(&o.port, "port", loadgen.DefaultPort, "control port (TCP)")
+	f.StringVar(&o.bind, "bind", "", "address to listen on (default: all addresses)")
+	f.IntVar(&o.dataPort, "data-port", 0, "fixed data port for every test, TCP and UDP (0: a free port per test)")
+	f.BoolVar(&o.once, "once", false, "exit after one test")
+	return c
+}
+
+func (o *serveOptions) run(ctx context.Context, streams iostreams.Streams) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.port < 0 || o.port > 65535 || o.dataPort < 0 || o.dataPort > 65535 {
+		return exit.Usage("agent serve: ports must be in 0..65535")
+	}
+	s, err := loadgen.NewServer(loadgen.ServerConfig{Bind: o.bind, Port: o.port, DataPort: o.dataPort, Once: o.once,
+		Log: streams.ErrOut, Software: "cnperf " + version.Version})
+	if err != nil {
+		return fmt.Errorf("agent serve: %w", err)
+	}
+	data := "a free port per test"
+	if o.dataPort > 0 {
+		data = strconv.Itoa(o.dataPort)
+	}
+	fmt.Fprintf(streams.ErrOut, "%s on port %d (protocol version %d, data port %s)\n", ReadyLine, s.Port(), control.Version, data)
+	if err := s.Serve(ctx); err != nil {
+		return fmt.Errorf("agent serve: %w", err)
+	}
+	return nil
+}
+
+type clientOptions struct {
+	host, profile               string
+	port, dataPort              int
+	duration, warmup, connectTO time.Duration
+	msgSize, respSize           int
+	parallel, burst             int
+	rate                        string
+	sendBuf, recvBuf            int
+	cpu, crrClose               string
+	zeroCopy, noOffload, noHist bool
+	jsonOut                     bool
+}
+
+func newClientCommand(streams iostreams.Streams) *cobra.Command {
+	o := &clientOptions{}
+	c := &cobra.Command{
+		Use:   "client --host HOST [flags]",
+		Short: "Run one test against an agent server",
+		Long: `client runs one test against 'cnperf agent serve' and prints the result. With --json it
+prints exactly one cnperf Sample (the v1alpha1 schema) on standard output; a failed test
+prints a Sample holding only the error and exits 1.
+
+The measured window starts after --warmup and lasts --duration; both sides take their
+counters and CPU figures at the window's edges, which the client announces over the control
+connection. Throughput is what the receiver read; RR and CRR latency is the round-trip time
+of every transaction in the window (merged log-linear histogram).`,
+		Example: `  cnperf agent client --host 10.0.0.5 --profile TCP_STREAM --duration 10s
+  cnperf agent client --host 10.0.0.5 --profile TCP_RR --burst 16 --parallel 4 --json
+  cnperf agent client --host 10.0.0.5 --profile UDP_STREAM --message-size 64 --rate 0
+  cnperf agent client --host 127.0.0.1 --profile TCP_RR --cpu 0,0`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), streams)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.host, "host", "", "server address or name (required)")
+	f.IntVar(&o.port, "port", loadgen.DefaultPort, "server control port")
+	f.IntVar(&o.dataPort, "data-port", 0, "dial this data port instead of the one the server announces (NAT, NodePort)")
+	f.StringVar(&o.profile, "profile", "TCP_STREAM", "TCP_STREAM, TCP_SENDFILE, TCP_MAERTS, UDP_STREAM, TCP_RR, UDP_RR or TCP_CRR")
+	f.DurationVar(&o.duration, "duration", 10*time.Second, "measured time")
+	f.DurationVar(&o.warmup, "warmup", 0, "traffic before the measured window, not counted")
+	f.IntVar(&o.msgSize, "message-size", 0, "bytes per send (stream) or per request (RR); 0: 128KiB stream, 1400 UDP_STREAM, 1 RR")
+	f.IntVar(&o.respSize, "response-size", 0, "RR/CRR response bytes (0: the message size)")
+	f.IntVar(&o.parallel, "parallel", 1, "parallel flows (connections, or UDP flows)")
+	f.IntVar(&o.burst, "burst", 0, "extra RR transactions in flight per flow (netperf -b)")
+	f.StringVar(&o.rate, "rate", "0", "total send rate limit in bits/s, with k/M/G suffixes (0: unlimited)")
+	f.IntVar(&o.sendBuf, "send-buffer", 0, "SO_SNDBUF bytes on both sides (0: kernel default)")
+	f.IntVar(&o.recvBuf, "recv-buffer", 0, "SO_RCVBUF bytes on both sides (0: kernel default)")
+	f.StringVar(&o.cpu, "cpu", "", `pin data threads: "CLIENT,SERVER" CPU numbers, e.g. "0,1" or "0,0"; either may be empty`)
+	f.StringVar(&o.crrClose, "crr-close", control.CloseGraceful, "TCP_CRR close: graceful (FIN, TIME_WAIT on the client, like netperf) or rst (SO_LINGER 0)")
+	f.BoolVar(&o.zeroCopy, "zerocopy", false, "send with MSG_ZEROCOPY (TCP_STREAM, TCP_MAERTS)")
+	f.BoolVar(&o.noOffload, "no-offload", false, "do not use UDP GSO/GRO")
+	f.BoolVar(&o.noHist, "no-histogram", false, "do not time transactions (to measure what the histogram costs)")
+	f.DurationVar(&o.connectTO, "connect-timeout", 5*time.Second, "timeout for connecting to the server")
+	f.BoolVar(&o.jsonOut, "json", false, "print one cnperf Sample as JSON on stdout")
+	return c
+}
+
+// ParseRate reads a rate in bits/s: a number with an optional k, M, G or T suffix (powers of
+// 1000), e.g. "100M", "1.5G", "0".
+func ParseRate(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "bps"), "bit/s")
+	mult := 1.0
+	if t != "" {
+		switch t[len(t)-1] {
+		case 'k', 'K':
+			mult = 1e3
+		case 'm', 'M':
+			mult = 1e6
+		case 'g', 'G':
+			mult = 1e9
+		case 't', 'T':
+			mult = 1e12
+		}
+		if mult != 1 {
+			t = t[:len(t)-1]
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return 0, fmt.Errorf("rate %q: want a non-negative number of bits/s, e.g. 100M", s)
+	}
+	return v * mult, nil
+}
+
+// ParseCPU reads "--cpu CLIENT,SERVER"; an empty side is -1 (no pinning).
+func ParseCPU(s string) (client, server int, err error) {
+	client, server = -1, -1
+	if strings.TrimSpace(s) == "" {
+		return client, server, nil
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) > 2 {
+		return 0, 0, fmt.Errorf("--cpu %q: want CLIENT,SERVER", s)
+	}
+	vals := []*int{&client, &server}
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || n > control.MaxCPU {
+			return 0, 0, fmt.Errorf("--cpu %q: %q is not a CPU number", s, p)
+		}
+		*vals[i] = n
+	}
+	return client, server, nil
+}
+
+func (o *clientOptions) config() (loadgen.ClientConfig, error) {
+	if o.host == "" {
+		return loadgen.ClientConfig{}, exit.Usage("agent client: --host is required")
+	}
+	p := strings.ToUpper(strings.TrimSpace(o.profile))
+	if !control.IsProfile(p) {
+		return loadgen.ClientConfig{}, exit.Usage("agent client: unknown profile %q (known: %s)", o.profile, strings.Join(control.Profiles, ", "))
+	}
+	rate, err := ParseRate(o.rate)
+	if err != nil {
+		return loadgen.ClientConfig{}, exit.Usage("agent client: %v", err)
+	}
+	cc, sc, err := ParseCPU(o.cpu)
+	if err != nil {
+		return loadgen.ClientConfig{}, exit.Usage("agent client: %v", err)
+	}
+	if o.crrClose != control.CloseGraceful && o.crrClose != control.CloseRST {
+		return loadgen.ClientConfig{}, exit.Usage("agent client: --crr-close %q: want graceful or rst", o.crrClose)
+	}
+	if o.duration <= 0 {
+		return loadgen.ClientConfig{}, exit.Usage("agent client: --duration must be positive")
+	}
+	if o.warmup < 0 {
+		return loadgen.ClientConfig{}, exit.Usage("agent client: --warmup must not be negative")
+	}
+	if o.parallel < 1 || o.burst < 0 || o.msgSize < 0 || o.respSize < 0 || o.sendBuf < 0 || o.recvBuf < 0 {
+		return loadgen.ClientConfig{}, exit.Usage("agent client: --parallel must be ≥ 1 and sizes, buffers and --burst ≥ 0")
+	}
+	return loadgen.ClientConfig{
+		Host: o.host, Port: o.port, DataPort: o.dataPort, Profile: p,
+		Duration: o.duration, Warmup: o.warmup,
+		MessageSize: o.msgSize, ResponseSize: o.respSize, Parallel: o.parallel, Burst: o.burst,
+		RateBitsPerSecond: rate, SendBuffer: o.sendBuf, RecvBuffer: o.recvBuf,
+		CRRClose: o.crrClose, ZeroCopy: o.zeroCopy, NoOffload: o.noOffload, NoHistogram: o.noHist,
+		ClientCPU: cc, ServerCPU: sc, ConnectTimeout: o.connectTO, Software: "cnperf " + version.Version,
+	}, nil
+}
+
+func (o *clientOptions) run(ctx context.Context, streams iostreams.Streams) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cfg, err := o.config()
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	rep, err := loadgen.Run(ctx, cfg)
+	if err != nil {
+		err = fmt.Errorf("agent client: %s to %s:%d: %w", cfg.Profile, cfg.Host, cfg.Port, err)
+		if o.jsonOut {
+			s := api.Sample{StartTime: started.UTC(), EndTime: time.Now().UTC(), Error: err.Error()}
+			_ = writeJSON(streams.Out, s)
+		}
+		return exit.Failure("%w", err)
+	}
+	if o.jsonOut {
+		return writeJSON(streams.Out, rep.Sample)
+	}
+	PrintHuman(streams.Out, cfg, rep)
+	return nil
+}
+
+func writeJSON(w io.Writer, s api.Sample) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("agent client: encode sample: %w", err)
+	}
+	b = append(b, '\n')
+	if _, err := w.Write(b); err != nil {
+		return fmt.Errorf("agent client: write sample: %w", err)
+	}
+	return nil
+}

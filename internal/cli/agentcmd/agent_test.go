@@ -1,0 +1,176 @@
+package agentcmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/iostreams"
+)
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// syncBuffer is a bytes.Buffer safe for the server goroutine and the test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func execute(ctx context.Context, args []string) (string, string, error) {
+	var out, errOut bytes.Buffer
+	cmd := NewCommand(iostreams.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	cmd.SetArgs(args)
+	cmd.SetOut(&errOut)
+	cmd.SetErr(&errOut)
+	cmd.SilenceUsage = true
+	cmd.SilenceErrors = true
+	err := cmd.ExecuteContext(ctx)
+	return out.String(), errOut.String(), err
+}
+
+func serve(t *testing.T, args ...string) (int, *syncBuffer) {
+	t.Helper()
+	port := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	log := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		cmd := NewCommand(iostreams.Streams{In: strings.NewReader(""), Out: log, ErrOut: log})
+		cmd.SetArgs(append([]string{"serve", "--bind", "127.0.0.1", "--port", strconv.Itoa(port)}, args...))
+		done <- cmd.ExecuteContext(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(log.String(), ReadyLine) {
+		if time.Now().After(deadline) {
+			t.Fatalf("server not ready: %s", log.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return port, log
+}
+
+func TestClientJSON(t *testing.T) {
+	port, _ := serve(t, "--data-port", strconv.Itoa(freePort(t)))
+	out, stderr, err := execute(context.Background(), []string{"client", "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--profile", "tcp_rr", "--duration", "200ms", "--burst", "2", "--json"})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	var s api.Sample
+	if err := dec.Decode(&s); err != nil {
+		t.Fatalf("stdout is not one Sample: %v\n%s", err, out)
+	}
+	if dec.More() {
+		t.Fatal("more than one JSON document on stdout")
+	}
+	if s.TransactionsPerSecond == nil || *s.TransactionsPerSecond <= 0 || s.Histogram == nil || s.Latency == nil || s.Error != "" {
+		t.Fatalf("incomplete sample: %s", out)
+	}
+}
+
+func TestClientHuman(t *testing.T) {
+	port, _ := serve(t)
+	out, stderr, err := execute(context.Background(), []string{"client", "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--profile", "UDP_STREAM", "--duration", "200ms", "--rate", "10M"})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	for _, want := range []string{"UDP_STREAM to 127.0.0.1", "throughput", "packets", "jitter", "cpu client", "cpu server"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestClientFailureJSON(t *testing.T) {
+	out, _, err := execute(context.Background(), []string{"client", "--host", "127.0.0.1", "--port", strconv.Itoa(freePort(t)),
+		"--duration", "1s", "--json", "--connect-timeout", "1s"})
+	if err == nil || exit.Code(err) != exit.Failed {
+		t.Fatalf("err = %v (code %d), want a failure", err, exit.Code(err))
+	}
+	var s api.Sample
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("failure output is not a Sample: %v\n%s", err, out)
+	}
+	if s.Error == "" || s.ThroughputBitsPerSecond != nil {
+		t.Fatalf("failed sample must carry the error and no figures: %s", out)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"client"},
+		{"client", "--host", "x", "--profile", "TCP_FOO"},
+		{"client", "--host", "x", "--rate", "fast"},
+		{"client", "--host", "x", "--cpu", "a,b"},
+		{"client", "--host", "x", "--crr-close", "slam"},
+		{"client", "--host", "x", "--duration", "0s"},
+		{"client", "--host", "x", "--parallel", "0"},
+	} {
+		_, _, err := execute(context.Background(), args)
+		if exit.Code(err) != exit.BadInput {
+			t.Errorf("%v: err = %v, want a usage error", args, err)
+		}
+	}
+}
+
+func TestParseRateAndCPU(t *testing.T) {
+	for in, want := range map[string]float64{"0": 0, "100M": 100e6, "1.5G": 1.5e9, "64k": 64e3, "1000": 1000} {
+		got, err := ParseRate(in)
+		if err != nil || got != want {
+			t.Errorf("ParseRate(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "-1", "G", "1e400", "NaN"} {
+		if _, err := ParseRate(bad); err == nil {
+			t.Errorf("ParseRate(%q) accepted", bad)
+		}
+	}
+	for in, want := range map[string][2]int{"": {-1, -1}, "0,1": {0, 1}, "1": {1, -1}, ",1": {-1, 1}, "0,0": {0, 0}} {
+		c, s, err := ParseCPU(in)
+		if err != nil || c != want[0] || s != want[1] {
+			t.Errorf("ParseCPU(%q) = %d,%d,%v; want %v", in, c, s, err, want)
+		}
+	}
+	for _, bad := range []string{"x", "1,2,3", "-1", "0,99999"} {
+		if _, _, err := ParseCPU(bad); err == nil {
+			t.Errorf("ParseCPU(%q) accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,305 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cnperf/cnperf/internal/loadgen/control"
+	"github.com/cnperf/cnperf/internal/stats/hdr"
+)
+
+// clientSession is the client's side of one test.
+type clientSession struct {
+	cfg      ClientConfig
+	st       control.Setup
+	addr     netip.Addr
+	conn     net.Conn
+	cookie   []byte
+	dataPort int
+	offload  []string
+
+	mu       sync.Mutex // guards flows against abort from the context watcher
+	flows    []*flowState
+	phase    atomic.Int32
+	stopFlag atomic.Bool
+	wg       sync.WaitGroup
+	errMu    sync.Mutex
+	firstErr error
+	gsoUsed  atomic.Bool
+	unpin    func()
+
+	cpuA, cpuB   cpuSnap
+	snapA, snapB []snap
+	wallA, wallB time.Time
+	closed       bool
+}
+
+func (cs *clientSession) setErr(err error) {
+	cs.errMu.Lock()
+	if cs.firstErr == nil {
+		cs.firstErr = err
+	}
+	cs.errMu.Unlock()
+}
+
+func (cs *clientSession) workerErr() error {
+	cs.errMu.Lock()
+	defer cs.errMu.Unlock()
+	return cs.firstErr
+}
+
+func (cs *clientSession) addFlow(f *flowState) {
+	cs.mu.Lock()
+	cs.flows = append(cs.flows, f)
+	cs.mu.Unlock()
+}
+
+func (cs *clientSession) openFlows() error {
+	st := cs.st
+	kind := kindOf(st.Profile)
+	for i := 0; i < st.Parallel; i++ {
+		switch kind {
+		case kindCRR:
+			cs.addFlow(&flowState{index: i, fd: -1})
+		case kindUDPStream, kindUDPRR:
+			fd, err := cs.openUDPFlow(i)
+			if err != nil {
+				return fmt.Errorf("flow %d: %w", i, err)
+			}
+			cs.addFlow(&flowState{index: i, fd: fd})
+		default:
+			fd, err := dialTCP(cs.addr, cs.dataPort, cs.cfg.ConnectTimeout, st.SendBufferBytes, st.RecvBufferBytes)
+			if err != nil {
+				return fmt.Errorf("flow %d: %w", i, err)
+			}
+			cs.addFlow(&flowState{index: i, fd: fd})
+			if err := setTimeouts(fd, ioTimeout); err != nil {
+				return err
+			}
+			if kind == kindTCPRR {
+				_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+			}
+			if err := writeAll(fd, makeHello(tcpHelloMagic, cs.cookie, i), nil); err != nil {
+				return fmt.Errorf("flow %d: greeting: %w", i, err)
+			}
+		}
+	}
+	return nil
+}
+
+// openUDPFlow connects a UDP socket to the data port and greets the server until it answers
+// from the flow's own connected socket.
+func (cs *clientSession) openUDPFlow(i int) (int, error) {
+	fd, err := newSocket(cs.addr, unix.SOCK_DGRAM)
+	if err != nil {
+		return -1, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			closeFd(fd)
+		}
+	}()
+	if err := setBuffers(fd, cs.st.SendBufferBytes, cs.st.RecvBufferBytes); err != nil {
+		return -1, err
+	}
+	if err := setTimeouts(fd, 100*time.Millisecond); err != nil {
+		return -1, err
+	}
+	if err := unix.Connect(fd, sockaddr(cs.addr, cs.dataPort)); err != nil {
+		return -1, fmt.Errorf("connect: %w", err)
+	}
+	hello := makeHello(udpHelloMagic, cs.cookie, i)
+	buf := make([]byte, 64)
+	deadline := time.Now().Add(cs.cfg.ConnectTimeout)
+	var lastErr error
+	for time.Now().Before(deadline) && !cs.stopFlag.Load() {
+		if _, err := unix.Write(fd, hello); err != nil {
+			lastErr = err
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		n, err := unix.Read(fd, buf)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		if n == len(hello) && string(buf[:n]) == string(hello) {
+			if err := setTimeouts(fd, ioTimeout); err != nil {
+				return -1, err
+			}
+			ok = true
+			return fd, nil
+		}
+	}
+	if lastErr == nil || lastErr == unix.EAGAIN {
+		lastErr = errors.New("no answer")
+	}
+	return -1, fmt.Errorf("UDP greeting not answered within %s: %w", cs.cfg.ConnectTimeout, lastErr)
+}
+
+func (cs *clientSession) startWorkers() {
+	st := cs.st
+	kind := kindOf(st.Profile)
+	stop := func() bool { return cs.stopFlag.Load() }
+	perFlowRate := st.RateBitsPerSecond / float64(st.Parallel)
+	ensureProcs(len(cs.flows))
+	if cs.cfg.ClientCPU >= 0 {
+		restore, err := pinProcess(cs.cfg.ClientCPU)
+		if err != nil {
+			cs.setErr(err)
+			return
+		}
+		cs.unpin = restore
+	}
+	for _, f := range cs.flows {
+		f := f
+		if !cs.cfg.NoHistogram && (kind == kindTCPRR || kind == kindUDPRR || kind == kindCRR) {
+			f.hist = hdr.New()
+		}
+		cs.wg.Add(1)
+		go func() {
+			defer cs.wg.Done()
+			var err error
+			switch kind {
+			case kindStream:
+				mode := ""
+				if st.Profile == "TCP_SENDFILE" {
+					mode = "sendfile"
+				} else if st.ZeroCopy {
+					mode = "zerocopy"
+				}
+				err = streamSend(f, st.MessageBytes, perFlowRate, mode, stop)
+			case kindMaerts:
+				err = streamRecv(f, recvBufSize(st.MessageBytes), func() bool { return false })
+			case kindTCPRR:
+				err = tcpRRClient(f, st.MessageBytes, st.ResponseBytes, st.Burst, &cs.phase, stop)
+			case kindUDPRR:
+				err = udpRRClient(f, st.MessageBytes, st.ResponseBytes, st.Burst, &cs.phase, stop)
+			case kindUDPStream:
+				var gso bool
+				gso, err = udpStreamSend(f, udpSendOptions{size: st.MessageBytes, rateBps: perFlowRate, gso: !st.NoOffload}, &cs.phase, stop)
+				if gso {
+					cs.gsoUsed.Store(true)
+				}
+			case kindCRR:
+				err = crrClient(f, cs.addr, cs.dataPort, st.MessageBytes, st.ResponseBytes, st.CRRClose == control.CloseRST, &cs.phase, stop)
+			}
+			if err != nil && err != errStopped {
+				cs.setErr(fmt.Errorf("flow %d: %w", f.index, err))
+			}
+		}()
+	}
+}
+
+func (cs *clientSession) snapshot() []snap {
+	out := make([]snap, len(cs.flows))
+	k := kindOf(cs.st.Profile)
+	tcp := k.isTCPFlows()
+	for i, f := range cs.flows {
+		out[i] = f.c.read()
+		if tcp {
+			out[i].retrans = tcpRetransmits(f.fd)
+		}
+	}
+	return out
+}
+
+func (cs *clientSession) measure() {
+	cs.cpuA = takeCPU()
+	cs.wallA = time.Now()
+	cs.snapA = cs.snapshot()
+	cs.phase.Store(phaseMeasure)
+}
+
+func (cs *clientSession) stopWindow() {
+	cs.phase.Store(phaseStopped)
+	cs.snapB = cs.snapshot()
+	cs.cpuB = takeCPU()
+	cs.wallB = time.Now()
+	cs.stopFlag.Store(true)
+}
+
+func (cs *clientSession) finishWorkers() error {
+	done := make(chan struct{})
+	go func() { cs.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		cs.abort()
+		<-done
+		if err := cs.workerErr(); err != nil {
+			return err
+		}
+		return errors.New("data flows did not finish within 15s after the window")
+	}
+	return cs.workerErr()
+}
+
+func (cs *clientSession) abort() {
+	cs.stopFlag.Store(true)
+	cs.phase.Store(phaseStopped)
+	cs.mu.Lock()
+	for _, f := range cs.flows {
+		if f.fd >= 0 {
+			_ = unix.Shutdown(f.fd, unix.SHUT_RDWR)
+		}
+	}
+	cs.mu.Unlock()
+}
+
+func (cs *clientSession) close() {
+	if cs.closed {
+		return
+	}
+	cs.closed = true
+	cs.abort()
+	cs.wg.Wait()
+	if cs.unpin != nil {
+		cs.unpin()
+	}
+	cs.mu.Lock()
+	for _, f := range cs.flows {
+		closeFd(f.fd)
+		f.fd = -1
+	}
+	cs.mu.Unlock()
+}
+
+func (cs *clientSession) report(srv *control.ServerResult) (*Report, error) {
+	rep := &Report{Setup: cs.st, Server: srv, ClientCPU: cpuDiff(cs.cpuA, cs.cpuB), WindowNs: cs.cpuB.mono - cs.cpuA.mono}
+	if rep.WindowNs <= 0 {
+		rep.WindowNs = 1
+	}
+	rep.Offload = append(rep.Offload, cs.offload...)
+	if cs.gsoUsed.Load() {
+		rep.Offload = append(rep.Offload, "client: udp-gso")
+	}
+	hist := hdr.New()
+	var zc zeroCopyStats
+	for i, f := range cs.flows {
+		w := cs.snapB[i].sub(cs.snapA[i])
+		tot := f.c.read()
+		rep.ClientFlows = append(rep.ClientFlows, ClientFlow{
+			WindowBytesTx: w.bytesTx, WindowBytesRx: w.bytesRx, WindowTransactions: w.tx, Retransmits: max(w.retrans, 0),
+			TotalBytesTx: tot.bytesTx, TotalBytesRx: tot.bytesRx, TotalTransactions: tot.tx,
+			LastSeq: f.lastSeq, LostTransactions: f.lostTx,
+		})
+		if f.hist != nil {
+			hist.Merge(f.hist)
+		}
+		zc.sends += f.zc.sends
+		zc.completions += f.zc.completions
+		zc.copied += f.zc.copied
+	}
+	var err error
+	rep.Sample, err = buildSample(rep, cs.wallA, cs.wallB, hist, !cs.cfg.NoHistogram, zc)
+	return rep, err
+}

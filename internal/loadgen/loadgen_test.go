@@ -1,0 +1,294 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/loadgen/control"
+	"github.com/cnperf/cnperf/internal/stats/hdr"
+)
+
+// startServer runs a real server on loopback for the test's lifetime.
+func startServer(t *testing.T, cfg ServerConfig) *Server {
+	t.Helper()
+	if cfg.Bind == "" {
+		cfg.Bind = "127.0.0.1"
+	}
+	s, err := NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server: %v", err)
+		}
+	})
+	return s
+}
+
+func runClient(t *testing.T, s *Server, cfg ClientConfig) *Report {
+	t.Helper()
+	cfg.Host = "127.0.0.1"
+	cfg.Port = s.Port()
+	if cfg.Duration == 0 {
+		cfg.Duration = 300 * time.Millisecond
+	}
+	if cfg.ClientCPU == 0 {
+		cfg.ClientCPU = -1
+	}
+	if cfg.ServerCPU == 0 {
+		cfg.ServerCPU = -1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rep, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatalf("%s: %v", cfg.Profile, err)
+	}
+	if _, err := json.Marshal(rep.Sample); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func sumClient(r *Report) (c ClientFlow) {
+	for _, f := range r.ClientFlows {
+		c.TotalBytesTx += f.TotalBytesTx
+		c.TotalBytesRx += f.TotalBytesRx
+		c.TotalTransactions += f.TotalTransactions
+		c.WindowTransactions += f.WindowTransactions
+		c.LastSeq += f.LastSeq
+	}
+	return c
+}
+
+func sumServer(r *Report) (s control.FlowCounters) {
+	for _, f := range r.Server.Flows {
+		s.TotalBytesRx += f.TotalBytesRx
+		s.TotalBytesTx += f.TotalBytesTx
+		s.TotalTransactions += f.TotalTransactions
+		s.PacketsRx += f.PacketsRx
+		s.Lost += f.Lost
+	}
+	return s
+}
+
+func TestTCPStreamCounts(t *testing.T) {
+	s := startServer(t, ServerConfig{})
+	for _, tc := range []struct {
+		profile  string
+		parallel int
+		zc       bool
+	}{{"TCP_STREAM", 1, false}, {"TCP_STREAM", 3, false}, {"TCP_SENDFILE", 2, false}, {"TCP_STREAM", 1, true}} {
+		rep := runClient(t, s, ClientConfig{Profile: tc.profile, Parallel: tc.parallel, Warmup: 50 * time.Millisecond, ZeroCopy: tc.zc})
+		c, sv := sumClient(rep), sumServer(rep)
+		if c.TotalBytesTx == 0 || c.TotalBytesTx != sv.TotalBytesRx {
+			t.Errorf("%s x%d zc=%v: client sent %d bytes, server received %d", tc.profile, tc.parallel, tc.zc, c.TotalBytesTx, sv.TotalBytesRx)
+		}
+		for i, f := range rep.ClientFlows {
+			if f.TotalBytesTx != rep.Server.Flows[i].TotalBytesRx {
+				t.Errorf("flow %d: sent %d, received %d", i, f.TotalBytesTx, rep.Server.Flows[i].TotalBytesRx)
+			}
+		}
+		smp := rep.Sample
+		if smp.ThroughputBitsPerSecond == nil || *smp.ThroughputBitsPerSecond <= 0 || smp.Error != "" {
+			t.Errorf("%s: no throughput in %+v", tc.profile, smp)
+		}
+		if *smp.BytesReceived > sv.TotalBytesRx {
+			t.Errorf("window bytes %d exceed total %d", *smp.BytesReceived, sv.TotalBytesRx)
+		}
+		if smp.CPU == nil || smp.CPU.Client == nil || smp.CPU.Server == nil || smp.CPU.Client.ProcessPercent == nil {
+			t.Errorf("missing CPU figures")
+		}
+		if tc.zc && !strings.Contains(strings.Join(smp.Notes, ";"), "zero-copy") {
+			t.Errorf("zero-copy run has no zero-copy note: %v", smp.Notes)
+		}
+	}
+}
+
+func TestTCPMaertsCounts(t *testing.T) {
+	s := startServer(t, ServerConfig{})
+	rep := runClient(t, s, ClientConfig{Profile: "TCP_MAERTS", Parallel: 2})
+	c, sv := sumClient(rep), sumServer(rep)
+	if sv.TotalBytesTx == 0 || sv.TotalBytesTx != c.TotalBytesRx {
+		t.Fatalf("server sent %d bytes, client received %d", sv.TotalBytesTx, c.TotalBytesRx)
+	}
+	if c.TotalBytesTx != 0 {
+		t.Fatalf("client sent %d bytes in a reverse test", c.TotalBytesTx)
+	}
+}
+
+func TestRRCounts(t *testing.T) {
+	s := startServer(t, ServerConfig{})
+	for _, tc := range []struct {
+		profile         string
+		parallel, burst int
+		msg, resp       int
+		noHist          bool
+	}{
+		{"TCP_RR", 1, 0, 1, 1, false},
+		{"TCP_RR", 4, 16, 1, 1, false},
+		{"TCP_RR", 2, 3, 100, 4000, false},
+		{"TCP_RR", 1, 0, 1, 1, true},
+		{"UDP_RR", 1, 0, 1, 1, false},
+		{"UDP_RR", 3, 8, 64, 1000, false},
+	} {
+		rep := runClient(t, s, ClientConfig{Profile: tc.profile, Parallel: tc.parallel, Burst: tc.burst,
+			MessageSize: tc.msg, ResponseSize: tc.resp, NoHistogram: tc.noHist})
+		c, sv := sumClient(rep), sumServer(rep)
+		if c.TotalTransactions == 0 || c.TotalTransactions != sv.TotalTransactions {
+			t.Errorf("%+v: client completed %d transactions, server answered %d", tc, c.TotalTransactions, sv.TotalTransactions)
+		}
+		smp := rep.Sample
+		if smp.TransactionsPerSecond == nil || *smp.TransactionsPerSecond <= 0 {
+			t.Errorf("%+v: no rate", tc)
+		}
+		if tc.noHist {
+			if smp.Histogram != nil || smp.Latency != nil {
+				t.Errorf("histogram present with NoHistogram")
+			}
+			continue
+		}
+		h, err := hdr.FromAPI(smp.Histogram)
+		if err != nil {
+			t.Fatalf("%+v: %v", tc, err)
+		}
+		// every transaction timed in the window is one the client counted in it, give or
+		// take those in flight at the window's edges
+		slack := int64(tc.parallel * (tc.burst + 1) * 2)
+		if d := h.Count() - c.WindowTransactions; d > slack || d < -slack {
+			t.Errorf("%+v: histogram has %d transactions, window %d", tc, h.Count(), c.WindowTransactions)
+		}
+		if *smp.Latency.P50 <= 0 || *smp.Latency.Max < *smp.Latency.P50 {
+			t.Errorf("bad latency %+v", smp.Latency)
+		}
+	}
+}
+
+func TestCRRCounts(t *testing.T) {
+	s := startServer(t, ServerConfig{})
+	for _, tc := range []struct {
+		parallel int
+		close    string
+	}{{1, ""}, {4, control.CloseRST}, {2, control.CloseGraceful}} {
+		rep := runClient(t, s, ClientConfig{Profile: "TCP_CRR", Parallel: tc.parallel, CRRClose: tc.close, Duration: 200 * time.Millisecond})
+		c, sv := sumClient(rep), sumServer(rep)
+		if c.TotalTransactions == 0 || c.TotalTransactions != sv.TotalTransactions {
+			t.Errorf("%+v: client made %d connections, server served %d", tc, c.TotalTransactions, sv.TotalTransactions)
+		}
+		want := "graceful"
+		if tc.close == control.CloseRST {
+			want = "RST"
+		}
+		if !strings.Contains(strings.Join(rep.Sample.Notes, ";"), want) || rep.Sample.ConnectionsPerSecond == nil {
+			t.Errorf("%+v: notes %v", tc, rep.Sample.Notes)
+		}
+	}
+}
+
+func TestUDPStreamCounts(t *testing.T) {
+	s := startServer(t, ServerConfig{})
+	for _, tc := range []struct {
+		name     string
+		size     int
+		parallel int
+		rate     float64
+		noOff    bool
+	}{
+		{"paced 1400", 1400, 1, 50e6, false},
+		{"paced 64 x2 no offload", 64, 2, 20e6, true},
+		{"unlimited 1400", 1400, 1, 0, false},
+	} {
+		rep := runClient(t, s, ClientConfig{Profile: "UDP_STREAM", MessageSize: tc.size, Parallel: tc.parallel,
+			RateBitsPerSecond: tc.rate, NoOffload: tc.noOff, Warmup: 50 * time.Millisecond})
+		smp := rep.Sample
+		sent, recv, lost := *smp.PacketsSent, *smp.PacketsReceived, *smp.PacketsLost
+		if sent == 0 || recv == 0 {
+			t.Fatalf("%s: sent %d received %d", tc.name, sent, recv)
+		}
+		// sequence-number accounting must agree with plain counting (no duplicates on loopback)
+		if lost != sent-recv {
+			t.Errorf("%s: lost %d by sequence numbers, sent-received = %d", tc.name, lost, sent-recv)
+		}
+		if smp.JitterMicroseconds == nil || smp.LossPercent == nil {
+			t.Errorf("%s: missing jitter or loss", tc.name)
+		}
+	}
+}
+
+// TestUDPStreamLoss forces loss with a tiny receive buffer and an unpaced sender and checks
+// that the loss counted from sequence numbers equals sent minus received.
+func TestUDPStreamLoss(t *testing.T) {
+	s := startServer(t, ServerConfig{})
+	rep := runClient(t, s, ClientConfig{Profile: "UDP_STREAM", MessageSize: 1400, RecvBuffer: 4096, NoOffload: true, ServerCPU: 0})
+	smp := rep.Sample
+	sent, recv, lost := *smp.PacketsSent, *smp.PacketsReceived, *smp.PacketsLost
+	if lost == 0 {
+		t.Fatalf("no loss with a 4 KiB receive buffer (sent %d, received %d)", sent, recv)
+	}
+	if lost != sent-recv {
+		t.Fatalf("lost %d by sequence numbers, sent-received = %d", lost, sent-recv)
+	}
+	want := 100 * float64(lost) / float64(sent)
+	if *smp.LossPercent != want {
+		t.Fatalf("loss %% %v, want %v", *smp.LossPercent, want)
+	}
+}
+
+func TestFixedDataPortAndErrors(t *testing.T) {
+	s := startServer(t, ServerConfig{DataPort: 0})
+	ctx := context.Background()
+	// no server on the port: an error, not a zero sample
+	_, err := Run(ctx, ClientConfig{Host: "127.0.0.1", Port: 1, Profile: "TCP_STREAM", Duration: time.Second, ClientCPU: -1, ServerCPU: -1})
+	if err == nil || !strings.Contains(err.Error(), "connect to agent") {
+		t.Fatalf("err = %v", err)
+	}
+	_, err = Run(ctx, ClientConfig{Host: "127.0.0.1", Port: s.Port(), Profile: "TCP_FOO", Duration: time.Second, ClientCPU: -1, ServerCPU: -1})
+	if err == nil || !strings.Contains(err.Error(), "unknown profile") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestDualStackServer runs a server bound to every address and clients over IPv4 and, when the
+// host has it, IPv6 loopback.
+func TestDualStackServer(t *testing.T) {
+	s, err := NewServer(ServerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	hosts := []string{"127.0.0.1"}
+	if c, err := net.Dial("tcp", net.JoinHostPort("::1", strconv.Itoa(s.Port()))); err == nil {
+		c.Close()
+		hosts = append(hosts, "::1")
+	}
+	for _, h := range hosts {
+		for _, p := range []string{"TCP_RR", "UDP_STREAM", "UDP_RR", "TCP_CRR"} {
+			rep, err := Run(ctx, ClientConfig{Host: h, Port: s.Port(), Profile: p, Duration: 150 * time.Millisecond,
+				RateBitsPerSecond: 10e6, ClientCPU: -1, ServerCPU: -1})
+			if err != nil {
+				t.Fatalf("%s over %s: %v", p, h, err)
+			}
+			if rep.Sample.Error != "" {
+				t.Fatalf("%s over %s: %s", p, h, rep.Sample.Error)
+			}
+		}
+	}
+}

@@ -1,0 +1,164 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/loadgen/control"
+	"github.com/cnperf/cnperf/internal/stats/hdr"
+)
+
+func f64(v float64) *float64 { return &v }
+func i64(v int64) *int64     { return &v }
+
+// buildSample turns both sides' counters into one sample. It returns an error instead of a
+// sample with zero figures when the window saw no traffic.
+func buildSample(rep *Report, start, end time.Time, hist *hdr.Histogram, histOn bool, zc zeroCopyStats) (api.Sample, error) {
+	st, srv := rep.Setup, rep.Server
+	s := api.Sample{StartTime: start, EndTime: end, DurationSeconds: float64(rep.WindowNs) / 1e9}
+	clientSec := float64(rep.WindowNs) / 1e9
+	serverSec := float64(srv.WindowNs) / 1e9
+	var cw ClientFlow
+	for _, f := range rep.ClientFlows {
+		cw.WindowBytesTx += f.WindowBytesTx
+		cw.WindowBytesRx += f.WindowBytesRx
+		cw.WindowTransactions += f.WindowTransactions
+		cw.Retransmits += f.Retransmits
+		cw.LastSeq += f.LastSeq
+		cw.LostTransactions += f.LostTransactions
+	}
+	var sw control.FlowCounters
+	var jitterSum float64
+	jitterN := 0
+	for _, f := range srv.Flows {
+		sw.WindowBytesRx += f.WindowBytesRx
+		sw.WindowBytesTx += f.WindowBytesTx
+		sw.WindowTransactions += f.WindowTransactions
+		sw.WindowRetransmits += f.WindowRetransmits
+		sw.PacketsRx += f.PacketsRx
+		sw.Lost += f.Lost
+		sw.OutOfOrder += f.OutOfOrder
+		if f.PacketsRx > 0 {
+			jitterSum += f.JitterNs
+			jitterN++
+		}
+	}
+	var kb, tx float64
+	switch kindOf(st.Profile) {
+	case kindStream:
+		if sw.WindowBytesRx <= 0 {
+			return s, fmt.Errorf("the server received no data in the measured window (client sent %d bytes)", cw.WindowBytesTx)
+		}
+		s.ThroughputBitsPerSecond = f64(float64(sw.WindowBytesRx) * 8 / serverSec)
+		s.BytesSent, s.BytesReceived = i64(cw.WindowBytesTx), i64(sw.WindowBytesRx)
+		s.Retransmits = f64(float64(cw.Retransmits))
+		kb = float64(sw.WindowBytesRx) / 1024
+		s.Notes = append(s.Notes, "throughput is what the receiver (server) read in its window")
+	case kindMaerts:
+		if cw.WindowBytesRx <= 0 {
+			return s, fmt.Errorf("the client received no data in the measured window (server sent %d bytes)", sw.WindowBytesTx)
+		}
+		s.ThroughputBitsPerSecond = f64(float64(cw.WindowBytesRx) * 8 / clientSec)
+		s.BytesSent, s.BytesReceived = i64(sw.WindowBytesTx), i64(cw.WindowBytesRx)
+		s.Retransmits = f64(float64(sw.WindowRetransmits))
+		kb = float64(cw.WindowBytesRx) / 1024
+		s.Notes = append(s.Notes, "throughput is what the receiver (client) read in its window")
+	case kindUDPStream:
+		sent := int64(cw.LastSeq)
+		if sw.PacketsRx <= 0 {
+			return s, fmt.Errorf("no datagram arrived in the measured window (client sent %d)", sent)
+		}
+		s.PacketsSent, s.PacketsReceived, s.PacketsLost = i64(sent), i64(sw.PacketsRx), i64(sw.Lost)
+		s.PacketsPerSecond = f64(float64(sw.PacketsRx) / clientSec)
+		s.ThroughputBitsPerSecond = f64(float64(sw.PacketsRx*int64(st.MessageBytes)) * 8 / clientSec)
+		s.BytesSent, s.BytesReceived = i64(sent*int64(st.MessageBytes)), i64(sw.PacketsRx*int64(st.MessageBytes))
+		if sent > 0 {
+			s.LossPercent = f64(100 * float64(sw.Lost) / float64(sent))
+		}
+		s.JitterMicroseconds = f64(jitterSum / float64(jitterN) / 1e3)
+		kb = float64(sw.PacketsRx*int64(st.MessageBytes)) / 1024
+		s.Notes = append(s.Notes, "loss and jitter as iperf3 computes them (sequence gaps minus late arrivals, RFC 1889 jitter), "+
+			"plus datagrams lost after the last one received; throughput counts UDP payload")
+		if sw.OutOfOrder > 0 {
+			s.Notes = append(s.Notes, fmt.Sprintf("%d datagrams arrived out of order", sw.OutOfOrder))
+		}
+	case kindTCPRR, kindUDPRR, kindCRR:
+		if cw.WindowTransactions <= 0 {
+			return s, errors.New("no transaction completed in the measured window")
+		}
+		tx = float64(cw.WindowTransactions)
+		rate := tx / clientSec
+		s.Transactions = i64(cw.WindowTransactions)
+		s.TransactionsPerSecond = f64(rate)
+		if kindOf(st.Profile) == kindCRR {
+			s.ConnectionsPerSecond = f64(rate)
+			if st.CRRClose == control.CloseRST {
+				s.Notes = append(s.Notes, "close: RST (SO_LINGER 0), no TIME_WAIT")
+			} else {
+				s.Notes = append(s.Notes, "close: graceful (client closes first with FIN and keeps TIME_WAIT, like netperf)")
+			}
+		} else if kindOf(st.Profile) == kindTCPRR {
+			s.Retransmits = f64(float64(cw.Retransmits + sw.WindowRetransmits))
+		}
+		if cw.LostTransactions > 0 {
+			s.Notes = append(s.Notes, fmt.Sprintf("%d transactions lost (no response within %s) and restarted", cw.LostTransactions, ioTimeout))
+		}
+		if histOn && hist.Count() > 0 {
+			s.Latency = latencyOf(hist)
+			s.Histogram = hist.ToAPI()
+		}
+	}
+	for _, o := range rep.Offload {
+		s.Notes = append(s.Notes, "offload: "+o)
+	}
+	if zc.sends > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("zero-copy: %d sends, %d completed, %d of them copied by the kernel", zc.sends, zc.completions, zc.copied))
+	}
+	s.Notes = append(s.Notes, srv.Notes...)
+	s.CPU = &api.SampleCPU{Client: cpuUsage(rep.ClientCPU, kb, tx), Server: cpuUsage(srv.CPU, kb, tx)}
+	return s, nil
+}
+
+func latencyOf(h *hdr.Histogram) *api.Latency {
+	us := func(ns int64) *float64 { return f64(float64(ns) / 1e3) }
+	return &api.Latency{
+		Count:  i64(h.Count()),
+		Mean:   f64(h.Mean() / 1e3),
+		Min:    us(h.Min()),
+		Max:    us(h.Max()),
+		Stddev: f64(h.Stddev() / 1e3),
+		P50:    us(h.Quantile(0.50)),
+		P75:    us(h.Quantile(0.75)),
+		P90:    us(h.Quantile(0.90)),
+		P99:    us(h.Quantile(0.99)),
+		P999:   us(h.Quantile(0.999)),
+		P9999:  us(h.Quantile(0.9999)),
+		Method: "histogram",
+	}
+}
+
+// cpuUsage converts a side's CPU over the window into percentages and netperf's service demand:
+// µs of (host-wide) CPU per KB transferred or per transaction.
+func cpuUsage(c *control.CPU, kb, tx float64) *api.CPUUsage {
+	if c == nil || c.WindowNs <= 0 {
+		return nil
+	}
+	win := float64(c.WindowNs)
+	user := float64(c.UserNs) / win * 100
+	sys := float64(c.SystemNs) / win * 100
+	u := &api.CPUUsage{ProcessPercent: f64(user + sys), UserPercent: f64(user), SystemPercent: f64(sys)}
+	if !c.HostMissing && c.HostTotal > 0 {
+		host := c.HostBusy / c.HostTotal * 100
+		u.HostPercent = f64(host)
+		cpuUs := host / 100 * float64(c.NumCPU) * win / 1e3
+		if kb > 0 {
+			u.ServiceDemandMicrosecondsPerKB = f64(cpuUs / kb)
+		}
+		if tx > 0 {
+			u.ServiceDemandMicrosecondsPerTransaction = f64(cpuUs / tx)
+		}
+	}
+	return u
+}

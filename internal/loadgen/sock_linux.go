@@ -1,0 +1,369 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The data path uses blocking sockets driven by raw system calls on goroutines locked to OS
+// threads: no netpoller park/unpark per transaction. Blocking calls are bounded by
+// SO_RCVTIMEO/SO_SNDTIMEO so loops notice a stop request, and shutdown(2) wakes them at once.
+
+const ioTimeout = 200 * time.Millisecond
+
+func sockaddr(a netip.Addr, port int) unix.Sockaddr {
+	if a.Is4() || a.Is4In6() {
+		return &unix.SockaddrInet4{Port: port, Addr: a.Unmap().As4()}
+	}
+	sa := &unix.SockaddrInet6{Port: port, Addr: a.As16()}
+	return sa
+}
+
+func family(a netip.Addr) int {
+	if a.Is4() || a.Is4In6() {
+		return unix.AF_INET
+	}
+	return unix.AF_INET6
+}
+
+func addrOf(sa unix.Sockaddr) (netip.Addr, int) {
+	switch s := sa.(type) {
+	case *unix.SockaddrInet4:
+		return netip.AddrFrom4(s.Addr), s.Port
+	case *unix.SockaddrInet6:
+		return netip.AddrFrom16(s.Addr), s.Port
+	}
+	return netip.Addr{}, 0
+}
+
+func newSocket(a netip.Addr, typ int) (int, error) {
+	fd, err := unix.Socket(family(a), typ|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("socket: %w", err)
+	}
+	return fd, nil
+}
+
+func setTimeouts(fd int, d time.Duration) error {
+	tv := unix.NsecToTimeval(d.Nanoseconds())
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		return fmt.Errorf("SO_RCVTIMEO: %w", err)
+	}
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv); err != nil {
+		return fmt.Errorf("SO_SNDTIMEO: %w", err)
+	}
+	return nil
+}
+
+// setBuffers applies SO_SNDBUF/SO_RCVBUF (0 = leave the kernel's default). As root it uses the
+// FORCE variants so that net.core.[rw]mem_max does not cap the request.
+func setBuffers(fd, snd, rcv int) error {
+	if snd > 0 {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, snd); err != nil {
+			if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, snd); err != nil {
+				return fmt.Errorf("SO_SNDBUF %d: %w", snd, err)
+			}
+		}
+	}
+	if rcv > 0 {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, rcv); err != nil {
+			if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, rcv); err != nil {
+				return fmt.Errorf("SO_RCVBUF %d: %w", rcv, err)
+			}
+		}
+	}
+	return nil
+}
+
+func listenTCP(a netip.Addr, port, backlog int) (int, int, error) {
+	fd, err := newSocket(a, unix.SOCK_STREAM)
+	if err != nil {
+		return -1, 0, err
+	}
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+	if family(a) == unix.AF_INET6 {
+		_ = unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 0)
+	}
+	if err := unix.Bind(fd, sockaddr(a, port)); err != nil {
+		unix.Close(fd)
+		return -1, 0, fmt.Errorf("bind tcp %s: %w", netip.AddrPortFrom(a, uint16(port)), err)
+	}
+	if err := unix.Listen(fd, backlog); err != nil {
+		unix.Close(fd)
+		return -1, 0, fmt.Errorf("listen: %w", err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		unix.Close(fd)
+		return -1, 0, fmt.Errorf("getsockname: %w", err)
+	}
+	_, p := addrOf(sa)
+	return fd, p, nil
+}
+
+func bindUDP(a netip.Addr, port int) (int, int, error) {
+	fd, err := newSocket(a, unix.SOCK_DGRAM)
+	if err != nil {
+		return -1, 0, err
+	}
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+	if family(a) == unix.AF_INET6 {
+		_ = unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 0)
+	}
+	if err := unix.Bind(fd, sockaddr(a, port)); err != nil {
+		unix.Close(fd)
+		return -1, 0, fmt.Errorf("bind udp %s: %w", netip.AddrPortFrom(a, uint16(port)), err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		unix.Close(fd)
+		return -1, 0, fmt.Errorf("getsockname: %w", err)
+	}
+	_, p := addrOf(sa)
+	return fd, p, nil
+}
+
+// dialTCP connects a blocking TCP socket; SO_SNDTIMEO bounds connect(2).
+func dialTCP(a netip.Addr, port int, timeout time.Duration, snd, rcv int) (int, error) {
+	fd, err := newSocket(a, unix.SOCK_STREAM)
+	if err != nil {
+		return -1, err
+	}
+	if err := setBuffers(fd, snd, rcv); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	if err := setTimeouts(fd, timeout); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	for {
+		err = unix.Connect(fd, sockaddr(a, port))
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		unix.Close(fd)
+		if err == unix.EAGAIN || err == unix.EINPROGRESS {
+			err = fmt.Errorf("timed out after %s", timeout)
+		}
+		return -1, fmt.Errorf("connect %s: %w", netip.AddrPortFrom(a, uint16(port)), err)
+	}
+	return fd, nil
+}
+
+// writeAll writes p fully; it gives up when stop reports true during a timeout.
+func writeAll(fd int, p []byte, stop func() bool) error {
+	for len(p) > 0 {
+		n, err := unix.Write(fd, p)
+		if n > 0 {
+			p = p[n:]
+		}
+		if err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			if err == unix.EAGAIN {
+				if stop != nil && stop() {
+					return errStopped
+				}
+				continue
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// readFull reads exactly len(p) bytes; io.EOF-like end is reported as errEOF.
+func readFull(fd int, p []byte, stop func() bool) error {
+	for len(p) > 0 {
+		n, err := unix.Read(fd, p)
+		if err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			if err == unix.EAGAIN {
+				if stop != nil && stop() {
+					return errStopped
+				}
+				continue
+			}
+			return err
+		}
+		if n == 0 {
+			return errEOF
+		}
+		p = p[n:]
+	}
+	return nil
+}
+
+var (
+	errStopped = errors.New("stopped")
+	errEOF     = errors.New("connection closed by peer")
+)
+
+// pinProcess binds every thread of this process to one CPU (like taskset -a) and returns a
+// function that restores the previous affinity. Threads the runtime creates later inherit the
+// affinity from the thread that creates them, which is pinned too. Data goroutines are not
+// locked to threads: a locked goroutine can only be rescheduled by handing its thread a P from
+// another thread, which costs two wake-ups each time (see yielder).
+func pinProcess(cpu int) (restore func(), err error) {
+	var old unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		return nil, fmt.Errorf("read CPU affinity: %w", err)
+	}
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := setAllThreads(&set); err != nil {
+		_ = setAllThreads(&old)
+		return nil, fmt.Errorf("pin to CPU %d: %w", cpu, err)
+	}
+	return func() { _ = setAllThreads(&old) }, nil
+}
+
+func setAllThreads(set *unix.CPUSet) error {
+	// twice: a thread created while the first pass ran may have copied the old mask
+	for pass := 0; pass < 2; pass++ {
+		ents, err := os.ReadDir("/proc/self/task")
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			tid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if err := unix.SchedSetaffinity(tid, set); err != nil && err != unix.ESRCH {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ensureProcs raises GOMAXPROCS so that every data thread (each locked to its goroutine and
+// mostly blocked in system calls) keeps its own P: with fewer Ps than locked threads, a thread
+// returning from a system call finds no P and the runtime hands one over with extra futex
+// wake-ups and context switches on every transaction. It never lowers GOMAXPROCS.
+func ensureProcs(threads int) {
+	want := threads + 2
+	if n := runtime.NumCPU(); want < n {
+		want = n
+	}
+	procsMu.Lock()
+	defer procsMu.Unlock()
+	if runtime.GOMAXPROCS(0) < want {
+		runtime.GOMAXPROCS(want)
+	}
+}
+
+var procsMu sync.Mutex
+
+// tcpRetransmits returns tcpi_total_retrans of a TCP socket, or 0 when it cannot be read.
+func tcpRetransmits(fd int) int64 {
+	info, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+	if err != nil {
+		return 0
+	}
+	return int64(info.Total_retrans)
+}
+
+// mmsg batches for sendmmsg/recvmmsg (x/sys/unix has the types but not the calls).
+type mmsgBatch struct {
+	hdrs  []unix.Mmsghdr
+	iovs  []unix.Iovec
+	bufs  [][]byte
+	ctrl  []byte // per-message control buffers, ctrlLen each
+	names []unix.RawSockaddrInet6
+}
+
+const ctrlLen = 64
+
+func newMmsgBatch(n, bufSize int, withCtrl, withNames bool) *mmsgBatch {
+	b := &mmsgBatch{hdrs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n), bufs: make([][]byte, n)}
+	mem := make([]byte, n*bufSize)
+	if withCtrl {
+		b.ctrl = make([]byte, n*ctrlLen)
+	}
+	if withNames {
+		b.names = make([]unix.RawSockaddrInet6, n)
+	}
+	for i := 0; i < n; i++ {
+		b.bufs[i] = mem[i*bufSize : (i+1)*bufSize : (i+1)*bufSize]
+		b.iovs[i].Base = &b.bufs[i][0]
+		b.iovs[i].SetLen(bufSize)
+		b.hdrs[i].Hdr.Iov = &b.iovs[i]
+		b.hdrs[i].Hdr.Iovlen = 1
+	}
+	b.reset()
+	return b
+}
+
+// reset restores lengths clobbered by the kernel before the next recvmmsg.
+func (b *mmsgBatch) reset() {
+	for i := range b.hdrs {
+		h := &b.hdrs[i].Hdr
+		if b.ctrl != nil {
+			h.Control = &b.ctrl[i*ctrlLen]
+			h.SetControllen(ctrlLen)
+		}
+		if b.names != nil {
+			h.Name = (*byte)(unsafe.Pointer(&b.names[i]))
+			h.Namelen = uint32(unsafe.Sizeof(b.names[i]))
+		}
+		h.Flags = 0
+		b.hdrs[i].Len = 0
+	}
+}
+
+func recvmmsg(fd int, hdrs []unix.Mmsghdr, flags int) (int, error) {
+	for {
+		n, _, e := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(fd), uintptr(unsafe.Pointer(&hdrs[0])), uintptr(len(hdrs)), uintptr(flags), 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return 0, e
+		}
+		return int(n), nil
+	}
+}
+
+func sendmmsg(fd int, hdrs []unix.Mmsghdr, flags int) (int, error) {
+	for {
+		n, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&hdrs[0])), uintptr(len(hdrs)), uintptr(flags), 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return 0, e
+		}
+		return int(n), nil
+	}
+}
+
+// groSegment returns the UDP_GRO segment size from a received message's control data, or 0.
+func groSegment(ctrl []byte) int {
+	msgs, err := unix.ParseSocketControlMessage(ctrl)
+	if err != nil {
+		return 0
+	}
+	for _, m := range msgs {
+		if m.Header.Level == unix.SOL_UDP && m.Header.Type == unix.UDP_GRO && len(m.Data) >= 4 {
+			return int(*(*int32)(unsafe.Pointer(&m.Data[0])))
+		}
+	}
+	return 0
+}
