@@ -1,0 +1,130 @@
+package junit
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/report"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// fixture is the tiger-bench encoder's fixture run (a testconfig.yaml run with every test kind,
+// a partly failed case and a case that failed as a whole).
+func fixture(t *testing.T) *api.Run {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "tigerbench", "testdata", "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run api.Run
+	if err := json.Unmarshal(b, &run); err != nil {
+		t.Fatal(err)
+	}
+	return &run
+}
+
+func encode(t *testing.T, runs ...*api.Run) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := report.Encode(&b, Format, runs); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestGolden(t *testing.T) {
+	golden(t, "run.xml", encode(t, fixture(t)))
+}
+
+func TestCountsAndCauses(t *testing.T) {
+	run := fixture(t)
+	interrupted := fixture(t)
+	interrupted.UUID = "0b5e7a4c-93d1-4c4e-8f0e-5d2a1c9b7e33"
+	interrupted.Interrupted = true
+	interrupted.TigerBench = nil
+	interrupted.Results = interrupted.Results[:1]
+	out := encode(t, run, interrupted)
+
+	var doc TestSuites
+	if err := xml.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("not XML: %v\n%s", err, out)
+	}
+	if len(doc.Suites) != 2 {
+		t.Fatalf("%d suites, want one per run", len(doc.Suites))
+	}
+	s := doc.Suites[0]
+	// 6 cases + standing config + TTFR + DNS.
+	if s.Tests != 9 || len(s.Cases) != 9 {
+		t.Errorf("tests %d (cases %d), want 9", s.Tests, len(s.Cases))
+	}
+	// Failed: clusterip stream (1 of 2 samples), external (whole case), TTFR (1 pod), DNS (1 lookup).
+	if s.Failures != 4 {
+		t.Errorf("failures %d, want 4", s.Failures)
+	}
+	byName := map[string]TestCase{}
+	for _, c := range s.Cases {
+		byName[c.Name] = c
+	}
+	ext := byName["TCP_STREAM qperf external-service 64KiB x1"]
+	if ext.Failure == nil || ext.Failure.Type != FailureCase || !strings.Contains(ext.Failure.Message, "connection refused") {
+		t.Errorf("external case: %+v", ext.Failure)
+	}
+	svc := byName["TCP_STREAM qperf pod-clusterip 64KiB x1"]
+	if svc.Failure == nil || svc.Failure.Type != FailureSamples || !strings.HasPrefix(svc.Failure.Message, "1 of 2 samples failed: qperf: failed to receive") {
+		t.Errorf("clusterip case: %+v", svc.Failure)
+	}
+	var ttfr *TestCase
+	for i, c := range s.Cases {
+		if strings.Contains(c.Name, "time to first response") {
+			ttfr = &s.Cases[i]
+		}
+	}
+	if ttfr == nil || ttfr.Failure == nil || !strings.Contains(ttfr.Failure.Message, "1 of 6 pods got no response: 1× no response within 60s") {
+		t.Errorf("ttfr case: %+v", ttfr)
+	}
+	if doc.Tests != 10 || doc.Failures != 4 {
+		t.Errorf("totals: tests %d failures %d", doc.Tests, doc.Failures)
+	}
+	if doc.Suites[1].SystemErr == nil || !strings.Contains(doc.Suites[1].SystemErr.Text, "interrupted") {
+		t.Errorf("interrupted run not said: %q", doc.Suites[1].SystemErr)
+	}
+	// Passing cases carry their figures for the CI log.
+	pp := byName["TCP_STREAM qperf pod-pod-cross-node 64KiB x1"]
+	if pp.Failure != nil || pp.SystemOut == nil || !strings.Contains(pp.SystemOut.Text, "throughput: 2.160 Gbit/s") {
+		t.Errorf("pod-pod case: failure %+v out %q", pp.Failure, pp.SystemOut)
+	}
+}
+
+func TestEmptyRunIsValidXML(t *testing.T) {
+	out := encode(t, &api.Run{UUID: "x"})
+	var doc TestSuites
+	if err := xml.Unmarshal(out, &doc); err != nil || doc.Tests != 0 {
+		t.Errorf("%v %+v", err, doc)
+	}
+}
