@@ -2,13 +2,16 @@ package kube
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/cnperf/cnperf/internal/version"
 )
@@ -103,9 +106,22 @@ func NewClientset(kubeconfig, context string) (kubernetes.Interface, *rest.Confi
 	if err != nil {
 		return nil, nil, err
 	}
+	quietClientGo()
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("create Kubernetes client for %s: %w", cfg.Host, err)
 	}
 	return cs, cfg, nil
+}
+
+var quietOnce sync.Once
+
+// quietClientGo stops client-go's klog lines (e.g. "Unhandled Error ... use of closed network
+// connection" when an exec stream is cut on Ctrl-C) from mixing with cnperf's stderr; every
+// error that matters reaches cnperf as a returned error.
+func quietClientGo() {
+	quietOnce.Do(func() {
+		klog.LogToStderr(false)
+		klog.SetOutput(io.Discard)
+	})
 }

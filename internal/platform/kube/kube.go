@@ -30,7 +30,6 @@ import (
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
-	"github.com/cnperf/cnperf/internal/platform/local"
 )
 
 // Platform is the Kubernetes platform.
@@ -40,8 +39,6 @@ type Platform struct {
 	log    io.Writer
 	cs     kubernetes.Interface
 	stream streamer
-	// localResolver runs external-service clients on this machine (--external-client local).
-	localResolver local.Resolver
 
 	mu sync.Mutex
 	// nsAttempted: a create of the namespace was sent; nsCreated: it succeeded.
@@ -141,8 +138,8 @@ func (p *Platform) CheckPath(c plan.Case) error {
 	if err != nil {
 		return err
 	}
-	if r.access == accessExternal && p.s.ExternalAddress == "" {
-		return fmt.Errorf("path %s needs --external-address (the IP or name that exposes the server pods labelled %s=server)", c.Path, LabelRole)
+	if r.access == accessExternal && p.s.externalHost == "" {
+		return fmt.Errorf("path %s needs --external HOST[:PORT[,PORT...]] (what exposes the server pods labelled %s=server)", c.Path, LabelRole)
 	}
 	switch c.Params.IPFamily {
 	case "", "ipv4", "ipv6":
@@ -298,37 +295,37 @@ func (p *Platform) endpointSpecs(cases []plan.Case, routes []route, drivers map[
 	p.servers = map[serverKey]*endpoint{}
 	p.clients = map[clientKey]*endpoint{}
 	p.services = map[serviceKey]*corev1.Service{}
-	byDriver := map[string][]plan.Case{}
-	var driverOrder []string
-	for _, c := range cases {
-		if _, ok := byDriver[c.Driver]; !ok {
-			driverOrder = append(driverOrder, c.Driver)
+	// Each server pod runs the servers its own cases need: a hostNetwork server pod never
+	// listens on ports only the pod-network cases use, and the other way round.
+	slotCases := map[serverKey][]plan.Case{}
+	var slotOrder []serverKey
+	for i, c := range cases {
+		sk := serverKey{c.Driver, routes[i].serverNet}
+		if _, ok := slotCases[sk]; !ok {
+			slotOrder = append(slotOrder, sk)
 		}
-		byDriver[c.Driver] = append(byDriver[c.Driver], c)
-	}
-	servers := map[string][]driver.Server{}
-	for _, name := range driverOrder {
-		d, ok := drivers[name]
-		if !ok {
-			return nil, nil, fmt.Errorf("driver %q is not loaded", name)
-		}
-		servers[name] = d.Servers(byDriver[name])
+		slotCases[sk] = append(slotCases[sk], c)
 	}
 	var specs []endpointSpec
+	for _, sk := range slotOrder {
+		d, ok := drivers[sk.driver]
+		if !ok {
+			return nil, nil, fmt.Errorf("driver %q is not loaded", sk.driver)
+		}
+		servers := d.Servers(slotCases[sk])
+		if len(servers) == 0 {
+			return nil, nil, fmt.Errorf("driver %s lists no server, which the Kubernetes platform cannot place", sk.driver)
+		}
+		e := endpointSpec{Name: serverPodName(p.runID, sk.driver, sk.net), Role: "server", Driver: sk.driver,
+			Net: sk.net, Node: p.placement.Server, Servers: servers}
+		p.servers[sk] = &endpoint{spec: e, role: roleServerNode}
+		specs = append(specs, e)
+	}
 	svcFamilies := map[serviceKey][]string{}
 	var svcOrder []serviceKey
 	for i, c := range cases {
 		r := routes[i]
 		sk := serverKey{c.Driver, r.serverNet}
-		if _, ok := p.servers[sk]; !ok {
-			if len(servers[c.Driver]) == 0 {
-				return nil, nil, fmt.Errorf("driver %s needs no server, which the Kubernetes platform cannot place", c.Driver)
-			}
-			e := endpointSpec{Name: serverPodName(p.runID, c.Driver, r.serverNet), Role: "server", Driver: c.Driver,
-				Net: r.serverNet, Node: p.placement.Server, Servers: servers[c.Driver]}
-			p.servers[sk] = &endpoint{spec: e, role: roleServerNode}
-			specs = append(specs, e)
-		}
 		if r.clientNode != roleLocal {
 			ck := clientKey{r.clientNet, r.clientNode}
 			if _, ok := p.clients[ck]; !ok {
@@ -470,7 +467,7 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 
 	var exe platform.Executor
 	if r.clientNode == roleLocal {
-		exe = localExecutor{resolver: p.localResolver, defaultTimeout: p.s.ExecTimeout}
+		exe = localExecutor{defaultTimeout: p.s.ExecTimeout, maxOutput: p.s.MaxOutputBytes}
 		pl.Client = api.Endpoint{Role: "client", Node: "local"}
 	} else {
 		cli := p.clients[clientKey{r.clientNet, r.clientNode}]
@@ -522,15 +519,25 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 			t.Ports[int(sp.Port)] = int(sp.NodePort)
 		}
 	case accessExternal:
-		t.Host = p.s.ExternalAddress
+		t.Host = p.s.externalHost
 		if len(p.s.externalPorts) > 0 {
+			// As the local platform: the given ports replace the servers' ports in order.
 			t.Ports = map[int]int{}
-			for k, v := range p.s.externalPorts {
-				t.Ports[k] = v
+			i := 0
+			for _, sv := range srv.spec.Servers {
+				for _, port := range sv.Ports {
+					if i < len(p.s.externalPorts) {
+						t.Ports[port.Port] = p.s.externalPorts[i]
+					}
+					i++
+				}
 			}
 		}
 	}
 	pl.Target = t.Host
+	if r.access == accessExternal {
+		pl.Target = p.s.External
+	}
 	pl.Server.Address = t.Host
 	return &platform.Pair{Client: exe, Target: t, Placement: pl}, nil
 }
@@ -643,6 +650,9 @@ func (p *Platform) Close(ctx context.Context) error {
 	}
 	var err error
 	if created {
+		// Start the pods' termination at once: the namespace controller would first spend
+		// seconds discovering every resource type.
+		_ = p.cs.CoreV1().Pods(p.s.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: RunSelector(p.runID)})
 		err = DeleteNamespace(ctx, p.cs, p.s.Namespace, true)
 	} else {
 		err = DeleteRunObjects(ctx, p.cs, p.s.Namespace, RunSelector(p.runID), true)
@@ -755,25 +765,5 @@ func sortedClientKeys(m map[clientKey]*endpoint) []clientKey {
 		}
 		return out[i].node < out[j].node
 	})
-	return out
-}
-
-// localExecutor runs external-service clients on this machine.
-type localExecutor struct {
-	resolver       local.Resolver
-	defaultTimeout time.Duration
-}
-
-func (l localExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Output {
-	argv, err := l.resolver.Resolve(cmd.Argv)
-	if err != nil {
-		return driver.Output{Argv: cmd.Argv, Err: err, ExitCode: -1, StartTime: time.Now(), EndTime: time.Now()}
-	}
-	t := cmd.Timeout
-	if t <= 0 {
-		t = l.defaultTimeout
-	}
-	out := local.Exec(ctx, argv, t, nil)
-	out.Argv = cmd.Argv
 	return out
 }

@@ -33,6 +33,12 @@ const (
 // cnperf's own wait (with its timeout) decides when to give up.
 const startupProbeFailures = 3600
 
+// The default NodePort range (kube-apiserver --service-node-port-range).
+const (
+	NodePortMin = 30000
+	NodePortMax = 32767
+)
+
 // terminationGrace is short: endpoints hold no state worth a graceful shutdown.
 const terminationGrace int64 = 2
 
@@ -308,6 +314,16 @@ func buildService(s *settings, runID string, server endpointSpec, kind corev1.Se
 			fams = append(fams, corev1.IPv4Protocol)
 		case "ipv6":
 			fams = append(fams, corev1.IPv6Protocol)
+		}
+	}
+	if kind == corev1.ServiceTypeNodePort {
+		// A server port inside the default NodePort range is exposed under its own number,
+		// so tools that tell the client which data port to dial (qperf) work through the
+		// NodePort, as tiger-bench's external test requires (ports 32000/32221).
+		for i := range svc.Spec.Ports {
+			if p := svc.Spec.Ports[i].Port; p >= NodePortMin && p <= NodePortMax {
+				svc.Spec.Ports[i].NodePort = p
+			}
 		}
 	}
 	switch len(fams) {

@@ -2,7 +2,9 @@ package kube
 
 import (
 	"fmt"
+	"net"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,11 +47,13 @@ type Options struct {
 	// Privileged runs endpoint containers privileged (CPU pinning, tuning). Off unless asked.
 	Privileged bool
 
-	// ExternalAddress is the address external-service cases dial; ExternalPorts maps server
-	// ports to the ports exposed outside (SERVERPORT=EXTERNALPORT,...; unmapped ports are
-	// dialled as they are).
-	ExternalAddress string
-	ExternalPorts   []string
+	// External is the target of external-service cases, "HOST" or "HOST:PORT[,PORT...]" (the
+	// same value as the local platform's --external, which the run command registers): the
+	// ports replace, in order, the ports of the driver's servers. cnperf still deploys the
+	// server pods (labelled cnperf.dev/role=server) so that whatever exposes them (a
+	// LoadBalancer, a NodePort, an ingress) has something to reach, as tiger-bench's external
+	// test expects.
+	External string
 	// ExternalClient is where external-service clients run: "pod" (a client pod) or "local"
 	// (this machine, as tiger-bench does; the tools must be installed here).
 	ExternalClient string
@@ -85,8 +89,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.Resources, "resources", nil, "kube: endpoint resources, NAME=QTY (request and limit), requests.NAME=QTY or limits.NAME=QTY, e.g. cpu=2,memory=1Gi")
 	fs.BoolVar(&o.Guaranteed, "guaranteed", false, "kube: Guaranteed QoS endpoints (limits = requests; needs cpu and memory in --resources)")
 	fs.BoolVar(&o.Privileged, "privileged", false, "kube: run endpoint containers privileged (only for CPU pinning or tuning)")
-	fs.StringVar(&o.ExternalAddress, "external-address", "", "kube: address (IP or name) external-service cases dial, e.g. a LoadBalancer or node IP")
-	fs.StringSliceVar(&o.ExternalPorts, "external-ports", nil, "kube: external-service port mapping SERVERPORT=EXTERNALPORT[,...] (default: the same ports)")
 	fs.StringVar(&o.ExternalClient, "external-client", "pod", "kube: where external-service clients run: pod or local (this machine)")
 	fs.DurationVar(&o.PodStartTimeout, "pod-start-timeout", DefaultPodStartTimeout, "kube: how long endpoints may take to start (failures such as image pull or scheduling errors are reported at once)")
 }
@@ -124,7 +126,8 @@ type settings struct {
 	nodeSelector  map[string]string
 	tolerations   []corev1.Toleration
 	resources     corev1.ResourceRequirements
-	externalPorts map[int]int
+	externalHost  string
+	externalPorts []int
 }
 
 // parse validates every option and returns the parsed form. Errors name the flag.
@@ -147,8 +150,10 @@ func (o Options) parse() (*settings, error) {
 	if s.resources, err = parseResources(o.Resources, o.Guaranteed); err != nil {
 		return nil, err
 	}
-	if s.externalPorts, err = parsePortMap(o.ExternalPorts); err != nil {
-		return nil, err
+	if o.External != "" {
+		if s.externalHost, s.externalPorts, err = parseExternal(o.External); err != nil {
+			return nil, err
+		}
 	}
 	if o.ExternalClient != "pod" && o.ExternalClient != "local" {
 		return nil, fmt.Errorf("--external-client: %q is not pod or local", o.ExternalClient)
@@ -268,26 +273,30 @@ func parseResources(in []string, guaranteed bool) (corev1.ResourceRequirements, 
 	return rr, nil
 }
 
-func parsePortMap(in []string) (map[int]int, error) {
-	if len(in) == 0 {
-		return nil, nil
+// parseExternal splits "HOST[:PORT[,PORT...]]" (an IPv6 host goes in brackets when ports
+// follow).
+func parseExternal(v string) (string, []int, error) {
+	host, portList := v, ""
+	if h, p, err := net.SplitHostPort(v); err == nil {
+		host, portList = h, p
+	} else if i := strings.LastIndex(v, ":"); i > 0 && !strings.Contains(v[:i], ":") {
+		host, portList = v[:i], v[i+1:]
 	}
-	out := map[int]int{}
-	for _, item := range in {
-		a, b, ok := strings.Cut(item, "=")
-		var from, to int
-		if _, err := fmt.Sscanf(a, "%d", &from); err != nil || !ok {
-			return nil, fmt.Errorf("--external-ports: %q is not SERVERPORT=EXTERNALPORT", item)
-		}
-		if _, err := fmt.Sscanf(b, "%d", &to); err != nil {
-			return nil, fmt.Errorf("--external-ports: %q is not SERVERPORT=EXTERNALPORT", item)
-		}
-		if from < 1 || from > 65535 || to < 1 || to > 65535 {
-			return nil, fmt.Errorf("--external-ports: %q: ports must be 1-65535", item)
-		}
-		out[from] = to
+	host = strings.Trim(host, "[]")
+	if host == "" {
+		return "", nil, fmt.Errorf("--external %q: no host", v)
 	}
-	return out, nil
+	var ports []int
+	if portList != "" {
+		for _, f := range strings.Split(portList, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 || n > 65535 {
+				return "", nil, fmt.Errorf("--external %q: %q is not a port (1-65535)", v, f)
+			}
+			ports = append(ports, n)
+		}
+	}
+	return host, ports, nil
 }
 
 // validateDNSLabel returns why s is not an RFC 1123 label, or "".

@@ -1,0 +1,444 @@
+// Package clusterinfo describes the cluster a run measured: Kubernetes version, node count,
+// the nodes the endpoints ran on (OS, kernel, arch, runtime, zone, instance type), the CNI
+// (detected from what runs in the cluster), kube-proxy's mode, the pod MTU measured inside
+// a pod, and the cloud (from the nodes' providerID).
+package clusterinfo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+)
+
+// ExecFunc runs argv in a pod and returns its stdout.
+type ExecFunc func(ctx context.Context, argv []string) (string, error)
+
+// Input is what Collect works from.
+type Input struct {
+	Client kubernetes.Interface
+	// Nodes are the nodes the endpoints ran on; their details are recorded. Empty: none.
+	Nodes []string
+	// PodExec runs a command in a pod-network pod (pod MTU); nil skips it.
+	PodExec ExecFunc
+	// HostExec runs a command in a hostNetwork pod (node interfaces, kube-proxy's local
+	// metrics endpoint); nil skips it.
+	HostExec ExecFunc
+	// IPFamily is the pods' family as the platform saw it ("ipv4", "ipv6", "dual-stack").
+	IPFamily string
+	// Log receives warnings about details that could not be found.
+	Log io.Writer
+}
+
+// Collect gathers the cluster details. Only a failure to reach the API is an error; a detail
+// that cannot be found is left empty and said on Log.
+func Collect(ctx context.Context, in Input) (*api.ClusterDetails, error) {
+	log := in.Log
+	if log == nil {
+		log = io.Discard
+	}
+	warn := func(format string, a ...any) { fmt.Fprintf(log, "clusterinfo: "+format+"\n", a...) }
+	cd := &api.ClusterDetails{IPFamily: in.IPFamily}
+	if v, err := in.Client.Discovery().ServerVersion(); err == nil {
+		cd.KubernetesVersion = v.GitVersion
+	} else {
+		warn("server version: %v", err)
+	}
+	nodes, err := in.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	cd.NodeCount = len(nodes.Items)
+	byName := map[string]*corev1.Node{}
+	for i := range nodes.Items {
+		byName[nodes.Items[i].Name] = &nodes.Items[i]
+	}
+	for _, name := range in.Nodes {
+		if n := byName[name]; n != nil {
+			cd.Nodes = append(cd.Nodes, NodeInfo(n))
+		}
+	}
+	cd.Cloud = cloudOf(nodes.Items)
+
+	workloads, err := listWorkloads(ctx, in.Client)
+	if err != nil {
+		warn("list workloads for CNI detection: %v", err)
+	}
+	var ifaces []string
+	if in.HostExec != nil {
+		if out, err := in.HostExec(ctx, []string{"ls", "/sys/class/net"}); err == nil {
+			ifaces = strings.Fields(out)
+		} else {
+			warn("list node interfaces: %v", err)
+		}
+	}
+	cni := DetectCNI(workloads, ifaces)
+	cd.CNI, cd.CNIVersion = cni.Name, cni.Version
+	if cni.Name == "Calico" || cni.Name == "Canal" {
+		cd.Calico = calicoDetails(ctx, in.Client, cni)
+	}
+
+	cd.KubeProxyMode = kubeProxyMode(ctx, in, workloads, cni, warn)
+
+	if in.PodExec != nil {
+		if out, err := in.PodExec(ctx, []string{"cat", "/sys/class/net/eth0/mtu"}); err == nil {
+			if mtu, perr := strconv.Atoi(strings.TrimSpace(out)); perr == nil {
+				cd.PodMTUBytes = mtu
+			} else {
+				warn("pod MTU: %q is not a number", strings.TrimSpace(out))
+			}
+		} else {
+			warn("pod MTU: %v", err)
+		}
+	}
+	return cd, nil
+}
+
+// NodeInfo describes one node from its object.
+func NodeInfo(n *corev1.Node) api.NodeInfo {
+	ni := api.NodeInfo{
+		Name:             n.Name,
+		Zone:             firstLabel(n.Labels, "topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone"),
+		Region:           firstLabel(n.Labels, "topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region"),
+		InstanceType:     firstLabel(n.Labels, "node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"),
+		OSImage:          n.Status.NodeInfo.OSImage,
+		Kernel:           n.Status.NodeInfo.KernelVersion,
+		Arch:             n.Status.NodeInfo.Architecture,
+		ContainerRuntime: n.Status.NodeInfo.ContainerRuntimeVersion,
+		KubeletVersion:   n.Status.NodeInfo.KubeletVersion,
+		ProviderID:       n.Spec.ProviderID,
+	}
+	for _, a := range n.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP && ni.InternalIP == "" {
+			ni.InternalIP = a.Address
+		}
+	}
+	return ni
+}
+
+func firstLabel(l map[string]string, keys ...string) string {
+	for _, k := range keys {
+		if v := l[k]; v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// providerClouds maps providerID schemes to cloud names.
+var providerClouds = map[string]string{
+	"aws": "aws", "gce": "gcp", "azure": "azure", "openstack": "openstack", "vsphere": "vsphere",
+	"digitalocean": "digitalocean", "ibm": "ibm", "alicloud": "alibaba", "oci": "oracle", "hcloud": "hetzner",
+	"linode": "linode", "equinixmetal": "equinix-metal", "packet": "equinix-metal", "kind": "kind",
+	"k3s": "k3s", "vultr": "vultr", "scaleway": "scaleway", "exoscale": "exoscale", "ovhcloud": "ovh",
+	"kubevirt": "kubevirt", "cloudstack": "cloudstack", "huaweicloud": "huawei", "tencentcloud": "tencent",
+}
+
+// cloudOf names the cloud from the nodes' providerID ("none" when no node has one).
+func cloudOf(nodes []corev1.Node) string {
+	for _, n := range nodes {
+		id := n.Spec.ProviderID
+		if id == "" {
+			continue
+		}
+		scheme, _, ok := strings.Cut(id, "://")
+		if !ok {
+			return "unknown"
+		}
+		if c, known := providerClouds[strings.ToLower(scheme)]; known {
+			return c
+		}
+		return strings.ToLower(scheme)
+	}
+	return "none"
+}
+
+// Workload is a DaemonSet, Deployment or pod found in the cluster, with its images.
+type Workload struct {
+	Kind, Namespace, Name string
+	Images                []string
+}
+
+// listWorkloads lists DaemonSets in every namespace and the pods of kube-system (static pods
+// and CNIs not run as DaemonSets show there).
+func listWorkloads(ctx context.Context, cs kubernetes.Interface) ([]Workload, error) {
+	var out []Workload
+	dss, err := cs.AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list daemonsets: %w", err)
+	}
+	for _, d := range dss.Items {
+		out = append(out, Workload{Kind: "DaemonSet", Namespace: d.Namespace, Name: d.Name, Images: images(d.Spec.Template.Spec)})
+	}
+	pods, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return out, fmt.Errorf("list kube-system pods: %w", err)
+	}
+	for _, p := range pods.Items {
+		out = append(out, Workload{Kind: "Pod", Namespace: p.Namespace, Name: p.Name, Images: images(p.Spec)})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+func images(s corev1.PodSpec) []string {
+	var out []string
+	for _, c := range s.InitContainers {
+		out = append(out, c.Image)
+	}
+	for _, c := range s.Containers {
+		out = append(out, c.Image)
+	}
+	return out
+}
+
+// CNI is a detected CNI.
+type CNI struct {
+	Name    string // e.g. "Calico", "bridge", "unknown"
+	Version string // from the image tag when known
+	// Evidence is what gave it away, e.g. "DaemonSet kube-system/calico-node".
+	Evidence string
+}
+
+// cniRule recognises one CNI by workload name fragments, image fragments, or node interfaces.
+type cniRule struct {
+	name   string
+	names  []string // workload name contains
+	images []string // image contains
+	ifaces []string // node interface name has this prefix
+}
+
+// cniRules are checked in order: Canal before Calico and Flannel (it is both), Calico before
+// Flannel; a plain bridge comes last.
+var cniRules = []cniRule{
+	{name: "Canal", names: []string{"canal"}},
+	{name: "Cilium", names: []string{"cilium"}, images: []string{"cilium/cilium"}, ifaces: []string{"cilium_host"}},
+	{name: "OVN-Kubernetes", names: []string{"ovnkube-node", "ovnkube-master", "ovnkube-controller"}, images: []string{"ovn-kubernetes", "ovn-daemonset"}, ifaces: []string{"ovn-k8s-mp"}},
+	{name: "Antrea", names: []string{"antrea-agent"}, images: []string{"antrea/antrea"}, ifaces: []string{"antrea-gw"}},
+	{name: "Calico", names: []string{"calico-node"}, images: []string{"calico/node"}, ifaces: []string{"vxlan.calico", "cali"}},
+	{name: "Weave", names: []string{"weave-net"}, images: []string{"weaveworks/weave-kube", "weave-kube"}, ifaces: []string{"weave"}},
+	{name: "kube-router", names: []string{"kube-router"}, images: []string{"kube-router"}, ifaces: []string{"kube-bridge"}},
+	{name: "kindnet", names: []string{"kindnet"}, images: []string{"kindnetd"}},
+	{name: "Flannel", names: []string{"kube-flannel", "flannel"}, images: []string{"flannel"}, ifaces: []string{"flannel."}},
+	{name: "bridge", ifaces: []string{"cni0", "cbr0"}},
+}
+
+// DetectCNI names the CNI from the workloads running in the cluster, then (for CNIs that do
+// not run as pods) from the node's interfaces.
+func DetectCNI(workloads []Workload, nodeIfaces []string) CNI {
+	for _, r := range cniRules {
+		for _, w := range workloads {
+			name := strings.ToLower(w.Name)
+			hit := false
+			for _, f := range r.names {
+				if strings.Contains(name, f) {
+					hit = true
+				}
+			}
+			var matched string
+			for _, img := range w.Images {
+				for _, f := range r.images {
+					if strings.Contains(strings.ToLower(img), f) {
+						hit, matched = true, img
+					}
+				}
+			}
+			if !hit {
+				continue
+			}
+			if matched == "" && len(w.Images) > 0 {
+				matched = w.Images[0]
+				for _, img := range w.Images {
+					for _, f := range append(r.names, r.images...) {
+						if strings.Contains(strings.ToLower(img), f) {
+							matched = img
+						}
+					}
+				}
+			}
+			return CNI{Name: r.name, Version: imageTag(matched), Evidence: fmt.Sprintf("%s %s/%s", w.Kind, w.Namespace, w.Name)}
+		}
+	}
+	for _, r := range cniRules {
+		for _, ifc := range nodeIfaces {
+			for _, pre := range r.ifaces {
+				if strings.HasPrefix(ifc, pre) {
+					return CNI{Name: r.name, Evidence: "node interface " + ifc}
+				}
+			}
+		}
+	}
+	return CNI{Name: "unknown"}
+}
+
+// imageTag returns an image's tag ("" when it has none), without any digest.
+func imageTag(img string) string {
+	img, _, _ = strings.Cut(img, "@")
+	slash := strings.LastIndex(img, "/")
+	colon := strings.LastIndex(img, ":")
+	if colon <= slash {
+		return ""
+	}
+	return img[colon+1:]
+}
+
+// kubeProxyMode finds kube-proxy's mode: its ConfigMap (kubeadm), then its metrics endpoint
+// /proxyMode from a hostNetwork pod, then through the API server's node proxy.
+func kubeProxyMode(ctx context.Context, in Input, workloads []Workload, cni CNI, warn func(string, ...any)) string {
+	cm, err := in.Client.CoreV1().ConfigMaps("kube-system").Get(ctx, "kube-proxy", metav1.GetOptions{})
+	if err == nil {
+		if mode, ok := ModeFromConfig(cm.Data["config.conf"]); ok {
+			return mode
+		}
+	} else if !apierrors.IsNotFound(err) {
+		warn("kube-proxy configmap: %v", err)
+	}
+	if in.HostExec != nil {
+		if out, err := in.HostExec(ctx, []string{"sh", "-c", proxyModeProbe}); err == nil {
+			if m := lastLine(out); validMode(m) {
+				return m
+			}
+		}
+	}
+	rc := in.Client.CoreV1().RESTClient()
+	if r, ok := rc.(*rest.RESTClient); rc == nil || (ok && r == nil) {
+		rc = nil // a fake clientset has no REST client
+	}
+	for _, name := range in.Nodes {
+		if rc == nil {
+			break
+		}
+		raw, err := rc.Get().AbsPath("/api/v1/nodes/" + name + ":10249/proxy/proxyMode").DoRaw(ctx)
+		if err == nil {
+			if m := strings.TrimSpace(string(raw)); validMode(m) {
+				return m
+			}
+		}
+	}
+	kp := false
+	for _, w := range workloads {
+		if strings.Contains(w.Name, "kube-proxy") {
+			kp = true
+		}
+	}
+	if !kp && cni.Name == "Cilium" {
+		return "none (kube-proxy replacement?)"
+	}
+	warn("kube-proxy mode: no kube-proxy ConfigMap and no /proxyMode answer")
+	return ""
+}
+
+// proxyModeProbe asks kube-proxy's metrics endpoint (127.0.0.1:10249 in the node's network
+// namespace, its default) for its mode with whatever client the image has; nc is the last
+// resort (a static busybox's wget can crash on name-service lookups) and prints headers too,
+// so the caller takes the last line.
+const proxyModeProbe = `wget -q -T 3 -O - http://127.0.0.1:10249/proxyMode 2>/dev/null || ` +
+	`curl -s -m 3 http://127.0.0.1:10249/proxyMode 2>/dev/null || ` +
+	`printf 'GET /proxyMode HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' | nc -w 3 127.0.0.1 10249`
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.ReplaceAll(s, "\r", ""), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+func validMode(m string) bool {
+	switch m {
+	case "iptables", "ipvs", "nftables", "kernelspace", "userspace":
+		return true
+	}
+	return false
+}
+
+// ModeFromConfig reads `mode:` from a KubeProxyConfiguration; an empty mode is iptables on
+// Linux. ok is false when the text is not a kube-proxy configuration.
+func ModeFromConfig(conf string) (mode string, ok bool) {
+	if !strings.Contains(conf, "KubeProxyConfiguration") {
+		return "", false
+	}
+	for _, line := range strings.Split(conf, "\n") {
+		if strings.HasPrefix(line, "mode:") {
+			m := strings.Trim(strings.TrimSpace(strings.TrimPrefix(line, "mode:")), `"'`)
+			if m == "" {
+				return "iptables", true
+			}
+			return m, true
+		}
+	}
+	return "iptables", true
+}
+
+// calicoDetails reads Calico's IP pools (encapsulation) and FelixConfiguration (dataplane,
+// WireGuard) from the CRDs, when readable.
+func calicoDetails(ctx context.Context, cs kubernetes.Interface, cni CNI) *api.CalicoDetails {
+	d := &api.CalicoDetails{Product: "calico", Version: cni.Version}
+	rc := cs.Discovery().RESTClient()
+	if rc == nil {
+		return d
+	}
+	var pools struct {
+		Items []struct {
+			Spec struct {
+				IPIPMode  string `json:"ipipMode"`
+				VXLANMode string `json:"vxlanMode"`
+			} `json:"spec"`
+		} `json:"items"`
+	}
+	if raw, err := rc.Get().AbsPath("/apis/crd.projectcalico.org/v1/ippools").DoRaw(ctx); err == nil && json.Unmarshal(raw, &pools) == nil && len(pools.Items) > 0 {
+		s := pools.Items[0].Spec
+		switch {
+		case s.VXLANMode != "" && s.VXLANMode != "Never":
+			d.Encapsulation = "VXLAN" + strings.TrimPrefix(s.VXLANMode, "Always")
+		case s.IPIPMode != "" && s.IPIPMode != "Never":
+			d.Encapsulation = "IPIP" + strings.TrimPrefix(s.IPIPMode, "Always")
+		default:
+			d.Encapsulation = "None"
+		}
+	}
+	var felix struct {
+		Items []struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Spec struct {
+				BPFEnabled       *bool `json:"bpfEnabled"`
+				WireguardEnabled *bool `json:"wireguardEnabled"`
+			} `json:"spec"`
+		} `json:"items"`
+	}
+	if raw, err := rc.Get().AbsPath("/apis/crd.projectcalico.org/v1/felixconfigurations").DoRaw(ctx); err == nil && json.Unmarshal(raw, &felix) == nil {
+		d.Dataplane = "iptables"
+		for _, f := range felix.Items {
+			if f.Metadata.Name != "default" {
+				continue
+			}
+			if f.Spec.BPFEnabled != nil && *f.Spec.BPFEnabled {
+				d.Dataplane = "bpf"
+			}
+			if f.Spec.WireguardEnabled != nil {
+				d.WireguardEnabled = *f.Spec.WireguardEnabled
+			}
+		}
+	}
+	return d
+}

@@ -1,0 +1,149 @@
+package clusterinfo
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/version"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+func ds(ns, name string, images ...string) Workload {
+	return Workload{Kind: "DaemonSet", Namespace: ns, Name: name, Images: images}
+}
+
+func TestDetectCNI(t *testing.T) {
+	tests := []struct {
+		name      string
+		workloads []Workload
+		ifaces    []string
+		want      CNI
+	}{
+		{"calico", []Workload{ds("kube-system", "kube-proxy", "registry.k8s.io/kube-proxy:v1.34.4"), ds("calico-system", "calico-node", "docker.io/calico/node:v3.28.1")}, nil,
+			CNI{"Calico", "v3.28.1", "DaemonSet calico-system/calico-node"}},
+		{"canal is not calico or flannel", []Workload{ds("kube-system", "canal", "docker.io/calico/node:v3.27.0", "docker.io/flannel/flannel:v0.24.0")}, nil,
+			CNI{"Canal", "v3.27.0", "DaemonSet kube-system/canal"}},
+		{"cilium", []Workload{ds("kube-system", "cilium", "quay.io/cilium/cilium:v1.16.3@sha256:abcd"), ds("kube-system", "cilium-envoy", "quay.io/cilium/cilium-envoy:v1.29")}, nil,
+			CNI{"Cilium", "v1.16.3", "DaemonSet kube-system/cilium"}},
+		{"flannel", []Workload{ds("kube-flannel", "kube-flannel-ds", "docker.io/flannel/flannel:v0.25.1")}, nil,
+			CNI{"Flannel", "v0.25.1", "DaemonSet kube-flannel/kube-flannel-ds"}},
+		{"ovn-kubernetes", []Workload{ds("openshift-ovn-kubernetes", "ovnkube-node", "quay.io/openshift/ovn-kubernetes:4.16")}, nil,
+			CNI{"OVN-Kubernetes", "4.16", "DaemonSet openshift-ovn-kubernetes/ovnkube-node"}},
+		{"kindnet", []Workload{ds("kube-system", "kindnet", "docker.io/kindest/kindnetd:v20240813-c6f155d6")}, nil,
+			CNI{"kindnet", "v20240813-c6f155d6", "DaemonSet kube-system/kindnet"}},
+		{"weave", []Workload{ds("kube-system", "weave-net", "weaveworks/weave-kube:2.8.1", "weaveworks/weave-npc:2.8.1")}, nil,
+			CNI{"Weave", "2.8.1", "DaemonSet kube-system/weave-net"}},
+		{"antrea", []Workload{ds("kube-system", "antrea-agent", "antrea/antrea-agent-ubuntu:v2.1.0")}, nil,
+			CNI{"Antrea", "v2.1.0", "DaemonSet kube-system/antrea-agent"}},
+		{"kube-router", []Workload{ds("kube-system", "kube-router", "docker.io/cloudnativelabs/kube-router:v2.2.1")}, nil,
+			CNI{"kube-router", "v2.2.1", "DaemonSet kube-system/kube-router"}},
+		{"a registry port is not a tag", []Workload{ds("kube-system", "calico-node", "registry.local:5000/calico/node")}, nil,
+			CNI{"Calico", "", "DaemonSet kube-system/calico-node"}},
+		{"plain bridge from node interfaces", nil, []string{"cnpe2e-v1", "cni0", "eth0", "lo", "veth12ab"},
+			CNI{Name: "bridge", Evidence: "node interface cni0"}},
+		{"flannel from node interfaces", nil, []string{"cni0", "eth0", "flannel.1"},
+			CNI{Name: "Flannel", Evidence: "node interface flannel.1"}},
+		{"nothing known", []Workload{ds("kube-system", "kube-proxy", "registry.k8s.io/kube-proxy:v1.34.4")}, []string{"eth0", "lo"},
+			CNI{Name: "unknown"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := DetectCNI(tt.workloads, tt.ifaces); got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestModeFromConfig(t *testing.T) {
+	tests := []struct {
+		conf string
+		mode string
+		ok   bool
+	}{
+		{"apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: ipvs\n", "ipvs", true},
+		{"apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: \"\"\n", "iptables", true},
+		{"kind: KubeProxyConfiguration\nipvs:\n  mode: rr\nmode: nftables\n", "nftables", true},
+		{"kind: KubeProxyConfiguration\nclusterCIDR: 10.244.0.0/16\n", "iptables", true},
+		{"something else", "", false},
+	}
+	for _, tt := range tests {
+		mode, ok := ModeFromConfig(tt.conf)
+		if mode != tt.mode || ok != tt.ok {
+			t.Errorf("%q: got %q %v, want %q %v", tt.conf, mode, ok, tt.mode, tt.ok)
+		}
+	}
+}
+
+func TestCloudOf(t *testing.T) {
+	mk := func(ids ...string) []corev1.Node {
+		var out []corev1.Node
+		for _, id := range ids {
+			out = append(out, corev1.Node{Spec: corev1.NodeSpec{ProviderID: id}})
+		}
+		return out
+	}
+	tests := map[string][]corev1.Node{
+		"aws":     mk("aws:///us-west-2a/i-0abc"),
+		"gcp":     mk("", "gce://proj/us-central1-a/node-1"),
+		"azure":   mk("azure:///subscriptions/x/resourceGroups/y"),
+		"kind":    mk("kind://docker/kind/kind-worker"),
+		"none":    mk("", ""),
+		"unknown": mk("i-123"),
+		"acme":    mk("acme://rack-1/n1"),
+	}
+	for want, nodes := range tests {
+		if got := cloudOf(nodes); got != want {
+			t.Errorf("%v: got %q, want %q", nodes, got, want)
+		}
+	}
+}
+
+func TestCollect(t *testing.T) {
+	node := func(name, zone string) *corev1.Node {
+		return &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"topology.kubernetes.io/zone": zone, "node.kubernetes.io/instance-type": "m5.large"}},
+			Spec:       corev1.NodeSpec{ProviderID: "aws:///" + zone + "/i-" + name},
+			Status: corev1.NodeStatus{
+				Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}},
+				NodeInfo: corev1.NodeSystemInfo{OSImage: "Debian GNU/Linux 12 (bookworm)", KernelVersion: "6.1.0-26-cloud-amd64",
+					Architecture: "amd64", ContainerRuntimeVersion: "containerd://1.7.22", KubeletVersion: "v1.34.4"},
+			},
+		}
+	}
+	objs := []runtime.Object{
+		node("node1", "us-west-2a"), node("node2", "us-west-2b"), node("node3", "us-west-2a"),
+		&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "cilium", Namespace: "kube-system"},
+			Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Image: "quay.io/cilium/cilium:v1.16.3"}}}}}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-proxy", Namespace: "kube-system"},
+			Data: map[string]string{"config.conf": "kind: KubeProxyConfiguration\nmode: ipvs\n"}},
+	}
+	cs := fake.NewClientset(objs...)
+	cs.Discovery().(*fakediscovery.FakeDiscovery).FakedServerVersion = &version.Info{GitVersion: "v1.34.4"}
+	// The exec API needs a kubelet; the pod's answer stands in for `cat` run in a real pod.
+	podExec := func(_ context.Context, argv []string) (string, error) {
+		if strings.Join(argv, " ") != "cat /sys/class/net/eth0/mtu" {
+			return "", errors.New("unexpected command")
+		}
+		return "8951\n", nil
+	}
+	cd, err := Collect(context.Background(), Input{Client: cs, Nodes: []string{"node2", "node1"}, PodExec: podExec, IPFamily: "ipv4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cd.KubernetesVersion != "v1.34.4" || cd.NodeCount != 3 || cd.CNI != "Cilium" || cd.CNIVersion != "v1.16.3" ||
+		cd.KubeProxyMode != "ipvs" || cd.PodMTUBytes != 8951 || cd.Cloud != "aws" || cd.IPFamily != "ipv4" {
+		t.Errorf("details = %+v", cd)
+	}
+	if len(cd.Nodes) != 2 || cd.Nodes[0].Name != "node2" || cd.Nodes[0].Zone != "us-west-2b" || cd.Nodes[0].InstanceType != "m5.large" ||
+		cd.Nodes[0].Kernel != "6.1.0-26-cloud-amd64" || cd.Nodes[0].ContainerRuntime != "containerd://1.7.22" || cd.Nodes[0].Arch != "amd64" {
+		t.Errorf("nodes = %+v", cd.Nodes)
+	}
+}

@@ -1,0 +1,295 @@
+// Package gate holds pass/fail checks on a finished run. Tolerance is k8s-netperf's
+// --tcp-tolerance done per driver, profile and parameters, in both directions, with the
+// confidence intervals shown.
+package gate
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/plan"
+)
+
+// Violation is one comparison that failed the gate.
+type Violation struct {
+	Profile  api.Profile
+	Driver   string
+	HostPath api.Path // the hostNetwork side
+	PodPath  api.Path // the pod-network side
+	// Params is a short description of the shared parameters ("1024B x1").
+	Params string
+	// Metric is the compared figure, e.g. "throughputBitsPerSecond".
+	Metric string
+	// Host and Pod are the compared summaries; nil when that side has no successful sample
+	// or is missing.
+	Host, Pod *api.Stat
+	// DiffPercent is (pod - host) / host × 100: negative when the pod network is slower.
+	DiffPercent      float64
+	TolerancePercent float64
+	Message          string
+}
+
+func (v Violation) String() string { return v.Message }
+
+// side is one result's role in a comparison.
+type side struct {
+	host  bool
+	class string // path class both sides must share
+}
+
+// classify says whether a result is a hostNetwork or a pod-network measurement and on which
+// path class, or ok=false when it takes no part in the comparison (pod-host, host-pod,
+// NodePort, external, cross-zone, loopback).
+func classify(path api.Path, p api.Params) (s side, ok bool) {
+	switch path {
+	case api.PathHostHost:
+		s = side{host: true, class: "cross-node"}
+	case api.PathPodPodCrossNode:
+		s = side{host: p.HostNetwork, class: "cross-node"}
+	case api.PathPodPodSameNode:
+		s = side{host: p.HostNetwork, class: "same-node"}
+	case api.PathPodClusterIP:
+		s = side{host: p.HostNetwork, class: "cross-node+service"}
+	default:
+		return s, false
+	}
+	if p.Service && !strings.HasSuffix(s.class, "+service") {
+		s.class += "+service"
+	}
+	return s, true
+}
+
+// key is what two results must share to be compared.
+type key struct {
+	profile      api.Profile
+	driver       string
+	class        string
+	message      int
+	response     int
+	parallel     int
+	burst        int
+	rate         float64
+	family       string
+	optionsFinal string
+}
+
+func keyOf(profile api.Profile, drv string, class string, p api.Params) key {
+	family := p.IPFamily
+	if family == "" {
+		family = "ipv4"
+	}
+	var opts []string
+	for _, k := range sortedKeys(p.Options) {
+		opts = append(opts, k+"="+p.Options[k])
+	}
+	return key{profile, drv, class, p.MessageSizeBytes, p.ResponseSizeBytes, p.Parallel, p.Burst, p.RateBitsPerSecond, family, strings.Join(opts, ",")}
+}
+
+// metric picks the figure a profile is judged by.
+func metric(p api.Profile, s *api.Summary) (name string, st *api.Stat, unit func(float64) string) {
+	switch {
+	case p.IsStream():
+		return "throughputBitsPerSecond", s.ThroughputBitsPerSecond, bits
+	case p == api.TCPCRR:
+		if s.ConnectionsPerSecond != nil {
+			return "connectionsPerSecond", s.ConnectionsPerSecond, rate("conn/s")
+		}
+		return "transactionsPerSecond", s.TransactionsPerSecond, rate("tx/s")
+	default:
+		return "transactionsPerSecond", s.TransactionsPerSecond, rate("tx/s")
+	}
+}
+
+// Tolerance compares every hostNetwork result with the pod-network result of the same
+// profile, driver, path class (cross-node: host-host vs pod-pod-cross-node; same-node; via a
+// ClusterIP Service) and parameters. A difference beyond pct percent in either direction is a
+// violation, as is a pair where one side has no successful sample, and a run with nothing to
+// compare (the gate must not pass silently). report is a table for people.
+func Tolerance(run *api.Run, pct float64) (report string, violations []Violation) {
+	pct = math.Abs(pct)
+	type entry struct {
+		idx int
+		r   *api.Result
+	}
+	hosts := map[key][]entry{}
+	pods := map[key][]entry{}
+	seen := map[key]bool{}
+	var order []key // first appearance in the run: the report follows the run's order
+	for i := range run.Results {
+		r := &run.Results[i]
+		s, ok := classify(r.Path, r.Params)
+		if !ok {
+			continue
+		}
+		k := keyOf(r.Profile, r.Driver, s.class, r.Params)
+		if !seen[k] {
+			seen[k] = true
+			order = append(order, k)
+		}
+		if s.host {
+			hosts[k] = append(hosts[k], entry{i, r})
+		} else {
+			pods[k] = append(pods[k], entry{i, r})
+		}
+	}
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "Tolerance %.1f%%: pod network vs hostNetwork (same profile, driver, path class and parameters; diff = (pod - host) / host)\n", pct)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROFILE\tDRIVER\tPATHS\tPARAMS\tHOSTNETWORK [95% CI]\tPOD NETWORK [95% CI]\tDIFF\tCIs OVERLAP\tRESULT")
+	compared := 0
+	for _, k := range order {
+		hs, ps := hosts[k], pods[k]
+		if len(hs) == 0 || len(ps) == 0 {
+			continue // only one side in the run: nothing to compare for this key
+		}
+		n := len(hs)
+		if len(ps) > n {
+			n = len(ps)
+		}
+		for i := 0; i < n; i++ {
+			h := hs[min(i, len(hs)-1)].r
+			p := ps[min(i, len(ps)-1)].r
+			compared++
+			mname, hst, unit := metric(k.profile, &h.Summary)
+			_, pst, _ := metric(k.profile, &p.Summary)
+			params := describeParams(h.Params)
+			paths := fmt.Sprintf("%s vs %s", pathLabel(h), pathLabel(p))
+			v := Violation{Profile: k.profile, Driver: k.driver, HostPath: h.Path, PodPath: p.Path, Params: params,
+				Metric: mname, Host: hst, Pod: pst, TolerancePercent: pct}
+			if hst == nil || pst == nil || hst.N == 0 || pst.N == 0 || hst.Mean == 0 {
+				var missing []string
+				if hst == nil || hst.N == 0 || hst.Mean == 0 {
+					missing = append(missing, pathLabel(h))
+				}
+				if pst == nil || pst.N == 0 {
+					missing = append(missing, pathLabel(p))
+				}
+				v.DiffPercent = math.NaN()
+				v.Message = fmt.Sprintf("%s %s %s (%s): cannot compare, no successful %s on %s",
+					k.profile, k.driver, paths, params, mname, strings.Join(missing, " and "))
+				violations = append(violations, v)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t-\t-\tFAIL (no data)\n", k.profile, k.driver, paths, params, statText(hst, unit), statText(pst, unit))
+				continue
+			}
+			v.DiffPercent = (pst.Mean - hst.Mean) / hst.Mean * 100
+			overlap := "yes"
+			if pst.CI95High < hst.CI95Low || hst.CI95High < pst.CI95Low {
+				overlap = "no"
+			}
+			verdict := "pass"
+			if math.Abs(v.DiffPercent) > pct {
+				verdict = "FAIL"
+				dir := "slower"
+				if v.DiffPercent > 0 {
+					dir = "faster"
+				}
+				v.Message = fmt.Sprintf("%s %s %s (%s): pod network %s is %.1f%% %s than hostNetwork %s, beyond the %.1f%% tolerance",
+					k.profile, k.driver, paths, params, unit(pst.Mean), math.Abs(v.DiffPercent), dir, unit(hst.Mean), pct)
+				if overlap == "yes" {
+					v.Message += " (the 95% confidence intervals overlap: more samples may show the difference is noise)"
+				}
+				violations = append(violations, v)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%+.1f%%\t%s\t%s\n", k.profile, k.driver, paths, params,
+				statText(hst, unit), statText(pst, unit), v.DiffPercent, overlap, verdict)
+		}
+	}
+	_ = tw.Flush()
+	if compared == 0 {
+		msg := "nothing to compare: --tolerance needs hostNetwork and pod-network results of the same profile, driver and parameters " +
+			"(e.g. paths host-host and pod-pod-cross-node)"
+		violations = append(violations, Violation{TolerancePercent: pct, DiffPercent: math.NaN(), Message: msg})
+		return fmt.Sprintf("Tolerance %.1f%%: %s\n", pct, msg), violations
+	}
+	if len(violations) == 0 {
+		fmt.Fprintf(&b, "PASS: %d comparison(s) within %.1f%%\n", compared, pct)
+	} else {
+		fmt.Fprintf(&b, "FAIL: %d of %d comparison(s) beyond %.1f%% or without data\n", len(violations), compared, pct)
+	}
+	return b.String(), violations
+}
+
+// CheckPlan reports, before anything runs, whether a plan gives Tolerance something to
+// compare, so `--tolerance` never silently does nothing.
+func CheckPlan(cases []plan.Case) error {
+	hosts, pods := map[key]bool{}, map[key]bool{}
+	for _, c := range cases {
+		s, ok := classify(c.Path, c.Params)
+		if !ok {
+			continue
+		}
+		k := keyOf(c.Profile, c.Driver, s.class, c.Params)
+		if s.host {
+			hosts[k] = true
+		} else {
+			pods[k] = true
+		}
+	}
+	for k := range hosts {
+		if pods[k] {
+			return nil
+		}
+	}
+	return fmt.Errorf("--tolerance compares hostNetwork with pod network, but the plan has no such pair: " +
+		"add paths host-host and pod-pod-cross-node (same profile, driver and parameters)")
+}
+
+func pathLabel(r *api.Result) string {
+	s := string(r.Path)
+	if r.Params.HostNetwork && r.Path != api.PathHostHost {
+		s += "+hostNetwork"
+	}
+	if r.Params.Service && r.Path != api.PathPodClusterIP {
+		s += "+service"
+	}
+	return s
+}
+
+func describeParams(p api.Params) string {
+	s := fmt.Sprintf("%dB x%d", p.MessageSizeBytes, p.Parallel)
+	if p.Burst > 0 {
+		s += fmt.Sprintf(" burst %d", p.Burst)
+	}
+	if p.IPFamily == "ipv6" {
+		s += " ipv6"
+	}
+	return s
+}
+
+func statText(s *api.Stat, unit func(float64) string) string {
+	if s == nil || s.N == 0 {
+		return "no data"
+	}
+	return fmt.Sprintf("%s [%s, %s] n=%d", unit(s.Mean), unit(s.CI95Low), unit(s.CI95High), s.N)
+}
+
+func bits(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 1e9:
+		return fmt.Sprintf("%.2f Gb/s", v/1e9)
+	case a >= 1e6:
+		return fmt.Sprintf("%.1f Mb/s", v/1e6)
+	case a >= 1e3:
+		return fmt.Sprintf("%.1f kb/s", v/1e3)
+	}
+	return fmt.Sprintf("%.0f b/s", v)
+}
+
+func rate(u string) func(float64) string {
+	return func(v float64) string { return fmt.Sprintf("%.0f %s", v, u) }
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

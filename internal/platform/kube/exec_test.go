@@ -1,0 +1,187 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	utilexec "k8s.io/client-go/util/exec"
+
+	"github.com/cnperf/cnperf/internal/driver"
+)
+
+// localStreamer stands in for the exec API, which needs a kubelet: it runs argv with this
+// host's shell and coreutils, as the container runtime would in the pod. Like a real exec
+// stream, cancelling ctx cuts the stream but does NOT kill the process: only the wrapper's
+// kill path may do that, which is what these tests check.
+func localStreamer(t *testing.T) streamer {
+	return func(ctx context.Context, ns, pod, container string, argv []string, stdout, stderr io.Writer) error {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+		select {
+		case err := <-done:
+			done <- err // for the cleanup
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				return utilexec.CodeExitError{Err: err, Code: ee.ExitCode()}
+			}
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func testExecutor(t *testing.T, max int) *podExecutor {
+	return &podExecutor{stream: localStreamer(t), namespace: "cnperf", pod: "cnperf-cli-pod-c-0b5c3e2a", container: "client",
+		defaultTimeout: time.Minute, maxOutput: max}
+}
+
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// waitPID reads the PID a test command wrote.
+func waitPID(t *testing.T, file string) int {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		if b, err := os.ReadFile(file); err == nil && strings.HasSuffix(string(b), "\n") {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pid
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the command never wrote its PID")
+	return 0
+}
+
+func TestExecOutputs(t *testing.T) {
+	e := testExecutor(t, 1<<20)
+	argv := []string{"sh", "-c", `printf '%s|' "$@"; echo; echo oops >&2; exit 3`, "sh", "a b", "c'd", "$HOME", ""}
+	out := e.Exec(context.Background(), driver.Command{Argv: argv, Timeout: 30 * time.Second})
+	if out.Err != nil {
+		t.Fatalf("Err = %v (a non-zero exit is not an execution error)", out.Err)
+	}
+	if out.ExitCode != 3 {
+		t.Errorf("exit code %d, want 3", out.ExitCode)
+	}
+	if got := string(out.Stdout); got != "a b|c'd|$HOME||\n" {
+		t.Errorf("stdout %q: the argv was not passed untouched", got)
+	}
+	if got := string(out.Stderr); got != "oops\n" {
+		t.Errorf("stderr %q, want the tool's stderr without the wrapper's PID line", got)
+	}
+	if strings.Join(out.Argv, " ") != strings.Join(argv, " ") {
+		t.Errorf("Argv %q, want the driver's own argv", out.Argv)
+	}
+	if out.StartTime.IsZero() || out.EndTime.Before(out.StartTime) {
+		t.Errorf("times %v %v", out.StartTime, out.EndTime)
+	}
+}
+
+func TestExecCancelKillsRemoteTool(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+		cancel  bool
+		want    string
+	}{
+		{name: "ctrl-c", timeout: time.Minute, cancel: true, want: "stopped: context canceled"},
+		{name: "timeout", timeout: 300 * time.Millisecond, want: "did not finish within 300ms and was killed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			e := testExecutor(t, 1<<20)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			argv := []string{"sh", "-c", `echo $$ > "$1"; exec sleep 60`, "sh", pidFile}
+			res := make(chan driver.Output, 1)
+			go func() { res <- e.Exec(ctx, driver.Command{Argv: argv, Timeout: tc.timeout}) }()
+			pid := waitPID(t, pidFile)
+			if tc.cancel {
+				cancel()
+			}
+			out := <-res
+			if out.Err == nil || !strings.Contains(out.Err.Error(), tc.want) {
+				t.Fatalf("Err = %v, want %q", out.Err, tc.want)
+			}
+			var ee *ExecError
+			if !errors.As(out.Err, &ee) || ee.Pod != "cnperf-cli-pod-c-0b5c3e2a" || !strings.Contains(ee.Error(), "sleep 60") {
+				t.Errorf("error does not carry pod and argv: %v", out.Err)
+			}
+			// Exec returns after the kill: the tool is gone, not left running in the pod.
+			if alive(pid) {
+				t.Errorf("remote tool %d still runs after Exec returned", pid)
+			}
+		})
+	}
+}
+
+func TestExecOutputLimit(t *testing.T) {
+	e := testExecutor(t, 100)
+	out := e.Exec(context.Background(), driver.Command{Argv: []string{"sh", "-c", "head -c 100000 /dev/zero | tr '\\0' x"}, Timeout: 30 * time.Second})
+	if len(out.Stdout) != 100 {
+		t.Errorf("kept %d bytes, want the 100-byte limit", len(out.Stdout))
+	}
+	if out.Err == nil || !strings.Contains(out.Err.Error(), "exceeded 100 bytes") {
+		t.Errorf("Err = %v, want the truncation said", out.Err)
+	}
+}
+
+func TestExecMissingTool(t *testing.T) {
+	e := testExecutor(t, 1<<20)
+	out := e.Exec(context.Background(), driver.Command{Argv: []string{"no-such-tool-cnperf", "-x"}, Timeout: 30 * time.Second})
+	if out.ExitCode != 127 || !strings.Contains(string(out.Stderr), "no-such-tool-cnperf") {
+		t.Errorf("exit %d stderr %q, want 127 and the shell's message", out.ExitCode, out.Stderr)
+	}
+}
+
+func TestPIDCapture(t *testing.T) {
+	tests := []struct {
+		name   string
+		writes []string
+		pid    int
+		rest   string
+	}{
+		{"one write", []string{pidMarker + "42\nhello\n"}, 42, "hello\n"},
+		{"split marker", []string{"@cnperf", "-pid=7", "\n", "x"}, 7, "x"},
+		{"no marker", []string{"error: something\nmore"}, 0, "error: something\nmore"},
+		{"long line without newline", []string{strings.Repeat("y", 100)}, 0, strings.Repeat("y", 100)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &pidCapture{out: &limitedBuffer{max: 1 << 10}}
+			for _, w := range tt.writes {
+				if n, err := c.Write([]byte(w)); n != len(w) || err != nil {
+					t.Fatalf("Write = %d, %v", n, err)
+				}
+			}
+			if c.PID() != tt.pid || string(c.out.Bytes()) != tt.rest {
+				t.Errorf("pid %d rest %q, want %d %q", c.PID(), c.out.Bytes(), tt.pid, tt.rest)
+			}
+		})
+	}
+}
+
+func TestShellJoin(t *testing.T) {
+	got := shellJoin([]string{"iperf3", "-c", "10.0.0.1", "--title", "a b", "it's", ""})
+	want := `iperf3 -c 10.0.0.1 --title 'a b' 'it'\''s' ''`
+	if got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
