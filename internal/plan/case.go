@@ -61,6 +61,13 @@ func (c Case) String() string {
 	if c.Params.Service {
 		s += " service"
 	}
+	if t := c.Topology; t != nil {
+		s += " [" + t.Flavour
+		if t.PolicyRules > 0 {
+			s += fmt.Sprintf(" %d rules %s", t.PolicyRules, t.PolicyStyle)
+		}
+		s += "]"
+	}
 	return s
 }
 

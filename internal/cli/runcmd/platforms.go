@@ -38,6 +38,7 @@ func (p *platformOptions) addFlags(fs *pflag.FlagSet) {
 // choose picks the platform. auto means kube when a cluster is configured, else local.
 func (p *platformOptions) choose(name, runID string, log io.Writer, defaultSuite bool) (platform.Platform, error) {
 	p.local.External, p.kube.External = p.external, p.external
+	p.local.RunID = runID
 	switch name {
 	case "auto", "":
 		if ok, why := kube.Detect(); ok && !defaultSuite || ok && p.kube.Kubeconfig != "" {

@@ -21,6 +21,7 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/hostinfo"
 	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/report"
@@ -28,6 +29,7 @@ import (
 	"github.com/cnperf/cnperf/internal/sink"
 	"github.com/cnperf/cnperf/internal/sink/opensearch"
 	"github.com/cnperf/cnperf/internal/sink/prometheus"
+	"github.com/cnperf/cnperf/internal/tigerbench"
 	"github.com/cnperf/cnperf/internal/version"
 )
 
@@ -43,6 +45,7 @@ type Options struct {
 	Flags       config.FlagValues
 	Platforms   platformOptions
 	Sinks       sink.Flags
+	TigerBench  tigerbench.Options
 }
 
 // DefaultSuiteProfiles are the five main profiles of the default local suite.
@@ -84,6 +87,7 @@ on disk, appended as each case ends, so an interrupted run loses no finished cas
 	})
 	o.Platforms.addFlags(fs)
 	o.Sinks.AddFlags(fs)
+	o.TigerBench.AddFlags(fs)
 	return c
 }
 
@@ -128,6 +132,12 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	p, loaded, defaultSuite, err := o.buildPlan(fs)
 	if err != nil {
 		return err
+	}
+	if loaded != nil && loaded.Format == config.FormatTigerBench {
+		if plat.Name() != "kube" {
+			return exit.Usage("%s is a tiger-bench testconfig: its tests need a Kubernetes cluster (--platform kube)", o.ConfigFile)
+		}
+		return o.runTigerBench(ctx, streams, loaded, runID, labels, enc)
 	}
 	check := func(c plan.Case) error {
 		if err := driver.Check(c); err != nil {
@@ -213,6 +223,13 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	if len(run.Results) > 0 || runErr == nil {
 		if err := enc.Encode(streams.Out, []*api.Run{run}); err != nil {
 			return errors.Join(runErr, fmt.Errorf("write %s output: %w", o.Output, err))
+		}
+		if o.Output == "table" && plat.Name() == "local" {
+			// Each lab path next to host-host: what the datapath pieces cost on this machine.
+			fmt.Fprintln(streams.Out)
+			if err := lab.EncodeRelative(streams.Out, []*api.Run{run}); err != nil {
+				return errors.Join(runErr, fmt.Errorf("write the lab's relative view: %w", err))
+			}
 		}
 	}
 	if osCfg != nil && len(run.Results) > 0 {
@@ -366,4 +383,59 @@ func warnNotApplicable(log io.Writer, platformName string, cases []plan.Case) {
 			}
 		}
 	}
+}
+
+// runTigerBench runs a tiger-bench testconfig.yaml: standing config, TTFR, DNS and Calico
+// reconfiguration around cnperf's own measurements (internal/tigerbench).
+func (o *Options) runTigerBench(ctx context.Context, streams iostreams.Streams, loaded *config.Loaded, runID string,
+	labels map[string]string, enc report.Encoder) error {
+	log := streams.ErrOut
+	for _, w := range loaded.Warnings {
+		fmt.Fprintf(log, "warning: %s\n", w)
+	}
+	run := &api.Run{
+		APIVersion: api.APIVersion, Kind: api.KindRun, UUID: runID, StartTime: time.Now().UTC(),
+		CnperfVersion: version.Version, Platform: "kube", Labels: labels, Host: hostinfo.Get(),
+		Results: []api.Result{}, Timing: &api.Timing{},
+	}
+	var rw *report.ResultsWriter
+	var err error
+	if o.ResultsFile != "" {
+		if rw, err = report.CreateResultsFile(o.ResultsFile, run); err != nil {
+			return fmt.Errorf("--results: %w", err)
+		}
+	}
+	deps := tigerbench.Deps{
+		Kube: o.Platforms.kube, Options: o.TigerBench, RunID: runID, Log: log,
+		OnResult: func(r api.Result) error {
+			if rw != nil {
+				return rw.AppendResult(r)
+			}
+			return nil
+		},
+		OnUpdate: func() error {
+			if rw != nil {
+				return rw.UpdateRun(*run)
+			}
+			return nil
+		},
+	}
+	if !o.NoProgress {
+		deps.Progress = &runner.TextProgress{W: log, Terminal: iostreams.IsTerminal(log)}
+	}
+	runErr := tigerbench.Run(ctx, loaded, run, deps)
+	run.EndTime = time.Now().UTC()
+	if rw != nil {
+		if err := rw.Close(*run); err != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("close results file: %w", err))
+		}
+	}
+	var usage *exit.UsageError
+	if errors.As(runErr, &usage) {
+		return runErr
+	}
+	if err := enc.Encode(streams.Out, []*api.Run{run}); err != nil {
+		return errors.Join(runErr, fmt.Errorf("write %s output: %w", o.Output, err))
+	}
+	return runErr
 }

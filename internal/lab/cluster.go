@@ -1,0 +1,365 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"strconv"
+	"time"
+)
+
+// Spec is one two-node "cluster" built from namespaces. Paths that need the same spec share
+// one cluster.
+type Spec struct {
+	Underlay    string
+	MTUBytes    int // underlay MTU
+	Overlay     string
+	PolicyRules int
+	PolicyStyle string // set when PolicyRules > 0
+	Proxy       string // "" = no service
+	Backends    int    // with Proxy
+	Affinity    bool   // with Proxy
+	// Masquerade SNATs pod traffic leaving the pod network to the node's address, as flannel
+	// (ipMasq) and Calico (natOutgoing) do; pod-host runs on such a cluster.
+	Masquerade bool
+}
+
+// Name is the spec's short name, used in namespace names: "routed", "vxlan-p1000-chains",
+// "routed-svc-nftables".
+func (s Spec) Name() string {
+	n := s.Overlay
+	if s.PolicyRules > 0 {
+		n += "-p" + strconv.Itoa(s.PolicyRules) + "-" + s.PolicyStyle
+	}
+	if s.Proxy != "" {
+		n += "-svc-" + s.Proxy
+	}
+	if s.Masquerade {
+		n += "-masq"
+	}
+	return n
+}
+
+// PodMTUBytes is the MTU of the pods' interfaces.
+func (s Spec) PodMTUBytes() int { return podMTU(s.MTUBytes, s.Overlay) }
+
+// Roles of a cluster's namespaces.
+const (
+	RoleFabric = "fabric"
+	RoleNode1  = "node1"
+	RoleNode2  = "node2"
+)
+
+// podRole names pod p (from 1) on node n (1 or 2): "n1p1".
+func podRole(node, pod int) string { return fmt.Sprintf("n%dp%d", node, pod) }
+
+// podsOn is how many pods a node of the spec carries: node1 has the client pod and a
+// same-node server; node2 has the cross-node server, which is also the first backend.
+func (s Spec) podsOn(node int) int {
+	if node == 1 {
+		return 2
+	}
+	if s.Proxy != "" && s.Backends > 1 {
+		return s.Backends
+	}
+	return 1
+}
+
+// Cluster is a built spec.
+type Cluster struct {
+	Spec  Spec
+	tag   string
+	addrs addrPlan
+	// Namespaces holds the cluster's namespaces in creation order.
+	Namespaces []NetNS
+	// Seconds it took to build.
+	BuildSeconds float64
+}
+
+// NS returns the namespace of a role.
+func (c *Cluster) NS(role string) NetNS { return NetNS{Name: nsName(c.tag, c.Spec.Name(), role)} }
+
+func (c *Cluster) link(suffix string) string { return linkName(c.tag, suffix) }
+
+// roles lists the cluster's namespace roles in creation order.
+func (c *Cluster) roles() []string {
+	var r []string
+	if c.Spec.Underlay == UnderlayBridge {
+		r = append(r, RoleFabric)
+	}
+	r = append(r, RoleNode1, RoleNode2)
+	for node := 1; node <= 2; node++ {
+		for p := 1; p <= c.Spec.podsOn(node); p++ {
+			r = append(r, podRole(node, p))
+		}
+	}
+	return r
+}
+
+// build creates the cluster. On error the caller destroys what was made.
+func (c *Cluster) build(ctx context.Context, marker ownerMarker, log io.Writer) error {
+	start := time.Now()
+	s := c.Spec
+	a := c.addrs
+	for _, role := range c.roles() {
+		// Recorded before it exists: an `ip netns add` killed half-way (interrupt) can leave
+		// the namespace file behind, and destroy must still remove it.
+		c.Namespaces = append(c.Namespaces, c.NS(role))
+		ns, err := createNetNS(ctx, c.NS(role).Name)
+		if err != nil {
+			return err
+		}
+		if _, err := run(ctx, nil, "ip", "-n", ns.Name, "link", "set", "lo", "alias", marker.String()); err != nil {
+			return err
+		}
+		// The lab is IPv4 only: no IPv6 router solicitations or MLD reports on its links.
+		// TIME_WAIT reuse for outgoing connections, which loopback traffic gets by default
+		// (tcp_tw_reuse=2): without it a sustained TCP_CRR exhausts the ephemeral ports within
+		// seconds and then measures the kernel's port search instead of the datapath.
+		for _, kv := range [][2]string{{"net.ipv6.conf.all.disable_ipv6", "1"}, {"net.ipv6.conf.default.disable_ipv6", "1"},
+			{"net.ipv4.tcp_tw_reuse", "1"}} {
+			if err := ns.WriteSysctl(kv[0], kv[1]); err != nil {
+				return err
+			}
+		}
+	}
+	mtu := strconv.Itoa(s.MTUBytes)
+	eth0 := c.link("eth0")
+	node := func(n int) string { return c.NS("node" + strconv.Itoa(n)).Name }
+
+	// Underlay.
+	var cmds [][]string
+	switch s.Underlay {
+	case UnderlayBridge:
+		fab := c.NS(RoleFabric)
+		br := c.link("fab")
+		// A switch, not a host: no netfilter on bridged frames.
+		for _, k := range []string{"net.bridge.bridge-nf-call-iptables", "net.bridge.bridge-nf-call-ip6tables", "net.bridge.bridge-nf-call-arptables"} {
+			if err := fab.WriteSysctl(k, "0"); err != nil {
+				return err
+			}
+		}
+		cmds = append(cmds,
+			[]string{"ip", "-n", fab.Name, "link", "add", br, "mtu", mtu, "type", "bridge"},
+			[]string{"ip", "-n", fab.Name, "link", "set", br, "up"})
+		for n := 1; n <= 2; n++ {
+			port := c.link("f" + strconv.Itoa(n))
+			cmds = append(cmds,
+				[]string{"ip", "-n", node(n), "link", "add", eth0, "mtu", mtu, "type", "veth", "peer", "name", port, "mtu", mtu, "netns", fab.Name},
+				[]string{"ip", "-n", fab.Name, "link", "set", port, "master", br},
+				[]string{"ip", "-n", fab.Name, "link", "set", port, "up"})
+		}
+	case UnderlayVeth:
+		cmds = append(cmds,
+			[]string{"ip", "-n", node(1), "link", "add", eth0, "mtu", mtu, "type", "veth", "peer", "name", eth0, "mtu", mtu, "netns", node(2)})
+	default:
+		return fmt.Errorf("unknown underlay %q", s.Underlay)
+	}
+	for n := 1; n <= 2; n++ {
+		cmds = append(cmds,
+			[]string{"ip", "-n", node(n), "addr", "add", a.nodeCIDR(n), "dev", eth0},
+			[]string{"ip", "-n", node(n), "link", "set", eth0, "up"})
+	}
+	if err := runAll(ctx, cmds); err != nil {
+		return err
+	}
+
+	// Nodes: forwarding on (inside the node namespaces only), bridge netfilter on as
+	// Kubernetes requires, and a pod bridge.
+	pmtu := strconv.Itoa(s.PodMTUBytes())
+	cni0 := c.link("cni0")
+	cmds = nil
+	for n := 1; n <= 2; n++ {
+		ns := NetNS{Name: node(n)}
+		if err := ns.WriteSysctl("net.ipv4.ip_forward", "1"); err != nil {
+			return err
+		}
+		if err := ns.WriteSysctl("net.bridge.bridge-nf-call-iptables", "1"); err != nil {
+			return err
+		}
+		cmds = append(cmds,
+			[]string{"ip", "-n", node(n), "link", "add", cni0, "mtu", pmtu, "type", "bridge"},
+			[]string{"ip", "-n", node(n), "addr", "add", cidr(a.gateway(n), a.podCIDR(n)), "dev", cni0},
+			[]string{"ip", "-n", node(n), "link", "set", cni0, "up"})
+		for p := 1; p <= s.podsOn(n); p++ {
+			pod := c.NS(podRole(n, p)).Name
+			veth := c.link("v" + strconv.Itoa(p))
+			cmds = append(cmds,
+				[]string{"ip", "-n", node(n), "link", "add", veth, "mtu", pmtu, "type", "veth", "peer", "name", eth0, "mtu", pmtu, "netns", pod},
+				[]string{"ip", "-n", node(n), "link", "set", veth, "master", cni0},
+				[]string{"ip", "-n", node(n), "link", "set", veth, "up"},
+				[]string{"ip", "-n", pod, "addr", "add", a.podAddrCIDR(n, p), "dev", eth0},
+				[]string{"ip", "-n", pod, "link", "set", eth0, "up"},
+				[]string{"ip", "-n", pod, "route", "add", "default", "via", a.gateway(n).String(), "dev", eth0})
+		}
+	}
+	if err := runAll(ctx, cmds); err != nil {
+		return err
+	}
+
+	// Cross-node pod networking.
+	cmds = nil
+	switch s.Overlay {
+	case OverlayRouted:
+		for n := 1; n <= 2; n++ {
+			peer := 3 - n
+			cmds = append(cmds, []string{"ip", "-n", node(n), "route", "add", a.podCIDR(peer).String(), "via", a.nodeIP(peer).String(), "dev", eth0})
+		}
+	case OverlayVXLAN:
+		// What flannel's vxlan backend sets up: a VTEP per node addressed with the .0 of its
+		// pod CIDR, and for the peer a route via its VTEP address (onlink), a permanent
+		// neighbour entry for it, and an FDB entry sending its MAC to the peer node.
+		vx := c.link("vx1")
+		for n := 1; n <= 2; n++ {
+			peer := 3 - n
+			cmds = append(cmds,
+				[]string{"ip", "-n", node(n), "link", "add", vx, "address", vtepMAC(n), "mtu", pmtu, "type", "vxlan",
+					"id", "1", "local", a.nodeIP(n).String(), "dev", eth0, "dstport", "8472", "nolearning"},
+				[]string{"ip", "-n", node(n), "addr", "add", a.vtepIP(n).String() + "/32", "dev", vx},
+				[]string{"ip", "-n", node(n), "link", "set", vx, "up"},
+				[]string{"ip", "-n", node(n), "neigh", "add", a.vtepIP(peer).String(), "lladdr", vtepMAC(peer), "dev", vx, "nud", "permanent"},
+				[]string{"bridge", "-n", node(n), "fdb", "append", vtepMAC(peer), "dev", vx, "dst", a.nodeIP(peer).String(), "self", "permanent"},
+				[]string{"ip", "-n", node(n), "route", "add", a.podCIDR(peer).String(), "via", a.vtepIP(peer).String(), "dev", vx, "onlink"})
+		}
+	default:
+		return fmt.Errorf("unknown overlay %q", s.Overlay)
+	}
+	if err := runAll(ctx, cmds); err != nil {
+		return err
+	}
+
+	// Filter rules and services, on both nodes.
+	for n := 1; n <= 2; n++ {
+		ns := NetNS{Name: node(n)}
+		if s.PolicyRules > 0 {
+			if _, err := ns.Run(ctx, []byte(policyRuleset(c.tag, a, n, s)), "nft", "-f", "-"); err != nil {
+				return fmt.Errorf("load %d policy rules (%s): %w", s.PolicyRules, s.PolicyStyle, err)
+			}
+		}
+		if s.Masquerade {
+			if _, err := ns.Run(ctx, []byte(masqueradeRuleset(c.tag, a, n)), "nft", "-f", "-"); err != nil {
+				return fmt.Errorf("load the masquerade rule: %w", err)
+			}
+		}
+		switch s.Proxy {
+		case "":
+		case ProxyNftables:
+			if _, err := ns.Run(ctx, []byte(nftService(c.tag, a, s)), "nft", "-f", "-"); err != nil {
+				return fmt.Errorf("load the ClusterIP service (nftables): %w", err)
+			}
+		case ProxyIptables:
+			if _, err := ns.Run(ctx, []byte(iptablesService(c.tag, a, s)), "iptables-nft-restore", "--noflush"); err != nil {
+				return fmt.Errorf("load the ClusterIP service (iptables-nft): %w", err)
+			}
+		default:
+			return fmt.Errorf("unknown service proxy %q", s.Proxy)
+		}
+	}
+	c.BuildSeconds = time.Since(start).Seconds()
+	fmt.Fprintf(log, "lab: built cluster %s (%d namespaces) in %.2fs\n", s.Name(), len(c.Namespaces), c.BuildSeconds)
+	return nil
+}
+
+// destroy deletes the cluster's namespaces (in reverse order), trying all of them.
+func (c *Cluster) destroy(ctx context.Context) error {
+	var errs []error
+	for i := len(c.Namespaces) - 1; i >= 0; i-- {
+		if err := deleteNetNS(ctx, c.Namespaces[i].Name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	c.Namespaces = nil
+	return errors.Join(errs...)
+}
+
+func runAll(ctx context.Context, cmds [][]string) error {
+	for _, argv := range cmds {
+		if _, err := run(ctx, nil, argv...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Endpoints are where the two sides of a path live in a cluster.
+type Endpoints struct {
+	Client NetNS
+	// Servers are the namespaces that must run the drivers' servers: one, or every backend
+	// of the ClusterIP.
+	Servers []NetNS
+	// Target is what the client dials.
+	Target             netip.Addr
+	ClientIP, ServerIP netip.Addr
+	ClientNode         string
+	ServerNode         string
+	ClientPod          string // "" for a host-network client
+	ServerPod          string // "" for a host-network server
+	// MTUBytes is the smallest MTU on the path.
+	MTUBytes int
+}
+
+// Endpoints returns the two sides of path in the cluster.
+func (c *Cluster) Endpoints(path string) (Endpoints, error) {
+	a := c.addrs
+	s := c.Spec
+	pod := func(node, p int) (NetNS, netip.Addr, string) {
+		return c.NS(podRole(node, p)), a.podIP(node, p), podRole(node, p)
+	}
+	var e Endpoints
+	switch path {
+	case pathHostHost:
+		e = Endpoints{Client: c.NS(RoleNode1), Servers: []NetNS{c.NS(RoleNode2)},
+			ClientIP: a.nodeIP(1), ServerIP: a.nodeIP(2), MTUBytes: s.MTUBytes}
+	case pathPodPodSameNode:
+		cns, cip, cp := pod(1, 1)
+		sns, sip, sp := pod(1, 2)
+		e = Endpoints{Client: cns, Servers: []NetNS{sns}, ClientIP: cip, ServerIP: sip, ClientPod: cp, ServerPod: sp,
+			MTUBytes: s.PodMTUBytes()}
+	case pathPodPodCrossNode:
+		cns, cip, cp := pod(1, 1)
+		sns, sip, sp := pod(2, 1)
+		e = Endpoints{Client: cns, Servers: []NetNS{sns}, ClientIP: cip, ServerIP: sip, ClientPod: cp, ServerPod: sp,
+			MTUBytes: s.PodMTUBytes()}
+	case pathPodHost:
+		cns, cip, cp := pod(1, 1)
+		e = Endpoints{Client: cns, Servers: []NetNS{c.NS(RoleNode2)}, ClientIP: cip, ServerIP: a.nodeIP(2), ClientPod: cp,
+			MTUBytes: s.PodMTUBytes()}
+	case pathHostPod:
+		sns, sip, sp := pod(2, 1)
+		e = Endpoints{Client: c.NS(RoleNode1), Servers: []NetNS{sns}, ClientIP: a.nodeIP(1), ServerIP: sip, ServerPod: sp,
+			MTUBytes: s.PodMTUBytes()}
+	case pathPodClusterIP:
+		if s.Proxy == "" {
+			return Endpoints{}, fmt.Errorf("cluster %s has no service", s.Name())
+		}
+		cns, cip, cp := pod(1, 1)
+		e = Endpoints{Client: cns, ClientIP: cip, ServerIP: a.serviceIP(), ClientPod: cp, ServerPod: "backends",
+			MTUBytes: s.PodMTUBytes()}
+		for p := 1; p <= s.podsOn(2); p++ {
+			e.Servers = append(e.Servers, c.NS(podRole(2, p)))
+		}
+	default:
+		return Endpoints{}, fmt.Errorf("path %q is not built by the lab", path)
+	}
+	if e.Target == (netip.Addr{}) {
+		e.Target = e.ServerIP
+	}
+	e.ClientNode = RoleNode1
+	e.ServerNode = RoleNode2
+	if path == pathPodPodSameNode {
+		e.ServerNode = RoleNode1
+	}
+	return e, nil
+}
+
+// Path names as the lab knows them (the api.Path values).
+const (
+	pathHostHost        = "host-host"
+	pathPodPodSameNode  = "pod-pod-same-node"
+	pathPodPodCrossNode = "pod-pod-cross-node"
+	pathPodHost         = "pod-host"
+	pathHostPod         = "host-pod"
+	pathPodClusterIP    = "pod-clusterip"
+)

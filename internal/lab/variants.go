@@ -1,0 +1,188 @@
+package lab
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/plan"
+)
+
+// Paths are the paths the lab builds, in report order (loopback is the local platform's own).
+var Paths = []api.Path{api.PathHostHost, api.PathPodPodSameNode, api.PathPodPodCrossNode,
+	api.PathPodHost, api.PathHostPod, api.PathPodClusterIP}
+
+// Supports reports whether the lab builds path p.
+func Supports(p api.Path) bool {
+	for _, q := range Paths {
+		if p == q {
+			return true
+		}
+	}
+	return false
+}
+
+// Flavour names recorded in api.Topology.Flavour.
+const (
+	FlavourBridge = "bridge" // pods on one node's bridge
+)
+
+// underlayFlavour is host-host's flavour: "underlay-bridge" or "underlay-veth".
+func underlayFlavour(u string) string { return "underlay-" + u }
+
+// Topologies lists the datapaths path p is measured on, in order:
+//
+//	host-host           the underlay                         Flavour underlay-<underlay>
+//	pod-pod-same-node   × policy rules × styles              Flavour bridge
+//	pod-pod-cross-node  × overlays × policy rules × styles   Flavour routed | vxlan
+//	pod-host, host-pod  × overlays                           Flavour routed | vxlan
+//	pod-clusterip       × service proxies                    Flavour nftables | iptables
+//
+// Paths that have no overlay of their own (same-node, clusterip) run on the first overlay;
+// when that is not routed, its name is appended to the flavour ("nftables+vxlan").
+// MTUBytes is the smallest MTU on the path.
+func (o Options) Topologies(p api.Path) []api.Topology {
+	base := o.Overlays[0]
+	withBase := func(f string) string {
+		if base != OverlayRouted {
+			return f + "+" + base
+		}
+		return f
+	}
+	policies := func(t api.Topology) []api.Topology {
+		var out []api.Topology
+		for _, n := range o.PolicyRules {
+			if n == 0 {
+				out = append(out, t)
+				continue
+			}
+			for _, st := range o.PolicyStyles {
+				v := t
+				v.PolicyRules, v.PolicyStyle = n, st
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	switch p {
+	case api.PathHostHost:
+		return []api.Topology{{Flavour: underlayFlavour(o.Underlay), MTUBytes: o.MTUBytes}}
+	case api.PathPodPodSameNode:
+		return policies(api.Topology{Flavour: withBase(FlavourBridge), MTUBytes: podMTU(o.MTUBytes, base)})
+	case api.PathPodPodCrossNode:
+		var out []api.Topology
+		for _, ov := range o.Overlays {
+			out = append(out, policies(api.Topology{Flavour: ov, MTUBytes: podMTU(o.MTUBytes, ov)})...)
+		}
+		return out
+	case api.PathPodHost, api.PathHostPod:
+		var out []api.Topology
+		for _, ov := range o.Overlays {
+			out = append(out, api.Topology{Flavour: ov, MTUBytes: podMTU(o.MTUBytes, ov)})
+		}
+		return out
+	case api.PathPodClusterIP:
+		var out []api.Topology
+		for _, px := range o.ServiceProxies {
+			out = append(out, api.Topology{Flavour: withBase(px), MTUBytes: podMTU(o.MTUBytes, base), Backends: o.ServiceBackends})
+		}
+		return out
+	}
+	return nil
+}
+
+// Expand replaces every case on a lab path by one case per topology it is measured on (see
+// Topologies), with Case.Topology set, and renumbers the cases. Other cases pass unchanged.
+func Expand(cases []plan.Case, o Options) []plan.Case {
+	var out []plan.Case
+	for _, c := range cases {
+		if !Supports(c.Path) {
+			out = append(out, c)
+			continue
+		}
+		for _, t := range o.Topologies(c.Path) {
+			v := c
+			t := t
+			v.Topology = &t
+			out = append(out, v)
+		}
+	}
+	for i := range out {
+		out[i].Index = i
+	}
+	return out
+}
+
+// SpecFor returns the cluster a case on path p with topology t runs in. Cases whose spec is
+// equal share a cluster: by default host-host, same-node pods, and the routed cross-node,
+// pod-host and host-pod paths all run in one "routed" cluster.
+func (o Options) SpecFor(p api.Path, t *api.Topology) (Spec, error) {
+	if t == nil {
+		return Spec{}, fmt.Errorf("case on lab path %s has no topology (lab.Expand was not applied)", p)
+	}
+	s := Spec{Underlay: o.Underlay, MTUBytes: o.MTUBytes, Overlay: o.Overlays[0]}
+	flavour, overlay, _ := strings.Cut(t.Flavour, "+")
+	if overlay != "" {
+		s.Overlay = overlay
+	}
+	switch p {
+	case api.PathHostHost:
+	case api.PathPodPodSameNode:
+		if flavour != FlavourBridge {
+			return Spec{}, fmt.Errorf("path %s: unknown flavour %q", p, t.Flavour)
+		}
+	case api.PathPodPodCrossNode, api.PathPodHost, api.PathHostPod:
+		if flavour != OverlayRouted && flavour != OverlayVXLAN {
+			return Spec{}, fmt.Errorf("path %s: unknown flavour %q", p, t.Flavour)
+		}
+		s.Overlay = flavour
+		// Pod to a node's address leaves the pod network: SNAT'ed to the node, as CNIs do.
+		s.Masquerade = p == api.PathPodHost
+	case api.PathPodClusterIP:
+		if flavour != ProxyNftables && flavour != ProxyIptables {
+			return Spec{}, fmt.Errorf("path %s: unknown flavour %q", p, t.Flavour)
+		}
+		s.Proxy, s.Backends, s.Affinity = flavour, t.Backends, o.ServiceAffinity
+		if s.Backends < 1 {
+			s.Backends = 1
+		}
+	default:
+		return Spec{}, fmt.Errorf("path %q is not built by the lab", p)
+	}
+	if t.PolicyRules > 0 {
+		if p != api.PathPodPodSameNode && p != api.PathPodPodCrossNode {
+			return Spec{}, fmt.Errorf("path %s: policy rules apply to the pod-pod paths only", p)
+		}
+		switch t.PolicyStyle {
+		case PolicyChains, PolicySets, PolicyChainsCT, PolicySetsCT:
+		default:
+			return Spec{}, fmt.Errorf("path %s: unknown policy style %q", p, t.PolicyStyle)
+		}
+		s.PolicyRules, s.PolicyStyle = t.PolicyRules, t.PolicyStyle
+	}
+	return s, nil
+}
+
+// Label is a short human name of a topology for tables and progress lines:
+// "vxlan mtu1450", "bridge mtu1500 1000 rules (chains)", "nftables mtu1500 2 backends".
+func Label(t *api.Topology) string {
+	if t == nil {
+		return ""
+	}
+	parts := []string{t.Flavour}
+	if t.MTUBytes > 0 {
+		parts = append(parts, "mtu"+strconv.Itoa(t.MTUBytes))
+	}
+	if t.PolicyRules > 0 {
+		parts = append(parts, fmt.Sprintf("%d rules (%s)", t.PolicyRules, t.PolicyStyle))
+	}
+	if t.Backends > 0 {
+		b := "backends"
+		if t.Backends == 1 {
+			b = "backend"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", t.Backends, b))
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,382 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/platform"
+)
+
+// This file is the local platform's network-namespace side: the paths of internal/lab
+// (host-host, pod-pod-same-node, pod-pod-cross-node, pod-host, host-pod, pod-clusterip).
+// Clusters are built in Prepare, the drivers' servers started inside their server namespaces,
+// clients run inside the client namespace (forked from a thread that entered it with setns),
+// and Close stops the servers and deletes every namespace.
+
+// labSide holds the lab of one run.
+type labSide struct {
+	mu      sync.Mutex
+	lab     *lab.Lab
+	servers []*labServer
+}
+
+// labServer is a driver server running in a lab namespace.
+type labServer struct {
+	*serverProc
+	ns lab.NetNS
+}
+
+// labOptions are the lab options with defaults filled in.
+func (p *Platform) labOptions() lab.Options {
+	if p.opts.Lab == nil {
+		return lab.DefaultOptions()
+	}
+	return *p.opts.Lab
+}
+
+// ExpandCases replaces each case on a lab path by one case per topology the lab measures it
+// on (overlays, policy rule counts and styles, service proxies), see lab.Expand. The run
+// command calls it after plan expansion; cases without it run on the first topology only.
+func (p *Platform) ExpandCases(cases []plan.Case) []plan.Case {
+	return lab.Expand(cases, p.labOptions())
+}
+
+// LabAvailable reports why the lab paths cannot run here (nil when they can): the run
+// command uses it to run only loopback for "--paths all" and say why.
+func (p *Platform) LabAvailable() error {
+	if err := p.labOptions().Validate(); err != nil {
+		return err
+	}
+	return lab.CheckPrivileges()
+}
+
+// Paths lists every path the local platform can run, in order (external-service needs
+// --external and is not included).
+func (p *Platform) Paths() []api.Path {
+	return append([]api.Path{api.PathLoopback}, lab.Paths...)
+}
+
+// checkLabPath validates a case on a lab path before anything is built.
+func (p *Platform) checkLabPath(c plan.Case) error {
+	o := p.labOptions()
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	if err := lab.CheckPrivileges(); err != nil {
+		return fmt.Errorf("path %q: %w", c.Path, err)
+	}
+	if c.Params.IPFamily != "" && c.Params.IPFamily != "ipv4" {
+		return fmt.Errorf("path %q: the network-namespace lab is IPv4 only (ip family %q)", c.Path, c.Params.IPFamily)
+	}
+	_, err := o.SpecFor(c.Path, labTopology(o, c))
+	return err
+}
+
+// labTopology is the case's topology, or the path's first one when the cases were not expanded.
+func labTopology(o lab.Options, c plan.Case) *api.Topology {
+	if c.Topology != nil {
+		t := *c.Topology
+		return &t
+	}
+	ts := o.Topologies(c.Path)
+	if len(ts) == 0 {
+		return nil
+	}
+	return &ts[0]
+}
+
+// splitLabCases returns the cases that are not on lab paths.
+func splitLabCases(cases []plan.Case) (lab, other []plan.Case) {
+	for _, c := range cases {
+		if labPath(c.Path) {
+			lab = append(lab, c)
+		} else {
+			other = append(other, c)
+		}
+	}
+	return lab, other
+}
+
+func labPath(p api.Path) bool { return lab.Supports(p) }
+
+// prepareLab builds the clusters the lab cases need, in first-use order, and starts the
+// drivers' servers in every server namespace. It returns the other cases.
+func (p *Platform) prepareLab(ctx context.Context, cases []plan.Case, drivers map[string]driver.Driver) ([]plan.Case, error) {
+	labCases, other := splitLabCases(cases)
+	if len(labCases) == 0 {
+		return other, nil
+	}
+	o := p.labOptions()
+	l, err := p.ensureLab()
+	if err != nil {
+		return nil, err
+	}
+	// Which cases need servers in which namespace, in first-use order.
+	type nsKey struct{ ns, driver string }
+	var order []nsKey
+	byNS := map[nsKey][]plan.Case{}
+	nsOf := map[string]lab.NetNS{}
+	for _, c := range labCases {
+		spec, err := o.SpecFor(c.Path, labTopology(o, c))
+		if err != nil {
+			return nil, fmt.Errorf("case %d (%s): %w", c.Index+1, c, err)
+		}
+		cl, err := l.Cluster(ctx, spec)
+		if err != nil {
+			return nil, err
+		}
+		e, err := cl.Endpoints(string(c.Path))
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range e.Servers {
+			k := nsKey{s.Name, c.Driver}
+			if _, ok := byNS[k]; !ok {
+				order = append(order, k)
+				nsOf[s.Name] = s
+			}
+			byNS[k] = append(byNS[k], c)
+		}
+	}
+	for _, k := range order {
+		d, ok := drivers[k.driver]
+		if !ok {
+			return nil, fmt.Errorf("driver %q is not loaded", k.driver)
+		}
+		for _, s := range d.Servers(byNS[k]) {
+			if err := p.startLabServer(ctx, nsOf[k.ns], k.driver, s); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return other, nil
+}
+
+func (p *Platform) ensureLab() (*lab.Lab, error) {
+	p.labSide.mu.Lock()
+	defer p.labSide.mu.Unlock()
+	if p.labSide.lab != nil {
+		return p.labSide.lab, nil
+	}
+	runID := p.opts.RunID
+	if runID == "" {
+		runID = uuid.NewString()
+	}
+	l, err := lab.New(runID, p.labOptions(), false, p.log)
+	if err != nil {
+		return nil, err
+	}
+	p.labSide.lab = l
+	return l, nil
+}
+
+// startLabServer starts one driver server inside ns and waits until it is ready: its Ready
+// marker is printed, or its first TCP port accepts a connection made inside ns.
+func (p *Platform) startLabServer(ctx context.Context, ns lab.NetNS, driverName string, s driver.Server) error {
+	argv, err := p.resolver.Resolve(s.Argv)
+	if err != nil {
+		return err
+	}
+	cmd := prepare(argv, nil)
+	out := &limitedBuffer{max: 1 << 20}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := ns.Start(cmd); err != nil {
+		return fmt.Errorf("start %s server %q in netns %s (%s): %w", driverName, s.Name, ns, strings.Join(s.Argv, " "), err)
+	}
+	sp := &serverProc{spec: s, driver: driverName, cmd: cmd, done: make(chan struct{}), output: out}
+	go func() { _ = cmd.Wait(); close(sp.done) }()
+	p.labSide.mu.Lock()
+	p.labSide.servers = append(p.labSide.servers, &labServer{serverProc: sp, ns: ns})
+	p.labSide.mu.Unlock()
+	fmt.Fprintf(p.log, "started %s server %q in netns %s (pid %d): %s\n", driverName, s.Name, ns, cmd.Process.Pid, strings.Join(s.Argv, " "))
+	return waitReadyIn(ctx, ns, sp, p.opts.ServerStartTimeout)
+}
+
+// waitReadyIn is waitReady for a server inside a namespace.
+func waitReadyIn(ctx context.Context, ns lab.NetNS, sp *serverProc, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	tcpPort := 0
+	for _, port := range sp.spec.Ports {
+		if !strings.EqualFold(port.Protocol, "UDP") {
+			tcpPort = port.Port
+			break
+		}
+	}
+	for {
+		select {
+		case <-sp.done:
+			return fmt.Errorf("%s server %q in netns %s exited before it was ready (%s): %s", sp.driver, sp.spec.Name, ns,
+				strings.Join(sp.spec.Argv, " "), lastLines(sp.output.Bytes(), 10))
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		switch {
+		case sp.spec.Ready != "":
+			if bytes.Contains(sp.output.Bytes(), []byte(sp.spec.Ready)) {
+				return nil
+			}
+		case tcpPort != 0:
+			dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			c, err := ns.Dial(dctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(tcpPort)))
+			cancel()
+			if err == nil {
+				_ = c.Close()
+				return nil
+			}
+		default:
+			time.Sleep(300 * time.Millisecond)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s server %q in netns %s did not become ready within %s: %s", sp.driver, sp.spec.Name, ns, timeout,
+				lastLines(sp.output.Bytes(), 10))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// nsExecutor runs client commands inside a lab namespace.
+type nsExecutor struct {
+	ns       lab.NetNS
+	resolver Resolver
+}
+
+func (e nsExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Output {
+	argv, err := e.resolver.Resolve(cmd.Argv)
+	if err != nil {
+		return driver.Output{Argv: cmd.Argv, Err: err, ExitCode: -1, StartTime: time.Now(), EndTime: time.Now()}
+	}
+	out := Exec(ctx, argv, cmd.Timeout, e.ns.Start)
+	out.Argv = cmd.Argv
+	return out
+}
+
+// labPair places a lab case: the client in its namespace, the target the path's server
+// address (a pod, a node, or the ClusterIP).
+func (p *Platform) labPair(ctx context.Context, c plan.Case) (*platform.Pair, error) {
+	if err := p.checkLabPath(c); err != nil {
+		return nil, err
+	}
+	o := p.labOptions()
+	topo := labTopology(o, c)
+	spec, err := o.SpecFor(c.Path, topo)
+	if err != nil {
+		return nil, err
+	}
+	l, err := p.ensureLab()
+	if err != nil {
+		return nil, err
+	}
+	cl, err := l.Cluster(ctx, spec) // built in Prepare; built now if Prepare did not see the case
+	if err != nil {
+		return nil, err
+	}
+	e, err := cl.Endpoints(string(c.Path))
+	if err != nil {
+		return nil, err
+	}
+	if err := p.labServersAlive(c.Driver, e.Servers); err != nil {
+		return nil, err
+	}
+	endpoint := func(role, node, pod string, ns lab.NetNS, ip string) api.Endpoint {
+		ep := api.Endpoint{Role: role, Node: node, Pod: pod, NetNS: ns.Name}
+		if pod == "" {
+			ep.HostNetwork, ep.HostIP = true, ip
+		} else {
+			ep.PodIP = ip
+		}
+		return ep
+	}
+	server := e.Servers[0]
+	serverEP := endpoint("server", e.ServerNode, e.ServerPod, server, e.ServerIP.String())
+	if len(e.Servers) > 1 {
+		// A ClusterIP: the backend is chosen per connection by DNAT.
+		serverEP = api.Endpoint{Role: "server", Node: e.ServerNode, Pod: fmt.Sprintf("%d backends", len(e.Servers))}
+	}
+	serverEP.Address = e.Target.String()
+	return &platform.Pair{
+		Client: nsExecutor{ns: e.Client, resolver: p.resolver},
+		Target: driver.Target{Host: e.Target.String()},
+		Placement: &api.Placement{
+			Client: endpoint("client", e.ClientNode, e.ClientPod, e.Client, e.ClientIP.String()),
+			Server: serverEP,
+			Target: e.Target.String(),
+		},
+		Topology: topo,
+	}, nil
+}
+
+// labServersAlive reports a server of the driver in one of the namespaces that has exited.
+func (p *Platform) labServersAlive(driverName string, nss []lab.NetNS) error {
+	p.labSide.mu.Lock()
+	defer p.labSide.mu.Unlock()
+	want := map[string]bool{}
+	for _, n := range nss {
+		want[n.Name] = true
+	}
+	found := false
+	for _, s := range p.labSide.servers {
+		if s.driver != driverName || !want[s.ns.Name] {
+			continue
+		}
+		found = true
+		select {
+		case <-s.done:
+			return fmt.Errorf("%s server %q in netns %s has exited: %s", s.driver, s.spec.Name, s.ns, lastLines(s.output.Bytes(), 10))
+		default:
+		}
+	}
+	if !found {
+		return fmt.Errorf("no %s server runs in netns %s (Prepare did not see this case)", driverName, nss[0])
+	}
+	return nil
+}
+
+// closeLab stops the lab's servers and deletes its namespaces. Idempotent.
+func (p *Platform) closeLab(ctx context.Context) error {
+	p.labSide.mu.Lock()
+	servers := p.labSide.servers
+	l := p.labSide.lab
+	p.labSide.servers, p.labSide.lab = nil, nil
+	p.labSide.mu.Unlock()
+	var (
+		errs  []error
+		errMu sync.Mutex
+		wg    sync.WaitGroup
+	)
+	for _, s := range servers {
+		wg.Add(1)
+		go func(s *labServer) {
+			defer wg.Done()
+			killGroup(s.cmd, s.done, 2*time.Second)
+			select {
+			case <-s.done:
+			case <-ctx.Done():
+				errMu.Lock()
+				defer errMu.Unlock()
+				errs = append(errs, fmt.Errorf("server %q (pid %d) in netns %s did not exit: %w", s.spec.Name, s.cmd.Process.Pid, s.ns, ctx.Err()))
+			}
+		}(s)
+	}
+	wg.Wait()
+	if l != nil {
+		if err := l.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
