@@ -86,7 +86,8 @@ type CPUProfile struct {
 	Kind string `json:"kind"`
 	Node string `json:"node,omitempty"`
 	Role string `json:"role,omitempty"` // "client" or "server"
-	// SVG is the flame graph file (relative to the results file); Source the raw profile.
+	// SVG is the flame graph's path as written (under the --cpu-profile directory); Source
+	// the same stacks in folded form ("a;b;c COUNT" lines, flamegraph.pl's input).
 	SVG    string `json:"svg,omitempty"`
 	Source string `json:"source,omitempty"`
 	// Samples is how many stack samples the graph holds.

@@ -148,8 +148,6 @@ func TestLoadErrors(t *testing.T) {
 			[]string{
 				`testconfig.yaml:2: [0].encap: unknown encap "gre" (known: none, vxlan, ipip, or empty to leave the cluster as it is)`,
 				`testconfig.yaml:3: [0].Encap: duplicate field "Encap" (already set at line 2)`}},
-		{"tiger-bench nothing runnable", "testconfig.yaml", "- testKind: ttfr\n- testKind: iperf\n  iterations: 0\n",
-			[]string{`testconfig.yaml:1: no test in this file can run in this version (skipped: [0] ttfr, [1] iperf (iterations 0))`}},
 		{"tiger-bench entry without testKind", "testconfig.yaml", "- testKind: iperf\n- duration: 5\n",
 			[]string{`testconfig.yaml:2: [1]: a top-level list is read as a tiger-bench testconfig.yaml, but this entry has no testKind (dnsperf, iperf, thruput-latency or ttfr)`}},
 		{"tiger-bench negative", "testconfig.yaml", "- testKind: iperf\n  numPods: -1\n  duration: -5\n",

@@ -298,7 +298,13 @@ func tigerBenchCases(t *api.TigerBenchTest) []TestCase {
 	}
 	var out []TestCase
 	if c := t.Calico; c != nil {
-		tc := TestCase{Name: prefix + ": Calico reconfiguration", Classname: class, Time: seconds(0)}
+		var asked []string
+		for _, kv := range [][2]string{{"encap", c.Encap}, {"dataplane", c.Dataplane}, {"calicoNodeCPULimit", c.CalicoNodeCPULimit}} {
+			if kv[1] != "" {
+				asked = append(asked, kv[0]+" "+kv[1])
+			}
+		}
+		tc := TestCase{Name: fmt.Sprintf("%s: Calico reconfiguration (%s)", prefix, strings.Join(asked, ", ")), Classname: class, Time: seconds(0)}
 		tc.SystemOut = text(strings.Join(c.Changes, "\n"))
 		if c.Error != "" {
 			tc.Failure = &Failure{Type: FailurePart, Message: c.Error}

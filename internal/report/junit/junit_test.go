@@ -79,9 +79,9 @@ func TestCountsAndCauses(t *testing.T) {
 		t.Fatalf("%d suites, want one per run", len(doc.Suites))
 	}
 	s := doc.Suites[0]
-	// 6 cases + standing config + TTFR + DNS.
-	if s.Tests != 9 || len(s.Cases) != 9 {
-		t.Errorf("tests %d (cases %d), want 9", s.Tests, len(s.Cases))
+	// 6 cases + standing config + Calico change + TTFR + DNS.
+	if s.Tests != 10 || len(s.Cases) != 10 {
+		t.Errorf("tests %d (cases %d), want 10", s.Tests, len(s.Cases))
 	}
 	// Failed: clusterip stream (1 of 2 samples), external (whole case), TTFR (1 pod), DNS (1 lookup).
 	if s.Failures != 4 {
@@ -108,7 +108,7 @@ func TestCountsAndCauses(t *testing.T) {
 	if ttfr == nil || ttfr.Failure == nil || !strings.Contains(ttfr.Failure.Message, "1 of 6 pods got no response: 1× no response within 60s") {
 		t.Errorf("ttfr case: %+v", ttfr)
 	}
-	if doc.Tests != 10 || doc.Failures != 4 {
+	if doc.Tests != 11 || doc.Failures != 4 {
 		t.Errorf("totals: tests %d failures %d", doc.Tests, doc.Failures)
 	}
 	if doc.Suites[1].SystemErr == nil || !strings.Contains(doc.Suites[1].SystemErr.Text, "interrupted") {

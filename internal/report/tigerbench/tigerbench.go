@@ -236,7 +236,7 @@ func Build(runs []*api.Run) ([]Result, error) {
 }
 
 func fromTest(run *api.Run, t *api.TigerBenchTest, cd ClusterDetails) (Result, error) {
-	r := Result{Config: t.Config, ClusterDetails: cd}
+	r := Result{Config: t.Config, ClusterDetails: withChange(cd, t.Calico)}
 	if len(r.Config) == 0 {
 		r.Config = json.RawMessage("null")
 	}
@@ -530,6 +530,22 @@ func Distribute(values []float64) *api.Distribution {
 		P50: rank(50), P75: rank(75), P90: rank(90), P99: rank(99)}
 }
 
+// withChange describes the cluster as a test ran on it: tiger-bench reads ClusterDetails after
+// it reconfigured Calico for the test, cnperf describes the cluster once (as the run found it)
+// and records each test's changes.
+func withChange(cd ClusterDetails, ch *api.CalicoChange) ClusterDetails {
+	if ch == nil || ch.Error != "" {
+		return cd
+	}
+	if e := map[string]string{"none": "None", "vxlan": "VXLAN", "ipip": "IPIP"}[ch.Encap]; e != "" {
+		cd.Encapsulation = e
+	}
+	if ch.Dataplane != "" {
+		cd.Dataplane = ch.Dataplane
+	}
+	return cd
+}
+
 // Details maps cnperf's cluster details to tiger-bench's. Fields cnperf does not know are
 // "unknown" where tiger-bench writes "unknown", else empty.
 func Details(c *api.ClusterDetails) ClusterDetails {
@@ -537,7 +553,7 @@ func Details(c *api.ClusterDetails) ClusterDetails {
 	if c == nil {
 		return d
 	}
-	if c.Cloud != "" {
+	if c.Cloud != "" && c.Cloud != "none" {
 		d.Cloud = c.Cloud
 	}
 	d.NumNodes = c.NodeCount

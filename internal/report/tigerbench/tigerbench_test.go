@@ -77,7 +77,7 @@ func fixtureRun(t *testing.T) *api.Run {
 	tl := config.TigerBenchTest{TestKind: "thruput-latency", NumPolicies: 5, NumServices: 10, NumPods: 7, TestNamespace: "testns",
 		Iterations: 2, Duration: 5, LeaveStandingConfig: true,
 		Perf: &config.TigerBenchPerfConfig{Direct: true, Service: true, External: true, ControlPort: 32000, TestPort: 32221, ExternalIPOrFQDN: "10.123.0.11"}}
-	ip := config.TigerBenchTest{TestKind: "iperf", NumPods: 6, TestNamespace: "testns", Iterations: 1, Duration: 10,
+	ip := config.TigerBenchTest{TestKind: "iperf", NumPods: 6, TestNamespace: "testns", Iterations: 1, Duration: 10, Encap: "ipip", Dataplane: "bpf",
 		Perf: &config.TigerBenchPerfConfig{Direct: true, ControlPort: 32000, TestPort: 32001}}
 	tt := config.TigerBenchTest{TestKind: "ttfr", NumPolicies: 100, NumServices: 10, NumPods: 7, TestNamespace: "testns2", Iterations: 1,
 		Duration: 60, TTFRConfig: &config.TigerBenchTTFRConfig{TestPodsPerNode: 53, Rate: 2.5}}
@@ -107,7 +107,9 @@ func fixtureRun(t *testing.T) *api.Run {
 			{Index: 0, Kind: "thruput-latency", Group: "thruput-latency-1", Config: mustJSON(t, tl), StartTime: t0, EndTime: t0.Add(2 * time.Minute),
 				Standing: &api.StandingConfig{Namespace: "testns", Pods: 7, Services: 10, ServiceBackends: 10, Policies: 5, Nodes: []string{"node1", "node2"},
 					ObjectsApplied: 20, ApplySeconds: 0.8, ReadySeconds: 6.5, ObjectsPerSecond: 25, PodsPerSecond: 2.6, Parallelism: 20, Kept: true}},
-			{Index: 1, Kind: "iperf", Group: "iperf-2", Config: mustJSON(t, ip), StartTime: t0.Add(2 * time.Minute), EndTime: t0.Add(3 * time.Minute)},
+			{Index: 1, Kind: "iperf", Group: "iperf-2", Config: mustJSON(t, ip), StartTime: t0.Add(2 * time.Minute), EndTime: t0.Add(3 * time.Minute),
+				Calico: &api.CalicoChange{Encap: "ipip", Dataplane: "bpf", PreviousEncap: "VXLANCrossSubnet", PreviousDataplane: "iptables",
+					Changes: []string{"IPPool default-ipv4-ippool: ipipMode Never -> Always", "Installation default: linuxDataplane Iptables -> BPF"}}},
 			{Index: 2, Kind: "ttfr", Group: "ttfr-3", Config: mustJSON(t, tt), StartTime: t0.Add(3 * time.Minute), EndTime: t0.Add(5 * time.Minute),
 				TTFR: &api.TTFRResult{Nodes: []string{"node1", "node2"}, RequestedPodsPerSecond: 2.5, AchievedPodsPerSecond: 2.4, PodsPerNode: 53,
 					DurationSeconds: 60, PodsCreated: 6, Datapoints: 5, Failures: 1,
@@ -211,6 +213,11 @@ func TestSchema(t *testing.T) {
         "failures": 1
       }`) && !strings.Contains(string(got[0]["thruput-latency"]), `"failures": 1`) {
 		t.Errorf("ext-svc-pod throughput failure not counted:\n%s", got[0]["thruput-latency"])
+	}
+	// The iperf test ran with Calico reconfigured: its ClusterDetails say so.
+	var cd2 ClusterDetails
+	if err := json.Unmarshal(got[1]["ClusterDetails"], &cd2); err != nil || cd2.Encapsulation != "IPIP" || cd2.Dataplane != "bpf" {
+		t.Errorf("ClusterDetails of the reconfigured test: %+v %v", cd2, err)
 	}
 	var ip Iperf
 	if err := json.Unmarshal(got[1]["iperf"], &ip); err != nil {

@@ -1,0 +1,629 @@
+// Package tigerbench runs tiger-bench's testconfig.yaml on a Kubernetes cluster the way
+// tiger-bench does, and better: before each test it reconfigures Calico when asked (and only
+// with --allow-cluster-changes, restoring the previous settings at the end, also on Ctrl-C)
+// and brings the test namespace's standing config (pods, Services behind a 10-pod deployment,
+// NetworkPolicies) to the test's counts with server-side apply; then it measures:
+// thruput-latency and iperf tests through cnperf's runner on the Kubernetes platform (qperf,
+// iperf3), ttfr tests with client pods created at a rate, dnsperf tests with pods that look a
+// name up and connect to it. Standing config is removed after a test unless
+// leaveStandingConfig. Everything lands in the run: cases in Results, the rest in TigerBench.
+package tigerbench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/clusterinfo"
+	"github.com/cnperf/cnperf/internal/config"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/platform"
+	"github.com/cnperf/cnperf/internal/platform/kube"
+	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/version"
+)
+
+// Options are the tiger-bench flags (of `cnperf run`; `cnperf load` shares some).
+type Options struct {
+	// AllowClusterChanges permits encap, dataplane and calicoNodeCPULimit.
+	AllowClusterChanges bool
+	// TestNodeSelector chooses the test nodes (default tigera.io/test-nodepool=default-pool,
+	// falling back to every schedulable node when none has it).
+	TestNodeSelector string
+	// Parallelism bounds standing config API writes in flight.
+	Parallelism int
+	// StandingTimeout bounds the wait for standing pods.
+	StandingTimeout time.Duration
+	// TTFRResponseTimeout is how long a TTFR client pod tries before it reports a failure.
+	TTFRResponseTimeout time.Duration
+}
+
+// AddFlags registers the options.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.AllowClusterChanges, "allow-cluster-changes", false, "tiger-bench: allow tests to reconfigure Calico (encap, dataplane, calicoNodeCPULimit); the previous settings are restored at the end")
+	fs.StringVar(&o.TestNodeSelector, "test-node-selector", "", "tiger-bench: label selector of the test nodes (default "+DefaultTestNodeSelector+", else every schedulable node)")
+	fs.IntVar(&o.Parallelism, "standing-parallelism", DefaultParallelism, "tiger-bench: standing config API writes in flight")
+	fs.DurationVar(&o.StandingTimeout, "standing-timeout", 10*time.Minute, "tiger-bench: how long standing pods may take to be ready")
+	fs.DurationVar(&o.TTFRResponseTimeout, "ttfr-response-timeout", 60*time.Second, "tiger-bench: how long a TTFR client pod tries to reach its server before it counts as a failure")
+}
+
+// Deps is what Run needs from the run command.
+type Deps struct {
+	// Kube are the Kubernetes platform's flags (kubeconfig, context, image, tolerations...).
+	// Namespace is ignored: each test runs in its testNamespace.
+	Kube    kube.Options
+	Options Options
+	RunID   string
+	// OnResult is called with each finished case after it is appended to run.Results (e.g. to
+	// append it to the results file); an error stops the run.
+	OnResult func(api.Result) error
+	// OnUpdate is called when run metadata changed (a test ended, the cluster was described),
+	// e.g. to write an update record to the results file.
+	OnUpdate func() error
+	Progress runner.Progress
+	Log      io.Writer
+
+	// Client, Dynamic and Config replace the clients built from Kube (tests, embedding).
+	Client  kubernetes.Interface
+	Dynamic dynamic.Interface
+	Config  *rest.Config
+}
+
+// DefaultTestPath is what a case without a path gets.
+var DefaultTestPath = api.PathPodPodCrossNode
+
+// Run runs the tests of a tiger-bench testconfig.yaml. It appends finished cases to
+// run.Results and the tests to run.TigerBench, and sets run.Cluster. Bad input (settings that
+// need --allow-cluster-changes, plan errors) is an *exit.UsageError returned before anything
+// is created; failed tests and cases give an *exit.FailureError at the end.
+func Run(ctx context.Context, loaded *config.Loaded, run *api.Run, deps Deps) (err error) {
+	log := deps.Log
+	if log == nil {
+		log = io.Discard
+	}
+	if loaded == nil || loaded.Format != config.FormatTigerBench {
+		return exit.Usage("tiger-bench: not a tiger-bench testconfig.yaml")
+	}
+	tests := loaded.TigerBench
+	if err := checkClusterChanges(loaded, deps.Options.AllowClusterChanges); err != nil {
+		return err
+	}
+	groups := map[string]int{}
+	for i, t := range tests {
+		groups[config.TigerBenchGroup(i, t.TestKind)] = i
+	}
+	kubeOpts := make([]kube.Options, len(tests))
+	for i, t := range tests {
+		kubeOpts[i] = testKubeOptions(deps.Kube, t)
+	}
+	// Validate every case against its driver and its test's platform before anything runs.
+	checkers := make([]*kube.Platform, len(tests))
+	for i := range tests {
+		p, err := kube.NewWithClient(kubeOpts[i], deps.RunID, io.Discard, nil, nil)
+		if err != nil {
+			return exit.Usage("%s:%d: test [%d] (testNamespace %q): %v", loaded.File, tests[i].Line, i, tests[i].TestNamespace, err)
+		}
+		checkers[i] = p
+	}
+	cases, err := loaded.Expand(plan.Options{DefaultPaths: []api.Path{DefaultTestPath}}, func(c plan.Case) error {
+		if err := driver.Check(c); err != nil {
+			return err
+		}
+		if i, ok := groups[c.Group]; ok {
+			return checkers[i].CheckPath(c)
+		}
+		return nil
+	})
+	if err != nil {
+		return &exit.UsageError{Err: fmt.Errorf("invalid plan:\n%w", err)}
+	}
+	byTest := make([][]plan.Case, len(tests))
+	drivers := map[string]driver.Driver{}
+	for _, c := range cases {
+		i, ok := groups[c.Group]
+		if !ok {
+			return fmt.Errorf("case %s belongs to no test (group %q)", c, c.Group)
+		}
+		byTest[i] = append(byTest[i], withTestPorts(c, tests[i]))
+		if _, ok := drivers[c.Driver]; !ok {
+			d, err := driver.Get(c.Driver)
+			if err != nil {
+				return &exit.UsageError{Err: err}
+			}
+			drivers[c.Driver] = d
+		}
+	}
+
+	cs, dyn, cfg := deps.Client, deps.Dynamic, deps.Config
+	if cs == nil {
+		if cs, cfg, err = kube.NewClientset(deps.Kube.Kubeconfig, deps.Kube.Context); err != nil {
+			return exit.Usage("%v", err)
+		}
+	}
+	if dyn == nil && cfg != nil {
+		if dyn, err = dynamic.NewForConfig(cfg); err != nil {
+			return fmt.Errorf("create dynamic client: %w", err)
+		}
+	}
+	nodes, err := FindTestNodes(ctx, cs, deps.Options.TestNodeSelector)
+	if err != nil {
+		return exit.Failure("tiger-bench: %v", err)
+	}
+	if nodes.Note != "" {
+		fmt.Fprintf(log, "note: %s\n", nodes.Note)
+		run.Notes = append(run.Notes, nodes.Note)
+	}
+	fmt.Fprintf(log, "tiger-bench: %d tests on nodes %s\n", len(tests), strings.Join(nodes.Names, ", "))
+
+	r := &tbRun{deps: deps, log: log, run: run, cs: cs, cfg: cfg, nodes: nodes, drivers: drivers, total: len(tests)}
+	if dyn != nil {
+		r.calico = &Calico{Dynamic: dyn, Client: cs, Log: log}
+		// Calico as the run found it, before any test reconfigures it (each test's changes are
+		// in its record).
+		if d, err := r.calico.Describe(ctx); err != nil {
+			fmt.Fprintf(log, "warning: could not read Calico's settings: %v\n", err)
+		} else {
+			r.calicoFound = d
+		}
+	}
+	defer func() {
+		if r.calico == nil {
+			return
+		}
+		// Restore whatever happened (failure, Ctrl-C), on a context that is not the run's.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Minute)
+		defer cancel()
+		if rerr := r.calico.Restore(rctx); rerr != nil {
+			fmt.Fprintf(log, "error: %v\n", rerr)
+			err = errors.Join(err, rerr)
+		}
+	}()
+
+	for i, t := range tests {
+		if ctx.Err() != nil {
+			break
+		}
+		rec := r.runTest(ctx, i, t, byTest[i], kubeOpts[i])
+		run.TigerBench = append(run.TigerBench, rec)
+		if err := r.update(); err != nil {
+			return err
+		}
+		if r.fatal != nil {
+			return r.fatal
+		}
+	}
+	if run.Cluster == nil {
+		r.describe(ctx, nil)
+	}
+	if ctx.Err() != nil {
+		run.Interrupted = true
+		return exit.Failure("interrupted: %d of %d tests finished and were kept", countFinished(run.TigerBench), len(tests))
+	}
+	return failures(run)
+}
+
+// checkClusterChanges refuses settings that reconfigure the cluster unless allowed.
+func checkClusterChanges(loaded *config.Loaded, allow bool) error {
+	var asked []string
+	var errs []error
+	for i, t := range loaded.TigerBench {
+		s := CalicoSettings{Encap: t.Encap, Dataplane: t.Dataplane, CPULimit: t.CalicoNodeCPULimit}
+		if err := s.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("%s:%d: test [%d]: %w", loaded.File, t.Line, i, err))
+		}
+		if !s.IsZero() {
+			asked = append(asked, fmt.Sprintf("%s:%d: test [%d] (%s): %s", loaded.File, t.Line, i, t.TestKind, s))
+		}
+	}
+	if len(errs) > 0 {
+		return &exit.UsageError{Err: errors.Join(errs...)}
+	}
+	if len(asked) > 0 && !allow {
+		return exit.Usage("these tests reconfigure the cluster's Calico, which could disrupt what else runs on it; pass --allow-cluster-changes to let them (the previous settings are restored at the end):\n  %s",
+			strings.Join(asked, "\n  "))
+	}
+	return nil
+}
+
+// testKubeOptions are the platform options for one test: its namespace, and the external
+// address of its external scenario.
+func testKubeOptions(base kube.Options, t config.TigerBenchTest) kube.Options {
+	o := base
+	o.Namespace = t.TestNamespace
+	o.Keep = false
+	if t.Perf != nil && t.Perf.External {
+		o.External = t.Perf.ExternalIPOrFQDN
+	}
+	return o
+}
+
+// withTestPorts makes the servers of an external test listen on its TestPort and ControlPort:
+// whatever exposes them must not map ports (tiger-bench's rule), so the client dials them as is.
+func withTestPorts(c plan.Case, t config.TigerBenchTest) plan.Case {
+	if t.Perf == nil || !t.Perf.External {
+		return c
+	}
+	opts := map[string]string{}
+	for k, v := range c.Params.Options {
+		opts[k] = v
+	}
+	switch c.Driver {
+	case "qperf":
+		opts["qperf.port"] = fmt.Sprint(t.Perf.ControlPort)
+		opts["qperf.dataPort"] = fmt.Sprint(t.Perf.TestPort)
+	case "iperf3":
+		opts["iperf3.port"] = fmt.Sprint(t.Perf.TestPort)
+	}
+	c.Params.Options = opts
+	return c
+}
+
+type tbRun struct {
+	deps    Deps
+	log     io.Writer
+	run     *api.Run
+	cs      kubernetes.Interface
+	cfg     *rest.Config
+	nodes   *TestNodes
+	drivers map[string]driver.Driver
+	calico  *Calico
+	// calicoFound are Calico's details before the run changed anything (nil: no Calico).
+	calicoFound *api.CalicoDetails
+	total       int
+	// fatal stops the run (the results file could not be written).
+	fatal error
+}
+
+func (r *tbRun) update() error {
+	if r.deps.OnUpdate != nil {
+		if err := r.deps.OnUpdate(); err != nil {
+			return fmt.Errorf("record run: %w", err)
+		}
+	}
+	return nil
+}
+
+// standingClient is the clientset for standing config: without the client-side rate limit
+// when a REST config is at hand (see StandingClient).
+func (r *tbRun) standingClient() kubernetes.Interface {
+	if r.cfg == nil {
+		return r.cs
+	}
+	cs, err := StandingClient(r.cfg, r.deps.Options.Parallelism)
+	if err != nil {
+		return r.cs
+	}
+	return cs
+}
+
+func (r *tbRun) image() (string, corev1.PullPolicy) {
+	o := r.deps.Kube
+	img := o.Image
+	if img == "" {
+		img = version.DefaultImage()
+	}
+	pp := corev1.PullPolicy(o.ImagePullPolicy)
+	if pp == "" {
+		pp = corev1.PullIfNotPresent
+	}
+	return img, pp
+}
+
+// shortRunID is a name fragment from the run id.
+func shortRunID(id string) string {
+	var b strings.Builder
+	for _, c := range strings.ToLower(id) {
+		if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') {
+			b.WriteRune(c)
+		}
+		if b.Len() == 8 {
+			break
+		}
+	}
+	if b.Len() == 0 {
+		return "run"
+	}
+	return b.String()
+}
+
+// runTest runs one test and returns its record; failures are recorded, not returned.
+func (r *tbRun) runTest(ctx context.Context, i int, t config.TigerBenchTest, cases []plan.Case, ko kube.Options) api.TigerBenchTest {
+	rec := api.TigerBenchTest{Index: i, Kind: t.TestKind, Group: config.TigerBenchGroup(i, t.TestKind), StartTime: time.Now().UTC()}
+	defer func() { rec.EndTime = time.Now().UTC() }()
+	rec.Config = testConfigJSON(t, cases)
+	fmt.Fprintf(r.log, "tiger-bench: test %d of %d: %s in namespace %s\n", i+1, r.total, t.TestKind, t.TestNamespace)
+	fail := func(format string, a ...any) {
+		msg := fmt.Sprintf(format, a...)
+		if rec.Error == "" {
+			rec.Error = msg
+		} else {
+			rec.Error += "; " + msg
+		}
+		fmt.Fprintf(r.log, "tiger-bench: test %d: %s\n", i+1, msg)
+	}
+
+	// Calico: this test's settings, or back to the run's for a test that asks none.
+	settings := CalicoSettings{Encap: t.Encap, Dataplane: t.Dataplane, CPULimit: t.CalicoNodeCPULimit}
+	if r.calico != nil && (!settings.IsZero() || r.calico.orig != nil) {
+		ch, err := r.calico.Apply(ctx, settings)
+		if !settings.IsZero() {
+			rec.Calico = ch
+		}
+		if err != nil {
+			fail("Calico reconfiguration (%s): %v", settings, err)
+			return rec
+		}
+	} else if !settings.IsZero() {
+		fail("Calico reconfiguration (%s): no dynamic client", settings)
+		return rec
+	}
+
+	// Standing config.
+	img, pp := r.image()
+	st := &Standing{Client: r.standingClient(), Log: r.log}
+	spec := StandingSpec{Namespace: t.TestNamespace, Pods: t.NumPods, Services: t.NumServices, Policies: t.NumPolicies,
+		IdlePolicies: t.NumIdlePolicies, Nodes: r.nodes.Names, Image: img, PullPolicy: pp,
+		Parallelism: r.deps.Options.Parallelism, ReadyTimeout: r.deps.Options.StandingTimeout}
+	sc, err := st.Apply(ctx, spec)
+	rec.Standing = sc
+	defer func() {
+		if t.LeaveStandingConfig {
+			if rec.Standing != nil {
+				rec.Standing.Kept = true
+				fmt.Fprintf(r.log, "tiger-bench: standing config left in namespace %s (leaveStandingConfig; remove it with: cnperf load remove -n %s)\n", t.TestNamespace, t.TestNamespace)
+			}
+			return
+		}
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+		defer cancel()
+		took, err := st.Remove(rctx, t.TestNamespace, true, r.deps.Options.Parallelism)
+		if rec.Standing != nil {
+			rec.Standing.RemoveSeconds = took.Seconds()
+		}
+		if err != nil {
+			fail("remove standing config: %v", err)
+		}
+	}()
+	if err != nil {
+		fail("standing config: %v", err)
+		return rec
+	}
+
+	id := shortRunID(r.deps.RunID) + fmt.Sprintf("-%d", i)
+	switch t.TestKind {
+	case config.TigerBenchThruputLatency, config.TigerBenchIperf:
+		if len(cases) == 0 {
+			return rec // iterations 0 or no scenario: standing config only
+		}
+		r.measureCases(ctx, &rec, cases, ko, fail)
+	case config.TigerBenchTTFR:
+		tc := t.TTFRConfig
+		if tc == nil {
+			tc = &config.TigerBenchTTFRConfig{}
+		}
+		d := t.Duration
+		if tc.TestDuration > 0 {
+			d = tc.TestDuration
+		}
+		runner := &TTFRRunner{Client: r.cs, Log: r.log}
+		res, err := runner.Run(ctx, TTFRSpec{Namespace: t.TestNamespace, ID: id, RunID: r.deps.RunID, Nodes: r.nodes.Names, Rate: tc.Rate,
+			PodsPerNode: tc.TestPodsPerNode, Duration: time.Duration(d) * time.Second, HostNetwork: t.HostNetwork,
+			Image: img, PullPolicy: pp, ResponseTimeout: r.deps.Options.TTFRResponseTimeout, StartTimeout: ko.PodStartTimeout})
+		rec.TTFR = res
+		if err != nil {
+			fail("%v", err)
+		}
+		r.describe(ctx, nil)
+	case config.TigerBenchDNSPerf:
+		dc := t.DNSPerf
+		if dc == nil {
+			dc = &config.TigerBenchDNSConfig{}
+		}
+		name, port, err := DNSTarget(dc.TargetURL, dc.TargetDomain)
+		if err != nil {
+			fail("%v", err)
+			return rec
+		}
+		if dc.Mode != "" || dc.TestDNSPolicy || dc.RunStress || dc.NumDomains > 0 {
+			rec.Warnings = append(rec.Warnings, "DNSPerf Mode, TestDNSPolicy, RunStress and NumDomains configure Calico Enterprise's DNS policy, which cnperf does not set up; lookups and connects are measured without it")
+		}
+		runner := &DNSRunner{Client: r.cs, Log: r.log}
+		res, err := runner.Run(ctx, DNSSpec{Namespace: t.TestNamespace, ID: id, RunID: r.deps.RunID, Nodes: r.nodes.Names, Target: name, Port: port,
+			TargetPods: dc.NumTargetPods, Duration: time.Duration(t.Duration) * time.Second, HostNetwork: t.HostNetwork,
+			Image: img, PullPolicy: pp, StartTimeout: ko.PodStartTimeout})
+		rec.DNS = res
+		if err != nil {
+			fail("%v", err)
+		}
+		r.describe(ctx, nil)
+	}
+	return rec
+}
+
+// measureCases runs a thruput-latency or iperf test's cases through cnperf's runner on the
+// Kubernetes platform, in the test's namespace.
+func (r *tbRun) measureCases(ctx context.Context, rec *api.TigerBenchTest, cases []plan.Case, ko kube.Options, fail func(string, ...any)) {
+	if r.nodes.Selector != "" && len(ko.NodeSelector) == 0 {
+		ko.NodeSelector = equalitySelector(r.nodes.Selector)
+	}
+	var plat *kube.Platform
+	var err error
+	if r.cfg != nil {
+		plat, err = kube.NewWithClient(ko, r.deps.RunID, r.log, r.cs, r.cfg)
+	} else {
+		plat, err = kube.NewWithClient(ko, r.deps.RunID, r.log, r.cs, nil)
+	}
+	if err != nil {
+		fail("kube platform: %v", err)
+		return
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		if err := plat.Close(cctx); err != nil {
+			fail("cleanup: %v", err)
+		}
+	}()
+	if err := plat.Prepare(ctx, cases, r.drivers); err != nil {
+		fail("set up the kube platform: %v", err)
+		return
+	}
+	r.describe(ctx, plat)
+	run := &runner.Runner{Platform: plat, Drivers: r.drivers, Progress: r.deps.Progress,
+		OnResult: func(res api.Result) error {
+			r.run.Results = append(r.run.Results, res)
+			if r.deps.OnResult != nil {
+				if err := r.deps.OnResult(res); err != nil {
+					r.fatal = err
+					return err
+				}
+			}
+			return nil
+		}}
+	if _, err := run.Run(ctx, cases); err != nil && !errors.Is(err, runner.ErrInterrupted) {
+		fail("%v", err)
+	}
+}
+
+var _ platform.ClusterDescriber = (*kube.Platform)(nil)
+
+// describe sets run.Cluster once: from the platform when one ran (nodes, CNI, MTU), else from
+// the API; Calico's details are added from its resources when Calico is present.
+func (r *tbRun) describe(ctx context.Context, plat platform.ClusterDescriber) {
+	if r.run.Cluster != nil {
+		return
+	}
+	// Cluster details are worth having even from an interrupted run.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if r.run.Cluster == nil {
+		var cd *api.ClusterDetails
+		var err error
+		if plat != nil {
+			cd, err = plat.Describe(ctx)
+		} else {
+			cd, err = clusterinfo.Collect(ctx, clusterinfo.Input{Client: r.cs, Nodes: r.nodes.Names, Log: r.log})
+		}
+		if err != nil {
+			fmt.Fprintf(r.log, "warning: could not describe the cluster: %v\n", err)
+			return
+		}
+		r.run.Cluster = cd
+	}
+	if d := r.calicoFound; d != nil {
+		r.run.Cluster.Calico = mergeCalico(r.run.Cluster.Calico, d)
+		if r.run.Cluster.IPFamily == "" {
+			r.run.Cluster.IPFamily = d.IPFamily
+		}
+	}
+	if err := r.update(); err != nil && r.fatal == nil {
+		r.fatal = err
+	}
+}
+
+// mergeCalico prefers what Calico's own resources say, keeping what clusterinfo found.
+func mergeCalico(have, d *api.CalicoDetails) *api.CalicoDetails {
+	if have == nil {
+		return d
+	}
+	out := *have
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&out.Product, d.Product)
+	set(&out.Version, d.Version)
+	set(&out.Encapsulation, d.Encapsulation)
+	set(&out.Dataplane, d.Dataplane)
+	set(&out.IPFamily, d.IPFamily)
+	set(&out.ClusterType, d.ClusterType)
+	set(&out.CNIType, d.CNIType)
+	out.WireguardEnabled = out.WireguardEnabled || d.WireguardEnabled
+	return &out
+}
+
+// testConfigJSON is the test as tiger-bench writes it in results.json. Iterations is what ran:
+// tiger-bench writes 0 for a file that does not set it, although it then measures nothing.
+func testConfigJSON(t config.TigerBenchTest, cases []plan.Case) json.RawMessage {
+	if !t.IterationsSet && len(cases) > 0 {
+		t.Iterations = cases[0].Params.Samples
+	}
+	b, err := json.Marshal(t)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return b
+}
+
+func countFinished(tests []api.TigerBenchTest) int {
+	n := 0
+	for _, t := range tests {
+		if t.Error == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// failures turns failed tests and cases into exit code 1 with a summary.
+func failures(run *api.Run) error {
+	var failed []string
+	for i := range run.TigerBench {
+		t := &run.TigerBench[i]
+		if !t.Failed() {
+			continue
+		}
+		why := t.Error
+		switch {
+		case why != "":
+		case t.Standing != nil && t.Standing.Error != "":
+			why = "standing config: " + t.Standing.Error
+		case t.TTFR != nil:
+			why = fmt.Sprintf("ttfr: %d of %d pods got no response", t.TTFR.Failures, t.TTFR.Failures+t.TTFR.Datapoints)
+		case t.DNS != nil:
+			why = fmt.Sprintf("dns: %d of %d lookups and %d of %d connects failed", t.DNS.LookupFailures, t.DNS.Lookups, t.DNS.ConnectFailures, t.DNS.Connects)
+		}
+		failed = append(failed, fmt.Sprintf("test %d (%s): %s", t.Index+1, t.Kind, why))
+	}
+	for i, r := range run.Results {
+		if r.Failed() {
+			why := r.Error
+			if why == "" {
+				why = fmt.Sprintf("%d of %d samples failed", r.Summary.SamplesFailed, r.Summary.SamplesTotal)
+			}
+			failed = append(failed, fmt.Sprintf("case %d (%s %s %s, %s): %s", i+1, r.Profile, r.Driver, r.Path, r.Group, why))
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return exit.Failure("%d failures:\n  %s", len(failed), strings.Join(failed, "\n  "))
+}
+
+// equalitySelector splits "k=v,k2=v2" into the kube platform's --node-selector items; nil
+// when the selector uses other operators (the platform then chooses among all nodes).
+func equalitySelector(sel string) []string {
+	var out []string
+	for _, part := range strings.Split(sel, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || k == "" || strings.ContainsAny(k+v, "!=() ") {
+			return nil
+		}
+		out = append(out, k+"="+v)
+	}
+	return out
+}

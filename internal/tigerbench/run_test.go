@@ -1,0 +1,159 @@
+package tigerbench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/config"
+	_ "github.com/cnperf/cnperf/internal/driver/all"
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/platform/kube"
+)
+
+func readyNode(name string, labels map[string]string) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+}
+
+func load(t *testing.T, yaml string) *config.Loaded {
+	t.Helper()
+	l, err := config.LoadBytes("testconfig.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestRunRefusesClusterChangesWithoutFlag(t *testing.T) {
+	cs := fake.NewClientset(readyNode("n1", nil))
+	l := load(t, "- testKind: thruput-latency\n  duration: 1\n- testKind: ttfr\n  encap: vxlan\n  calicoNodeCPULimit: 500m\n")
+	run := &api.Run{UUID: "1a2b3c4d-0000-0000-0000-000000000000"}
+	err := Run(context.Background(), l, run, Deps{Client: cs, RunID: run.UUID})
+	var ue *exit.UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--allow-cluster-changes") ||
+		!strings.Contains(err.Error(), "testconfig.yaml:3: test [1] (ttfr): encap vxlan, calicoNodeCPULimit 500m") {
+		t.Fatalf("error %v", err)
+	}
+	if nss, _ := cs.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{}); len(nss.Items) != 0 {
+		t.Errorf("something was created before refusing: %v", nss.Items)
+	}
+}
+
+// A ttfr test end to end on a fake cluster: test nodes by label, standing config created and
+// (leaveStandingConfig false) removed with the namespace cnperf created, the TTFR pods run,
+// and the record holds the config as tiger-bench writes it.
+func TestRunTTFRTestWithStandingConfig(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pool := map[string]string{"tigera.io/test-nodepool": "default-pool"}
+	cs := fake.NewClientset(readyNode("n1", pool), readyNode("n2", pool), readyNode("n3", nil))
+	go markReady(ctx, cs, "testns2")
+	k := &fakeKubelet{cs: cs, ns: "testns2", logs: map[string]string{}, result: func(string) string { return `{"ok":true,"ttfrSeconds":0.002}` }}
+	k.run(ctx, t)
+	l := load(t, `- testKind: ttfr
+  numPolicies: 3
+  numServices: 2
+  numPods: 4
+  duration: 1
+  leaveStandingConfig: false
+  TestNamespace: testns2
+  TTFRConfig:
+    TestPodsPerNode: 5
+    Rate: 4
+`)
+	run := &api.Run{UUID: "1a2b3c4d-0000-0000-0000-000000000000"}
+	var log bytes.Buffer
+	updates := 0
+	err := Run(ctx, l, run, Deps{Client: cs, RunID: run.UUID, Log: &log, Kube: kubeOpts(), OnUpdate: func() error { updates++; return nil }})
+	// The fake clientset's logs say "fake logs": every pod is a failure, counted.
+	var fe *exit.FailureError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "ttfr:") {
+		t.Errorf("error %v, want the TTFR failures reported", err)
+	}
+	if len(run.TigerBench) != 1 {
+		t.Fatalf("tests %+v", run.TigerBench)
+	}
+	rec := run.TigerBench[0]
+	if rec.Kind != "ttfr" || rec.Group != "ttfr-1" || rec.Standing == nil || rec.Standing.Pods != 4 || rec.Standing.Services != 2 ||
+		rec.Standing.Policies != 3 || rec.Standing.Kept || rec.Standing.Error != "" {
+		t.Errorf("record %+v standing %+v", rec, rec.Standing)
+	}
+	if rec.TTFR == nil || rec.TTFR.PodsCreated == 0 || rec.TTFR.Failures != rec.TTFR.PodsCreated ||
+		!strings.HasPrefix(rec.TTFR.FailureReasons[0].What, "no result line in the log") {
+		t.Errorf("ttfr %+v", rec.TTFR)
+	}
+	if strings.Join(rec.TTFR.Nodes, ",") != "n1,n2" {
+		t.Errorf("test nodes %v, want the labelled ones", rec.TTFR.Nodes)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(rec.Config, &cfg); err != nil || cfg["TestNamespace"] != "testns2" || cfg["TestKind"] != "ttfr" {
+		t.Errorf("config %s: %v", rec.Config, err)
+	}
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, "testns2", metav1.GetOptions{}); err == nil {
+		t.Error("namespace cnperf created for the test was not removed (leaveStandingConfig false)")
+	}
+	if run.Cluster == nil || run.Cluster.NodeCount != 3 {
+		t.Errorf("cluster %+v", run.Cluster)
+	}
+	if updates == 0 {
+		t.Error("OnUpdate never called")
+	}
+}
+
+func TestRunKeepsStandingConfig(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs := fake.NewClientset(readyNode("n1", nil))
+	go markReady(ctx, cs, "testns")
+	// iterations 0: standing config only.
+	l := load(t, "- testKind: iperf\n  iterations: 0\n  numPods: 2\n  numIdlePolicies: 4\n  leaveStandingConfig: true\n")
+	run := &api.Run{UUID: "1a2b3c4d-0000-0000-0000-000000000000"}
+	var log bytes.Buffer
+	if err := Run(ctx, l, run, Deps{Client: cs, RunID: run.UUID, Log: &log, Kube: kubeOpts()}); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	rec := run.TigerBench[0]
+	if !rec.Standing.Kept || rec.Standing.IdlePolicies != 4 || len(run.Results) != 0 {
+		t.Errorf("%+v %+v", rec, rec.Standing)
+	}
+	c, err := (&Standing{Client: cs}).Count(ctx, "testns")
+	if err != nil || c.IdlePolicies != 4 {
+		t.Errorf("kept standing config: %+v %v", c, err)
+	}
+	if !strings.Contains(log.String(), "no node is labelled tigera.io/test-nodepool=default-pool") ||
+		!strings.Contains(log.String(), "cnperf load remove -n testns") {
+		t.Errorf("log:\n%s", log.String())
+	}
+	if len(run.Notes) != 1 {
+		t.Errorf("notes %q", run.Notes)
+	}
+}
+
+func kubeOpts() (o kubeOptions) {
+	o.Image = "img:v1"
+	o.PodStartTimeout = 5 * time.Second
+	return o
+}
+
+func TestEqualitySelector(t *testing.T) {
+	if got := equalitySelector("a=b,c=d"); strings.Join(got, ";") != "a=b;c=d" {
+		t.Errorf("%q", got)
+	}
+	for _, s := range []string{"a!=b", "a in (b)", "a==b", "a"} {
+		if got := equalitySelector(s); got != nil {
+			t.Errorf("%q: %q", s, got)
+		}
+	}
+}
+
+type kubeOptions = kube.Options

@@ -1,0 +1,214 @@
+package tigerbench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+// fakeKubelet plays the nodes for TTFR tests on a fake clientset (no real kubelet can run
+// here): server pods become Ready with an IP; client pods become Ready and then end, and their
+// "log" is what result(seq) says. With hang set, client pods start but never end.
+type fakeKubelet struct {
+	cs     kubernetes.Interface
+	ns     string
+	result func(name string) string
+	hang   bool
+
+	mu   sync.Mutex
+	logs map[string]string
+}
+
+// run starts watching at once (so no pod is missed) and plays the kubelet in the background.
+func (k *fakeKubelet) run(ctx context.Context, t *testing.T) {
+	w, err := k.cs.CoreV1().Pods(k.ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go k.loop(ctx, w)
+}
+
+func (k *fakeKubelet) loop(ctx context.Context, w watch.Interface) {
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return
+			}
+			if ev.Type != watch.Added {
+				continue
+			}
+			pod := ev.Object.(*corev1.Pod).DeepCopy()
+			go k.start(ctx, pod)
+		}
+	}
+}
+
+func (k *fakeKubelet) start(ctx context.Context, pod *corev1.Pod) {
+	ready := []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.1.5", HostIP: "10.123.0.11", Conditions: ready,
+		ContainerStatuses: []corev1.ContainerStatus{{Name: TTFRContainer, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}
+	if _, err := k.cs.CoreV1().Pods(k.ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil || pod.Labels[LabelTTFR] != "client" || k.hang {
+		return
+	}
+	time.Sleep(5 * time.Millisecond)
+	k.mu.Lock()
+	k.logs[pod.Name] = k.result(pod.Name)
+	k.mu.Unlock()
+	pod.Status.Phase = corev1.PodSucceeded
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "PodCompleted"}}
+	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}
+	_, _ = k.cs.CoreV1().Pods(k.ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+}
+
+func (k *fakeKubelet) log(_ context.Context, _, pod, _ string) ([]byte, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return []byte(k.logs[pod]), nil
+}
+
+func seqOf(name string) int {
+	var n int
+	fmt.Sscanf(name[strings.LastIndex(name, "-")+1:], "%d", &n)
+	return n
+}
+
+func TestTTFRCountsEveryPod(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs := fake.NewClientset()
+	k := &fakeKubelet{cs: cs, ns: "testns", logs: map[string]string{}, result: func(name string) string {
+		n := seqOf(name)
+		if n%4 == 3 {
+			return fmt.Sprintf(`{"ok":false,"error":"no response within 1m0s: dial tcp 10.244.1.%d:8080: connect: connection refused","attempts":99}`+"\n", n)
+		}
+		return fmt.Sprintf("some noise\n"+`{"ok":true,"ttfrSeconds":0.00%d1,"attempts":1}`+"\n", n%10)
+	}}
+	k.run(ctx, t)
+	r := &TTFRRunner{Client: cs, Logs: k.log}
+	res, err := r.Run(ctx, TTFRSpec{Namespace: "testns", ID: "t1", Nodes: []string{"node1", "node2"}, Rate: 40, PodsPerNode: 20,
+		Duration: 500 * time.Millisecond, Image: "img", StartTimeout: 5 * time.Second, ResponseTimeout: time.Second, ReportGrace: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 0.5 s at 40/s: 20 creations due.
+	missed := 0
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "skipped") {
+			fmt.Sscanf(w[strings.Index(w, ": ")+2:], "%d", &missed)
+		}
+	}
+	if res.PodsCreated+missed != 20 {
+		t.Errorf("created %d + skipped %d, want 20 creations due: %+v", res.PodsCreated, missed, res)
+	}
+	if res.Datapoints+res.Failures != res.PodsCreated {
+		t.Errorf("datapoints %d + failures %d != pods %d: a pod was dropped", res.Datapoints, res.Failures, res.PodsCreated)
+	}
+	if res.Failures != res.PodsCreated/4 || len(res.FailureReasons) != 1 ||
+		res.FailureReasons[0].What != "no response within 1m0s: dial tcp connect: connection refused" {
+		t.Errorf("failures %d %+v", res.Failures, res.FailureReasons)
+	}
+	if res.TTFRSeconds == nil || res.TTFRSeconds.N != res.Datapoints || len(res.Values) != res.Datapoints || res.Values[0] != 0.0001 || res.Values[1] != 0.0011 {
+		t.Errorf("values %v dist %+v (want creation order)", res.Values, res.TTFRSeconds)
+	}
+	if res.PodCreateToReadySeconds == nil || res.PodCreateToReadySeconds.N != res.PodsCreated {
+		t.Errorf("create-to-ready %+v", res.PodCreateToReadySeconds)
+	}
+	left, _ := cs.CoreV1().Pods("testns").List(ctx, metav1.ListOptions{})
+	if len(left.Items) != 0 {
+		t.Errorf("%d pods left after the test", len(left.Items))
+	}
+}
+
+// With pods that never answer and one slot per node, the rate cannot be met: the warning says
+// why, and the pods that never reported are failures.
+func TestTTFRSlotsAndTimeouts(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs := fake.NewClientset()
+	k := &fakeKubelet{cs: cs, ns: "ns", logs: map[string]string{}, hang: true}
+	k.run(ctx, t)
+	r := &TTFRRunner{Client: cs, Logs: k.log}
+	res, err := r.Run(ctx, TTFRSpec{Namespace: "ns", ID: "t2", Nodes: []string{"a", "b"}, Rate: 20, PodsPerNode: 1,
+		Duration: 500 * time.Millisecond, Image: "img", StartTimeout: time.Second, ResponseTimeout: 100 * time.Millisecond, ReportGrace: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Datapoints != 0 || res.Failures != res.PodsCreated || res.PodsCreated < 2 {
+		t.Errorf("%+v", res)
+	}
+	if len(res.FailureReasons) != 1 || !strings.HasPrefix(res.FailureReasons[0].What, "no result within") {
+		t.Errorf("reasons %+v", res.FailureReasons)
+	}
+	if len(res.Warnings) == 0 || !strings.Contains(res.Warnings[0], "all 2 pod slots (1 per node x 2 nodes) were busy") {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+}
+
+func TestTTFRInterruptedCleansUp(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cs := fake.NewClientset()
+	k := &fakeKubelet{cs: cs, ns: "ns", logs: map[string]string{}, hang: true}
+	kctx, kcancel := context.WithCancel(context.Background())
+	defer kcancel()
+	k.run(kctx, t)
+	go func() {
+		time.Sleep(time.Second)
+		cancel()
+	}()
+	r := &TTFRRunner{Client: cs, Logs: k.log}
+	res, err := r.Run(ctx, TTFRSpec{Namespace: "ns", ID: "t3", Nodes: []string{"a"}, Rate: 10, PodsPerNode: 100, Duration: time.Hour, Image: "img"})
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("error %v", err)
+	}
+	if res.Failures != 0 {
+		t.Errorf("pods cut short by the interruption counted as failures: %+v", res)
+	}
+	left, _ := cs.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{})
+	if len(left.Items) != 0 {
+		t.Errorf("%d pods left after an interruption", len(left.Items))
+	}
+}
+
+func TestTTFRValidates(t *testing.T) {
+	r := &TTFRRunner{Client: fake.NewClientset()}
+	for _, spec := range []TTFRSpec{
+		{Nodes: []string{"a"}, Rate: 0, PodsPerNode: 1, Duration: time.Second},
+		{Nodes: []string{"a"}, Rate: 1, PodsPerNode: 0, Duration: time.Second},
+		{Rate: 1, PodsPerNode: 1, Duration: time.Second},
+	} {
+		if _, err := r.Run(context.Background(), spec); err == nil {
+			t.Errorf("%+v accepted", spec)
+		}
+	}
+}
+
+func TestParseClientLog(t *testing.T) {
+	v, f := parseClientLog([]byte(`{"ok":true,"ttfrSeconds":0.25}`), nil, "")
+	if v == nil || *v != 0.25 || f != "" {
+		t.Errorf("%v %q", v, f)
+	}
+	_, f = parseClientLog([]byte("exec /usr/local/bin/cnperf: no such file\n"), nil, "exit code 127 (Error)")
+	if f != "no result line in the log (exit code 127 (Error)); last line: exec /usr/local/bin/cnperf: no such file" {
+		t.Errorf("%q", f)
+	}
+	_, f = parseClientLog(nil, fmt.Errorf("boom"), "")
+	if f != "read pod log: boom" {
+		t.Errorf("%q", f)
+	}
+	if g := genericError("no response within 1m0s: dial tcp [fd00::5]:8080: connect: connection refused"); g != "no response within 1m0s: dial tcp connect: connection refused" {
+		t.Errorf("%q", g)
+	}
+}

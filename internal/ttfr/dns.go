@@ -1,0 +1,240 @@
+package ttfr
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/iostreams"
+)
+
+// DNSResult is `agent dns`'s JSON line: every lookup and connect time, in seconds, and the
+// failures by cause. A connect is tried only after a successful lookup.
+type DNSResult struct {
+	Target          string         `json:"target"`
+	Port            int            `json:"port"`
+	Lookups         int            `json:"lookups"`
+	LookupFailures  int            `json:"lookupFailures"`
+	Connects        int            `json:"connects"`
+	ConnectFailures int            `json:"connectFailures"`
+	LookupSeconds   []float64      `json:"lookupSeconds"`
+	ConnectSeconds  []float64      `json:"connectSeconds"`
+	Failures        map[string]int `json:"failures,omitempty"`
+	DurationSeconds float64        `json:"durationSeconds"`
+	// WaitedSeconds is the time spent waiting for the target before measuring (--wait-ready).
+	WaitedSeconds float64 `json:"waitedSeconds,omitempty"`
+}
+
+// DNSConfig configures MeasureDNS.
+type DNSConfig struct {
+	// Name is looked up as written: a short name goes through resolv.conf's search list, as an
+	// application's lookup would.
+	Name string
+	// Port is connected to at the first address of each lookup; 0 skips the connects.
+	Port     int
+	Duration time.Duration
+	// Interval is the pause between one lookup+connect and the next.
+	Interval time.Duration
+	// Timeout bounds one lookup and one connect.
+	Timeout time.Duration
+	// Resolver does the lookups (default: Go's own resolver, which caches nothing).
+	Resolver *net.Resolver
+	// MaxValues bounds the values kept (default 100000).
+	MaxValues int
+	// WaitReady, when positive, first waits (up to that long, not measured) until a lookup and
+	// a connect succeed once, so that a target still being set up (a Service whose endpoints
+	// kube-proxy has not programmed yet) is not counted as a failure. Duration starts after it.
+	WaitReady time.Duration
+}
+
+// MeasureDNS looks Name up and connects to it repeatedly for Duration.
+func MeasureDNS(ctx context.Context, cfg DNSConfig) DNSResult {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	if cfg.MaxValues <= 0 {
+		cfg.MaxValues = 100000
+	}
+	r := cfg.Resolver
+	if r == nil {
+		r = &net.Resolver{PreferGo: true}
+	}
+	res := DNSResult{Target: cfg.Name, Port: cfg.Port, LookupSeconds: []float64{}, ConnectSeconds: []float64{}, Failures: map[string]int{}}
+	dialer := &net.Dialer{Timeout: cfg.Timeout}
+	if cfg.WaitReady > 0 {
+		res.WaitedSeconds = waitReady(ctx, r, dialer, cfg).Seconds()
+	}
+	start := time.Now()
+	end := start.Add(cfg.Duration)
+	for ctx.Err() == nil && time.Now().Before(end) {
+		lctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+		t := time.Now()
+		addrs, err := r.LookupHost(lctx, cfg.Name)
+		took := time.Since(t)
+		cancel()
+		if ctx.Err() != nil {
+			break // interrupted: not a failure of the lookup
+		}
+		res.Lookups++
+		if err == nil && len(addrs) == 0 {
+			err = fmt.Errorf("no addresses")
+		}
+		if err != nil {
+			res.LookupFailures++
+			res.Failures["lookup: "+errText(err)]++
+		} else {
+			if len(res.LookupSeconds) < cfg.MaxValues {
+				res.LookupSeconds = append(res.LookupSeconds, took.Seconds())
+			}
+			if cfg.Port > 0 {
+				t := time.Now()
+				c, err := dialer.DialContext(ctx, "tcp", net.JoinHostPort(addrs[0], strconv.Itoa(cfg.Port)))
+				took := time.Since(t)
+				if ctx.Err() != nil {
+					break
+				}
+				res.Connects++
+				if err != nil {
+					res.ConnectFailures++
+					res.Failures["connect: "+errText(err)]++
+				} else {
+					_ = c.Close()
+					if len(res.ConnectSeconds) < cfg.MaxValues {
+						res.ConnectSeconds = append(res.ConnectSeconds, took.Seconds())
+					}
+				}
+			}
+		}
+		if cfg.Interval > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(cfg.Interval):
+			}
+		}
+	}
+	res.DurationSeconds = time.Since(start).Seconds()
+	if len(res.Failures) == 0 {
+		res.Failures = nil
+	}
+	return res
+}
+
+// waitReady tries a lookup and a connect until both succeed once, or WaitReady passes.
+func waitReady(ctx context.Context, r *net.Resolver, dialer *net.Dialer, cfg DNSConfig) time.Duration {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, cfg.WaitReady)
+	defer cancel()
+	for ctx.Err() == nil {
+		addrs, err := r.LookupHost(ctx, cfg.Name)
+		if err == nil && len(addrs) > 0 {
+			if cfg.Port == 0 {
+				break
+			}
+			if c, err := dialer.DialContext(ctx, "tcp", net.JoinHostPort(addrs[0], strconv.Itoa(cfg.Port))); err == nil {
+				_ = c.Close()
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return time.Since(start)
+}
+
+// errText is an error without the parts that differ per attempt (addresses, ports), so
+// failures group by cause.
+func errText(err error) string {
+	if de, ok := err.(*net.DNSError); ok {
+		switch {
+		case de.IsNotFound:
+			return "no such host"
+		case de.IsTimeout:
+			return "i/o timeout"
+		}
+		return de.Err
+	}
+	if oe, ok := err.(*net.OpError); ok && oe.Err != nil {
+		return oe.Op + ": " + oe.Err.Error()
+	}
+	return err.Error()
+}
+
+type dnsOptions struct {
+	target             string
+	port               int
+	duration, interval time.Duration
+	timeout, linger    time.Duration
+	waitReady          time.Duration
+}
+
+// NewDNSAgentCommand returns `dns`, to attach under `cnperf agent`.
+func NewDNSAgentCommand(streams iostreams.Streams) *cobra.Command {
+	o := &dnsOptions{}
+	c := &cobra.Command{
+		Use:   "dns --target NAME [--port PORT]",
+		Short: "DNS latency: look a name up and connect to it repeatedly, print the times as JSON",
+		Long: `dns looks --target up with Go's resolver (no cache: every lookup goes to the DNS
+server in /etc/resolv.conf, through its search list for short names) and connects over TCP to
+the first address on --port, again and again for --duration, pausing --interval in between.
+It prints one JSON line: every lookup and connect time in seconds, the counts, and the
+failures grouped by cause. It exits 1 when any lookup or connect failed.`,
+		Example: `  cnperf agent dns --target my-svc --port 80 --duration 30s
+  cnperf agent dns --target www.example.com --port 443 --interval 100ms`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), streams)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.target, "target", "", "name to look up (required)")
+	f.IntVar(&o.port, "port", 80, "TCP port to connect to after each lookup (0: lookups only)")
+	f.DurationVar(&o.duration, "duration", 30*time.Second, "how long to keep measuring")
+	f.DurationVar(&o.interval, "interval", 100*time.Millisecond, "pause between one lookup+connect and the next")
+	f.DurationVar(&o.timeout, "timeout", 5*time.Second, "timeout of one lookup and of one connect")
+	f.DurationVar(&o.linger, "linger", 0, "stay alive this long after printing the result")
+	f.DurationVar(&o.waitReady, "wait-ready", 0, "first wait up to this long, unmeasured, until one lookup and connect succeed (a target still being set up)")
+	return c
+}
+
+func (o *dnsOptions) run(ctx context.Context, streams iostreams.Streams) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.target == "" {
+		return exit.Usage("agent dns: --target is required")
+	}
+	if o.port < 0 || o.port > 65535 || o.duration <= 0 || o.interval < 0 || o.timeout <= 0 || o.linger < 0 || o.waitReady < 0 {
+		return exit.Usage("agent dns: --port must be 0-65535, --duration and --timeout positive, --interval and --linger not negative")
+	}
+	res := MeasureDNS(ctx, DNSConfig{Name: o.target, Port: o.port, Duration: o.duration, Interval: o.interval, Timeout: o.timeout, WaitReady: o.waitReady})
+	line, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("agent dns: encode result: %w", err)
+	}
+	if _, err := fmt.Fprintf(streams.Out, "%s\n", line); err != nil {
+		return fmt.Errorf("agent dns: write result: %w", err)
+	}
+	if o.linger > 0 {
+		t := time.NewTimer(o.linger)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	if res.Lookups == 0 {
+		return exit.Failure("agent dns: no lookup was made")
+	}
+	if res.LookupFailures > 0 || res.ConnectFailures > 0 {
+		return exit.Failure("agent dns: %d of %d lookups and %d of %d connects failed", res.LookupFailures, res.Lookups, res.ConnectFailures, res.Connects)
+	}
+	return nil
+}

@@ -1,0 +1,209 @@
+package ttfr
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/iostreams"
+)
+
+// startServer runs the TTFR server on a free loopback port and returns its address.
+func startServer(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, "127.0.0.1:0", func(a net.Addr) { addrc <- a.String() }) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server: %v", err)
+		}
+	})
+	select {
+	case a := <-addrc:
+		return a
+	case err := <-done:
+		t.Fatalf("server did not start: %v", err)
+	}
+	return ""
+}
+
+// freePort returns a loopback port nothing listens on (it was free a moment ago).
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+func TestMeasureReachesServer(t *testing.T) {
+	addr := startServer(t)
+	for _, proto := range []string{"http", "tcp"} {
+		start := time.Now()
+		res := Measure(context.Background(), ClientConfig{Target: addr, Protocol: proto, Timeout: 10 * time.Second, Start: start})
+		if !res.OK || res.TTFRSeconds == nil || *res.TTFRSeconds <= 0 || res.Attempts < 1 || res.Error != "" {
+			t.Errorf("%s: %+v", proto, res)
+		}
+		if *res.TTFRSeconds > time.Since(start).Seconds() {
+			t.Errorf("%s: ttfr %v longer than the measurement itself", proto, *res.TTFRSeconds)
+		}
+	}
+}
+
+// A server that appears late: the client keeps trying, and the figure includes the wait.
+func TestMeasureWaitsForLateServer(t *testing.T) {
+	addr := freePort(t)
+	delay := 300 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		time.Sleep(delay)
+		_ = Serve(ctx, addr, nil)
+	}()
+	start := time.Now()
+	res := Measure(context.Background(), ClientConfig{Target: addr, Timeout: 20 * time.Second, Start: start})
+	if !res.OK {
+		t.Fatalf("%+v", res)
+	}
+	if *res.TTFRSeconds < delay.Seconds() {
+		t.Errorf("ttfr %.3fs shorter than the server's start delay %s", *res.TTFRSeconds, delay)
+	}
+	if res.Attempts < 2 || !strings.Contains(res.LastError, "refused") {
+		t.Errorf("attempts %d, last error %q: the refused attempts before the server came up are not visible", res.Attempts, res.LastError)
+	}
+}
+
+func TestMeasureFailureHasCause(t *testing.T) {
+	addr := freePort(t)
+	res := Measure(context.Background(), ClientConfig{Target: addr, Timeout: 300 * time.Millisecond, Start: time.Now()})
+	if res.OK || res.TTFRSeconds != nil {
+		t.Fatalf("nothing listens, yet %+v", res)
+	}
+	if !strings.Contains(res.Error, "no response within 300ms") || !strings.Contains(res.Error, "connection refused") {
+		t.Errorf("error %q", res.Error)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res = Measure(ctx, ClientConfig{Target: addr, Timeout: time.Minute})
+	if res.OK || !strings.Contains(res.Error, "interrupted") {
+		t.Errorf("cancelled: %+v", res)
+	}
+}
+
+func run(t *testing.T, cmdArgs ...string) (string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	c := NewAgentCommand(iostreams.Streams{Out: &out, ErrOut: &errOut})
+	if len(cmdArgs) > 0 && cmdArgs[0] == "dns" {
+		c = NewDNSAgentCommand(iostreams.Streams{Out: &out, ErrOut: &errOut})
+		cmdArgs = cmdArgs[1:]
+	}
+	c.SetArgs(cmdArgs)
+	c.SetOut(&errOut)
+	c.SetErr(&errOut)
+	err := c.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+func TestAgentCommandPrintsOneJSONLine(t *testing.T) {
+	addr := startServer(t)
+	out, err := run(t, "--target", addr, "--timeout", "10s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(out, "\n") != 1 {
+		t.Fatalf("want one line, got %q", out)
+	}
+	var r Result
+	if err := json.Unmarshal([]byte(out), &r); err != nil || !r.OK || r.TTFRSeconds == nil || r.Target != addr {
+		t.Errorf("%v %+v", err, r)
+	}
+
+	out, err = run(t, "--target", freePort(t), "--timeout", "200ms")
+	var fe *exit.FailureError
+	if !errors.As(err, &fe) {
+		t.Errorf("failed measurement: error %v, want a failure (exit 1)", err)
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.OK || r.Error == "" {
+		t.Errorf("failure line %q: %v", out, err)
+	}
+}
+
+func TestAgentCommandUsage(t *testing.T) {
+	for _, args := range [][]string{{}, {"--target", "nohost"}, {"--target", "h:1", "--listen", ":1"}, {"--target", "h:99999"},
+		{"--target", "h:1", "--protocol", "udp"}, {"dns"}, {"dns", "--target", "x", "--duration", "0s"}} {
+		_, err := run(t, args...)
+		var ue *exit.UsageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%q: error %v, want a usage error", args, err)
+		}
+	}
+}
+
+func TestMeasureDNS(t *testing.T) {
+	addr := startServer(t)
+	_, portStr, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(portStr)
+	// "localhost" resolves from /etc/hosts through Go's resolver, without a DNS server.
+	res := MeasureDNS(context.Background(), DNSConfig{Name: "localhost", Port: port, Duration: 200 * time.Millisecond, Interval: 10 * time.Millisecond})
+	if res.Lookups == 0 || res.LookupFailures != 0 || len(res.LookupSeconds) != res.Lookups {
+		t.Errorf("lookups %+v", res)
+	}
+	// localhost may resolve to ::1 first, where nothing listens: connects are attempted either way.
+	if res.Connects != res.Lookups || len(res.ConnectSeconds)+res.ConnectFailures != res.Connects {
+		t.Errorf("connects %+v", res)
+	}
+
+	// A DNS server that cannot be reached: failures are counted with their cause.
+	broken := &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		return nil, errors.New("dns server unreachable")
+	}}
+	res = MeasureDNS(context.Background(), DNSConfig{Name: "svc.example.test", Port: port, Duration: 50 * time.Millisecond, Resolver: broken})
+	if res.Lookups == 0 || res.LookupFailures != res.Lookups || res.Connects != 0 || len(res.LookupSeconds) != 0 || len(res.Failures) != 1 {
+		t.Errorf("broken resolver: %+v", res)
+	}
+}
+
+func TestDNSCommand(t *testing.T) {
+	addr := startServer(t)
+	_, port, _ := net.SplitHostPort(addr)
+	out, err := run(t, "dns", "--target", "127.0.0.1", "--port", port, "--duration", "100ms", "--interval", "10ms")
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var r DNSResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Lookups == 0 || r.ConnectFailures != 0 || len(r.ConnectSeconds) != r.Connects {
+		t.Errorf("%v %+v", err, r)
+	}
+}
+
+// A target that comes up late: with WaitReady the set-up is waited out, not counted.
+func TestMeasureDNSWaitsForTarget(t *testing.T) {
+	addr := freePort(t)
+	_, portStr, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(portStr)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_ = Serve(ctx, addr, nil)
+	}()
+	res := MeasureDNS(context.Background(), DNSConfig{Name: "127.0.0.1", Port: port, Duration: 100 * time.Millisecond,
+		Interval: 10 * time.Millisecond, WaitReady: 10 * time.Second})
+	if res.ConnectFailures != 0 || res.Connects == 0 || res.WaitedSeconds < 0.3 {
+		t.Errorf("%+v", res)
+	}
+}
