@@ -1,0 +1,137 @@
+#!/bin/bash
+# Build the cluster's binaries from the Go module proxy into the cache OUTSIDE the repo,
+# one directory per component keyed by version and build-flags hash (see lib.sh):
+#   $E2E_CACHE/k8s-v1.34.4-<hash>/      kube-apiserver kube-controller-manager kube-scheduler
+#                                       kubelet kube-proxy kubectl (version-stamped)
+#   $E2E_CACHE/etcd-v3.6.4-<hash>/etcd  (tiny main around go.etcd.io/etcd/server/v3/etcdmain)
+#   $E2E_CACHE/coredns-v1.12.4-<hash>/coredns   (go install github.com/coredns/coredns@v1.12.4)
+#   $E2E_CACHE/pause-<src>-<hash>/pause (test/e2e/harness/pause)
+# A directory that is complete (all binaries + .complete stamp) is never rebuilt, so a
+# second run builds and links nothing. Each one is built in a temp dir and renamed into
+# place, so an interrupted build never leaves a half-filled cache entry.
+# usage: build-bins.sh            env: see lib.sh (K8S_VERSION, ETCD_VERSION, COREDNS_VERSION,
+#                                      CNPERF_E2E_CACHE)
+set -euo pipefail
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
+T0=$(now)
+log() { printf '[build %6.1fs] %s\n' "$(elapsed "$T0")" "$*"; }
+WORK=$E2E_CACHE/work
+mkdir -p "$E2E_CACHE" "$WORK"
+export CGO_ENABLED=0 GOFLAGS=-buildvcs=false
+
+# gox ARGS... : go, without the hundreds of "go: downloading" lines of a cold module cache
+gox() { go "$@" 2> >(grep -v '^go: downloading ' >&2); }
+
+# complete DIR BIN... : true if DIR holds every BIN and the stamp
+complete() {
+  local d=$1 b; shift
+  [ -f "$d/.complete" ] || return 1
+  for b in "$@"; do [ -x "$d/$b" ] || return 1; done
+}
+# finish TMPDIR DIR : stamp and move into place
+finish() {
+  { echo "built $(date -u +%FT%TZ) with $GO_VERSION"; echo "env: $BUILD_ENV"
+    echo "flags: $BUILD_FLAGS -ldflags '$BUILD_LDFLAGS'"; } > "$1/.complete"
+  chmod 755 "$1"; rm -rf "$2"; mv "$1" "$2"
+}
+
+# ---------------- Kubernetes ----------------
+if complete "$K8S_DIR" $K8S_BINS; then
+  log "kubernetes v$K8S_VERSION: cached in $K8S_DIR"
+else
+  log "kubernetes v$K8S_VERSION: building into $K8S_DIR (cold: ~10 min on 2 cores)"
+  W=$WORK/k8s-v$K8S_VERSION
+  mkdir -p "$W"
+  MINOR=${K8S_VERSION#*.}; MINOR=${MINOR%%.*}
+  STAGING_VER=v0.${K8S_VERSION#*.}
+  if [ ! -f "$W/go.sum" ]; then
+    printf 'module example.com/cnperf-e2e/k8sbuild\n\ngo 1.24.0\n\nrequire k8s.io/kubernetes v%s\n' \
+      "$K8S_VERSION" > "$W/go.mod"
+    # k8s.io/kubernetes replaces its staging modules with ./staging/...; mirror that with the
+    # published v0.X.Y modules (else "k8s.io/api@v0.0.0: invalid version")
+    modfile=$(cd "$W" && gox mod download -json "k8s.io/kubernetes@v$K8S_VERSION" |
+      sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
+    {
+      echo "replace ("
+      sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\t\1 => \1 '"$STAGING_VER"'#p' "$modfile"
+      echo ")"
+    } >> "$W/go.mod"
+    n=$(grep -c '=> k8s.io/' "$W/go.mod")
+    [ "$n" -ge 20 ] || { echo "only $n staging replaces found in $modfile" >&2; exit 1; }
+    cat > "$W/tools.go" <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+	_ "k8s.io/kubernetes/cmd/kubelet"
+)
+GO
+    (cd "$W" && gox mod tidy)
+    log "kubernetes modules resolved"
+  fi
+  # version stamping like the official build (else v0.0.0-master+$Format:%H$)
+  LD="$BUILD_LDFLAGS"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    LD="$LD -X $pkg.gitVersion=v$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$MINOR"
+    LD="$LD -X $pkg.gitCommit=0000000000000000000000000000000000000000 -X $pkg.gitTreeState=clean"
+    LD="$LD -X $pkg.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  done
+  TMP=$(mktemp -d "$E2E_CACHE/.tmp-k8s.XXXXXX")
+  # shellcheck disable=SC2046
+  (cd "$W" && gox build $BUILD_FLAGS -ldflags "$LD" -o "$TMP/" \
+    $(for c in $K8S_BINS; do echo "k8s.io/kubernetes/cmd/$c"; done))
+  "$TMP/kube-apiserver" --version | grep -q "v$K8S_VERSION" || { echo "version stamp missing" >&2; exit 1; }
+  finish "$TMP" "$K8S_DIR"
+  log "kubernetes built"
+fi
+
+# ---------------- etcd ----------------
+if complete "$ETCD_DIR" etcd; then
+  log "etcd v$ETCD_VERSION: cached"
+else
+  log "etcd v$ETCD_VERSION: building into $ETCD_DIR"
+  # the etcd server module has relative replace directives, so `go install` does not work
+  W=$WORK/etcd-v$ETCD_VERSION
+  mkdir -p "$W"
+  if [ ! -f "$W/go.sum" ]; then
+    printf 'module example.com/cnperf-e2e/etcdbuild\n\ngo 1.24.0\n\nrequire go.etcd.io/etcd/server/v3 v%s\n' \
+      "$ETCD_VERSION" > "$W/go.mod"
+    printf 'package main\n\nimport (\n\t"os"\n\n\t"go.etcd.io/etcd/server/v3/etcdmain"\n)\n\nfunc main() { etcdmain.Main(os.Args) }\n' \
+      > "$W/main.go"
+    (cd "$W" && gox mod tidy)
+  fi
+  TMP=$(mktemp -d "$E2E_CACHE/.tmp-etcd.XXXXXX")
+  (cd "$W" && gox build $BUILD_FLAGS -ldflags "$BUILD_LDFLAGS" -o "$TMP/etcd" .)
+  finish "$TMP" "$ETCD_DIR"
+  log "etcd built"
+fi
+
+# ---------------- CoreDNS ----------------
+if complete "$COREDNS_DIR" coredns; then
+  log "coredns v$COREDNS_VERSION: cached"
+else
+  log "coredns v$COREDNS_VERSION: building into $COREDNS_DIR"
+  TMP=$(mktemp -d "$E2E_CACHE/.tmp-coredns.XXXXXX")
+  # its go.mod has no replace directives, so a plain go install works
+  (cd "$WORK" && GOBIN="$TMP" gox install $BUILD_FLAGS -ldflags "$BUILD_LDFLAGS" \
+    "github.com/coredns/coredns@v$COREDNS_VERSION")
+  finish "$TMP" "$COREDNS_DIR"
+  log "coredns built"
+fi
+
+# ---------------- pause ----------------
+if complete "$PAUSE_DIR" pause; then
+  log "pause: cached"
+else
+  TMP=$(mktemp -d "$E2E_CACHE/.tmp-pause.XXXXXX")
+  (cd "$HARNESS/pause" && go build $BUILD_FLAGS -ldflags "$BUILD_LDFLAGS" -o "$TMP/pause" .)
+  finish "$TMP" "$PAUSE_DIR"
+  log "pause built"
+fi
+log "all binaries present"

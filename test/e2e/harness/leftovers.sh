@@ -1,0 +1,80 @@
+#!/bin/bash
+# Leftover check: is anything of the e2e cluster still on this machine?
+#   leftovers.sh snapshot FILE   record the host state that the check compares against
+#                                (root-netns iptables chains, global sysctls, hardcoded dirs)
+#   leftovers.sh check [FILE]    exit 1 and list what remains: processes, mounts, netns, links,
+#                                routes, addresses, cgroups, iptables chains, sysctls, files
+#   leftovers.sh any             exit 0 if any leftover of ours exists (used before a run)
+# Only things this harness names are looked at (cnpe2e*, cnperf-e2e, 10.123.0.0/24, our
+# binaries), so other work on the machine (other netns, iperf3 servers, ...) is ignored.
+set -uo pipefail
+HARNESS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HARNESS/lib.sh"
+S=$E2E_STATE
+SYSCTLS="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.netfilter.nf_conntrack_max"
+HOST_DIRS="/var/lib/kubelet /var/lib/cni /var/log/containers /var/log/pods /run/containerd /etc/cni /opt/cni"
+
+chains() {   # chain names in the root netns that a kube-proxy/CNI would create
+  { iptables-save 2>/dev/null; iptables-legacy-save 2>/dev/null; ip6tables-save 2>/dev/null; } |
+    sed -n 's/^:\([^ ]*\) .*/\1/p' | grep -E '^(KUBE-|CNI-|CNPE2E)' | sort -u
+}
+sysctls() { local k; for k in $SYSCTLS; do echo "$k=$(sysctl -n "$k" 2>/dev/null)"; done; }
+hostfiles() { local d; for d in $HOST_DIRS; do [ -e "$d" ] && find "$d" 2>/dev/null; done | sort; }
+
+snapshot() {
+  { echo "# chains"; chains; echo "# sysctls"; sysctls; echo "# files"; hostfiles; } > "$1"
+}
+section() { sed -n "/^# $2\$/,/^# /p" "$1" | grep -v '^# '; }
+
+# our processes: running one of our binaries, or naming our state dir/netns/runc root, or in our
+# cgroups. One find and one grep over /proc (a fork per process is slow on a busy machine).
+procs() {
+  local f pid
+  find /proc/[0-9]*/exe -maxdepth 0 \( -lname "$K8S_DIR/*" -o -lname "$ETCD_DIR/*" \
+    -o -lname "$COREDNS_DIR/*" -o -lname "$PAUSE_DIR/*" \) -printf '%h %l\n' 2>/dev/null | sed 's|^/proc/||'
+  for f in $(grep -l -a -F -e "$S/" -e "/run/netns/$NAME_PREFIX-" -e "$RUN_DIR/" /proc/[0-9]*/cmdline 2>/dev/null); do
+    pid=${f#/proc/}; pid=${pid%/cmdline}
+    [ "$pid" = $$ ] && continue
+    # the grep itself matched its own arguments; it is gone by now
+    [ -e "/proc/$pid" ] && echo "$pid $(tr '\0' ' ' 2>/dev/null < "$f" | cut -c1-160)"
+  done
+  for c in /sys/fs/cgroup/*/"$CGROUP_NAME" /sys/fs/cgroup/"$CGROUP_NAME"; do
+    [ -d "$c" ] && find "$c" -name cgroup.procs -exec cat {} + 2>/dev/null | sed 's/$/ (in our cgroup)/'
+  done
+}
+
+found() {   # print what is left; return 0 if something is
+  local base=${1:-} out=""
+  add() { [ -n "$2" ] && out="$out$1:"$'\n'"$(echo "$2" | sed 's/^/    /')"$'\n'; }
+  add "processes" "$(procs)"
+  add "mounts" "$(awk -v s="$S/" -v r="$RUN_DIR/" -v n="/run/netns/$NAME_PREFIX-" \
+    'index($5, s) == 1 || index($5, r) == 1 || index($5, n) == 1 {print $5}' /proc/self/mountinfo)"
+  add "netns" "$(cd /run/netns 2>/dev/null && for n in "$NAME_PREFIX"-*; do [ -e "$n" ] && echo "$n"; done)"
+  add "links" "$(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | grep "^$NAME_PREFIX")"
+  add "routes" "$(ip route show 2>/dev/null | grep -E "^(10\.123\.0\.|10\.244\.)|dev $BR")"
+  add "addresses" "$(ip -o addr show 2>/dev/null | grep -F " $APISERVER_IP/")"
+  add "cgroups" "$(ls -d /sys/fs/cgroup/*/"$CGROUP_NAME" /sys/fs/cgroup/"$CGROUP_NAME" 2>/dev/null)"
+  add "state files" "$(ls -d "$S" "$RUN_DIR" 2>/dev/null; ls /var/lib/cni/results/cnpe2e-* 2>/dev/null
+    for l in /var/log/containers/*.log; do [ -L "$l" ] && case $(readlink "$l") in "$S/"*) echo "$l";; esac; done)"
+  if [ -n "$base" ] && [ -f "$base" ]; then
+    add "iptables chains (new in the root netns)" "$(comm -13 <(section "$base" chains) <(chains))"
+    add "sysctls (changed)" "$(comm -13 <(section "$base" sysctls | sort) <(sysctls | sort))"
+    add "files (new in host dirs)" "$(comm -13 <(section "$base" files) <(hostfiles))"
+  else
+    add "iptables chains (root netns)" "$(chains)"
+  fi
+  [ -n "$out" ] || return 1
+  printf '%s' "$out"
+}
+
+case ${1:-check} in
+  snapshot) snapshot "${2:?file}" ;;
+  any) found "" >/dev/null ;;
+  check)
+    if out=$(found "${2:-}"); then
+      echo "LEFTOVERS FOUND:"; echo "$out"; exit 1
+    fi
+    echo "leftover check: nothing left (processes, mounts, netns, links, routes, cgroups, iptables, sysctls, files)"
+    ;;
+  *) echo "usage: $0 snapshot FILE | check [FILE] | any" >&2; exit 2 ;;
+esac

@@ -1,0 +1,98 @@
+# shellcheck shell=bash disable=SC2034
+# Common settings of the cnperf e2e harness. Sourced by every script here; defines no
+# side effects beyond variables and functions.
+#
+# Everything the harness writes lives OUTSIDE the repository:
+#   $E2E_CACHE   (/var/cache/cnperf-e2e)  built binaries, keyed by version + build flags; images
+#   $E2E_HOME    (/var/lib/cnperf-e2e)    lock file; $E2E_STATE below it
+#   $E2E_STATE   (/var/lib/cnperf-e2e/state) one running cluster: pids, logs, pki, kubeconfigs,
+#                containerd roots, etcd data. Removed by down.sh.
+HARNESS=${HARNESS:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
+REPO_ROOT=${REPO_ROOT:-$(cd "$HARNESS/../../.." && pwd)}
+
+K8S_VERSION=${K8S_VERSION:-1.34.4}
+ETCD_VERSION=${ETCD_VERSION:-3.6.4}
+COREDNS_VERSION=${COREDNS_VERSION:-1.12.4}
+
+E2E_CACHE=${CNPERF_E2E_CACHE:-/var/cache/cnperf-e2e}
+E2E_HOME=${CNPERF_E2E_HOME:-/var/lib/cnperf-e2e}
+E2E_STATE=${CNPERF_E2E_STATE:-$E2E_HOME/state}
+E2E_IMAGES=${CNPERF_E2E_IMAGES:-$E2E_CACHE/images}
+
+# Build flags. They are part of the cache key: changing any of them (or the Go version)
+# gives a new cache directory and a rebuild. Keep them fixed across CI runs, otherwise the
+# Go build cache is invalidated too (a full 10+ min rebuild).
+BUILD_ENV="CGO_ENABLED=0 GOFLAGS=-buildvcs=false"
+BUILD_FLAGS="-trimpath"
+BUILD_LDFLAGS="-s -w"
+GO_VERSION=$(go env GOVERSION 2>/dev/null || echo unknown)
+FLAGS_HASH=$(printf '%s|%s|%s|%s|stamp-v1' "$BUILD_ENV" "$BUILD_FLAGS" "$BUILD_LDFLAGS" "$GO_VERSION" |
+  sha256sum | cut -c1-12)
+
+K8S_DIR=${K8S_DIR:-$E2E_CACHE/k8s-v$K8S_VERSION-$FLAGS_HASH}
+ETCD_DIR=${ETCD_DIR:-$E2E_CACHE/etcd-v$ETCD_VERSION-$FLAGS_HASH}
+COREDNS_DIR=${COREDNS_DIR:-$E2E_CACHE/coredns-v$COREDNS_VERSION-$FLAGS_HASH}
+PAUSE_HASH=$(cat "$HARNESS/pause/main.go" "$HARNESS/pause/go.mod" 2>/dev/null | sha256sum | cut -c1-8)
+PAUSE_DIR=${PAUSE_DIR:-$E2E_CACHE/pause-$PAUSE_HASH-$FLAGS_HASH}
+K8S_BINS="kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl"
+
+# Cluster shape
+NODES=${NODES:-2}
+case $NODES in [2-9]) ;; *) echo "NODES must be 2..9, not '$NODES'" >&2; exit 1 ;; esac
+NET_MODE=${NET_MODE:-routed}
+case $NET_MODE in
+  routed|hostgw|host-gw) NET_MODE=routed ;;
+  vxlan) ;;
+  *) echo "NET_MODE must be routed (alias hostgw) or vxlan, not '$NET_MODE'" >&2; exit 1 ;;
+esac
+# zones: 3+ nodes -> two zones by default; 2 nodes -> one zone unless ZONES=2
+case ${ZONES:-} in ""|[1-9]) ;; *) echo "ZONES must be a small number, not '$ZONES'" >&2; exit 1 ;; esac
+if [ -z "${ZONES:-}" ]; then
+  if [ "$NODES" -ge 3 ]; then ZONES=2; else ZONES=1; fi
+fi
+
+# Names and addresses. All private to this machine; nothing is routed out of it.
+NAME_PREFIX=cnpe2e               # netns cnpe2e-node1, bridge cnpe2e0, veth cnpe2e-v1
+BR=${NAME_PREFIX}0
+APISERVER_IP=10.123.0.1
+UNDERLAY_CIDR=10.123.0.0/24
+CLUSTER_CIDR=10.244.0.0/16
+SVC_CIDR=10.96.0.0/16
+KUBERNETES_SVC_IP=10.96.0.1
+DNS_IP=10.96.0.10
+CNI_BIN=${CNI_BIN:-/usr/lib/cni}
+CGROUP_NAME=cnperf-e2e           # /sys/fs/cgroup/<ctrl>/cnperf-e2e/nodeN
+RUN_DIR=/run/cnperf-e2e          # runc roots
+PAUSE_IMAGE=localhost/cnperf-e2e/pause:v1
+
+node_name() { echo "node$1"; }
+node_ip() { echo "10.123.0.$((10 + $1))"; }
+node_ns() { echo "$NAME_PREFIX-node$1"; }
+node_veth() { echo "$NAME_PREFIX-v$1"; }
+pod_cidr() { echo "10.244.$1.0/24"; }
+node_zone() { # zone-a, zone-b, zone-a, ... (one zone when ZONES=1)
+  local z=$(( ($1 - 1) % ZONES ))
+  printf 'zone-%b\n' "\\x$(printf %x $((97 + z)))"
+}
+
+# Default agent image name: the Kubernetes platform's default, so `cnperf run` needs no --image.
+# agent_image [CNPERF_BIN]: asks `cnperf version --image` (the given binary, else go run), and
+# falls back to ImageRepository:DefaultImageTag from internal/version/version.go.
+agent_image() {
+  if [ -n "${CNPERF_E2E_AGENT_IMAGE:-}" ]; then echo "$CNPERF_E2E_AGENT_IMAGE"; return; fi
+  local img=""
+  if [ -n "${1:-}" ]; then
+    img=$("$1" version --image 2>/dev/null | tail -1) || img=""
+  else
+    img=$(cd "$REPO_ROOT" && go run ./cmd/cnperf version --image 2>/dev/null | tail -1) || img=""
+  fi
+  case $img in
+    *" "*|"") ;;
+    */*:*) echo "$img"; return ;;
+  esac
+  sed -n 's/^const ImageRepository = "\(.*\)"/\1/p; s/^const DefaultImageTag = "\(.*\)"/\1/p' \
+    "$REPO_ROOT/internal/version/version.go" | paste -sd:
+}
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1f", b - a}'; }

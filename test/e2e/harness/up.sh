@@ -1,0 +1,439 @@
+#!/bin/bash
+# Bring up a multi-node Kubernetes cluster on this one machine: no Docker, no registry, no
+# traffic off the machine.
+#   control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, CoreDNS as a
+#     process) in the root netns; apiserver on 10.123.0.1:6443
+#   nodeN = netns cnpe2e-nodeN with eth0 10.123.0.(10+N)/24 on bridge cnpe2e0, and its own
+#     containerd + kubelet + kube-proxy (iptables mode)
+#   pods: CNI bridge + host-local, node N gets 10.244.N.0/24;
+#     NET_MODE=routed (alias hostgw): host routes between nodes; NET_MODE=vxlan: VXLAN overlay
+#   services: 10.96.0.0/16, DNS 10.96.0.10
+# usage: up.sh   env: NODES=2 NET_MODE=routed|vxlan ZONES=1|2 DNS=1|0 EXTRA_IMAGE_TAGS="name:tag ..."
+#                     E2E_KEEP_ON_FAIL=1 (leave a failed bring-up in place for debugging)
+# On success: $E2E_STATE/admin.kubeconfig and $E2E_STATE/e2e.env (source it). On failure
+# everything is torn down again (down.sh) and the exit status is non-zero.
+set -Eeuo pipefail
+HARNESS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HARNESS/lib.sh"
+T0=$(now)
+S=$E2E_STATE
+DNS=${DNS:-1}
+log() { printf '[up %6.1fs] %s\n' "$(elapsed "$T0")" "$*"; }
+die() { echo "up.sh: $*" >&2; exit 1; }
+BUSY=3   # exit status when another cluster is running: callers must not tear anything down
+
+# ---------------- preconditions ----------------
+[ "$(id -u)" = 0 ] || die "must run as root"
+case $NODES in 2|3|4|5|6|7|8|9) ;; *) die "NODES must be 2..9, not '$NODES'";; esac
+for b in $K8S_BINS; do [ -x "$K8S_DIR/$b" ] || die "missing $K8S_DIR/$b: run $HARNESS/build-bins.sh"; done
+[ -x "$ETCD_DIR/etcd" ] || die "missing $ETCD_DIR/etcd: run $HARNESS/build-bins.sh"
+[ "$DNS" = 0 ] || [ -x "$COREDNS_DIR/coredns" ] || die "missing $COREDNS_DIR/coredns: run $HARNESS/build-bins.sh"
+for t in containerd containerd-shim-runc-v2 runc ctr nsenter setsid ip bridge iptables openssl curl python3; do
+  command -v $t >/dev/null || die "missing $t (see test/e2e/harness/ci.sh for the apt packages)"
+done
+for p in bridge host-local portmap loopback; do [ -x "$CNI_BIN/$p" ] || die "missing CNI plugin $CNI_BIN/$p"; done
+export PATH=$K8S_DIR:$PATH
+KC="$K8S_DIR/kubectl --kubeconfig=$S/admin.kubeconfig"
+
+# a cluster that is still running belongs to someone (make e2e-up): never tear it down here
+for f in "$S"/pids/*.pid; do
+  if [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null; then
+    echo "up.sh: a cluster is already running (state $S, $(basename "$f" .pid) alive)." \
+      "Use it, or run 'make e2e-down' first." >&2
+    exit $BUSY
+  fi
+done
+# leftovers of a crashed run (no live processes): clean them first
+if [ -e "$S" ] || ip link show "$BR" >/dev/null 2>&1 || ls /run/netns/"$NAME_PREFIX"-* >/dev/null 2>&1 ||
+   ls -d /sys/fs/cgroup/*/"$CGROUP_NAME" /sys/fs/cgroup/"$CGROUP_NAME" >/dev/null 2>&1; then
+  log "leftovers of an earlier run found: running down.sh first"
+  "$HARNESS/down.sh"
+fi
+ip route show | grep -qE "^(10\.123\.0\.|10\.244\.|10\.96\.)" &&
+  die "the root netns already has routes into 10.123.0.0/24, 10.244.0.0/16 or 10.96.0.0/16: refusing to clash"
+[ -f "$E2E_IMAGES/pause.tar" ] && [ -f "$E2E_IMAGES/agent.tar" ] || "$HARNESS/../images/build.sh"
+AGENT_IMAGE=$(cat "$E2E_IMAGES/agent.name")
+
+# ---------------- failure handling: always clean up a half-built cluster ----------------
+on_fail() {
+  local rc=$? line=$1
+  trap - ERR INT TERM
+  echo "up.sh FAILED (exit $rc, line $line)" >&2
+  for f in "$S"/logs/*.log; do
+    [ -f "$f" ] || continue
+    echo "----- last lines of $f" >&2; tail -n 8 "$f" >&2
+  done
+  if [ -n "${CNPERF_E2E_LOGS:-}" ] && [ -d "$S/logs" ]; then
+    mkdir -p "$CNPERF_E2E_LOGS" && cp -r "$S/logs" "$CNPERF_E2E_LOGS/up-failed" || true
+  fi
+  if [ "${E2E_KEEP_ON_FAIL:-0}" = 1 ]; then
+    echo "E2E_KEEP_ON_FAIL=1: left in place; clean up with test/e2e/harness/down.sh" >&2
+  else
+    "$HARNESS/down.sh" >&2 || true
+  fi
+  exit 1
+}
+trap 'on_fail $LINENO' ERR
+trap 'on_fail $LINENO' INT TERM
+
+mkdir -p "$S"/{pids,logs}
+# what down.sh needs, written before anything is created
+for i in $(seq 1 "$NODES"); do echo "$i"; done > "$S/nodes"
+{ echo "NODES=$NODES"; echo "NET_MODE=$NET_MODE"; echo "ZONES=$ZONES"; } > "$S/config"
+# host paths that kubelet/containerd/libcni hardcode: remember which ones we
+# create, so down.sh removes only those (never e.g. a real kubelet's device-plugin socket)
+for p in /var/lib/kubelet /var/lib/cni /var/log/containers /var/log/pods /run/containerd; do
+  [ -e $p ] || echo $p
+done > "$S/created-paths"
+# sysctls that kubelet sets globally (restored by down.sh)
+KUBELET_SYSCTLS="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes"
+for k in $KUBELET_SYSCTLS; do echo "$k=$(sysctl -n "$k")"; done > "$S/sysctl.orig"
+
+# start NAME CMD... : detached in its own session; its real PID goes to $S/pids/NAME.pid
+start() {
+  local name=$1; shift
+  setsid -f bash -c 'echo $$ > "$0"; exec "$@"' "$S/pids/$name.pid" "$@" \
+    > "$S/logs/$name.log" 2>&1 < /dev/null
+  for _ in $(seq 50); do [ -s "$S/pids/$name.pid" ] && return 0; sleep 0.1; done
+  echo "failed to start $name" >&2; return 1
+}
+# wait_for DESC TIMEOUT CMD... (also fails early if a recorded process died)
+wait_for() {
+  local desc=$1 to=$2; shift 2
+  local end=$(( $(date +%s) + to )) f
+  until "$@" >/dev/null 2>&1; do
+    for f in "$S"/pids/*.pid; do
+      kill -0 "$(cat "$f")" 2>/dev/null || { echo "$(basename "$f" .pid) exited (waiting for $desc)" >&2; return 1; }
+    done
+    [ "$(date +%s)" -lt "$end" ] || { echo "timeout waiting for $desc" >&2; return 1; }
+    sleep 0.3
+  done
+  log "$desc ok"
+}
+nsx() { local i=$1; shift; nsenter --net="/run/netns/$(node_ns "$i")" "$@"; }
+
+# ---------------- underlay network ----------------
+log "network: $NODES nodes, $NET_MODE, zones=$ZONES"
+ip link add "$BR" type bridge
+ip addr add "$APISERVER_IP/24" dev "$BR"
+ip link set "$BR" up
+for i in $(seq 1 "$NODES"); do
+  ip netns add "$(node_ns "$i")"
+  ip link add "$(node_veth "$i")" type veth peer name eth0 netns "$(node_ns "$i")"
+  ip link set "$(node_veth "$i")" master "$BR" up
+  nsx "$i" ip link set lo up
+  nsx "$i" ip addr add "$(node_ip "$i")/24" dev eth0
+  nsx "$i" ip link set eth0 up
+  # per-netns sysctls only (the root netns keeps ip_forward=0)
+  nsx "$i" sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1 \
+    net.bridge.bridge-nf-call-ip6tables=1 net.ipv4.conf.all.route_localnet=1
+  # no default route on purpose: nothing can leave the machine. hostNetwork clients need a
+  # route to ClusterIPs (kube-proxy DNATs them in OUTPUT).
+  nsx "$i" ip route add "$SVC_CIDR" dev eth0
+  # the control plane (root netns) must reach pods: pod -> 10.96.0.1 -> apiserver replies
+  ip route add "$(pod_cidr "$i")" via "$(node_ip "$i")" dev "$BR"
+done
+if [ "$NET_MODE" = vxlan ]; then
+  for i in $(seq 1 "$NODES"); do
+    nsx "$i" ip link add vxcnp type vxlan id 42 dev eth0 local "$(node_ip "$i")" dstport 4789 nolearning
+    nsx "$i" ip addr add "10.244.$i.0/32" dev vxcnp
+    nsx "$i" ip link set vxcnp mtu 1450 up
+  done
+fi
+for i in $(seq 1 "$NODES"); do
+  for j in $(seq 1 "$NODES"); do
+    [ "$i" = "$j" ] && continue
+    if [ "$NET_MODE" = vxlan ]; then
+      # static FDB + neighbour + onlink route via the peer's VTEP, as flannel's vxlan backend
+      # programs them. MAC via `ip -o link`: /sys/class/net after `nsenter --net` shows the root netns.
+      mac=$(nsx "$j" ip -o link show vxcnp | sed -n 's|.*link/ether \([0-9a-f:]*\).*|\1|p')
+      nsx "$i" bridge fdb append "$mac" dev vxcnp dst "$(node_ip "$j")"
+      nsx "$i" ip neigh add "10.244.$j.0" lladdr "$mac" dev vxcnp nud permanent
+      nsx "$i" ip route add "$(pod_cidr "$j")" via "10.244.$j.0" dev vxcnp onlink
+    else
+      nsx "$i" ip route add "$(pod_cidr "$j")" via "$(node_ip "$j")" dev eth0
+    fi
+  done
+done
+
+# ---------------- PKI + kubeconfigs ----------------
+log "pki"
+NODE_NAMES=$(for i in $(seq 1 "$NODES"); do printf '%s ' "$(node_name "$i")"; done)
+NODE_NAMES="$NODE_NAMES" APISERVER_IP=$APISERVER_IP SVC_IP=$KUBERNETES_SVC_IP "$HARNESS/pki.sh" "$S" >/dev/null
+P=$S/pki
+# node resolv.conf (dnsPolicy Default pods): points at nothing, so no DNS query can leave
+printf 'nameserver 127.0.0.1\noptions ndots:1\n' > "$S/resolv.conf"
+
+# ---------------- node runtimes (they do not need the apiserver) ----------------
+cg_v2=0; [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] && cg_v2=1
+mtu=1500; [ "$NET_MODE" = vxlan ] && mtu=1450
+for i in $(seq 1 "$NODES"); do
+  n=$(node_name "$i"); D=$S/$n
+  mkdir -p "$D"/{containerd,cni/net.d,cni/ipam,kubelet,pod-logs}
+  # one cgroup root per node, so the kubelets do not fight over the same tree
+  if [ $cg_v2 = 1 ]; then          # cgroup v2 host: not tested on the CI machine (v1 hybrid)
+    mkdir -p "/sys/fs/cgroup/$CGROUP_NAME/$n"
+    for d in /sys/fs/cgroup "/sys/fs/cgroup/$CGROUP_NAME" "/sys/fs/cgroup/$CGROUP_NAME/$n"; do
+      for ctl in cpuset cpu io memory pids hugetlb; do echo "+$ctl" > "$d/cgroup.subtree_control" 2>/dev/null || true; done
+    done
+  else
+    for c in /sys/fs/cgroup/*/; do
+      case $c in */unified/) continue ;; esac
+      mkdir -p "${c}$CGROUP_NAME/$n"
+    done
+    for d in "$CGROUP_NAME" "$CGROUP_NAME/$n"; do   # a new v1 cpuset starts empty: copy the root's
+      cat /sys/fs/cgroup/cpuset/cpuset.cpus > "/sys/fs/cgroup/cpuset/$d/cpuset.cpus"
+      cat /sys/fs/cgroup/cpuset/cpuset.mems > "/sys/fs/cgroup/cpuset/$d/cpuset.mems"
+    done
+  fi
+  cat > "$D/cni/net.d/10-cnpe2e.conflist" <<JSON
+{
+  "cniVersion": "1.0.0",
+  "name": "cnpe2e",
+  "plugins": [
+    {
+      "type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false,
+      "hairpinMode": true, "mtu": $mtu,
+      "ipam": {
+        "type": "host-local",
+        "ranges": [[{"subnet": "$(pod_cidr "$i")"}]],
+        "routes": [{"dst": "0.0.0.0/0"}],
+        "dataDir": "$D/cni/ipam"
+      }
+    },
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+JSON
+  cat > "$D/containerd/config.toml" <<TOML
+version = 2
+root = "$D/containerd/root"
+state = "$D/containerd/state"
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs",
+  "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
+[grpc]
+  address = "$D/containerd/containerd.sock"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$PAUSE_IMAGE"
+  netns_mounts_under_state_dir = true
+  disable_hugetlb_controller = true
+  tolerate_missing_hugetlb_controller = true
+  enable_unprivileged_ports = false
+  # without CAP_SYS_RESOURCE no process may lower oom_score_adj below 0; the CRI asks for -998
+  # (sandboxes) and -997 (Guaranteed pods) and runc init then fails with "can't get final
+  # child's PID from pipe: EOF". Clamp to containerd's own value instead.
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "$CNI_BIN"
+    conf_dir = "$D/cni/net.d"
+    max_conf_num = 1
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = "$RUN_DIR/$n/runc"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$D/containerd/opt"
+TOML
+  start "containerd-$n" nsenter --net="/run/netns/$(node_ns "$i")" containerd --config "$D/containerd/config.toml"
+done
+log "containerds started"
+
+# ---------------- control plane ----------------
+start etcd "$ETCD_DIR/etcd" --name cnperf-e2e --data-dir "$S/etcd" \
+  --listen-client-urls http://127.0.0.1:23790 --advertise-client-urls http://127.0.0.1:23790 \
+  --listen-peer-urls http://127.0.0.1:23800 --initial-advertise-peer-urls http://127.0.0.1:23800 \
+  --initial-cluster cnperf-e2e=http://127.0.0.1:23800 --unsafe-no-fsync --log-level warn
+wait_for etcd 60 curl -sf http://127.0.0.1:23790/health
+
+start kube-apiserver "$K8S_DIR/kube-apiserver" \
+  --etcd-servers=http://127.0.0.1:23790 \
+  --bind-address=$APISERVER_IP --advertise-address=$APISERVER_IP --secure-port=6443 \
+  --service-cluster-ip-range=$SVC_CIDR \
+  --client-ca-file="$P/ca.crt" --tls-cert-file="$P/apiserver.crt" --tls-private-key-file="$P/apiserver.key" \
+  --kubelet-client-certificate="$P/apiserver-kubelet-client.crt" --kubelet-client-key="$P/apiserver-kubelet-client.key" \
+  --kubelet-preferred-address-types=InternalIP \
+  --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+  --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
+  --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
+  --allow-privileged=true --profiling=false
+log "kube-apiserver started"
+
+# import the images into every node at once, while the apiserver starts
+import_images() {   # runs in a background subshell: report failure by exit status only
+  trap - ERR
+  local n sock tag
+  n=$(node_name "$1"); sock=$S/$n/containerd/containerd.sock
+  wait_for "containerd $n" 60 ctr --address "$sock" version
+  ctr --address "$sock" -n k8s.io images import "$E2E_IMAGES/pause.tar" >/dev/null
+  ctr --address "$sock" -n k8s.io images import "$E2E_IMAGES/agent.tar" >/dev/null
+  # more names for the agent image (pods using them need imagePullPolicy Never/IfNotPresent;
+  # a :latest tag defaults to Always, which means a pull, which fails here)
+  for tag in ${EXTRA_IMAGE_TAGS:-}; do
+    ctr --address "$sock" -n k8s.io images tag --force "$AGENT_IMAGE" "$tag" >/dev/null
+  done
+}
+jobs_=""
+for i in $(seq 1 "$NODES"); do import_images "$i" & jobs_="$jobs_ $!"; done
+for j in $jobs_; do wait "$j" || { echo "image import failed" >&2; false; }; done
+log "images imported: $PAUSE_IMAGE $AGENT_IMAGE ${EXTRA_IMAGE_TAGS:-}"
+
+wait_for kube-apiserver 120 $KC get --raw /readyz
+
+start kube-controller-manager "$K8S_DIR/kube-controller-manager" \
+  --kubeconfig="$S/kcm.kubeconfig" \
+  --authentication-kubeconfig="$S/kcm.kubeconfig" --authorization-kubeconfig="$S/kcm.kubeconfig" \
+  --bind-address=$APISERVER_IP --leader-elect=false \
+  --service-account-private-key-file="$P/sa.key" --root-ca-file="$P/ca.crt" \
+  --use-service-account-credentials=true \
+  --cluster-signing-cert-file="$P/ca.crt" --cluster-signing-key-file="$P/ca.key" \
+  --cluster-cidr=$CLUSTER_CIDR --allocate-node-cidrs=false --service-cluster-ip-range=$SVC_CIDR \
+  --profiling=false
+start kube-scheduler "$K8S_DIR/kube-scheduler" \
+  --kubeconfig="$S/scheduler.kubeconfig" \
+  --authentication-kubeconfig="$S/scheduler.kubeconfig" --authorization-kubeconfig="$S/scheduler.kubeconfig" \
+  --bind-address=$APISERVER_IP --leader-elect=false --profiling=false
+log "kube-controller-manager, kube-scheduler started"
+
+# kube-proxy's configuration where kubeadm clusters keep it (kube-system/kube-proxy, key
+# config.conf), so tools that read the proxy mode from there (cnperf's clusterinfo) find it
+kp_conf() { # NODE_NAME (empty: the shared ConfigMap)
+  cat <<YAML
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: $S/kube-proxy.kubeconfig}
+$( [ -n "$1" ] && echo "hostnameOverride: $1" )
+mode: iptables
+clusterCIDR: $CLUSTER_CIDR
+healthzBindAddress: 127.0.0.1:10256
+metricsBindAddress: 127.0.0.1:10249
+nodePortAddresses: ["primary"]
+# nf_conntrack_max is global and cannot be set from a netns: leave conntrack sysctls alone
+conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s, udpTimeout: 0s, udpStreamTimeout: 0s}
+YAML
+}
+kp_conf "" > "$S/kube-proxy-config.yaml"
+$KC -n kube-system create configmap kube-proxy --from-file=config.conf="$S/kube-proxy-config.yaml" >/dev/null
+
+if [ "$DNS" = 1 ]; then
+  # CoreDNS as a process in the root netns, behind Service kube-dns with a hand-made
+  # EndpointSlice. No `forward` plugin: names outside cluster.local never leave the machine.
+  cat > "$S/Corefile" <<COREFILE
+.:53 {
+    bind $APISERVER_IP
+    errors
+    ready $APISERVER_IP:18181
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        kubeconfig $S/admin.kubeconfig cnperf-e2e
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+    cache 5
+}
+COREFILE
+  start coredns "$COREDNS_DIR/coredns" -conf "$S/Corefile"
+  $KC apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Service
+metadata: {name: kube-dns, namespace: kube-system, labels: {k8s-app: kube-dns}}
+spec:
+  clusterIP: $DNS_IP
+  ports:
+  - {name: dns, port: 53, protocol: UDP, targetPort: 53}
+  - {name: dns-tcp, port: 53, protocol: TCP, targetPort: 53}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: kube-dns-external
+  namespace: kube-system
+  labels: {kubernetes.io/service-name: kube-dns, endpointslice.kubernetes.io/managed-by: cnperf-e2e}
+addressType: IPv4
+ports:
+- {name: dns, port: 53, protocol: UDP}
+- {name: dns-tcp, port: 53, protocol: TCP}
+endpoints:
+- addresses: ["$APISERVER_IP"]
+  conditions: {ready: true}
+YAML
+  log "coredns started"
+fi
+
+# ---------------- kubelets + kube-proxies ----------------
+for i in $(seq 1 "$NODES"); do
+  n=$(node_name "$i"); D=$S/$n
+  cat > "$D/kubelet-config.yaml" <<YAML
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+containerRuntimeEndpoint: unix://$D/containerd/containerd.sock
+cgroupDriver: cgroupfs
+cgroupRoot: /$CGROUP_NAME/$n
+failCgroupV1: false
+failSwapOn: false
+address: 0.0.0.0
+port: 10250
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: 10248
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: false}
+  x509: {clientCAFile: $P/ca.crt}
+authorization: {mode: AlwaysAllow}
+clusterDomain: cluster.local
+$( [ "$DNS" = 1 ] && echo "clusterDNS: [$DNS_IP]" )
+resolvConf: $S/resolv.conf
+podLogsDir: $D/pod-logs
+rotateCertificates: false
+serializeImagePulls: false
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
+nodeStatusReportFrequency: 10s
+YAML
+  start "kubelet-$n" nsenter --net="/run/netns/$(node_ns "$i")" "$K8S_DIR/kubelet" \
+    --config="$D/kubelet-config.yaml" --kubeconfig="$S/$n.kubeconfig" \
+    --root-dir="$D/kubelet" --cert-dir="$D/kubelet/pki" \
+    --hostname-override="$n" --node-ip="$(node_ip "$i")" \
+    --node-labels="topology.kubernetes.io/zone=$(node_zone "$i"),topology.kubernetes.io/region=cnperf-e2e" --v=1
+  kp_conf "$n" > "$D/kube-proxy-config.yaml"
+  start "kube-proxy-$n" nsenter --net="/run/netns/$(node_ns "$i")" "$K8S_DIR/kube-proxy" \
+    --config="$D/kube-proxy-config.yaml"
+done
+log "kubelets, kube-proxies started"
+
+for i in $(seq 1 "$NODES"); do
+  n=$(node_name "$i")
+  wait_for "node $n registered" 120 $KC get node "$n"
+  $KC patch node "$n" --type merge \
+    -p "{\"spec\":{\"podCIDR\":\"$(pod_cidr "$i")\",\"podCIDRs\":[\"$(pod_cidr "$i")\"]}}" >/dev/null
+done
+wait_for "nodes Ready" 180 $KC wait --for=condition=Ready node --all --timeout=2s
+wait_for "default serviceaccount" 60 $KC -n default get serviceaccount default
+wait_for "kube-root-ca.crt" 60 $KC -n default get configmap kube-root-ca.crt
+[ "$DNS" = 1 ] && wait_for coredns 60 curl -sf "http://$APISERVER_IP:18181/ready"
+
+# ---------------- hand-over ----------------
+cat > "$S/e2e.env" <<ENV
+# written by test/e2e/harness/up.sh; source it to use the cluster
+export KUBECONFIG=$S/admin.kubeconfig
+export CNPERF_E2E_KUBECONFIG=$S/admin.kubeconfig
+export CNPERF_E2E_NET_MODE=$NET_MODE
+export CNPERF_E2E_NODES=$NODES
+export CNPERF_E2E_ZONES=$ZONES
+export CNPERF_E2E_DNS=$DNS
+export CNPERF_E2E_NODE_NAMES="$(echo $NODE_NAMES)"
+export CNPERF_E2E_AGENT_IMAGE=$AGENT_IMAGE
+export CNPERF_E2E_CNPERF=$E2E_IMAGES/cnperf
+export CNPERF_E2E_KUBECTL=$K8S_DIR/kubectl
+export CNPERF_E2E_STATE=$S
+export PATH=$K8S_DIR:\$PATH
+ENV
+$KC get nodes -L topology.kubernetes.io/zone -o wide
+elapsed "$T0" > "$S/up.seconds"
+trap - ERR INT TERM
+log "cluster up in $(cat "$S/up.seconds") s. Use it: . $S/e2e.env"

@@ -1,0 +1,73 @@
+#!/bin/bash
+# Build the e2e cluster's images from local binaries (no registry, no pulls, no Docker):
+#   localhost/cnperf-e2e/pause:v1  the sandbox image (static pause from build-bins.sh)
+#   <agent image>                  cnperf's agent image, named as the Kubernetes platform's default
+#                                  (`cnperf version --image`, else internal/version: ghcr.io/cnperf/cnperf:v0.1.0)
+# Agent image contents: /usr/local/bin/cnperf (built from this repo), iperf3, qperf, sockperf,
+# iperf (2) from Debian with their ldd libraries, busybox-static as /bin/sh and coreutils;
+# netperf/netserver/uperf are added only if the host has them (Debian 12 does not package them).
+# Output: $E2E_IMAGES/{pause,agent}.tar (single-layer OCI archives for `ctr images import`),
+#         $E2E_IMAGES/agent.name (the agent image's name) and $E2E_IMAGES/cnperf (the cnperf
+#         binary that is in the image, for the tests' host side).
+# usage: build.sh      env: CNPERF_E2E_CNPERF_BIN=<prebuilt cnperf> (default: go build ./cmd/cnperf)
+#                          CNPERF_E2E_AGENT_IMAGE=<name> (default: the platform's default image)
+set -euo pipefail
+IMG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$IMG_DIR/../harness/lib.sh"
+T0=$(now)
+OUT=$E2E_IMAGES
+mkdir -p "$OUT"
+[ -x "$PAUSE_DIR/pause" ] || { echo "missing $PAUSE_DIR/pause: run test/e2e/harness/build-bins.sh" >&2; exit 1; }
+for t in /usr/bin/busybox /usr/bin/iperf3 /usr/bin/qperf /usr/bin/sockperf /usr/bin/iperf; do
+  [ -x $t ] || { echo "missing $t (apt-get install busybox-static iperf3 qperf sockperf iperf)" >&2; exit 1; }
+done
+/usr/bin/busybox --list | grep -qx sh || { echo "/usr/bin/busybox must be busybox-static" >&2; exit 1; }
+
+W=$(mktemp -d /tmp/cnperf-e2e-img.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+
+# --- pause ---
+mkdir -p "$W/pause"
+cp "$PAUSE_DIR/pause" "$W/pause/pause"
+python3 "$IMG_DIR/mkoci.py" "$W/pause" "$PAUSE_IMAGE" "$W/pause.tar" --entrypoint '["/pause"]' --cmd 'null'
+
+# --- agent ---
+R=$W/agent
+mkdir -p "$R"/{bin,sbin,usr/bin,usr/sbin,usr/local/bin,etc,tmp,root,proc,sys,dev,lib64,lib/x86_64-linux-gnu,var/tmp}
+chmod 1777 "$R/tmp" "$R/var/tmp"
+if [ -n "${CNPERF_E2E_CNPERF_BIN:-}" ]; then
+  echo "agent: using prebuilt cnperf $CNPERF_E2E_CNPERF_BIN"
+  cp "$CNPERF_E2E_CNPERF_BIN" "$R/usr/local/bin/cnperf"
+else
+  (cd "$REPO_ROOT" && CGO_ENABLED=0 go build -o "$R/usr/local/bin/cnperf" ./cmd/cnperf)
+fi
+# the same binary for the host side of the tests (e2e.env: CNPERF_E2E_CNPERF)
+cp "$R/usr/local/bin/cnperf" "$OUT/cnperf.tmp" && mv "$OUT/cnperf.tmp" "$OUT/cnperf"
+cp /usr/bin/busybox "$R/bin/busybox"
+for app in $("$R/bin/busybox" --list); do
+  [ -e "$R/bin/$app" ] || ln -s busybox "$R/bin/$app"
+done
+tools="/usr/bin/iperf3 /usr/bin/qperf /usr/bin/sockperf /usr/bin/iperf"
+for opt in netperf netserver uperf; do
+  p=$(command -v $opt 2>/dev/null) && tools="$tools $p"
+done
+for b in $tools; do
+  cp "$b" "$R/usr/bin/"
+  for lib in $(ldd "$b" | awk '/=>/ && $3 ~ /^\// {print $3} /ld-linux/ {print $1}'); do
+    case $lib in
+      /lib64/*) cp -L "$lib" "$R/lib64/" ;;
+      *) cp -L "$lib" "$R/lib/x86_64-linux-gnu/" ;;
+    esac
+  done
+done
+printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' > "$R/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' > "$R/etc/group"
+printf 'hosts: files dns\nservices: files\n' > "$R/etc/nsswitch.conf"
+[ -f /etc/services ] && cp /etc/services "$R/etc/services"
+NAME=$(agent_image "$R/usr/local/bin/cnperf")
+# Cmd keeps a pod without `command:` running, so it can be exec'ed into
+python3 "$IMG_DIR/mkoci.py" "$R" "$NAME" "$W/agent.tar" --cmd '["sleep", "infinity"]'
+echo "$NAME" > "$W/agent.name"
+# replace the outputs only when all are built (a cluster being brought up may read them)
+for f in pause.tar agent.tar agent.name; do mv -f "$W/$f" "$OUT/$f"; done
+printf '[images %.1fs] %s and %s built in %s\n' "$(elapsed "$T0")" "$PAUSE_IMAGE" "$NAME" "$OUT"
