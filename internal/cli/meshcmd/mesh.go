@@ -1,0 +1,566 @@
+// Package meshcmd is `cnperf mesh`: a profile between every ordered pair of nodes (or a
+// seeded sample of pairs) in rounds where no node measures twice at once, or every node
+// against one (--all-to-one), with a node × node matrix, its outliers and each node's CPU.
+package meshcmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	_ "github.com/cnperf/cnperf/internal/driver/all" // every driver
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/mesh"
+	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/platform/kube"
+	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/version"
+)
+
+// Options are the command's settings.
+type Options struct {
+	Kubeconfig, Context, Namespace string
+	Keep                           bool
+	Image, PullPolicy              string
+	Tolerations                    []string
+	NodeSelector                   string
+	Nodes                          []string
+	Privileged                     bool
+	AgentBatch                     int
+	StartTimeout                   time.Duration
+
+	Profile, Driver string
+	Duration        time.Duration
+	Warmup          time.Duration
+	Samples         int
+	MessageSize     int
+	Parallel        int
+	Burst           int
+	DriverOptions   []string
+
+	Networks         []string
+	Pairs            int
+	Seed             uint64
+	Self             bool
+	Metric           string
+	OutlierMADs      float64
+	NodeResources    bool
+	MaxParallelPairs int
+	Port             int
+
+	AllToOne   string
+	Via        []string
+	Concurrent bool
+
+	CPUProfile string
+
+	Output      string
+	ResultsFile string
+	UUID        string
+}
+
+// NewCommand returns `cnperf mesh`.
+func NewCommand(streams iostreams.Streams) *cobra.Command { return newCommand(streams, &Options{}) }
+
+func newCommand(streams iostreams.Streams, o *Options) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "mesh",
+		Short: "Measure every pair of nodes (or every node against one) and show the node × node matrix",
+		Long: `mesh runs one profile between every ordered pair of the selected nodes, with one agent
+per node (a DaemonSet on the pod network and/or one with hostNetwork). Pairs are scheduled
+in rounds, a round-robin tournament (twice, roles swapped), so that the pairs of a round run
+at the same time and no node takes part in two measurements at once: 2(N−1) rounds for N
+nodes instead of N(N−1) one after the other. --pairs K measures a random sample of K pairs
+(reproducible with --seed). --all-to-one NODE runs the client of every node against a server
+on NODE instead, directly and/or through a ClusterIP Service, one client at a time or all at
+once (--concurrent), as kubernetes-iperf3 does.
+
+The output is a node × node matrix of the metric (rows = clients, columns = servers), the
+CPU of the client and server nodes over each measured window (from the nodes' /proc, read by
+the agents), and the outlier pairs: below median − k·MAD (above median + k·MAD for latency),
+MAD scaled by 1.4826. -o csv prints the matrix as CSV, -o cells one CSV row per pair with
+both nodes' CPU and memory, -o json the whole run; --results FILE keeps the run for
+'cnperf report'.`,
+		Example: `  cnperf mesh --duration 5s
+  cnperf mesh --network pod,host --profile TCP_RR -o csv
+  cnperf mesh --pairs 2000 --seed 7 --node-selector node-role.kubernetes.io/worker
+  cnperf mesh --all-to-one node1 --via direct,service --concurrent`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.Run(cmd.Context(), streams)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, then in-cluster)")
+	f.StringVar(&o.Context, "context", "", "kubeconfig context (default: the current context)")
+	f.StringVarP(&o.Namespace, "namespace", "n", "cnperf-mesh", "namespace for the agents; created if absent and then removed unless --keep (a namespace cnperf did not create is never deleted)")
+	f.BoolVar(&o.Keep, "keep", false, "leave the agents in place at the end")
+	f.StringVar(&o.Image, "image", version.DefaultImage(), "agent image (cnperf with the tools)")
+	f.StringVar(&o.PullPolicy, "image-pull-policy", string(corev1.PullIfNotPresent), "image pull policy: IfNotPresent, Always or Never")
+	f.StringSliceVar(&o.Tolerations, "tolerations", nil, `tolerate taints, KEY[=VALUE][:EFFECT][,...] or "*" for every taint`)
+	f.StringVar(&o.NodeSelector, "node-selector", "", "only nodes matching this label selector, e.g. node-role.kubernetes.io/worker or zone=a")
+	f.StringSliceVar(&o.Nodes, "nodes", nil, "only these nodes (comma-separated names)")
+	f.BoolVar(&o.Privileged, "privileged", false, "run the agents privileged with the host PID namespace (lets --cpu-profile use perf on the nodes)")
+	f.IntVar(&o.AgentBatch, "agent-batch", 50, "start the agents on this many nodes at a time")
+	f.DurationVar(&o.StartTimeout, "pod-start-timeout", 3*time.Minute, "how long one batch of agents may take to start")
+
+	f.StringVar(&o.Profile, "profile", string(api.TCPStream), "profile: "+profileNames())
+	f.StringVar(&o.Driver, "driver", "native", "load generator whose tool is in the agent image (native, iperf3, qperf, sockperf, ...)")
+	f.DurationVar(&o.Duration, "duration", 10*time.Second, "measured time of each sample")
+	f.DurationVar(&o.Warmup, "warmup", 0, "warm-up before each pair's samples")
+	f.IntVar(&o.Samples, "samples", 1, "samples per pair")
+	f.IntVar(&o.MessageSize, "message-size", 0, "message size in bytes (0: the driver's default)")
+	f.IntVar(&o.Parallel, "parallel", 1, "parallel flows per pair")
+	f.IntVar(&o.Burst, "burst", 0, "extra RR transactions in flight")
+	f.StringArrayVar(&o.DriverOptions, "option", nil, "driver option KEY=VALUE (repeatable)")
+
+	f.StringSliceVar(&o.Networks, "network", []string{"pod"}, "networks to measure: pod, host (hostNetwork) or both")
+	f.IntVar(&o.Pairs, "pairs", 0, "measure a random sample of this many ordered pairs (0: all)")
+	f.Uint64Var(&o.Seed, "seed", 1, "seed of the --pairs sample")
+	f.BoolVar(&o.Self, "self", false, "also measure every node against itself (the diagonal)")
+	f.StringVar(&o.Metric, "metric", "", "matrix figure: "+strings.Join(mesh.MetricNames(), ", ")+" (default: throughput for streams, latency-p50 for RR, cps for CRR)")
+	f.Float64Var(&o.OutlierMADs, "outlier-mads", 3, "outliers lie more than this many MADs from the median, on the bad side")
+	f.BoolVar(&o.NodeResources, "node-resources", true, "read both nodes' CPU and memory from /proc around every sample")
+	f.IntVar(&o.MaxParallelPairs, "max-parallel-pairs", 0, "at most this many pairs of a round at once (0: the whole round)")
+	f.IntVar(&o.Port, "port", 7300, "first server port of the mesh agents (the driver's control and data ports when it can move them)")
+
+	f.StringVar(&o.AllToOne, "all-to-one", "", "run every node's client against a server on this node instead of the mesh")
+	f.StringSliceVar(&o.Via, "via", []string{mesh.ViaDirect}, "all-to-one: reach the server directly, through a ClusterIP service, or both (direct,service)")
+	f.BoolVar(&o.Concurrent, "concurrent", false, "all-to-one: run every client at once (one server per client) instead of one after the other")
+
+	f.StringVar(&o.CPUProfile, "cpu-profile", "", "record CPU profiles of each pair into this directory and draw flame graphs (see docs/mesh.md)")
+
+	f.StringVarP(&o.Output, "output", "o", "table", "output: table, csv (the matrix), cells (CSV, one row per pair), json (the run)")
+	f.StringVar(&o.ResultsFile, "results", "", "write the run to this file (JSON Lines; read by cnperf report)")
+	f.StringVar(&o.UUID, "uuid", "", "run id to use instead of a random UUID")
+	return c
+}
+
+func profileNames() string {
+	var s []string
+	for _, p := range api.Profiles {
+		s = append(s, string(p))
+	}
+	return strings.Join(s, ", ")
+}
+
+// settings is what Run derives from Options before touching the cluster.
+type settings struct {
+	profile  api.Profile
+	drv      driver.Driver
+	params   api.Params
+	metric   mesh.Metric
+	networks []mesh.Network
+	vias     []string
+	tols     []corev1.Toleration
+	pull     corev1.PullPolicy
+}
+
+func (o *Options) validate() (*settings, error) {
+	s := &settings{}
+	switch o.Output {
+	case "table", "csv", "cells", "json":
+	default:
+		return nil, exit.Usage("--output %q: want table, csv, cells or json", o.Output)
+	}
+	s.profile = api.Profile(strings.ToUpper(o.Profile))
+	if !s.profile.Valid() {
+		return nil, exit.Usage("--profile %q: want one of %s", o.Profile, profileNames())
+	}
+	d, err := driver.Get(o.Driver)
+	if err != nil {
+		return nil, exit.Usage("--driver: %v", err)
+	}
+	s.drv = d
+	if o.Duration <= 0 || o.Samples < 1 || o.Parallel < 1 || o.Burst < 0 || o.MessageSize < 0 || o.Warmup < 0 {
+		return nil, exit.Usage("--duration must be positive, --samples and --parallel at least 1, sizes and --burst not negative")
+	}
+	if o.Pairs < 0 {
+		return nil, exit.Usage("--pairs must not be negative")
+	}
+	if !(o.OutlierMADs > 0) {
+		return nil, exit.Usage("--outlier-mads must be positive")
+	}
+	if o.Port < 1 || o.Port > 65535-512 {
+		return nil, exit.Usage("--port %d: want 1..%d", o.Port, 65535-512)
+	}
+	s.params = api.Params{
+		DurationSeconds: o.Duration.Seconds(), WarmupSeconds: o.Warmup.Seconds(), Samples: o.Samples,
+		MessageSizeBytes: o.MessageSize, Parallel: o.Parallel, Burst: o.Burst,
+	}
+	for _, kv := range o.DriverOptions {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, exit.Usage("--option %q: want KEY=VALUE", kv)
+		}
+		if s.params.Options == nil {
+			s.params.Options = map[string]string{}
+		}
+		s.params.Options[k] = v
+	}
+	if err := driver.Check(plan.Case{Profile: s.profile, Path: api.PathPodPodCrossNode, Driver: d.Name(), Params: s.params}); err != nil {
+		return nil, exit.Usage("%v", err)
+	}
+	if s.metric, err = mesh.LookupMetric(o.Metric, s.profile); err != nil {
+		return nil, exit.Usage("--metric: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, n := range o.Networks {
+		n = strings.TrimSpace(strings.ToLower(n))
+		switch n {
+		case "pod", "host":
+		default:
+			return nil, exit.Usage("--network %q: want pod or host", n)
+		}
+		if !seen[n] {
+			seen[n] = true
+			s.networks = append(s.networks, mesh.Network(n))
+		}
+	}
+	if len(s.networks) == 0 {
+		return nil, exit.Usage("--network: name pod, host or both")
+	}
+	for _, v := range o.Via {
+		v = strings.TrimSpace(strings.ToLower(v))
+		if v != mesh.ViaDirect && v != mesh.ViaService {
+			return nil, exit.Usage("--via %q: want direct or service", v)
+		}
+		s.vias = append(s.vias, v)
+	}
+	if o.AllToOne == "" && (o.Concurrent || len(o.Via) != 1 || o.Via[0] != mesh.ViaDirect) {
+		return nil, exit.Usage("--via and --concurrent apply to --all-to-one")
+	}
+	if o.AllToOne != "" && (o.Pairs > 0 || o.Self) {
+		return nil, exit.Usage("--pairs and --self apply to the mesh, not --all-to-one")
+	}
+	switch corev1.PullPolicy(o.PullPolicy) {
+	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+		s.pull = corev1.PullPolicy(o.PullPolicy)
+	default:
+		return nil, exit.Usage("--image-pull-policy %q: want IfNotPresent, Always or Never", o.PullPolicy)
+	}
+	if s.tols, err = parseTolerations(o.Tolerations); err != nil {
+		return nil, exit.Usage("%v", err)
+	}
+	return s, nil
+}
+
+// Run runs the command.
+func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	log := streams.ErrOut
+	s, err := o.validate()
+	if err != nil {
+		return err
+	}
+	runID := o.UUID
+	if runID == "" {
+		runID = uuid.NewString()
+	} else if _, err := uuid.Parse(runID); err != nil {
+		return exit.Usage("--uuid: %q is not a UUID: %v", runID, err)
+	}
+	cs, cfg, err := kube.NewClientset(o.Kubeconfig, o.Context)
+	if err != nil {
+		return exit.Usage("%v", err)
+	}
+	return o.run(ctx, streams, log, s, runID, cs, cfg)
+}
+
+func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Writer, s *settings, runID string, cs kubernetes.Interface, cfg *rest.Config) (err error) {
+	started := time.Now()
+	nodes, skipped, err := mesh.ListNodes(ctx, cs, mesh.NodeFilter{LabelSelector: o.NodeSelector, Names: o.Nodes, Tolerations: s.tols})
+	if err != nil {
+		return err
+	}
+	for _, sk := range skipped {
+		fmt.Fprintf(log, "mesh: skipping node %s: %s\n", sk.Node, sk.Reason)
+	}
+	var server *mesh.Node
+	if o.AllToOne != "" {
+		for i := range nodes {
+			if nodes[i].Name == o.AllToOne {
+				server = &nodes[i]
+			}
+		}
+		if server == nil {
+			return exit.Usage("--all-to-one %s: not a usable node (usable: %s)", o.AllToOne, strings.Join(mesh.Names(nodes), ", "))
+		}
+	}
+	var sched *mesh.Schedule
+	if server == nil {
+		sched, err = mesh.NewSchedule(len(nodes), mesh.ScheduleOptions{SamplePairs: o.Pairs, Seed: o.Seed, Self: o.Self})
+		if err != nil {
+			return exit.Usage("%v (nodes: %d)", err, len(nodes))
+		}
+		fmt.Fprintf(log, "mesh: %d nodes, %d of %d ordered pairs in %d rounds (%s)\n", len(nodes), sched.Pairs, sched.PairsTotal,
+			len(sched.Rounds), strings.Join(networkNames(s.networks), " and ")+" network")
+	} else if len(nodes) == 0 {
+		return exit.Usage("no usable nodes")
+	}
+
+	run := &api.Run{
+		APIVersion: api.APIVersion, Kind: api.KindRun, UUID: runID, StartTime: started.UTC(),
+		CnperfVersion: version.Version, Platform: "kube", Results: []api.Result{},
+		Cluster: &api.ClusterDetails{NodeCount: len(nodes)},
+	}
+	for _, n := range nodes {
+		run.Cluster.Nodes = append(run.Cluster.Nodes, api.NodeInfo{Name: n.Name, Zone: n.Zone, InternalIP: n.InternalIP})
+	}
+	for _, sk := range skipped {
+		run.Notes = append(run.Notes, fmt.Sprintf("node %s skipped: %s", sk.Node, sk.Reason))
+	}
+
+	// Agents (and the all-to-one server) live only as long as the run.
+	privileged := o.Privileged || contains(s.networks, mesh.NetHost)
+	nsCreated, err := mesh.EnsureNamespace(ctx, cs, o.Namespace, runID, privileged)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if o.Keep {
+			fmt.Fprintf(log, "mesh: --keep: agents left in namespace %s (run %s); remove them with: cnperf cleanup --run %s\n", o.Namespace, runID, runID)
+			return
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		if cerr := mesh.Cleanup(cctx, cs, o.Namespace, runID, nsCreated); cerr != nil {
+			fmt.Fprintf(log, "mesh: cleanup: %v\n", cerr)
+			if err == nil {
+				err = cerr
+			}
+		}
+	}()
+
+	var meshOpts map[string]string
+	if pm, ok := s.drv.(driver.PortMover); ok {
+		meshOpts = pm.PortOptions([]int{o.Port, o.Port + 1})
+	}
+	mo := &mesh.Options{
+		Profile: s.profile, Driver: s.drv, Params: s.params, Metric: s.metric, OutlierMADs: o.OutlierMADs,
+		NodeResources: o.NodeResources, MaxParallelPairs: o.MaxParallelPairs,
+	}
+	mo.Params.Options = mergeOptions(s.params.Options, meshOpts)
+	agentOpts := mesh.AgentOptions{
+		Namespace: o.Namespace, RunID: runID, Image: o.Image, PullPolicy: s.pull, Tolerations: s.tols,
+		Privileged: o.Privileged, Batch: o.AgentBatch, StartTimeout: o.StartTimeout,
+	}
+	probe := mo.Case(api.PathPodPodCrossNode, mesh.NetPod, nil)
+	if server == nil {
+		agentOpts.Servers = s.drv.Servers([]plan.Case{probe})
+	}
+	stream := mesh.RemoteStreamer(cs, cfg)
+	env := mesh.Env{
+		Log: log,
+		Exec: func(a mesh.Agent) mesh.Executor {
+			return &mesh.PodExecutor{Stream: stream, Namespace: o.Namespace, Pod: a.Pod, Container: mesh.ClientContainer, DefaultTimeout: 5 * time.Minute}
+		},
+	}
+
+	names := mesh.Names(nodes)
+	var sets []*mesh.AgentSet
+	for _, net := range s.networks {
+		t0 := time.Now()
+		set, derr := mesh.DeployAgents(ctx, cs, agentOpts, net, names, log)
+		if derr != nil {
+			return derr
+		}
+		for _, f := range set.Failed {
+			fmt.Fprintf(log, "mesh: %s agent on %s did not start: %s\n", net, f.Node, f.Reason)
+			run.Notes = append(run.Notes, fmt.Sprintf("%s agent on node %s did not start: %s", net, f.Node, f.Reason))
+		}
+		fmt.Fprintf(log, "mesh: %d of %d %s agents up in %.1fs\n", len(set.ByNode), len(names), net, time.Since(t0).Seconds())
+		if len(set.ByNode) == 0 {
+			return exit.Failure("no %s agent started", net)
+		}
+		sets = append(sets, set)
+	}
+	if o.CPUProfile != "" {
+		var probe *mesh.Agent
+		for _, n := range names {
+			if a, ok := sets[0].ByNode[n]; ok {
+				probe = &a
+				break
+			}
+		}
+		window := time.Duration(float64(o.Samples) * float64(o.Duration+o.Warmup))
+		prof, perr := newProfiler(ctx, o.CPUProfile, o.Privileged, env, probe, window, log)
+		if perr != nil {
+			return exit.Usage("%v", perr)
+		}
+		mo.Profiler = prof
+	}
+	setupDone := time.Now()
+
+	if server == nil {
+		run.Mesh, run.Results = mo.RunMesh(ctx, env, nodes, sched, sets)
+	} else {
+		var a2o []mesh.AllToOne
+		for i, net := range s.networks {
+			n := 1
+			if o.Concurrent {
+				n = len(nodes)
+			}
+			opts, perr := mesh.ServerPortOptions(s.drv, o.Port+100, n)
+			if perr != nil {
+				return exit.Usage("%v", perr)
+			}
+			srv, derr := mesh.DeployOneServer(ctx, cs, agentOpts, net, server.Name, mo.Case(api.PathPodPodCrossNode, net, nil), s.drv, opts, o.StartTimeout)
+			if derr != nil {
+				return derr
+			}
+			for _, via := range s.vias {
+				a2o = append(a2o, mesh.AllToOne{Server: srv, Clients: sets[i], Via: via, Concurrent: o.Concurrent})
+			}
+		}
+		run.Mesh, run.Results = mo.RunAllToOne(ctx, env, nodes, *server, a2o)
+	}
+	run.EndTime = time.Now().UTC()
+	run.Interrupted = ctx.Err() != nil
+	run.Timing = &api.Timing{SetupSeconds: setupDone.Sub(started).Seconds(), MeasureSeconds: time.Since(setupDone).Seconds()}
+
+	if o.ResultsFile != "" {
+		if werr := writeResults(o.ResultsFile, run); werr != nil {
+			return werr
+		}
+	}
+	if werr := o.write(streams.Out, run); werr != nil {
+		return werr
+	}
+	failed := 0
+	for _, m := range run.Mesh.Matrices {
+		for _, c := range m.Cells {
+			if c.Error != "" {
+				failed++
+			}
+		}
+	}
+	if run.Interrupted {
+		return exit.Failure("interrupted")
+	}
+	if failed > 0 {
+		return exit.Failure("%d pair(s) failed", failed)
+	}
+	return nil
+}
+
+func (o *Options) write(w io.Writer, run *api.Run) error {
+	switch o.Output {
+	case "csv":
+		return mesh.WriteMatrixCSV(w, run)
+	case "cells":
+		return mesh.WriteCellsCSV(w, run)
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(run)
+	}
+	return mesh.WriteTable(w, run)
+}
+
+func writeResults(path string, run *api.Run) error {
+	w, err := report.CreateResultsFile(path, run)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, r := range run.Results {
+		if err := w.AppendResult(r); err != nil {
+			errs = append(errs, err)
+			break
+		}
+	}
+	// The header was written before the mesh section was complete: record it now.
+	if err := w.UpdateRun(*run); err != nil {
+		errs = append(errs, err)
+	}
+	if err := w.Close(*run); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func networkNames(ns []mesh.Network) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = string(n)
+	}
+	return out
+}
+
+func contains(ns []mesh.Network, n mesh.Network) bool {
+	for _, x := range ns {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
+
+func mergeOptions(a, b map[string]string) map[string]string {
+	if len(a) == 0 && len(b) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+// parseTolerations reads KEY[=VALUE][:EFFECT] items; "*" tolerates everything (the same
+// syntax as `cnperf run --tolerations`).
+func parseTolerations(in []string) ([]corev1.Toleration, error) {
+	var out []corev1.Toleration
+	for _, t := range in {
+		t = strings.TrimSpace(t)
+		if t == "" {
+			continue
+		}
+		if t == "*" {
+			out = append(out, corev1.Toleration{Operator: corev1.TolerationOpExists})
+			continue
+		}
+		kv, effect, hasEffect := strings.Cut(t, ":")
+		tol := corev1.Toleration{}
+		if hasEffect {
+			switch corev1.TaintEffect(effect) {
+			case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+				tol.Effect = corev1.TaintEffect(effect)
+			default:
+				return nil, fmt.Errorf("--tolerations %q: effect %q is not NoSchedule, PreferNoSchedule or NoExecute", t, effect)
+			}
+		}
+		k, v, hasValue := strings.Cut(kv, "=")
+		if k == "" {
+			return nil, fmt.Errorf("--tolerations %q has no key (KEY[=VALUE][:EFFECT], or * for all)", t)
+		}
+		tol.Key = k
+		if hasValue {
+			tol.Operator, tol.Value = corev1.TolerationOpEqual, v
+		} else {
+			tol.Operator = corev1.TolerationOpExists
+		}
+		out = append(out, tol)
+	}
+	return out, nil
+}

@@ -1,0 +1,103 @@
+package meshcmd
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/report"
+)
+
+// parse runs the command's flag parsing and validation only.
+func parse(t *testing.T, args ...string) (*Options, *settings, error) {
+	t.Helper()
+	o := &Options{}
+	var out bytes.Buffer
+	c := newCommand(iostreams.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &out}, o)
+	if err := c.ParseFlags(args); err != nil {
+		return nil, nil, err
+	}
+	s, err := o.validate()
+	return o, s, err
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // "" = valid
+	}{
+		{nil, ""},
+		{[]string{"--profile", "tcp_rr", "--network", "pod,host"}, ""},
+		{[]string{"--all-to-one", "node1", "--via", "direct,service", "--concurrent"}, ""},
+		{[]string{"--output", "xml"}, "--output"},
+		{[]string{"--profile", "SCTP"}, "--profile"},
+		{[]string{"--driver", "nosuch"}, "--driver"},
+		{[]string{"--duration", "0s"}, "--duration"},
+		{[]string{"--network", "overlay"}, "--network"},
+		{[]string{"--via", "service"}, "apply to --all-to-one"},
+		{[]string{"--concurrent"}, "apply to --all-to-one"},
+		{[]string{"--all-to-one", "n1", "--pairs", "3"}, "apply to the mesh"},
+		{[]string{"--all-to-one", "n1", "--via", "nodeport"}, "--via"},
+		{[]string{"--metric", "bogus"}, "--metric"},
+		{[]string{"--outlier-mads", "0"}, "--outlier-mads"},
+		{[]string{"--image-pull-policy", "Sometimes"}, "--image-pull-policy"},
+		{[]string{"--tolerations", "k=v:Maybe"}, "effect"},
+		{[]string{"--option", "novalue"}, "KEY=VALUE"},
+		{[]string{"--port", "70000"}, "--port"},
+	} {
+		_, _, err := parse(t, tc.args...)
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%v: %v", tc.args, err)
+			}
+			continue
+		}
+		var ue *exit.UsageError
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.As(err, &ue) {
+			t.Errorf("%v: error %v, want a usage error mentioning %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestValidateSettings(t *testing.T) {
+	_, s, err := parse(t, "--profile", "TCP_RR", "--network", "host,pod,host", "--tolerations", "*", "--option", "cpu=0,1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.metric.Name != "latency-p50" || len(s.networks) != 2 || s.networks[0] != "host" || len(s.tols) != 1 || s.params.Options["cpu"] != "0,1" {
+		t.Fatalf("%+v", s)
+	}
+}
+
+func TestResultsFileKeepsMesh(t *testing.T) {
+	v := 9.5e9
+	run := &api.Run{APIVersion: api.APIVersion, Kind: api.KindRun, UUID: "6f0d5a8e-1c1e-4a39-9a56-0c1d2f3e4a5b", Platform: "kube",
+		Results: []api.Result{
+			{Profile: api.TCPStream, Driver: "native", Path: api.PathPodPodCrossNode, Samples: []api.Sample{}},
+			{Profile: api.TCPStream, Driver: "native", Path: api.PathPodPodCrossNode, Samples: []api.Sample{}, Error: "boom"},
+		},
+		Mesh: &api.Mesh{Mode: "mesh", Nodes: []string{"a", "b"}, Profile: api.TCPStream, Driver: "native", Metric: "throughputBitsPerSecond",
+			Matrices: []api.MeshMatrix{{Network: "pod", Cells: []api.MeshCell{
+				{Client: "a", Server: "b", Result: 0, Value: &v}, {Client: "b", Server: "a", Round: 1, Result: 1, Error: "boom"}}}}},
+	}
+	path := filepath.Join(t.TempDir(), "mesh.jsonl")
+	if err := writeResults(path, run); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := report.ReadRunFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].Mesh == nil || len(runs[0].Results) != 2 {
+		t.Fatalf("read back %d runs: %+v", len(runs), runs)
+	}
+	got := runs[0].Mesh.Matrices[0].Cells
+	if len(got) != 2 || *got[0].Value != v || runs[0].Results[got[1].Result].Error != "boom" {
+		t.Fatalf("cells %+v", got)
+	}
+}

@@ -1,0 +1,451 @@
+package mesh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/platform/kube"
+)
+
+// Network is where an agent's traffic flows: the pod network or the node's own (hostNetwork).
+type Network string
+
+// Networks.
+const (
+	NetPod  Network = "pod"
+	NetHost Network = "host"
+)
+
+// Labels on the mesh's objects (besides the kube platform's managed-by/name/run labels, so
+// `cnperf cleanup` finds them).
+const (
+	LabelComponent = "cnperf.dev/component"
+	ComponentAgent = "mesh-agent"
+	ComponentOne   = "mesh-server" // the all-to-one server pod
+	// ClientContainer is where client commands and /proc reads are exec'ed.
+	ClientContainer = kube.ClientContainer
+	// HostRoot is where privileged agents mount the node's root filesystem.
+	HostRoot = "/host"
+)
+
+// idleCommand keeps the client container running until it is told to stop.
+var idleCommand = []string{"sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done"}
+
+// AgentOptions say how agents are deployed.
+type AgentOptions struct {
+	Namespace  string
+	RunID      string
+	Image      string
+	PullPolicy corev1.PullPolicy
+	// Tolerations let agents run on tainted nodes.
+	Tolerations []corev1.Toleration
+	// Privileged runs the agents privileged with the host's PID namespace (for perf).
+	Privileged bool
+	// Servers run in every agent pod, one container each (the driver's servers).
+	Servers []driver.Server
+	// Batch is how many nodes get their agent at a time: the DaemonSet's node list grows by
+	// Batch once the previous batch is up, so a large cluster does not pull the image on every
+	// node at once.
+	Batch int
+	// StartTimeout bounds the wait for one batch.
+	StartTimeout time.Duration
+	// Resources are the agent containers' requests and limits.
+	Resources corev1.ResourceRequirements
+}
+
+// Agent is one node's agent pod.
+type Agent struct {
+	Node, Pod, PodIP, HostIP string
+	Network                  Network
+}
+
+// AgentSet is one DaemonSet's agents, by node.
+type AgentSet struct {
+	Network Network
+	Name    string
+	ByNode  map[string]Agent
+	// Failed are the nodes whose agent did not start, with what Kubernetes said.
+	Failed []Skipped
+}
+
+func objectLabels(runID string) map[string]string {
+	return map[string]string{kube.LabelManagedBy: kube.ManagedByValue, kube.LabelName: "cnperf", kube.LabelRun: runID}
+}
+
+func shortID(runID string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(runID) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		}
+		if b.Len() == 8 {
+			break
+		}
+	}
+	if b.Len() == 0 {
+		return "run"
+	}
+	return b.String()
+}
+
+// EnsureNamespace creates the namespace when it is absent and reports whether it did (only a
+// namespace cnperf created is deleted at the end). hostNetwork and privileged agents need the
+// privileged Pod Security level.
+func EnsureNamespace(ctx context.Context, cs kubernetes.Interface, name, runID string, privileged bool) (created bool, err error) {
+	// A namespace still terminating (an earlier run's) takes no new objects: wait it out.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		ns, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if err != nil {
+			return false, fmt.Errorf("get namespace %s: %w", name, err)
+		}
+		if ns.Status.Phase != corev1.NamespaceTerminating && ns.DeletionTimestamp == nil {
+			return false, nil
+		}
+		if time.Now().After(deadline) {
+			return false, fmt.Errorf("namespace %s is still terminating after 2m; choose another with --namespace", name)
+		}
+		select {
+		case <-ctx.Done():
+			return false, context.Cause(ctx)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	l := objectLabels(runID)
+	l["pod-security.kubernetes.io/enforce"] = "baseline"
+	if privileged {
+		l["pod-security.kubernetes.io/enforce"] = "privileged"
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l}}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("create namespace %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// DaemonSetName is the agent DaemonSet's name for a network.
+func DaemonSetName(runID string, net Network) string {
+	return fmt.Sprintf("cnperf-mesh-%s-%s", net, shortID(runID))
+}
+
+// BuildDaemonSet is the agent DaemonSet for a network, restricted to nodes. Its pods run the
+// servers (one container each) and an idle client container commands are exec'ed in. It uses
+// the OnDelete strategy so growing its node list starts new pods without restarting old ones.
+func BuildDaemonSet(o AgentOptions, net Network, nodes []string) *appsv1.DaemonSet {
+	sel := map[string]string{kube.LabelRun: o.RunID, LabelComponent: ComponentAgent, kube.LabelNetwork: string(net)}
+	labels := objectLabels(o.RunID)
+	for k, v := range sel {
+		labels[k] = v
+	}
+	no := false
+	grace := int64(2)
+	spec := corev1.PodSpec{
+		AutomountServiceAccountToken:  &no,
+		EnableServiceLinks:            &no,
+		TerminationGracePeriodSeconds: &grace,
+		HostNetwork:                   net == NetHost,
+		HostPID:                       o.Privileged,
+		Tolerations:                   o.Tolerations,
+		Affinity:                      nodesAffinity(nodes),
+	}
+	if net == NetHost {
+		spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
+	}
+	for _, srv := range o.Servers {
+		c := agentContainer(o, dnsName(srv.Name), srv.Argv)
+		for _, p := range srv.Ports {
+			cp := corev1.ContainerPort{ContainerPort: int32(p.Port), Protocol: protocol(p.Protocol)}
+			if net == NetHost {
+				cp.HostPort = int32(p.Port)
+			}
+			c.Ports = append(c.Ports, cp)
+		}
+		if p, ok := firstTCP(srv.Ports); ok {
+			// A startup probe stops after its first success: no probe reaches a server
+			// during a measurement.
+			c.StartupProbe = &corev1.Probe{
+				ProbeHandler:     corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(p))}},
+				PeriodSeconds:    1,
+				FailureThreshold: 3600,
+				TimeoutSeconds:   1,
+			}
+		}
+		spec.Containers = append(spec.Containers, c)
+	}
+	client := agentContainer(o, ClientContainer, idleCommand)
+	if o.Privileged {
+		// perf runs from the node's own filesystem (chroot /host perf ...): the agent image
+		// need not carry a perf that matches each node's kernel.
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "host-root",
+			VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}})
+		client.VolumeMounts = append(client.VolumeMounts, corev1.VolumeMount{Name: "host-root", MountPath: HostRoot})
+	}
+	spec.Containers = append(spec.Containers, client)
+	return &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: DaemonSetName(o.RunID, net), Namespace: o.Namespace, Labels: labels},
+		Spec: appsv1.DaemonSetSpec{
+			Selector:       &metav1.LabelSelector{MatchLabels: sel},
+			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       spec,
+			},
+		},
+	}
+}
+
+func agentContainer(o AgentOptions, name string, command []string) corev1.Container {
+	c := corev1.Container{
+		Name:            name,
+		Image:           o.Image,
+		ImagePullPolicy: o.PullPolicy,
+		Command:         append([]string(nil), command...),
+		Resources:       *o.Resources.DeepCopy(),
+	}
+	if o.Privileged {
+		yes := true
+		c.SecurityContext = &corev1.SecurityContext{Privileged: &yes}
+	}
+	return c
+}
+
+// nodesAffinity pins pods to the named nodes through the scheduler: one term per node (the
+// terms are ORed), since a metadata.name field selector takes a single value.
+func nodesAffinity(nodes []string) *corev1.Affinity {
+	terms := make([]corev1.NodeSelectorTerm, len(nodes))
+	for i, n := range nodes {
+		terms[i] = corev1.NodeSelectorTerm{MatchFields: []corev1.NodeSelectorRequirement{{
+			Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{n},
+		}}}
+	}
+	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms},
+	}}
+}
+
+func dnsName(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	out := strings.Trim(b.String(), "-")
+	if out == "" || out == ClientContainer {
+		out = "srv-" + out
+	}
+	return out
+}
+
+func protocol(p string) corev1.Protocol {
+	switch strings.ToUpper(p) {
+	case "UDP":
+		return corev1.ProtocolUDP
+	case "SCTP":
+		return corev1.ProtocolSCTP
+	}
+	return corev1.ProtocolTCP
+}
+
+func firstTCP(ports []driver.Port) (int, bool) {
+	for _, p := range ports {
+		if protocol(p.Protocol) == corev1.ProtocolTCP {
+			return p.Port, true
+		}
+	}
+	return 0, false
+}
+
+// DeployAgents creates the agent DaemonSet for net on nodes, growing its node list by
+// o.Batch nodes at a time once the previous batch is Ready, and returns the agents that
+// came up. Nodes whose agent does not start are reported in Failed, not fatal.
+func DeployAgents(ctx context.Context, cs kubernetes.Interface, o AgentOptions, net Network, nodes []string, log io.Writer) (*AgentSet, error) {
+	if len(nodes) == 0 {
+		return nil, errors.New("mesh: no nodes for the agents")
+	}
+	batch := o.Batch
+	if batch <= 0 || batch > len(nodes) {
+		batch = len(nodes)
+	}
+	timeout := o.StartTimeout
+	if timeout <= 0 {
+		timeout = 3 * time.Minute
+	}
+	set := &AgentSet{Network: net, Name: DaemonSetName(o.RunID, net), ByNode: map[string]Agent{}}
+	dsClient := cs.AppsV1().DaemonSets(o.Namespace)
+	for start := 0; start < len(nodes); start += batch {
+		end := min(start+batch, len(nodes))
+		upTo := nodes[:end]
+		ds := BuildDaemonSet(o, net, upTo)
+		if start == 0 {
+			if _, err := dsClient.Create(ctx, ds, metav1.CreateOptions{}); err != nil {
+				return set, fmt.Errorf("create DaemonSet %s/%s: %w", o.Namespace, ds.Name, err)
+			}
+		} else {
+			cur, err := dsClient.Get(ctx, ds.Name, metav1.GetOptions{})
+			if err != nil {
+				return set, fmt.Errorf("get DaemonSet %s/%s: %w", o.Namespace, ds.Name, err)
+			}
+			cur.Spec.Template.Spec.Affinity = ds.Spec.Template.Spec.Affinity
+			if _, err := dsClient.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+				return set, fmt.Errorf("add nodes %d..%d to DaemonSet %s/%s: %w", start+1, end, o.Namespace, ds.Name, err)
+			}
+		}
+		if log != nil && batch < len(nodes) {
+			fmt.Fprintf(log, "mesh: %s agents: starting on nodes %d..%d of %d\n", net, start+1, end, len(nodes))
+		}
+		up, failed, err := waitAgents(ctx, cs, o, net, nodes[start:end], timeout)
+		for _, a := range up {
+			set.ByNode[a.Node] = a
+		}
+		set.Failed = append(set.Failed, failed...)
+		if err != nil {
+			return set, err
+		}
+	}
+	sort.Slice(set.Failed, func(i, j int) bool { return set.Failed[i].Node < set.Failed[j].Node })
+	return set, nil
+}
+
+// badWaiting are container waiting reasons that will not fix themselves within a run.
+var badWaiting = map[string]bool{
+	"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true,
+	"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true, "CrashLoopBackOff": true,
+}
+
+// waitAgents polls the DaemonSet's pods until every node of the batch has a Ready agent or
+// a hopeless one, or the timeout passes.
+func waitAgents(ctx context.Context, cs kubernetes.Interface, o AgentOptions, net Network, nodes []string, timeout time.Duration) ([]Agent, []Skipped, error) {
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	selector := fmt.Sprintf("%s=%s,%s=%s,%s=%s", kube.LabelRun, o.RunID, LabelComponent, ComponentAgent, kube.LabelNetwork, net)
+	want := map[string]bool{}
+	for _, n := range nodes {
+		want[n] = true
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		pods, err := cs.CoreV1().Pods(o.Namespace).List(wctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil && wctx.Err() == nil {
+			return nil, nil, fmt.Errorf("list agent pods (%s): %w", selector, err)
+		}
+		var up []Agent
+		var failed []Skipped
+		state := map[string]string{}
+		if pods != nil {
+			for i := range pods.Items {
+				p := &pods.Items[i]
+				node := p.Spec.NodeName
+				if !want[node] || p.DeletionTimestamp != nil {
+					continue
+				}
+				if why := podHopeless(p); why != "" {
+					failed = append(failed, Skipped{node, fmt.Sprintf("agent pod %s: %s", p.Name, why)})
+					state[node] = "failed"
+					continue
+				}
+				if podReady(p) {
+					up = append(up, Agent{Node: node, Pod: p.Name, PodIP: p.Status.PodIP, HostIP: p.Status.HostIP, Network: net})
+					state[node] = "up"
+				} else if state[node] == "" {
+					state[node] = "pending: " + podPhase(p)
+				}
+			}
+		}
+		if len(up)+len(failed) == len(nodes) {
+			return up, failed, nil
+		}
+		select {
+		case <-tick.C:
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return up, failed, fmt.Errorf("waiting for %s agents: %w", net, context.Cause(ctx))
+			}
+			for _, n := range nodes {
+				switch s := state[n]; {
+				case s == "":
+					failed = append(failed, Skipped{n, fmt.Sprintf("no agent pod within %s (the DaemonSet did not place one: taint, resources or a node selector)", timeout)})
+				case strings.HasPrefix(s, "pending"):
+					failed = append(failed, Skipped{n, fmt.Sprintf("agent not Ready within %s (%s)", timeout, s)})
+				}
+			}
+			return up, failed, nil
+		}
+	}
+}
+
+func podReady(p *corev1.Pod) bool {
+	if p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func podHopeless(p *corev1.Pod) string {
+	if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+		return fmt.Sprintf("phase %s %s", p.Status.Phase, p.Status.Message)
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && badWaiting[w.Reason] {
+			return fmt.Sprintf("container %s: %s: %s", cs.Name, w.Reason, w.Message)
+		}
+		if t := cs.State.Terminated; t != nil {
+			return fmt.Sprintf("container %s exited %d (%s): %s", cs.Name, t.ExitCode, t.Reason, t.Message)
+		}
+	}
+	return ""
+}
+
+func podPhase(p *corev1.Pod) string {
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" {
+			return fmt.Sprintf("%s, container %s %s", p.Status.Phase, cs.Name, w.Reason)
+		}
+	}
+	return string(p.Status.Phase)
+}
+
+// Cleanup deletes what a mesh run created: the namespace when it created it, else every
+// object labelled with the run (DaemonSets, pods, services).
+func Cleanup(ctx context.Context, cs kubernetes.Interface, ns, runID string, namespaceCreated bool) error {
+	if namespaceCreated {
+		return kube.DeleteNamespace(ctx, cs, ns, false)
+	}
+	// DaemonSets first, or their controller recreates the pods deleted next.
+	var errs []error
+	bg := metav1.DeletePropagationBackground
+	err := cs.AppsV1().DaemonSets(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg},
+		metav1.ListOptions{LabelSelector: kube.RunSelector(runID)})
+	if err != nil && !apierrors.IsNotFound(err) {
+		errs = append(errs, fmt.Errorf("delete DaemonSets of run %s in %s: %w", runID, ns, err))
+	}
+	errs = append(errs, kube.DeleteRunObjects(ctx, cs, ns, kube.RunSelector(runID), false))
+	return errors.Join(errs...)
+}

@@ -1,0 +1,251 @@
+package mesh
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/platform/kube"
+)
+
+// Ways to reach the all-to-one server.
+const (
+	ViaDirect  = "direct"
+	ViaService = "service"
+)
+
+// OneServer is the all-to-one server: one pod on the server node running one driver server
+// per client (so that clients can run at once: most servers serve one test at a time), each
+// on its own ports, and a ClusterIP Service over all of them.
+type OneServer struct {
+	Network   Network
+	Pod       Agent
+	ServiceIP string
+	// Options are the case options that point client i at server i (its ports).
+	Options []map[string]string
+}
+
+// ServerPortOptions returns the case options that put server i on ports base+2i, base+2i+1
+// (a control and a data port), for n servers. A driver that cannot move its server gets
+// one server on its default ports, which is enough only when clients take turns.
+func ServerPortOptions(d driver.Driver, base, n int) ([]map[string]string, error) {
+	pm, ok := d.(driver.PortMover)
+	if !ok {
+		if n > 1 {
+			return nil, fmt.Errorf("driver %s cannot move its server to other ports, so clients cannot run at once against one node (drop --concurrent or use --driver native)", d.Name())
+		}
+		return []map[string]string{nil}, nil
+	}
+	out := make([]map[string]string, n)
+	for i := range out {
+		out[i] = pm.PortOptions([]int{base + 2*i, base + 2*i + 1})
+		if out[i] == nil && i > 0 {
+			return nil, fmt.Errorf("driver %s cannot move its server to ports %d,%d", d.Name(), base+2*i, base+2*i+1)
+		}
+	}
+	return out, nil
+}
+
+// DeployOneServer starts the all-to-one server pod and its Service on node for net and waits
+// until they are ready.
+func DeployOneServer(ctx context.Context, cs kubernetes.Interface, o AgentOptions, net Network, node string, c plan.Case, d driver.Driver, options []map[string]string, timeout time.Duration) (*OneServer, error) {
+	name := fmt.Sprintf("cnperf-mesh-one-%s-%s", net, shortID(o.RunID))
+	labels := objectLabels(o.RunID)
+	labels[LabelComponent] = ComponentOne
+	labels[kube.LabelNetwork] = string(net)
+	labels[kube.LabelEndpoint] = name
+	no := false
+	grace := int64(2)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: labels},
+		Spec: corev1.PodSpec{
+			AutomountServiceAccountToken:  &no,
+			EnableServiceLinks:            &no,
+			TerminationGracePeriodSeconds: &grace,
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			HostNetwork:                   net == NetHost,
+			Tolerations:                   o.Tolerations,
+			Affinity:                      nodesAffinity([]string{node}),
+		},
+	}
+	if net == NetHost {
+		pod.Spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: objectLabels(o.RunID)},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: map[string]string{kube.LabelEndpoint: name}},
+	}
+	seen := map[string]bool{}
+	for i, opts := range options {
+		ci := c
+		ci.Params.Options = mergeOptions(c.Params.Options, opts)
+		for _, srv := range d.Servers([]plan.Case{ci}) {
+			cname := fmt.Sprintf("srv-%d-%s", i, dnsName(srv.Name))
+			if len(cname) > 63 {
+				cname = cname[:63]
+			}
+			ctr := agentContainer(o, cname, srv.Argv)
+			for _, p := range srv.Ports {
+				cp := corev1.ContainerPort{ContainerPort: int32(p.Port), Protocol: protocol(p.Protocol)}
+				if net == NetHost {
+					cp.HostPort = int32(p.Port)
+				}
+				ctr.Ports = append(ctr.Ports, cp)
+				key := fmt.Sprintf("%s-%d", protocol(p.Protocol), p.Port)
+				if !seen[key] {
+					seen[key] = true
+					svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
+						Name:     fmt.Sprintf("%s-%d", map[corev1.Protocol]string{corev1.ProtocolTCP: "tcp", corev1.ProtocolUDP: "udp", corev1.ProtocolSCTP: "sctp"}[protocol(p.Protocol)], p.Port),
+						Protocol: protocol(p.Protocol), Port: int32(p.Port), TargetPort: intstr.FromInt32(int32(p.Port)),
+					})
+				}
+			}
+			if p, ok := firstTCP(srv.Ports); ok {
+				ctr.StartupProbe = &corev1.Probe{
+					ProbeHandler:     corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(p))}},
+					PeriodSeconds:    1,
+					FailureThreshold: 3600,
+					TimeoutSeconds:   1,
+				}
+			}
+			pod.Spec.Containers = append(pod.Spec.Containers, ctr)
+		}
+	}
+	if len(pod.Spec.Containers) == 0 {
+		return nil, fmt.Errorf("driver %s has no server for %s", d.Name(), c.Profile)
+	}
+	if _, err := cs.CoreV1().Pods(o.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return nil, fmt.Errorf("create all-to-one server pod %s/%s: %w", o.Namespace, name, err)
+	}
+	created, err := cs.CoreV1().Services(o.Namespace).Create(ctx, svc, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("create all-to-one Service %s/%s: %w", o.Namespace, name, err)
+	}
+	if timeout <= 0 {
+		timeout = 3 * time.Minute
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		p, err := cs.CoreV1().Pods(o.Namespace).Get(wctx, name, metav1.GetOptions{})
+		if err == nil {
+			if why := podHopeless(p); why != "" {
+				return nil, fmt.Errorf("all-to-one server pod %s on node %s: %s", name, node, why)
+			}
+			if podReady(p) {
+				return &OneServer{
+					Network: net, ServiceIP: created.Spec.ClusterIP, Options: options,
+					Pod: Agent{Node: node, Pod: name, PodIP: p.Status.PodIP, HostIP: p.Status.HostIP, Network: net},
+				}, nil
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-wctx.Done():
+			state := "not found"
+			if p != nil {
+				state = podPhase(p)
+			}
+			return nil, fmt.Errorf("all-to-one server pod %s on node %s not Ready within %s (%s)", name, node, timeout, state)
+		}
+	}
+}
+
+func mergeOptions(a, b map[string]string) map[string]string {
+	if len(a) == 0 && len(b) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+// AllToOne is one all-to-one measurement set: every client agent against one server, by
+// one way (direct or service), sequential or all at once.
+type AllToOne struct {
+	Server     *OneServer
+	Clients    *AgentSet
+	Via        string
+	Concurrent bool
+}
+
+// RunAllToOne runs every client node against the server, for each set, and returns the mesh
+// section (one single-column matrix per set) and the results its cells index.
+func (o *Options) RunAllToOne(ctx context.Context, env Env, nodes []Node, server Node, sets []AllToOne) (*api.Mesh, []api.Result) {
+	m := o.newMesh("all-to-one", nodes)
+	m.PairsTotal, m.Pairs = len(nodes), len(nodes)
+	var results []api.Result
+	for _, s := range sets {
+		var rounds [][]cellJob
+		var broken []cellJob
+		var brokenWhy []string
+		i := 0
+		for _, n := range nodes {
+			a, ok := s.Clients.ByNode[n.Name]
+			j := cellJob{net: s.Clients.Network, client: a, server: s.Server.Pod, via: s.Via, path: PathOf(s.Clients.Network, n, server)}
+			if sa, ok := s.Clients.ByNode[server.Name]; ok {
+				j.serverNode = &sa
+			}
+			if s.Via == ViaService {
+				j.path = api.PathPodClusterIP
+				j.target = driver.Target{Host: s.Server.ServiceIP}
+			} else {
+				j.target = Target(s.Server.Pod)
+			}
+			if !ok {
+				j.client = Agent{Node: n.Name, Network: s.Clients.Network}
+				broken = append(broken, j)
+				brokenWhy = append(brokenWhy, fmt.Sprintf("no %s agent on node %s", s.Clients.Network, n.Name))
+				continue
+			}
+			j.opts = s.Server.Options[i%len(s.Server.Options)]
+			i++
+			if s.Concurrent {
+				if len(rounds) == 0 {
+					rounds = append(rounds, nil)
+				}
+				rounds[0] = append(rounds[0], j)
+			} else {
+				j.round = len(rounds)
+				rounds = append(rounds, []cellJob{j})
+			}
+		}
+		mat := api.MeshMatrix{Network: string(s.Clients.Network), Via: s.Via, Concurrent: s.Concurrent}
+		done := 0
+		res := o.runRounds(ctx, env, rounds, func(j cellJob, r *api.Result) {
+			done++
+			o.logCell(env, j, r, done, len(nodes), len(rounds))
+		})
+		for ri, round := range rounds {
+			for k, j := range round {
+				results = append(results, res[ri][k])
+				mat.Cells = append(mat.Cells, o.cellFromResult(j, &results[len(results)-1], len(results)-1))
+			}
+		}
+		for k, j := range broken {
+			results = append(results, o.skipped(j, brokenWhy[k]))
+			mat.Cells = append(mat.Cells, o.cellFromResult(j, &results[len(results)-1], len(results)-1))
+		}
+		Finish(&mat, o.OutlierMADs, o.Metric.HigherIsBetter)
+		m.Matrices = append(m.Matrices, mat)
+		if len(rounds) > m.Rounds {
+			m.Rounds = len(rounds)
+		}
+	}
+	return m, results
+}

@@ -1,0 +1,167 @@
+package mesh
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+)
+
+// Target is the address a client dials to reach agent a directly.
+func Target(a Agent) driver.Target {
+	if a.Network == NetHost {
+		return driver.Target{Host: a.HostIP}
+	}
+	return driver.Target{Host: a.PodIP}
+}
+
+// PathOf is the path between two nodes on a network.
+func PathOf(net Network, client, server Node) api.Path {
+	switch {
+	case net == NetHost:
+		return api.PathHostHost
+	case client.Name == server.Name:
+		return api.PathPodPodSameNode
+	case client.Zone != "" && server.Zone != "" && client.Zone != server.Zone:
+		return api.PathPodPodCrossZone
+	}
+	return api.PathPodPodCrossNode
+}
+
+// newMesh is the mesh section shared by both modes.
+func (o *Options) newMesh(mode string, nodes []Node) *api.Mesh {
+	return &api.Mesh{
+		Mode: mode, Nodes: Names(nodes), Profile: o.Profile, Driver: o.Driver.Name(),
+		Metric: o.Metric.Field, Unit: o.Metric.Unit, HigherIsBetter: o.Metric.HigherIsBetter,
+		OutlierMADs: o.OutlierMADs,
+	}
+}
+
+// RunMesh measures the scheduled pairs of nodes on every agent set (one per network), round
+// by round. It returns the mesh section and the results its cells index; a pair whose agent
+// did not start is a failed cell with that cause.
+func (o *Options) RunMesh(ctx context.Context, env Env, nodes []Node, sched *Schedule, sets []*AgentSet) (*api.Mesh, []api.Result) {
+	m := o.newMesh("mesh", nodes)
+	m.PairsTotal, m.Pairs, m.Sampled, m.Rounds = sched.PairsTotal, sched.Pairs, sched.Sampled, len(sched.Rounds)
+	if sched.Sampled {
+		seed := sched.Seed
+		m.Seed = &seed
+	}
+	var results []api.Result
+	for _, set := range sets {
+		failed := map[string]string{}
+		for _, f := range set.Failed {
+			failed[f.Node] = f.Reason
+		}
+		agent := func(n Node) (Agent, string) {
+			if a, ok := set.ByNode[n.Name]; ok {
+				return a, ""
+			}
+			if why, ok := failed[n.Name]; ok {
+				return Agent{Node: n.Name, Network: set.Network}, fmt.Sprintf("no %s agent on node %s: %s", set.Network, n.Name, why)
+			}
+			return Agent{Node: n.Name, Network: set.Network}, fmt.Sprintf("no %s agent on node %s", set.Network, n.Name)
+		}
+		var rounds [][]cellJob
+		var broken []cellJob
+		var brokenWhy []string
+		for ri, round := range sched.Rounds {
+			var jobs []cellJob
+			for _, p := range round {
+				cn, sn := nodes[p.Client], nodes[p.Server]
+				ca, cwhy := agent(cn)
+				sa, swhy := agent(sn)
+				j := cellJob{net: set.Network, client: ca, server: sa, round: ri, path: PathOf(set.Network, cn, sn)}
+				if cn.Name == sn.Name {
+					// One agent per node: the diagonal measures an agent against itself, inside
+					// its own network namespace (the stack without veth, bridge or wire).
+					j.path = api.PathLoopback
+				}
+				if cwhy != "" || swhy != "" {
+					broken = append(broken, j)
+					brokenWhy = append(brokenWhy, firstNonEmpty(cwhy, swhy))
+					continue
+				}
+				j.target = Target(sa)
+				jobs = append(jobs, j)
+			}
+			rounds = append(rounds, jobs)
+		}
+		mat := api.MeshMatrix{Network: string(set.Network)}
+		total := sched.Pairs
+		done := 0
+		res := o.runRounds(ctx, env, rounds, func(j cellJob, r *api.Result) {
+			done++
+			o.logCell(env, j, r, done, total, len(sched.Rounds))
+		})
+		for ri, round := range rounds {
+			for i, j := range round {
+				results = append(results, res[ri][i])
+				mat.Cells = append(mat.Cells, o.cellFromResult(j, &results[len(results)-1], len(results)-1))
+			}
+		}
+		for i, j := range broken {
+			results = append(results, o.skipped(j, brokenWhy[i]))
+			mat.Cells = append(mat.Cells, o.cellFromResult(j, &results[len(results)-1], len(results)-1))
+		}
+		Finish(&mat, o.OutlierMADs, o.Metric.HigherIsBetter)
+		m.Matrices = append(m.Matrices, mat)
+	}
+	return m, results
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+func (o *Options) logCell(env Env, j cellJob, r *api.Result, done, total, rounds int) {
+	if env.Log == nil {
+		return
+	}
+	what := ""
+	if r.Error != "" {
+		what = "FAILED: " + r.Error
+	} else if v := o.Metric.Value(&r.Summary); v != nil {
+		what = FormatValue(o.Metric, *v) + " " + o.Metric.Display
+	} else {
+		what = "no " + o.Metric.Field
+	}
+	cpu := ""
+	if nr := r.NodeResources; nr != nil && nr.Client != nil && nr.Server != nil {
+		cpu = fmt.Sprintf(" (node CPU client %.0f%%, server %.0f%%)", nr.Client.CPUTotalPercent, nr.Server.CPUTotalPercent)
+	}
+	via := ""
+	if j.via != "" {
+		via = " via " + j.via
+	}
+	fmt.Fprintf(env.Log, "mesh: %s%s round %d/%d [%d/%d] %s → %s: %s%s\n", j.net, via, j.round+1, rounds, done, total,
+		j.client.Node, j.server.Node, what, cpu)
+}
+
+// FormatValue prints a metric value in its display unit with 3 significant figures or
+// more (no exponent).
+func FormatValue(m Metric, v float64) string {
+	x := v / m.Scale
+	prec := 2
+	switch a := abs(x); {
+	case a >= 100:
+		prec = 0
+	case a >= 10:
+		prec = 1
+	}
+	return strconv.FormatFloat(x, 'f', prec, 64)
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

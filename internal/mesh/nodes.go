@@ -1,0 +1,131 @@
+package mesh
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// ZoneLabel is the well-known zone label.
+const ZoneLabel = "topology.kubernetes.io/zone"
+
+// Node is a node that takes part in a mesh.
+type Node struct {
+	Name       string
+	Zone       string
+	InternalIP string
+}
+
+// NodeFilter chooses the nodes of a mesh.
+type NodeFilter struct {
+	// LabelSelector is a Kubernetes label selector ("k=v,k2 in (a,b)"); empty means all.
+	LabelSelector string
+	// Names, when set, are the only nodes considered (in any order; the result is sorted).
+	Names []string
+	// Tolerations are the agents' tolerations: a node with a NoSchedule or NoExecute taint
+	// they do not tolerate is skipped, as the DaemonSet would skip it.
+	Tolerations []corev1.Toleration
+}
+
+// Skipped is a node left out, and why.
+type Skipped struct{ Node, Reason string }
+
+// listPageSize keeps one LIST response small on large clusters.
+const listPageSize = 500
+
+// ListNodes returns the Ready, schedulable nodes that pass f, sorted by name, and the nodes
+// it left out with the reason.
+func ListNodes(ctx context.Context, cs kubernetes.Interface, f NodeFilter) ([]Node, []Skipped, error) {
+	want := map[string]bool{}
+	for _, n := range f.Names {
+		want[n] = true
+	}
+	var nodes []Node
+	var skipped []Skipped
+	found := map[string]bool{}
+	opts := metav1.ListOptions{LabelSelector: f.LabelSelector, Limit: listPageSize}
+	for {
+		list, err := cs.CoreV1().Nodes().List(ctx, opts)
+		if err != nil {
+			return nil, nil, fmt.Errorf("list nodes (selector %q): %w", f.LabelSelector, err)
+		}
+		for i := range list.Items {
+			n := &list.Items[i]
+			if len(want) > 0 && !want[n.Name] {
+				continue
+			}
+			found[n.Name] = true
+			if why := unusable(n, f.Tolerations); why != "" {
+				skipped = append(skipped, Skipped{n.Name, why})
+				continue
+			}
+			nodes = append(nodes, Node{Name: n.Name, Zone: n.Labels[ZoneLabel], InternalIP: internalIP(n)})
+		}
+		if list.Continue == "" {
+			break
+		}
+		opts.Continue = list.Continue
+	}
+	for _, name := range f.Names {
+		if !found[name] {
+			skipped = append(skipped, Skipped{name, "no such node (or it does not match the selector)"})
+		}
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	sort.Slice(skipped, func(i, j int) bool { return skipped[i].Node < skipped[j].Node })
+	return nodes, skipped, nil
+}
+
+func unusable(n *corev1.Node, tolerations []corev1.Toleration) string {
+	ready := false
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			ready = c.Status == corev1.ConditionTrue
+		}
+	}
+	if !ready {
+		return "not Ready"
+	}
+	if n.Spec.Unschedulable {
+		return "cordoned (unschedulable)"
+	}
+	for i := range n.Spec.Taints {
+		t := &n.Spec.Taints[i]
+		if t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute {
+			continue
+		}
+		tolerated := false
+		for j := range tolerations {
+			if tolerations[j].ToleratesTaint(t) {
+				tolerated = true
+				break
+			}
+		}
+		if !tolerated {
+			return fmt.Sprintf("taint %s not tolerated (see --tolerations)", t.ToString())
+		}
+	}
+	return ""
+}
+
+func internalIP(n *corev1.Node) string {
+	for _, a := range n.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			return a.Address
+		}
+	}
+	return ""
+}
+
+// Names returns the nodes' names in order.
+func Names(nodes []Node) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.Name
+	}
+	return out
+}

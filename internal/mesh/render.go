@@ -1,0 +1,286 @@
+package mesh
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+)
+
+// metricOf finds the mesh's metric (by field name).
+func metricOf(m *api.Mesh) Metric {
+	if mt, err := LookupMetric(m.Metric, m.Profile); err == nil {
+		return mt
+	}
+	return Metric{Name: m.Metric, Field: m.Metric, Unit: m.Unit, Display: m.Unit, Scale: 1, HigherIsBetter: m.HigherIsBetter}
+}
+
+func matrixTitle(m *api.Mesh, mat *api.MeshMatrix) string {
+	t := fmt.Sprintf("%s %s, %s network", m.Profile, m.Driver, mat.Network)
+	if mat.Via != "" {
+		t += ", " + mat.Via
+	}
+	if m.Mode == "all-to-one" {
+		if mat.Concurrent {
+			t += ", all clients at once"
+		} else {
+			t += ", one client at a time"
+		}
+	}
+	return t
+}
+
+// cellIndex maps (client, server) to a matrix's cell.
+func cellIndex(mat *api.MeshMatrix) map[[2]string]*api.MeshCell {
+	idx := make(map[[2]string]*api.MeshCell, len(mat.Cells))
+	for i := range mat.Cells {
+		c := &mat.Cells[i]
+		idx[[2]string{c.Client, c.Server}] = c
+	}
+	return idx
+}
+
+// columns are the servers of a matrix, in node order (one column for all-to-one).
+func columns(m *api.Mesh, mat *api.MeshMatrix) []string {
+	if m.Mode != "all-to-one" {
+		return m.Nodes
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range mat.Cells {
+		if !seen[c.Server] {
+			seen[c.Server] = true
+			out = append(out, c.Server)
+		}
+	}
+	return out
+}
+
+// WriteTable prints every matrix of a run: the metric (rows are clients, columns servers;
+// "!" marks an outlier, "×" a failed pair, "·" a pair not measured), the node CPU of each
+// cell (client node / server node, busy % of all CPUs), the outliers and the failures.
+func WriteTable(w io.Writer, run *api.Run) error {
+	m := run.Mesh
+	if m == nil {
+		return fmt.Errorf("the run has no mesh")
+	}
+	mt := metricOf(m)
+	for mi := range m.Matrices {
+		mat := &m.Matrices[mi]
+		if mi > 0 {
+			fmt.Fprintln(w)
+		}
+		idx := cellIndex(mat)
+		cols := columns(m, mat)
+		fmt.Fprintf(w, "%s: %s (%s), rows = client, columns = server\n", matrixTitle(m, mat), mt.Name, mt.Display)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprint(tw, "client \\ server\t")
+		for _, c := range cols {
+			fmt.Fprintf(tw, "%s\t", c)
+		}
+		fmt.Fprintln(tw)
+		hasCPU := false
+		for _, cl := range m.Nodes {
+			row := false
+			for _, sv := range cols {
+				if idx[[2]string{cl, sv}] != nil {
+					row = true
+				}
+			}
+			if !row {
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t", cl)
+			for _, sv := range cols {
+				c := idx[[2]string{cl, sv}]
+				switch {
+				case c == nil:
+					fmt.Fprint(tw, "·\t")
+				case c.Value == nil:
+					fmt.Fprint(tw, "×\t")
+				default:
+					s := FormatValue(mt, *c.Value)
+					if c.Outlier {
+						s += " !"
+					}
+					fmt.Fprintf(tw, "%s\t", s)
+				}
+				if c != nil && c.Result >= 0 && c.Result < len(run.Results) && run.Results[c.Result].NodeResources != nil {
+					hasCPU = true
+				}
+			}
+			fmt.Fprintln(tw)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w, "(! outlier, × failed, · not measured)")
+		if hasCPU {
+			fmt.Fprintf(w, "node CPU busy %% of all CPUs (client node / server node) over each window:\n")
+			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprint(tw, "client \\ server\t")
+			for _, c := range cols {
+				fmt.Fprintf(tw, "%s\t", c)
+			}
+			fmt.Fprintln(tw)
+			for _, cl := range m.Nodes {
+				line := []string{}
+				any := false
+				for _, sv := range cols {
+					c := idx[[2]string{cl, sv}]
+					s := "·"
+					if c != nil {
+						any = true
+						s = cpuPair(run, c)
+					}
+					line = append(line, s)
+				}
+				if any {
+					fmt.Fprintf(tw, "%s\t%s\t\n", cl, strings.Join(line, "\t"))
+				}
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		}
+		if mat.Median != nil {
+			side, op := "below", "−"
+			if !m.HigherIsBetter {
+				side, op = "above", "+"
+			}
+			fmt.Fprintf(w, "median %s %s, MAD %s %s; outliers (!) are %s median %s %g·MAD = %s %s\n",
+				FormatValue(mt, *mat.Median), mt.Display, FormatValue(mt, *mat.MAD), mt.Display, side, op, m.OutlierMADs,
+				FormatValue(mt, *mat.Threshold), mt.Display)
+		} else {
+			fmt.Fprintf(w, "fewer than %d successful pairs: no outlier detection\n", MinCellsForOutliers)
+		}
+		for _, c := range mat.Cells {
+			if c.Outlier {
+				fmt.Fprintf(w, "  outlier: %s → %s %s %s\n", c.Client, c.Server, FormatValue(mt, *c.Value), mt.Display)
+			}
+		}
+		for _, c := range mat.Cells {
+			if c.Error != "" {
+				fmt.Fprintf(w, "  failed: %s → %s: %s\n", c.Client, c.Server, c.Error)
+			}
+		}
+	}
+	if m.Sampled && m.Seed != nil {
+		fmt.Fprintf(w, "\nsampled %d of %d pairs (seed %d) in %d rounds\n", m.Pairs, m.PairsTotal, *m.Seed, m.Rounds)
+	}
+	return nil
+}
+
+func cpuPair(run *api.Run, c *api.MeshCell) string {
+	if c.Result < 0 || c.Result >= len(run.Results) {
+		return "-"
+	}
+	nr := run.Results[c.Result].NodeResources
+	if nr == nil {
+		return "-"
+	}
+	f := func(r *api.NodeResources) string {
+		if r == nil {
+			return "-"
+		}
+		return strconv.FormatFloat(r.CPUTotalPercent, 'f', 0, 64)
+	}
+	return f(nr.Client) + "/" + f(nr.Server)
+}
+
+// WriteMatrixCSV writes each matrix as CSV: a header row "network,via,client\server,<server
+// nodes...>" and one row per client, values in the metric's base unit (empty: not measured
+// or failed).
+func WriteMatrixCSV(w io.Writer, run *api.Run) error {
+	m := run.Mesh
+	if m == nil {
+		return fmt.Errorf("the run has no mesh")
+	}
+	cw := csv.NewWriter(w)
+	for mi := range m.Matrices {
+		mat := &m.Matrices[mi]
+		idx := cellIndex(mat)
+		cols := columns(m, mat)
+		head := append([]string{"network", "via", "metric", "unit", `client\server`}, cols...)
+		if err := cw.Write(head); err != nil {
+			return err
+		}
+		for _, cl := range m.Nodes {
+			row := []string{mat.Network, mat.Via, m.Metric, m.Unit, cl}
+			any := false
+			for _, sv := range cols {
+				c := idx[[2]string{cl, sv}]
+				if c != nil {
+					any = true
+				}
+				if c == nil || c.Value == nil {
+					row = append(row, "")
+					continue
+				}
+				row = append(row, strconv.FormatFloat(*c.Value, 'g', -1, 64))
+			}
+			if any {
+				if err := cw.Write(row); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// CellsCSVHeader is the header of WriteCellsCSV.
+var CellsCSVHeader = []string{"network", "via", "concurrent", "round", "client", "server", "path", "metric", "unit", "value", "outlier", "error",
+	"client_cpu_total_percent", "client_cpu_user_percent", "client_cpu_system_percent", "client_cpu_softirq_percent", "client_cpu_steal_percent", "client_memory_used_bytes",
+	"server_cpu_total_percent", "server_cpu_user_percent", "server_cpu_system_percent", "server_cpu_softirq_percent", "server_cpu_steal_percent", "server_memory_used_bytes"}
+
+// WriteCellsCSV writes one row per cell with the value and both nodes' resources.
+func WriteCellsCSV(w io.Writer, run *api.Run) error {
+	m := run.Mesh
+	if m == nil {
+		return fmt.Errorf("the run has no mesh")
+	}
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CellsCSVHeader); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+	node := func(r *api.NodeResources) []string {
+		if r == nil {
+			return []string{"", "", "", "", "", ""}
+		}
+		return []string{f(r.CPUTotalPercent), f(r.CPUUserPercent), f(r.CPUSystemPercent), f(r.CPUSoftIRQPercent), f(r.CPUStealPercent),
+			strconv.FormatInt(r.MemoryUsedEndBytes, 10)}
+	}
+	for _, mat := range m.Matrices {
+		for _, c := range mat.Cells {
+			val := ""
+			if c.Value != nil {
+				val = strconv.FormatFloat(*c.Value, 'g', -1, 64)
+			}
+			path := ""
+			var nr *api.NodeResourcesPair
+			if c.Result >= 0 && c.Result < len(run.Results) {
+				path = string(run.Results[c.Result].Path)
+				nr = run.Results[c.Result].NodeResources
+			}
+			if nr == nil {
+				nr = &api.NodeResourcesPair{}
+			}
+			row := []string{mat.Network, mat.Via, strconv.FormatBool(mat.Concurrent), strconv.Itoa(c.Round + 1), c.Client, c.Server, path,
+				m.Metric, m.Unit, val, strconv.FormatBool(c.Outlier), c.Error}
+			row = append(row, node(nr.Client)...)
+			row = append(row, node(nr.Server)...)
+			if err := cw.Write(row); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

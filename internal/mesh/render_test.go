@@ -1,0 +1,123 @@
+package mesh
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// fixtureRun is a 4-node mesh on the pod network (one failed pair, one slow pair) and a
+// 3-node all-to-one through a Service, with node resources on every cell that ran.
+func fixtureRun() *api.Run {
+	nodes := []string{"node1", "node2", "node3", "node4"}
+	run := &api.Run{APIVersion: api.APIVersion, Kind: api.KindRun, UUID: "00000000-0000-0000-0000-000000000001"}
+	m := &api.Mesh{Mode: "mesh", Nodes: nodes, Profile: api.TCPStream, Driver: "native", Metric: "throughputBitsPerSecond",
+		Unit: "bits/s", HigherIsBetter: true, PairsTotal: 12, Pairs: 12, Rounds: 6, OutlierMADs: 3}
+	mat := api.MeshMatrix{Network: "pod"}
+	i := 0
+	for ci, c := range nodes {
+		for si, s := range nodes {
+			if c == s {
+				continue
+			}
+			v := 9.4e9 + float64(ci*100+si*10)*1e6
+			r := api.Result{Profile: api.TCPStream, Driver: "native", Path: api.PathPodPodCrossNode,
+				Placement: &api.Placement{Client: api.Endpoint{Node: c}, Server: api.Endpoint{Node: s}},
+				NodeResources: &api.NodeResourcesPair{
+					Client: &api.NodeResources{Node: c, CPUs: 8, WindowSeconds: 10.2, CPUTotalPercent: 21 + float64(ci), CPUUserPercent: 3, CPUSystemPercent: 12, CPUSoftIRQPercent: 6, MemoryUsedEndBytes: 3 << 30},
+					Server: &api.NodeResources{Node: s, CPUs: 8, WindowSeconds: 10.2, CPUTotalPercent: 30 + float64(si), CPUUserPercent: 2, CPUSystemPercent: 14, CPUSoftIRQPercent: 14, MemoryUsedEndBytes: 4 << 30},
+				}}
+			cell := api.MeshCell{Client: c, Server: s, Round: i % 6, Result: len(run.Results)}
+			switch {
+			case c == "node3" && s == "node1":
+				r.Error = "all 1 samples failed; first: connect: connection refused"
+				r.NodeResources = nil
+				cell.Error = r.Error
+			case c == "node2" && s == "node4":
+				v = 1.2e9
+				cell.Value = &v
+			default:
+				cell.Value = &v
+			}
+			run.Results = append(run.Results, r)
+			mat.Cells = append(mat.Cells, cell)
+			i++
+		}
+	}
+	Finish(&mat, 3, true)
+	m.Matrices = append(m.Matrices, mat)
+	run.Mesh = m
+	return run
+}
+
+func fixtureAllToOne() *api.Run {
+	run := &api.Run{APIVersion: api.APIVersion, Kind: api.KindRun, UUID: "00000000-0000-0000-0000-000000000002"}
+	m := &api.Mesh{Mode: "all-to-one", Nodes: []string{"a", "b", "c"}, Profile: api.TCPRR, Driver: "native",
+		Metric: "latencyMicroseconds.p50", Unit: "µs", PairsTotal: 3, Pairs: 3, Rounds: 1, OutlierMADs: 3}
+	mat := api.MeshMatrix{Network: "host", Via: "service", Concurrent: true}
+	for i, c := range []string{"a", "b", "c"} {
+		v := []float64{95.3, 97.1, 410}[i]
+		run.Results = append(run.Results, api.Result{Profile: api.TCPRR, Driver: "native", Path: api.PathPodClusterIP})
+		mat.Cells = append(mat.Cells, api.MeshCell{Client: c, Server: "a", Result: i, Value: &v})
+	}
+	Finish(&mat, 3, false)
+	m.Matrices = append(m.Matrices, mat)
+	run.Mesh = m
+	return run
+}
+
+func TestRenderGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		run   *api.Run
+		write func(*bytes.Buffer, *api.Run) error
+	}{
+		{"mesh.table", fixtureRun(), func(b *bytes.Buffer, r *api.Run) error { return WriteTable(b, r) }},
+		{"mesh.csv", fixtureRun(), func(b *bytes.Buffer, r *api.Run) error { return WriteMatrixCSV(b, r) }},
+		{"mesh.cells.csv", fixtureRun(), func(b *bytes.Buffer, r *api.Run) error { return WriteCellsCSV(b, r) }},
+		{"alltoone.table", fixtureAllToOne(), func(b *bytes.Buffer, r *api.Run) error { return WriteTable(b, r) }},
+		{"alltoone.csv", fixtureAllToOne(), func(b *bytes.Buffer, r *api.Run) error { return WriteMatrixCSV(b, r) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tc.write(&b, tc.run); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", "golden", tc.name)
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if !bytes.Equal(b.Bytes(), want) {
+				t.Fatalf("%s differs from the golden file (run with -update after checking):\n%s", tc.name, b.String())
+			}
+		})
+	}
+}
+
+func TestRenderWithoutMesh(t *testing.T) {
+	var b bytes.Buffer
+	for _, f := range []func() error{
+		func() error { return WriteTable(&b, &api.Run{}) },
+		func() error { return WriteMatrixCSV(&b, &api.Run{}) },
+		func() error { return WriteCellsCSV(&b, &api.Run{}) },
+	} {
+		if f() == nil {
+			t.Fatal("a run without a mesh rendered")
+		}
+	}
+}
