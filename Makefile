@@ -57,3 +57,23 @@ e2e-down:
 	$(E2E_HARNESS)/down.sh
 	$(E2E_HARNESS)/leftovers.sh check
 # ==== end e2e ====
+
+# ==== bench: built-in load generator vs C tools (owner: internal/loadgen, bench/, docs/performance.md) ====
+# make bench          compare cnperf's generator with iperf3, sockperf, qperf, iperf 2 and the C
+#                     TCP_CRR loop on loopback and a veth pair (root; installs nothing; ~25 min)
+# make bench-quick    the same with one repetition and 2 s runs (a smoke test of the harness)
+# make bench-go       Go micro-benchmarks of the hot paths (histogram, RR loop, UDP batch send)
+# Variables: BENCH_ARGS (e.g. BENCH_ARGS="-only 'TCP_RR' -paths loopback")
+BENCH_ARGS ?=
+
+.PHONY: bench bench-quick bench-go
+
+bench:
+	$(GO) run ./bench/cmd/bench -reps 3 -duration 3s -warmup 1s $(BENCH_ARGS)
+
+bench-quick:
+	$(GO) run ./bench/cmd/bench -reps 1 -duration 2s -warmup 1s $(BENCH_ARGS)
+
+bench-go:
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./internal/stats/hdr/ ./internal/loadgen/
+# ==== end bench ====

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cnperf/cnperf/internal/stats/hdr"
 )
 
 const drainTimeoutNs = int64(3e9)
@@ -70,35 +72,31 @@ func tcpRRClient(f *flowState, reqSize, respSize, burst int, phase *atomic.Int32
 		}
 		if hist != nil {
 			now = nanotime()
+		}
+		// send the next requests first: the bookkeeping below then overlaps with their round
+		// trip instead of delaying them
+		more := !stop()
+		if more {
+			if err := writeAll(f.fd, req[:done*reqSize], stop); err != nil {
+				return fmt.Errorf("send request: %w", err)
+			}
+		}
+		if hist != nil {
 			measuring := phase.Load() == phaseMeasure
 			for k := 0; k < done; k++ {
 				if measuring {
 					hist.Record(now - ring[head])
 				}
+				ring[head] = now // the slot a new request just took (unused when not sending)
 				head++
 				if head == inflight {
 					head = 0
 				}
 			}
 		}
-		out -= done
 		f.c.tx.Add(int64(done))
-		if stop() {
-			continue
-		}
-		if hist != nil {
-			tail := head + out
-			for k := 0; k < done; k++ {
-				if tail >= inflight {
-					tail -= inflight
-				}
-				ring[tail] = now
-				tail++
-			}
-		}
-		out += done
-		if err := writeAll(f.fd, req[:done*reqSize], stop); err != nil {
-			return fmt.Errorf("send request: %w", err)
+		if !more {
+			out -= done
 		}
 	}
 	if err := unix.Shutdown(f.fd, unix.SHUT_WR); err != nil {
@@ -160,11 +158,7 @@ func udpRRClient(f *flowState, reqSize, respSize, burst int, phase *atomic.Int32
 	ring := make([]int64, inflight)
 	head, out := 0, 0
 	hist := f.hist
-	send := func(k int) error {
-		var now int64
-		if hist != nil {
-			now = nanotime()
-		}
+	send := func(k int, now int64) error {
 		for i := 0; i < k; i++ {
 			tail := head + out
 			if tail >= inflight {
@@ -188,7 +182,7 @@ func udpRRClient(f *flowState, reqSize, respSize, burst int, phase *atomic.Int32
 		}
 		return nil
 	}
-	if err := send(inflight); err != nil {
+	if err := send(inflight, clock(hist)); err != nil {
 		return err
 	}
 	var drainDeadline int64
@@ -215,7 +209,7 @@ func udpRRClient(f *flowState, reqSize, respSize, burst int, phase *atomic.Int32
 				// the requests or responses in flight were lost: count them, start again
 				f.lostTx += int64(out)
 				head, out = 0, 0
-				if err := send(inflight); err != nil {
+				if err := send(inflight, clock(hist)); err != nil {
 					return err
 				}
 				continue
@@ -225,23 +219,25 @@ func udpRRClient(f *flowState, reqSize, respSize, burst int, phase *atomic.Int32
 		if isUDPHello(rbuf[:n]) {
 			continue
 		}
+		var now, t0 int64
 		if hist != nil {
-			now := nanotime()
-			if phase.Load() == phaseMeasure {
-				hist.Record(now - ring[head])
-			}
+			now, t0 = nanotime(), ring[head]
 		}
 		head++
 		if head == inflight {
 			head = 0
 		}
 		out--
-		f.c.tx.Add(1)
+		// the next request goes out before the bookkeeping
 		if !stop() {
-			if err := send(1); err != nil {
+			if err := send(1, now); err != nil {
 				return err
 			}
 		}
+		if hist != nil && phase.Load() == phaseMeasure {
+			hist.Record(now - t0)
+		}
+		f.c.tx.Add(1)
 	}
 	return nil
 }
@@ -256,6 +252,9 @@ func udpRRServer(f *flowState, reqSize, respSize, burst int, cookie []byte, stop
 	bufSize := reqSize
 	if bufSize < udpHelloBytes {
 		bufSize = udpHelloBytes
+	}
+	if vlen == 1 {
+		return udpRRServerSimple(f, bufSize, respSize, cookie, stop)
 	}
 	rb := newMmsgBatch(vlen, bufSize, false, false)
 	sb := newMmsgBatch(vlen, respSize, false, false)
@@ -310,4 +309,62 @@ func udpRRServer(f *flowState, reqSize, respSize, burst int, cookie []byte, stop
 			f.c.tx.Add(int64(k))
 		}
 	}
+}
+
+// udpRRServerSimple is udpRRServer for one transaction in flight: plain read and write are
+// cheaper than the mmsg calls for single datagrams.
+func udpRRServerSimple(f *flowState, bufSize, respSize int, cookie []byte, stop func() bool) error {
+	req := make([]byte, bufSize)
+	resp := make([]byte, respSize)
+	var y yielder
+	for {
+		y.tick()
+		n, err := unix.Read(f.fd, req)
+		if err != nil {
+			switch err {
+			case unix.EINTR, unix.ECONNREFUSED:
+				continue
+			case unix.EAGAIN:
+				if stop() {
+					return nil
+				}
+				continue
+			}
+			return fmt.Errorf("receive request: %w", err)
+		}
+		if n == 0 {
+			if stop() {
+				return nil
+			}
+			continue // an empty datagram is not a request
+		}
+		if isUDPHello(req[:n]) {
+			if helloMatches(req[:n], cookie, f.index) {
+				_, _ = unix.Write(f.fd, req[:n])
+			}
+			continue
+		}
+		for {
+			_, err := unix.Write(f.fd, resp)
+			if err == nil || err == unix.ECONNREFUSED {
+				break
+			}
+			if err == unix.EINTR || (err == unix.EAGAIN && !stop()) {
+				continue
+			}
+			if err == unix.EAGAIN {
+				return nil
+			}
+			return fmt.Errorf("send response: %w", err)
+		}
+		f.c.tx.Add(1)
+	}
+}
+
+// clock reads the monotonic clock when transactions are timed.
+func clock(h *hdr.Histogram) int64 {
+	if h == nil {
+		return 0
+	}
+	return nanotime()
 }
