@@ -90,7 +90,8 @@ func (p *FlameProfiler) startPerf(ctx context.Context, cell CellInfo, base strin
 	secs := strconv.FormatFloat(p.Window.Seconds()+0.5, 'f', 1, 64)
 	for i := range agents {
 		r := &agents[i]
-		r.file = fmt.Sprintf("/tmp/cnperf-perf-%d.data", p.next())
+		// Unique across runs: perf renames an existing output file to FILE.old.
+		r.file = fmt.Sprintf("/tmp/cnperf-perf-%d-%d.data", time.Now().UnixNano(), p.next())
 		r.done = make(chan driver.Output, 1)
 		argv := perfCommand("record", "-a", "-g", "-F", "99", "-q", "-o", r.file, "--", "sleep", secs)
 		go func(ex Executor) {
@@ -117,7 +118,7 @@ func (p *FlameProfiler) startPerf(ctx context.Context, cell CellInfo, base strin
 					p.render(&cp, base+"-"+r.role+"-"+r.node, stacks, "perf record -a -g on node "+r.node+" (kernel and user stacks of the whole node)", "samples")
 				}
 			}
-			ex.Exec(ctx, driver.Command{Argv: []string{"rm", "-f", HostRoot + r.file}, Timeout: 30 * time.Second})
+			ex.Exec(ctx, driver.Command{Argv: []string{"rm", "-f", HostRoot + r.file, HostRoot + r.file + ".old"}, Timeout: 30 * time.Second})
 			out = append(out, cp)
 		}
 		return out

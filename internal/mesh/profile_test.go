@@ -66,7 +66,7 @@ func TestFlameProfilerPerf(t *testing.T) {
 		switch {
 		case strings.HasPrefix(line, "chroot /host perf record -a -g -F 99 -q -o /tmp/cnperf-perf-") && strings.HasSuffix(line, "-- sleep 1.5"):
 			records++
-		case strings.HasPrefix(line, "rm -f /host/tmp/cnperf-perf-"):
+		case strings.HasPrefix(line, "rm -f /host/tmp/cnperf-perf-") && strings.HasSuffix(line, ".data.old"):
 			removes++
 		}
 	}
