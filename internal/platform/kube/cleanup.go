@@ -44,12 +44,24 @@ func DeleteNamespace(ctx context.Context, cs kubernetes.Interface, name string, 
 	return nil
 }
 
-// DeleteRunObjects deletes the pods, Services and ServiceAccounts matching selector in
+// DeleteRunObjects deletes the DaemonSets, pods, Services and ServiceAccounts matching selector in
 // namespace ns and, when wait is true, waits until the pods are gone.
 func DeleteRunObjects(ctx context.Context, cs kubernetes.Interface, ns, selector string, waitGone bool) error {
 	var errs []error
 	grace := terminationGrace
 	lo := metav1.ListOptions{LabelSelector: selector}
+	// DaemonSets first (cnperf mesh's agents), or their controller recreates the pods below.
+	dss, err := cs.AppsV1().DaemonSets(ns).List(ctx, lo)
+	if err != nil && !apierrors.IsNotFound(err) {
+		errs = append(errs, fmt.Errorf("list daemonsets in %s: %w", ns, err))
+	}
+	if dss != nil {
+		for _, d := range dss.Items {
+			if err := cs.AppsV1().DaemonSets(ns).Delete(ctx, d.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("delete daemonset %s/%s: %w", ns, d.Name, err))
+			}
+		}
+	}
 	pods, err := cs.CoreV1().Pods(ns).List(ctx, lo)
 	if err != nil && !apierrors.IsNotFound(err) {
 		errs = append(errs, fmt.Errorf("list pods in %s: %w", ns, err))
