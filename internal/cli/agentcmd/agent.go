@@ -16,6 +16,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/flame"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/loadgen/control"
@@ -110,6 +111,7 @@ type clientOptions struct {
 	cpu, crrClose               string
 	zeroCopy, noOffload, noHist bool
 	jsonOut                     bool
+	cpuProfile                  string
 }
 
 func newClientCommand(streams iostreams.Streams) *cobra.Command {
@@ -136,6 +138,7 @@ of every transaction in the window (merged log-linear histogram).`,
 	}
 	f := c.Flags()
 	f.StringVar(&o.host, "host", "", "server address or name (required)")
+	f.StringVar(&o.cpuProfile, "cpu-profile", "", "write a Go CPU profile of this client to FILE (cnperf mesh --cpu-profile renders it as a flame graph)")
 	f.IntVar(&o.port, "port", loadgen.DefaultPort, "server control port")
 	f.IntVar(&o.dataPort, "data-port", 0, "dial this data port instead of the one the server announces (NAT, NodePort)")
 	f.StringVar(&o.profile, "profile", "TCP_STREAM", "TCP_STREAM, TCP_SENDFILE, TCP_MAERTS, UDP_STREAM, TCP_RR, UDP_RR or TCP_CRR")
@@ -249,9 +252,20 @@ func (o *clientOptions) config() (loadgen.ClientConfig, error) {
 	}, nil
 }
 
-func (o *clientOptions) run(ctx context.Context, streams iostreams.Streams) error {
+func (o *clientOptions) run(ctx context.Context, streams iostreams.Streams) (err error) {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if o.cpuProfile != "" {
+		stop, perr := flame.ProfileCPU(o.cpuProfile)
+		if perr != nil {
+			return exit.Usage("--cpu-profile: %v", perr)
+		}
+		defer func() {
+			if serr := stop(); serr != nil && err == nil {
+				err = fmt.Errorf("--cpu-profile: %w", serr)
+			}
+		}()
 	}
 	cfg, err := o.config()
 	if err != nil {
