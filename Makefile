@@ -36,7 +36,7 @@ test: check
 E2E_HARNESS := test/e2e/harness
 E2E_STATE ?= /var/lib/cnperf-e2e/state
 
-.PHONY: e2e e2e-up e2e-down e2e-build e2e-test
+.PHONY: e2e e2e-up e2e-down e2e-build e2e-test e2e-compare
 
 e2e:
 	$(E2E_HARNESS)/e2e.sh
@@ -52,6 +52,10 @@ e2e-up: e2e-build
 e2e-test:
 	@test -f $(E2E_STATE)/e2e.env || { echo "no cluster: run 'make e2e-up' first" >&2; exit 1; }
 	. $(E2E_STATE)/e2e.env && go test -tags e2e ./test/e2e/... -count=1 -v -timeout 30m
+
+# make e2e-compare   the same plan on a routed and then a vxlan cluster, then cnperf compare
+e2e-compare:
+	$(E2E_HARNESS)/compare-modes.sh
 
 e2e-down:
 	$(E2E_HARNESS)/down.sh
