@@ -298,6 +298,7 @@ func (cs *clientSession) report(srv *control.ServerResult) (*Report, error) {
 		zc.sends += f.zc.sends
 		zc.completions += f.zc.completions
 		zc.copied += f.zc.copied
+		zc.fellBack = zc.fellBack || f.zc.fellBack
 	}
 	var err error
 	rep.Sample, err = buildSample(rep, cs.wallA, cs.wallB, hist, !cs.cfg.NoHistogram, zc)

@@ -53,4 +53,5 @@ type flowState struct {
 
 type zeroCopyStats struct {
 	sends, completions, copied int64
+	fellBack                   bool // every completed send was copied: switched to plain sends
 }

@@ -115,6 +115,9 @@ func buildSample(rep *Report, start, end time.Time, hist *hdr.Histogram, histOn 
 	}
 	if zc.sends > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("zero-copy: %d sends, %d completed, %d of them copied by the kernel", zc.sends, zc.completions, zc.copied))
+		if zc.fellBack {
+			s.Notes = append(s.Notes, "zero-copy: the kernel copied every zero-copy send on this path, so the client switched to plain sends (MSG_ZEROCOPY pays off only on devices that can send from user pages)")
+		}
 	}
 	s.Notes = append(s.Notes, srv.Notes...)
 	s.CPU = &api.SampleCPU{Client: cpuUsage(rep.ClientCPU, kb, tx), Server: cpuUsage(srv.CPU, kb, tx)}

@@ -366,6 +366,20 @@ func (ss *serverSession) finish() (*control.ServerResult, error) {
 	if ss.offload != "" {
 		res.Notes = append(res.Notes, "server offload: "+ss.offload)
 	}
+	var zc zeroCopyStats
+	for _, f := range ss.flows {
+		zc.sends += f.zc.sends
+		zc.completions += f.zc.completions
+		zc.copied += f.zc.copied
+		zc.fellBack = zc.fellBack || f.zc.fellBack
+	}
+	if zc.sends > 0 {
+		n := fmt.Sprintf("server zero-copy: %d sends, %d completed, %d of them copied by the kernel", zc.sends, zc.completions, zc.copied)
+		if zc.fellBack {
+			n += "; switched to plain sends"
+		}
+		res.Notes = append(res.Notes, n)
+	}
 	for i, f := range ss.flows {
 		w := ss.snapB[i].sub(ss.snapA[i])
 		tot := f.c.read()

@@ -55,6 +55,13 @@ func streamSend(f *flowState, msgSize int, rateBps float64, mode string, stop fu
 				if f.zc.sends-f.zc.completions > 64 {
 					f.zc.reap(f.fd, false)
 				}
+				// the kernel's advice (Documentation/networking/msg_zerocopy.rst): when it
+				// copies anyway (loopback, veth, devices without scatter-gather), zero-copy
+				// only adds work, so stop asking for it
+				if f.zc.completions >= 256 && f.zc.copied == f.zc.completions {
+					mode = ""
+					f.zc.fellBack = true
+				}
 			}
 		default:
 			n, err = unix.Write(f.fd, buf)
@@ -73,7 +80,7 @@ func streamSend(f *flowState, msgSize int, rateBps float64, mode string, stop fu
 			return fmt.Errorf("send: %w", err)
 		}
 	}
-	if mode == "zerocopy" {
+	if f.zc.sends > 0 {
 		deadline := time.Now().Add(2 * time.Second)
 		for f.zc.completions < f.zc.sends && time.Now().Before(deadline) {
 			f.zc.reap(f.fd, true)
