@@ -254,7 +254,7 @@ func (o *Options) validate() (*settings, error) {
 	default:
 		return nil, exit.Usage("--image-pull-policy %q: want IfNotPresent, Always or Never", o.PullPolicy)
 	}
-	if s.tols, err = parseTolerations(o.Tolerations); err != nil {
+	if s.tols, err = kube.ParseTolerations(o.Tolerations); err != nil {
 		return nil, exit.Usage("%v", err)
 	}
 	return s, nil
@@ -525,42 +525,4 @@ func mergeOptions(a, b map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-// parseTolerations reads KEY[=VALUE][:EFFECT] items; "*" tolerates everything (the same
-// syntax as `cnperf run --tolerations`).
-func parseTolerations(in []string) ([]corev1.Toleration, error) {
-	var out []corev1.Toleration
-	for _, t := range in {
-		t = strings.TrimSpace(t)
-		if t == "" {
-			continue
-		}
-		if t == "*" {
-			out = append(out, corev1.Toleration{Operator: corev1.TolerationOpExists})
-			continue
-		}
-		kv, effect, hasEffect := strings.Cut(t, ":")
-		tol := corev1.Toleration{}
-		if hasEffect {
-			switch corev1.TaintEffect(effect) {
-			case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
-				tol.Effect = corev1.TaintEffect(effect)
-			default:
-				return nil, fmt.Errorf("--tolerations %q: effect %q is not NoSchedule, PreferNoSchedule or NoExecute", t, effect)
-			}
-		}
-		k, v, hasValue := strings.Cut(kv, "=")
-		if k == "" {
-			return nil, fmt.Errorf("--tolerations %q has no key (KEY[=VALUE][:EFFECT], or * for all)", t)
-		}
-		tol.Key = k
-		if hasValue {
-			tol.Operator, tol.Value = corev1.TolerationOpEqual, v
-		} else {
-			tol.Operator = corev1.TolerationOpExists
-		}
-		out = append(out, tol)
-	}
-	return out, nil
 }

@@ -144,7 +144,7 @@ func (o Options) parse() (*settings, error) {
 	if s.nodeSelector, err = parseNodeSelector(o.NodeSelector); err != nil {
 		return nil, err
 	}
-	if s.tolerations, err = parseTolerations(o.Tolerations); err != nil {
+	if s.tolerations, err = ParseTolerations(o.Tolerations); err != nil {
 		return nil, err
 	}
 	if s.resources, err = parseResources(o.Resources, o.Guaranteed); err != nil {
@@ -179,8 +179,9 @@ func parseNodeSelector(in []string) (map[string]string, error) {
 	return out, nil
 }
 
-// parseTolerations reads KEY[=VALUE][:EFFECT] items; "*" tolerates everything.
-func parseTolerations(in []string) ([]corev1.Toleration, error) {
+// ParseTolerations reads --tolerations items, KEY[=VALUE][:EFFECT]; "*" tolerates everything.
+// cnperf run and cnperf mesh share it.
+func ParseTolerations(in []string) ([]corev1.Toleration, error) {
 	var out []corev1.Toleration
 	for _, t := range in {
 		t = strings.TrimSpace(t)
