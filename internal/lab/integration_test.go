@@ -2,6 +2,7 @@ package lab
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -181,9 +182,20 @@ func iperf3Bytes(t *testing.T, ns NetNS, target string, udp bool) int64 {
 	if udp {
 		argv = []string{"iperf3", "-c", target, "-u", "-b", "200M", "-l", "1200", "-n", "2M", "-J"}
 	}
-	out, err := ns.Run(ctx, nil, argv...)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
+	var out []byte
+	// iperf3's server answers "the server is busy running a test" for a moment after the
+	// previous test ended (it is still tearing that one down): try again shortly.
+	for attempt := 0; ; attempt++ {
+		var err error
+		out, err = ns.Run(ctx, nil, argv...)
+		if attempt < 20 && bytes.Contains(out, []byte("server is busy")) {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		break
 	}
 	var res struct {
 		End struct {
