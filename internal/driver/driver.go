@@ -223,3 +223,10 @@ func DefaultMessageSize(driverName string, p api.Profile) (int, bool) {
 	}
 	return 0, false
 }
+
+// Retrier is implemented by drivers whose tool may refuse a run for a moment, e.g. iperf3's
+// "the server is busy running a test" just after the previous test ended; the runner runs
+// such a sample again, a few times, before recording the failure.
+type Retrier interface {
+	Retryable(err error) bool
+}

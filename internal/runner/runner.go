@@ -153,8 +153,18 @@ type sampleRun struct {
 	commands [][]string
 }
 
+// Retries of a sample the driver says its tool refused for a moment (driver.Retrier).
+const (
+	maxRetries = 10
+	retryDelay = 200 * time.Millisecond
+)
+
 // sample runs the client commands of one sample concurrently and parses their outputs.
 func (r *Runner) sample(ctx context.Context, d driver.Driver, pair *platform.Pair, c plan.Case, index int, warmup bool) sampleRun {
+	return r.sampleAttempt(ctx, d, pair, c, index, warmup, 0)
+}
+
+func (r *Runner) sampleAttempt(ctx context.Context, d driver.Driver, pair *platform.Pair, c plan.Case, index int, warmup bool, attempt int) sampleRun {
 	var sr sampleRun
 	start := time.Now()
 	fail := func(err error) sampleRun {
@@ -190,6 +200,13 @@ func (r *Runner) sample(ctx context.Context, d driver.Driver, pair *platform.Pai
 	wg.Wait()
 	s, err := d.Parse(c, outs)
 	if err != nil {
+		if rt, ok := d.(driver.Retrier); ok && rt.Retryable(err) && attempt < maxRetries && ctx.Err() == nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(retryDelay):
+				return r.sampleAttempt(ctx, d, pair, c, index, warmup, attempt+1)
+			}
+		}
 		return fail(describeFailure(err, outs))
 	}
 	s.Index, s.Warmup = index, warmup

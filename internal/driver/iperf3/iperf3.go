@@ -13,6 +13,7 @@ package iperf3
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
@@ -228,4 +229,10 @@ func (Driver) PortOptions(ports []int) map[string]string {
 		return nil
 	}
 	return map[string]string{OptPort: strconv.Itoa(ports[0])}
+}
+
+// Retryable implements driver.Retrier: iperf3's server refuses a test while it is still
+// finishing the previous one ("the server is busy running a test. try again later").
+func (Driver) Retryable(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "server is busy")
 }
