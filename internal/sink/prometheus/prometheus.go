@@ -6,8 +6,6 @@ package prometheus
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/sink/httpclient"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 )
@@ -83,28 +83,15 @@ func New(cfg Config) (*Collector, error) {
 	base.User, base.RawQuery, base.Fragment = nil, "", ""
 	base.Path = strings.TrimSuffix(base.Path, "/")
 	c.base = &base
-	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: cfg.InsecureSkipTLSVerify} //nolint:gosec // opt-in flag
-	if cfg.CAFile != "" {
-		pem, err := os.ReadFile(cfg.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("prometheus: CA file: %w", err)
-		}
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("prometheus: CA file %s holds no PEM certificate", cfg.CAFile)
-		}
-		tlsCfg.RootCAs = pool
-	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = tlsCfg
 	timeout := cfg.Timeout
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	c.http = &http.Client{Transport: tr, Timeout: timeout}
+	hc, err := httpclient.New(cfg.InsecureSkipTLSVerify, cfg.CAFile, timeout)
+	if err != nil {
+		return nil, fmt.Errorf("prometheus: %w", err)
+	}
+	c.http = hc
 	return c, nil
 }
 
