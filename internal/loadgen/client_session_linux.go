@@ -80,13 +80,14 @@ func (cs *clientSession) openFlows() error {
 				return fmt.Errorf("flow %d: %w", i, err)
 			}
 			cs.addFlow(&flowState{index: i, fd: fd})
-			if err := setTimeouts(fd, ioTimeout); err != nil {
+			if kind == kindTCPRR {
+				// no socket timeouts on RR connections: every blocking call would arm and
+				// cancel a kernel timer (~0.2 µs per transaction); finishWorkers bounds the drain
+				_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+			} else if err := setTimeouts(fd, ioTimeout); err != nil {
 				return err
 			}
-			if kind == kindTCPRR {
-				_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-			}
-			if err := writeAll(fd, makeHello(tcpHelloMagic, cs.cookie, i), nil); err != nil {
+			if err := sendAll(fd, makeHello(tcpHelloMagic, cs.cookie, i), nil); err != nil {
 				return fmt.Errorf("flow %d: greeting: %w", i, err)
 			}
 		}
@@ -121,12 +122,12 @@ func (cs *clientSession) openUDPFlow(i int) (int, error) {
 	deadline := time.Now().Add(cs.cfg.ConnectTimeout)
 	var lastErr error
 	for time.Now().Before(deadline) && !cs.stopFlag.Load() {
-		if _, err := unix.Write(fd, hello); err != nil {
+		if _, err := sendSock(fd, hello); err != nil {
 			lastErr = err
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
-		n, err := unix.Read(fd, buf)
+		n, err := recvSock(fd, buf)
 		if err != nil {
 			lastErr = err
 			continue
@@ -230,15 +231,20 @@ func (cs *clientSession) stopWindow() {
 func (cs *clientSession) finishWorkers() error {
 	done := make(chan struct{})
 	go func() { cs.wg.Wait(); close(done) }()
+	limit := 15 * time.Second
+	if kindOf(cs.st.Profile) == kindTCPRR {
+		// RR flows block in read without a timeout while their last responses come back
+		limit = drainTimeout
+	}
 	select {
 	case <-done:
-	case <-time.After(15 * time.Second):
+	case <-time.After(limit):
 		cs.abort()
 		<-done
 		if err := cs.workerErr(); err != nil {
 			return err
 		}
-		return errors.New("data flows did not finish within 15s after the window")
+		return fmt.Errorf("data flows did not finish within %s after the window", limit)
 	}
 	return cs.workerErr()
 }

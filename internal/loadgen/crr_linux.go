@@ -59,11 +59,11 @@ func crrClient(f *flowState, a netip.Addr, port, reqSize, respSize int, rst bool
 			}
 			return fmt.Errorf("connect: %w", err)
 		}
-		if err := writeAll(fd, req, stop); err != nil {
+		if err := sendAll(fd, req, stop); err != nil {
 			unix.Close(fd)
 			return fmt.Errorf("send request: %w", err)
 		}
-		if err := readFull(fd, resp, stop); err != nil {
+		if err := recvFull(fd, resp, stop); err != nil {
 			unix.Close(fd)
 			if err == errStopped {
 				return nil
@@ -113,18 +113,18 @@ func crrServer(f *flowState, lfd, reqSize, respSize int, stop func() bool) error
 		}
 		fd := int(r)
 		// accepted sockets inherit the listener's SO_RCVTIMEO/SO_SNDTIMEO
-		if err := readFull(fd, req, stop); err != nil {
+		if err := recvFull(fd, req, stop); err != nil {
 			unix.Close(fd)
 			continue // client gone or reset: not a transaction
 		}
-		if err := writeAll(fd, resp, stop); err != nil {
+		if err := sendAll(fd, resp, stop); err != nil {
 			unix.Close(fd)
 			continue
 		}
 		f.c.tx.Add(1)
 		// wait for the client's FIN (graceful) or RST, so the client is the active closer
 		for {
-			n, err := unix.Read(fd, tail[:])
+			n, err := recvSock(fd, tail[:])
 			if n > 0 || err == unix.EINTR || (err == unix.EAGAIN && !stop()) {
 				continue
 			}

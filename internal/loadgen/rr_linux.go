@@ -3,13 +3,16 @@ package loadgen
 import (
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/cnperf/cnperf/internal/stats/hdr"
 )
 
-const drainTimeoutNs = int64(3e9)
+// drainTimeout is how long RR clients wait, after the window, for the responses to the
+// requests still in flight.
+const drainTimeout = 3 * time.Second
 
 // tcpRRClient keeps burst+1 requests in flight on one connection: each response read lets it
 // send as many new requests. Per-transaction round-trip times go into the flow's histogram
@@ -33,33 +36,27 @@ func tcpRRClient(f *flowState, reqSize, respSize, burst int, phase *atomic.Int32
 		ring[i] = now
 	}
 	out = inflight
-	if err := writeAll(f.fd, req, stop); err != nil {
+	if err := sendAll(f.fd, req, stop); err != nil {
 		return fmt.Errorf("send request: %w", err)
 	}
 	partial := 0
-	var drainDeadline int64
 	var y yielder
 	for out > 0 {
 		y.tick()
-		n, err := unix.Read(f.fd, rbuf)
+		n, err := recvSock(f.fd, rbuf)
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue
+		}
+		if err == nil && n == 0 {
+			err = errEOF
+		}
 		if err != nil {
-			if err == unix.EINTR {
-				continue
-			}
-			if err == unix.EAGAIN {
-				if stop() {
-					if drainDeadline == 0 {
-						drainDeadline = nanotime() + drainTimeoutNs
-					} else if nanotime() > drainDeadline {
-						return fmt.Errorf("%d responses still outstanding after stop", out)
-					}
-				}
-				continue
+			if stop() {
+				// after the window the client drains its requests in flight; finishWorkers
+				// shuts the connection down when they do not all come back in time
+				return fmt.Errorf("%d responses still outstanding after the window (%w)", out, err)
 			}
 			return fmt.Errorf("receive response: %w", err)
-		}
-		if n == 0 {
-			return fmt.Errorf("receive response: %w", errEOF)
 		}
 		partial += n
 		done := partial / respSize
@@ -77,7 +74,7 @@ func tcpRRClient(f *flowState, reqSize, respSize, burst int, phase *atomic.Int32
 		// trip instead of delaying them
 		more := !stop()
 		if more {
-			if err := writeAll(f.fd, req[:done*reqSize], stop); err != nil {
+			if err := sendAll(f.fd, req[:done*reqSize], stop); err != nil {
 				return fmt.Errorf("send request: %w", err)
 			}
 		}
@@ -114,7 +111,7 @@ func tcpRRServer(f *flowState, reqSize, respSize int, stop func() bool) error {
 	var y yielder
 	for {
 		y.tick()
-		n, err := unix.Read(f.fd, rbuf)
+		n, err := recvSock(f.fd, rbuf)
 		if err != nil {
 			if err == unix.EINTR {
 				continue
@@ -138,7 +135,7 @@ func tcpRRServer(f *flowState, reqSize, respSize int, stop func() bool) error {
 			if k > chunk {
 				k = chunk
 			}
-			if err := writeAll(f.fd, resp[:k*respSize], stop); err != nil {
+			if err := sendAll(f.fd, resp[:k*respSize], stop); err != nil {
 				return fmt.Errorf("send response: %w", err)
 			}
 			left -= k
@@ -167,7 +164,7 @@ func udpRRClient(f *flowState, reqSize, respSize, burst int, phase *atomic.Int32
 			ring[tail] = now
 			out++
 			for {
-				_, err := unix.Write(f.fd, req)
+				_, err := sendSmall(f.fd, req)
 				if err == nil {
 					break
 				}
@@ -189,7 +186,7 @@ func udpRRClient(f *flowState, reqSize, respSize, burst int, phase *atomic.Int32
 	var y yielder
 	for out > 0 {
 		y.tick()
-		n, err := unix.Read(f.fd, rbuf)
+		n, err := recvSock(f.fd, rbuf)
 		if err != nil {
 			if err == unix.EINTR {
 				continue
@@ -197,7 +194,7 @@ func udpRRClient(f *flowState, reqSize, respSize, burst int, phase *atomic.Int32
 			if err == unix.EAGAIN {
 				if stop() {
 					if drainDeadline == 0 {
-						drainDeadline = nanotime() + drainTimeoutNs
+						drainDeadline = nanotime() + drainTimeout.Nanoseconds()
 						continue
 					}
 					if nanotime() > drainDeadline {
@@ -283,7 +280,7 @@ func udpRRServer(f *flowState, reqSize, respSize, burst int, cookie []byte, stop
 			}
 			if isUDPHello(m) {
 				if helloMatches(m, cookie, f.index) {
-					_, _ = unix.Write(f.fd, m)
+					_, _ = sendSock(f.fd, m)
 				}
 				continue
 			}
@@ -319,7 +316,7 @@ func udpRRServerSimple(f *flowState, bufSize, respSize int, cookie []byte, stop 
 	var y yielder
 	for {
 		y.tick()
-		n, err := unix.Read(f.fd, req)
+		n, err := recvSock(f.fd, req)
 		if err != nil {
 			switch err {
 			case unix.EINTR, unix.ECONNREFUSED:
@@ -340,12 +337,12 @@ func udpRRServerSimple(f *flowState, bufSize, respSize int, cookie []byte, stop 
 		}
 		if isUDPHello(req[:n]) {
 			if helloMatches(req[:n], cookie, f.index) {
-				_, _ = unix.Write(f.fd, req[:n])
+				_, _ = sendSock(f.fd, req[:n])
 			}
 			continue
 		}
 		for {
-			_, err := unix.Write(f.fd, resp)
+			_, err := sendSmall(f.fd, resp)
 			if err == nil || err == unix.ECONNREFUSED {
 				break
 			}

@@ -141,7 +141,7 @@ func (ss *serverSession) acceptTCPFlows() {
 		}
 		fd := int(r)
 		helloDeadline := time.Now().Add(2 * time.Second)
-		if err := readFull(fd, hello, func() bool { return time.Now().After(helloDeadline) }); err != nil {
+		if err := recvFull(fd, hello, func() bool { return time.Now().After(helloDeadline) }); err != nil {
 			closeFd(fd)
 			continue
 		}
@@ -152,6 +152,18 @@ func (ss *serverSession) acceptTCPFlows() {
 		}
 		if kindOf(ss.st.Profile) == kindTCPRR {
 			_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+			// no timeouts on RR connections (see openFlows): the client's shutdown ends the
+			// flow, and finish aborts it if the client vanishes
+			if err := setTimeouts(fd, 0); err != nil {
+				closeFd(fd)
+				for _, f := range flows {
+					if f != nil {
+						closeFd(f.fd)
+					}
+				}
+				ss.acceptDone <- fmt.Errorf("data connection: %w", err)
+				return
+			}
 		}
 		flows[idx] = &flowState{index: idx, fd: fd}
 		got++
@@ -194,7 +206,7 @@ func (ss *serverSession) acceptUDPFlows() {
 			continue
 		}
 		if flows[idx] != nil {
-			_, _ = unix.Write(flows[idx].fd, buf[:m]) // our answer was lost: answer again
+			_, _ = sendSock(flows[idx].fd, buf[:m]) // our answer was lost: answer again
 			continue
 		}
 		fd, _, err := bindUDP(ss.addr, ss.port)
@@ -214,7 +226,7 @@ func (ss *serverSession) acceptUDPFlows() {
 		}
 		flows[idx] = &flowState{index: idx, fd: fd}
 		got++
-		_, _ = unix.Write(fd, buf[:m])
+		_, _ = sendSock(fd, buf[:m])
 	}
 	ss.mu.Lock()
 	ss.flows = flows

@@ -162,13 +162,62 @@ func dialTCP(a netip.Addr, port int, timeout time.Duration, snd, rcv int) (int, 
 	return fd, nil
 }
 
-// writeAll writes p fully; it gives up when stop reports true during a timeout.
-func writeAll(fd int, p []byte, stop func() bool) error {
-	for len(p) > 0 {
-		n, err := unix.Write(fd, p)
-		if n > 0 {
-			p = p[n:]
+// Data sockets are read and written with recvfrom(2) and sendto(2) without an address rather
+// than read(2) and write(2): the socket calls skip the VFS layer (file position, fsnotify
+// hooks), which saves about 0.25 µs per call — 3 % of a pinned TCP_RR round trip.
+
+// recvSock reads from a socket into p. On error it returns 0 bytes.
+func recvSock(fd int, p []byte) (int, error) {
+	r, _, e := unix.Syscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), 0, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+// sendSock writes p to a socket, blocking while its send buffer is full.
+func sendSock(fd int, p []byte) (int, error) {
+	r, _, e := unix.Syscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), unix.MSG_NOSIGNAL, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+// sendSockNow tries to write p without blocking, as a raw system call: the Go runtime's
+// bookkeeping around a call that may block (entersyscall/exitsyscall) costs more than a small
+// send itself. It returns unix.EAGAIN when the send buffer is full; never use it to wait.
+func sendSockNow(fd int, p []byte) (int, error) {
+	r, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), unix.MSG_NOSIGNAL|unix.MSG_DONTWAIT, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+// sendSmall sends one small message (a request, a response, a datagram): first without
+// blocking, then, if the send buffer is full, waiting for room.
+func sendSmall(fd int, p []byte) (int, error) {
+	n, err := sendSockNow(fd, p)
+	if err == unix.EAGAIN {
+		return sendSock(fd, p)
+	}
+	return n, err
+}
+
+// sendAll writes p fully to a socket; it gives up when stop reports true during a timeout.
+// Small writes (requests and responses) first try a send that cannot block.
+func sendAll(fd int, p []byte, stop func() bool) error {
+	if len(p) <= smallSendBytes {
+		n, err := sendSockNow(fd, p)
+		if err == nil && n == len(p) {
+			return nil
 		}
+		p = p[n:]
+	}
+	for len(p) > 0 {
+		n, err := sendSock(fd, p)
+		p = p[n:]
 		if err != nil {
 			if err == unix.EINTR {
 				continue
@@ -185,10 +234,13 @@ func writeAll(fd int, p []byte, stop func() bool) error {
 	return nil
 }
 
-// readFull reads exactly len(p) bytes; io.EOF-like end is reported as errEOF.
-func readFull(fd int, p []byte, stop func() bool) error {
+// smallSendBytes is the largest write sendAll first tries without blocking.
+const smallSendBytes = 16 << 10
+
+// recvFull reads exactly len(p) bytes from a socket; the peer's close is errEOF.
+func recvFull(fd int, p []byte, stop func() bool) error {
 	for len(p) > 0 {
-		n, err := unix.Read(fd, p)
+		n, err := recvSock(fd, p)
 		if err != nil {
 			if err == unix.EINTR {
 				continue

@@ -22,7 +22,7 @@ func streamSend(f *flowState, msgSize int, rateBps float64, mode string, stop fu
 			return fmt.Errorf("memfd_create: %w", err)
 		}
 		defer unix.Close(fd)
-		if err := writeAll(fd, buf, nil); err != nil {
+		if err := fillFile(fd, buf); err != nil {
 			return fmt.Errorf("fill memfd: %w", err)
 		}
 		memfd = fd
@@ -64,7 +64,7 @@ func streamSend(f *flowState, msgSize int, rateBps float64, mode string, stop fu
 				}
 			}
 		default:
-			n, err = unix.Write(f.fd, buf)
+			n, err = sendSock(f.fd, buf)
 		}
 		if n > 0 {
 			f.c.bytesTx.Add(int64(n))
@@ -133,7 +133,7 @@ func streamRecv(f *flowState, bufSize int, stop func() bool) error {
 	var y yielder
 	for {
 		y.tick()
-		n, err := unix.Read(f.fd, buf)
+		n, err := recvSock(f.fd, buf)
 		if n > 0 {
 			f.c.bytesRx.Add(int64(n))
 			continue
@@ -172,4 +172,19 @@ func (p *pacer) wait(sent int64) {
 	if d := due - nanotime(); d > 0 {
 		time.Sleep(time.Duration(d))
 	}
+}
+
+// fillFile writes p to a file from its current offset.
+func fillFile(fd int, p []byte) error {
+	for len(p) > 0 {
+		n, err := unix.Write(fd, p)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		p = p[n:]
+	}
+	return nil
 }

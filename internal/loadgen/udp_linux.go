@@ -216,7 +216,7 @@ func udpStreamRecv(f *flowState, size int, gro bool, cookie []byte, stop func() 
 				p := buf[off:end]
 				if len(p) < control.UDPHeaderBytes {
 					if isUDPHello(p) && helloMatches(p, cookie, f.index) {
-						_, _ = unix.Write(f.fd, p)
+						_, _ = sendSock(f.fd, p)
 					}
 					continue
 				}
