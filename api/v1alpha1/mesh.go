@@ -94,3 +94,20 @@ type CPUProfile struct {
 	Samples int64  `json:"samples"`
 	Error   string `json:"error,omitempty"`
 }
+
+// Columns are a matrix's server nodes in display order: every node of a mesh, or the servers
+// in cell order for all-to-one (one column).
+func (m *Mesh) Columns(mat *MeshMatrix) []string {
+	if m.Mode != "all-to-one" {
+		return m.Nodes
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range mat.Cells {
+		if !seen[c.Server] {
+			seen[c.Server] = true
+			out = append(out, c.Server)
+		}
+	}
+	return out
+}

@@ -44,22 +44,6 @@ func cellIndex(mat *api.MeshMatrix) map[[2]string]*api.MeshCell {
 	return idx
 }
 
-// columns are the servers of a matrix, in node order (one column for all-to-one).
-func columns(m *api.Mesh, mat *api.MeshMatrix) []string {
-	if m.Mode != "all-to-one" {
-		return m.Nodes
-	}
-	seen := map[string]bool{}
-	var out []string
-	for _, c := range mat.Cells {
-		if !seen[c.Server] {
-			seen[c.Server] = true
-			out = append(out, c.Server)
-		}
-	}
-	return out
-}
-
 // WriteTable prints every matrix of a run: the metric (rows are clients, columns servers;
 // "!" marks an outlier, "×" a failed pair, "·" a pair not measured), the node CPU of each
 // cell (client node / server node, busy % of all CPUs), the outliers and the failures.
@@ -75,7 +59,7 @@ func WriteTable(w io.Writer, run *api.Run) error {
 			fmt.Fprintln(w)
 		}
 		idx := cellIndex(mat)
-		cols := columns(m, mat)
+		cols := m.Columns(mat)
 		fmt.Fprintf(w, "%s: %s (%s), rows = client, columns = server\n", matrixTitle(m, mat), mt.Name, mt.Display)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprint(tw, "client \\ server\t")
@@ -204,7 +188,7 @@ func WriteMatrixCSV(w io.Writer, run *api.Run) error {
 	for mi := range m.Matrices {
 		mat := &m.Matrices[mi]
 		idx := cellIndex(mat)
-		cols := columns(m, mat)
+		cols := m.Columns(mat)
 		head := append([]string{"network", "via", "metric", "unit", `client\server`}, cols...)
 		if err := cw.Write(head); err != nil {
 			return err

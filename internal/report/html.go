@@ -41,6 +41,9 @@ type htmlPage struct {
 	Runs      []htmlRun
 	Charts    []barChart
 	Latency   []latChart
+	Sweeps    []sweepChart
+	Heatmaps  []heatmap
+	Flames    []flameRow
 	Compare   *htmlCompare
 	Rows      []htmlRow
 	Samples   []htmlCaseSamples
@@ -156,6 +159,9 @@ func buildPage(runs []*api.Run) *htmlPage {
 	}
 	p.Charts = buildBarCharts(runs, labels)
 	p.Latency = buildLatencyCharts(runs, labels)
+	p.Sweeps = buildSweepCharts(runs, labels)
+	p.Heatmaps = buildHeatmaps(runs, labels)
+	p.Flames = buildFlames(runs, labels)
 	if len(runs) > 1 {
 		p.Compare = buildCompare(runs, labels)
 	}

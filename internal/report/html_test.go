@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"image"
 	"image/png"
 	"math"
 	"os"
@@ -108,15 +110,16 @@ func chromium(t *testing.T, bin, file string, extra ...string) (string, string) 
 
 var consoleLine = regexp.MustCompile(`(?m)^.*:CONSOLE[:(].*$`)
 
-// TestHTMLReportInChromium renders two reports in headless Chromium: a real run recorded on
+// TestHTMLReportInChromium renders three reports in headless Chromium: a real run recorded on
 // this machine (testdata/real-lab-run.jsonl: TCP_STREAM with native and iperf3, TCP_RR with
-// native and qperf, on loopback and the lab's same-node and cross-node paths) and a
-// two-run comparison. It checks that there are no console messages, that every chart mark
-// laid out with a size, that the page fits a phone-width window, and that a screenshot holds
-// the charts. With -update the screenshot of the real run goes to docs/img/report.png.
+// native and qperf, on loopback and the lab's same-node and cross-node paths), a two-run
+// comparison, and a real sweep with a real node mesh (sweep chart and heatmaps). It checks
+// that there are no console messages, that every chart mark laid out with a size, that the
+// pages fit a phone-width window, and that a screenshot holds the charts. With -update the screenshot of the real run goes to docs/img/report.png and the
+// sweep chart and heatmaps of the third report to docs/img/report-sweep-mesh.png.
 func TestHTMLReportInChromium(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a browser four times; skipped with -short")
+		t.Skip("starts a browser six times; skipped with -short")
 	}
 	bin := chromiumPath(t)
 	real, err := ReadRunFile(filepath.Join("testdata", "real-lab-run.jsonl"))
@@ -144,7 +147,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 		}
 		return file, marks
 	}
-	checkDOM := func(name, file string, marks int, want ...string) {
+	checkDOM := func(name, file string, marks int, want ...string) string {
 		dom, logs := chromium(t, bin, file, "--window-size=1280,900", "--dump-dom")
 		if lines := consoleLine.FindAllString(logs, -1); len(lines) > 0 {
 			t.Errorf("%s: console messages:\n%s", name, strings.Join(lines, "\n"))
@@ -161,6 +164,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 				t.Errorf("%s: rendered page lacks %q", name, w)
 			}
 		}
+		return dom
 	}
 
 	realFile, realMarks := render("real.html", real)
@@ -172,8 +176,44 @@ func TestHTMLReportInChromium(t *testing.T) {
 	twoFile, twoMarks := render("two.html", two)
 	checkDOM("comparison", twoFile, twoMarks, "Comparison", "calico (base)", "worker-2", `class="num worse"`)
 
+	// A real sweep (1, 10, 20, 40 TCP_RR flows on loopback) and a real 3-node mesh from the
+	// e2e cluster (pod and host network) in one report: one sweep chart with one point per
+	// swept value, and a 3 × 3 heatmap per network holding the mesh's own values.
+	sweepRun, err := ReadRunFile(filepath.Join("testdata", "real-sweep-run.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meshRun, err := ReadRunFile(filepath.Join("testdata", "real-mesh-run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wholeFile, wholeMarks := render("sweep-mesh.html", append(sweepRun, meshRun...))
+	// (checkDOM also fails on console messages and on chart marks that did not lay out.)
+	dom := checkDOM("sweep and mesh", wholeFile, wholeMarks, "TCP_RR loopback 1B — latency and transaction rate vs parallel flows",
+		"server node →", "Rows: client (source) node; columns: server node", "throughput, higher is better")
+	checkSweepDOM(t, dom, []string{"1", "10", "20", "40"})
+	m := meshRun[0].Mesh
+	if m == nil || len(m.Nodes) != 3 || len(m.Matrices) != 2 {
+		t.Fatalf("mesh fixture: %+v", m)
+	}
+	for mi := range m.Matrices {
+		checkHeatmapDOM(t, dom, fmt.Sprintf("heatmap-2-%d", mi+1), m.Nodes, &m.Matrices[mi])
+	}
+	if g := regexp.MustCompile(`data-heatmap-cells="(\d+)"`).FindStringSubmatch(dom); g == nil || g[1] != "18" {
+		t.Errorf("heatmap cells laid out with a size: %v, want 18 (2 matrices of 3 × 3)", g)
+	}
+	if *update {
+		// docs/img/report-sweep-mesh.png: the sweep chart and the heatmaps, cut from a
+		// screenshot of the page at the positions the page's script recorded.
+		sweepScreenshot(t, bin, wholeFile, dom, filepath.Join("..", "..", "docs", "img", "report-sweep-mesh.png"))
+	}
+	dom, _ = chromium(t, bin, wholeFile, "--window-size=390,800", "--dump-dom")
+	if g := regexp.MustCompile(`data-overflow-x="(\d+)"`).FindStringSubmatch(dom); g == nil || g[1] != "0" {
+		t.Errorf("sweep and mesh page overflows a phone-width window: %v", g)
+	}
+
 	// Phone: the page fits a 390 px wide window (wide tables scroll in their own box).
-	dom, _ := chromium(t, bin, realFile, "--window-size=390,800", "--dump-dom")
+	dom, _ = chromium(t, bin, realFile, "--window-size=390,800", "--dump-dom")
 	if m := regexp.MustCompile(`data-overflow-x="(\d+)"`).FindStringSubmatch(dom); m == nil || m[1] != "0" {
 		t.Errorf("page overflows a phone-width window: %v", m)
 	}
@@ -264,5 +304,129 @@ func TestNiceAxis(t *testing.T) {
 	}
 	if step125Below(19) != 10 || step125Above(70) != 100 || step125Above(41) != 50 || step125Below(230) != 200 {
 		t.Error("1-2-5 steps")
+	}
+}
+
+var (
+	sweepFigure = regexp.MustCompile(`(?s)<figure class="sweepchart" id="sweep-1" data-param="parallel">.*?</figure>`)
+	ratePoint   = regexp.MustCompile(`<circle class="dot" data-kind="rate" data-x="(\d+)"`)
+	latDot      = regexp.MustCompile(`<circle class="dot" data-kind="latency-(p50|mean|p99)" data-x="(\d+)"`)
+	heatCell    = regexp.MustCompile(`(?s)<g class="cell ([a-z ]+)" data-client="([^"]*)" data-server="([^"]*)" data-value="([^"]*)">.*?</g>`)
+	cellText    = regexp.MustCompile(`<text class="v [a-z]+"[^>]*>([^<]*)</text>`)
+)
+
+// checkSweepDOM checks the rendered sweep chart: one rate point per swept value in order,
+// and latency p50, mean and p99 at each value.
+func checkSweepDOM(t *testing.T, dom string, want []string) {
+	t.Helper()
+	fig := sweepFigure.FindString(dom)
+	if fig == "" {
+		t.Fatal("no sweep chart of parallel flows in the rendered page")
+	}
+	var xs []string
+	for _, m := range ratePoint.FindAllStringSubmatch(fig, -1) {
+		xs = append(xs, m[1])
+	}
+	if strings.Join(xs, ",") != strings.Join(want, ",") {
+		t.Errorf("sweep rate points at %v, want one per value %v", xs, want)
+	}
+	lat := map[string][]string{}
+	for _, m := range latDot.FindAllStringSubmatch(fig, -1) {
+		lat[m[1]] = append(lat[m[1]], m[2])
+	}
+	for _, k := range []string{"p50", "mean", "p99"} {
+		if strings.Join(lat[k], ",") != strings.Join(want, ",") {
+			t.Errorf("sweep latency %s points at %v, want %v", k, lat[k], want)
+		}
+	}
+	for _, w := range []string{"parallel flows", "round-trip latency (µs)", "transactions (k trans/s)", "<title>"} {
+		if !strings.Contains(fig, w) {
+			t.Errorf("sweep chart lacks %q", w)
+		}
+	}
+}
+
+// checkHeatmapDOM checks a rendered heatmap against the matrix it was drawn from: N × N
+// cells in node order, each measured cell with the mesh's exact value and its figure printed,
+// the diagonal not measured.
+func checkHeatmapDOM(t *testing.T, dom, id string, nodes []string, mat *api.MeshMatrix) {
+	t.Helper()
+	start := strings.Index(dom, `<figure class="heatmapfig" id="`+id+`">`)
+	if start < 0 {
+		t.Fatalf("no heatmap %s in the rendered page", id)
+	}
+	fig := dom[start:]
+	fig = fig[:strings.Index(fig, "</figure>")]
+	cells := heatCell.FindAllStringSubmatch(fig, -1)
+	if len(cells) != len(nodes)*len(nodes) {
+		t.Fatalf("%s: %d cells, want %d × %d", id, len(cells), len(nodes), len(nodes))
+	}
+	want := map[[2]string]*api.MeshCell{}
+	for i := range mat.Cells {
+		want[[2]string{mat.Cells[i].Client, mat.Cells[i].Server}] = &mat.Cells[i]
+	}
+	for k, c := range cells {
+		cl, sv := nodes[k/len(nodes)], nodes[k%len(nodes)]
+		if c[2] != cl || c[3] != sv {
+			t.Errorf("%s: cell %d is %s → %s, want %s → %s", id, k, c[2], c[3], cl, sv)
+			continue
+		}
+		txt := cellText.FindStringSubmatch(c[0])
+		w := want[[2]string{cl, sv}]
+		switch {
+		case w == nil:
+			if c[1] != "none" || c[4] != "" || txt == nil || txt[1] != "·" {
+				t.Errorf("%s: %s → %s should be not measured: class %q value %q text %v", id, cl, sv, c[1], c[4], txt)
+			}
+		default:
+			wantText := figure.FormatValue(*w.Value, figure.Scale{Factor: 1e9, Name: "Gbit/s"})
+			if c[1] != "ok" || c[4] != strconv.FormatFloat(*w.Value, 'g', -1, 64) || txt == nil || txt[1] != wantText {
+				t.Errorf("%s: %s → %s: class %q value %q text %v, want ok %v %q", id, cl, sv, c[1], c[4], txt, *w.Value, wantText)
+			}
+			if !strings.Contains(c[0], "client node "+cl+": CPU ") || !strings.Contains(c[0], "server node "+sv+": CPU ") {
+				t.Errorf("%s: %s → %s: tooltip lacks both nodes' CPU: %s", id, cl, sv, c[0])
+			}
+		}
+	}
+}
+
+// sweepScreenshot writes the part of the page from the sweep section to the end of the mesh
+// section as a PNG.
+func sweepScreenshot(t *testing.T, bin, file, dom, dst string) {
+	t.Helper()
+	pos := func(id string) (int, int) {
+		m := regexp.MustCompile(`data-` + id + `-y="(\d+),(\d+)"`).FindStringSubmatch(dom)
+		if m == nil {
+			t.Fatalf("no position of #%s in the DOM", id)
+		}
+		a, _ := strconv.Atoi(m[1])
+		b, _ := strconv.Atoi(m[2])
+		return a, b
+	}
+	top, _ := pos("sweeps")
+	_, bottom := pos("mesh")
+	shot := filepath.Join(t.TempDir(), "page.png")
+	chromium(t, bin, file, fmt.Sprintf("--window-size=1280,%d", bottom+20), "--screenshot="+shot)
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, ok := img.(interface {
+		SubImage(image.Rectangle) image.Image
+	})
+	if !ok {
+		t.Fatalf("screenshot of type %T cannot be cut", img)
+	}
+	var out bytes.Buffer
+	if err := png.Encode(&out, sub.SubImage(image.Rect(0, top-10, 1280, bottom+10))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/report/figure"
+	"github.com/cnperf/cnperf/internal/report/sweep"
 	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/stats"
 )
@@ -176,7 +177,7 @@ func writeRunTable(w io.Writer, run *api.Run) error {
 			return err
 		}
 	}
-	return nil
+	return writeSweepTables(w, run, mark)
 }
 
 func methodText(method string) string {
@@ -288,4 +289,98 @@ func driverDeltas(results []api.Result) map[int]string {
 		}
 	}
 	return out
+}
+
+// Sweep table columns.
+const (
+	swParam = iota
+	swLatMean
+	swP50
+	swP99
+	swMain
+	swPPS
+	swLoss
+	swSamples
+	swStatus
+	swCols
+)
+
+// writeSweepTables prints, after a run's table, one small table per parameter sweep (seed
+// 003's "number of simultaneous connections | TCP_RR latency"): the swept value, latency
+// mean/p50/p99 where the profile has latency, the headline rate with its confidence
+// interval, and the status. mark flags latency computed without per-transaction data, as in
+// the main table (its footnotes are already printed, so only known methods are marked).
+func writeSweepTables(w io.Writer, run *api.Run, mark func(string) string) error {
+	for _, sw := range sweep.Find(run.Results) {
+		sw := sw
+		first := &run.Results[sw.Points[0].Index]
+		main, _ := figure.Main(first)
+		for _, pt := range sw.Points {
+			if f, ok := figure.Main(&run.Results[pt.Index]); ok {
+				main = f
+				break
+			}
+		}
+		t := &text.Table{
+			Header: []string{sw.Param.Column, "LAT MEAN µs", "P50 µs", "P99 µs", strings.ToUpper(main.Label) + " (mean ± 95% CI)",
+				"PACKETS/S", "LOSS", "SAMPLES", "STATUS"},
+			Right: map[int]bool{swParam: true, swLatMean: true, swP50: true, swP99: true, swMain: true, swPPS: true, swLoss: true, swSamples: true},
+			Hide:  map[int]bool{swLatMean: true, swP50: true, swP99: true, swPPS: true, swLoss: true, swStatus: true},
+		}
+		for _, pt := range sw.Points {
+			r := &run.Results[pt.Index]
+			row := make([]string, swCols)
+			for i := range row {
+				row[i] = "-"
+			}
+			row[swParam] = sw.Param.Format(pt.Value)
+			if l := r.Summary.LatencyMicroseconds; l != nil {
+				m := mark(l.Method)
+				set := func(col int, v *float64) {
+					if v != nil {
+						row[col] = figure.Number(*v) + m
+						t.Hide[col] = false
+					}
+				}
+				set(swLatMean, l.Mean)
+				set(swP50, l.P50)
+				set(swP99, l.P99)
+			}
+			if st := main.Stat(&r.Summary); st != nil {
+				row[swMain] = main.Unit.FormatCI(st.Mean, (st.CI95High-st.CI95Low)/2)
+			}
+			if main.Key != figure.PacketRate.Key {
+				if st := r.Summary.PacketsPerSecond; st != nil {
+					row[swPPS] = figure.PacketsPerSecond.FormatCI(st.Mean, (st.CI95High-st.CI95Low)/2)
+					t.Hide[swPPS] = false
+				}
+			}
+			if st := r.Summary.LossPercent; st != nil {
+				row[swLoss] = figure.Number(st.Mean) + "%"
+				t.Hide[swLoss] = false
+			}
+			row[swSamples] = fmt.Sprintf("%d/%d", r.Summary.SamplesTotal-r.Summary.SamplesFailed, r.Summary.SamplesTotal)
+			row[swStatus] = statusCell(r)
+			if row[swStatus] != "ok" {
+				t.Hide[swStatus] = false
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		if _, err := fmt.Fprintf(w, "\n  %s\n", sweep.Title(&sw, first)); err != nil {
+			return err
+		}
+		if err := t.Write(w, "    "); err != nil {
+			return err
+		}
+		if len(sw.Duplicates) > 0 {
+			idx := make([]string, len(sw.Duplicates))
+			for i, d := range sw.Duplicates {
+				idx[i] = "#" + strconv.Itoa(d+1)
+			}
+			if _, err := fmt.Fprintf(w, "    (cases %s repeat a value measured before and are not in this table)\n", strings.Join(idx, ", ")); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -39,6 +39,20 @@
     });
     var root = document.documentElement;
     root.setAttribute("data-charts-rendered", String(n));
+    var cells = 0;
+    Array.prototype.forEach.call(document.querySelectorAll("svg.heatmap rect.hm"), function (el) {
+      var r = el.getBoundingClientRect();
+      if (r.width > 0 && r.height > 0) { cells++; }
+    });
+    root.setAttribute("data-heatmap-cells", String(cells));
+    // Where the sweep and mesh sections lie on the page (for the documentation's screenshot).
+    ["sweeps", "mesh"].forEach(function (id) {
+      var el = document.getElementById(id);
+      if (el) {
+        var r = el.getBoundingClientRect();
+        root.setAttribute("data-" + id + "-y", Math.round(r.top + window.scrollY) + "," + Math.round(r.bottom + window.scrollY));
+      }
+    });
     // How far the page is wider than the window (0 = fits; wide tables scroll inside their box).
     root.setAttribute("data-overflow-x", String(Math.max(0, root.scrollWidth - root.clientWidth)));
   }
