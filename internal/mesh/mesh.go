@@ -3,10 +3,10 @@ package mesh
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/mesh/meshview"
 )
 
 // Target is the address a client dials to reach agent a directly.
@@ -129,7 +129,7 @@ func (o *Options) logCell(env Env, j cellJob, r *api.Result, done, total, rounds
 	if r.Error != "" {
 		what = "FAILED: " + r.Error
 	} else if v := o.Metric.Value(&r.Summary); v != nil {
-		what = FormatValue(o.Metric, *v) + " " + o.Metric.Display
+		what = meshview.FormatValue(o.Metric, *v) + " " + o.Metric.Display
 	} else {
 		what = "no " + o.Metric.Field
 	}
@@ -143,25 +143,4 @@ func (o *Options) logCell(env Env, j cellJob, r *api.Result, done, total, rounds
 	}
 	fmt.Fprintf(env.Log, "mesh: %s%s round %d/%d [%d/%d] %s → %s: %s%s\n", j.net, via, j.round+1, rounds, done, total,
 		j.client.Node, j.server.Node, what, cpu)
-}
-
-// FormatValue prints a metric value in its display unit with 3 significant figures or
-// more (no exponent).
-func FormatValue(m Metric, v float64) string {
-	x := v / m.Scale
-	prec := 2
-	switch a := abs(x); {
-	case a >= 100:
-		prec = 0
-	case a >= 10:
-		prec = 1
-	}
-	return strconv.FormatFloat(x, 'f', prec, 64)
-}
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }

@@ -11,6 +11,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/mesh/meshview"
 	"github.com/cnperf/cnperf/internal/noderes"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/stats"
@@ -22,7 +23,7 @@ type Options struct {
 	Driver  driver.Driver
 	// Params are the case parameters of every cell (duration, samples, sizes, options).
 	Params api.Params
-	Metric Metric
+	Metric meshview.Metric
 	// OutlierMADs is k in median ∓ k·MAD.
 	OutlierMADs float64
 	// NodeResources reads both nodes' /proc around every sample.

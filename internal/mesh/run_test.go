@@ -13,6 +13,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/driver/native"
+	"github.com/cnperf/cnperf/internal/mesh/meshview"
 )
 
 // fakeCluster stands in for agent pods (exec needs a kubelet, which cannot run in a unit
@@ -125,7 +126,7 @@ func TestRunMeshRoundsConcurrentlyWithoutOverlap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	metric, _ := LookupMetric("", api.TCPStream)
+	metric, _ := meshview.LookupMetric("", api.TCPStream)
 	o := &Options{Profile: api.TCPStream, Driver: native.Driver{}, Params: api.Params{DurationSeconds: 1, Samples: 1, Parallel: 1},
 		Metric: metric, OutlierMADs: 3, NodeResources: true}
 	// Each round holds until its runnable pairs (those without n5) have all started.
@@ -207,7 +208,7 @@ func TestRunMeshInterrupted(t *testing.T) {
 		f.byIP[ip] = name
 	}
 	sched, _ := NewSchedule(n, ScheduleOptions{})
-	metric, _ := LookupMetric("", api.TCPStream)
+	metric, _ := meshview.LookupMetric("", api.TCPStream)
 	o := &Options{Profile: api.TCPStream, Driver: native.Driver{}, Params: api.Params{DurationSeconds: 1, Samples: 2, Parallel: 1},
 		Metric: metric, OutlierMADs: 3}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -278,7 +279,7 @@ func TestRunMeshStreamsNodeResources(t *testing.T) {
 		f.byIP[ip] = name
 	}
 	sched, _ := NewSchedule(n, ScheduleOptions{Self: true})
-	metric, _ := LookupMetric("", api.TCPStream)
+	metric, _ := meshview.LookupMetric("", api.TCPStream)
 	o := &Options{Profile: api.TCPStream, Driver: native.Driver{}, Params: api.Params{DurationSeconds: 1, Samples: 2, Parallel: 1},
 		Metric: metric, OutlierMADs: 3, NodeResources: true}
 	o.roundStart = func(i int) { f.startRound(len(sched.Rounds[i])) }

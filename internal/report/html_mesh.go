@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/mesh/meshview"
 	"github.com/cnperf/cnperf/internal/report/figure"
 )
 
@@ -58,21 +59,6 @@ func meshUnit(m *api.Mesh) (figure.Unit, string) {
 	return figure.Unit{Base: m.Unit, Scales: []figure.Scale{{Factor: 1, Name: m.Unit}}}, m.Metric
 }
 
-func meshTitle(m *api.Mesh, mat *api.MeshMatrix) string {
-	t := fmt.Sprintf("%s %s, %s network", m.Profile, m.Driver, mat.Network)
-	if mat.Via != "" {
-		t += ", " + mat.Via
-	}
-	if m.Mode == "all-to-one" {
-		if mat.Concurrent {
-			t += ", all clients at once"
-		} else {
-			t += ", one client at a time"
-		}
-	}
-	return t
-}
-
 func buildHeatmaps(runs []*api.Run, labels []string) []heatmap {
 	var out []heatmap
 	for ri, run := range runs {
@@ -108,7 +94,7 @@ func nodeCPU(role string, n *api.NodeResources) string {
 
 func buildHeatmap(run *api.Run, m *api.Mesh, mat *api.MeshMatrix) heatmap {
 	unit, metric := meshUnit(m)
-	h := heatmap{Title: meshTitle(m, mat) + ": " + metric}
+	h := heatmap{Title: meshview.Title(m, mat) + ": " + metric}
 	idx := map[[2]string]*api.MeshCell{}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for i := range mat.Cells {

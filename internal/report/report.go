@@ -30,12 +30,20 @@ type entry struct {
 
 // registry lists the formats in the order help texts show them.
 var registry = []entry{
-	{"table", "aligned text table for people, one row per case (default)", EncoderFunc(encodeTable)},
+	{"table", "aligned text table for people, one row per case; a mesh run's node × node matrices (default)", EncoderFunc(encodeTable)},
 	{"json", "the run as JSON (an array when several runs are given)", EncoderFunc(encodeJSON)},
 	{"csv", "one row per case with every summary field in base units", EncoderFunc(encodeCSV)},
 	{"k8s-netperf-csv", "k8s-netperf's CSV columns (Mb/s, OP/s, usec)", EncoderFunc(encodeK8sNetperfCSV)},
 	{"perfdash", "perfdash JSON (Kubernetes perf dashboards, cilium)", EncoderFunc(encodePerfdash)},
 	{"html", "one self-contained HTML report with charts", EncoderFunc(encodeHTML)},
+}
+
+// meshFormats render a saved mesh run (run.Mesh) the way cnperf mesh -o csv / -o cells
+// printed it. Only cnperf report offers them: cnperf run and import never produce a mesh, so
+// there they would only fail after the run.
+var meshFormats = []entry{
+	{"mesh-csv", "a mesh run's matrices as CSV, one row per client node (as cnperf mesh -o csv)", EncoderFunc(encodeMeshCSV)},
+	{"mesh-cells-csv", "a mesh run's cells as CSV with both nodes' CPU (as cnperf mesh -o cells)", EncoderFunc(encodeMeshCellsCSV)},
 }
 
 // Lookup returns the encoder for a format name.
@@ -46,6 +54,20 @@ func Lookup(format string) (Encoder, error) {
 		}
 	}
 	return nil, fmt.Errorf("unknown output format %q (known: %s)", format, strings.Join(Formats(), ", "))
+}
+
+// LookupReport is Lookup plus the formats of saved mesh runs, for cnperf report.
+func LookupReport(format string) (Encoder, error) {
+	for _, e := range append(append([]entry(nil), registry...), meshFormats...) {
+		if e.name == format {
+			return e.enc, nil
+		}
+	}
+	names := Formats()
+	for _, e := range meshFormats {
+		names = append(names, e.name)
+	}
+	return nil, fmt.Errorf("unknown output format %q (known: %s)", format, strings.Join(names, ", "))
 }
 
 // Formats lists the format names in a stable order.
@@ -66,6 +88,16 @@ func FormatHelp() string {
 	return b.String()
 }
 
+// ReportFormatHelp is FormatHelp plus the formats of saved mesh runs, for cnperf report.
+func ReportFormatHelp() string {
+	var b strings.Builder
+	b.WriteString(FormatHelp())
+	for _, e := range meshFormats {
+		fmt.Fprintf(&b, "  %-16s %s\n", e.name, e.help)
+	}
+	return b.String()
+}
+
 // Encode writes runs in the named format.
 func Encode(w io.Writer, format string, runs []*api.Run) error {
 	e, err := Lookup(format)
@@ -81,7 +113,7 @@ func Get(format string) (Encoder, error) { return Lookup(format) }
 // Register adds an output format implemented in another package (e.g. tiger-bench's
 // results.json, JUnit XML); it panics on a duplicate name, like driver.Register.
 func Register(name, help string, enc Encoder) {
-	for _, e := range registry {
+	for _, e := range append(append([]entry(nil), registry...), meshFormats...) {
 		if e.name == name {
 			panic("report format registered twice: " + name)
 		}

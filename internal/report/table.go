@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/mesh/meshview"
 	"github.com/cnperf/cnperf/internal/report/figure"
 	"github.com/cnperf/cnperf/internal/report/sweep"
 	"github.com/cnperf/cnperf/internal/report/text"
@@ -93,6 +95,10 @@ func writeRunTable(w io.Writer, run *api.Run) error {
 		_, err := fmt.Fprintln(w, "  (no finished cases)")
 		return err
 	}
+	inMesh, err := writeMeshTables(w, run)
+	if err != nil {
+		return err
+	}
 	t := &text.Table{
 		Header: tableHeader,
 		Right: map[int]bool{colIndex: true, colMsg: true, colPar: true, colBurst: true, colSamples: true,
@@ -115,6 +121,9 @@ func writeRunTable(w io.Writer, run *api.Run) error {
 		return m
 	}
 	for i := range run.Results {
+		if inMesh[i] {
+			continue
+		}
 		r := &run.Results[i]
 		row := make([]string, numCols)
 		row[colIndex] = strconv.Itoa(i + 1)
@@ -163,8 +172,10 @@ func writeRunTable(w io.Writer, run *api.Run) error {
 		row[colStatus] = statusCell(r)
 		t.Rows = append(t.Rows, row)
 	}
-	if err := t.Write(w, "  "); err != nil {
-		return err
+	if len(t.Rows) > 0 {
+		if err := t.Write(w, "  "); err != nil {
+			return err
+		}
 	}
 	if !t.Hide[colDelta] {
 		footnotes = append(footnotes, "Δ DRIVERS: difference of the mean from the first driver that measured the same case in this run")
@@ -178,6 +189,63 @@ func writeRunTable(w io.Writer, run *api.Run) error {
 		}
 	}
 	return writeSweepTables(w, run, mark)
+}
+
+// writeMeshTables prints a mesh run's node × node matrices (as cnperf mesh printed them,
+// indented under the run's title) and reports which results are matrix cells. Those get no
+// row of their own in the case table: a row does not name its node pair, and a mesh of n
+// nodes has n·(n−1) of them per matrix, which would bury the matrices. A line points to the
+// formats that keep every case's detail.
+func writeMeshTables(w io.Writer, run *api.Run) (map[int]bool, error) {
+	m := run.Mesh
+	if m == nil || len(m.Matrices) == 0 {
+		return nil, nil
+	}
+	inMesh := map[int]bool{}
+	for _, mat := range m.Matrices {
+		for _, c := range mat.Cells {
+			if c.Result >= 0 && c.Result < len(run.Results) {
+				inMesh[c.Result] = true
+			}
+		}
+	}
+	iw := &indentWriter{w: w, indent: "  ", bol: true}
+	if err := meshview.WriteTable(iw, run); err != nil {
+		return nil, err
+	}
+	_, err := fmt.Fprintf(w, "  (%d cases, one per cell: -o csv, mesh-cells-csv, json or html show each case's samples and retransmits)\n", len(inMesh))
+	return inMesh, err
+}
+
+// indentWriter prefixes every non-empty line with indent.
+type indentWriter struct {
+	w      io.Writer
+	indent string
+	bol    bool // the next byte starts a line
+}
+
+func (iw *indentWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		if iw.bol && p[0] != '\n' {
+			if _, err := io.WriteString(iw.w, iw.indent); err != nil {
+				return n, err
+			}
+		}
+		line := p
+		i := bytes.IndexByte(p, '\n')
+		if i >= 0 {
+			line = p[:i+1]
+		}
+		k, err := iw.w.Write(line)
+		n += k
+		if err != nil {
+			return n, err
+		}
+		iw.bol = i >= 0
+		p = p[len(line):]
+	}
+	return n, nil
 }
 
 func methodText(method string) string {

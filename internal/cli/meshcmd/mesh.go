@@ -24,6 +24,7 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/mesh"
+	"github.com/cnperf/cnperf/internal/mesh/meshview"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform/kube"
 	"github.com/cnperf/cnperf/internal/report"
@@ -133,7 +134,7 @@ both nodes' CPU and memory, -o json the whole run; --results FILE keeps the run 
 	f.IntVar(&o.Pairs, "pairs", 0, "measure a random sample of this many ordered pairs (0: all)")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the --pairs sample")
 	f.BoolVar(&o.Self, "self", false, "also measure every node against itself (the diagonal)")
-	f.StringVar(&o.Metric, "metric", "", "matrix figure: "+strings.Join(mesh.MetricNames(), ", ")+" (default: throughput for streams, latency-p50 for RR, cps for CRR)")
+	f.StringVar(&o.Metric, "metric", "", "matrix figure: "+strings.Join(meshview.MetricNames(), ", ")+" (default: throughput for streams, latency-p50 for RR, cps for CRR)")
 	f.Float64Var(&o.OutlierMADs, "outlier-mads", 3, "outliers lie more than this many MADs from the median, on the bad side")
 	f.BoolVar(&o.NodeResources, "node-resources", true, "read both nodes' CPU and memory from /proc around every sample")
 	f.IntVar(&o.MaxParallelPairs, "max-parallel-pairs", 0, "at most this many pairs of a round at once (0: the whole round)")
@@ -164,7 +165,7 @@ type settings struct {
 	profile  api.Profile
 	drv      driver.Driver
 	params   api.Params
-	metric   mesh.Metric
+	metric   meshview.Metric
 	networks []mesh.Network
 	vias     []string
 	tols     []corev1.Toleration
@@ -216,7 +217,7 @@ func (o *Options) validate() (*settings, error) {
 	if err := driver.Check(plan.Case{Profile: s.profile, Path: api.PathPodPodCrossNode, Driver: d.Name(), Params: s.params}); err != nil {
 		return nil, exit.Usage("%v", err)
 	}
-	if s.metric, err = mesh.LookupMetric(o.Metric, s.profile); err != nil {
+	if s.metric, err = meshview.LookupMetric(o.Metric, s.profile); err != nil {
 		return nil, exit.Usage("--metric: %v", err)
 	}
 	seen := map[string]bool{}
@@ -463,15 +464,15 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 func (o *Options) write(w io.Writer, run *api.Run) error {
 	switch o.Output {
 	case "csv":
-		return mesh.WriteMatrixCSV(w, run)
+		return meshview.WriteMatrixCSV(w, run)
 	case "cells":
-		return mesh.WriteCellsCSV(w, run)
+		return meshview.WriteCellsCSV(w, run)
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(run)
 	}
-	return mesh.WriteTable(w, run)
+	return meshview.WriteTable(w, run)
 }
 
 func writeResults(path string, run *api.Run) error {

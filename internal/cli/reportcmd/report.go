@@ -3,6 +3,7 @@ package reportcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -32,16 +33,20 @@ still going or after it was interrupted), printed by 'cnperf run -o json', or wr
 '-o csv', and prints them in the chosen format. FILE "-" reads standard input. Several files,
 or a file holding several runs, give one report over all the runs, in order.
 
+A run saved by 'cnperf mesh' (-o json or --results) prints as its node × node matrices, as
+cnperf mesh printed them, instead of one row per pair; -o mesh-csv and -o mesh-cells-csv
+give the matrices and the cells as cnperf mesh -o csv / -o cells did.
+
 Formats:
-` + report.FormatHelp() + `
+` + report.ReportFormatHelp() + `
 With --prometheus URL every result without metrics gets the node CPU, agent pod CPU and
 memory and interface drops of its time window from Prometheus (while Prometheus still holds
 them). With --opensearch URL the runs are also indexed into OpenSearch/Elasticsearch
 (--index), one document per result with its raw samples, run metadata and cluster details.
 
 Warnings (a truncated last line, a run without an end record) go to standard error.
-Exit codes: 0 rendered (and indexed), 1 indexing failed, 2 an unreadable or invalid file or an
-unknown format.`,
+Exit codes: 0 rendered (and indexed), 1 indexing failed, 2 an unreadable or invalid file, an
+unknown format, or runs the format cannot render (a mesh format and a run that is not a mesh).`,
 		Example: `  cnperf report results.jsonl
   cnperf report -o html calico.jsonl cilium.jsonl > report.html
   cnperf run -o json | cnperf report -o k8s-netperf-csv -`,
@@ -57,7 +62,7 @@ unknown format.`,
 }
 
 func (o *options) run(ctx context.Context, streams iostreams.Streams) error {
-	enc, err := report.Lookup(o.output)
+	enc, err := report.LookupReport(o.output)
 	if err != nil {
 		return &exit.UsageError{Err: err}
 	}
@@ -95,6 +100,10 @@ func (o *options) run(ctx context.Context, streams iostreams.Streams) error {
 		}
 	}
 	if err := enc.Encode(streams.Out, runs); err != nil {
+		var unsuitable *report.UnsuitableRunsError
+		if errors.As(err, &unsuitable) {
+			return &exit.UsageError{Err: err}
+		}
 		return fmt.Errorf("report: %w", err)
 	}
 	if osCfg != nil {

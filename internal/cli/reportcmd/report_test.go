@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,6 +18,8 @@ import (
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/report"
 )
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func tp(v float64) *float64 { return &v }
 
@@ -132,5 +135,111 @@ func TestReportIndexesIntoOpenSearch(t *testing.T) {
 	var u2 *exit.UsageError
 	if !errors.As(err, &u2) {
 		t.Errorf("bad index: %v", err)
+	}
+}
+
+// realMesh is a real 3-node e2e mesh (cnperf mesh -o json, pod and host networks).
+var realMesh = filepath.Join("..", "..", "report", "testdata", "real-mesh-run.json")
+
+func goldenFile(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (go test -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// meshResultsFile saves the real mesh as cnperf mesh --results does: header, one line per
+// result, the mesh section recorded at the end.
+func meshResultsFile(t *testing.T) string {
+	t.Helper()
+	runs, err := report.ReadRunFile(realMesh)
+	if err != nil || len(runs) != 1 || runs[0].Mesh == nil {
+		t.Fatalf("%s: %d runs, %v", realMesh, len(runs), err)
+	}
+	run := runs[0]
+	path := filepath.Join(t.TempDir(), "mesh.jsonl")
+	head := *run
+	head.Results, head.Mesh = nil, nil
+	w, err := report.CreateResultsFile(path, &head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range run.Results {
+		if err := w.AppendResult(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.UpdateRun(*run); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(*run); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestReportMeshGolden(t *testing.T) {
+	resultsFile := meshResultsFile(t)
+	for _, tc := range []struct{ format, golden string }{
+		{"table", "real-mesh.table"},
+		{"mesh-csv", "real-mesh.csv"},
+		{"mesh-cells-csv", "real-mesh.cells.csv"},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			out, errOut, err := execute(t, "", "-o", tc.format, realMesh)
+			if err != nil || errOut != "" {
+				t.Fatalf("err %v, stderr %q", err, errOut)
+			}
+			goldenFile(t, tc.golden, out)
+			// The results file cnperf mesh --results writes renders the same.
+			out2, errOut, err := execute(t, "", "-o", tc.format, resultsFile)
+			if err != nil || errOut != "" {
+				t.Fatalf("results file: err %v, stderr %q", err, errOut)
+			}
+			if out2 != out {
+				t.Errorf("the results file renders differently from the JSON:\n%s", out2)
+			}
+		})
+	}
+}
+
+func TestReportMeshFormatsNeedOneMeshRun(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "run.json")
+	b, _ := json.Marshal(testRun("plain"))
+	os.WriteFile(js, b, 0o644)
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"not a mesh", []string{"-o", "mesh-csv", js}, "run plain is not a mesh run"},
+		{"two meshes", []string{"-o", "mesh-cells-csv", realMesh, realMesh}, "renders one mesh run (its rows name no run), got 2 runs"},
+	} {
+		_, _, err := execute(t, "", tc.args...)
+		var u *exit.UsageError
+		if !errors.As(err, &u) || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%s: err = %v, want a usage error with %q", tc.name, err, tc.wantErr)
+		}
+	}
+	// A plain run's table is unchanged: its case rows, no matrix.
+	out, _, err := execute(t, "", js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "30.00 Gbit/s") || strings.Contains(out, "rows = client") {
+		t.Errorf("plain run table:\n%s", out)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
@@ -308,17 +309,21 @@ func inputCNI(in Input) string {
 	return cni
 }
 
-// Labels names the columns: the given Label; else the CNI from the runs' cluster details
-// (with its version or encapsulation when that tells columns apart); else the local topology
-// flavour every result shares (e.g. "routed", "vxlan"); else the source's file name without
-// extension. Labels that still clash get "#2", "#3".
+// Labels names the columns: the given Label; else the run label (cnperf run --label
+// KEY=VALUE) whose value differs between the inputs, as "KEY=VALUE" (see runLabelCandidates);
+// else the CNI from the runs' cluster details (with its version or encapsulation when that
+// tells columns apart); else the local topology flavour every result shares (e.g. "routed",
+// "vxlan"); else the source's file name without extension. The first of these that tells all
+// columns apart wins. Labels that still clash get "#2", "#3".
 func Labels(inputs []Input) []string {
 	cand := make([][]string, len(inputs))
+	byRunLabel := runLabelCandidates(inputs)
 	for i, in := range inputs {
 		if in.Label != "" {
 			cand[i] = []string{in.Label}
 			continue
 		}
+		cand[i] = append(cand[i], byRunLabel[i]...)
 		if cni := inputCNI(in); cni != "" {
 			c := in.Runs[0].Cluster
 			cand[i] = append(cand[i], cni)
@@ -368,6 +373,66 @@ func Labels(inputs []Input) []string {
 		count[l]++
 		if count[l] > 1 {
 			out[i] = fmt.Sprintf("%s #%d", l, count[l])
+		}
+	}
+	return out
+}
+
+// commonLabels are the run labels every run of an input carries with the same value; nil
+// when the input has no runs.
+func commonLabels(in Input) map[string]string {
+	if len(in.Runs) == 0 {
+		return nil
+	}
+	common := map[string]string{}
+	for k, v := range in.Runs[0].Labels {
+		common[k] = v
+	}
+	for _, r := range in.Runs[1:] {
+		for k, v := range common {
+			if w, ok := r.Labels[k]; !ok || w != v {
+				delete(common, k)
+			}
+		}
+	}
+	return common
+}
+
+// runLabelCandidates are, per input, the column labels its run labels offer: the keys every
+// input carries (on all its runs, with one value) whose values are not the same everywhere,
+// in key order, each alone ("cni=routed"), then all of them together ("cni=routed,mtu=9000")
+// when there are several. Every input gets the same number of candidates, so Labels' levels
+// line up; none when no key differs.
+func runLabelCandidates(inputs []Input) [][]string {
+	out := make([][]string, len(inputs))
+	if len(inputs) < 2 {
+		return out
+	}
+	common := make([]map[string]string, len(inputs))
+	for i, in := range inputs {
+		common[i] = commonLabels(in)
+	}
+	var keys []string
+	for k, v := range common[0] {
+		shared, differs := true, false
+		for _, c := range common[1:] {
+			w, ok := c[k]
+			shared = shared && ok
+			differs = differs || (ok && w != v)
+		}
+		if shared && differs {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for i := range inputs {
+		all := make([]string, len(keys))
+		for j, k := range keys {
+			all[j] = k + "=" + common[i][k]
+		}
+		out[i] = append(out[i], all...)
+		if len(all) > 1 {
+			out[i] = append(out[i], strings.Join(all, ","))
 		}
 	}
 	return out

@@ -241,6 +241,64 @@ func TestLabels(t *testing.T) {
 	}
 }
 
+func TestLabelsFromRunLabels(t *testing.T) {
+	// run is a run with cnperf run --label KEY=VALUE labels ("k=v" pairs) on calico v3.27.
+	run := func(kv ...string) *api.Run {
+		r := &api.Run{UUID: "0123456789ab", Cluster: &api.ClusterDetails{CNI: "calico", CNIVersion: "v3.27"}, Labels: map[string]string{}}
+		for _, p := range kv {
+			k, v, _ := strings.Cut(p, "=")
+			r.Labels[k] = v
+		}
+		return r
+	}
+	in := func(source, label string, runs ...*api.Run) Input {
+		return Input{Source: source, Label: label, Runs: runs}
+	}
+	tests := []struct {
+		name string
+		in   []Input
+		want string
+	}{
+		{"a differing key",
+			[]Input{in("a.jsonl", "", run("cni=routed", "env=ci")), in("b.jsonl", "", run("cni=vxlan", "env=ci"))},
+			"cni=routed | cni=vxlan"},
+		{"run labels before the CNI version",
+			[]Input{in("a.jsonl", "", run("mode=bgp")), in("b.jsonl", "", &api.Run{Labels: map[string]string{"mode": "ipip"},
+				Cluster: &api.ClusterDetails{CNI: "calico", CNIVersion: "v3.28"}})},
+			"mode=bgp | mode=ipip"},
+		{"--label wins",
+			[]Input{in("a.jsonl", "before", run("cni=routed")), in("b.jsonl", "after", run("cni=vxlan"))},
+			"before | after"},
+		{"same value everywhere: file names",
+			[]Input{in("x/main.jsonl", "", run("cni=routed")), in("pr.jsonl", "", run("cni=routed"))},
+			"main | pr"},
+		{"key on one side only: file names",
+			[]Input{in("main.jsonl", "", run("cni=routed")), in("pr.jsonl", "", run())},
+			"main | pr"},
+		{"the first key that tells all apart",
+			[]Input{in("a.jsonl", "", run("a=1", "b=x")), in("b.jsonl", "", run("a=1", "b=y")), in("c.jsonl", "", run("a=2", "b=z"))},
+			"b=x | b=y | b=z"},
+		{"no key alone: all differing keys",
+			[]Input{in("a.jsonl", "", run("a=1", "b=x")), in("b.jsonl", "", run("a=1", "b=y")),
+				in("c.jsonl", "", run("a=2", "b=x")), in("d.jsonl", "", run("a=2", "b=y"))},
+			"a=1,b=x | a=1,b=y | a=2,b=x | a=2,b=y"},
+		{"a file's runs disagree: not its label",
+			[]Input{in("main.jsonl", "", run("cni=routed"), run("cni=vxlan")), in("pr.jsonl", "", run("cni=geneve"))},
+			"main | pr"},
+		{"labels that do not tell all apart: file names",
+			[]Input{in("r1.jsonl", "", run("cni=routed")), in("r2.jsonl", "", run("cni=routed")), in("v.jsonl", "", run("cni=vxlan"))},
+			"r1 | r2 | v"},
+		{"a file's runs agree",
+			[]Input{in("main.jsonl", "", run("cni=routed", "n=1"), run("cni=routed", "n=2")), in("pr.jsonl", "", run("cni=vxlan", "n=1"))},
+			"cni=routed | cni=vxlan"},
+	}
+	for _, tc := range tests {
+		if got := strings.Join(Labels(tc.in), " | "); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestCompareNeedsTwoInputs(t *testing.T) {
 	if _, err := Compare(cniInputs()[:1], Options{}); err == nil {
 		t.Error("one input accepted")

@@ -1,4 +1,4 @@
-package mesh
+package meshview
 
 import (
 	"encoding/csv"
@@ -19,7 +19,9 @@ func metricOf(m *api.Mesh) Metric {
 	return Metric{Name: m.Metric, Field: m.Metric, Unit: m.Unit, Display: m.Unit, Scale: 1, HigherIsBetter: m.HigherIsBetter}
 }
 
-func matrixTitle(m *api.Mesh, mat *api.MeshMatrix) string {
+// Title names a matrix: profile, driver, network, the Service it went through and, for
+// all-to-one, whether the clients ran at once.
+func Title(m *api.Mesh, mat *api.MeshMatrix) string {
 	t := fmt.Sprintf("%s %s, %s network", m.Profile, m.Driver, mat.Network)
 	if mat.Via != "" {
 		t += ", " + mat.Via
@@ -60,7 +62,7 @@ func WriteTable(w io.Writer, run *api.Run) error {
 		}
 		idx := cellIndex(mat)
 		cols := m.Columns(mat)
-		fmt.Fprintf(w, "%s: %s (%s), rows = client, columns = server\n", matrixTitle(m, mat), mt.Name, mt.Display)
+		fmt.Fprintf(w, "%s: %s (%s), rows = client, columns = server\n", Title(m, mat), mt.Name, mt.Display)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprint(tw, "client \\ server\t")
 		for _, c := range cols {

@@ -1,4 +1,4 @@
-package mesh
+package meshview_test
 
 import (
 	"bytes"
@@ -8,9 +8,14 @@ import (
 	"testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/mesh"
+	"github.com/cnperf/cnperf/internal/mesh/meshview"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
+
+// The fixtures' outlier flags come from mesh.Finish, as in a real run; this is an external
+// test package so it can import internal/mesh (which imports meshview).
 
 // fixtureRun is a 4-node mesh on the pod network (one failed pair, one slow pair) and a
 // 3-node all-to-one through a Service, with node resources on every cell that ran.
@@ -50,7 +55,7 @@ func fixtureRun() *api.Run {
 			i++
 		}
 	}
-	Finish(&mat, 3, true)
+	mesh.Finish(&mat, 3, true)
 	m.Matrices = append(m.Matrices, mat)
 	run.Mesh = m
 	return run
@@ -66,7 +71,7 @@ func fixtureAllToOne() *api.Run {
 		run.Results = append(run.Results, api.Result{Profile: api.TCPRR, Driver: "native", Path: api.PathPodClusterIP})
 		mat.Cells = append(mat.Cells, api.MeshCell{Client: c, Server: "a", Result: i, Value: &v})
 	}
-	Finish(&mat, 3, false)
+	mesh.Finish(&mat, 3, false)
 	m.Matrices = append(m.Matrices, mat)
 	run.Mesh = m
 	return run
@@ -78,11 +83,11 @@ func TestRenderGolden(t *testing.T) {
 		run   *api.Run
 		write func(*bytes.Buffer, *api.Run) error
 	}{
-		{"mesh.table", fixtureRun(), func(b *bytes.Buffer, r *api.Run) error { return WriteTable(b, r) }},
-		{"mesh.csv", fixtureRun(), func(b *bytes.Buffer, r *api.Run) error { return WriteMatrixCSV(b, r) }},
-		{"mesh.cells.csv", fixtureRun(), func(b *bytes.Buffer, r *api.Run) error { return WriteCellsCSV(b, r) }},
-		{"alltoone.table", fixtureAllToOne(), func(b *bytes.Buffer, r *api.Run) error { return WriteTable(b, r) }},
-		{"alltoone.csv", fixtureAllToOne(), func(b *bytes.Buffer, r *api.Run) error { return WriteMatrixCSV(b, r) }},
+		{"mesh.table", fixtureRun(), func(b *bytes.Buffer, r *api.Run) error { return meshview.WriteTable(b, r) }},
+		{"mesh.csv", fixtureRun(), func(b *bytes.Buffer, r *api.Run) error { return meshview.WriteMatrixCSV(b, r) }},
+		{"mesh.cells.csv", fixtureRun(), func(b *bytes.Buffer, r *api.Run) error { return meshview.WriteCellsCSV(b, r) }},
+		{"alltoone.table", fixtureAllToOne(), func(b *bytes.Buffer, r *api.Run) error { return meshview.WriteTable(b, r) }},
+		{"alltoone.csv", fixtureAllToOne(), func(b *bytes.Buffer, r *api.Run) error { return meshview.WriteMatrixCSV(b, r) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
@@ -112,12 +117,52 @@ func TestRenderGolden(t *testing.T) {
 func TestRenderWithoutMesh(t *testing.T) {
 	var b bytes.Buffer
 	for _, f := range []func() error{
-		func() error { return WriteTable(&b, &api.Run{}) },
-		func() error { return WriteMatrixCSV(&b, &api.Run{}) },
-		func() error { return WriteCellsCSV(&b, &api.Run{}) },
+		func() error { return meshview.WriteTable(&b, &api.Run{}) },
+		func() error { return meshview.WriteMatrixCSV(&b, &api.Run{}) },
+		func() error { return meshview.WriteCellsCSV(&b, &api.Run{}) },
 	} {
 		if f() == nil {
 			t.Fatal("a run without a mesh rendered")
 		}
+	}
+}
+
+func TestLookupMetric(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		profile api.Profile
+		want    string
+		wantErr bool
+	}{
+		{"", api.TCPStream, "throughput", false},
+		{"", api.UDPStream, "throughput", false},
+		{"", api.TCPRR, "latency-p50", false},
+		{"", api.TCPCRR, "cps", false},
+		{"tps", api.TCPRR, "tps", false},
+		{"latencyMicroseconds.p99", api.TCPRR, "latency-p99", false},
+		{"bogus", api.TCPRR, "", true},
+	} {
+		m, err := meshview.LookupMetric(tc.name, tc.profile)
+		if (err != nil) != tc.wantErr || m.Name != tc.want {
+			t.Errorf("LookupMetric(%q, %s) = %q, %v", tc.name, tc.profile, m.Name, err)
+		}
+	}
+	lat, _ := meshview.LookupMetric("latency-p50", api.TCPRR)
+	if lat.HigherIsBetter {
+		t.Fatal("latency: lower is better")
+	}
+	p50 := 95.3
+	if v := lat.Value(&api.Summary{LatencyMicroseconds: &api.Latency{P50: &p50}}); v == nil || *v != 95.3 {
+		t.Fatalf("latency value %v", v)
+	}
+	if v := lat.Value(&api.Summary{}); v != nil {
+		t.Fatalf("no latency: %v", *v)
+	}
+	tp, _ := meshview.LookupMetric("throughput", api.TCPStream)
+	if v := tp.Value(&api.Summary{ThroughputBitsPerSecond: &api.Stat{N: 2, Mean: 9e9}}); v == nil || *v != 9e9 {
+		t.Fatalf("throughput value %v", v)
+	}
+	if v := tp.Value(&api.Summary{ThroughputBitsPerSecond: &api.Stat{N: 0}}); v != nil {
+		t.Fatal("a stat over no samples is not a value")
 	}
 }
