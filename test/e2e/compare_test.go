@@ -39,12 +39,14 @@ func TestCompareRoutedVxlan(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	out, errOut, code := kpRunCLI(ctx, "compare", "--label", "routed", "--label", "vxlan", base, next)
+	// No --label: compare-modes.sh labels the runs netmode=routed / netmode=vxlan (cnperf run
+	// --label), and compare names its columns by the run label that differs.
+	out, errOut, code := kpRunCLI(ctx, "compare", base, next)
 	if code != 0 {
 		t.Fatalf("compare exited %d:\n%s%s", code, out, errOut)
 	}
 	t.Logf("cnperf compare routed vxlan:\n%s", out)
-	for _, want := range []string{"routed (base)", "vxlan", "TCP_STREAM native pod-pod-cross-node", "TCP_RR native pod-clusterip", "throughput", "latency p50"} {
+	for _, want := range []string{"netmode=routed (base)", "netmode=vxlan", "TCP_STREAM native pod-pod-cross-node", "TCP_RR native pod-clusterip", "throughput", "latency p50"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("compare table lacks %q", want)
 		}

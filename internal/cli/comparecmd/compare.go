@@ -44,8 +44,10 @@ transaction and connection rates are better when higher; latency, loss, retransm
 and CPU when lower. Latency percentiles are compared on the merged distributions and tested
 on each sample's own percentiles.
 
-Columns are labelled by --label, else by the CNI in the runs' cluster details, else by the
-local topology flavour, else by the file name. A file holding several runs is one column.
+Columns are labelled by --label, else by the run label (cnperf run --label KEY=VALUE) whose
+value differs between the files, as KEY=VALUE (e.g. cni=routed and cni=vxlan), else by the CNI
+in the runs' cluster details, else by the local topology flavour, else by the file name: the
+first that tells every column apart. A file holding several runs is one column.
 
 --fail-on-regression PCT turns compare into a CI gate: it exits 1 when a rate or latency
 p50/p99 is significantly worse by PCT percent or more, is worse by PCT or more with too few
@@ -65,7 +67,7 @@ unreadable file.`,
 	}
 	f := c.Flags()
 	f.StringVarP(&o.output, "output", "o", "table", "output format: "+strings.Join(compare.Formats, ", "))
-	f.StringArrayVar(&o.labels, "label", nil, "column label, once per file in order (default: CNI, topology or file name)")
+	f.StringArrayVar(&o.labels, "label", nil, "column label, once per file in order (default: a differing run label KEY=VALUE, CNI, topology or file name)")
 	f.Float64Var(&o.alpha, "alpha", 0.05, "significance level of the tests")
 	f.Float64Var(&o.failOnPct, "fail-on-regression", 0, "exit 1 when a rate or latency p50/p99 is worse by this many percent or more (see above)")
 	return c

@@ -20,6 +20,12 @@ func fp(v float64) *float64 { return &v }
 // results file, the way `cnperf run --results` does.
 func writeRun(t *testing.T, dir, name, cni string, gbits ...float64) string {
 	t.Helper()
+	return writeLabelledRun(t, dir, name, cni, nil, gbits...)
+}
+
+// writeLabelledRun is writeRun with run labels (cnperf run --label KEY=VALUE).
+func writeLabelledRun(t *testing.T, dir, name, cni string, labels map[string]string, gbits ...float64) string {
+	t.Helper()
 	var ss []api.Sample
 	for i, g := range gbits {
 		ss = append(ss, api.Sample{Index: i + 1, ThroughputBitsPerSecond: fp(g * 1e9)})
@@ -28,7 +34,7 @@ func writeRun(t *testing.T, dir, name, cni string, gbits ...float64) string {
 		Params: api.Params{DurationSeconds: 10, Samples: len(ss), MessageSizeBytes: 131072, Parallel: 1}, Samples: ss}
 	r.Summary = stats.Summarize(ss)
 	run := &api.Run{APIVersion: api.APIVersion, Kind: api.KindRun, UUID: name + "-uuid",
-		Cluster: &api.ClusterDetails{CNI: cni}}
+		Cluster: &api.ClusterDetails{CNI: cni}, Labels: labels}
 	path := filepath.Join(dir, name+".jsonl")
 	w, err := report.CreateResultsFile(path, run)
 	if err != nil {
@@ -90,6 +96,22 @@ func TestCompareCommandGate(t *testing.T) {
 	out, _, err = execute("-o", "markdown", "--label", "before", "--label", "after", base, slow)
 	if err != nil || !strings.HasPrefix(out, "| Case | Metric | before (base) | after |") {
 		t.Errorf("markdown: %v\n%s", err, out)
+	}
+}
+
+// TestCompareCommandRunLabels: runs saved with differing run labels are labelled by them
+// (not by their shared CNI or their file names), and --label still wins.
+func TestCompareCommandRunLabels(t *testing.T) {
+	dir := t.TempDir()
+	base := writeLabelledRun(t, dir, "main", "calico", map[string]string{"netmode": "routed", "ci": "yes"}, 9.40, 9.42, 9.38)
+	next := writeLabelledRun(t, dir, "pr", "calico", map[string]string{"netmode": "vxlan", "ci": "yes"}, 8.45, 8.47, 8.44)
+	out, _, err := execute("-o", "markdown", base, next)
+	if err != nil || !strings.HasPrefix(out, "| Case | Metric | netmode=routed (base) | netmode=vxlan |") {
+		t.Errorf("run labels: %v\n%s", err, out)
+	}
+	out, _, err = execute("-o", "markdown", "--label", "before", "--label", "after", base, next)
+	if err != nil || !strings.HasPrefix(out, "| Case | Metric | before (base) | after |") {
+		t.Errorf("--label: %v\n%s", err, out)
 	}
 }
 

@@ -1,8 +1,10 @@
 #!/bin/bash
 # Runs the same cnperf plan on a `routed` cluster and on a `vxlan` cluster (two stand-ins for
 # two CNIs), one after the other (one cluster per machine), then checks with the e2e test
-# TestCompareRoutedVxlan that `cnperf compare` matches the two runs case by case. Each cluster
-# is torn down and checked for leftovers before the next one comes up.
+# TestCompareRoutedVxlan that `cnperf compare` matches the two runs case by case. The runs are
+# labelled netmode=routed / netmode=vxlan (cnperf run --label), which is what names compare's
+# columns (no compare --label needed). Each cluster is torn down and checked for leftovers
+# before the next one comes up.
 # usage: compare-modes.sh     env: NODES (default 2), COMPARE_DIR (default: a temp dir)
 set -uo pipefail
 HARNESS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
