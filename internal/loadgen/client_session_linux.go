@@ -232,8 +232,8 @@ func (cs *clientSession) finishWorkers() error {
 	done := make(chan struct{})
 	go func() { cs.wg.Wait(); close(done) }()
 	limit := 15 * time.Second
-	if kindOf(cs.st.Profile) == kindTCPRR {
-		// RR flows block in read without a timeout while their last responses come back
+	if k := kindOf(cs.st.Profile); k == kindTCPRR || k == kindCRR {
+		// RR and CRR flows block without a timeout while their last transactions complete
 		limit = drainTimeout
 	}
 	select {
@@ -257,6 +257,7 @@ func (cs *clientSession) abort() {
 		if f.fd >= 0 {
 			_ = unix.Shutdown(f.fd, unix.SHUT_RDWR)
 		}
+		f.shutdownConn()
 	}
 	cs.mu.Unlock()
 }

@@ -1,7 +1,10 @@
 package loadgen
 
 import (
+	"sync"
 	"sync/atomic"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cnperf/cnperf/internal/stats/hdr"
 )
@@ -49,6 +52,38 @@ type flowState struct {
 	lostTx  int64  // UDP_RR client: transactions given up after a receive timeout
 	zc      zeroCopyStats
 	err     error
+	// connPlus1 is a TCP_CRR flow's connection of the moment plus one (0: none), so that an
+	// abort can shut it down: CRR sockets have no timeouts. connMu keeps the descriptor from
+	// being closed (and its number reused) while an abort shuts it down.
+	connMu    sync.Mutex
+	connPlus1 int
+}
+
+// openConn records fd as the flow's connection of the moment.
+func (f *flowState) openConn(fd int) {
+	f.connMu.Lock()
+	f.connPlus1 = fd + 1
+	f.connMu.Unlock()
+}
+
+// closeConn closes the flow's connection of the moment, as a raw system call: closing a socket
+// without a lingering timeout does not block.
+func (f *flowState) closeConn() {
+	f.connMu.Lock()
+	if f.connPlus1 > 0 {
+		_, _, _ = unix.RawSyscall(unix.SYS_CLOSE, uintptr(f.connPlus1-1), 0, 0)
+		f.connPlus1 = 0
+	}
+	f.connMu.Unlock()
+}
+
+// shutdownConn wakes a call blocked on the flow's connection of the moment (abort).
+func (f *flowState) shutdownConn() {
+	f.connMu.Lock()
+	if f.connPlus1 > 0 {
+		_ = unix.Shutdown(f.connPlus1-1, unix.SHUT_RDWR)
+	}
+	f.connMu.Unlock()
 }
 
 type zeroCopyStats struct {

@@ -66,10 +66,13 @@ func newServerSession(st control.Setup, addr netip.Addr, dataPort int) (*serverS
 		if err != nil {
 			return nil, err
 		}
-		// accepted sockets inherit timeouts and buffer sizes from the listener
-		if err := setTimeouts(ss.lfd, ioTimeout); err != nil {
-			ss.close()
-			return nil, err
+		// accepted sockets inherit timeouts and buffer sizes from the listener; CRR sockets
+		// have no timeouts (see crrClient), its listener is shut down to end the flows
+		if kind != kindCRR {
+			if err := setTimeouts(ss.lfd, ioTimeout); err != nil {
+				ss.close()
+				return nil, err
+			}
 		}
 		if err := setBuffers(ss.lfd, st.SendBufferBytes, st.RecvBufferBytes); err != nil {
 			ss.close()
@@ -421,9 +424,13 @@ func (ss *serverSession) abort() {
 	}
 	ss.mu.Lock()
 	for _, f := range ss.flows {
-		if f != nil && f.fd >= 0 {
+		if f == nil {
+			continue
+		}
+		if f.fd >= 0 {
 			_ = unix.Shutdown(f.fd, unix.SHUT_RDWR)
 		}
+		f.shutdownConn()
 	}
 	ss.mu.Unlock()
 }
