@@ -109,7 +109,7 @@ func setupPaths(ctx context.Context, names []string) ([]path, func(), error) {
 // graceful FIN exchange). The servers' fixed ports are kept out of the ephemeral range.
 var nsSysctls = []string{
 	"net.ipv4.ip_local_port_range=1024 65000",
-	"net.ipv4.ip_local_reserved_ports=11111-11114,15001,15201,17100-17210,19765",
+	"net.ipv4.ip_local_reserved_ports=11111-11114,15001,15201-15202,17100-17210,19765",
 	"net.ipv4.tcp_max_tw_buckets=4096",
 }
 

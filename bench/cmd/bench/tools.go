@@ -126,6 +126,21 @@ func iperf3Tool(s settings, unit string, args ...string) tool {
 	}
 }
 
+// iperf3PinnedTool runs the client on CPU cc and its own server on CPU sc (taskset, every
+// thread), the way `cnperf --cpu cc,sc` pins both processes.
+func iperf3PinnedTool(s settings, unit, cc, sc string, args ...string) tool {
+	srv := &serverSpec{key: "iperf3-pinned-" + sc, ready: "Server listening",
+		argv: func(p path) []string { return inNS(p.serverNS, sc, "iperf3", "-s", "-p", "15202", "--forceflush") }}
+	name := fmt.Sprintf("iperf3 %s(taskset -c %s client, %s server)", strings.Join(append(args, ""), " "), cc, sc)
+	return tool{name: name, binary: "iperf3", server: srv, busy: float64(s.dur + s.warm),
+		client: func(p path) []string {
+			a := []string{"iperf3", "-c", p.host, "-p", "15202", "-J", "-t", secs(s.dur), "-O", secs(s.warm)}
+			return inNS(p.clientNS, cc, append(a, args...)...)
+		},
+		parse: func(out string) (figure, error) { return parseIperf3(out, unit) },
+	}
+}
+
 func parseIperf3(out, unit string) (figure, error) {
 	var d struct {
 		Error string `json:"error"`
@@ -352,6 +367,7 @@ type scenario struct {
 func scenarios(s settings) []scenario {
 	return []scenario{
 		{"TCP_STREAM 1 flow", unitGbps, cnperfTool(s, unitGbps, "--profile", "TCP_STREAM"), iperf3Tool(s, unitGbps)},
+		{"TCP_STREAM 1 flow pinned cpu0/cpu1", unitGbps, cnperfTool(s, unitGbps, "--profile", "TCP_STREAM", "--cpu", "0,1"), iperf3PinnedTool(s, unitGbps, "0", "1")},
 		{"TCP_STREAM 2 flows", unitGbps, cnperfTool(s, unitGbps, "--profile", "TCP_STREAM", "--parallel", "2"), iperf3Tool(s, unitGbps, "-P", "2")},
 		{"TCP_STREAM zerocopy", unitGbps, cnperfTool(s, unitGbps, "--profile", "TCP_STREAM", "--zerocopy"), iperf3Tool(s, unitGbps)},
 		{"TCP_SENDFILE", unitGbps, cnperfTool(s, unitGbps, "--profile", "TCP_SENDFILE"), iperf3Tool(s, unitGbps, "-Z")},
