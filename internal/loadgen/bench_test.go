@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"net/netip"
+	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -26,7 +27,10 @@ func BenchmarkRRSocketpair(b *testing.B) {
 			}
 			defer unix.Close(fds[0])
 			defer unix.Close(fds[1])
-			// no socket timeouts, as on real TCP_RR connections
+			// no socket timeouts, and a P for each side, as in real TCP_RR sessions (under
+			// `taskset -c 0` GOMAXPROCS would start at 1: both loops would then share one P)
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+			ensureProcs(2)
 			cli := &flowState{fd: fds[0]}
 			if tc.hist {
 				cli.hist = hdr.New()
