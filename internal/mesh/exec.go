@@ -12,49 +12,12 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/httpstream"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
 
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/noderes"
+	"github.com/cnperf/cnperf/internal/platform/kube"
 )
-
-// Streamer runs argv in a container with stdout and stderr attached (the seam a test can
-// replace; exec needs a kubelet, which the fake clientset has none of).
-type Streamer func(ctx context.Context, ns, pod, container string, argv []string, stdout, stderr io.Writer) error
-
-// RemoteStreamer execs through the API server: WebSocket first, SPDY when the server or a
-// proxy refuses the upgrade.
-//
-// It is the same transport as the kube platform's (unexported) pod executor; see the
-// report for the export that would let mesh share it.
-func RemoteStreamer(cs kubernetes.Interface, cfg *rest.Config) Streamer {
-	return func(ctx context.Context, ns, pod, container string, argv []string, stdout, stderr io.Writer) error {
-		req := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
-			VersionedParams(&corev1.PodExecOptions{Container: container, Command: argv, Stdout: true, Stderr: true}, scheme.ParameterCodec)
-		u := req.URL()
-		ws, err := remotecommand.NewWebSocketExecutor(cfg, "GET", u.String())
-		if err != nil {
-			return fmt.Errorf("websocket executor: %w", err)
-		}
-		spdy, err := remotecommand.NewSPDYExecutor(cfg, "POST", u)
-		if err != nil {
-			return fmt.Errorf("spdy executor: %w", err)
-		}
-		ex, err := remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
-			return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
-		})
-		if err != nil {
-			return err
-		}
-		return ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: stdout, Stderr: stderr})
-	}
-}
 
 // killGrace is how long a remote command may outlive its deadline before `timeout` kills it
 // in the pod (closing the exec stream does not end the remote process).
@@ -65,7 +28,7 @@ const maxOutput = 32 << 20
 
 // PodExecutor runs commands in one container of one pod (platform.Executor).
 type PodExecutor struct {
-	Stream                    Streamer
+	Stream                    kube.Streamer
 	Namespace, Pod, Container string
 	DefaultTimeout            time.Duration
 }

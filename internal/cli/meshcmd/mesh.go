@@ -366,7 +366,7 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 	if server == nil {
 		agentOpts.Servers = s.drv.Servers([]plan.Case{probe})
 	}
-	stream := mesh.RemoteStreamer(cs, cfg)
+	stream := kube.RemoteStreamer(cs, cfg)
 	env := mesh.Env{
 		Log: log,
 		Exec: func(a mesh.Agent) mesh.Executor {

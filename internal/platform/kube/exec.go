@@ -41,13 +41,14 @@ const killScript = `p=$1; kill -TERM "$p" 2>/dev/null || exit 0; i=0; ` +
 // killGrace is how long a remote tool may outlive its deadline before `timeout` kills it.
 const killGrace = 10 * time.Second
 
-// streamer runs argv in a container with stdout and stderr attached. It is the seam the
-// unit tests replace (exec needs a kubelet; the fake clientset has none).
-type streamer func(ctx context.Context, ns, pod, container string, argv []string, stdout, stderr io.Writer) error
+// Streamer runs argv in a container with stdout and stderr attached. It is the seam the
+// unit tests replace (exec needs a kubelet; the fake clientset has none); cnperf mesh runs
+// its agents' commands through it too.
+type Streamer func(ctx context.Context, ns, pod, container string, argv []string, stdout, stderr io.Writer) error
 
-// remoteStreamer execs through the API server: WebSocket first (Kubernetes >= 1.30), SPDY
+// RemoteStreamer execs through the API server: WebSocket first (Kubernetes >= 1.30), SPDY
 // when the server or a proxy refuses the upgrade.
-func remoteStreamer(cs kubernetes.Interface, cfg *rest.Config) streamer {
+func RemoteStreamer(cs kubernetes.Interface, cfg *rest.Config) Streamer {
 	return func(ctx context.Context, ns, pod, container string, argv []string, stdout, stderr io.Writer) error {
 		req := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
 			VersionedParams(&corev1.PodExecOptions{Container: container, Command: argv, Stdout: true, Stderr: true}, scheme.ParameterCodec)
@@ -72,7 +73,7 @@ func remoteStreamer(cs kubernetes.Interface, cfg *rest.Config) streamer {
 
 // podExecutor runs commands in one container of one pod.
 type podExecutor struct {
-	stream         streamer
+	stream         Streamer
 	namespace, pod string
 	container      string
 	// defaultTimeout applies when a command has none.

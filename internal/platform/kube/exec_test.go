@@ -22,7 +22,7 @@ import (
 // host's shell and coreutils, as the container runtime would in the pod. Like a real exec
 // stream, cancelling ctx cuts the stream but does NOT kill the process: only the wrapper's
 // kill path may do that, which is what these tests check.
-func localStreamer(t *testing.T) streamer {
+func localStreamer(t *testing.T) Streamer {
 	return func(ctx context.Context, ns, pod, container string, argv []string, stdout, stderr io.Writer) error {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Stdout, cmd.Stderr = stdout, stderr

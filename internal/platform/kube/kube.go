@@ -38,7 +38,7 @@ type Platform struct {
 	runID  string
 	log    io.Writer
 	cs     kubernetes.Interface
-	stream streamer
+	stream Streamer
 
 	mu sync.Mutex
 	// nsAttempted: a create of the namespace was sent; nsCreated: it succeeded.
@@ -110,7 +110,7 @@ func newPlatform(s *settings, runID string, log io.Writer, cs kubernetes.Interfa
 	}
 	p := &Platform{s: s, runID: runID, log: log, cs: cs}
 	if cfg != nil {
-		p.stream = remoteStreamer(cs, cfg)
+		p.stream = RemoteStreamer(cs, cfg)
 	} else {
 		p.stream = func(context.Context, string, string, string, []string, io.Writer, io.Writer) error {
 			return errors.New("exec is not available: no REST config")
