@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -330,26 +329,7 @@ func dnsLabels(spec DNSSpec, role string) map[string]string {
 }
 
 func dnsPod(spec DNSSpec, name, node, role string, argv []string) *corev1.Pod {
-	grace := int64(1)
-	no := false
-	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: spec.Namespace, Labels: dnsLabels(spec, role)},
-		Spec: corev1.PodSpec{
-			RestartPolicy:                 corev1.RestartPolicyNever,
-			TerminationGracePeriodSeconds: &grace,
-			AutomountServiceAccountToken:  &no,
-			EnableServiceLinks:            &no,
-			HostNetwork:                   spec.HostNetwork,
-			Affinity:                      onNodes([]string{node}),
-			Containers: []corev1.Container{{
-				Name: DNSContainer, Image: spec.Image, ImagePullPolicy: spec.PullPolicy, Command: slices.Clone(argv),
-			}},
-		},
-	}
-	if spec.HostNetwork {
-		p.Spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
-	}
-	return p
+	return oneShotPod(spec.Namespace, name, node, DNSContainer, spec.Image, spec.PullPolicy, spec.HostNetwork, dnsLabels(spec, role), argv)
 }
 
 // cleanup deletes the test's pods and Service and waits for the pods to go.

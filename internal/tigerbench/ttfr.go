@@ -496,23 +496,29 @@ func ttfrLabels(spec TTFRSpec, role string) map[string]string {
 }
 
 func basePod(spec TTFRSpec, name, node, role string, argv []string) *corev1.Pod {
+	return oneShotPod(spec.Namespace, name, node, TTFRContainer, spec.Image, spec.PullPolicy, spec.HostNetwork, ttfrLabels(spec, role), argv)
+}
+
+// oneShotPod is a pod of one container that runs argv once on node (no restart, a 1 s grace
+// period, no service account token or service links); on the host network it keeps cluster DNS.
+func oneShotPod(ns, name, node, container, image string, pull corev1.PullPolicy, hostNetwork bool, labels map[string]string, argv []string) *corev1.Pod {
 	grace := int64(1)
 	no := false
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: spec.Namespace, Labels: ttfrLabels(spec, role)},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
 		Spec: corev1.PodSpec{
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			TerminationGracePeriodSeconds: &grace,
 			AutomountServiceAccountToken:  &no,
 			EnableServiceLinks:            &no,
-			HostNetwork:                   spec.HostNetwork,
+			HostNetwork:                   hostNetwork,
 			Affinity:                      onNodes([]string{node}),
 			Containers: []corev1.Container{{
-				Name: TTFRContainer, Image: spec.Image, ImagePullPolicy: spec.PullPolicy, Command: argv,
+				Name: container, Image: image, ImagePullPolicy: pull, Command: slices.Clone(argv),
 			}},
 		},
 	}
-	if spec.HostNetwork {
+	if hostNetwork {
 		p.Spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
 	}
 	return p
