@@ -353,26 +353,12 @@ func (p *Platform) closeLab(ctx context.Context) error {
 	l := p.labSide.lab
 	p.labSide.servers, p.labSide.lab = nil, nil
 	p.labSide.mu.Unlock()
-	var (
-		errs  []error
-		errMu sync.Mutex
-		wg    sync.WaitGroup
-	)
-	for _, s := range servers {
-		wg.Add(1)
-		go func(s *labServer) {
-			defer wg.Done()
-			killGroup(s.cmd, s.done, 2*time.Second)
-			select {
-			case <-s.done:
-			case <-ctx.Done():
-				errMu.Lock()
-				defer errMu.Unlock()
-				errs = append(errs, fmt.Errorf("server %q (pid %d) in netns %s did not exit: %w", s.spec.Name, s.cmd.Process.Pid, s.ns, ctx.Err()))
-			}
-		}(s)
+	procs := make([]*serverProc, len(servers))
+	where := make([]string, len(servers))
+	for i, s := range servers {
+		procs[i], where[i] = s.serverProc, "in netns "+s.ns.Name
 	}
-	wg.Wait()
+	errs := []error{stopServers(ctx, procs, where)}
 	if l != nil {
 		if err := l.Close(ctx); err != nil {
 			errs = append(errs, err)

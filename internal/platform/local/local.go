@@ -435,6 +435,36 @@ func (p *Platform) serversAlive(driverName string) error {
 	return nil
 }
 
+// stopServers ends servers in parallel (TERM to the process group, KILL after 2 s) and waits
+// for each to exit or ctx to end; where[i], when given, says where server i runs.
+func stopServers(ctx context.Context, servers []*serverProc, where []string) error {
+	var (
+		errs  []error
+		errMu sync.Mutex
+		wg    sync.WaitGroup
+	)
+	for i, sp := range servers {
+		wg.Add(1)
+		go func(i int, sp *serverProc) {
+			defer wg.Done()
+			killGroup(sp.cmd, sp.done, 2*time.Second)
+			select {
+			case <-sp.done:
+			case <-ctx.Done():
+				at := ""
+				if i < len(where) {
+					at = " " + where[i]
+				}
+				errMu.Lock()
+				defer errMu.Unlock()
+				errs = append(errs, fmt.Errorf("server %q (pid %d)%s did not exit: %w", sp.spec.Name, sp.cmd.Process.Pid, at, ctx.Err()))
+			}
+		}(i, sp)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 // Close stops every server. It is idempotent.
 func (p *Platform) Close(ctx context.Context) error {
 	p.mu.Lock()
@@ -442,26 +472,7 @@ func (p *Platform) Close(ctx context.Context) error {
 	p.servers = nil
 	p.closed = true
 	p.mu.Unlock()
-	var (
-		errs  []error
-		errMu sync.Mutex
-		wg    sync.WaitGroup
-	)
-	for _, sp := range servers {
-		wg.Add(1)
-		go func(sp *serverProc) {
-			defer wg.Done()
-			killGroup(sp.cmd, sp.done, 2*time.Second)
-			select {
-			case <-sp.done:
-			case <-ctx.Done():
-				errMu.Lock()
-				defer errMu.Unlock()
-				errs = append(errs, fmt.Errorf("server %q (pid %d) did not exit: %w", sp.spec.Name, sp.cmd.Process.Pid, ctx.Err()))
-			}
-		}(sp)
-	}
-	wg.Wait()
+	errs := []error{stopServers(ctx, servers, nil)}
 	errs = append(errs, p.closeLab(ctx))
 	return errors.Join(errs...)
 }
