@@ -173,13 +173,13 @@ func BuildDaemonSet(o AgentOptions, net Network, nodes []string) *appsv1.DaemonS
 	for _, srv := range o.Servers {
 		c := agentContainer(o, dnsName(srv.Name), srv.Argv)
 		for _, p := range srv.Ports {
-			cp := corev1.ContainerPort{ContainerPort: int32(p.Port), Protocol: protocol(p.Protocol)}
+			cp := corev1.ContainerPort{ContainerPort: int32(p.Port), Protocol: kube.Protocol(p.Protocol)}
 			if net == NetHost {
 				cp.HostPort = int32(p.Port)
 			}
 			c.Ports = append(c.Ports, cp)
 		}
-		if p, ok := firstTCP(srv.Ports); ok {
+		if p, ok := kube.FirstTCPPort(srv.Ports); ok {
 			// A startup probe stops after its first success: no probe reaches a server
 			// during a measurement.
 			c.StartupProbe = &corev1.Probe{
@@ -256,25 +256,6 @@ func dnsName(s string) string {
 		out = "srv-" + out
 	}
 	return out
-}
-
-func protocol(p string) corev1.Protocol {
-	switch strings.ToUpper(p) {
-	case "UDP":
-		return corev1.ProtocolUDP
-	case "SCTP":
-		return corev1.ProtocolSCTP
-	}
-	return corev1.ProtocolTCP
-}
-
-func firstTCP(ports []driver.Port) (int, bool) {
-	for _, p := range ports {
-		if protocol(p.Protocol) == corev1.ProtocolTCP {
-			return p.Port, true
-		}
-	}
-	return 0, false
 }
 
 // DeployAgents creates the agent DaemonSet for net on nodes, growing its node list by

@@ -94,21 +94,21 @@ func DeployOneServer(ctx context.Context, cs kubernetes.Interface, o AgentOption
 			}
 			ctr := agentContainer(o, cname, srv.Argv)
 			for _, p := range srv.Ports {
-				cp := corev1.ContainerPort{ContainerPort: int32(p.Port), Protocol: protocol(p.Protocol)}
+				cp := corev1.ContainerPort{ContainerPort: int32(p.Port), Protocol: kube.Protocol(p.Protocol)}
 				if net == NetHost {
 					cp.HostPort = int32(p.Port)
 				}
 				ctr.Ports = append(ctr.Ports, cp)
-				key := fmt.Sprintf("%s-%d", protocol(p.Protocol), p.Port)
+				key := fmt.Sprintf("%s-%d", kube.Protocol(p.Protocol), p.Port)
 				if !seen[key] {
 					seen[key] = true
 					svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
-						Name:     fmt.Sprintf("%s-%d", map[corev1.Protocol]string{corev1.ProtocolTCP: "tcp", corev1.ProtocolUDP: "udp", corev1.ProtocolSCTP: "sctp"}[protocol(p.Protocol)], p.Port),
-						Protocol: protocol(p.Protocol), Port: int32(p.Port), TargetPort: intstr.FromInt32(int32(p.Port)),
+						Name:     fmt.Sprintf("%s-%d", map[corev1.Protocol]string{corev1.ProtocolTCP: "tcp", corev1.ProtocolUDP: "udp", corev1.ProtocolSCTP: "sctp"}[kube.Protocol(p.Protocol)], p.Port),
+						Protocol: kube.Protocol(p.Protocol), Port: int32(p.Port), TargetPort: intstr.FromInt32(int32(p.Port)),
 					})
 				}
 			}
-			if p, ok := firstTCP(srv.Ports); ok {
+			if p, ok := kube.FirstTCPPort(srv.Ports); ok {
 				ctr.StartupProbe = &corev1.Probe{
 					ProbeHandler:     corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(p))}},
 					PeriodSeconds:    1,

@@ -183,7 +183,7 @@ func buildPod(s *settings, runID string, e endpointSpec) *corev1.Pod {
 	for _, srv := range e.Servers {
 		c := container(s, dnsLabel(srv.Name), srv.Argv)
 		for _, p := range srv.Ports {
-			cp := corev1.ContainerPort{ContainerPort: int32(p.Port), Protocol: protocol(p.Protocol)}
+			cp := corev1.ContainerPort{ContainerPort: int32(p.Port), Protocol: Protocol(p.Protocol)}
 			if e.Net == netHost {
 				// Declaring the host port lets the scheduler refuse a node where it is taken.
 				cp.HostPort = int32(p.Port)
@@ -191,7 +191,7 @@ func buildPod(s *settings, runID string, e endpointSpec) *corev1.Pod {
 			c.Ports = append(c.Ports, cp)
 		}
 		if srv.Ready == "" {
-			if p, ok := firstTCP(srv.Ports); ok {
+			if p, ok := FirstTCPPort(srv.Ports); ok {
 				// A startup probe, not a readiness probe: it stops after the first success, so
 				// no probe connection ever reaches a server during a measurement and a busy
 				// server is never taken out of its Service.
@@ -241,7 +241,8 @@ func nodeAffinity(node string) *corev1.Affinity {
 	}}
 }
 
-func protocol(p string) corev1.Protocol {
+// Protocol is a driver port's protocol as Kubernetes spells it (TCP when unset).
+func Protocol(p string) corev1.Protocol {
 	switch strings.ToUpper(p) {
 	case "UDP":
 		return corev1.ProtocolUDP
@@ -251,9 +252,10 @@ func protocol(p string) corev1.Protocol {
 	return corev1.ProtocolTCP
 }
 
-func firstTCP(ports []driver.Port) (int, bool) {
+// FirstTCPPort is the first TCP port of ports (a readiness probe target).
+func FirstTCPPort(ports []driver.Port) (int, bool) {
 	for _, p := range ports {
-		if protocol(p.Protocol) == corev1.ProtocolTCP {
+		if Protocol(p.Protocol) == corev1.ProtocolTCP {
 			return p.Port, true
 		}
 	}
@@ -271,7 +273,7 @@ func servicePorts(servers []driver.Server) []corev1.ServicePort {
 	var out []corev1.ServicePort
 	for _, srv := range servers {
 		for _, p := range srv.Ports {
-			k := key{p.Port, protocol(p.Protocol)}
+			k := key{p.Port, Protocol(p.Protocol)}
 			if seen[k] {
 				continue
 			}
@@ -351,7 +353,7 @@ func duplicateHostPorts(specs []endpointSpec) error {
 		}
 		for _, srv := range e.Servers {
 			for _, p := range srv.Ports {
-				k := key{e.Node, p.Port, protocol(p.Protocol)}
+				k := key{e.Node, p.Port, Protocol(p.Protocol)}
 				if o, dup := owner[k]; dup && o != e.Driver {
 					return fmt.Errorf("drivers %s and %s both need %s port %d on node %s with hostNetwork; run them in separate plans",
 						o, e.Driver, k.proto, p.Port, e.Node)
