@@ -1,7 +1,6 @@
 package mesh
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,11 +8,11 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	utilexec "k8s.io/client-go/util/exec"
 
+	"github.com/cnperf/cnperf/internal/capbuf"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/noderes"
 	"github.com/cnperf/cnperf/internal/platform/kube"
@@ -51,10 +50,10 @@ func (e *PodExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Outpu
 	}
 	deadline := int(math.Ceil((timeout + killGrace).Seconds()))
 	argv := append([]string{"timeout", "-s", "KILL", strconv.Itoa(deadline)}, cmd.Argv...)
-	var stdout, stderr capped
+	stdout, stderr := &capbuf.Buffer{Max: maxOutput}, &capbuf.Buffer{Max: maxOutput}
 	ectx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := e.Stream(ectx, e.Namespace, e.Pod, e.Container, argv, &stdout, &stderr)
+	err := e.Stream(ectx, e.Namespace, e.Pod, e.Container, argv, stdout, stderr)
 	out.EndTime = time.Now()
 	switch {
 	case ectx.Err() != nil && ctx.Err() == nil:
@@ -80,29 +79,6 @@ func (e *PodExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Outpu
 		out.Err = fmt.Errorf("exec in pod %s/%s: %s: %w (stderr: %s)", e.Namespace, e.Pod, strings.Join(cmd.Argv, " "), out.Err, msg)
 	}
 	return out
-}
-
-type capped struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if room := maxOutput - c.buf.Len(); room < len(p) {
-		if room > 0 {
-			c.buf.Write(p[:room])
-		}
-		return len(p), nil
-	}
-	return c.buf.Write(p)
-}
-
-func (c *capped) Bytes() []byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]byte(nil), c.buf.Bytes()...)
 }
 
 // Executor is what mesh runs commands with (platform.Executor).
@@ -145,10 +121,10 @@ func (e *PodExecutor) ExecStream(ctx context.Context, cmd driver.Command, stdout
 	}
 	deadline := int(math.Ceil((timeout + killGrace).Seconds()))
 	argv := append([]string{"timeout", "-s", "KILL", strconv.Itoa(deadline)}, cmd.Argv...)
-	var stderr capped
+	stderr := &capbuf.Buffer{Max: maxOutput}
 	ectx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := e.Stream(ectx, e.Namespace, e.Pod, e.Container, argv, stdout, &stderr)
+	err := e.Stream(ectx, e.Namespace, e.Pod, e.Container, argv, stdout, stderr)
 	if err != nil && ectx.Err() == nil {
 		return fmt.Errorf("exec in pod %s/%s: %s: %w (stderr: %s)", e.Namespace, e.Pod, strings.Join(cmd.Argv, " "), err,
 			strings.TrimSpace(string(stderr.Bytes())))

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
 
+	"github.com/cnperf/cnperf/internal/capbuf"
 	"github.com/cnperf/cnperf/internal/driver"
 )
 
@@ -98,8 +99,8 @@ func (e *podExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Outpu
 	deadline := int(math.Ceil((timeout + killGrace).Seconds()))
 	argv := append([]string{"sh", "-c", wrapperScript, "cnperf-exec", strconv.Itoa(deadline)}, cmd.Argv...)
 
-	stdout := &limitedBuffer{max: e.maxOutput}
-	stderr := &pidCapture{out: &limitedBuffer{max: e.maxOutput}}
+	stdout := &capbuf.Buffer{Max: e.maxOutput}
+	stderr := &pidCapture{out: &capbuf.Buffer{Max: e.maxOutput}}
 	ectx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err := e.stream(ectx, e.namespace, e.pod, e.container, argv, stdout, stderr)
@@ -128,10 +129,10 @@ func (e *podExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Outpu
 		out.ExitCode = 0
 	}
 	out.Stdout, out.Stderr = stdout.Bytes(), stderr.out.Bytes()
-	if stdout.truncated || stderr.out.truncated {
+	if stdout.Truncated() || stderr.out.Truncated() {
 		msg := fmt.Sprintf("output exceeded %d bytes and was truncated", e.maxOutput)
 		out.Stderr = append(out.Stderr, []byte("\n[cnperf: "+msg+"]")...)
-		if out.Err == nil && stdout.truncated {
+		if out.Err == nil && stdout.Truncated() {
 			out.Err = errors.New(msg)
 		}
 	}
@@ -195,38 +196,10 @@ func tail(b []byte, n int) string {
 	return s
 }
 
-// limitedBuffer keeps at most max bytes and remembers that it dropped some.
-type limitedBuffer struct {
-	mu        sync.Mutex
-	buf       bytes.Buffer
-	max       int
-	truncated bool
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	room := b.max - b.buf.Len()
-	if len(p) > room {
-		if room > 0 {
-			b.buf.Write(p[:room])
-		}
-		b.truncated = true
-		return len(p), nil
-	}
-	return b.buf.Write(p)
-}
-
-func (b *limitedBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]byte(nil), b.buf.Bytes()...)
-}
-
 // pidCapture takes the wrapper's PID line off the front of stderr and passes the rest on.
 type pidCapture struct {
 	mu   sync.Mutex
-	out  *limitedBuffer
+	out  *capbuf.Buffer
 	head []byte
 	done bool
 	pid  int

@@ -15,6 +15,7 @@ import (
 
 	utilexec "k8s.io/client-go/util/exec"
 
+	"github.com/cnperf/cnperf/internal/capbuf"
 	"github.com/cnperf/cnperf/internal/driver"
 )
 
@@ -165,7 +166,7 @@ func TestPIDCapture(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &pidCapture{out: &limitedBuffer{max: 1 << 10}}
+			c := &pidCapture{out: &capbuf.Buffer{Max: 1 << 10}}
 			for _, w := range tt.writes {
 				if n, err := c.Write([]byte(w)); n != len(w) || err != nil {
 					t.Fatalf("Write = %d, %v", n, err)

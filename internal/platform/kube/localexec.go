@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/capbuf"
 	"github.com/cnperf/cnperf/internal/driver"
 )
 
@@ -46,7 +47,7 @@ func (l localExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Outp
 	defer cancel()
 	c := exec.Command(argv[0], argv[1:]...)
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	stdout, stderr := &limitedBuffer{max: l.maxOutput}, &limitedBuffer{max: l.maxOutput}
+	stdout, stderr := &capbuf.Buffer{Max: l.maxOutput}, &capbuf.Buffer{Max: l.maxOutput}
 	c.Stdout, c.Stderr = stdout, stderr
 	if err := c.Start(); err != nil {
 		return fail(fmt.Errorf("start %s: %w", argv[0], err))
@@ -79,7 +80,7 @@ func (l localExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Outp
 	if out.Err == nil && werr != nil && !errors.As(werr, &ee) {
 		out.Err = werr
 	}
-	if out.Err == nil && stdout.truncated {
+	if out.Err == nil && stdout.Truncated() {
 		out.Err = fmt.Errorf("output exceeded %d bytes and was truncated", l.maxOutput)
 	}
 	return out

@@ -1,16 +1,15 @@
 package local
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"sync"
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/capbuf"
 	"github.com/cnperf/cnperf/internal/driver"
 )
 
@@ -47,36 +46,6 @@ func (r Resolver) Resolve(argv []string) ([]string, error) {
 	}
 	out := append([]string{bin}, argv[1:]...)
 	return out, nil
-}
-
-// limitedBuffer keeps at most max bytes and remembers that it dropped some.
-type limitedBuffer struct {
-	mu        sync.Mutex
-	buf       bytes.Buffer
-	max       int
-	truncated bool
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	room := b.max - b.buf.Len()
-	if room <= 0 {
-		b.truncated = len(p) > 0 || b.truncated
-		return len(p), nil
-	}
-	if len(p) > room {
-		b.buf.Write(p[:room])
-		b.truncated = true
-		return len(p), nil
-	}
-	return b.buf.Write(p)
-}
-
-func (b *limitedBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]byte(nil), b.buf.Bytes()...)
 }
 
 // prepare builds an *exec.Cmd in its own process group so the whole tree can be killed.
@@ -116,8 +85,8 @@ func Exec(ctx context.Context, argv []string, timeout time.Duration, start func(
 		defer cancel()
 	}
 	cmd := prepare(argv, nil)
-	stdout := &limitedBuffer{max: MaxOutputBytes}
-	stderr := &limitedBuffer{max: MaxOutputBytes}
+	stdout := &capbuf.Buffer{Max: MaxOutputBytes}
+	stderr := &capbuf.Buffer{Max: MaxOutputBytes}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if start == nil {
 		start = (*exec.Cmd).Start
@@ -153,7 +122,7 @@ func Exec(ctx context.Context, argv []string, timeout time.Duration, start func(
 			out.Err = waitErr
 		}
 	}
-	if stdout.truncated || stderr.truncated {
+	if stdout.Truncated() || stderr.Truncated() {
 		out.Stderr = append(out.Stderr, []byte(fmt.Sprintf("\n[cnperf: output truncated at %d bytes]", MaxOutputBytes))...)
 	}
 	return out

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/capbuf"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/plan"
@@ -191,7 +192,7 @@ func (p *Platform) startLabServer(ctx context.Context, ns lab.NetNS, driverName 
 		return err
 	}
 	cmd := prepare(argv, nil)
-	out := &limitedBuffer{max: 1 << 20}
+	out := &capbuf.Buffer{Max: 1 << 20}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := ns.Start(cmd); err != nil {
 		return fmt.Errorf("start %s server %q in netns %s (%s): %w", driverName, s.Name, ns, strings.Join(s.Argv, " "), err)

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/capbuf"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/plan"
@@ -125,7 +126,7 @@ type serverProc struct {
 	driver string
 	cmd    *exec.Cmd
 	done   chan struct{}
-	output *limitedBuffer
+	output *capbuf.Buffer
 }
 
 // Prepare starts every server the cases need, on loopback.
@@ -286,7 +287,7 @@ func (p *Platform) startServer(ctx context.Context, driverName string, s driver.
 		return err
 	}
 	cmd := prepare(argv, nil)
-	out := &limitedBuffer{max: 1 << 20}
+	out := &capbuf.Buffer{Max: 1 << 20}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s server %q (%s): %w", driverName, s.Name, strings.Join(s.Argv, " "), err)
