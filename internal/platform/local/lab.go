@@ -1,12 +1,9 @@
 package local
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -203,51 +200,7 @@ func (p *Platform) startLabServer(ctx context.Context, ns lab.NetNS, driverName 
 	p.labSide.servers = append(p.labSide.servers, &labServer{serverProc: sp, ns: ns})
 	p.labSide.mu.Unlock()
 	fmt.Fprintf(p.log, "started %s server %q in netns %s (pid %d): %s\n", driverName, s.Name, ns, cmd.Process.Pid, strings.Join(s.Argv, " "))
-	return waitReadyIn(ctx, ns, sp, p.opts.ServerStartTimeout)
-}
-
-// waitReadyIn is waitReady for a server inside a namespace.
-func waitReadyIn(ctx context.Context, ns lab.NetNS, sp *serverProc, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	tcpPort := 0
-	for _, port := range sp.spec.Ports {
-		if !strings.EqualFold(port.Protocol, "UDP") {
-			tcpPort = port.Port
-			break
-		}
-	}
-	for {
-		select {
-		case <-sp.done:
-			return fmt.Errorf("%s server %q in netns %s exited before it was ready (%s): %s", sp.driver, sp.spec.Name, ns,
-				strings.Join(sp.spec.Argv, " "), lastLines(sp.output.Bytes(), 10))
-		case <-ctx.Done():
-			return ctx.Err()
-		default:
-		}
-		switch {
-		case sp.spec.Ready != "":
-			if bytes.Contains(sp.output.Bytes(), []byte(sp.spec.Ready)) {
-				return nil
-			}
-		case tcpPort != 0:
-			dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-			c, err := ns.Dial(dctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(tcpPort)))
-			cancel()
-			if err == nil {
-				_ = c.Close()
-				return nil
-			}
-		default:
-			time.Sleep(300 * time.Millisecond)
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s server %q in netns %s did not become ready within %s: %s", sp.driver, sp.spec.Name, ns, timeout,
-				lastLines(sp.output.Bytes(), 10))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return waitReady(ctx, sp, p.opts.ServerStartTimeout, " in netns "+ns.Name, ns.Dial)
 }
 
 // nsExecutor runs client commands inside a lab namespace.

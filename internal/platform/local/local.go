@@ -298,7 +298,7 @@ func (p *Platform) startServer(ctx context.Context, driverName string, s driver.
 	p.servers = append(p.servers, sp)
 	p.mu.Unlock()
 	fmt.Fprintf(p.log, "started %s server %q (pid %d): %s\n", driverName, s.Name, cmd.Process.Pid, strings.Join(s.Argv, " "))
-	return waitReady(ctx, sp, p.opts.ServerStartTimeout)
+	return waitReady(ctx, sp, p.opts.ServerStartTimeout, "", (&net.Dialer{}).DialContext)
 }
 
 // portFree checks that nothing listens on the port yet, so a stray server of another tool
@@ -319,9 +319,11 @@ func portFree(port driver.Port) error {
 	return l.Close()
 }
 
-// waitReady waits until the server prints its Ready marker, or its first TCP port accepts,
-// or it exits (an error carrying its output).
-func waitReady(ctx context.Context, sp *serverProc, timeout time.Duration) error {
+// waitReady waits until the server prints its Ready marker, or its first TCP port on
+// 127.0.0.1 accepts a connection made with dial, or it exits (an error carrying its output).
+// where says where the server runs ("" on the host, " in netns NAME" in the lab).
+func waitReady(ctx context.Context, sp *serverProc, timeout time.Duration, where string,
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)) error {
 	deadline := time.Now().Add(timeout)
 	tcpPort := 0
 	for _, port := range sp.spec.Ports {
@@ -333,7 +335,7 @@ func waitReady(ctx context.Context, sp *serverProc, timeout time.Duration) error
 	for {
 		select {
 		case <-sp.done:
-			return fmt.Errorf("%s server %q exited before it was ready (%s): %s", sp.driver, sp.spec.Name,
+			return fmt.Errorf("%s server %q%s exited before it was ready (%s): %s", sp.driver, sp.spec.Name, where,
 				strings.Join(sp.spec.Argv, " "), lastLines(sp.output.Bytes(), 10))
 		case <-ctx.Done():
 			return ctx.Err()
@@ -345,7 +347,9 @@ func waitReady(ctx context.Context, sp *serverProc, timeout time.Duration) error
 				return nil
 			}
 		case tcpPort != 0:
-			c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(tcpPort)), 200*time.Millisecond)
+			dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			c, err := dial(dctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(tcpPort)))
+			cancel()
 			if err == nil {
 				_ = c.Close()
 				return nil
@@ -356,7 +360,7 @@ func waitReady(ctx context.Context, sp *serverProc, timeout time.Duration) error
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s server %q did not become ready within %s: %s", sp.driver, sp.spec.Name, timeout,
+			return fmt.Errorf("%s server %q%s did not become ready within %s: %s", sp.driver, sp.spec.Name, where, timeout,
 				lastLines(sp.output.Bytes(), 10))
 		}
 		time.Sleep(20 * time.Millisecond)
