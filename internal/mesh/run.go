@@ -14,6 +14,7 @@ import (
 	"github.com/cnperf/cnperf/internal/mesh/meshview"
 	"github.com/cnperf/cnperf/internal/noderes"
 	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
@@ -217,19 +218,7 @@ func (o *Options) sample(ctx context.Context, env Env, ex Executor, c plan.Case,
 	if warmup {
 		timeout = c.Warmup() + 30*time.Second
 	}
-	outs := make([]driver.Output, len(cmds))
-	var wg sync.WaitGroup
-	for i, cmd := range cmds {
-		if cmd.Timeout == 0 {
-			cmd.Timeout = timeout
-		}
-		wg.Add(1)
-		go func(i int, cmd driver.Command) {
-			defer wg.Done()
-			outs[i] = ex.Exec(ctx, cmd)
-		}(i, cmd)
-	}
-	wg.Wait()
+	outs := platform.ExecAll(ctx, ex, cmds, timeout)
 	started.Wait()
 	for i, err := range startErrs {
 		if err != nil {

@@ -5,6 +5,8 @@ package platform
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
@@ -16,6 +18,25 @@ type Executor interface {
 	// Exec runs cmd to completion (or until ctx ends / cmd.Timeout passes) and returns its
 	// output. It never returns a nil Output: failures go in Output.Err.
 	Exec(ctx context.Context, cmd driver.Command) driver.Output
+}
+
+// ExecAll runs cmds at the same time on ex (the parallel flows of a sample, one process each)
+// and returns their outputs in order; a command without a timeout gets timeout.
+func ExecAll(ctx context.Context, ex Executor, cmds []driver.Command, timeout time.Duration) []driver.Output {
+	outs := make([]driver.Output, len(cmds))
+	var wg sync.WaitGroup
+	for i, cmd := range cmds {
+		if cmd.Timeout == 0 {
+			cmd.Timeout = timeout
+		}
+		wg.Add(1)
+		go func(i int, cmd driver.Command) {
+			defer wg.Done()
+			outs[i] = ex.Exec(ctx, cmd)
+		}(i, cmd)
+	}
+	wg.Wait()
+	return outs
 }
 
 // Pair is what a case runs on: the client endpoint, what it dials, and where both really are.

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
@@ -185,19 +184,7 @@ func (r *Runner) sampleAttempt(ctx context.Context, d driver.Driver, pair *platf
 	if warmup {
 		timeout = c.Warmup() + 30*time.Second
 	}
-	outs := make([]driver.Output, len(cmds))
-	var wg sync.WaitGroup
-	for i, cmd := range cmds {
-		if cmd.Timeout == 0 {
-			cmd.Timeout = timeout
-		}
-		wg.Add(1)
-		go func(i int, cmd driver.Command) {
-			defer wg.Done()
-			outs[i] = pair.Client.Exec(ctx, cmd)
-		}(i, cmd)
-	}
-	wg.Wait()
+	outs := platform.ExecAll(ctx, pair.Client, cmds, timeout)
 	s, err := d.Parse(c, outs)
 	if err != nil {
 		if rt, ok := d.(driver.Retrier); ok && rt.Retryable(err) && attempt < maxRetries && ctx.Err() == nil {
