@@ -2,7 +2,6 @@ package ttfr
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"strconv"
@@ -215,20 +214,8 @@ func (o *dnsOptions) run(ctx context.Context, streams iostreams.Streams) error {
 		return exit.Usage("agent dns: --port must be 0-65535, --duration and --timeout positive, --interval and --linger not negative")
 	}
 	res := MeasureDNS(ctx, DNSConfig{Name: o.target, Port: o.port, Duration: o.duration, Interval: o.interval, Timeout: o.timeout, WaitReady: o.waitReady})
-	line, err := json.Marshal(res)
-	if err != nil {
-		return fmt.Errorf("agent dns: encode result: %w", err)
-	}
-	if _, err := fmt.Fprintf(streams.Out, "%s\n", line); err != nil {
-		return fmt.Errorf("agent dns: write result: %w", err)
-	}
-	if o.linger > 0 {
-		t := time.NewTimer(o.linger)
-		select {
-		case <-ctx.Done():
-		case <-t.C:
-		}
-		t.Stop()
+	if err := printAndLinger(ctx, streams.Out, "agent dns", res, o.linger); err != nil {
+		return err
 	}
 	if res.Lookups == 0 {
 		return exit.Failure("agent dns: no lookup was made")

@@ -293,23 +293,32 @@ func (o *agentOptions) run(ctx context.Context, streams iostreams.Streams) error
 		return exit.Usage("agent ttfr: --timeout and --attempt-timeout must be positive, --linger not negative")
 	}
 	res := Measure(ctx, ClientConfig{Target: o.target, Protocol: o.protocol, Timeout: o.timeout, AttemptTimeout: o.attemptTimeout})
+	if err := printAndLinger(ctx, streams.Out, "agent ttfr", res, o.linger); err != nil {
+		return err
+	}
+	if !res.OK {
+		return exit.Failure("agent ttfr: %s", res.Error)
+	}
+	return nil
+}
+
+// printAndLinger writes the result as one JSON line, then stays up for linger (or until ctx
+// ends) so that whoever watches the pod sees it Ready with its output.
+func printAndLinger(ctx context.Context, w io.Writer, what string, res any, linger time.Duration) error {
 	line, err := json.Marshal(res)
 	if err != nil {
-		return fmt.Errorf("agent ttfr: encode result: %w", err)
+		return fmt.Errorf("%s: encode result: %w", what, err)
 	}
-	if _, err := fmt.Fprintf(streams.Out, "%s\n", line); err != nil {
-		return fmt.Errorf("agent ttfr: write result: %w", err)
+	if _, err := fmt.Fprintf(w, "%s\n", line); err != nil {
+		return fmt.Errorf("%s: write result: %w", what, err)
 	}
-	if o.linger > 0 {
-		t := time.NewTimer(o.linger)
+	if linger > 0 {
+		t := time.NewTimer(linger)
+		defer t.Stop()
 		select {
 		case <-ctx.Done():
 		case <-t.C:
 		}
-		t.Stop()
-	}
-	if !res.OK {
-		return exit.Failure("agent ttfr: %s", res.Error)
 	}
 	return nil
 }
