@@ -213,6 +213,9 @@ func sendAll(fd int, p []byte, stop func() bool) error {
 		if err == nil && n == len(p) {
 			return nil
 		}
+		if err != nil && err != unix.EAGAIN && err != unix.EINTR {
+			return err
+		}
 		p = p[n:]
 	}
 	for len(p) > 0 {
