@@ -200,29 +200,16 @@ func (cs *clientSession) startWorkers() {
 	}
 }
 
-func (cs *clientSession) snapshot() []snap {
-	out := make([]snap, len(cs.flows))
-	k := kindOf(cs.st.Profile)
-	tcp := k.isTCPFlows()
-	for i, f := range cs.flows {
-		out[i] = f.c.read()
-		if tcp {
-			out[i].retrans = tcpRetransmits(f.fd)
-		}
-	}
-	return out
-}
-
 func (cs *clientSession) measure() {
 	cs.cpuA = takeCPU()
 	cs.wallA = time.Now()
-	cs.snapA = cs.snapshot()
+	cs.snapA = snapFlows(cs.flows, kindOf(cs.st.Profile).isTCPFlows())
 	cs.phase.Store(phaseMeasure)
 }
 
 func (cs *clientSession) stopWindow() {
 	cs.phase.Store(phaseStopped)
-	cs.snapB = cs.snapshot()
+	cs.snapB = snapFlows(cs.flows, kindOf(cs.st.Profile).isTCPFlows())
 	cs.cpuB = takeCPU()
 	cs.wallB = time.Now()
 	cs.stopFlag.Store(true)

@@ -28,6 +28,22 @@ func (c *counters) read() snap {
 	return snap{bytesTx: c.bytesTx.Load(), bytesRx: c.bytesRx.Load(), tx: c.tx.Load()}
 }
 
+// snapFlows reads the counters of every flow first, with no system call between two flows, and
+// then each TCP flow's retransmits (TCP_INFO): the counters are then taken within nanoseconds
+// of each other and of the phase change next to the call.
+func snapFlows(flows []*flowState, tcp bool) []snap {
+	out := make([]snap, len(flows))
+	for i, f := range flows {
+		out[i] = f.c.read()
+	}
+	if tcp {
+		for i, f := range flows {
+			out[i].retrans = tcpRetransmits(f.fd)
+		}
+	}
+	return out
+}
+
 func (a snap) sub(b snap) snap {
 	return snap{bytesTx: a.bytesTx - b.bytesTx, bytesRx: a.bytesRx - b.bytesRx, tx: a.tx - b.tx, retrans: a.retrans - b.retrans}
 }

@@ -163,8 +163,12 @@ func TestRRCounts(t *testing.T) {
 			t.Fatalf("%+v: %v", tc, err)
 		}
 		// every transaction timed in the window is one the client counted in it, give or
-		// take those in flight at the window's edges
-		slack := int64(tc.parallel * (tc.burst + 1) * 2)
+		// take those in flight at the window's edges and those completed while the
+		// controller, between reading the counters and switching the phase, was off its CPU
+		// (client and server share this test's process and its 2 CPUs: up to ~1 ms, 0.05 %
+		// of the window was seen); a histogram that took in the warm-up or missed part of
+		// the window would be off by far more
+		slack := int64(tc.parallel*(tc.burst+1)*2) + c.WindowTransactions/500
 		if d := h.Count() - c.WindowTransactions; d > slack || d < -slack {
 			t.Errorf("%+v: histogram has %d transactions, window %d", tc, h.Count(), c.WindowTransactions)
 		}

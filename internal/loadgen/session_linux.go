@@ -325,25 +325,13 @@ func recvBufSize(msg int) int {
 	return msg
 }
 
-func (ss *serverSession) snapshot() []snap {
-	out := make([]snap, len(ss.flows))
-	tcp := kindOf(ss.st.Profile).isTCPFlows()
-	for i, f := range ss.flows {
-		out[i] = f.c.read()
-		if tcp {
-			out[i].retrans = tcpRetransmits(f.fd)
-		}
-	}
-	return out
-}
-
 func (ss *serverSession) measure() {
 	ss.cpuA = takeCPU()
-	ss.snapA = ss.snapshot()
+	ss.snapA = snapFlows(ss.flows, kindOf(ss.st.Profile).isTCPFlows())
 }
 
 func (ss *serverSession) stopWindow() {
-	ss.snapB = ss.snapshot()
+	ss.snapB = snapFlows(ss.flows, kindOf(ss.st.Profile).isTCPFlows())
 	ss.cpuB = takeCPU()
 	ss.sendStop.Store(true)
 }
