@@ -81,9 +81,13 @@ func (cs *clientSession) openFlows() error {
 			}
 			cs.addFlow(&flowState{index: i, fd: fd})
 			if kind == kindTCPRR {
-				// no socket timeouts on RR connections: every blocking call would arm and
-				// cancel a kernel timer (~0.2 µs per transaction); finishWorkers bounds the drain
+				// no socket timeouts on RR connections (dialTCP's connect timeout is cleared
+				// too): every blocking call would arm and cancel a kernel timer (~0.2 µs per
+				// transaction); finishWorkers bounds the drain
 				_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+				if err := setTimeouts(fd, 0); err != nil {
+					return fmt.Errorf("flow %d: %w", i, err)
+				}
 			} else if err := setTimeouts(fd, ioTimeout); err != nil {
 				return err
 			}
