@@ -17,6 +17,7 @@ import (
 type measured struct {
 	fig               figure
 	cpuClient, cpuSrv float64 // percent of one CPU over the client's run
+	rep               int     // which repetition: runs of the same rep ran next to each other
 }
 
 type row struct {
@@ -128,6 +129,7 @@ func run(ctx context.Context, o options) error {
 				}
 				for _, t := range order {
 					m, err := runOnce(ctx, p, t, servers, s, o)
+					m.rep = i
 					if t == &sc.a {
 						if err != nil {
 							r.errA = err
@@ -323,8 +325,8 @@ func printReport(w *os.File, o options, s settings, rows []row, notes []string, 
 		fmt.Fprintf(w, "- %s\n", n)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| profile | path | peer | unit | peer | cnperf | ratio | CPU peer c/s % | CPU cnperf c/s % | CPU per unit cnperf/peer | detail peer / cnperf |")
-	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Fprintln(w, "| profile | path | peer | unit | peer | cnperf | ratio | paired ratios min–max | CPU peer c/s % | CPU cnperf c/s % | CPU per unit cnperf/peer | detail peer / cnperf |")
+	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, r := range rows {
 		val := func(m measured) float64 { return m.fig.value }
 		a, b := median(r.a, val), median(r.b, val)
@@ -350,9 +352,30 @@ func printReport(w *os.File, o options, s settings, rows []row, notes []string, 
 		if r.errB != nil && len(r.b) < o.reps {
 			detail += " peer error: " + oneLine(r.errB.Error())
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %.0f/%.0f | %.0f/%.0f | %s | %s |\n",
-			r.scenario, r.path, r.peer, r.unit, fmtVal(b, r.unit), fmtVal(a, r.unit), ratio, bc, bs, ac, as, cpuRatio, strings.TrimSpace(detail))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %.0f/%.0f | %.0f/%.0f | %s | %s |\n",
+			r.scenario, r.path, r.peer, r.unit, fmtVal(b, r.unit), fmtVal(a, r.unit), ratio, pairedRange(r.a, r.b), bc, bs, ac, as, cpuRatio, strings.TrimSpace(detail))
 	}
+}
+
+// pairedRange is the lowest and highest ratio cnperf/peer of runs made next to each other (the
+// i-th run of each tool, ABBA order): how much of a ratio is the machine's drift. A repetition
+// where either tool failed has no pair; "—" when fewer than two pairs are left.
+func pairedRange(a, b []measured) string {
+	peer := map[int]float64{}
+	for _, m := range b {
+		peer[m.rep] = m.fig.value
+	}
+	lo, hi, n := math.Inf(1), math.Inf(-1), 0
+	for _, m := range a {
+		if v, ok := peer[m.rep]; ok && v > 0 {
+			q := m.fig.value / v
+			lo, hi, n = math.Min(lo, q), math.Max(hi, q), n+1
+		}
+	}
+	if n < 2 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f–%.2f", lo, hi)
 }
 
 func oneLine(s string) string {

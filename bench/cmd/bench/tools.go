@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/driver/sockperf"
 )
 
 // figure is what one run of one tool measured.
@@ -211,24 +213,20 @@ func sockperfTool(s settings, proto, cpus string) tool {
 	}
 }
 
-var (
-	reSockRun = regexp.MustCompile(`RunTime=([\d.]+) sec;.*ReceivedMessages=(\d+)`)
-	reSockP50 = regexp.MustCompile(`percentile 50\.000 =\s*([\d.]+)`)
-)
-
+// parseSockperf uses the sockperf driver's parser: the rate is the messages of sockperf's own
+// measured window ([Valid Duration], after its warm-up and cool-down trim) over that window —
+// the [Total Run] line counts the warm-up's messages too.
 func parseSockperf(out string) (figure, error) {
-	m := reSockRun.FindStringSubmatch(out)
-	if m == nil {
-		return figure{}, fmt.Errorf("sockperf: no [Total Run] line: %s", tail(out))
+	r, err := sockperf.ParseOutput([]byte(out), nil)
+	if err != nil {
+		return figure{}, fmt.Errorf("sockperf: %w: %s", err, tail(out))
 	}
-	rt, _ := strconv.ParseFloat(m[1], 64)
-	n, _ := strconv.ParseFloat(m[2], 64)
-	if rt <= 0 || n <= 0 {
-		return figure{}, fmt.Errorf("sockperf: RunTime %v, ReceivedMessages %v", rt, n)
+	if r.ValidSeconds <= 0 || r.Received <= 0 {
+		return figure{}, fmt.Errorf("sockperf: no measured window ([Valid Duration] RunTime %v, ReceivedMessages %v): %s", r.ValidSeconds, r.Received, tail(out))
 	}
-	f := figure{value: n / rt}
-	if p := reSockP50.FindStringSubmatch(out); p != nil {
-		f.detail = "p50 " + p[1] + "µs"
+	f := figure{value: float64(r.Received) / r.ValidSeconds}
+	if p, ok := r.Percentiles["50.000"]; ok {
+		f.detail = fmt.Sprintf("p50 %.3fµs", p)
 	}
 	return f, nil
 }
