@@ -207,8 +207,14 @@ func (cs *clientSession) startWorkers() {
 func (cs *clientSession) measure() {
 	cs.cpuA = takeCPU()
 	cs.wallA = time.Now()
-	cs.snapA = snapFlows(cs.flows, kindOf(cs.st.Profile).isTCPFlows())
+	// the phase changes right after the counters are read, before the TCP_INFO system calls:
+	// a controller descheduled between the two would let the histograms miss transactions the
+	// window counts
+	cs.snapA = snapCounters(cs.flows)
 	cs.phase.Store(phaseMeasure)
+	if kindOf(cs.st.Profile).isTCPFlows() {
+		addRetransmits(cs.snapA, cs.flows)
+	}
 }
 
 func (cs *clientSession) stopWindow() {

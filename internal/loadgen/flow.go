@@ -32,16 +32,28 @@ func (c *counters) read() snap {
 // then each TCP flow's retransmits (TCP_INFO): the counters are then taken within nanoseconds
 // of each other and of the phase change next to the call.
 func snapFlows(flows []*flowState, tcp bool) []snap {
+	out := snapCounters(flows)
+	if tcp {
+		addRetransmits(out, flows)
+	}
+	return out
+}
+
+// snapCounters reads the counters of every flow, with no system call between two flows.
+func snapCounters(flows []*flowState) []snap {
 	out := make([]snap, len(flows))
 	for i, f := range flows {
 		out[i] = f.c.read()
 	}
-	if tcp {
-		for i, f := range flows {
-			out[i].retrans = tcpRetransmits(f.fd)
-		}
-	}
 	return out
+}
+
+// addRetransmits reads each TCP flow's retransmits (TCP_INFO, a system call per flow) into a
+// snapshot taken by snapCounters.
+func addRetransmits(out []snap, flows []*flowState) {
+	for i, f := range flows {
+		out[i].retrans = tcpRetransmits(f.fd)
+	}
 }
 
 func (a snap) sub(b snap) snap {
