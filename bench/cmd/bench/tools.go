@@ -219,7 +219,7 @@ func sockperfTool(s settings, proto, cpus string) tool {
 func parseSockperf(out string) (figure, error) {
 	r, err := sockperf.ParseOutput([]byte(out), nil)
 	if err != nil {
-		return figure{}, fmt.Errorf("sockperf: %w: %s", err, tail(out))
+		return figure{}, err // names sockperf and what is missing, with the output's tail
 	}
 	if r.ValidSeconds <= 0 || r.Received <= 0 {
 		return figure{}, fmt.Errorf("sockperf: no measured window ([Valid Duration] RunTime %v, ReceivedMessages %v): %s", r.ValidSeconds, r.Received, tail(out))
