@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -172,19 +170,10 @@ func (s *server) stop() {
 	}
 }
 
-// cpuTicks is the process's user+system time including waited-for children, in seconds.
+// cpuSeconds is the server process's user+system time including waited-for children, in
+// seconds (the whole-run fallback when no steady-state window could be sampled).
 func (s *server) cpuSeconds() float64 {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(s.cmd.Process.Pid), "stat"))
-	if err != nil {
-		return 0
-	}
-	// fields after the command name in parentheses
-	str := string(b)
-	i := strings.LastIndexByte(str, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(str[i+1:])
+	f := procStatFields(s.cmd.Process.Pid)
 	// f[0] is field 3 (state); utime, stime, cutime, cstime are fields 14..17
 	var sum float64
 	for _, k := range []int{11, 12, 13, 14} {
@@ -202,10 +191,14 @@ const clockTicks = 100 // sysconf(_SC_CLK_TCK) on Linux
 type clientRun struct {
 	stdout, stderr string
 	wall           time.Duration
-	cpuSec         float64
+	cpuSec         float64     // the client's user+system time over the whole run
+	samples        []cpuSample // client and server process-tree CPU, every cpuSampleEvery
+	end            time.Time   // when the client exited
 }
 
-func runClient(ctx context.Context, argv []string, timeout time.Duration) (clientRun, error) {
+// runClient runs one client to its end, sampling its and the server's CPU (serverPID 0: no
+// server) while it runs.
+func runClient(ctx context.Context, argv []string, timeout time.Duration, serverPID int) (clientRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -214,8 +207,14 @@ func runClient(ctx context.Context, argv []string, timeout time.Duration) (clien
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	t0 := time.Now()
-	err := cmd.Run()
-	r := clientRun{stdout: out.String(), stderr: errb.String(), wall: time.Since(t0)}
+	err := cmd.Start()
+	var samples []cpuSample
+	if err == nil {
+		sampler := startCPUSampler(cmd.Process.Pid, serverPID, cpuSampleEvery)
+		err = cmd.Wait()
+		samples = sampler.Stop()
+	}
+	r := clientRun{stdout: out.String(), stderr: errb.String(), wall: time.Since(t0), samples: samples, end: time.Now()}
 	if cmd.ProcessState != nil {
 		r.cpuSec = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	}

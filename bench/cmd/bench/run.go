@@ -16,8 +16,14 @@ import (
 // measured is one run of one tool.
 type measured struct {
 	fig               figure
-	cpuClient, cpuSrv float64 // percent of one CPU over the client's run
+	cpuClient, cpuSrv float64 // percent of one CPU in the run's steady state (see steadyCPU)
+	cpuWhole          bool    // no steady state sampled: CPU over the whole run / traffic time
 	rep               int     // which repetition: runs of the same rep ran next to each other
+}
+
+// steadyWindow is how much of each run's end the CPU figures cover: half the measured time.
+func steadyWindow(s settings) time.Duration {
+	return time.Duration(s.dur) * time.Second / 2
 }
 
 type row struct {
@@ -184,11 +190,13 @@ func runOnce(ctx context.Context, p path, t *tool, servers map[string]*server, s
 		}
 	}
 	var srv0 float64
+	srvPID := 0
 	if srv != nil {
 		srv0 = srv.cpuSeconds()
+		srvPID = srv.cmd.Process.Pid
 	}
 	argv := t.client(p)
-	r, err := runClient(ctx, argv, runTimeout(s))
+	r, err := runClient(ctx, argv, runTimeout(s), srvPID)
 	if o.verbose {
 		fmt.Fprintf(os.Stderr, "  $ %s\n%s", strings.Join(argv, " "), indent(r.stdout+r.stderr))
 	}
@@ -200,13 +208,20 @@ func runOnce(ctx context.Context, p path, t *tool, servers map[string]*server, s
 	if err != nil {
 		return measured{}, err
 	}
-	busy := t.busy
-	if busy <= 0 || busy > r.wall.Seconds() {
-		busy = r.wall.Seconds()
-	}
-	m := measured{fig: f, cpuClient: r.cpuSec / busy * 100}
-	if srv != nil {
-		m.cpuSrv = (srv.cpuSeconds() - srv0) / busy * 100
+	m := measured{fig: f}
+	var ok bool
+	m.cpuClient, m.cpuSrv, ok = steadyCPU(r.samples, r.end, cpuTail, steadyWindow(s))
+	if !ok {
+		// the run was too short to sample a steady state: whole run over the traffic time
+		busy := t.busy
+		if busy <= 0 || busy > r.wall.Seconds() {
+			busy = r.wall.Seconds()
+		}
+		m.cpuClient = r.cpuSec / busy * 100
+		if srv != nil {
+			m.cpuSrv = (srv.cpuSeconds() - srv0) / busy * 100
+		}
+		m.cpuWhole = true
 	}
 	return m, nil
 }
@@ -320,7 +335,8 @@ func printReport(w *os.File, o options, s settings, rows []row, notes []string, 
 	fmt.Fprintf(w, "- load average at start %s, at end %s\n", load0, load1)
 	fmt.Fprintf(w, "- each tool %d× per scenario, alternating (ABBA); %ds measured (+%ds warm-up where the tool has one); medians\n", o.reps, s.dur, s.warm)
 	fmt.Fprintf(w, "- peers: %s; %s; %s; %s\n", version("iperf3", "--version"), version("sockperf", "--version"), version("qperf", "--version"), version("iperf", "-v"))
-	fmt.Fprintf(w, "- CPU = user+system time of the client / server process (children included) during the client's run, divided by the time the tool sends traffic (measured time + its own warm-up), %% of one CPU; \"CPU per unit\" compares (client+server CPU)/figure\n")
+	fmt.Fprintf(w, "- CPU = user+system time of the client / server process trees (threads and live children), sampled every %s during each run, over the last %s of the measured time (ending %s before the client exits: no start-up, warm-up or result exchange), %% of one CPU; \"CPU per unit\" compares (client+server CPU)/figure; * = some runs too short to sample, whole run over the tool's traffic time\n",
+		cpuSampleEvery, steadyWindow(s), cpuTail)
 	for _, n := range notes {
 		fmt.Fprintf(w, "- %s\n", n)
 	}
@@ -352,9 +368,20 @@ func printReport(w *os.File, o options, s settings, rows []row, notes []string, 
 		if r.errB != nil && len(r.b) < o.reps {
 			detail += " peer error: " + oneLine(r.errB.Error())
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %.0f/%.0f | %.0f/%.0f | %s | %s |\n",
-			r.scenario, r.path, r.peer, r.unit, fmtVal(b, r.unit), fmtVal(a, r.unit), ratio, pairedRange(r.a, r.b), bc, bs, ac, as, cpuRatio, strings.TrimSpace(detail))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %.0f/%.0f%s | %.0f/%.0f%s | %s | %s |\n",
+			r.scenario, r.path, r.peer, r.unit, fmtVal(b, r.unit), fmtVal(a, r.unit), ratio, pairedRange(r.a, r.b),
+			bc, bs, wholeMark(r.b), ac, as, wholeMark(r.a), cpuRatio, strings.TrimSpace(detail))
 	}
+}
+
+// wholeMark is "*" when any run's CPU is a whole-run figure rather than a steady-state one.
+func wholeMark(ms []measured) string {
+	for _, m := range ms {
+		if m.cpuWhole {
+			return "*"
+		}
+	}
+	return ""
 }
 
 // pairedRange is the lowest and highest ratio cnperf/peer of runs made next to each other (the

@@ -33,8 +33,8 @@ type tool struct {
 	client func(p path) []string
 	parse  func(stdout string) (figure, error)
 	// busy is how long the tool generates traffic in one run (its measured time plus its own
-	// warm-up), the denominator of its CPU figures: wall-clock time would count start-up
-	// pauses (sockperf sleeps before it starts) as idle CPU.
+	// warm-up): the denominator of its CPU figures when a run is too short for a steady-state
+	// sample (wall-clock time would count start-up pauses, sockperf sleeps before it starts).
 	busy float64
 }
 
@@ -201,7 +201,7 @@ func sockperfTool(s settings, proto, cpus string) tool {
 	if cpus != "" {
 		name += " (taskset -c " + cpus + " both)"
 	}
-	return tool{name: name, binary: "sockperf", server: sockperfServer(proto, port, cpus), busy: float64(s.dur) + 0.4, // its fixed 400ms warm-up
+	return tool{name: name, binary: "sockperf", server: sockperfServer(proto, port, cpus), busy: float64(s.dur), // -t includes its 400ms warm-up
 		client: func(p path) []string {
 			a := []string{"sockperf", "ping-pong", "-i", p.host, "-p", port, "-m", "14", "-t", secs(s.dur), "--full-rtt"}
 			if proto == "tcp" {
