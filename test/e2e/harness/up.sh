@@ -413,6 +413,15 @@ for i in $(seq 1 "$NODES"); do
     -p "{\"spec\":{\"podCIDR\":\"$(pod_cidr "$i")\",\"podCIDRs\":[\"$(pod_cidr "$i")\"]}}" >/dev/null
 done
 wait_for "nodes Ready" 180 $KC wait --for=condition=Ready node --all --timeout=2s
+# Ready is not yet schedulable: the node lifecycle controller removes the not-ready taint on
+# its next pass (up to --node-monitor-period later); a test started in between finds no node
+# that can run its pods
+nodes_untainted() {
+  local keys
+  keys=$($KC get nodes -o jsonpath='{.items[*].spec.taints[*].key}') || return 1
+  [[ " $keys " != *" node.kubernetes.io/not-ready "* ]]
+}
+wait_for "nodes without the not-ready taint" 120 nodes_untainted
 wait_for "default serviceaccount" 60 $KC -n default get serviceaccount default
 wait_for "kube-root-ca.crt" 60 $KC -n default get configmap kube-root-ca.crt
 [ "$DNS" = 1 ] && wait_for coredns 60 curl -sf "http://$APISERVER_IP:18181/ready"
