@@ -115,20 +115,10 @@ func treeCPUSeconds(pid int) float64 {
 	if pid <= 0 {
 		return 0
 	}
-	var sum float64
-	seen := map[int]bool{}
-	var walk func(pid int)
-	walk = func(pid int) {
-		if seen[pid] {
-			return
-		}
-		seen[pid] = true
-		sum += procCPUSeconds(pid)
-		for _, c := range childPIDs(pid) {
-			walk(c)
-		}
+	sum := procCPUSeconds(pid)
+	for _, c := range childPIDs(pid) {
+		sum += treeCPUSeconds(c)
 	}
-	walk(pid)
 	return sum
 }
 

@@ -209,12 +209,14 @@ func runClient(ctx context.Context, argv []string, timeout time.Duration, server
 	t0 := time.Now()
 	err := cmd.Start()
 	var samples []cpuSample
+	end := t0
 	if err == nil {
 		sampler := startCPUSampler(cmd.Process.Pid, serverPID, cpuSampleEvery)
 		err = cmd.Wait()
+		end = time.Now() // the exit, not the end of a sample still being read
 		samples = sampler.Stop()
 	}
-	r := clientRun{stdout: out.String(), stderr: errb.String(), wall: time.Since(t0), samples: samples, end: time.Now()}
+	r := clientRun{stdout: out.String(), stderr: errb.String(), wall: end.Sub(t0), samples: samples, end: end}
 	if cmd.ProcessState != nil {
 		r.cpuSec = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	}
