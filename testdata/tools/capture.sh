@@ -121,6 +121,12 @@ capture_iperf3() {
 	run "$d" udp_stream_p2 "$v" $c -t 1 -P 2 -u -l 1024 -b 0
 	# A run stopped half way (what a sample timeout does): iperf3 catches SIGTERM.
 	run "$d" interrupted "$v" timeout -s TERM 1.5 $c -t 5
+	# A test while the server still runs another: the refusal the runner retries.
+	$c -t 3 >/dev/null 2>&1 &
+	busy_client=$!
+	sleep 0.5
+	run "$d" busy "$v" $c -t 1
+	wait "$busy_client" || true
 	cleanup
 	run "$d" refused "$v" iperf3 -c $HOST -p $DEAD_PORT -J -t 1
 	silent_listener
