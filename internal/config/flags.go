@@ -189,7 +189,9 @@ func (f *flagParser) int(flag, s string, size bool) (int, bool) {
 }
 
 func (f *flagParser) duration(flag, v string) string {
-	if _, err := plan.ParseDuration(v); err != nil {
+	// A duration too long to represent is left to the plan's validation, which says how long
+	// the field may be.
+	if _, err := plan.ParseDuration(v); err != nil && !errors.Is(err, plan.ErrDurationOverflow) {
 		f.fail(flag, "%v", err)
 	}
 	return strings.TrimSpace(v)

@@ -218,14 +218,9 @@ func readTigerBench(d *decoder, root *yaml.Node, lines LineIndex) (*api.Plan, []
 			g.Paths = append(g.Paths, api.PathPodClusterIP)
 		}
 		if t.Perf.External {
+			// The address and ports reach the kube platform through the test itself
+			// (internal/tigerbench), not through case options no driver reads.
 			g.Paths = append(g.Paths, api.PathExternalService)
-			g.Options = map[string]string{
-				"externalAddress": t.Perf.ExternalIPOrFQDN,
-				"externalPort":    strconv.Itoa(t.Perf.TestPort),
-			}
-			if t.TestKind == TigerBenchThruputLatency {
-				g.Options["externalControlPort"] = strconv.Itoa(t.Perf.ControlPort)
-			}
 		}
 		if len(g.Paths) == 0 {
 			warn("Perf", "direct, service and external are all false: nothing to measure (standing config only)")
@@ -258,7 +253,6 @@ func readTigerBench(d *decoder, root *yaml.Node, lines LineIndex) (*api.Plan, []
 		index("duration", "duration")
 		index("samples", "iterations")
 		index("hostNetwork", "hostNetwork")
-		index("options", "Perf")
 		p.Tests = append(p.Tests, g)
 	}
 	return p, tests

@@ -3,7 +3,9 @@
 package driver
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -166,6 +168,9 @@ func Check(c plan.Case) error {
 	if err != nil {
 		return err
 	}
+	if err := CheckOptions(c); err != nil {
+		return err
+	}
 	caps := d.Capabilities()
 	if !caps.Supports(c.Profile) {
 		msg := fmt.Sprintf("driver %q cannot run profile %s", c.Driver, c.Profile)
@@ -188,6 +193,91 @@ func Check(c plan.Case) error {
 	}
 	if v, ok := d.(Validator); ok {
 		return v.Validate(c)
+	}
+	return nil
+}
+
+// OptionLister is implemented by drivers that take options (case options, --option): the keys
+// they read. CheckOptions refuses a key no driver reads.
+type OptionLister interface {
+	KnownOptions() []string
+}
+
+// ErrUnknownOption marks an option key that no driver reads (CheckOptions).
+var ErrUnknownOption = errors.New("unknown option")
+
+// CheckOptions refuses the option keys of c that nothing would read: a plain key no registered
+// driver knows, a key prefixed with a name that is not a driver ("netpref.port"), and a key
+// prefixed with a driver that does not know it ("iperf3.bidr"). The message suggests the
+// nearest known key. A plain key another driver knows is allowed: a group may list several
+// drivers, and each reads its own keys (the others note them as unused).
+func CheckOptions(c plan.Case) error {
+	all := map[string]bool{}
+	var allKeys []string
+	for _, n := range Names() {
+		for _, k := range knownOptions(registry[n]) {
+			if !all[k] {
+				all[k] = true
+				allKeys = append(allKeys, k)
+			}
+			allKeys = append(allKeys, n+"."+k)
+		}
+	}
+	sort.Strings(allKeys)
+	keys := make([]string, 0, len(c.Params.Options))
+	for k := range c.Params.Options {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		name, bare, prefixed := strings.Cut(k, ".")
+		if !prefixed {
+			if !all[k] {
+				return unknownOption(k, allKeys, "")
+			}
+			continue
+		}
+		d, ok := registry[name]
+		if !ok {
+			return unknownOption(k, allKeys, fmt.Sprintf("no driver is named %q", name))
+		}
+		if !slices.Contains(knownOptions(d), bare) {
+			var own []string
+			for _, o := range knownOptions(d) {
+				own = append(own, name+"."+o)
+			}
+			return unknownOption(k, own, "")
+		}
+	}
+	return nil
+}
+
+func unknownOption(key string, known []string, why string) error {
+	msg := fmt.Sprintf("%v %q", ErrUnknownOption, key)
+	if why != "" {
+		msg += ": " + why
+	}
+	if s := plan.Closest(key, known); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	var plain []string
+	for _, k := range known {
+		if !strings.Contains(k, ".") {
+			plain = append(plain, k)
+		}
+	}
+	if len(plain) == 0 {
+		plain = known
+	}
+	if len(plain) == 0 {
+		return errors.New(msg)
+	}
+	return fmt.Errorf("%s (known: %s)", msg, strings.Join(plain, ", "))
+}
+
+func knownOptions(d Driver) []string {
+	if l, ok := d.(OptionLister); ok {
+		return l.KnownOptions()
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package plan
 
-import api "github.com/cnperf/cnperf/api/v1alpha1"
+import (
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/limits"
+)
 
 // Built-in defaults. A group field that is not set inherits the plan's `defaults:` field, then
 // these values:
@@ -40,16 +43,17 @@ const (
 	DefaultRRMessageSizeBytes        = 1
 )
 
-// Limits enforced by validation.
+// Limits enforced by validation: the plan-wide row of internal/limits (each case is then held
+// to its driver's row, limits.For).
 const (
-	MaxMessageSizeBytes = 64 << 20 // 64 MiB
-	MaxParallel         = 1024
-	MaxBurst            = 1 << 16
-	MaxCases            = 10000
+	MaxMessageSizeBytes = limits.MaxMessageSizeBytes
+	MaxParallel         = limits.MaxParallelFlows
+	MaxBurst            = limits.MaxBurst
+	MaxCases            = limits.MaxCases
 	// MaxUDPPayloadIPv4 and MaxUDPPayloadIPv6 are the largest UDP payloads a datagram can carry
 	// (65535 minus the IP and UDP headers; IPv6 without jumbograms).
-	MaxUDPPayloadIPv4 = 65507
-	MaxUDPPayloadIPv6 = 65527
+	MaxUDPPayloadIPv4 = limits.MaxUDPPayloadIPv4Bytes
+	MaxUDPPayloadIPv6 = limits.MaxUDPPayloadIPv6Bytes
 )
 
 // DefaultProfiles is the default suite: the five main profiles, in the order they run.

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/limits"
 )
 
 // Options tune expansion for the caller's platform and command line. The zero value uses the
@@ -252,8 +254,8 @@ func (x *expander) read(g *api.TestGroup, prefix string) group {
 	r.parallel = x.intList(g.Parallel, prefix, "parallel", "parallel", 1, MaxParallel)
 	r.burst = x.intList(g.Burst, prefix, "burst", "burst", 0, MaxBurst)
 
-	r.duration = x.duration(g.Duration, at("duration"), "duration", false)
-	r.warmup = x.duration(g.Warmup, at("warmup"), "warm-up", true)
+	r.duration = x.duration(g.Duration, at("duration"), "duration", false, limits.MaxDuration)
+	r.warmup = x.duration(g.Warmup, at("warmup"), "warm-up", true, limits.MaxWarmup)
 	if g.Samples != nil {
 		v := *g.Samples
 		r.samples = &one[int]{item: item[int]{v, at("samples")}}
@@ -262,7 +264,7 @@ func (x *expander) read(g *api.TestGroup, prefix string) group {
 			r.samples.bad = true
 		}
 	}
-	r.timeout = x.duration(g.Timeout, at("timeout"), "timeout", false)
+	r.timeout = x.duration(g.Timeout, at("timeout"), "timeout", false, limits.MaxTimeout)
 	if strings.TrimSpace(g.Rate) != "" {
 		v, err := ParseRate(g.Rate)
 		r.rate = &one[float64]{item: item[float64]{v, at("rate")}}
@@ -332,13 +334,16 @@ func intRange(what string, v, lo, hi int) string {
 	return ""
 }
 
-func (x *expander) duration(s, path, what string, zeroOK bool) *one[float64] {
+func (x *expander) duration(s, path, what string, zeroOK bool, most time.Duration) *one[float64] {
 	if strings.TrimSpace(s) == "" {
 		return nil
 	}
 	o := &one[float64]{item: item[float64]{path: path}}
 	d, err := ParseDuration(s)
 	switch {
+	case errors.Is(err, ErrDurationOverflow) || (err == nil && d > most):
+		x.errs.Add(path, "%s %s is too long (at most %s)", what, strings.TrimSpace(s), most)
+		o.bad = true
 	case err != nil:
 		x.errs.Add(path, "%v", err)
 		o.bad = true
@@ -413,6 +418,10 @@ func (x *expander) expandGroup(name, prefix string, own, def group) {
 	options := map[string]string{}
 	maps.Copy(options, def.options)
 	maps.Copy(options, own.options)
+	optionsPath := prefix + ".options"
+	if len(own.options) == 0 && len(def.options) > 0 {
+		optionsPath = "defaults.options"
+	}
 	if len(options) == 0 {
 		options = nil
 	}
@@ -498,7 +507,9 @@ func (x *expander) expandGroup(name, prefix string, own, def group) {
 							if timeout != nil && !timeout.bad {
 								c.Params.TimeoutSeconds = timeout.v
 							}
-							src := caseSources{profile: prof.path, path: path.path, driver: drv.path, parallel: par.path, burst: b.path, rate: rate.path}
+							src := caseSources{profile: prof.path, path: path.path, driver: drv.path, parallel: par.path, burst: b.path, rate: rate.path,
+								duration: duration.path, warmup: warmup.path, options: optionsPath,
+								badTime: duration.bad || warmup.bad}
 							if respSize != nil && prof.v.IsRR() {
 								if !respSize.bad {
 									c.Params.ResponseSizeBytes = respSize.v
@@ -516,7 +527,54 @@ func (x *expander) expandGroup(name, prefix string, own, def group) {
 }
 
 type caseSources struct {
-	profile, path, driver, parallel, burst, rate, respSize string
+	profile, path, driver, parallel, burst, rate, respSize, duration, warmup, options string
+	// badTime: the duration or warm-up is already reported invalid (and zero in the case); the
+	// driver checks then see the built-in defaults instead, so they add no second message.
+	badTime bool
+}
+
+// checkLimits holds a case to its driver's row of the limits table (limits.For), the same
+// values the driver's tool or agent enforces, and reports false when it is outside.
+func (x *expander) checkLimits(c Case, size item[int], src caseSources) bool {
+	lim := limits.For(c.Driver)
+	ok := true
+	fail := func(path, format string, a ...any) {
+		x.errs.Add(path, format, a...)
+		ok = false
+	}
+	who := fmt.Sprintf("the %s driver", c.Driver)
+	if c.Params.Parallel > lim.MaxParallelFlows {
+		fail(src.parallel, "parallel %d is more than %s runs (at most %d flows)", c.Params.Parallel, who, lim.MaxParallelFlows)
+	}
+	if c.Params.Burst > lim.MaxBurst {
+		fail(src.burst, "burst %d is more than %s accepts (at most %d)", c.Params.Burst, who, lim.MaxBurst)
+	}
+	lo, hi := lim.MinMessageSizeBytes, lim.MaxMessageSizeBytes
+	if c.Profile.IsUDP() {
+		lo, hi = lim.MinUDPMessageSizeBytes, lim.MaxUDPMessageSizeBytes
+	}
+	if c.Profile == api.UDPRR && c.Driver == "native" {
+		lo = 1 // the agent's UDP header minimum applies to UDP_STREAM only
+	}
+	for _, v := range []struct {
+		what, path string
+		n          int
+	}{{"message size", size.path, size.v}, {"response size", src.respSize, c.Params.ResponseSizeBytes}} {
+		switch {
+		case v.n == 0:
+		case v.n < lo:
+			fail(v.path, "%s %d is less than %s accepts for %s (at least %d bytes)", v.what, v.n, who, c.Profile, lo)
+		case v.n > hi:
+			fail(v.path, "%s %d is more than %s accepts for %s (at most %d bytes)", v.what, v.n, who, c.Profile, hi)
+		}
+	}
+	if d := c.Duration(); d > lim.MaxDuration {
+		fail(src.duration, "duration %s is too long for %s (at most %s)", d, who, lim.MaxDuration)
+	}
+	if w := c.Warmup(); w > lim.MaxWarmup {
+		fail(src.warmup, "warm-up %s is too long for %s (at most %s)", w, who, lim.MaxWarmup)
+	}
+	return ok
 }
 
 func (x *expander) checkCase(c Case, size item[int], family string, src caseSources) {
@@ -534,8 +592,11 @@ func (x *expander) checkCase(c Case, size item[int], family string, src caseSour
 				c.Params.ResponseSizeBytes, limit, fam, c.Profile)
 		}
 	}
-	if x.check == nil {
+	if !x.checkLimits(c, size, src) || x.check == nil {
 		return
+	}
+	if src.badTime {
+		c.Params.DurationSeconds, c.Params.WarmupSeconds = DefaultDurationSeconds, DefaultWarmupSeconds
 	}
 	err := x.check(c)
 	if err == nil {
@@ -547,9 +608,18 @@ func (x *expander) checkCase(c Case, size item[int], family string, src caseSour
 // blame finds the field that makes check fail. With every optional knob reset, a failure is
 // the profile's when another profile passes on the same path, the path's when another path
 // passes (a platform that cannot make that path), and otherwise the driver's (unknown, or
-// able to run nothing). When the knobs matter, it is the knob that fails on its own.
+// able to run nothing). When the knobs matter, it is the knob that fails on its own. A case
+// that passes without its options and fails with them is the options' fault.
 func (x *expander) blame(c Case, src caseSources) string {
+	if len(c.Params.Options) > 0 {
+		b := c
+		b.Params.Options = nil
+		if x.check(b) == nil {
+			return src.options
+		}
+	}
 	base := c
+	base.Params.Options = nil
 	base.Params.Parallel = 1
 	base.Params.Burst = 0
 	base.Params.RateBitsPerSecond = 0

@@ -23,6 +23,7 @@ type capsDriver struct {
 func (d capsDriver) Name() string                        { return d.name }
 func (d capsDriver) Capabilities() driver.Capabilities   { return d.caps }
 func (d capsDriver) Servers([]plan.Case) []driver.Server { return nil }
+func (d capsDriver) KnownOptions() []string              { return []string{"a", "b"} }
 func (d capsDriver) Parse(plan.Case, []driver.Output) (api.Sample, error) {
 	return api.Sample{}, errors.New("not a real driver")
 }
@@ -169,6 +170,30 @@ func TestExpandErrors(t *testing.T) {
 			{Profiles: []api.Profile{api.TCPRR}, Duration: "0s", Drivers: []string{"test-all"}},
 			{Profiles: []api.Profile{api.TCPRR}, Duration: "-5", Drivers: []string{"test-all"}}}},
 			[]string{`tests[0].duration: duration must be positive, got 0s`, `tests[1].duration: duration must be positive, got -5`}},
+		{"durations too long", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Duration: "999999999h", Warmup: "2h", Timeout: "1e300"}),
+			[]string{
+				`tests[0].duration: duration 999999999h is too long (at most 24h0m0s)`,
+				`tests[0].warmup: warm-up 2h is too long (at most 1h0m0s)`,
+				`tests[0].timeout: timeout 1e300 is too long (at most 26h0m0s)`}},
+		// The native agent's and the tools' own limits (internal/limits), per case.
+		{"native agent limits", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR, api.UDPStream}, Drivers: []string{"native"},
+			Parallel: []int{300}, Burst: []int{4096}, MessageSizes: []int{10}}),
+			[]string{
+				`tests[0].parallel[0]: parallel 300 is more than the native driver runs (at most 256 flows)`,
+				`tests[0].messageSizes[0]: message size 10 is less than the native driver accepts for UDP_STREAM (at least 24 bytes)`}},
+		{"iperf3 limits", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPStream}, Drivers: []string{"iperf3"},
+			Parallel: []int{129}, MessageSizes: []int{2 << 20}, Warmup: "11m"}),
+			[]string{
+				`tests[0].parallel[0]: parallel 129 is more than the iperf3 driver runs (at most 128 flows)`,
+				`tests[0].messageSizes[0]: message size 2097152 is more than the iperf3 driver accepts for TCP_STREAM (at most 1048576 bytes)`,
+				`tests[0].warmup: warm-up 11m0s is too long for the iperf3 driver (at most 10m0s)`}},
+		{"unknown option key", &api.Plan{
+			Defaults: &api.TestGroup{Options: map[string]string{"bb": "1"}},
+			Tests: []api.TestGroup{{Profiles: []api.Profile{api.TCPRR}, Drivers: []string{"test-all"}, Options: map[string]string{"a": "1", "test-all.c": "2"}},
+				{Profiles: []api.Profile{api.TCPRR}, Drivers: []string{"test-all"}}}},
+			[]string{
+				`tests[0].options: unknown option "bb" (did you mean "b"?) (known: a, b)`,
+				`defaults.options: unknown option "bb" (did you mean "b"?) (known: a, b)`}},
 		{"timeout too short", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Duration: "10s", Warmup: "2s", Timeout: "12s"}),
 			[]string{`tests[0].timeout: timeout 12s must be longer than duration + warm-up (12s)`}},
 		{"samples", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Samples: ptr(0)}),
@@ -176,16 +201,17 @@ func TestExpandErrors(t *testing.T) {
 		{"message sizes", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPStream}, MessageSizes: []int{0, 1 << 27, 512, 512}}),
 			[]string{
 				`tests[0].messageSizes[0]: message size must be at least 1 bytes, got 0`,
-				`tests[0].messageSizes[1]: message size 134217728 is larger than the limit of 67108864 bytes`,
+				`tests[0].messageSizes[1]: message size 134217728 is larger than the limit of 16777216 bytes`,
 				`tests[0].messageSizes[3]: duplicate message size 512 (also messageSizes[2])`}},
 		{"udp payload", plan1(api.TestGroup{Profiles: []api.Profile{api.UDPStream, api.TCPStream}, MessageSizes: []int{65508}}),
 			[]string{`tests[0].messageSizes[0]: message size 65508 is larger than the largest UDP payload (65507 bytes over IPv4) for UDP_STREAM`}},
 		{"udp payload ipv6 ok", plan1(api.TestGroup{Profiles: []api.Profile{api.UDPStream}, MessageSizes: []int{65508}, IPFamily: "IPv6"}), nil},
-		{"parallel and burst", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Parallel: []int{0, 2000}, Burst: []int{-1}}),
+		{"parallel and burst", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Parallel: []int{0, 2000}, Burst: []int{-1, 5000}}),
 			[]string{
 				`tests[0].parallel[0]: parallel must be at least 1, got 0`,
 				`tests[0].parallel[1]: parallel 2000 is larger than the limit of 1024`,
-				`tests[0].burst[0]: burst must not be negative, got -1`}},
+				`tests[0].burst[0]: burst must not be negative, got -1`,
+				`tests[0].burst[1]: burst 5000 is larger than the limit of 4096`}},
 		{"burst without rr", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPStream}, Burst: []int{4}, ResponseSize: ptr(5)}),
 			[]string{
 				`tests[0].burst: burst applies only to request/response profiles (TCP_RR, UDP_RR, TCP_CRR) and this group has none`,

@@ -1,8 +1,10 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -10,24 +12,38 @@ import (
 
 // ParseDuration parses a plan duration: a Go duration ("10s", "1m", "1m30s", "500ms") or a
 // plain number of seconds ("10", "2.5") as k8s-netperf and tiger-bench write them. It does not
-// judge the sign; validation does.
+// judge the sign or the length; validation does. A well-formed duration too long for a
+// time.Duration (about 292 years) returns an error wrapping ErrDurationOverflow.
 func ParseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
 		return 0, fmt.Errorf("empty duration")
 	}
-	if f, err := strconv.ParseFloat(t, 64); err == nil {
-		if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > float64(math.MaxInt64/int64(time.Second)) {
+	if f, err := strconv.ParseFloat(t, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		if math.IsNaN(f) {
 			return 0, fmt.Errorf("%q is not a duration", s)
+		}
+		if math.IsInf(f, 0) || math.Abs(f) > float64(math.MaxInt64/int64(time.Second)) {
+			return 0, fmt.Errorf("%q: %w", s, ErrDurationOverflow)
 		}
 		return time.Duration(f * float64(time.Second)), nil
 	}
 	d, err := time.ParseDuration(t)
 	if err != nil {
+		if durationGrammar.MatchString(t) {
+			return 0, fmt.Errorf("%q: %w", s, ErrDurationOverflow)
+		}
 		return 0, fmt.Errorf("%q is not a duration (use e.g. 10s, 1m30s, or a number of seconds)", s)
 	}
 	return d, nil
 }
+
+// ErrDurationOverflow is a duration written correctly but too long to represent; validation
+// reports it as "too long (at most …)" with the field's limit.
+var ErrDurationOverflow = errors.New("duration too long")
+
+// durationGrammar is time.ParseDuration's syntax: what it refuses while this matches overflowed.
+var durationGrammar = regexp.MustCompile(`^[-+]?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`)
 
 // ParseRate parses a bit rate in bits per second: a number with an optional decimal
 // multiplier k, M, G or T (case-insensitive, powers of 1000, as iperf3's -b), optionally

@@ -23,7 +23,8 @@ func TestParseDuration(t *testing.T) {
 		{"abc", 0, `"abc" is not a duration (use e.g. 10s, 1m30s, or a number of seconds)`},
 		{"10 s", 0, `"10 s" is not a duration (use e.g. 10s, 1m30s, or a number of seconds)`},
 		{"1d", 0, `"1d" is not a duration (use e.g. 10s, 1m30s, or a number of seconds)`},
-		{"1e300", 0, `"1e300" is not a duration`},
+		{"1e300", 0, `"1e300": duration too long`},
+		{"999999999h", 0, `"999999999h": duration too long`},
 		{"NaN", 0, `"NaN" is not a duration`},
 	}
 	for _, tt := range tests {

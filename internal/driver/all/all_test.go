@@ -45,7 +45,12 @@ func TestCapabilitiesAreEnforced(t *testing.T) {
 		{c("qperf", api.TCPRR, func(p *api.Params) { p.ResponseSizeBytes = 100 }), `response size`},
 		{c("sockperf", api.TCPStream, func(p *api.Params) { p.MessageSizeBytes = 131072 }), `above sockperf's maximum of 65507 B`},
 		{c("sockperf", api.UDPRR, func(p *api.Params) { p.MessageSizeBytes = 8 }), `below sockperf's minimum`},
-		{c("iperf3", api.TCPStream, func(p *api.Params) { p.Options = map[string]string{"iperf3.nonsense": "1"} }), `unknown iperf3 option`},
+		{c("iperf3", api.TCPStream, func(p *api.Params) { p.Options = map[string]string{"iperf3.nonsense": "1"} }), `unknown option "iperf3.nonsense"`},
+		{c("native", api.TCPStream, func(p *api.Params) { p.Options = map[string]string{"zerocpy": "1"} }), `unknown option "zerocpy" (did you mean "zerocopy"?)`},
+		{c("native", api.TCPStream, func(p *api.Params) { p.Options = map[string]string{"iperf3.bidr": "1"} }), `unknown option "iperf3.bidr" (did you mean "iperf3.bidir"?)`},
+		{c("native", api.TCPStream, func(p *api.Params) { p.Options = map[string]string{"netpref.port": "1"} }), `no driver is named "netpref" (did you mean "netperf.port"?)`},
+		{c("native", api.TCPRR, func(p *api.Params) { p.Options = map[string]string{"zerocopy": "true"} }), `applies to TCP_STREAM and TCP_MAERTS`},
+		{c("native", api.TCPStream, func(p *api.Params) { p.Options = map[string]string{"bidir": "true"} }), ""}, // iperf3's, noted as unused by native
 		{c("netperf", api.TCPRR, func(p *api.Params) { p.Burst, p.Parallel, p.ResponseSizeBytes = 4, 8, 1024 }), ""},
 		{c("netperf", api.TCPSendfile), ""},
 		{c("iperf3", api.UDPStream, func(p *api.Params) { p.Parallel, p.RateBitsPerSecond = 4, 1e9 }), ""},

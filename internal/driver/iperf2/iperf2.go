@@ -36,6 +36,9 @@ type Driver struct{}
 
 func init() { driver.Register(Driver{}) }
 
+// KnownOptions implements driver.OptionLister.
+func (Driver) KnownOptions() []string { return []string{OptPort} }
+
 // Name implements driver.Driver.
 func (Driver) Name() string { return Name }
 

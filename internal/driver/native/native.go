@@ -59,6 +59,9 @@ type Driver struct{}
 
 func init() { driver.Register(Driver{}) }
 
+// KnownOptions implements driver.OptionLister.
+func (Driver) KnownOptions() []string { return append([]string(nil), knownOptions...) }
+
 // Name implements driver.Driver.
 func (Driver) Name() string { return Name }
 
@@ -127,6 +130,13 @@ func (Driver) Servers(cases []plan.Case) []driver.Server {
 		})
 	}
 	return out
+}
+
+// Validate implements driver.Validator: a case whose agent command cannot be built (a bad
+// option value, zerocopy on an RR profile) is refused when the plan is checked.
+func (Driver) Validate(c plan.Case) error {
+	_, err := ClientArgv(c, driver.Target{Host: "validate.invalid"}, false)
+	return err
 }
 
 // PortOptions implements driver.PortMover: ports are the control and data port.

@@ -23,6 +23,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/driver/toolkit"
+	"github.com/cnperf/cnperf/internal/limits"
 	"github.com/cnperf/cnperf/internal/plan"
 )
 
@@ -38,8 +39,8 @@ const Ready = "to block on socket(s)"
 // Message size limits: sockperf's header, and its largest payload (MAX_PAYLOAD_SIZE; a larger
 // -m makes the server drop the connection: "A connection was forcibly closed by a peer").
 const (
-	MinMessageSize = 14
-	MaxMessageSize = 65507
+	MinMessageSize = limits.SockperfMinMessageSizeBytes
+	MaxMessageSize = limits.SockperfMaxMessageSizeBytes
 )
 
 // Option keys (plain or prefixed "sockperf.").
@@ -63,6 +64,9 @@ var knownOptions = []string{OptPort, OptFullRTT, OptMode, OptMPS}
 type Driver struct{}
 
 func init() { driver.Register(Driver{}) }
+
+// KnownOptions implements driver.OptionLister.
+func (Driver) KnownOptions() []string { return append([]string(nil), knownOptions...) }
 
 // Name implements driver.Driver.
 func (Driver) Name() string { return Name }

@@ -61,6 +61,9 @@ type Driver struct{}
 
 func init() { driver.Register(Driver{}) }
 
+// KnownOptions implements driver.OptionLister.
+func (Driver) KnownOptions() []string { return append([]string(nil), knownOptions...) }
+
 // Name implements driver.Driver.
 func (Driver) Name() string { return Name }
 

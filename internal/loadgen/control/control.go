@@ -25,6 +25,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/cnperf/cnperf/internal/limits"
 )
 
 // Version is the protocol version this package speaks. A peer with another version is refused.
@@ -36,16 +38,17 @@ const Magic = "CNPF"
 // MaxFrameBytes bounds a frame body. Results are the largest messages (one entry per flow).
 const MaxFrameBytes = 1 << 20
 
-// Limits on negotiated values.
+// Limits on negotiated values: the native agent's row of internal/limits, which the plan's
+// validation reads too.
 const (
-	MaxParallel      = 256
-	MaxBurst         = 4096
-	MaxMessageBytes  = 16 << 20
-	MaxUDPBytes      = 65507
-	MaxDuration      = int64(24 * 3600 * 1e9)
-	MaxWarmup        = int64(3600 * 1e9)
-	MaxSocketBuffer  = 1 << 30
-	MaxCPU           = 4095
+	MaxParallel      = limits.NativeMaxParallelFlows
+	MaxBurst         = limits.NativeMaxBurst
+	MaxMessageBytes  = limits.NativeMaxMessageSizeBytes
+	MaxUDPBytes      = limits.NativeMaxUDPMessageBytes
+	MaxDuration      = int64(limits.NativeMaxDuration)
+	MaxWarmup        = int64(limits.NativeMaxWarmup)
+	MaxSocketBuffer  = limits.NativeMaxSocketBufferBytes
+	MaxCPU           = limits.NativeMaxCPU
 	MaxErrorBytes    = 4096
 	MaxFlowsInResult = MaxParallel
 )
@@ -397,4 +400,4 @@ func (r *ServerResult) validate() error {
 
 // UDPHeaderBytes is the size of the header every UDP_STREAM datagram carries:
 // flow (u32), phase (u8), 3 reserved bytes, sequence (u64), send time in ns (u64), big-endian.
-const UDPHeaderBytes = 24
+const UDPHeaderBytes = limits.NativeMinUDPStreamBytes
