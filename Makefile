@@ -4,7 +4,8 @@
 # make build      build bin/cnperf
 # make install    install cnperf into $(GOBIN) (default ~/go/bin)
 # make test       unit + integration tests (the README's test command; integration tests that need
-#                 root or tools skip with a message when those are missing)
+#                 root or tools skip with a message when those are missing), then 5 s of fuzzing
+#                 the agent's control protocol against a live agent (FuzzServer)
 # make check      gofmt + go vet
 GO ?= go
 VERSION ?= v0.1.0-dev
@@ -24,6 +25,7 @@ check:
 
 test: check
 	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -run '^$$' -fuzz '^FuzzServer$$' -fuzztime 5s ./internal/loadgen/
 # ==== end core ====
 
 # ==== e2e: real multi-node cluster on this machine (owner: test/e2e/harness, docs/e2e.md) ====

@@ -296,6 +296,13 @@ type PortMover interface {
 	PortOptions(ports []int) map[string]string
 }
 
+// Binder is implemented by drivers whose servers can be told the one address to listen on, so
+// a platform can keep them off addresses that other hosts reach (the local platform: loopback).
+type Binder interface {
+	// BindOptions returns the case options that make the driver's servers listen on addr only.
+	BindOptions(addr string) map[string]string
+}
+
 // MessageSizer is implemented by drivers whose tool cannot use cnperf's generic default
 // message size for a profile (e.g. sockperf: 14 B minimum, 65507 B maximum).
 type MessageSizer interface {

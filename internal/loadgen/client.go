@@ -39,6 +39,9 @@ type ClientConfig struct {
 	NoHistogram       bool    // do not time transactions (to measure the histogram's cost)
 	ConnectTimeout    time.Duration
 	Software          string
+	// Token is the run's secret the server was started with (TokenEnv); it is sent in the
+	// setup message only and is in no report.
+	Token string
 }
 
 // DefaultMessageSize is the message size used when none is given: 128 KiB for TCP streams
@@ -193,7 +196,9 @@ func (cs *clientSession) run(ctx context.Context) (*Report, error) {
 	if _, err := cs.recv(control.TypeHello); err != nil {
 		return nil, err
 	}
-	if err := cs.send(&control.Message{Type: control.TypeSetup, Setup: &st}); err != nil {
+	withToken := st
+	withToken.Token = cs.cfg.Token
+	if err := cs.send(&control.Message{Type: control.TypeSetup, Setup: &withToken}); err != nil {
 		return nil, err
 	}
 	m, err := cs.recv(control.TypeReady)

@@ -112,7 +112,7 @@ func (cs *clientSession) openUDPFlow(i int) (int, error) {
 			closeFd(fd)
 		}
 	}()
-	if err := setBuffers(fd, cs.st.SendBufferBytes, cs.st.RecvBufferBytes); err != nil {
+	if err := setBuffers(fd, cs.st.SendBufferBytes, cs.st.RecvBufferBytes, true); err != nil {
 		return -1, err
 	}
 	if err := setTimeouts(fd, 100*time.Millisecond); err != nil {

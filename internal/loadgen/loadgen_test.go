@@ -13,15 +13,30 @@ import (
 	"github.com/cnperf/cnperf/internal/stats/hdr"
 )
 
+// testToken is the run token of the tests' servers and clients.
+const testToken = "0123456789abcdef0123456789abcdef"
+
 // startServer runs a real server on loopback for the test's lifetime.
 func startServer(t *testing.T, cfg ServerConfig) *Server {
+	t.Helper()
+	return startServerWith(t, cfg, nil)
+}
+
+// startServerWith is startServer with the listener wrapped by wrap (when not nil).
+func startServerWith(t *testing.T, cfg ServerConfig, wrap func(net.Listener) net.Listener) *Server {
 	t.Helper()
 	if cfg.Bind == "" {
 		cfg.Bind = "127.0.0.1"
 	}
+	if cfg.Token == "" {
+		cfg.Token = testToken
+	}
 	s, err := NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if wrap != nil {
+		s.ln = wrap(s.ln)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -39,6 +54,9 @@ func runClient(t *testing.T, s *Server, cfg ClientConfig) *Report {
 	t.Helper()
 	cfg.Host = "127.0.0.1"
 	cfg.Port = s.Port()
+	if cfg.Token == "" {
+		cfg.Token = testToken
+	}
 	if cfg.Duration == 0 {
 		cfg.Duration = 300 * time.Millisecond
 	}
@@ -256,7 +274,7 @@ func TestFixedDataPortAndErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "connect to agent") {
 		t.Fatalf("err = %v", err)
 	}
-	_, err = Run(ctx, ClientConfig{Host: "127.0.0.1", Port: s.Port(), Profile: "TCP_FOO", Duration: time.Second, ClientCPU: -1, ServerCPU: -1})
+	_, err = Run(ctx, ClientConfig{Host: "127.0.0.1", Port: s.Port(), Profile: "TCP_FOO", Duration: time.Second, ClientCPU: -1, ServerCPU: -1, Token: testToken})
 	if err == nil || !strings.Contains(err.Error(), "unknown profile") {
 		t.Fatalf("err = %v", err)
 	}
@@ -265,7 +283,7 @@ func TestFixedDataPortAndErrors(t *testing.T) {
 // TestDualStackServer runs a server bound to every address and clients over IPv4 and, when the
 // host has it, IPv6 loopback.
 func TestDualStackServer(t *testing.T) {
-	s, err := NewServer(ServerConfig{})
+	s, err := NewServer(ServerConfig{Token: testToken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +304,7 @@ func TestDualStackServer(t *testing.T) {
 	for _, h := range hosts {
 		for _, p := range []string{"TCP_RR", "UDP_STREAM", "UDP_RR", "TCP_CRR"} {
 			rep, err := Run(ctx, ClientConfig{Host: h, Port: s.Port(), Profile: p, Duration: 150 * time.Millisecond,
-				RateBitsPerSecond: 10e6, ClientCPU: -1, ServerCPU: -1})
+				RateBitsPerSecond: 10e6, ClientCPU: -1, ServerCPU: -1, Token: testToken})
 			if err != nil {
 				t.Fatalf("%s over %s: %v", p, h, err)
 			}

@@ -3,14 +3,19 @@ package loadgen
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/loadgen/control"
@@ -40,16 +45,63 @@ type ServerConfig struct {
 	Log io.Writer
 	// Software names the server in the handshake, e.g. "cnperf v0.1.0".
 	Software string
+	// Token is the run's secret (see NewToken): only a client that presents it in its setup
+	// message can start a test. Required.
+	Token string
+
+	// MaxConns caps the control connections open at once (0: DefaultMaxConns); one more is
+	// told "too many control connections" and closed at once.
+	MaxConns int
+	// SetupTimeout is how long a new connection has to complete hello and setup
+	// (0: DefaultSetupTimeout).
+	SetupTimeout time.Duration
+	// HoldMargin is how long a test may hold the test slot beyond its declared warm-up and
+	// duration, for opening its flows and finishing (0: DefaultHoldMargin).
+	HoldMargin time.Duration
 }
+
+// Defaults of the server's limits.
+const (
+	DefaultMaxConns     = 16
+	DefaultSetupTimeout = 5 * time.Second
+	DefaultHoldMargin   = 30 * time.Second
+)
 
 // Server runs tests for clients, one at a time.
 type Server struct {
-	cfg  ServerConfig
-	ln   net.Listener
-	addr netip.Addr    // data bind address
-	busy chan struct{} // one test at a time
-	wg   sync.WaitGroup
+	cfg   ServerConfig
+	ln    net.Listener
+	addr  netip.Addr    // data bind address
+	busy  chan struct{} // one test at a time
+	conns chan struct{} // control connections open (capacity MaxConns)
+	token [sha256.Size]byte
+	wg    sync.WaitGroup
 }
+
+// NewToken returns a new run token: 32 random bytes as 64 hex digits.
+func NewToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generate agent token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// RunToken is the token a run hands its agents: $CNPERF_AGENT_TOKEN when set (the user's own
+// agents, e.g. an external server started by hand), else a new random one.
+func RunToken() (string, error) {
+	if t := strings.TrimSpace(os.Getenv(TokenEnv)); t != "" {
+		return t, nil
+	}
+	return NewToken()
+}
+
+// TokenEnv is the environment variable that hands the run's token to `cnperf agent serve` and
+// `cnperf agent client` (never a command-line argument: every local user can read those).
+const TokenEnv = "CNPERF_AGENT_TOKEN"
+
+// MinTokenBytes is the shortest token a server accepts to be started with.
+const MinTokenBytes = 16
 
 // NewServer starts listening on the control port.
 func NewServer(cfg ServerConfig) (*Server, error) {
@@ -58,6 +110,19 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	if cfg.DataPort < 0 || cfg.DataPort > 65535 || cfg.Port < 0 || cfg.Port > 65535 {
 		return nil, fmt.Errorf("port out of range (control %d, data %d)", cfg.Port, cfg.DataPort)
+	}
+	if len(cfg.Token) < MinTokenBytes || len(cfg.Token) > control.MaxTokenBytes {
+		return nil, fmt.Errorf("agent token must be %d..%d bytes (got %d): set %s (cnperf agent token prints a new one)",
+			MinTokenBytes, control.MaxTokenBytes, len(cfg.Token), TokenEnv)
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.SetupTimeout <= 0 {
+		cfg.SetupTimeout = DefaultSetupTimeout
+	}
+	if cfg.HoldMargin <= 0 {
+		cfg.HoldMargin = DefaultHoldMargin
 	}
 	var addr netip.Addr
 	if cfg.Bind != "" {
@@ -80,7 +145,8 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 			closeFd(fd)
 		}
 	}
-	return &Server{cfg: cfg, ln: ln, addr: addr, busy: make(chan struct{}, 1)}, nil
+	return &Server{cfg: cfg, ln: ln, addr: addr, busy: make(chan struct{}, 1), conns: make(chan struct{}, cfg.MaxConns),
+		token: sha256.Sum256([]byte(cfg.Token))}, nil
 }
 
 // Port is the control port the server listens on.
@@ -99,33 +165,88 @@ func (s *Server) Serve(ctx context.Context) error {
 		s.ln.Close()
 	}()
 	defer s.wg.Wait()
+	var backoff time.Duration
 	for {
 		conn, err := s.ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			if !acceptRetryable(err) {
+				return fmt.Errorf("accept control connection: %w", err)
 			}
-			return fmt.Errorf("accept control connection: %w", err)
+			// out of file descriptors or memory, or a connection reset while queued: wait
+			// and go on (as net/http does) instead of leaving the run without its server
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			fmt.Fprintf(s.cfg.Log, "accept control connection: %v; retrying in %s\n", err, backoff)
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+				return nil
+			}
+			continue
+		}
+		backoff = 0
+		select {
+		case s.conns <- struct{}{}:
+		default:
+			s.refuse(conn, fmt.Sprintf("too many control connections (limit %d)", s.cfg.MaxConns))
+			continue
 		}
 		if s.cfg.Once {
 			err := s.session(ctx, conn)
+			<-s.conns
 			if err != nil {
 				fmt.Fprintf(s.cfg.Log, "session from %s failed: %v\n", conn.RemoteAddr(), err)
+			}
+			if errors.Is(err, errUnauthorized) {
+				continue // a stranger does not end a --once server
 			}
 			return err
 		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
+			defer func() { <-s.conns }()
 			if err := s.session(ctx, conn); err != nil {
 				fmt.Fprintf(s.cfg.Log, "session from %s failed: %v\n", conn.RemoteAddr(), err)
 			}
 		}()
 	}
+}
+
+// acceptRetryable reports accept errors that pass: a timeout, no file descriptors or buffers
+// left, or a connection that went away while it waited in the queue.
+func acceptRetryable(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM,
+		syscall.ECONNABORTED, syscall.ECONNRESET, syscall.EINTR, syscall.EAGAIN} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// refuse tells a connection why it is not served and closes it, without waiting on it.
+func (s *Server) refuse(conn net.Conn, why string) {
+	_ = conn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	_ = control.Encode(conn, &control.Message{Type: control.TypeError, Error: why})
+	_ = conn.Close()
+	fmt.Fprintf(s.cfg.Log, "refused control connection from %s: %s\n", conn.RemoteAddr(), why)
+}
+
+// errUnauthorized is a setup without the server's token.
+var errUnauthorized = errors.New("setup without this run's token: refused")
+
+// authorized compares a presented token with the server's in constant time (both hashed, so
+// neither the length nor a prefix of the secret shows in the time taken).
+func (s *Server) authorized(token string) bool {
+	h := sha256.Sum256([]byte(token))
+	return subtle.ConstantTimeCompare(h[:], s.token[:]) == 1
 }
 
 func (s *Server) session(ctx context.Context, conn net.Conn) (err error) {
@@ -140,10 +261,19 @@ func (s *Server) session(ctx context.Context, conn net.Conn) (err error) {
 		_ = control.Encode(conn, &control.Message{Type: control.TypeError, Error: truncate(e.Error(), control.MaxErrorBytes)})
 		return e
 	}
-	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	// a frame that does not decode is answered with why (a read error is not: nobody listens)
+	failDecode := func(e error) error {
+		var ne net.Error
+		if errors.Is(e, io.EOF) || errors.Is(e, io.ErrUnexpectedEOF) || errors.Is(e, net.ErrClosed) || errors.As(e, &ne) {
+			return e
+		}
+		return fail(e)
+	}
+	// hello and setup must arrive within SetupTimeout of the accept
+	_ = conn.SetDeadline(time.Now().Add(s.cfg.SetupTimeout))
 	m, err := control.Decode(conn)
 	if err != nil {
-		return err
+		return failDecode(err)
 	}
 	if m.Type != control.TypeHello {
 		return fail(fmt.Errorf("expected hello, got %q", m.Type))
@@ -156,33 +286,70 @@ func (s *Server) session(ctx context.Context, conn net.Conn) (err error) {
 	}
 	m, err = control.Decode(conn)
 	if err != nil {
-		return err
+		return failDecode(err)
 	}
 	if m.Type != control.TypeSetup {
 		return fail(fmt.Errorf("expected setup, got %q", m.Type))
+	}
+	if !s.authorized(m.Setup.Token) {
+		_ = fail(errUnauthorized)
+		return errUnauthorized
+	}
+	m.Setup.Token = ""
+	if err := checkServerLimits(m.Setup); err != nil {
+		return fail(err)
 	}
 	// one test at a time: wait a little for the previous one to wind down
 	select {
 	case s.busy <- struct{}{}:
 	case <-time.After(busyWait):
+		_ = conn.SetDeadline(time.Now().Add(time.Second))
 		return fail(fmt.Errorf("server busy with another test for %s", busyWait))
 	case <-ctx.Done():
+		_ = conn.SetDeadline(time.Now().Add(time.Second))
 		return fail(ctx.Err())
 	}
 	defer func() { <-s.busy }()
 	st := normalizeSetup(*m.Setup)
 	fmt.Fprintf(s.cfg.Log, "test from %s: %s %dB x%d burst %d for %s\n", conn.RemoteAddr(), st.Profile, st.MessageBytes,
 		st.Parallel, st.Burst, time.Duration(st.DurationNs))
+	// the test holds the slot for its declared time plus a margin, then is ended
+	hold := time.Duration(st.WarmupNs+st.DurationNs) + s.cfg.HoldMargin
+	holdEnd := time.Now().Add(hold)
+	_ = conn.SetDeadline(holdEnd)
 	ss, err := newServerSession(st, s.addr, s.cfg.DataPort)
 	if err != nil {
 		return fail(err)
 	}
 	defer ss.close()
+	// ended guards the session's sockets: once the session returns, ss.close frees their
+	// descriptors, and a late timer must not shut down numbers the next test reuses
+	var (
+		endMu sync.Mutex
+		ended bool
+	)
+	expired := time.AfterFunc(time.Until(holdEnd), func() {
+		endMu.Lock()
+		defer endMu.Unlock()
+		if ended {
+			return
+		}
+		fmt.Fprintf(s.cfg.Log, "test from %s: ended after %s (its warm-up and duration plus %s)\n", conn.RemoteAddr(),
+			hold, s.cfg.HoldMargin)
+		conn.Close()
+		ss.abort()
+	})
+	defer func() {
+		expired.Stop()
+		endMu.Lock()
+		ended = true
+		endMu.Unlock()
+	}()
 	if err := control.Encode(conn, &control.Message{Type: control.TypeReady, Ready: &control.Ready{
 		DataPort: ss.port, Cookie: hex.EncodeToString(ss.cookie), Software: s.cfg.Software, Offload: ss.offload}}); err != nil {
 		return err
 	}
-	_ = conn.SetDeadline(time.Now().Add(time.Duration(st.WarmupNs+st.DurationNs) + 60*time.Second))
+	_ = conn.SetDeadline(holdEnd)
 	expect := func(typ string) error {
 		m, err := control.Decode(conn)
 		if err != nil {

@@ -74,7 +74,7 @@ func newServerSession(st control.Setup, addr netip.Addr, dataPort int) (*serverS
 				return nil, err
 			}
 		}
-		if err := setBuffers(ss.lfd, st.SendBufferBytes, st.RecvBufferBytes); err != nil {
+		if err := setBuffers(ss.lfd, st.SendBufferBytes, st.RecvBufferBytes, false); err != nil {
 			ss.close()
 			return nil, err
 		}
@@ -241,7 +241,7 @@ func (ss *serverSession) udpFlowOptions(fd int) error {
 	if err := setTimeouts(fd, ioTimeout); err != nil {
 		return err
 	}
-	if err := setBuffers(fd, ss.st.SendBufferBytes, ss.st.RecvBufferBytes); err != nil {
+	if err := setBuffers(fd, ss.st.SendBufferBytes, ss.st.RecvBufferBytes, false); err != nil {
 		return err
 	}
 	if ss.gro {

@@ -7,11 +7,14 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cnperf/cnperf/internal/loadgen/control"
 )
 
 // The data path uses blocking sockets driven by raw system calls on goroutines locked to OS
@@ -64,24 +67,91 @@ func setTimeouts(fd int, d time.Duration) error {
 	return nil
 }
 
-// setBuffers applies SO_SNDBUF/SO_RCVBUF (0 = leave the kernel's default). As root it uses the
-// FORCE variants so that net.core.[rw]mem_max does not cap the request.
-func setBuffers(fd, snd, rcv int) error {
-	if snd > 0 {
-		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, snd); err != nil {
-			if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, snd); err != nil {
-				return fmt.Errorf("SO_SNDBUF %d: %w", snd, err)
-			}
+// setBuffers applies SO_SNDBUF/SO_RCVBUF (0 = leave the kernel's default). With force (the
+// client, on behalf of the user who runs it) and as root it uses the FORCE variants so that
+// net.core.[rw]mem_max does not cap the request; the server never forces on a client's word
+// (checkServerLimits refuses what the kernel does not allow).
+func setBuffers(fd, snd, rcv int, force bool) error {
+	set := func(name string, forced, plain, n int) error {
+		if n <= 0 {
+			return nil
+		}
+		if force && unix.SetsockoptInt(fd, unix.SOL_SOCKET, forced, n) == nil {
+			return nil
+		}
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, plain, n); err != nil {
+			return fmt.Errorf("%s %d: %w", name, n, err)
+		}
+		return nil
+	}
+	if err := set("SO_SNDBUF", unix.SO_SNDBUFFORCE, unix.SO_SNDBUF, snd); err != nil {
+		return err
+	}
+	return set("SO_RCVBUF", unix.SO_RCVBUFFORCE, unix.SO_RCVBUF, rcv)
+}
+
+// checkServerLimits refuses, before anything is set up, what a client may not ask of a
+// server: socket buffers beyond what the kernel lets an unprivileged socket have
+// (net.core.wmem_max / rmem_max; the server does not force past them on a client's word) and
+// pinning to a CPU this agent may not run on. The protocol's own ranges are checked by
+// control.Setup.Validate.
+func checkServerLimits(st *control.Setup) error {
+	for _, b := range []struct {
+		field, sysctl string
+		n             int
+	}{{"sendBufferBytes", "wmem_max", st.SendBufferBytes}, {"recvBufferBytes", "rmem_max", st.RecvBufferBytes}} {
+		if b.n <= 0 {
+			continue
+		}
+		max, err := readSysctlInt("/proc/sys/net/core/" + b.sysctl)
+		if err != nil {
+			continue // not visible (a network namespace without it): setsockopt caps it
+		}
+		if b.n > max {
+			return fmt.Errorf("%s %d is above the server's net.core.%s (%d): the agent does not force past the kernel's limit; raise the sysctl on the server's host or ask for less",
+				b.field, b.n, b.sysctl, max)
 		}
 	}
-	if rcv > 0 {
-		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, rcv); err != nil {
-			if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, rcv); err != nil {
-				return fmt.Errorf("SO_RCVBUF %d: %w", rcv, err)
-			}
+	if st.ServerCPU >= 0 {
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &set); err != nil {
+			return fmt.Errorf("read CPU affinity: %w", err)
+		}
+		if st.ServerCPU >= 8*int(unsafe.Sizeof(set)) || !set.IsSet(st.ServerCPU) {
+			return fmt.Errorf("serverCPU %d is not one this agent may run on (%s)", st.ServerCPU, cpuList(&set))
 		}
 	}
 	return nil
+}
+
+func readSysctlInt(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+// cpuList formats a CPU set as "CPUs 0-3,6".
+func cpuList(set *unix.CPUSet) string {
+	var parts []string
+	n := 8 * int(unsafe.Sizeof(*set))
+	for i := 0; i < n; i++ {
+		if !set.IsSet(i) {
+			continue
+		}
+		j := i
+		for j+1 < n && set.IsSet(j+1) {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(i))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", i, j))
+		}
+		i = j
+	}
+	return "CPUs " + strings.Join(parts, ",")
 }
 
 func listenTCP(a netip.Addr, port, backlog int) (int, int, error) {
@@ -138,7 +208,7 @@ func dialTCP(a netip.Addr, port int, timeout time.Duration, snd, rcv int) (int, 
 	if err != nil {
 		return -1, err
 	}
-	if err := setBuffers(fd, snd, rcv); err != nil {
+	if err := setBuffers(fd, snd, rcv, true); err != nil {
 		unix.Close(fd)
 		return -1, err
 	}

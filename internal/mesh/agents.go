@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/platform/kube"
 )
 
@@ -64,6 +65,8 @@ type AgentOptions struct {
 	StartTimeout time.Duration
 	// Resources are the agent containers' requests and limits.
 	Resources corev1.ResourceRequirements
+	// Token is the run's agent token, put in every agent container's environment.
+	Token string
 }
 
 // Agent is one node's agent pod.
@@ -220,6 +223,7 @@ func agentContainer(o AgentOptions, name string, command []string) corev1.Contai
 		ImagePullPolicy: o.PullPolicy,
 		Command:         append([]string(nil), command...),
 		Resources:       *o.Resources.DeepCopy(),
+		Env:             []corev1.EnvVar{{Name: loadgen.TokenEnv, Value: o.Token}},
 	}
 	if o.Privileged {
 		yes := true

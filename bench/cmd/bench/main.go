@@ -27,6 +27,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/loadgen"
 )
 
 type options struct {
@@ -62,8 +64,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench: -reps must be ≥ 1 and -duration positive")
 		os.Exit(2)
 	}
+	// the cnperf agents it starts take their token from the environment they inherit
+	tok, err := loadgen.RunToken()
+	if err == nil {
+		err = os.Setenv(loadgen.TokenEnv, tok)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, o)
+	err = run(ctx, o)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

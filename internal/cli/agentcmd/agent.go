@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -38,19 +39,64 @@ versioned control protocol (version ` + strconv.Itoa(control.Version) + `) on on
 data flows use one more port, TCP or UDP, that can be fixed with --data-port for firewalls
 and Kubernetes Services.
 
+A server runs tests only for clients that present its token: both sides read it from the
+environment variable ` + loadgen.TokenEnv + ` or from the file named by --token-file, never from
+the command line (every local user can read command lines). 'cnperf agent token' prints a new
+one:
+
+  export ` + loadgen.TokenEnv + `=$(cnperf agent token)
+
 Profiles: TCP_STREAM, TCP_SENDFILE, TCP_MAERTS (server sends), UDP_STREAM, TCP_RR, UDP_RR,
 TCP_CRR (connect, request, response, close).`,
 		Args: cobra.NoArgs,
 	}
-	c.AddCommand(newServeCommand(streams), newClientCommand(streams))
+	c.AddCommand(newServeCommand(streams), newClientCommand(streams), newTokenCommand(streams))
 	return c
 }
 
+func newTokenCommand(streams iostreams.Streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "token",
+		Short: "Print a new random agent token (64 hex digits) for " + loadgen.TokenEnv,
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			tok, err := loadgen.NewToken()
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(streams.Out, tok)
+			return err
+		},
+	}
+}
+
+// readToken returns the agent token from file (when named) or the environment.
+func readToken(cmd, file string) (string, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", exit.Usage("agent %s: --token-file: %v", cmd, err)
+		}
+		tok := strings.TrimSpace(string(b))
+		if tok == "" {
+			return "", exit.Usage("agent %s: --token-file %s is empty", cmd, file)
+		}
+		return tok, nil
+	}
+	if tok := strings.TrimSpace(os.Getenv(loadgen.TokenEnv)); tok != "" {
+		return tok, nil
+	}
+	return "", exit.Usage("agent %s: no agent token: set %s or --token-file FILE to the token the server was started with ('cnperf agent token' prints a new one)",
+		cmd, loadgen.TokenEnv)
+}
+
 type serveOptions struct {
-	port     int
-	bind     string
-	dataPort int
-	once     bool
+	port      int
+	bind      string
+	dataPort  int
+	once      bool
+	tokenFile string
+	maxConns  int
 }
 
 func newServeCommand(streams iostreams.Streams) *cobra.Command {
@@ -61,9 +107,17 @@ func newServeCommand(streams iostreams.Streams) *cobra.Command {
 		Long: `serve listens on the control port and runs the tests clients ask for, one at a time
 (a second client waits up to 10s, then gets "busy"). It prints "` + ReadyLine + `" on
 standard error once it accepts clients, and one line per test. It stops on SIGINT/SIGTERM,
-or after the first test with --once.`,
-		Example: `  cnperf agent serve
-  cnperf agent serve --port 7100 --data-port 7101 --bind 10.0.0.5`,
+or after the first test with --once.
+
+It runs a test only for a client that presents its token (` + loadgen.TokenEnv + ` or
+--token-file; required). Limits: at most --max-connections control connections at once (more
+are refused at once), ` + loadgen.DefaultSetupTimeout.String() + ` to complete hello and setup, a test holds
+the server for its warm-up and duration plus ` + loadgen.DefaultHoldMargin.String() + ` at most, socket buffers
+no larger than the kernel's net.core.wmem_max/rmem_max (never forced), CPU pinning only to
+CPUs the agent may run on; out of file descriptors it waits and goes on accepting.`,
+		Example: `  export ` + loadgen.TokenEnv + `=$(cnperf agent token)
+  cnperf agent serve --bind 127.0.0.1
+  cnperf agent serve --port 7100 --data-port 7101 --bind 10.0.0.5 --token-file /run/cnperf/token`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd.Context(), streams)
@@ -74,6 +128,8 @@ or after the first test with --once.`,
 	f.StringVar(&o.bind, "bind", "", "address to listen on (default: all addresses)")
 	f.IntVar(&o.dataPort, "data-port", 0, "fixed data port for every test, TCP and UDP (0: a free port per test)")
 	f.BoolVar(&o.once, "once", false, "exit after one test")
+	f.StringVar(&o.tokenFile, "token-file", "", "read the agent token from FILE (default: $"+loadgen.TokenEnv+")")
+	f.IntVar(&o.maxConns, "max-connections", loadgen.DefaultMaxConns, "control connections open at once; more are refused")
 	return c
 }
 
@@ -84,8 +140,15 @@ func (o *serveOptions) run(ctx context.Context, streams iostreams.Streams) error
 	if o.port < 0 || o.port > 65535 || o.dataPort < 0 || o.dataPort > 65535 {
 		return exit.Usage("agent serve: ports must be in 0..65535")
 	}
+	if o.maxConns < 1 {
+		return exit.Usage("agent serve: --max-connections must be at least 1")
+	}
+	tok, err := readToken("serve", o.tokenFile)
+	if err != nil {
+		return err
+	}
 	s, err := loadgen.NewServer(loadgen.ServerConfig{Bind: o.bind, Port: o.port, DataPort: o.dataPort, Once: o.once,
-		Log: streams.ErrOut, Software: "cnperf " + version.Version})
+		Log: streams.ErrOut, Software: "cnperf " + version.Version, Token: tok, MaxConns: o.maxConns})
 	if err != nil {
 		return fmt.Errorf("agent serve: %w", err)
 	}
@@ -112,6 +175,7 @@ type clientOptions struct {
 	zeroCopy, noOffload, noHist bool
 	jsonOut                     bool
 	cpuProfile                  string
+	tokenFile                   string
 }
 
 func newClientCommand(streams iostreams.Streams) *cobra.Command {
@@ -158,6 +222,7 @@ of every transaction in the window (merged log-linear histogram).`,
 	f.BoolVar(&o.noHist, "no-histogram", false, "do not time transactions (to measure what the histogram costs)")
 	f.DurationVar(&o.connectTO, "connect-timeout", 5*time.Second, "timeout for connecting to the server")
 	f.BoolVar(&o.jsonOut, "json", false, "print one cnperf Sample as JSON on stdout")
+	f.StringVar(&o.tokenFile, "token-file", "", "read the agent token from FILE (default: $"+loadgen.TokenEnv+")")
 	return c
 }
 
@@ -242,13 +307,17 @@ func (o *clientOptions) config() (loadgen.ClientConfig, error) {
 	if o.parallel < 1 || o.burst < 0 || o.msgSize < 0 || o.respSize < 0 || o.sendBuf < 0 || o.recvBuf < 0 {
 		return loadgen.ClientConfig{}, exit.Usage("agent client: --parallel must be ≥ 1 and sizes, buffers and --burst ≥ 0")
 	}
+	tok, err := readToken("client", o.tokenFile)
+	if err != nil {
+		return loadgen.ClientConfig{}, err
+	}
 	return loadgen.ClientConfig{
 		Host: o.host, Port: o.port, DataPort: o.dataPort, Profile: p,
 		Duration: o.duration, Warmup: o.warmup,
 		MessageSize: o.msgSize, ResponseSize: o.respSize, Parallel: o.parallel, Burst: o.burst,
 		RateBitsPerSecond: rate, SendBuffer: o.sendBuf, RecvBuffer: o.recvBuf,
 		CRRClose: o.crrClose, ZeroCopy: o.zeroCopy, NoOffload: o.noOffload, NoHistogram: o.noHist,
-		ClientCPU: cc, ServerCPU: sc, ConnectTimeout: o.connectTO, Software: "cnperf " + version.Version,
+		ClientCPU: cc, ServerCPU: sc, ConnectTimeout: o.connectTO, Software: "cnperf " + version.Version, Token: tok,
 	}, nil
 }
 

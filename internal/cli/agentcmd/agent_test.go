@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +16,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/loadgen"
 )
 
 func freePort(t *testing.T) int {
@@ -56,8 +59,12 @@ func execute(ctx context.Context, args []string) (string, string, error) {
 	return out.String(), errOut.String(), err
 }
 
+// testToken is the token of the tests' servers and clients (set in the environment).
+const testToken = "0123456789abcdef0123456789abcdef"
+
 func serve(t *testing.T, args ...string) (int, *syncBuffer) {
 	t.Helper()
+	t.Setenv(loadgen.TokenEnv, testToken)
 	port := freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	log := &syncBuffer{}
@@ -119,6 +126,7 @@ func TestClientHuman(t *testing.T) {
 }
 
 func TestClientFailureJSON(t *testing.T) {
+	t.Setenv(loadgen.TokenEnv, testToken)
 	out, _, err := execute(context.Background(), []string{"client", "--host", "127.0.0.1", "--port", strconv.Itoa(freePort(t)),
 		"--duration", "1s", "--json", "--connect-timeout", "1s"})
 	if err == nil || exit.Code(err) != exit.Failed {
@@ -130,6 +138,36 @@ func TestClientFailureJSON(t *testing.T) {
 	}
 	if s.Error == "" || s.ThroughputBitsPerSecond != nil {
 		t.Fatalf("failed sample must carry the error and no figures: %s", out)
+	}
+}
+
+// The token comes from the environment or a file; a client with another token, or none, does
+// not get a test.
+func TestToken(t *testing.T) {
+	port, log := serve(t)
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte(testToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	client := []string{"client", "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--profile", "TCP_RR", "--duration", "100ms"}
+	t.Setenv(loadgen.TokenEnv, "")
+	if _, _, err := execute(context.Background(), client); exit.Code(err) != exit.BadInput || !strings.Contains(err.Error(), loadgen.TokenEnv) {
+		t.Fatalf("no token: err = %v, want a usage error naming %s", err, loadgen.TokenEnv)
+	}
+	if _, stderr, err := execute(context.Background(), append(client, "--token-file", file)); err != nil {
+		t.Fatalf("token from a file: %v\n%s", err, stderr)
+	}
+	t.Setenv(loadgen.TokenEnv, strings.Repeat("9", len(testToken)))
+	_, _, err := execute(context.Background(), client)
+	if err == nil || exit.Code(err) != exit.Failed || !strings.Contains(err.Error(), "token") {
+		t.Fatalf("wrong token: err = %v, want a failure about the token", err)
+	}
+	if strings.Contains(log.String(), testToken) {
+		t.Fatalf("the server's log shows the token:\n%s", log.String())
+	}
+	out, _, err := execute(context.Background(), []string{"token"})
+	if err != nil || len(strings.TrimSpace(out)) != 64 {
+		t.Fatalf("agent token: %q %v", out, err)
 	}
 }
 

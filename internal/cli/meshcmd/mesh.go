@@ -23,6 +23,7 @@ import (
 	_ "github.com/cnperf/cnperf/internal/driver/all" // every driver
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/mesh"
 	"github.com/cnperf/cnperf/internal/mesh/meshview"
 	"github.com/cnperf/cnperf/internal/plan"
@@ -358,9 +359,13 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 		NodeResources: o.NodeResources, MaxParallelPairs: o.MaxParallelPairs,
 	}
 	mo.Params.Options = mergeOptions(s.params.Options, meshOpts)
+	token, err := loadgen.RunToken()
+	if err != nil {
+		return err
+	}
 	agentOpts := mesh.AgentOptions{
 		Namespace: o.Namespace, RunID: runID, Image: o.Image, PullPolicy: s.pull, Tolerations: s.tols,
-		Privileged: o.Privileged, Batch: o.AgentBatch, StartTimeout: o.StartTimeout,
+		Privileged: o.Privileged, Batch: o.AgentBatch, StartTimeout: o.StartTimeout, Token: token,
 	}
 	probe := mo.Case(api.PathPodPodCrossNode, mesh.NetPod, nil)
 	if server == nil {

@@ -50,9 +50,10 @@ const (
 	OptRecvBuffer  = "recvBuffer"
 	OptNoOffload   = "noOffload"
 	OptNoHistogram = "noHistogram"
+	OptBind        = "bind"
 )
 
-var knownOptions = []string{OptPort, OptDataPort, OptCRRClose, OptZeroCopy, OptCPU, OptSendBuffer, OptRecvBuffer, OptNoOffload, OptNoHistogram}
+var knownOptions = []string{OptPort, OptDataPort, OptBind, OptCRRClose, OptZeroCopy, OptCPU, OptSendBuffer, OptRecvBuffer, OptNoOffload, OptNoHistogram}
 
 // Driver is the native driver.
 type Driver struct{}
@@ -109,9 +110,13 @@ func (Driver) Servers(cases []plan.Case) []driver.Server {
 		if c.Driver != "" && c.Driver != Name {
 			continue
 		}
-		p, _, err := portsOf(c)
+		p, o, err := portsOf(c)
 		if err != nil || seen[p] {
 			continue
+		}
+		argv := ServerArgv(p.control, p.data)
+		if b, _ := o.Get(OptBind); b != "" {
+			argv = append(argv, "--bind", b)
 		}
 		seen[p] = true
 		name := Name
@@ -120,7 +125,7 @@ func (Driver) Servers(cases []plan.Case) []driver.Server {
 		}
 		out = append(out, driver.Server{
 			Name: name,
-			Argv: ServerArgv(p.control, p.data),
+			Argv: argv,
 			Ports: []driver.Port{
 				{Name: "control", Port: p.control, Protocol: "TCP"},
 				{Name: "data-tcp", Port: p.data, Protocol: "TCP"},
@@ -147,7 +152,10 @@ func (Driver) PortOptions(ports []int) map[string]string {
 	return map[string]string{OptPort: strconv.Itoa(ports[0]), OptDataPort: strconv.Itoa(ports[1])}
 }
 
-// ServerArgv is the agent server command.
+// BindOptions implements driver.Binder: the agent server listens on addr only.
+func (Driver) BindOptions(addr string) map[string]string { return map[string]string{OptBind: addr} }
+
+// ServerArgv is the agent server command (its token comes from the environment, never argv).
 func ServerArgv(port, dataPort int) []string {
 	return []string{"cnperf", "agent", "serve", "--port", strconv.Itoa(port), "--data-port", strconv.Itoa(dataPort)}
 }

@@ -9,7 +9,7 @@
 // A test runs as:
 //
 //	client → hello{version}           server → hello{version}
-//	client → setup{...}               server → ready{dataPort, cookie} | error
+//	client → setup{token, ...}        server → ready{dataPort, cookie} | error
 //	client opens its data flows
 //	client → start                    server → started   (all flows accepted; traffic begins)
 //	client → measure                  (both sides snapshot counters and CPU: window start)
@@ -30,7 +30,8 @@ import (
 )
 
 // Version is the protocol version this package speaks. A peer with another version is refused.
-const Version = 1
+// Version 2 added the run's token to the setup message.
+const Version = 2
 
 // Magic starts every frame.
 const Magic = "CNPF"
@@ -50,6 +51,7 @@ const (
 	MaxSocketBuffer  = limits.NativeMaxSocketBufferBytes
 	MaxCPU           = limits.NativeMaxCPU
 	MaxErrorBytes    = 4096
+	MaxTokenBytes    = 256
 	MaxFlowsInResult = MaxParallel
 )
 
@@ -95,6 +97,10 @@ type Hello struct {
 
 // Setup is what the client asks the server to prepare.
 type Setup struct {
+	// Token is the run's secret: the server runs a test only for a client that presents the
+	// token it was started with (compared in constant time). It never leaves the control
+	// connection: reports and results carry a copy of the setup without it.
+	Token             string  `json:"token,omitempty"`
 	Profile           string  `json:"profile"`
 	DurationNs        int64   `json:"durationNs"`
 	WarmupNs          int64   `json:"warmupNs"`
@@ -339,7 +345,7 @@ func (s *Setup) Validate() error {
 	if s.ServerCPU < -1 || s.ServerCPU > MaxCPU {
 		return fmt.Errorf("serverCPU %d outside -1..%d", s.ServerCPU, MaxCPU)
 	}
-	return nil
+	return checkString("token", s.Token, MaxTokenBytes)
 }
 
 func (r *Ready) validate() error {

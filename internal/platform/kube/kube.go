@@ -28,6 +28,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/clusterinfo"
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
 )
@@ -467,7 +468,8 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 
 	var exe platform.Executor
 	if r.clientNode == roleLocal {
-		exe = localExecutor{defaultTimeout: p.s.ExecTimeout, maxOutput: p.s.MaxOutputBytes}
+		exe = localExecutor{defaultTimeout: p.s.ExecTimeout, maxOutput: p.s.MaxOutputBytes,
+			env: []string{loadgen.TokenEnv + "=" + p.s.AgentToken}}
 		pl.Client = api.Endpoint{Role: "client", Node: "local"}
 	} else {
 		cli := p.clients[clientKey{r.clientNet, r.clientNode}]

@@ -18,6 +18,7 @@ import (
 type localExecutor struct {
 	defaultTimeout time.Duration
 	maxOutput      int
+	env            []string // added to this process's environment (the agent token)
 }
 
 // Exec implements platform.Executor. argv[0] "cnperf" is this binary; the tool runs in its
@@ -47,6 +48,7 @@ func (l localExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Outp
 	defer cancel()
 	c := exec.Command(argv[0], argv[1:]...)
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	c.Env = append(os.Environ(), l.env...)
 	stdout, stderr := &capbuf.Buffer{Max: l.maxOutput}, &capbuf.Buffer{Max: l.maxOutput}
 	c.Stdout, c.Stderr = stdout, stderr
 	if err := c.Start(); err != nil {

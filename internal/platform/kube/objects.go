@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/loadgen"
 )
 
 // Labels on every object cnperf creates. `cnperf cleanup` finds leftovers by them.
@@ -216,6 +217,9 @@ func container(s *settings, name string, command []string) corev1.Container {
 		ImagePullPolicy: s.pullPolicy,
 		Command:         append([]string(nil), command...),
 		Resources:       *s.resources.DeepCopy(),
+		// the run's agent token: in the pod spec (readable only with get on pods in this
+		// namespace), never on a command line; exec'ed clients inherit it
+		Env: []corev1.EnvVar{{Name: loadgen.TokenEnv, Value: s.AgentToken}},
 	}
 	if s.Privileged {
 		yes := true

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/loadgen"
 )
 
 const testRun = "0b5c3e2a-1f0d-4c6b-9a51-0d7e3f2a9c11"
@@ -188,6 +189,13 @@ func TestBuildPod(t *testing.T) {
 			for _, c := range p.Spec.Containers {
 				if errs := validation.IsDNS1123Label(c.Name); len(errs) > 0 {
 					t.Errorf("container name %q: %v", c.Name, errs)
+				}
+				// the run's agent token: in the environment, never on the command line
+				if len(c.Env) != 1 || c.Env[0].Name != loadgen.TokenEnv || c.Env[0].Value != s.AgentToken || len(s.AgentToken) != 64 {
+					t.Errorf("container %s: env %+v, want the run's token in %s", c.Name, c.Env, loadgen.TokenEnv)
+				}
+				if strings.Contains(strings.Join(c.Command, " "), s.AgentToken) {
+					t.Errorf("container %s: token on the command line", c.Name)
 				}
 			}
 			tt.check(t, p)

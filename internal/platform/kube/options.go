@@ -12,11 +12,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/version"
 )
 
 // Options are the Kubernetes platform's settings; AddFlags binds them to command-line flags.
 type Options struct {
+	// AgentToken is the run's token for the built-in agent, handed to every endpoint
+	// container in its environment (the pod spec, never a command line); empty:
+	// loadgen.RunToken().
+	AgentToken string
 	// Kubeconfig is the kubeconfig file; empty means $KUBECONFIG, then ~/.kube/config, then
 	// the in-cluster service account.
 	Kubeconfig string
@@ -95,6 +100,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 
 // withDefaults fills zero values.
 func (o Options) withDefaults() Options {
+	if o.AgentToken == "" {
+		o.AgentToken, _ = loadgen.RunToken() // crypto/rand does not fail on Linux
+	}
 	if o.Namespace == "" {
 		o.Namespace = DefaultNamespace
 	}

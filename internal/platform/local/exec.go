@@ -26,6 +26,17 @@ type Resolver struct {
 	// AgentBinary is the cnperf binary used for "cnperf" commands; empty means this process's
 	// own executable.
 	AgentBinary string
+	// Env is added to the environment of "cnperf" commands (the run's agent token: never on
+	// a command line, which every local user can read).
+	Env []string
+}
+
+// EnvFor is the environment added to argv's process.
+func (r Resolver) EnvFor(argv []string) []string {
+	if len(argv) > 0 && argv[0] == "cnperf" {
+		return r.Env
+	}
+	return nil
 }
 
 // Resolve returns the executable argv for argv.
@@ -70,9 +81,10 @@ func killGroup(cmd *exec.Cmd, done <-chan struct{}, grace time.Duration) {
 	}
 }
 
-// Exec runs argv (already resolved) to completion, bounded by ctx and timeout. start, when
-// not nil, is called to start the command (used to start it inside a network namespace).
-func Exec(ctx context.Context, argv []string, timeout time.Duration, start func(*exec.Cmd) error) driver.Output {
+// Exec runs argv (already resolved) with env added to this process's environment to
+// completion, bounded by ctx and timeout. start, when not nil, is called to start the command
+// (used to start it inside a network namespace).
+func Exec(ctx context.Context, argv, env []string, timeout time.Duration, start func(*exec.Cmd) error) driver.Output {
 	out := driver.Output{Argv: argv, StartTime: time.Now(), ExitCode: -1}
 	if len(argv) == 0 {
 		out.Err = errors.New("empty command")
@@ -84,7 +96,7 @@ func Exec(ctx context.Context, argv []string, timeout time.Duration, start func(
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	cmd := prepare(argv, nil)
+	cmd := prepare(argv, env)
 	stdout := &capbuf.Buffer{Max: MaxOutputBytes}
 	stderr := &capbuf.Buffer{Max: MaxOutputBytes}
 	cmd.Stdout, cmd.Stderr = stdout, stderr

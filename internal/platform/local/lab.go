@@ -188,7 +188,7 @@ func (p *Platform) startLabServer(ctx context.Context, ns lab.NetNS, driverName 
 	if err != nil {
 		return err
 	}
-	cmd := prepare(argv, nil)
+	cmd := prepare(argv, p.resolver.EnvFor(s.Argv))
 	out := &capbuf.Buffer{Max: 1 << 20}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := ns.Start(cmd); err != nil {
@@ -214,7 +214,7 @@ func (e nsExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Output 
 	if err != nil {
 		return driver.Output{Argv: cmd.Argv, Err: err, ExitCode: -1, StartTime: time.Now(), EndTime: time.Now()}
 	}
-	out := Exec(ctx, argv, cmd.Timeout, e.ns.Start)
+	out := Exec(ctx, argv, e.resolver.EnvFor(cmd.Argv), cmd.Timeout, e.ns.Start)
 	out.Argv = cmd.Argv
 	return out
 }

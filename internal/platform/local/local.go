@@ -24,6 +24,7 @@ import (
 	"github.com/cnperf/cnperf/internal/capbuf"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
 )
@@ -41,6 +42,8 @@ type Options struct {
 	Lab *lab.Options
 	// RunID names the lab's namespaces (cnp-<first six hex digits>-…); empty: a new uuid.
 	RunID string
+	// AgentToken is the run's token for the built-in agent; empty: loadgen.RunToken().
+	AgentToken string
 }
 
 // Platform is the local platform.
@@ -71,8 +74,13 @@ func New(opts Options, log io.Writer) *Platform {
 	if log == nil {
 		log = io.Discard
 	}
+	if opts.AgentToken == "" {
+		// crypto/rand does not fail on Linux; an empty token would make every agent refuse to start
+		opts.AgentToken, _ = loadgen.RunToken()
+	}
 	host, _ := os.Hostname()
-	return &Platform{opts: opts, resolver: Resolver{AgentBinary: opts.AgentBinary}, log: log, hostname: host}
+	return &Platform{opts: opts, resolver: Resolver{AgentBinary: opts.AgentBinary, Env: []string{loadgen.TokenEnv + "=" + opts.AgentToken}},
+		log: log, hostname: host}
 }
 
 // Name implements platform.Platform.
@@ -148,6 +156,13 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 		}
 		if len(mine) == 0 {
 			continue
+		}
+		if b, ok := d.(driver.Binder); ok {
+			// loopback servers listen on 127.0.0.1 only: nothing off this host reaches them
+			for i, c := range mine {
+				c.Params.Options = mergeOptions(c.Params.Options, b.BindOptions("127.0.0.1"))
+				mine[i] = c
+			}
 		}
 		servers, moved, err := p.placeServers(d, mine)
 		if err != nil {
@@ -286,7 +301,7 @@ func (p *Platform) startServer(ctx context.Context, driverName string, s driver.
 	if err != nil {
 		return err
 	}
-	cmd := prepare(argv, nil)
+	cmd := prepare(argv, p.resolver.EnvFor(s.Argv))
 	out := &capbuf.Buffer{Max: 1 << 20}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -390,7 +405,7 @@ func (e loopbackExecutor) Exec(ctx context.Context, cmd driver.Command) driver.O
 	if err != nil {
 		return driver.Output{Argv: cmd.Argv, Err: err, ExitCode: -1, StartTime: time.Now(), EndTime: time.Now()}
 	}
-	out := Exec(ctx, argv, cmd.Timeout, nil)
+	out := Exec(ctx, argv, e.resolver.EnvFor(cmd.Argv), cmd.Timeout, nil)
 	out.Argv = cmd.Argv
 	return out
 }

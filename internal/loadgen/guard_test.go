@@ -1,0 +1,322 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/loadgen/control"
+)
+
+// rawSession speaks the control protocol by hand: hello, then setup st; it returns the
+// server's answer to the setup (ready or error) and the connection.
+func rawSession(t *testing.T, s *Server, st control.Setup) (*control.Message, net.Conn) {
+	t.Helper()
+	c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	if err := control.Encode(c, &control.Message{Type: control.TypeHello, Hello: &control.Hello{Version: control.Version}}); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := control.Decode(c); err != nil || m.Type != control.TypeHello {
+		t.Fatalf("hello: %v %+v", err, m)
+	}
+	if err := control.Encode(c, &control.Message{Type: control.TypeSetup, Setup: &st}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := control.Decode(c)
+	if err != nil {
+		t.Fatalf("answer to setup: %v", err)
+	}
+	return m, c
+}
+
+func validSetup(token string) control.Setup {
+	return control.Setup{Token: token, Profile: "TCP_RR", DurationNs: int64(200 * time.Millisecond), MessageBytes: 1,
+		ResponseBytes: 1, Parallel: 1, ServerCPU: -1}
+}
+
+// A client without the run's token cannot start a test: the server answers the setup with an
+// error, never with ready, and no data port is opened.
+func TestTokenRequired(t *testing.T) {
+	var log bytes.Buffer
+	var mu sync.Mutex
+	s := startServer(t, ServerConfig{Log: lockedWriter{&mu, &log}})
+	for _, tc := range []struct{ name, token string }{
+		{"no token", ""},
+		{"wrong token", strings.Repeat("f", len(testToken))},
+		{"prefix of the token", testToken[:len(testToken)-1]},
+		{"token plus a byte", testToken + "0"},
+		{"upper case", strings.ToUpper(testToken)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, _ := rawSession(t, s, validSetup(tc.token))
+			if m.Type != control.TypeError || !strings.Contains(m.Error, "token") {
+				t.Fatalf("setup with %s answered %+v, want an error about the token", tc.name, m)
+			}
+			// the client's own API says the same
+			_, err := Run(context.Background(), ClientConfig{Host: "127.0.0.1", Port: s.Port(), Profile: "TCP_RR",
+				Duration: 100 * time.Millisecond, ClientCPU: -1, ServerCPU: -1, Token: tc.token})
+			if err == nil || !strings.Contains(err.Error(), "token") {
+				t.Fatalf("Run with %s: err = %v", tc.name, err)
+			}
+		})
+	}
+	m, _ := rawSession(t, s, validSetup(testToken))
+	if m.Type != control.TypeReady {
+		t.Fatalf("setup with the token answered %+v, want ready", m)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Contains(log.String(), testToken) {
+		t.Fatalf("the server's log shows the token:\n%s", log.String())
+	}
+}
+
+func TestServerNeedsToken(t *testing.T) {
+	for _, tok := range []string{"", "short", strings.Repeat("x", control.MaxTokenBytes+1)} {
+		if _, err := NewServer(ServerConfig{Bind: "127.0.0.1", Token: tok}); err == nil || !strings.Contains(err.Error(), TokenEnv) {
+			t.Errorf("token %q: err = %v, want one naming %s", tok, err, TokenEnv)
+		}
+	}
+}
+
+// The token never reaches a report: it is only in the setup message on the wire.
+func TestTokenNotInReport(t *testing.T) {
+	s := startServer(t, ServerConfig{})
+	rep := runClient(t, s, ClientConfig{Profile: "TCP_RR", Duration: 100 * time.Millisecond})
+	if rep.Setup.Token != "" {
+		t.Fatalf("report carries the token")
+	}
+	b := fmt.Sprintf("%+v %+v", rep.Sample, rep.Setup)
+	if strings.Contains(b, testToken) {
+		t.Fatal("report shows the token")
+	}
+}
+
+// Hundreds of connections at once: the server keeps at most MaxConns, refuses the others at
+// once with a reason, closes the idle ones after SetupTimeout, and then serves a real test.
+func TestConnectionFlood(t *testing.T) {
+	const maxConns, flood = 8, 300
+	s := startServer(t, ServerConfig{MaxConns: maxConns, SetupTimeout: 500 * time.Millisecond})
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := 0; i < flood; i++ {
+		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port())))
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		conns = append(conns, c)
+	}
+	refused, closedIdle := 0, 0
+	for i, c := range conns {
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		m, err := control.Decode(c)
+		switch {
+		case err == nil && m.Type == control.TypeError && strings.Contains(m.Error, "too many control connections"):
+			refused++
+			if _, err := control.Decode(c); err == nil {
+				t.Fatalf("connection %d: refused but not closed", i)
+			}
+		case errors.Is(err, io.EOF):
+			closedIdle++ // kept, then closed when it sent nothing within SetupTimeout
+		default:
+			t.Fatalf("connection %d: %v %+v", i, err, m)
+		}
+	}
+	if closedIdle > maxConns || refused < flood-maxConns {
+		t.Fatalf("%d kept and closed for idling, %d refused; want at most %d kept", closedIdle, refused, maxConns)
+	}
+	t.Logf("%d connections: %d served until the setup timeout, %d refused at once", flood, closedIdle, refused)
+	rep := runClient(t, s, ClientConfig{Profile: "TCP_RR", Duration: 100 * time.Millisecond})
+	if rep.Sample.Error != "" {
+		t.Fatal(rep.Sample.Error)
+	}
+}
+
+// A connection that does not complete hello and setup in time is closed, and one that sends
+// half a frame does not keep the server's slot.
+func TestSetupTimeout(t *testing.T) {
+	s := startServer(t, ServerConfig{SetupTimeout: 300 * time.Millisecond})
+	for _, partial := range [][]byte{nil, []byte("CNPF\x00\x00\x00\x10{\"type\""), []byte("CN")} {
+		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port())))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Write(partial); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err = io.ReadAll(c)
+		c.Close()
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatalf("partial %q: the server kept the connection open past its setup timeout", partial)
+		}
+	}
+}
+
+// A test that stops talking after ready cannot hold the test slot past its warm-up and
+// duration plus the margin: the server ends it and serves the next client.
+func TestHoldLimit(t *testing.T) {
+	s := startServer(t, ServerConfig{HoldMargin: time.Second, Log: testLog{t}})
+	m, c := rawSession(t, s, validSetup(testToken))
+	if m.Type != control.TypeReady {
+		t.Fatalf("ready: %+v", m)
+	}
+	// the client goes silent; the server must close the connection once the slot is due back
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadAll(c); err != nil {
+		t.Fatalf("the server did not end the silent test: %v", err)
+	}
+	rep := runClient(t, s, ClientConfig{Profile: "TCP_RR", Duration: 100 * time.Millisecond})
+	if rep.Sample.Error != "" {
+		t.Fatal(rep.Sample.Error)
+	}
+}
+
+// Absurd requests are refused with the field and the limit, and the server goes on serving.
+func TestAbsurdRequests(t *testing.T) {
+	s := startServer(t, ServerConfig{})
+	rmem, err := readSysctlInt("/proc/sys/net/core/rmem_max")
+	tests := []struct {
+		name string
+		mod  func(*control.Setup)
+		want string
+	}{
+		{"duration of 100 years", func(st *control.Setup) { st.DurationNs = int64(100 * 365 * 24 * time.Hour) }, "durationNs"},
+		{"negative duration", func(st *control.Setup) { st.DurationNs = -1 }, "durationNs"},
+		{"warm-up of a week", func(st *control.Setup) { st.WarmupNs = int64(7 * 24 * time.Hour) }, "warmupNs"},
+		{"a million flows", func(st *control.Setup) { st.Parallel = 1 << 20 }, "parallel"},
+		{"burst of 2^31-1", func(st *control.Setup) { st.Burst = 1<<31 - 1 }, "burst"},
+		{"2 GiB messages", func(st *control.Setup) { st.MessageBytes = 2 << 30 }, "messageBytes"},
+		{"8 GiB socket buffer", func(st *control.Setup) { st.RecvBufferBytes = 8 << 30 }, "socket buffer"},
+		{"CPU 4095", func(st *control.Setup) { st.ServerCPU = control.MaxCPU }, "serverCPU"},
+		{"CPU 100000", func(st *control.Setup) { st.ServerCPU = 100000 }, "serverCPU"},
+	}
+	if err == nil && rmem < control.MaxSocketBuffer {
+		tests = append(tests, struct {
+			name string
+			mod  func(*control.Setup)
+			want string
+		}{"1 GiB receive buffer, above rmem_max", func(st *control.Setup) { st.RecvBufferBytes = control.MaxSocketBuffer }, "net.core.rmem_max"})
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := validSetup(testToken)
+			tc.mod(&st)
+			// the client library refuses these before sending; speak the protocol by hand
+			body := fmt.Sprintf(`{"type":"setup","setup":{"token":%q,"profile":%q,"durationNs":%d,"warmupNs":%d,"messageBytes":%d,"responseBytes":%d,"parallel":%d,"burst":%d,"recvBufferBytes":%d,"serverCPU":%d}}`,
+				st.Token, st.Profile, st.DurationNs, st.WarmupNs, st.MessageBytes, st.ResponseBytes, st.Parallel, st.Burst, st.RecvBufferBytes, st.ServerCPU)
+			m := rawFrames(t, s, []byte(body))
+			if m == nil || m.Type != control.TypeError || !strings.Contains(m.Error, tc.want) {
+				t.Fatalf("answer %+v, want an error naming %q", m, tc.want)
+			}
+			t.Logf("refused: %s", m.Error)
+		})
+	}
+	rep := runClient(t, s, ClientConfig{Profile: "TCP_RR", Duration: 100 * time.Millisecond})
+	if rep.Sample.Error != "" {
+		t.Fatal(rep.Sample.Error)
+	}
+}
+
+// rawFrames sends hello and then body as one frame and returns the server's answer to it (nil
+// when the server closed the connection without one).
+func rawFrames(t *testing.T, s *Server, body []byte) *control.Message {
+	t.Helper()
+	c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	if err := control.Encode(c, &control.Message{Type: control.TypeHello, Hello: &control.Hello{Version: control.Version}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := control.Decode(c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write(frameOf(body)); err != nil {
+		t.Fatal(err)
+	}
+	m, err := control.Decode(c)
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+func frameOf(body []byte) []byte {
+	b := append([]byte(control.Magic), byte(len(body)>>24), byte(len(body)>>16), byte(len(body)>>8), byte(len(body)))
+	return append(b, body...)
+}
+
+// Accept errors such as EMFILE pause the server; it does not exit. Running this process out
+// of descriptors for real would break every other test in the binary, so a listener returns
+// the real errno a few times before handing over real connections.
+func TestAcceptErrorsBackOff(t *testing.T) {
+	s := startServerWith(t, ServerConfig{}, func(ln net.Listener) net.Listener {
+		return &failingListener{Listener: ln, errs: []error{
+			&net.OpError{Op: "accept", Net: "tcp", Err: syscall.EMFILE},
+			&net.OpError{Op: "accept", Net: "tcp", Err: syscall.ENFILE},
+			&net.OpError{Op: "accept", Net: "tcp", Err: syscall.ECONNABORTED},
+		}}
+	})
+	rep := runClient(t, s, ClientConfig{Profile: "TCP_RR", Duration: 100 * time.Millisecond})
+	if rep.Sample.Error != "" {
+		t.Fatal(rep.Sample.Error)
+	}
+}
+
+type failingListener struct {
+	net.Listener
+	mu   sync.Mutex
+	errs []error
+}
+
+func (l *failingListener) Accept() (net.Conn, error) {
+	l.mu.Lock()
+	if len(l.errs) > 0 {
+		err := l.errs[0]
+		l.errs = l.errs[1:]
+		l.mu.Unlock()
+		return nil, err
+	}
+	l.mu.Unlock()
+	return l.Listener.Accept()
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(b []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
