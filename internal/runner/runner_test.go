@@ -48,7 +48,7 @@ func replay(tool, name string) step {
 // passes or ctx ends, as the local and kube platforms do.
 func hang() step {
 	return func(t *testing.T, ctx context.Context, cmd driver.Command) driver.Output {
-		o := local.Exec(ctx, []string{"sleep", "30"}, cmd.Timeout, nil)
+		o := local.Exec(ctx, []string{"sleep", "30"}, nil, cmd.Timeout, nil)
 		o.Argv = cmd.Argv
 		return o
 	}
