@@ -160,7 +160,11 @@ func TestCapture(t *testing.T) {
 	if !*capture {
 		t.Skip("use -capture to rewrite testdata/captured from real runs")
 	}
-	s, err := loadgen.NewServer(loadgen.ServerConfig{Bind: "127.0.0.1"})
+	tok, err := loadgen.NewToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := loadgen.NewServer(loadgen.ServerConfig{Bind: "127.0.0.1", Token: tok})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +173,7 @@ func TestCapture(t *testing.T) {
 	go func() { _ = s.Serve(ctx) }()
 	for _, p := range api.Profiles {
 		cfg := loadgen.ClientConfig{Host: "127.0.0.1", Port: s.Port(), Profile: string(p), Duration: 200 * time.Millisecond,
-			ClientCPU: -1, ServerCPU: -1, Burst: 1}
+			ClientCPU: -1, ServerCPU: -1, Burst: 1, Token: tok}
 		if p == api.UDPStream {
 			cfg.RateBitsPerSecond = 10e6
 		}

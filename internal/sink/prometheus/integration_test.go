@@ -125,7 +125,11 @@ func TestCollectFromRealPrometheus(t *testing.T) {
 	}
 
 	// A real loopback TCP_STREAM case with the built-in generator.
-	srv, err := loadgen.NewServer(loadgen.ServerConfig{Bind: "127.0.0.1"})
+	tok, err := loadgen.NewToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := loadgen.NewServer(loadgen.ServerConfig{Bind: "127.0.0.1", Token: tok})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +137,7 @@ func TestCollectFromRealPrometheus(t *testing.T) {
 	defer scancel()
 	go srv.Serve(sctx)
 	rep, err := loadgen.Run(ctx, loadgen.ClientConfig{Host: "127.0.0.1", Port: srv.Port(), Profile: "TCP_STREAM",
-		Duration: 3 * time.Second, ClientCPU: -1, ServerCPU: -1})
+		Duration: 3 * time.Second, ClientCPU: -1, ServerCPU: -1, Token: tok})
 	if err != nil {
 		t.Fatal(err)
 	}
