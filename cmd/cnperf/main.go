@@ -15,10 +15,11 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := app.Run(ctx, iostreams.System(), os.Args[1:])
+	streams := iostreams.Safe(iostreams.System())
+	err := app.Run(ctx, streams, os.Args[1:])
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "cnperf:", err)
+		fmt.Fprintln(streams.ErrOut, "cnperf:", err)
 	}
 	os.Exit(exit.Code(err))
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/cnperf/cnperf/internal/safetext"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -18,8 +20,26 @@ type Streams struct {
 // System returns the process's own streams.
 func System() Streams { return Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr} }
 
+// Safe returns s with terminal control sequences filtered out of everything written to
+// stderr (progress, warnings, errors: they carry tool output), and out of stdout when stdout
+// is a terminal (a file or a pipe gets the data byte for byte). See safetext.
+func Safe(s Streams) Streams {
+	if IsTerminal(s.Out) {
+		s.Out = safetext.NewWriter(s.Out, false)
+	}
+	s.ErrOut = safetext.NewWriter(s.ErrOut, true)
+	return s
+}
+
 // IsTerminal reports whether w is a terminal (for live progress lines).
 func IsTerminal(w io.Writer) bool {
+	for {
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

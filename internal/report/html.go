@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"embed"
 	"fmt"
 	"html/template"
@@ -14,6 +15,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/report/compare"
 	"github.com/cnperf/cnperf/internal/report/figure"
+	"github.com/cnperf/cnperf/internal/safetext"
 	"github.com/cnperf/cnperf/internal/version"
 )
 
@@ -128,7 +130,13 @@ type htmlCaseSamples struct {
 
 func encodeHTML(w io.Writer, runs []*api.Run) error {
 	page := buildPage(runs)
-	if err := htmlTemplate.Execute(w, page); err != nil {
+	var b bytes.Buffer
+	if err := htmlTemplate.Execute(&b, page); err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
+	// Control characters in notes and tool messages are not allowed in HTML (nor in XML,
+	// should the page be read as XHTML): replaced by U+FFFD.
+	if _, err := w.Write(safetext.XML(b.Bytes())); err != nil {
 		return fmt.Errorf("html report: %w", err)
 	}
 	return nil

@@ -14,6 +14,8 @@ import (
 	"github.com/cnperf/cnperf/internal/report/sweep"
 	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/stats"
+
+	"github.com/cnperf/cnperf/internal/safetext"
 )
 
 // Table columns.
@@ -41,6 +43,8 @@ var tableHeader = []string{"#", "PROFILE", "DRIVER", "PATH", "MSG", "PAR", "BURS
 	"COV", "P50 µs", "P99 µs", "RETRANS", "LOSS", "Δ DRIVERS", "STATUS"}
 
 func encodeTable(w io.Writer, runs []*api.Run) error {
+	// Names, notes and errors come from tools and files: no control sequence reaches a reader.
+	w = safetext.NewWriter(w, false)
 	for i, run := range runs {
 		if i > 0 {
 			if _, err := fmt.Fprintln(w); err != nil {

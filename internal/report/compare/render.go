@@ -10,6 +10,8 @@ import (
 	"github.com/cnperf/cnperf/internal/report/figure"
 	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/stats"
+
+	"github.com/cnperf/cnperf/internal/safetext"
 )
 
 // Formats lists compare's output formats.
@@ -19,9 +21,9 @@ var Formats = []string{"table", "markdown", "json"}
 func Write(w io.Writer, c *Comparison, format string) error {
 	switch format {
 	case "table":
-		return writeText(w, c, false)
+		return writeText(safetext.NewWriter(w, false), c, false)
 	case "markdown":
-		return writeText(w, c, true)
+		return writeText(safetext.NewWriter(w, false), c, true)
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

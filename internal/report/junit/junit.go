@@ -11,6 +11,7 @@
 package junit
 
 import (
+	"bytes"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/report/figure"
+	"github.com/cnperf/cnperf/internal/safetext"
 )
 
 // Format is the output format's name.
@@ -100,17 +102,19 @@ const (
 )
 
 // Encode writes runs as one JUnit XML document.
+// Characters XML forbids (a control character in a tool's message) are replaced by U+FFFD, so
+// the document is always well-formed.
 func Encode(w io.Writer, runs []*api.Run) error {
 	doc := Build(runs)
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return fmt.Errorf("write junit: %w", err)
-	}
-	enc := xml.NewEncoder(w)
+	var b bytes.Buffer
+	b.WriteString(xml.Header)
+	enc := xml.NewEncoder(&b)
 	enc.Indent("", "  ")
 	if err := enc.Encode(doc); err != nil {
 		return fmt.Errorf("encode junit: %w", err)
 	}
-	if _, err := io.WriteString(w, "\n"); err != nil {
+	b.WriteString("\n")
+	if _, err := w.Write(safetext.XML(b.Bytes())); err != nil {
 		return fmt.Errorf("write junit: %w", err)
 	}
 	return nil

@@ -128,3 +128,30 @@ func TestEmptyRunIsValidXML(t *testing.T) {
 		t.Errorf("%v %+v", err, doc)
 	}
 }
+
+// TestControlCharactersGiveValidXML: a tool's message with control characters and escape
+// sequences (kept verbatim in the results file) becomes U+FFFD in the XML, which stays
+// well-formed; the text around them is kept.
+func TestControlCharactersGiveValidXML(t *testing.T) {
+	run := fixture(t)
+	hostile := "bad \x01\x1b[31mred\x1b[0m \x07 \x00 ]]> \xff end"
+	r := &run.Results[0]
+	r.Notes = append(r.Notes, hostile)
+	r.Error = hostile
+	if len(r.Samples) > 0 {
+		r.Samples[0].Error = hostile
+	}
+	out := encode(t, run)
+	for _, c := range []byte{0x00, 0x01, 0x07, 0x1b, 0xff} {
+		if bytes.IndexByte(out, c) >= 0 {
+			t.Errorf("output holds byte %#x", c)
+		}
+	}
+	var doc TestSuites
+	if err := xml.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("not well-formed: %v", err)
+	}
+	if !bytes.Contains(out, []byte("\uFFFD[31mred")) || !bytes.Contains(out, []byte("end")) {
+		t.Errorf("the text around the control characters is lost:\n%s", out)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/cnperf/cnperf/internal/safetext"
 )
 
 // Table is a grid of cells with a header row.
@@ -44,7 +46,7 @@ func (t *Table) visible() []int {
 
 func cell(row []string, i int) string {
 	if i < len(row) {
-		return strings.ReplaceAll(row[i], "\n", " ")
+		return safetext.Terminal(strings.ReplaceAll(row[i], "\n", " "))
 	}
 	return ""
 }
