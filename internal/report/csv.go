@@ -349,6 +349,9 @@ func ReadCSV(r io.Reader, name string) ([]*api.Run, error) {
 			}
 		}
 		normalizeRead(&tmp, &res)
+		if _, err := checkResult(&res); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
 		run := byUUID[tmp.UUID]
 		if run == nil {
 			run = &api.Run{APIVersion: api.APIVersion, Kind: api.KindRun, UUID: tmp.UUID,

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -151,20 +152,37 @@ func prepareAppend(f *os.File, path string) error {
 	if size == 0 {
 		return nil
 	}
-	data, err := io.ReadAll(io.NewSectionReader(f, 0, size))
-	if err != nil {
+	first, err := readLine(bufio.NewReader(io.NewSectionReader(f, 0, size)), MaxLineBytes)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errLineTooLong) {
 		return fmt.Errorf("results file %s: %w", path, err)
 	}
-	first, _, _ := bytes.Cut(data, []byte("\n"))
 	var rec anyRecord
 	if err := json.Unmarshal(first, &rec); err != nil || rec.Type != RecordRun {
 		return fmt.Errorf("results file %s exists and is not a cnperf results file (JSON Lines starting with a run record); choose another path or remove it", path)
 	}
-	if data[len(data)-1] != '\n' {
-		cut := int64(bytes.LastIndexByte(data, '\n') + 1)
-		if err := f.Truncate(cut); err != nil {
-			return fmt.Errorf("results file %s: cutting a partial last line: %w", path, err)
+	// Cut a partial last line: find the last newline, reading backwards a block at a time.
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, size-1); err != nil {
+		return fmt.Errorf("results file %s: %w", path, err)
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	cut := int64(0)
+	buf := make([]byte, 64<<10)
+	for end := size; end > 0 && cut == 0; {
+		start := max(end-int64(len(buf)), 0)
+		b := buf[:end-start]
+		if _, err := f.ReadAt(b, start); err != nil {
+			return fmt.Errorf("results file %s: %w", path, err)
 		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			cut = start + int64(i) + 1
+		}
+		end = start
+	}
+	if err := f.Truncate(cut); err != nil {
+		return fmt.Errorf("results file %s: cutting a partial last line: %w", path, err)
 	}
 	return nil
 }
@@ -250,31 +268,70 @@ func ReadPath(path string, stdin io.Reader) ([]*api.Run, []string, error) {
 	return ReadRunFileWarnings(path)
 }
 
-// ReadRuns reads runs from r; name is used in messages (a file name, or "-" for stdin).
+// ReadRuns reads runs from r; name is used in messages (a file name, or "-" for stdin). It
+// streams: a JSON Lines file is read one line at a time, each line at most MaxLineBytes; a
+// JSON document is read whole up to MaxDocumentBytes. Every result is checked (checkResult):
+// negative or non-finite figures are refused with file:line, and a summary that contradicts
+// its samples is recomputed from them with a warning.
 func ReadRuns(r io.Reader, name string) ([]*api.Run, []string, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	br := bufio.NewReaderSize(r, 64<<10)
+	// Skip leading white space and a byte-order mark, a bounded amount of them.
+	skipped := 0
+	for {
+		b, err := br.Peek(1)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, nil, fmt.Errorf("%s: empty file: no runs", name)
+			}
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if bytes.HasPrefix(b, []byte{0xef}) {
+			if bom, _ := br.Peek(3); bytes.Equal(bom, []byte("\ufeff")) {
+				br.Discard(3)
+				continue
+			}
+		}
+		if !strings.ContainsRune(" \t\r\n", rune(b[0])) {
+			break
+		}
+		if skipped++; skipped > MaxLineBytes {
+			return nil, nil, fmt.Errorf("%s: more than %d MiB of white space and no data: not a cnperf results file", name, MaxLineBytes>>20)
+		}
+		br.Discard(1)
 	}
-	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	head, _ := br.Peek(len("run.uuid,"))
 	switch {
-	case len(trimmed) == 0:
-		return nil, nil, fmt.Errorf("%s: empty file: no runs", name)
-	case bytes.HasPrefix(trimmed, []byte("run.uuid,")):
-		runs, err := ReadCSV(bytes.NewReader(trimmed), name)
+	case bytes.Equal(head, []byte("run.uuid,")):
+		runs, err := ReadCSV(newLineLimiter(br, name, MaxLineBytes), name)
 		return runs, nil, err
-	case trimmed[0] == '{' && isJSONLines(trimmed):
-		return readJSONLines(data, name)
-	case trimmed[0] == '{' || trimmed[0] == '[':
-		runs, err := readJSONDocs(data, name)
-		return runs, nil, err
+	case head[0] == '{':
+		first, err := readLine(br, MaxLineBytes)
+		if errors.Is(err, errLineTooLong) {
+			return nil, nil, lineTooLong(name, 1)
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if isJSONLines(first) {
+			return readJSONLines(first, br, name)
+		}
+		data, err := readAllBounded(io.MultiReader(bytes.NewReader(first), br), name, MaxDocumentBytes)
+		if err != nil {
+			return nil, nil, err
+		}
+		return readJSONDocs(data, name)
+	case head[0] == '[':
+		data, err := readAllBounded(br, name, MaxDocumentBytes)
+		if err != nil {
+			return nil, nil, err
+		}
+		return readJSONDocs(data, name)
 	}
 	return nil, nil, fmt.Errorf("%s: not a cnperf results file (JSON Lines), run JSON or CSV", name)
 }
 
 // isJSONLines reports whether the first line is a whole JSON object with a record type.
-func isJSONLines(data []byte) bool {
-	first, _, _ := bytes.Cut(data, []byte("\n"))
+func isJSONLines(first []byte) bool {
 	var probe struct {
 		Type string `json:"type"`
 	}
@@ -298,7 +355,8 @@ func checkRunHeader(run *api.Run) error {
 	return nil
 }
 
-func readJSONLines(data []byte, name string) ([]*api.Run, []string, error) {
+// readJSONLines reads a JSON Lines results file whose first line, first, was read already.
+func readJSONLines(first []byte, br *bufio.Reader, name string) ([]*api.Run, []string, error) {
 	var (
 		runs     []*api.Run
 		warnings []string
@@ -322,22 +380,31 @@ func readJSONLines(data []byte, name string) ([]*api.Run, []string, error) {
 		}
 		warn(cur, fmt.Sprintf("run %s has no end record: it was interrupted or is still running (%d finished cases)", cur.UUID, len(cur.Results)))
 	}
-	lines := bytes.Split(data, []byte("\n"))
-	endsWithNewline := len(data) > 0 && data[len(data)-1] == '\n'
-	lastNonEmpty := -1
-	for i, l := range lines {
-		if len(bytes.TrimSpace(l)) > 0 {
-			lastNonEmpty = i
+	line, lineErr := first, error(nil)
+	for lineNo := 1; ; lineNo++ {
+		if lineNo > 1 {
+			line, lineErr = readLine(br, MaxLineBytes)
+			if errors.Is(lineErr, errLineTooLong) {
+				return nil, warnings, lineTooLong(name, lineNo)
+			}
+			if lineErr != nil && !errors.Is(lineErr, io.EOF) {
+				return nil, warnings, fmt.Errorf("%s:%d: %w", name, lineNo, lineErr)
+			}
+			if len(line) == 0 && lineErr != nil {
+				break
+			}
 		}
-	}
-	for i, l := range lines {
-		lineNo := i + 1
-		if len(bytes.TrimSpace(l)) == 0 {
+		// A line that ends the stream without its newline is the one a killed writer leaves.
+		last := len(line) == 0 || line[len(line)-1] != '\n'
+		if len(bytes.TrimSpace(line)) == 0 {
+			if lineErr != nil {
+				break
+			}
 			continue
 		}
 		var rec anyRecord
-		if err := json.Unmarshal(l, &rec); err != nil {
-			if i == lastNonEmpty && !endsWithNewline {
+		if err := json.Unmarshal(line, &rec); err != nil {
+			if last {
 				warn(cur, fmt.Sprintf("line %d: truncated last line skipped (the writer stopped mid-line): %v", lineNo, err))
 				continue
 			}
@@ -376,6 +443,13 @@ func readJSONLines(data []byte, name string) ([]*api.Run, []string, error) {
 			}
 			if rec.Result == nil {
 				return nil, warnings, fmt.Errorf("%s:%d: result record without \"result\"", name, lineNo)
+			}
+			w, err := checkResult(rec.Result)
+			if err != nil {
+				return nil, warnings, fmt.Errorf("%s:%d: %w", name, lineNo, err)
+			}
+			if w != "" {
+				warn(cur, fmt.Sprintf("line %d: %s", lineNo, w))
 			}
 			cur.Results = append(cur.Results, *rec.Result)
 		case RecordEnd:
@@ -422,9 +496,10 @@ func readJSONLines(data []byte, name string) ([]*api.Run, []string, error) {
 }
 
 // readJSONDocs reads one or more JSON values, each a Run or an array of Runs.
-func readJSONDocs(data []byte, name string) ([]*api.Run, error) {
+func readJSONDocs(data []byte, name string) ([]*api.Run, []string, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var runs []*api.Run
+	var warnings []string
 	for {
 		start := dec.InputOffset()
 		var raw json.RawMessage
@@ -437,7 +512,7 @@ func readJSONDocs(data []byte, name string) ([]*api.Run, error) {
 			if errors.Is(err, io.ErrUnexpectedEOF) {
 				off = int64(len(data))
 			}
-			return nil, fmt.Errorf("%s:%d: %w", name, lineAt(data, off), err)
+			return nil, nil, fmt.Errorf("%s:%d: %w", name, lineAt(data, off), err)
 		}
 		// Skip whitespace so the line number points at the value itself.
 		for start < int64(len(data)) && strings.ContainsRune(" \t\r\n", rune(data[start])) {
@@ -452,25 +527,35 @@ func readJSONDocs(data []byte, name string) ([]*api.Run, error) {
 			batch = []*api.Run{&one}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, lineAt(data, start+jsonErrOffset(err, 0)), err)
+			return nil, nil, fmt.Errorf("%s:%d: %w", name, lineAt(data, start+jsonErrOffset(err, 0)), err)
 		}
 		for _, r := range batch {
 			if r == nil {
-				return nil, fmt.Errorf("%s:%d: null run", name, lineAt(data, start))
+				return nil, nil, fmt.Errorf("%s:%d: null run", name, lineAt(data, start))
 			}
 			if err := checkRunHeader(r); err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", name, lineAt(data, start), err)
+				return nil, nil, fmt.Errorf("%s:%d: %w", name, lineAt(data, start), err)
 			}
 			if r.Results == nil {
 				r.Results = []api.Result{}
+			}
+			for i := range r.Results {
+				w, err := checkResult(&r.Results[i])
+				if err != nil {
+					return nil, nil, fmt.Errorf("%s:%d: run %s, results[%d]: %w", name, lineAt(data, start), r.UUID, i, err)
+				}
+				if w != "" {
+					w = fmt.Sprintf("line %d: results[%d]: %s", lineAt(data, start), i, w)
+				}
+				warnings = appendWarning(warnings, r, name, w)
 			}
 		}
 		runs = append(runs, batch...)
 	}
 	if len(runs) == 0 {
-		return nil, fmt.Errorf("%s: no runs", name)
+		return nil, nil, fmt.Errorf("%s: no runs", name)
 	}
-	return runs, nil
+	return runs, warnings, nil
 }
 
 func jsonErrOffset(err error, def int64) int64 {

@@ -132,3 +132,37 @@ func TestCompareCommandUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareHostileFiles: /dev/zero is refused at once, and a file whose summary claims
+// successes its samples do not have is compared on what its samples say.
+func TestCompareHostileFiles(t *testing.T) {
+	dir := t.TempDir()
+	good := writeRun(t, dir, "good", "calico", 9.4, 9.5, 9.3)
+	if _, _, err := execute(good, "/dev/zero"); err == nil || !strings.Contains(err.Error(), "/dev/zero: not a cnperf results file") {
+		t.Errorf("/dev/zero: %v", err)
+	}
+	// Same throughputs, but every sample of the second file failed while its summary says 3/3.
+	var ss []api.Sample
+	for i := 0; i < 3; i++ {
+		ss = append(ss, api.Sample{Index: i, Error: "connect: connection refused"})
+	}
+	r := api.Result{Profile: api.TCPStream, Driver: "native", Path: api.PathPodPodCrossNode,
+		Params: api.Params{DurationSeconds: 10, Samples: 3, MessageSizeBytes: 131072, Parallel: 1}, Samples: ss}
+	ok := []api.Sample{{ThroughputBitsPerSecond: fp(9.4e9)}, {ThroughputBitsPerSecond: fp(9.5e9)}, {ThroughputBitsPerSecond: fp(9.3e9)}}
+	r.Summary = stats.Summarize(ok) // the lie
+	run := &api.Run{APIVersion: api.APIVersion, Kind: api.KindRun, UUID: "liar-uuid"}
+	liar := filepath.Join(dir, "liar.jsonl")
+	w, err := report.CreateResultsFile(liar, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.AppendResult(r)
+	w.Close(*run)
+	out, errOut, err := execute(good, liar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut, "the stored summary contradicts its samples") || !strings.Contains(out, "FAILED") || strings.Contains(out, "±0.0%") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	}
+}

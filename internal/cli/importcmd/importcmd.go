@@ -236,22 +236,33 @@ func importOne(imp driver.Importer, name string, data []byte, profile api.Profil
 	return imp.Import(name, data)
 }
 
+// MaxImportBytes bounds one imported file: a tool's saved output is at most a few megabytes
+// (a netperf run with interim results, an iperf3 JSON with thousands of intervals).
+const MaxImportBytes = 64 << 20
+
 func readFile(f string, in io.Reader) ([]byte, string, error) {
+	name := f
 	if f == "-" {
 		if in == nil {
 			return nil, "", errors.New("no standard input")
 		}
-		b, err := io.ReadAll(in)
+		name = "(stdin)"
+	} else {
+		fh, err := os.Open(f)
 		if err != nil {
-			return nil, "", fmt.Errorf("read standard input: %w", err)
+			return nil, "", fmt.Errorf("read %s: %w", f, err)
 		}
-		return b, "(stdin)", nil
+		defer fh.Close()
+		in = fh
 	}
-	b, err := os.ReadFile(f)
+	b, err := io.ReadAll(io.LimitReader(in, MaxImportBytes+1))
 	if err != nil {
-		return nil, "", fmt.Errorf("read %s: %w", f, err)
+		return nil, "", fmt.Errorf("read %s: %w", name, err)
 	}
-	return b, f, nil
+	if len(b) > MaxImportBytes {
+		return nil, "", fmt.Errorf("%s: larger than %d MiB: not a tool's saved output", name, MaxImportBytes>>20)
+	}
+	return b, name, nil
 }
 
 // caseKey identifies a case by profile and parameters (samples not counted).
