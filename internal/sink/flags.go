@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/cnperf/cnperf/internal/sink/httpclient"
 	"github.com/cnperf/cnperf/internal/sink/opensearch"
 	"github.com/cnperf/cnperf/internal/sink/prometheus"
 )
@@ -25,12 +26,14 @@ type Flags struct {
 	PrometheusTokenFile    string
 	InsecureSkipTLSVerify  bool
 	CAFile                 string
+	AllowPlainHTTP         bool
 }
 
 // AddFlags registers --opensearch, --index, --opensearch-username, --opensearch-password-file,
-// --prometheus, --prometheus-token-file, --insecure-skip-tls-verify and --ca-file.
+// --prometheus, --prometheus-token-file, --insecure-skip-tls-verify, --ca-file and
+// --allow-plain-http-credentials.
 func (f *Flags) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.OpenSearchURL, "opensearch", "", "OpenSearch/Elasticsearch URL to index results into, one document per result (credentials in the URL are used and never printed)")
+	fs.StringVar(&f.OpenSearchURL, "opensearch", "", "OpenSearch/Elasticsearch URL to index results into, one document per result (credentials in the URL are used and never printed, but every local user sees them in the process list: prefer --opensearch-password-file or $"+opensearch.EnvPassword+")")
 	fs.StringVar(&f.Index, "index", opensearch.DefaultIndex, "index for --opensearch")
 	fs.StringVar(&f.OpenSearchUsername, "opensearch-username", "", "username for --opensearch (default: from the URL or $"+opensearch.EnvUsername+")")
 	fs.StringVar(&f.OpenSearchPasswordFile, "opensearch-password-file", "", "file holding the password for --opensearch (default: from the URL or $"+opensearch.EnvPassword+")")
@@ -38,6 +41,7 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.PrometheusTokenFile, "prometheus-token-file", "", "file holding a bearer token for --prometheus (default: $"+prometheus.EnvToken+")")
 	fs.BoolVar(&f.InsecureSkipTLSVerify, "insecure-skip-tls-verify", false, "do not verify the TLS certificates of --opensearch and --prometheus")
 	fs.StringVar(&f.CAFile, "ca-file", "", "PEM file of extra certificate authorities to trust for --opensearch and --prometheus")
+	fs.BoolVar(&f.AllowPlainHTTP, "allow-plain-http-credentials", false, "send the --opensearch/--prometheus credentials to an http:// URL (refused otherwise: anyone on the way can read them)")
 }
 
 // OpenSearch returns the OpenSearch configuration, nil when --opensearch is not set. It
@@ -47,7 +51,7 @@ func (f *Flags) OpenSearch(log io.Writer) (*opensearch.Config, error) {
 		return nil, nil
 	}
 	cfg := opensearch.Config{URL: f.OpenSearchURL, Index: f.Index, Username: f.OpenSearchUsername,
-		InsecureSkipTLSVerify: f.InsecureSkipTLSVerify, CAFile: f.CAFile, Log: log}
+		InsecureSkipTLSVerify: f.InsecureSkipTLSVerify, CAFile: f.CAFile, AllowPlainHTTP: f.AllowPlainHTTP, Log: log}
 	if f.OpenSearchPasswordFile != "" {
 		b, err := os.ReadFile(f.OpenSearchPasswordFile)
 		if err != nil {
@@ -61,15 +65,20 @@ func (f *Flags) OpenSearch(log io.Writer) (*opensearch.Config, error) {
 	if _, err := opensearch.New(cfg); err != nil {
 		return nil, err
 	}
+	if w := httpclient.URLPasswordWarning("--opensearch", f.OpenSearchURL,
+		"use --opensearch-username with --opensearch-password-file, or $"+opensearch.EnvUsername+" and $"+opensearch.EnvPassword); w != "" && log != nil {
+		fmt.Fprintln(log, w)
+	}
 	return &cfg, nil
 }
 
-// Prometheus returns a collector, nil when --prometheus is not set.
-func (f *Flags) Prometheus() (*prometheus.Collector, error) {
+// Prometheus returns a collector, nil when --prometheus is not set; warnings go to log.
+func (f *Flags) Prometheus(log io.Writer) (*prometheus.Collector, error) {
 	if f.PrometheusURL == "" {
 		return nil, nil
 	}
-	cfg := prometheus.Config{URL: f.PrometheusURL, InsecureSkipTLSVerify: f.InsecureSkipTLSVerify, CAFile: f.CAFile}
+	cfg := prometheus.Config{URL: f.PrometheusURL, InsecureSkipTLSVerify: f.InsecureSkipTLSVerify, CAFile: f.CAFile,
+		AllowPlainHTTP: f.AllowPlainHTTP}
 	if f.PrometheusTokenFile != "" {
 		b, err := os.ReadFile(f.PrometheusTokenFile)
 		if err != nil {
@@ -77,5 +86,13 @@ func (f *Flags) Prometheus() (*prometheus.Collector, error) {
 		}
 		cfg.BearerToken = strings.TrimSpace(string(b))
 	}
-	return prometheus.New(cfg)
+	c, err := prometheus.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if w := httpclient.URLPasswordWarning("--prometheus", f.PrometheusURL,
+		"use --prometheus-token-file or $"+prometheus.EnvToken); w != "" && log != nil {
+		fmt.Fprintln(log, w)
+	}
+	return c, nil
 }

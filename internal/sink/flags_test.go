@@ -20,15 +20,15 @@ func TestFlags(t *testing.T) {
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	f.AddFlags(fs)
 	if err := fs.Parse([]string{"--opensearch", "https://os:9200", "--index", "perf", "--opensearch-username", "bob",
-		"--opensearch-password-file", pw, "--prometheus", "http://prom:9090", "--prometheus-token-file", tok, "--insecure-skip-tls-verify"}); err != nil {
+		"--opensearch-password-file", pw, "--prometheus", "https://prom:9090", "--prometheus-token-file", tok, "--insecure-skip-tls-verify"}); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := f.OpenSearch(nil)
 	if err != nil || cfg.Password != "hunter2" || cfg.Username != "bob" || cfg.Index != "perf" || !cfg.InsecureSkipTLSVerify {
 		t.Errorf("opensearch config = %+v, %v", cfg, err)
 	}
-	c, err := f.Prometheus()
-	if err != nil || c == nil || c.URL() != "http://prom:9090" {
+	c, err := f.Prometheus(nil)
+	if err != nil || c == nil || c.URL() != "https://prom:9090" {
 		t.Errorf("prometheus = %v, %v", c, err)
 	}
 
@@ -36,7 +36,7 @@ func TestFlags(t *testing.T) {
 	if cfg, err := none.OpenSearch(nil); cfg != nil || err != nil {
 		t.Error("opensearch enabled without --opensearch")
 	}
-	if c, err := none.Prometheus(); c != nil || err != nil {
+	if c, err := none.Prometheus(nil); c != nil || err != nil {
 		t.Error("prometheus enabled without --prometheus")
 	}
 	bad := Flags{OpenSearchURL: "https://u:hunter2@os:9200", OpenSearchPasswordFile: pw}

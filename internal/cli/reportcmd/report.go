@@ -70,7 +70,7 @@ func (o *options) run(ctx context.Context, streams iostreams.Streams) error {
 	if err != nil {
 		return &exit.UsageError{Err: err}
 	}
-	prom, err := o.sinks.Prometheus()
+	prom, err := o.sinks.Prometheus(streams.ErrOut)
 	if err != nil {
 		return &exit.UsageError{Err: err}
 	}

@@ -2,11 +2,14 @@ package reportcmd
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,7 +124,7 @@ func TestReportIndexesIntoOpenSearch(t *testing.T) {
 	b, _ := json.Marshal(testRun("run-c"))
 	os.WriteFile(js, b, 0o644)
 	u := strings.Replace(srv.URL, "http://", "http://elastic:hunter2@", 1)
-	_, errOut, err := execute(t, "", "--opensearch", u, "--index", "perf", js)
+	_, errOut, err := execute(t, "", "--opensearch", u, "--allow-plain-http-credentials", "--index", "perf", js)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,10 +134,87 @@ func TestReportIndexesIntoOpenSearch(t *testing.T) {
 	if strings.Join(paths, ",") != "GET /,PUT /_index_template/perf-template,POST /_bulk" {
 		t.Errorf("requests: %v", paths)
 	}
-	_, _, err = execute(t, "", "--opensearch", u, "--index", "Bad Name", js)
+	_, _, err = execute(t, "", "--opensearch", u, "--allow-plain-http-credentials", "--index", "Bad Name", js)
 	var u2 *exit.UsageError
 	if !errors.As(err, &u2) {
 		t.Errorf("bad index: %v", err)
+	}
+}
+
+// echoServer answers every request with an error that echoes the request back — its
+// Authorization header, URL and a password-looking field — as misconfigured proxies and some
+// servers do. It stands in for such a server: a real OpenSearch or Prometheus does not echo
+// credentials on demand.
+func echoServer(t *testing.T, extra string) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		echo := fmt.Sprintf("denied %s %s; Authorization: %s; %s", r.Method, r.URL.String(), r.Header.Get("Authorization"), extra)
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			w.WriteHeader(http.StatusUnauthorized)
+			json.NewEncoder(w).Encode(map[string]string{"status": "error", "errorType": "unauthorized", "error": echo})
+			return
+		}
+		http.Error(w, `{"error":"`+echo+`"}`, http.StatusBadRequest)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// No credential — the password, its base64 Basic form, a bearer token — appears in anything
+// cnperf prints, whichever way it was given, even when the server echoes the request.
+func TestCredentialsNeverPrinted(t *testing.T) {
+	const pw, token = "s3cr3t-Pa55:word", "tok-0123456789abcdef"
+	basic := base64.StdEncoding.EncodeToString([]byte("elastic:" + pw))
+	secrets := []string{pw, basic, token, base64.StdEncoding.EncodeToString([]byte(token)), "s3cr3t-Pa55%3Aword"}
+	dir := t.TempDir()
+	pwFile, tokFile := filepath.Join(dir, "pw"), filepath.Join(dir, "token")
+	os.WriteFile(pwFile, []byte(pw+"\n"), 0o600)
+	os.WriteFile(tokFile, []byte(token+"\n"), 0o600)
+	run := testRun("run-s")
+	t0 := run.StartTime
+	run.Results[0].Samples[0].StartTime, run.Results[0].Samples[0].EndTime = t0, t0.Add(2*time.Second)
+	js := filepath.Join(dir, "run.json")
+	b, _ := json.Marshal(run)
+	os.WriteFile(js, b, 0o644)
+
+	osSrv := echoServer(t, "password was "+pw)
+	promSrv := echoServer(t, "token was "+token)
+	inURL := strings.Replace(osSrv.URL, "http://", "http://elastic:"+url.QueryEscape(pw)+"@", 1)
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		wantErr string // in the error
+		wantLog string // on stderr
+	}{
+		{"password in the URL", nil, []string{"--opensearch", inURL, "--allow-plain-http-credentials"}, "HTTP 400", "which every local user can read in the process list (ps)"},
+		{"password from a file", nil, []string{"--opensearch", osSrv.URL, "--opensearch-username", "elastic", "--opensearch-password-file", pwFile, "--allow-plain-http-credentials"}, "HTTP 400", ""},
+		{"password from the environment", map[string]string{"CNPERF_OPENSEARCH_USERNAME": "elastic", "CNPERF_OPENSEARCH_PASSWORD": pw},
+			[]string{"--opensearch", osSrv.URL, "--allow-plain-http-credentials"}, "HTTP 400", ""},
+		{"plain http without the flag", nil, []string{"--opensearch", inURL}, "refusing to send credentials over plain http", ""},
+		{"bearer token from a file", nil, []string{"--prometheus", promSrv.URL, "--prometheus-token-file", tokFile, "--allow-plain-http-credentials"}, "unauthorized", ""},
+		{"bearer token from the environment", map[string]string{"CNPERF_PROMETHEUS_TOKEN": token}, []string{"--prometheus", promSrv.URL, "--allow-plain-http-credentials"}, "unauthorized", ""},
+		{"token over plain http without the flag", nil, []string{"--prometheus", promSrv.URL, "--prometheus-token-file", tokFile}, "refusing to send credentials over plain http", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, k := range []string{"CNPERF_OPENSEARCH_USERNAME", "CNPERF_OPENSEARCH_PASSWORD", "CNPERF_PROMETHEUS_TOKEN"} {
+				t.Setenv(k, tc.env[k])
+			}
+			out, errOut, err := execute(t, "", append(tc.args, js)...)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err = %v, want one containing %q\nstderr: %s", err, tc.wantErr, errOut)
+			}
+			if !strings.Contains(errOut, tc.wantLog) {
+				t.Errorf("stderr lacks %q: %s", tc.wantLog, errOut)
+			}
+			all := out + errOut + err.Error()
+			for _, sec := range secrets {
+				if strings.Contains(all, sec) {
+					t.Errorf("%q printed:\nstdout: %s\nstderr: %s\nerror: %v", sec, out, errOut, err)
+				}
+			}
+			t.Logf("error: %v", err)
+		})
 	}
 }
 

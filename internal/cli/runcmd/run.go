@@ -125,7 +125,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	if err != nil {
 		return exit.Usage("%v", err)
 	}
-	prom, err := o.Sinks.Prometheus()
+	prom, err := o.Sinks.Prometheus(log)
 	if err != nil {
 		return exit.Usage("%v", err)
 	}

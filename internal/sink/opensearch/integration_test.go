@@ -158,7 +158,7 @@ func TestIndexIntoRealOpenSearch(t *testing.T) {
 	// but it travels in the header and must appear nowhere in what cnperf prints.
 	u := strings.Replace(base, "://", "://admin:"+secret+"@", 1)
 	var log bytes.Buffer
-	c, err := New(Config{URL: u, Index: "cnperf-it", Log: &log})
+	c, err := New(Config{URL: u, Index: "cnperf-it", Log: &log, AllowPlainHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}

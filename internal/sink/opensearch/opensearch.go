@@ -1,8 +1,11 @@
 // Package opensearch ships runs to OpenSearch or Elasticsearch (7.x, 8.x): one document per
 // result with its raw samples, the run's metadata and the cluster details, indexed with the
 // bulk API under an index template that maps numbers as doubles, times as dates and strings
-// as keywords. Credentials come from the URL, the config or the environment and never appear
-// in messages: the base URL is stripped of them and they travel in an Authorization header.
+// as keywords. Credentials come from the URL, the config (flags naming files) or the
+// environment and never appear in messages: the base URL is stripped of them, they travel in
+// an Authorization header, every error body and transport error is scrubbed of the password,
+// its Basic form and any Basic/Bearer credential, and they go over plain http only when
+// allowed.
 package opensearch
 
 import (
@@ -46,6 +49,8 @@ type Config struct {
 	InsecureSkipTLSVerify bool
 	// CAFile is a PEM bundle of extra trusted certificate authorities.
 	CAFile string
+	// AllowPlainHTTP lets credentials go to an http:// URL (refused otherwise).
+	AllowPlainHTTP bool
 	// MaxRetries bounds retries of a request answered 429 or 5xx or failing in transport
 	// (default 5); Backoff is the first wait, doubled each time up to 30 s (default 500 ms).
 	MaxRetries int
@@ -65,6 +70,7 @@ type Client struct {
 	maxRetries int
 	backoff    time.Duration
 	log        io.Writer
+	scrubber   *httpclient.Scrubber
 }
 
 // New checks the configuration and returns a client; it does not contact the cluster.
@@ -111,6 +117,10 @@ func New(cfg Config) (*Client, error) {
 	base.RawQuery, base.Fragment = "", ""
 	base.Path = strings.TrimSuffix(base.Path, "/")
 	c.base = &base
+	c.scrubber = httpclient.NewScrubber(c.user, c.pass, "")
+	if err := httpclient.CheckPlainHTTP(c.base, c.user != "" || c.pass != "", cfg.AllowPlainHTTP, "--allow-plain-http-credentials"); err != nil {
+		return nil, fmt.Errorf("opensearch: %w", err)
+	}
 
 	timeout := cfg.Timeout
 	if timeout == 0 {
@@ -159,13 +169,9 @@ func (c *Client) URL() string { return c.base.String() }
 // Index is the index written to.
 func (c *Client) Index() string { return c.index }
 
-// scrub removes the password from text that came back from the server.
-func (c *Client) scrub(s string) string {
-	if c.pass != "" {
-		s = strings.ReplaceAll(s, c.pass, "REDACTED")
-	}
-	return s
-}
+// scrub removes the credentials (the password, its Basic form, any echoed Authorization) from
+// text that came back from the server or the transport.
+func (c *Client) scrub(s string) string { return c.scrubber.Scrub(s) }
 
 // HTTPError is a non-2xx answer.
 type HTTPError struct {
@@ -187,7 +193,7 @@ func (c *Client) do(ctx context.Context, method, path, contentType string, body 
 	for attempt := 0; ; attempt++ {
 		req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
 		if err != nil {
-			return nil, fmt.Errorf("opensearch: %s %s: %w", method, u, err)
+			return nil, fmt.Errorf("opensearch: %s %s: %s", method, u, c.scrub(err.Error()))
 		}
 		if contentType != "" {
 			req.Header.Set("Content-Type", contentType)
@@ -208,14 +214,14 @@ func (c *Client) do(ctx context.Context, method, path, contentType string, body 
 		case err == nil && status/100 == 2:
 			return data, nil
 		case err == nil && !retryable(status):
-			return nil, &HTTPError{Method: method, URL: u, Status: status, Body: c.scrub(truncate(string(data), 2000))}
+			return nil, &HTTPError{Method: method, URL: u, Status: status, Body: truncate(c.scrub(string(data)), 2000)}
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("opensearch: %s %s: %w", method, u, ctx.Err())
 		case attempt >= c.maxRetries:
 			if err != nil {
 				return nil, fmt.Errorf("opensearch: %s %s: giving up after %d attempts: %s", method, u, attempt+1, c.scrub(err.Error()))
 			}
-			return nil, &HTTPError{Method: method, URL: u, Status: status, Body: c.scrub(truncate(string(data), 2000))}
+			return nil, &HTTPError{Method: method, URL: u, Status: status, Body: truncate(c.scrub(string(data)), 2000)}
 		}
 		why := fmt.Sprintf("HTTP %d", status)
 		if err != nil {
@@ -253,7 +259,7 @@ func (c *Client) Ping(ctx context.Context) (string, error) {
 		} `json:"version"`
 	}
 	if err := json.Unmarshal(data, &info); err != nil {
-		return "", fmt.Errorf("opensearch: GET %s/: not an OpenSearch/Elasticsearch answer: %w", c.URL(), err)
+		return "", fmt.Errorf("opensearch: GET %s/: not an OpenSearch/Elasticsearch answer: %s", c.URL(), c.scrub(err.Error()))
 	}
 	d := info.Version.Distribution
 	if d == "" {

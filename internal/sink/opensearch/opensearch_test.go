@@ -88,13 +88,26 @@ func TestNewRejectsAndRedacts(t *testing.T) {
 	}
 	t.Setenv(EnvUsername, "envuser")
 	t.Setenv(EnvPassword, "envpw")
-	c, _ = New(Config{URL: "http://h:9200"})
+	c, _ = New(Config{URL: "https://h:9200"})
 	if c.user != "envuser" || c.pass != "envpw" {
 		t.Errorf("env credentials not used: %q", c.user)
 	}
-	c, _ = New(Config{URL: "http://u:p@h:9200", Username: "flaguser", Password: "flagpw"})
+	c, _ = New(Config{URL: "https://u:p@h:9200", Username: "flaguser", Password: "flagpw"})
 	if c.user != "flaguser" || c.pass != "flagpw" {
 		t.Errorf("config credentials do not override the URL's: %q", c.user)
+	}
+	// credentials over plain http only when allowed
+	_, err = New(Config{URL: "http://h:9200"})
+	if err == nil || !strings.Contains(err.Error(), "refusing to send credentials over plain http") || strings.Contains(err.Error(), "envpw") {
+		t.Errorf("plain http with credentials: %v", err)
+	}
+	if _, err := New(Config{URL: "http://h:9200", AllowPlainHTTP: true}); err != nil {
+		t.Errorf("plain http, allowed: %v", err)
+	}
+	t.Setenv(EnvUsername, "")
+	t.Setenv(EnvPassword, "")
+	if _, err := New(Config{URL: "http://h:9200"}); err != nil {
+		t.Errorf("plain http without credentials: %v", err)
 	}
 }
 
@@ -116,7 +129,7 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.auth = append(f.auth, r.Header.Get("Authorization"))
 	if f.fails > 0 {
 		f.fails--
-		http.Error(w, `{"error":"unavailable, password was `+secret+`"}`, http.StatusServiceUnavailable)
+		http.Error(w, `{"error":"unavailable, password was `+secret+`, Authorization: `+r.Header.Get("Authorization")+`"}`, http.StatusServiceUnavailable)
 		return
 	}
 	switch {
@@ -150,7 +163,7 @@ func TestRetriesPartialFailuresAndRedaction(t *testing.T) {
 	defer srv.Close()
 	var log bytes.Buffer
 	u := strings.Replace(srv.URL, "http://", "http://admin:"+secret+"@", 1)
-	c, err := New(Config{URL: u, Index: "cnperf-test", Backoff: time.Millisecond, Log: &log})
+	c, err := New(Config{URL: u, Index: "cnperf-test", Backoff: time.Millisecond, Log: &log, AllowPlainHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,6 +203,10 @@ func TestRetriesPartialFailuresAndRedaction(t *testing.T) {
 	var he *HTTPError
 	if !errors.As(err, &he) || he.Status != 503 || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "REDACTED") {
 		t.Errorf("err = %v", err)
+	}
+	// the server echoed the Authorization header: its base64 form is scrubbed too
+	if strings.Contains(log.String()+err.Error(), "YWRtaW46czNjcmV0LVBhNTU=") {
+		t.Errorf("base64 credentials printed: %v\n%s", err, log.String())
 	}
 }
 

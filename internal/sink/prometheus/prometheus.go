@@ -45,7 +45,10 @@ type Config struct {
 	BearerToken           string
 	InsecureSkipTLSVerify bool
 	CAFile                string
-	Timeout               time.Duration
+	// AllowPlainHTTP lets the token or the URL's password go to an http:// URL (refused
+	// otherwise).
+	AllowPlainHTTP bool
+	Timeout        time.Duration
 	// Agents overrides DefaultAgents.
 	Agents []string
 }
@@ -58,6 +61,7 @@ type Collector struct {
 	http     *http.Client
 	agents   []string
 	agentsRE string
+	scrubber *httpclient.Scrubber
 }
 
 // New checks the configuration; it does not contact Prometheus.
@@ -83,6 +87,14 @@ func New(cfg Config) (*Collector, error) {
 	base.User, base.RawQuery, base.Fragment = nil, "", ""
 	base.Path = strings.TrimSuffix(base.Path, "/")
 	c.base = &base
+	pass, hasPass := "", false
+	if c.user != nil {
+		pass, hasPass = c.user.Password()
+	}
+	c.scrubber = httpclient.NewScrubber(c.user.Username(), pass, c.token)
+	if err := httpclient.CheckPlainHTTP(c.base, c.token != "" || hasPass, cfg.AllowPlainHTTP, "--allow-plain-http-credentials"); err != nil {
+		return nil, fmt.Errorf("prometheus: %w", err)
+	}
 	timeout := cfg.Timeout
 	if timeout == 0 {
 		timeout = 30 * time.Second
@@ -127,7 +139,7 @@ func (c *Collector) get(ctx context.Context, path string, q url.Values, data any
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("prometheus: GET %s%s: %w", c.URL(), path, errors.Unwrap(err))
+		return c.scrubber.Error(fmt.Errorf("prometheus: GET %s%s: %w", c.URL(), path, errors.Unwrap(err)))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
@@ -144,7 +156,7 @@ func (c *Collector) get(ctx context.Context, path string, q url.Values, data any
 		return &APIError{URL: c.URL() + path, Status: resp.StatusCode, Message: "not a Prometheus API answer"}
 	}
 	if env.Status != "success" {
-		return &APIError{URL: c.URL() + path, Status: resp.StatusCode, Message: env.ErrorType + ": " + env.Error}
+		return &APIError{URL: c.URL() + path, Status: resp.StatusCode, Message: c.scrubber.Scrub(env.ErrorType + ": " + env.Error)}
 	}
 	return json.Unmarshal(env.Data, data)
 }

@@ -115,7 +115,7 @@ func TestCollectWithStandIn(t *testing.T) {
 	st := &stub{scrape: "15s"}
 	srv := httptest.NewServer(st)
 	defer srv.Close()
-	c, err := New(Config{URL: srv.URL, BearerToken: "tok-123"})
+	c, err := New(Config{URL: srv.URL, BearerToken: "tok-123", AllowPlainHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
