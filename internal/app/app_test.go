@@ -226,3 +226,60 @@ func TestNetperfV2ExampleRunsLocally(t *testing.T) {
 		t.Fatalf("stderr should say service is not applicable:\n%s", r.stderr)
 	}
 }
+
+// TestDryRun: --dry-run prints the cases of a plan in any format and runs nothing; no
+// cluster is needed even for the kube platform (it gets no client).
+func TestDryRun(t *testing.T) {
+	k8s := filepath.Join("..", "config", "testdata", "k8s-netperf-v2-suite.yml")
+	tb := filepath.Join("..", "config", "testdata", "tiger-bench-testconfig.yaml")
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		stdout   []string // substrings, in order
+		stderr   string
+		jsonCase int // with -o json: the number of cases, -1 otherwise
+	}{
+		{"default suite", []string{"--platform", "local"}, 0,
+			[]string{"platform: local", "1  default  TCP_STREAM  native  loopback  131072", "5 cases, at least 30s of measurement"}, "", -1},
+		{"k8s-netperf on kube without a cluster", []string{"--platform", "kube", "-c", k8s}, 0,
+			[]string{"platform: kube", "UDPStreamService  UDP_STREAM  netperf  pod-pod-cross-node", "RR                TCP_RR      netperf  pod-pod-cross-node  1      1    4"},
+			`tests[3].profile: profile "TCP_STREAM_LAT"`, -1},
+		{"k8s-netperf json", []string{"--platform", "local", "-c", k8s, "-o", "json"}, 0, nil, "", 3},
+		{"tiger-bench", []string{"-c", tb}, 0, []string{"platform: kube", "thruput-latency-1", "qperf"}, "", -1},
+		{"limit", []string{"--platform", "local", "--parallel", "300"}, exit.BadInput, nil, "", -1},
+		{"unknown option", []string{"--platform", "local", "--option", "zerocpy=1"}, exit.BadInput, nil, "", -1},
+		{"format", []string{"--platform", "local", "-o", "csv"}, exit.BadInput, nil, "", -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, context.Background(), append([]string{"run", "--dry-run"}, tt.args...)...)
+			if code := exit.Code(r.err); code != tt.code {
+				t.Fatalf("exit code %d, want %d; err=%v\nstderr:\n%s", code, tt.code, r.err, r.stderr)
+			}
+			if strings.Contains(r.stderr, "started") {
+				t.Errorf("something started: %s", r.stderr)
+			}
+			rest := r.stdout
+			for _, want := range tt.stdout {
+				i := strings.Index(rest, want)
+				if i < 0 {
+					t.Fatalf("stdout lacks %q (in order):\n%s", want, r.stdout)
+				}
+				rest = rest[i+len(want):]
+			}
+			if !strings.Contains(r.stderr, tt.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.stderr, r.stderr)
+			}
+			if tt.jsonCase >= 0 {
+				var cases []map[string]any
+				if err := json.Unmarshal([]byte(r.stdout), &cases); err != nil || len(cases) != tt.jsonCase {
+					t.Fatalf("want a JSON array of %d cases, got %d (%v):\n%s", tt.jsonCase, len(cases), err, r.stdout)
+				}
+				if cases[0]["profile"] != "UDP_STREAM" || cases[0]["driver"] != "netperf" || cases[0]["platform"] != "local" {
+					t.Errorf("first case %v", cases[0])
+				}
+			}
+		})
+	}
+}

@@ -316,9 +316,39 @@ func (l *Loaded) Expand(opts plan.Options, check func(plan.Case) error) ([]plan.
 	if l.Format == FormatTigerBench && len(l.Plan.Tests) == 0 {
 		return nil, nil // only ttfr, dnsperf or standing-config tests: internal/tigerbench runs them
 	}
+	if l.Format == FormatK8sNetperfV1 || l.Format == FormatK8sNetperfV2 {
+		if len(opts.DefaultDrivers) == 0 {
+			// k8s-netperf's driver is netperf unless its command line says --iperf or --uperf.
+			opts.DefaultDrivers = []string{K8sNetperfDefaultDriver}
+		}
+		// k8s-netperf skips a test its driver does not support, with a warning, and goes on
+		// (cmd/k8s-netperf executeWorkload: "Test %s is not supported with driver %s.
+		// Skipping."); so does cnperf.
+		opts.SkipUnsupported = func(c plan.Case, path string, err error) bool {
+			l.Warnings = append(l.Warnings, l.warning(path, fmt.Sprintf("%v: skipped, as k8s-netperf skips a test its driver does not support", err)))
+			return true
+		}
+	}
 	cases, err := plan.ExpandWith(l.Plan, opts, check)
 	if err != nil {
 		return nil, AnnotateErrors(l, err)
 	}
 	return cases, nil
+}
+
+// K8sNetperfDefaultDriver is the driver of a k8s-netperf file's tests when neither the file
+// (it cannot) nor --driver names one: k8s-netperf's own default (--netperf=true).
+const K8sNetperfDefaultDriver = "netperf"
+
+// warning renders a message about a plan field as "file:line: field: message", naming the
+// field as the file writes it.
+func (l *Loaded) warning(fieldPath, msg string) string {
+	w := FileError{File: l.File, Field: fieldPath, Message: msg}
+	if pos, ok := l.find(fieldPath); ok {
+		w.Line, w.Column = pos.Line, pos.Column
+		if l.Format != FormatCnperf {
+			w.Field = pos.Field
+		}
+	}
+	return w.String()
 }

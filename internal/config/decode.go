@@ -26,6 +26,9 @@ type decoder struct {
 	fold bool
 	// lenient lists struct types whose unknown keys are warnings, not errors.
 	lenient map[reflect.Type]bool
+	// peer names the tool whose format is read, for the warning about an ignored key
+	// ("k8s-netperf ignores it"); "" says only "ignored".
+	peer string
 	// lines records, for every field path decoded, where it is in the file.
 	lines LineIndex
 	errs  []FileError
@@ -335,7 +338,11 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 				msg += fmt.Sprintf(" (known: %s)", strings.Join(names, ", "))
 			}
 			if d.lenient[v.Type()] {
-				d.warnf(k, fp, "%s; ignored", msg)
+				if d.peer != "" {
+					d.warnf(k, fp, "%s; %s ignores it, and so does cnperf", msg, d.peer)
+				} else {
+					d.warnf(k, fp, "%s; ignored", msg)
+				}
 			} else {
 				d.errorf(k, fp, "%s", msg)
 			}

@@ -26,6 +26,11 @@ type Options struct {
 	// (ok false: use DefaultMessageSize), for tools whose limits the generic default breaks
 	// (sockperf's 14-byte minimum and 65507-byte maximum).
 	DriverMessageSize func(driver string, p api.Profile) (size int, ok bool)
+	// SkipUnsupported, when set, is asked about every case whose driver cannot run its
+	// profile (check blames the profile): true drops the case instead of refusing the plan.
+	// path is the profile's field. Peer formats use it to skip what their tool skips
+	// (k8s-netperf: "Test TCP_RR is not supported with driver iperf3. Skipping.").
+	SkipUnsupported func(c Case, path string, err error) bool
 }
 
 // Expand validates p and expands it into the ordered list of cases, with the built-in
@@ -516,8 +521,9 @@ func (x *expander) expandGroup(name, prefix string, own, def group) {
 								}
 								src.respSize = respSize.path
 							}
-							x.checkCase(c, size, ipFamily.v, src)
-							x.cases = append(x.cases, c)
+							if x.checkCase(c, size, ipFamily.v, src) {
+								x.cases = append(x.cases, c)
+							}
 						}
 					}
 				}
@@ -577,7 +583,8 @@ func (x *expander) checkLimits(c Case, size item[int], src caseSources) bool {
 	return ok
 }
 
-func (x *expander) checkCase(c Case, size item[int], family string, src caseSources) {
+// checkCase reports what is wrong with c; false means c is skipped (Options.SkipUnsupported).
+func (x *expander) checkCase(c Case, size item[int], family string, src caseSources) bool {
 	if c.Profile.IsUDP() {
 		limit, fam := MaxUDPPayloadIPv4, "IPv4"
 		if family == "ipv6" {
@@ -593,16 +600,21 @@ func (x *expander) checkCase(c Case, size item[int], family string, src caseSour
 		}
 	}
 	if !x.checkLimits(c, size, src) || x.check == nil {
-		return
+		return true
 	}
 	if src.badTime {
 		c.Params.DurationSeconds, c.Params.WarmupSeconds = DefaultDurationSeconds, DefaultWarmupSeconds
 	}
 	err := x.check(c)
 	if err == nil {
-		return
+		return true
 	}
-	x.errs.Add(x.blame(c, src), "%v", err)
+	at := x.blame(c, src)
+	if at == src.profile && x.opts.SkipUnsupported != nil && x.opts.SkipUnsupported(c, at, err) {
+		return false
+	}
+	x.errs.Add(at, "%v", err)
+	return true
 }
 
 // blame finds the field that makes check fail. With every optional knob reset, a failure is

@@ -35,15 +35,20 @@ func (p *platformOptions) addFlags(fs *pflag.FlagSet) {
 	p.kube.AddFlags(fs)
 }
 
-// choose picks the platform. auto means kube when a cluster is configured, else local.
-func (p *platformOptions) choose(name, runID string, log io.Writer, defaultSuite bool) (platform.Platform, error) {
+// choose picks the platform. auto means kube when a cluster is configured, else local. With
+// dryRun the kube platform gets no client: it can check paths but never reach the cluster.
+func (p *platformOptions) choose(name, runID string, log io.Writer, defaultSuite, dryRun bool) (platform.Platform, error) {
+	newKube := p.newKube
+	if dryRun {
+		newKube = func(runID string, _ io.Writer) (platform.Platform, error) { return p.dryKube(runID) }
+	}
 	p.local.External, p.kube.External = p.external, p.external
 	p.local.RunID = runID
 	switch name {
 	case "auto", "":
 		if ok, why := kube.Detect(); ok && !defaultSuite || ok && p.kube.Kubeconfig != "" {
 			fmt.Fprintf(log, "using the kube platform (%s)\n", why)
-			return p.newKube(runID, log)
+			return newKube(runID, log)
 		} else if ok {
 			fmt.Fprintf(log, "a cluster is configured (%s) but no plan was given: running the default local suite; use --platform kube to measure the cluster\n", why)
 		} else {
@@ -53,7 +58,7 @@ func (p *platformOptions) choose(name, runID string, log io.Writer, defaultSuite
 	case "local":
 		return local.New(p.local, log), nil
 	case "kube":
-		return p.newKube(runID, log)
+		return newKube(runID, log)
 	default:
 		return nil, exit.Usage("--platform: unknown platform %q (expected auto, local or kube)", name)
 	}
@@ -61,6 +66,17 @@ func (p *platformOptions) choose(name, runID string, log io.Writer, defaultSuite
 
 func (p *platformOptions) newKube(runID string, log io.Writer) (platform.Platform, error) {
 	k, err := kube.New(p.kube, runID, log)
+	if err != nil {
+		return nil, exit.Usage("kube platform: %v", err)
+	}
+	return k, nil
+}
+
+// dryKube is the kube platform without a clientset, for --dry-run: it checks paths and
+// options as a real run would, and cannot reach a cluster.
+func (p *platformOptions) dryKube(runID string) (*kube.Platform, error) {
+	p.kube.External = p.external
+	k, err := kube.NewWithClient(p.kube, runID, io.Discard, nil, nil)
 	if err != nil {
 		return nil, exit.Usage("kube platform: %v", err)
 	}

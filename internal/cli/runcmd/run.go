@@ -24,6 +24,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
+	"github.com/cnperf/cnperf/internal/platform/kube"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/sink"
@@ -42,10 +43,13 @@ type Options struct {
 	UUID        string
 	Labels      []string
 	NoProgress  bool
-	Flags       config.FlagValues
-	Platforms   platformOptions
-	Sinks       sink.Flags
-	TigerBench  tigerbench.Options
+	// DryRun reads, validates and expands the plan and prints its cases without running
+	// anything: no cluster is contacted, no server started, nothing created.
+	DryRun     bool
+	Flags      config.FlagValues
+	Platforms  platformOptions
+	Sinks      sink.Flags
+	TigerBench tigerbench.Options
 }
 
 // DefaultSuiteProfiles are the five main profiles of the default local suite.
@@ -76,6 +80,7 @@ on disk, appended as each case ends, so an interrupted run loses no finished cas
 	fs.StringVar(&o.UUID, "uuid", "", "run id to use instead of a random UUID")
 	fs.StringArrayVar(&o.Labels, "label", nil, "label the run, KEY=VALUE (repeatable), e.g. --label cni=calico")
 	fs.BoolVar(&o.NoProgress, "no-progress", false, "do not print progress on stderr")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "read, validate and expand the plan and print the cases it would run (-o table or json), the platform and the warnings; contacts no cluster, starts and creates nothing; exit 0 when valid, 2 when not")
 	addPlanFlags(fs, &o.Flags)
 	// Plural spellings are accepted: --paths all, --profiles, --drivers.
 	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
@@ -94,6 +99,11 @@ on disk, appended as each case ends, so an interrupted run loses no finished cas
 // Run runs the command.
 func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.FlagSet) error {
 	log := streams.ErrOut
+	if o.DryRun {
+		if err := checkDryRunFormat(o.Output); err != nil {
+			return err
+		}
+	}
 	enc, err := report.Lookup(o.Output)
 	if err != nil {
 		return exit.Usage("--output: %v", err)
@@ -110,7 +120,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	}
 
 	set := func(name string) bool { f := fs.Lookup(name); return f != nil && f.Changed }
-	plat, err := o.Platforms.choose(o.Platform, runID, log, o.ConfigFile == "" && !anyPlanFlagSet(set))
+	plat, err := o.Platforms.choose(o.Platform, runID, log, o.ConfigFile == "" && !anyPlanFlagSet(set), o.DryRun)
 	if err != nil {
 		return err
 	}
@@ -134,6 +144,9 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		return err
 	}
 	if loaded != nil && loaded.Format == config.FormatTigerBench {
+		if o.DryRun {
+			return o.dryRunTigerBench(streams, loaded)
+		}
 		if plat.Name() != "kube" {
 			return exit.Usage("%s is a tiger-bench testconfig: its tests need a Kubernetes cluster (--platform kube)", o.ConfigFile)
 		}
@@ -151,10 +164,10 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	opts := plan.Options{DefaultPaths: o.Platforms.defaultPaths(plat), DriverMessageSize: driver.DefaultMessageSize}
 	var cases []plan.Case
 	if loaded != nil {
+		cases, err = loaded.Expand(opts, check)
 		for _, w := range loaded.Warnings {
 			fmt.Fprintf(log, "warning: %s\n", w)
 		}
-		cases, err = loaded.Expand(opts, check)
 	} else {
 		cases, err = plan.ExpandWith(p, opts, check)
 		if err != nil {
@@ -174,6 +187,9 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		return err
 	}
 	warnNotApplicable(log, plat.Name(), cases)
+	if o.DryRun {
+		return printDryRun(streams.Out, o.Output, plat.Name(), cases, nil)
+	}
 	if defaultSuite {
 		fmt.Fprintf(log, "running the default suite: %d cases (%s), driver native, path loopback, %s x %d samples each\n",
 			len(cases), joinProfiles(DefaultSuiteProfiles), cases[0].Duration(), cases[0].Params.Samples)
@@ -383,6 +399,42 @@ func warnNotApplicable(log io.Writer, platformName string, cases []plan.Case) {
 			}
 		}
 	}
+}
+
+// dryRunTigerBench prints what a tiger-bench testconfig.yaml would run: its cnperf cases (on
+// the kube platform, which its tests need) and its tests without cases.
+func (o *Options) dryRunTigerBench(streams iostreams.Streams, loaded *config.Loaded) error {
+	for _, w := range loaded.Warnings {
+		fmt.Fprintf(streams.ErrOut, "warning: %s\n", w)
+	}
+	// Each test reaches its own external address (as internal/tigerbench sets it per test).
+	external := map[string]string{}
+	for i, t := range loaded.TigerBench {
+		if t.Perf != nil && t.Perf.External {
+			external[config.TigerBenchGroup(i, t.TestKind)] = t.Perf.ExternalIPOrFQDN
+		}
+	}
+	check := func(c plan.Case) error {
+		if err := driver.Check(c); err != nil {
+			return err
+		}
+		ko := o.Platforms.kube
+		ko.External = external[c.Group]
+		k, err := kube.NewWithClient(ko, "dry-run", io.Discard, nil, nil)
+		if err != nil {
+			return exit.Usage("kube platform: %v", err)
+		}
+		return k.CheckPath(c)
+	}
+	var cases []plan.Case
+	if len(loaded.Plan.Tests) > 0 {
+		var err error
+		opts := plan.Options{DefaultPaths: []api.Path{api.PathPodPodCrossNode}, DriverMessageSize: driver.DefaultMessageSize}
+		if cases, err = loaded.Expand(opts, check); err != nil {
+			return &exit.UsageError{Err: fmt.Errorf("invalid plan:\n%w", err)}
+		}
+	}
+	return printDryRun(streams.Out, o.Output, "kube", cases, tigerBenchTestsWithoutCases(loaded, cases))
 }
 
 // runTigerBench runs a tiger-bench testconfig.yaml: standing config, TTFR, DNS and Calico

@@ -1,0 +1,174 @@
+package runcmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/config"
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/plan"
+)
+
+// DryRunCase is one case as `cnperf run --dry-run -o json` prints it.
+type DryRunCase struct {
+	Index    int               `json:"index"`
+	Name     string            `json:"name"`
+	Group    string            `json:"group,omitempty"`
+	Profile  api.Profile       `json:"profile"`
+	Path     api.Path          `json:"path"`
+	Driver   string            `json:"driver"`
+	Platform string            `json:"platform"`
+	Params   api.Params        `json:"params"`
+	Topology *api.Topology     `json:"topology,omitempty"`
+	Test     *DryRunTigerBench `json:"tigerBench,omitempty"`
+}
+
+// DryRunTigerBench is a tiger-bench test without cnperf cases (ttfr, dnsperf, standing config
+// only): what internal/tigerbench would run, with the file's settings.
+type DryRunTigerBench struct {
+	Index  int                   `json:"index"` // the test's position in the file, from 0
+	Line   int                   `json:"line"`
+	Kind   string                `json:"testKind"`
+	Config config.TigerBenchTest `json:"config"`
+}
+
+// dryRunFormats are the -o values --dry-run prints.
+var dryRunFormats = []string{"table", "json"}
+
+// printDryRun writes the cases that would run: a table, or a JSON array with -o json. It runs
+// nothing and creates nothing.
+func printDryRun(w io.Writer, format, platformName string, cases []plan.Case, tests []DryRunTigerBench) error {
+	out := make([]DryRunCase, 0, len(cases)+len(tests))
+	for _, c := range cases {
+		out = append(out, DryRunCase{Index: c.Index, Name: c.Name, Group: c.Group, Profile: c.Profile, Path: c.Path,
+			Driver: c.Driver, Platform: platformName, Params: c.Params, Topology: c.Topology})
+	}
+	if format == "json" {
+		for i := range tests {
+			t := tests[i]
+			out = append(out, DryRunCase{Index: len(out), Name: config.TigerBenchGroup(t.Index, t.Kind), Group: config.TigerBenchGroup(t.Index, t.Kind),
+				Platform: platformName, Test: &t})
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	fmt.Fprintf(w, "platform: %s\n", platformName)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tGROUP\tPROFILE\tDRIVER\tPATH\tSIZE\tPAR\tBURST\tDURATION\tWARMUP\tSAMPLES\tOTHER")
+	var total time.Duration
+	for _, c := range out {
+		p := c.Params
+		total += time.Duration(float64(p.Samples)*p.DurationSeconds*float64(time.Second)) + time.Duration(p.WarmupSeconds*float64(time.Second))
+		path := string(c.Path)
+		if path == "" {
+			path = "(platform's choice)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%d\t%s\n", c.Index+1, c.Group, c.Profile, c.Driver, path,
+			size(p), p.Parallel, p.Burst, secs(p.DurationSeconds), secs(p.WarmupSeconds), p.Samples, other(c))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, t := range tests {
+		fmt.Fprintf(w, "tiger-bench test %d (line %d): %s%s\n", t.Index+1, t.Line, t.Kind, tigerBenchSettings(t.Config))
+	}
+	fmt.Fprintf(w, "%d cases, at least %s of measurement\n", len(out), total)
+	return nil
+}
+
+func size(p api.Params) string {
+	s := strconv.Itoa(p.MessageSizeBytes)
+	if p.ResponseSizeBytes > 0 && p.ResponseSizeBytes != p.MessageSizeBytes {
+		s += "/" + strconv.Itoa(p.ResponseSizeBytes)
+	}
+	return s
+}
+
+func secs(s float64) string { return time.Duration(s * float64(time.Second)).String() }
+
+// other lists the parameters a case sets beyond the table's columns.
+func other(c DryRunCase) string {
+	p := c.Params
+	var s []string
+	if p.RateBitsPerSecond > 0 {
+		s = append(s, "rate="+strconv.FormatFloat(p.RateBitsPerSecond, 'g', -1, 64))
+	}
+	if p.HostNetwork {
+		s = append(s, "hostNetwork")
+	}
+	if p.Service {
+		s = append(s, "service")
+	}
+	if p.IPFamily != "" {
+		s = append(s, p.IPFamily)
+	}
+	if p.TimeoutSeconds > 0 {
+		s = append(s, "timeout="+secs(p.TimeoutSeconds))
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.Options)) {
+		s = append(s, k+"="+p.Options[k])
+	}
+	if t := c.Topology; t != nil {
+		top := t.Flavour
+		if t.PolicyRules > 0 {
+			top += fmt.Sprintf(" %d rules %s", t.PolicyRules, t.PolicyStyle)
+		}
+		s = append(s, "["+top+"]")
+	}
+	if len(s) == 0 {
+		return "-"
+	}
+	return strings.Join(s, " ")
+}
+
+// tigerBenchSettings is the settings of a test without cases, for one line of the table.
+func tigerBenchSettings(t config.TigerBenchTest) string {
+	var s []string
+	switch {
+	case t.TTFRConfig != nil:
+		s = append(s, fmt.Sprintf("TestPodsPerNode=%d Rate=%g TestDuration=%d", t.TTFRConfig.TestPodsPerNode, t.TTFRConfig.Rate, t.TTFRConfig.TestDuration))
+	case t.DNSPerf != nil:
+		s = append(s, fmt.Sprintf("Mode=%s NumDomains=%d RunStress=%t TestDNSPolicy=%t", t.DNSPerf.Mode, t.DNSPerf.NumDomains, t.DNSPerf.RunStress, t.DNSPerf.TestDNSPolicy))
+	}
+	if t.NumPods+t.NumServices+t.NumPolicies+t.NumIdlePolicies > 0 {
+		s = append(s, fmt.Sprintf("standing config: %d pods, %d services, %d policies, %d idle policies", t.NumPods, t.NumServices, t.NumPolicies, t.NumIdlePolicies))
+	}
+	if t.Encap != "" || t.Dataplane != "" || t.CalicoNodeCPULimit != "" {
+		s = append(s, fmt.Sprintf("calico: encap=%s dataplane=%s calicoNodeCPULimit=%s", t.Encap, t.Dataplane, t.CalicoNodeCPULimit))
+	}
+	if len(s) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(s, "; ")
+}
+
+// tigerBenchTestsWithoutCases lists the tests of a testconfig that give no cnperf case.
+func tigerBenchTestsWithoutCases(loaded *config.Loaded, cases []plan.Case) []DryRunTigerBench {
+	groups := map[string]bool{}
+	for _, c := range cases {
+		groups[c.Group] = true
+	}
+	var out []DryRunTigerBench
+	for i, t := range loaded.TigerBench {
+		if !groups[config.TigerBenchGroup(i, t.TestKind)] {
+			out = append(out, DryRunTigerBench{Index: i, Line: t.Line, Kind: t.TestKind, Config: t})
+		}
+	}
+	return out
+}
+
+func checkDryRunFormat(format string) error {
+	if !slices.Contains(dryRunFormats, format) {
+		return exit.Usage("--dry-run prints %s, not %q (-o)", strings.Join(dryRunFormats, " or "), format)
+	}
+	return nil
+}
