@@ -14,3 +14,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# netperf and uperf: built from ../shared/third_party (not packaged by Debian 12)
+"$(dirname "$0")/install-third-party.sh"

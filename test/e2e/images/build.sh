@@ -5,7 +5,9 @@
 #                                  (`cnperf version --image`, else internal/version: ghcr.io/cnperf/cnperf:v0.1.0)
 # Agent image contents: /usr/local/bin/cnperf (built from this repo), iperf3, qperf, sockperf,
 # iperf (2) from Debian with their ldd libraries, busybox-static as /bin/sh and coreutils;
-# netperf/netserver/uperf are added only if the host has them (Debian 12 does not package them).
+# netperf, netserver and uperf from /usr/local/bin as .ci/install-third-party.sh builds them from
+# ../shared/third_party (Debian 12 does not package them; the script builds them when missing and
+# does nothing when they are there), with their ldd libraries.
 # Output: $E2E_IMAGES/{pause,agent}.tar (single-layer OCI archives for `ctr images import`),
 #         $E2E_IMAGES/agent.name (the agent image's name) and $E2E_IMAGES/cnperf (the cnperf
 #         binary that is in the image, for the tests' host side).
@@ -48,8 +50,13 @@ for app in $("$R/bin/busybox" --list); do
   [ -e "$R/bin/$app" ] || ln -s busybox "$R/bin/$app"
 done
 tools="/usr/bin/iperf3 /usr/bin/qperf /usr/bin/sockperf /usr/bin/iperf"
+"$REPO_ROOT/.ci/install-third-party.sh"
 for opt in netperf netserver uperf; do
-  p=$(command -v $opt 2>/dev/null) && tools="$tools $p"
+  if [ -x /usr/local/bin/$opt ]; then
+    tools="$tools /usr/local/bin/$opt"
+  else
+    echo "agent: WARNING: no /usr/local/bin/$opt (no ../shared/third_party): the image lacks it" >&2
+  fi
 done
 for b in $tools; do
   cp "$b" "$R/usr/bin/"

@@ -1,4 +1,0 @@
-derived from tcp_rr.stdout (garbage)
-exit=139
--
--

@@ -1,4 +1,0 @@
-derived from tcp_rr.stdout (nonutf8)
-exit=0
--
--

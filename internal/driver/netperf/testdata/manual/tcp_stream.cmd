@@ -1,4 +1,0 @@
-netperf -P 0 -H 10.0.0.2 -p 12865 -t TCP_STREAM -l 10 -f m -c -C -- -k THROUGHPUT,THROUGHPUT_UNITS,LOCAL_SEND_THROUGHPUT,LOCAL_RECV_THROUGHPUT,REMOTE_SEND_THROUGHPUT,REMOTE_RECV_THROUGHPUT,ELAPSED_TIME,PROTOCOL,DIRECTION,LOCAL_SEND_SIZE,LOCAL_BYTES_SENT,LOCAL_BYTES_RECVD,REMOTE_BYTES_SENT,REMOTE_BYTES_RECVD,LOCAL_SEND_CALLS,REMOTE_RECV_CALLS,LOCAL_TRANSPORT_RETRANS,REMOTE_TRANSPORT_RETRANS,LOCAL_CPU_UTIL,REMOTE_CPU_UTIL,LOCAL_SD,REMOTE_SD,SD_UNITS,LOCAL_CPU_COUNT,REMOTE_CPU_COUNT -P ,12866 -m 16384
-exit=0
-hand-written after the netperf 2.7 manual, chapter 'The Omni Tests', sections 'Omni Output Selection' (-k keyval: one KEY=value line per selector) and 'Omni Output Selectors' (names, units)
-not a capture: netperf is not packaged on this machine; values are chosen to be self-consistent

@@ -1,4 +1,0 @@
-derived from tcp_stream.stdout (nonutf8)
-exit=0
--
--
