@@ -1,7 +1,10 @@
 #!/bin/sh
-# capture.sh — run the Debian-packaged iperf3, qperf, sockperf (and iperf 2) on loopback for
-# every profile and option cnperf's drivers support, and store their raw outputs as golden
-# fixtures under internal/driver/<tool>/testdata/captured/.
+# capture.sh — run the Debian-packaged iperf3, qperf, sockperf (and iperf 2), and netperf 2.7.1
+# and uperf 1.0.8 as .ci/install-third-party.sh builds them, on loopback for every profile and
+# option cnperf's drivers support (and, for netperf and uperf, the outputs people save: classic
+# tables with and without banner and -c -C, omni CSV and keyval, uperf's default output with
+# nthreads and nprocs groups), and store their raw outputs as golden fixtures under
+# internal/driver/<tool>/testdata/captured/.
 #
 # Every fixture NAME is three files:
 #   NAME.stdout  what the tool printed on stdout, byte for byte
@@ -19,7 +22,10 @@
 # the golden files, and re-read by eye the figures the TestHandVerified tests quote from the raw
 # files.
 #
-# Usage: testdata/tools/capture.sh [iperf3|qperf|sockperf|iperf2 ...]   (default: all)
+# uperf reads its workload from a profile file: each uperf fixture's profile is kept beside it
+# as profiles/NAME.xml (the .cmd line names it as profile.xml).
+#
+# Usage: testdata/tools/capture.sh [iperf3|qperf|sockperf|iperf2|netperf|uperf ...]   (default: all)
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,6 +35,8 @@ QPERF_PORT=47311
 QPERF_DATA=47312
 SOCKPERF_PORT=47321
 IPERF2_PORT=47331
+NETPERF_PORT=47341 # data ports 47342..
+UPERF_PORT=47361   # data ports 47362..
 DEAD_PORT=47399   # nothing listens here: connection refused
 SILENT_PORT=47391 # accepts TCP and never answers: a tool-side timeout
 
@@ -201,13 +209,186 @@ capture_iperf2() {
 	run "$d" refused "$v" iperf -c $HOST -p $DEAD_PORT -e --bounceback --bounceback-period 0 -t 1 -l 64
 }
 
-tools=${*:-iperf3 qperf sockperf iperf2}
+
+# netperf: the driver's own argv (omni keyval, internal/driver/netperf ClientArgv; the tests
+# check that they are the same), then the outputs people keep.
+NETPERF_STREAM_K=THROUGHPUT,THROUGHPUT_UNITS,LOCAL_SEND_THROUGHPUT,LOCAL_RECV_THROUGHPUT,REMOTE_SEND_THROUGHPUT,REMOTE_RECV_THROUGHPUT,ELAPSED_TIME,PROTOCOL,DIRECTION,LOCAL_SEND_SIZE,LOCAL_BYTES_SENT,LOCAL_BYTES_RECVD,REMOTE_BYTES_SENT,REMOTE_BYTES_RECVD,LOCAL_SEND_CALLS,REMOTE_RECV_CALLS,LOCAL_TRANSPORT_RETRANS,REMOTE_TRANSPORT_RETRANS,LOCAL_CPU_UTIL,REMOTE_CPU_UTIL,LOCAL_SD,REMOTE_SD,SD_UNITS,LOCAL_CPU_COUNT,REMOTE_CPU_COUNT
+NETPERF_RR_K=THROUGHPUT,THROUGHPUT_UNITS,TRANSACTION_RATE,RT_LATENCY,MIN_LATENCY,MEAN_LATENCY,P50_LATENCY,P90_LATENCY,P99_LATENCY,MAX_LATENCY,STDDEV_LATENCY,ELAPSED_TIME,PROTOCOL,DIRECTION,REQUEST_SIZE,RESPONSE_SIZE,BURST_SIZE,LOCAL_SEND_CALLS,LOCAL_RECV_CALLS,LOCAL_TRANSPORT_RETRANS,REMOTE_TRANSPORT_RETRANS,LOCAL_CPU_UTIL,REMOTE_CPU_UTIL,LOCAL_SD,REMOTE_SD,SD_UNITS,LOCAL_CPU_COUNT,REMOTE_CPU_COUNT
+
+# run_pair DIR NAME VERSION PORT CMD... — two copies of a client at once (parallel flows):
+# fixtures NAME_flow0 and NAME_flow1; "@PORT@" in CMD becomes PORT and PORT+1.
+run_pair() {
+	dir=$1 name=$2 ver=$3 port=$4
+	shift 4
+	a=$(echo "$*" | sed "s/@PORT@/$port/g") b=$(echo "$*" | sed "s/@PORT@/$((port + 1))/g")
+	run "$dir" "${name}_flow0" "$ver" $a &
+	p0=$!
+	run "$dir" "${name}_flow1" "$ver" $b &
+	p1=$!
+	wait $p0 $p1 || true
+}
+
+capture_netperf() {
+	d=$ROOT/internal/driver/netperf/testdata/captured
+	v=$(netperf -V 2>&1 | head -1)
+	echo "$v -> $d"
+	start_server "$LOGS/netserver.log" netserver -D -p $NETPERF_PORT
+	h="-H $HOST -p $NETPERF_PORT"
+	data=$((NETPERF_PORT + 1))
+	# as the driver runs them (1 s, -c -C, keyval)
+	for t in TCP_STREAM TCP_MAERTS UDP_STREAM; do
+		extra=""
+		[ $t = UDP_STREAM ] && extra="-m 1400 -R 1"
+		lc=$(echo $t | tr A-Z a-z)
+		run "$d" "$lc" "$v" netperf -P 0 $h -t $t -l 1 -f m -c -C -- -k $NETPERF_STREAM_K -P ,$data $extra
+	done
+	run "$d" tcp_stream_m1024 "$v" netperf -P 0 $h -t TCP_STREAM -l 1 -f m -c -C -- -k $NETPERF_STREAM_K -P ,$data -m 1024
+	for t in TCP_RR UDP_RR TCP_CRR; do
+		lc=$(echo $t | tr A-Z a-z)
+		run "$d" "$lc" "$v" netperf -P 0 $h -t $t -l 1 -j -c -C -- -k $NETPERF_RR_K -P ,$data
+	done
+	run "$d" tcp_rr_r1024 "$v" netperf -P 0 $h -t TCP_RR -l 1 -j -c -C -- -k $NETPERF_RR_K -P ,$data -r 1024,1024
+	run "$d" tcp_rr_burst4 "$v" netperf -P 0 $h -t TCP_RR -l 1 -j -c -C -- -k $NETPERF_RR_K -P ,$data -b 4
+	run "$d" tcp_sendfile "$v" netperf $h -t TCP_SENDFILE -l 1 -f m -- -P ,$data
+	run_pair "$d" tcp_stream_p2 "$v" $data netperf -P 0 $h -t TCP_STREAM -l 1 -f m -c -C -- -k $NETPERF_STREAM_K -P ,@PORT@
+	run_pair "$d" tcp_rr_p2 "$v" $data netperf -P 0 $h -t TCP_RR -l 1 -j -c -C -- -k $NETPERF_RR_K -P ,@PORT@
+	# as people save them: classic tables, with and without banner and -c -C
+	for t in TCP_STREAM TCP_MAERTS TCP_SENDFILE UDP_STREAM TCP_RR UDP_RR TCP_CRR; do
+		lc=$(echo $t | tr A-Z a-z)
+		extra=""
+		[ $t = UDP_STREAM ] && extra="-- -m 1024"
+		run "$d" "classic_$lc" "$v" netperf $h -t $t -l 1 $extra
+		run "$d" "classic_${lc}_cpu" "$v" netperf $h -t $t -l 1 -c -C $extra
+		run "$d" "classic_${lc}_nobanner" "$v" netperf -P 0 $h -t $t -l 1 $extra
+	done
+	run "$d" classic_tcp_stream_fg "$v" netperf $h -t TCP_STREAM -l 1 -f g -- -m 16384
+	run "$d" classic_tcp_stream_fk "$v" netperf $h -t TCP_STREAM -l 1 -f K
+	# seed 002's procedure: TCP_RR with a 1-byte request and response, and -c -C
+	run "$d" classic_tcp_rr_r1_cpu "$v" netperf $h -t TCP_RR -l 1 -c -C -- -r 1,1
+	# omni -o CSV (column titles) and -k keyval with netperf's default selectors
+	run "$d" omni_csv_tcp_stream "$v" netperf $h -t TCP_STREAM -l 1 -- -o THROUGHPUT,THROUGHPUT_UNITS,ELAPSED_TIME,PROTOCOL,DIRECTION,LOCAL_SEND_SIZE
+	run "$d" omni_csv_tcp_rr "$v" netperf $h -t TCP_RR -l 1 -j -- -o THROUGHPUT,THROUGHPUT_UNITS,MEAN_LATENCY,P99_LATENCY,PROTOCOL,DIRECTION,REQUEST_SIZE,RESPONSE_SIZE
+	run "$d" omni_keyval_tcp_rr "$v" netperf $h -t TCP_RR -l 1 -- -k
+	run "$d" omni_keyval_udp_stream "$v" netperf $h -t UDP_STREAM -l 1 -- -k -m 1024
+	# the Mizar procedure's -o CSV (seed 003) and k8s-netperf's -k selectors (seed 000)
+	run "$d" mizar_csv "$v" netperf $h -l 1 -t TCP_RR -- -o min_latency,mean_latency,max_latency,stddev_latency,transaction_rate
+	run "$d" k8s_netperf_stream "$v" netperf $h -l 1 -t TCP_STREAM -- -k rt_latency,p99_latency,throughput,throughput_units,remote_recv_calls,local_send_calls,local_transport_retrans -m 1024 -P ,$data -R 1
+	# a run cut short (what a sample timeout does)
+	run "$d" interrupted "$v" timeout -s TERM 1.5 netperf -P 0 $h -t TCP_STREAM -l 5 -f m -- -k $NETPERF_STREAM_K -P ,$data
+	run "$d" classic_interrupted "$v" timeout -s INT 1.5 netperf $h -t TCP_RR -l 5
+	cleanup
+	run "$d" refused "$v" netperf -P 0 -H $HOST -p $DEAD_PORT -t TCP_RR -l 1 -j -- -k $NETPERF_RR_K -P ,$data
+	run "$d" classic_refused "$v" netperf -H $HOST -p $DEAD_PORT -t TCP_STREAM -l 1
+	derive "$d" truncated tcp_rr truncated
+	derive "$d" garbage tcp_rr garbage
+	derive "$d" nonutf8 tcp_rr nonutf8
+}
+
+# uperf_profile FILE NAME GROUPATTR FLOWS PROTO PORT0 OPS... — a profile as the uperf driver
+# writes it (internal/driver/uperf Profile: one group per flow, flow i on data port PORT0+i;
+# PORT0 "-" = uperf picks the ports, and then one group of FLOWS threads or processes:
+# GROUPATTR nthreads|nprocs, as people's own profiles have it).
+uperf_profile() {
+	f=$1 name=$2 attr=$3 n=$4 proto=$5 port0=$6
+	shift 6
+	nodelay=""
+	[ "$name" = cnperf-TCP_RR ] && nodelay=" tcp_nodelay"
+	groups=$n per=1
+	[ "$port0" = - ] && groups=1 per=$n
+	mkdir -p "$(dirname "$f")"
+	{
+		printf '<?xml version="1.0"?>\n<profile name="%s">\n' "$name"
+		i=0
+		while [ $i -lt $groups ]; do
+			port=""
+			[ "$port0" != - ] && port=" port=$((port0 + i))"
+			printf '  <group %s="%s">\n    <transaction iterations="1">\n' "$attr" "$per"
+			printf '      <flowop type="connect" options="remotehost=%s protocol=%s%s%s"/>\n' $HOST "$proto" "$port" "$nodelay"
+			printf '    </transaction>\n    <transaction duration="1s">\n'
+			for op in "$@"; do
+				printf '      <flowop type="%s" options="size=%s"/>\n' "${op%%:*}" "${op#*:}"
+			done
+			printf '    </transaction>\n    <transaction iterations="1">\n      <flowop type="disconnect"/>\n    </transaction>\n  </group>\n'
+			i=$((i + 1))
+		done
+		printf '</profile>\n'
+	} >"$f"
+}
+
+# urun DIR NAME VERSION UPERF-ARGS... — run uperf with profiles/NAME.xml copied to profile.xml.
+urun() {
+	dir=$1 name=$2 ver=$3
+	shift 3
+	cp "$dir/profiles/$name.xml" "$LOGS/profile.xml"
+	(cd "$LOGS" && run "$dir" "$name" "$ver" uperf -m profile.xml "$@")
+}
+
+capture_uperf() {
+	d=$ROOT/internal/driver/uperf/testdata/captured
+	v=$(uperf -V 2>&1 | head -1)
+	echo "$v -> $d"
+	start_server "$LOGS/uperf-server.log" uperf -s -P $UPERF_PORT
+	data=$((UPERF_PORT + 1))
+	P=$d/profiles
+	for n in 1 4; do
+		uperf_profile "$P/tcp_stream_p$n.xml" cnperf-TCP_STREAM nthreads $n tcp $data write:65536
+		uperf_profile "$P/tcp_maerts_p$n.xml" cnperf-TCP_MAERTS nthreads $n tcp $data read:65536
+		uperf_profile "$P/udp_stream_p$n.xml" cnperf-UDP_STREAM nthreads $n udp $data write:1400
+		uperf_profile "$P/tcp_rr_p$n.xml" cnperf-TCP_RR nthreads $n tcp $data write:1 read:1
+		uperf_profile "$P/udp_rr_p$n.xml" cnperf-UDP_RR nthreads $n udp $data write:1 read:1
+		for t in tcp_stream tcp_maerts udp_stream tcp_rr udp_rr; do
+			urun "$d" "${t}_p$n" "$v" -a -R -i 1 -P $UPERF_PORT
+		done
+	done
+	uperf_profile "$P/tcp_rr_m1024_p1.xml" cnperf-TCP_RR nthreads 1 tcp $data write:1024 read:1024
+	urun "$d" tcp_rr_m1024_p1 "$v" -a -R -i 1 -P $UPERF_PORT
+	# -X writes a line per flowop: 300 transactions per flow keep the fixture small
+	uperf_profile "$P/tcp_rr_history.xml" cnperf-TCP_RR nthreads 2 tcp $data write:64 read:64
+	sed -i 's/duration="1s"/iterations="300"/' "$P/tcp_rr_history.xml"
+	cp "$P/tcp_rr_history.xml" "$LOGS/profile.xml"
+	(cd "$LOGS" && run "$d" tcp_rr_history "$v" sh -c "uperf -m profile.xml -a -R -i 1 -P $UPERF_PORT -X history; rc=\$?; echo '### cnperf: uperf -X history'; cat history; exit \$rc")
+	# as people write and save them: uperf picks the data ports, N threads or processes in
+	# one group, uperf's default output (no -R) as well as -R
+	for attr in nthreads nprocs; do
+		uperf_profile "$P/default_tcp_stream_$attr.xml" tcp-stream $attr 4 tcp - write:16384
+		uperf_profile "$P/default_tcp_rr_$attr.xml" rr-tcp $attr 4 tcp - write:64 read:64
+		uperf_profile "$P/default_udp_stream_$attr.xml" udp-stream $attr 2 udp - write:1024
+		uperf_profile "$P/raw_tcp_stream_$attr.xml" tcp-stream $attr 4 tcp - write:16384
+		for t in tcp_stream tcp_rr udp_stream; do
+			urun "$d" "default_${t}_$attr" "$v" -a -P $UPERF_PORT
+		done
+		urun "$d" "raw_tcp_stream_$attr" "$v" -a -R -i 1 -P $UPERF_PORT
+	done
+	uperf_profile "$P/default_tcp_maerts.xml" tcp-maerts nthreads 1 tcp - read:65536
+	urun "$d" default_tcp_maerts "$v" -a -P $UPERF_PORT
+	uperf_profile "$P/default_udp_rr.xml" rr-udp nthreads 1 udp - write:1 read:1
+	urun "$d" default_udp_rr "$v" -a -P $UPERF_PORT
+	# uperf 1.0.8's bug that the driver avoids: N threads on one fixed data port
+	uperf_profile "$P/fixed_port_nthreads2.xml" cnperf-TCP_STREAM nthreads 1 tcp $data write:65536
+	sed -i 's/nthreads="1"/nthreads="2"/' "$P/fixed_port_nthreads2.xml"
+	urun "$d" fixed_port_nthreads2 "$v" -a -R -i 1 -P $UPERF_PORT
+	# a run cut short (what a sample timeout does)
+	uperf_profile "$P/interrupted.xml" cnperf-TCP_STREAM nthreads 1 tcp $data write:65536
+	sed -i 's/duration="1s"/duration="8s"/' "$P/interrupted.xml"
+	cp "$P/interrupted.xml" "$LOGS/profile.xml"
+	(cd "$LOGS" && run "$d" interrupted "$v" timeout -s TERM 4 uperf -m profile.xml -a -R -i 1 -P $UPERF_PORT)
+	cleanup
+	cp "$P/tcp_stream_p1.xml" "$P/refused.xml"
+	urun "$d" refused "$v" -a -R -i 1 -P $DEAD_PORT
+	derive "$d" truncated tcp_stream_p1 truncated
+	derive "$d" garbage tcp_stream_p1 garbage
+	derive "$d" nonutf8 tcp_stream_p1 nonutf8
+}
+
+tools=${*:-iperf3 qperf sockperf iperf2 netperf uperf}
 for t in $tools; do
 	case $t in
 	iperf3) command -v iperf3 >/dev/null && capture_iperf3 || echo "iperf3 not installed; skipped" ;;
 	qperf) command -v qperf >/dev/null && capture_qperf || echo "qperf not installed; skipped" ;;
 	sockperf) command -v sockperf >/dev/null && capture_sockperf || echo "sockperf not installed; skipped" ;;
 	iperf2) command -v iperf >/dev/null && capture_iperf2 || echo "iperf (2) not installed; skipped" ;;
+	netperf) command -v netperf >/dev/null && capture_netperf || echo "netperf not installed (.ci/install-third-party.sh); skipped" ;;
+	uperf) command -v uperf >/dev/null && capture_uperf || echo "uperf not installed (.ci/install-third-party.sh); skipped" ;;
 	*) echo "unknown tool $t" >&2; exit 2 ;;
 	esac
 done

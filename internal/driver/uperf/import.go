@@ -11,11 +11,36 @@ import (
 
 var _ driver.Importer = Driver{}
 
-// Import implements driver.Importer for a saved "uperf -m ... -R" master output (with the
-// -X history appended after HistoryMarker, as cnperf's client command does). The profile is
-// recognised from cnperf's own profile names ("cnperf-TCP_RR"); other profiles need ImportAs.
+// Import implements driver.Importer for a saved uperf master output: the default output or
+// -R's raw lines (with the -X history appended after HistoryMarker, as cnperf's client command
+// does), of groups of nthreads or nprocs. The profile is recognised from cnperf's and
+// k8s-netperf's profile names; other profiles need ImportAs.
 func (d Driver) Import(name string, data []byte) ([]driver.ImportedCase, error) {
 	return d.ImportAs(name, data, "")
+}
+
+// profileFromName recognises cnperf's profile names ("cnperf-TCP_RR"; uperf prints them in
+// lower case) and k8s-netperf's ("stream-tcp-1024-1", "rr-udp-64-2"), else "".
+func profileFromName(name string) api.Profile {
+	n := strings.ToUpper(name)
+	if p := api.Profile(strings.TrimPrefix(n, "CNPERF-")); strings.HasPrefix(n, "CNPERF-") && p.Valid() {
+		return p
+	}
+	parts := strings.Split(n, "-")
+	if len(parts) < 2 {
+		return ""
+	}
+	switch parts[0] + "-" + parts[1] {
+	case "STREAM-TCP":
+		return api.TCPStream
+	case "STREAM-UDP":
+		return api.UDPStream
+	case "RR-TCP":
+		return api.TCPRR
+	case "RR-UDP":
+		return api.UDPRR
+	}
+	return ""
 }
 
 // ImportAs is Import with the profile given.
@@ -24,8 +49,8 @@ func (Driver) ImportAs(name string, data []byte, profile api.Profile) ([]driver.
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if p := api.Profile(strings.TrimPrefix(r.ProfileName, "cnperf-")); profile == "" && strings.HasPrefix(r.ProfileName, "cnperf-") && p.Valid() {
-		profile = p
+	if profile == "" {
+		profile = profileFromName(r.ProfileName)
 	}
 	if profile == "" {
 		return nil, fmt.Errorf("%s: uperf profile %q does not say which test it is; give the profile", name, r.ProfileName)
@@ -34,7 +59,7 @@ func (Driver) ImportAs(name string, data []byte, profile api.Profile) ([]driver.
 	if threads < 1 {
 		threads = 1
 	}
-	s, err := r.ToSample(profile, threads)
+	s, err := r.ToSample(profile, threads, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

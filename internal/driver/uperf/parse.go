@@ -3,6 +3,7 @@ package uperf
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -21,6 +22,19 @@ type RawLine struct {
 	Name        string
 	Bytes       int64
 	Ops         int64
+}
+
+// SummaryLine is one line of uperf's default progress output (without -R; src/print.c
+// print_summary): "Txn2      580.30M /   1.21(s) =     4.03Gb/s       30746op/s". Bytes are
+// printed with binary prefixes (src/numbers.c decimal_to_string divides by 1024, and the
+// 8-character field may cut the "B": "580.30M" is 580.30 MiB), the rate with decimal ones
+// (divides by 1000: "4.03Gb/s" is 4.03e9 bit/s); op/s counts flowops.
+type SummaryLine struct {
+	Name       string
+	Bytes      float64
+	Seconds    float64
+	BitsPerSec float64
+	OpsPerSec  float64
 }
 
 // HostStat is one line of the "Run Statistics" table (src/print.c print_goodbye_stat):
@@ -43,7 +57,8 @@ type Result struct {
 	ProfileName string
 	Threads     int
 	Raw         []RawLine
-	Hosts       []HostStat // slaves, then "master"
+	Summary     []SummaryLine // default output (no -R), last line per name
+	Hosts       []HostStat    // slaves, then "master"
 	HasHistory  bool
 	History     []HistoryRecord
 	Messages    []string // error and warning lines
@@ -54,6 +69,7 @@ var (
 	startRE   = regexp.MustCompile(`^Starting (\d+) (?:threads|processes)(?:, (\d+) processes)? running profile:(\S+)`)
 	hostRE    = regexp.MustCompile(`^(\S+)\s+[0-9.]+[nums]?s\s+\S+\s+\S+\s+(\d+)\s+([0-9.]+)$`)
 	historyRE = regexp.MustCompile(`^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*$`)
+	summaryRE = regexp.MustCompile(`^(Txn\d+|Total|Group\d+|Thr\d+)\s+(\S+)\s+/\s+([0-9.]+)\(s\)\s+=\s+(\S+)\s+([0-9.]+)op/s$`)
 	errorRE   = regexp.MustCompile(`(?i)(error|abort|fail|cannot|refused|timed out|warning: errors)`)
 )
 
@@ -92,6 +108,14 @@ func ParseOutput(data []byte) (Result, error) {
 			r.Raw = append(r.Raw, RawLine{TimestampMs: ts, Name: m[2], Bytes: b, Ops: o})
 			continue
 		}
+		if m := summaryRE.FindStringSubmatch(t); m != nil {
+			l, err := summaryLine(m)
+			if err != nil {
+				return Result{}, err
+			}
+			r.Summary = append(r.Summary, l)
+			continue
+		}
 		if m := startRE.FindStringSubmatch(t); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			if m[2] != "" {
@@ -111,21 +135,82 @@ func ParseOutput(data []byte) (Result, error) {
 			r.Messages = append(r.Messages, t)
 		}
 	}
-	if len(r.Raw) == 0 {
+	if len(r.Raw) == 0 && len(r.Summary) == 0 {
 		if len(r.Messages) > 0 {
 			return Result{}, fmt.Errorf("uperf: %s", strings.Join(r.Messages, " | "))
 		}
 		if t := toolkit.Tail(data, 3); t != "" {
-			return Result{}, fmt.Errorf("uperf printed no -R progress lines: %s", t)
+			return Result{}, fmt.Errorf("uperf printed no progress lines: %s", t)
 		}
 		return Result{}, errors.New("uperf printed nothing on stdout")
 	}
 	return r, nil
 }
 
-// window returns the measured transaction's (Txn2) bytes, operations and seconds: from the
-// last Txn1 line (printed when Txn2 starts) or the first Txn2 line, to the last Txn2 line.
-func (r Result) window() (bytes, ops int64, seconds float64, err error) {
+// units: decimal_to_string's prefixes, in order.
+const prefixes = " KMGTPEZ"
+
+// quantity reads a number decimal_to_string printed: digits, an optional prefix, then the
+// unit (B or b/s, possibly cut off by the field width). base is 1024 for bytes, 1000 for bits.
+func quantity(s, unit string, base float64) (float64, error) {
+	num := strings.TrimRight(s, "KMGTPEZBb/s")
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, fmt.Errorf("uperf: %q is not a number of %s", s, unit)
+	}
+	rest := strings.TrimPrefix(s, num)
+	if rest != "" {
+		if i := strings.IndexByte(prefixes, rest[0]); i > 0 {
+			v *= math.Pow(base, float64(i))
+			rest = rest[1:]
+		}
+	}
+	if rest != "" && !strings.HasPrefix(unit, rest) {
+		return 0, fmt.Errorf("uperf: %q is not a number of %s", s, unit)
+	}
+	return v, nil
+}
+
+func summaryLine(m []string) (SummaryLine, error) {
+	l := SummaryLine{Name: m[1]}
+	var err error
+	if l.Bytes, err = quantity(m[2], "B", 1024); err != nil {
+		return l, err
+	}
+	if l.BitsPerSec, err = quantity(m[4], "b/s", 1000); err != nil {
+		return l, err
+	}
+	l.Seconds, _ = strconv.ParseFloat(m[3], 64)
+	l.OpsPerSec, _ = strconv.ParseFloat(m[5], 64)
+	return l, nil
+}
+
+// summary returns the last default-output line of the named transaction.
+func (r Result) summary(name string) (SummaryLine, bool) {
+	for i := len(r.Summary) - 1; i >= 0; i-- {
+		if r.Summary[i].Name == name {
+			return r.Summary[i], true
+		}
+	}
+	return SummaryLine{}, false
+}
+
+// window returns the measured transaction's (Txn2) bytes, operations and seconds. It starts
+// at the last Txn1 line (printed as Txn2 is released) or, without one, the first Txn2 line,
+// and its counts are those of the last Txn2 line. That line comes when uperf's master notices
+// that the strands stopped, up to one interval after they did (src/master.c master_poll), so
+// the seconds are the transaction's duration when the caller knows it (seconds > 0, what
+// cnperf's profile asked for) and the lines span at least that; otherwise (an imported output)
+// the span, as uperf's own summary computes it. Without -R, the default output's Txn2 line.
+func (r Result) window(seconds float64) (bytes, ops int64, secs float64, note string, err error) {
+	if len(r.Raw) == 0 {
+		l, ok := r.summary("Txn2")
+		if !ok || l.Seconds <= 0 {
+			return 0, 0, 0, "", errors.New("uperf printed no summary line for the measured transaction (Txn2): it never started")
+		}
+		note = fmt.Sprintf("uperf's default output: Txn2 moved %.6g bytes (binary prefixes) in %.2f s at %.6g bit/s, %.0f flowops/s as it printed them", l.Bytes, l.Seconds, l.BitsPerSec, l.OpsPerSec)
+		return int64(math.Round(l.Bytes)), int64(math.Round(l.OpsPerSec * l.Seconds)), l.Seconds, note, nil
+	}
 	var txn2 []RawLine
 	var startMs float64
 	for _, l := range r.Raw {
@@ -138,29 +223,37 @@ func (r Result) window() (bytes, ops int64, seconds float64, err error) {
 	}
 	sort.SliceStable(txn2, func(i, j int) bool { return txn2[i].TimestampMs < txn2[j].TimestampMs })
 	if len(txn2) == 0 {
-		return 0, 0, 0, errors.New("uperf printed no progress line for the measured transaction (Txn2): it never started")
+		return 0, 0, 0, "", errors.New("uperf printed no progress line for the measured transaction (Txn2): it never started")
 	}
 	last := txn2[len(txn2)-1]
 	first := RawLine{TimestampMs: startMs}
 	if startMs == 0 || startMs > txn2[0].TimestampMs {
 		if len(txn2) < 2 {
-			return 0, 0, 0, errors.New("uperf printed a single progress line for the measured transaction: no window to measure")
+			return 0, 0, 0, "", errors.New("uperf printed a single progress line for the measured transaction: no window to measure")
 		}
 		first = txn2[0]
 	}
-	seconds = (last.TimestampMs - first.TimestampMs) / 1000
-	if seconds <= 0 {
-		return 0, 0, 0, fmt.Errorf("uperf progress lines span %.3f s", seconds)
+	span := (last.TimestampMs - first.TimestampMs) / 1000
+	if span <= 0 {
+		return 0, 0, 0, "", fmt.Errorf("uperf progress lines span %.3f s", span)
 	}
-	return last.Bytes - first.Bytes, last.Ops - first.Ops, seconds, nil
+	secs = span
+	if seconds > 0 && span >= seconds*0.999 {
+		secs = seconds
+		note = fmt.Sprintf("rate over the transaction's %g s (uperf's last progress line came %.3f s after its start)", seconds, span)
+	} else if seconds <= 0 {
+		note = "rate over the span of uperf's progress lines, as uperf's own summary: its last line comes up to one interval after the transaction ended"
+	}
+	return last.Bytes - first.Bytes, last.Ops - first.Ops, secs, note, nil
 }
 
-// ToSample turns the output of a run of profile p with the given threads into a sample.
-func (r Result) ToSample(p api.Profile, threads int) (api.Sample, error) {
+// ToSample turns the output of a run of profile p with the given threads into a sample;
+// seconds is the measured transaction's duration when known, else 0 (see window).
+func (r Result) ToSample(p api.Profile, threads int, seconds float64) (api.Sample, error) {
 	if len(r.Messages) > 0 {
 		return api.Sample{}, fmt.Errorf("uperf: %s", strings.Join(r.Messages, " | "))
 	}
-	bytes, ops, secs, err := r.window()
+	bytes, ops, secs, wnote, err := r.window(seconds)
 	if err != nil {
 		return api.Sample{}, err
 	}
@@ -168,6 +261,7 @@ func (r Result) ToSample(p api.Profile, threads int) (api.Sample, error) {
 		return api.Sample{}, fmt.Errorf("uperf completed no operations in %.3f s", secs)
 	}
 	s := api.Sample{DurationSeconds: secs}
+	toolkit.AddNote(&s, wnote)
 	if p.IsRR() {
 		// Every transaction is a write and a read flowop; uperf counts flowops.
 		tx := ops / 2
@@ -199,6 +293,9 @@ func (r Result) ToSample(p api.Profile, threads int) (api.Sample, error) {
 		return api.Sample{}, fmt.Errorf("uperf moved no data in %.3f s", secs)
 	}
 	bps := float64(bytes) * 8 / secs
+	if l, ok := r.summary("Txn2"); ok && len(r.Raw) == 0 {
+		bps = l.BitsPerSec // the tool's figure (3 significant digits)
+	}
 	switch p {
 	case api.TCPMaerts:
 		s.BytesReceived = toolkit.I(bytes)

@@ -4,16 +4,26 @@
 //
 //	sh -c 'write the profile to a temp dir; uperf -m profile -a -R -i 1 -P PORT [-X history]; clean up'
 //
+// Flows: one <group nthreads="1"> per parallel flow, flow i connecting to data port base+i.
+// Not one group of N threads on one fixed port: uperf 1.0.8's slave then hands the same
+// listening socket to all N strands and every strand frees it at its end (src/strand.c
+// strand_fini, "FIXME: need to do reference counting"): the slave dies of a double free before
+// its goodbye and the master prints "Error saying goodbye". nprocs="N" fails the same way.
+// Without a fixed port uperf picks random data ports, which no Service or firewall can carry.
+//
 // Output: with -R uperf prints raw, time-stamped progress lines every second
 // ("timestamp_ms:... name:Txn2 nr_bytes:... nr_ops:..."): cumulative bytes and flowop counts
-// of the running transaction. Rates come from the measured transaction's (Txn2) lines.
+// of the running transaction, summed over all groups. The measured transaction (Txn2) starts
+// at the last line of Txn1 and its strands stop exactly its duration later; the last Txn2 line
+// comes when uperf's master notices, up to one interval (1 s) later (src/master.c
+// master_poll), so the rate is the last line's count over the profile's duration.
 // Latency: with option history=true uperf writes every flowop's start and end time (-X) and
 // cnperf builds a per-transaction histogram (write start → read end) from it, so percentiles
 // are real. Without it the only valid figure is the mean round trip, threads ÷ transaction rate
 // (one transaction in flight per thread). cnperf never turns per-second averages into
 // percentiles (k8s-netperf's p99 of per-second means is not a p99 of anything).
 //
-// The server is "uperf -s -P PORT"; the data connections go to a fixed port (connect option
+// The server is "uperf -s -P PORT"; the data connections go to fixed ports (connect option
 // port=) so Services can carry them.
 package uperf
 
@@ -50,8 +60,8 @@ const HistoryMarker = "### cnperf: uperf -X history"
 // Option keys (plain or prefixed "uperf.").
 const (
 	OptPort     = "port"
-	OptDataPort = "dataPort"
-	OptHistory  = "history" // default false: -X per-flowop times for latency percentiles
+	OptDataPort = "dataPort" // first data port; flow i uses dataPort+i
+	OptHistory  = "history"  // default false: -X per-flowop times for latency percentiles
 )
 
 var knownOptions = []string{OptPort, OptDataPort, OptHistory}
@@ -100,8 +110,12 @@ func parseSettings(c plan.Case) (settings, error) {
 	if s.data, err = o.Port(OptDataPort, def); err != nil {
 		return settings{}, err
 	}
-	if s.data == s.ctl {
-		return settings{}, fmt.Errorf("uperf: data port %d must differ from the control port", s.data)
+	n := toolkit.Parallel(c)
+	if s.data+n-1 > 65535 {
+		return settings{}, fmt.Errorf("uperf: data ports %d..%d exceed 65535", s.data, s.data+n-1)
+	}
+	if s.ctl >= s.data && s.ctl < s.data+n {
+		return settings{}, fmt.Errorf("uperf: control port %d is among the data ports %d..%d", s.ctl, s.data, s.data+n-1)
 	}
 	if s.history, err = o.Bool(OptHistory, false); err != nil {
 		return settings{}, err
@@ -109,32 +123,44 @@ func parseSettings(c plan.Case) (settings, error) {
 	return s, nil
 }
 
-// Servers implements driver.Driver: one "uperf -s" per control port.
+// Servers implements driver.Driver: one "uperf -s" per control port, exposing one data port
+// (TCP and UDP) per parallel flow of the widest case.
 func (Driver) Servers(cases []plan.Case) []driver.Server {
-	var out []driver.Server
-	seen := map[int]bool{}
+	type srv struct{ data, flows int }
+	var order []int
+	byCtl := map[int]*srv{}
 	for _, c := range cases {
 		if c.Driver != "" && c.Driver != Name {
 			continue
 		}
 		st, err := parseSettings(c)
-		if err != nil || seen[st.ctl] {
+		if err != nil {
 			continue
 		}
-		seen[st.ctl] = true
-		name := Name
-		if st.ctl != DefaultPort {
-			name = fmt.Sprintf("%s-%d", Name, st.ctl)
+		s, ok := byCtl[st.ctl]
+		if !ok {
+			s = &srv{data: st.data}
+			byCtl[st.ctl] = s
+			order = append(order, st.ctl)
 		}
-		out = append(out, driver.Server{
-			Name: name,
-			Argv: []string{"uperf", "-s", "-P", strconv.Itoa(st.ctl)},
-			Ports: []driver.Port{
-				{Name: "control", Port: st.ctl, Protocol: "TCP"},
-				{Name: "data", Port: st.data, Protocol: "TCP"},
-				{Name: "data-udp", Port: st.data, Protocol: "UDP"},
-			},
-		})
+		if n := toolkit.Parallel(c); n > s.flows {
+			s.flows = n
+		}
+	}
+	var out []driver.Server
+	for _, ctl := range order {
+		s := byCtl[ctl]
+		ports := []driver.Port{{Name: "control", Port: ctl, Protocol: "TCP"}}
+		for i := 0; i < s.flows; i++ {
+			ports = append(ports,
+				driver.Port{Name: fmt.Sprintf("data-%d", i), Port: s.data + i, Protocol: "TCP"},
+				driver.Port{Name: fmt.Sprintf("data-%d-udp", i), Port: s.data + i, Protocol: "UDP"})
+		}
+		name := Name
+		if ctl != DefaultPort {
+			name = fmt.Sprintf("%s-%d", Name, ctl)
+		}
+		out = append(out, driver.Server{Name: name, Argv: []string{"uperf", "-s", "-P", strconv.Itoa(ctl)}, Ports: ports})
 	}
 	return out
 }
@@ -161,9 +187,10 @@ func Sizes(c plan.Case) (req, resp int) {
 	return req, 0
 }
 
-// Profile renders the uperf XML profile of a case: one connection per thread, a measured
-// transaction of the given duration, then a disconnect.
-func Profile(c plan.Case, host string, dataPort, seconds int) (string, error) {
+// Profile renders the uperf XML profile of a case: one group of one thread per flow, flow i
+// connecting to dataPorts[i]; in each, a connect, a measured transaction of the given
+// duration, then a disconnect.
+func Profile(c plan.Case, host string, dataPorts []int, seconds int) (string, error) {
 	proto := "tcp"
 	if c.Profile.IsUDP() {
 		proto = "udp"
@@ -183,13 +210,17 @@ func Profile(c plan.Case, host string, dataPort, seconds int) (string, error) {
 	if strings.ContainsAny(host, "\"<>&' \t\n") {
 		return "", fmt.Errorf("uperf: target host %q cannot go into a profile", host)
 	}
+	if len(dataPorts) != toolkit.Parallel(c) {
+		return "", fmt.Errorf("uperf: %d data ports for %d flows", len(dataPorts), toolkit.Parallel(c))
+	}
 	nodelay := ""
 	if c.Profile == api.TCPRR {
 		nodelay = " tcp_nodelay"
 	}
-	return fmt.Sprintf(`<?xml version="1.0"?>
-<profile name="cnperf-%s">
-  <group nthreads="%d">
+	var b strings.Builder
+	fmt.Fprintf(&b, "<?xml version=\"1.0\"?>\n<profile name=\"cnperf-%s\">\n", c.Profile)
+	for _, port := range dataPorts {
+		fmt.Fprintf(&b, `  <group nthreads="1">
     <transaction iterations="1">
       <flowop type="connect" options="remotehost=%s protocol=%s port=%d%s"/>
     </transaction>
@@ -199,8 +230,10 @@ func Profile(c plan.Case, host string, dataPort, seconds int) (string, error) {
       <flowop type="disconnect"/>
     </transaction>
   </group>
-</profile>
-`, c.Profile, toolkit.Parallel(c), host, proto, dataPort, nodelay, seconds, ops), nil
+`, host, proto, port, nodelay, seconds, ops)
+	}
+	b.WriteString("</profile>\n")
+	return b.String(), nil
 }
 
 // Client implements driver.Driver.
@@ -225,10 +258,11 @@ func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
 		return nil, fmt.Errorf("uperf: burst and rate limits are not supported")
 	}
 	seconds := toolkit.RunSeconds(c, warmup)
-	if seconds < 2 {
-		seconds = 2 // two progress lines at least: rates are measured between them
+	ports := make([]int, toolkit.Parallel(c))
+	for i := range ports {
+		ports[i] = t.Port(st.data + i)
 	}
-	prof, err := Profile(c, t.Host, t.Port(st.data), seconds)
+	prof, err := Profile(c, t.Host, ports, seconds)
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +315,7 @@ func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
 	if st.history && !r.HasHistory {
 		return api.Sample{}, fmt.Errorf("uperf history (-X) missing from the output: %s", toolkit.Describe(o))
 	}
-	s, err := r.ToSample(c.Profile, toolkit.Parallel(c))
+	s, err := r.ToSample(c.Profile, toolkit.Parallel(c), float64(toolkit.RunSeconds(c, false)))
 	if err != nil {
 		return api.Sample{}, err
 	}
@@ -296,7 +330,9 @@ func (Driver) Validate(c plan.Case) error {
 	return err
 }
 
-// PortOptions implements driver.PortMover: control (-P) and data (connect port=) ports.
+// PortOptions implements driver.PortMover: control (-P) and first data (connect port=) port.
+// With several flows the data ports must be consecutive, which free ports picked at random
+// are not, so such a server is not moved.
 func (Driver) PortOptions(ports []int) map[string]string {
 	if len(ports) != 2 {
 		return nil
