@@ -63,11 +63,13 @@ standard input.
 
 Accepted outputs:
   iperf3    the -J JSON document (several appended documents are several runs)
-  netperf   keyval (-k) or CSV with its column titles (-o), and the classic TCP_SENDFILE
-            table; several tests in one file are split at their banner lines
+  netperf   keyval (-k), CSV with its column titles (-o), and the classic tables of every
+            test, with or without -c -C and banner (-P 0: give --profile); several
+            tests in one file are split at their banner lines
   qperf     any -v level and unit style (one block per test)
   sockperf  a client's output (ping-pong, under-load, throughput)
-  uperf     a master's -R output (with cnperf's history appended, percentiles too)
+  uperf     a master's default or -R output, nthreads or nprocs groups (with cnperf's
+            history appended, percentiles too)
 
 Runs of the same test (same profile and parameters) become the samples of one result, in file
 order, so their spread is summarised. A file that is not a successful run of the tool (an

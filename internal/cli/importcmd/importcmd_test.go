@@ -15,7 +15,7 @@ import (
 	"github.com/cnperf/cnperf/internal/report"
 )
 
-// Fixtures: real iperf3/qperf/sockperf captures and manual-based netperf/uperf outputs.
+// Fixtures: real iperf3/qperf/sockperf/netperf/uperf captures.
 const drivers = "../../driver"
 
 func fx(parts ...string) string { return filepath.Join(append([]string{drivers}, parts...)...) }
@@ -108,11 +108,11 @@ func TestImportWritesAResultsFileReportCanRead(t *testing.T) {
 
 func TestImportNetperfNeedsTheProfileWithoutBanner(t *testing.T) {
 	// Mizar's -o CSV has its banner: the profile is known.
-	out, _, err := execute(t, "", "--driver", "netperf", fx("netperf", "testdata", "manual", "mizar_csv.stdout"))
+	out, _, err := execute(t, "", "--driver", "netperf", fx("netperf", "testdata", "captured", "mizar_csv.stdout"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := decode(t, out).Results[0]; r.Profile != api.TCPRR || r.Summary.TransactionsPerSecond.Mean != 10479.123 {
+	if r := decode(t, out).Results[0]; r.Profile != api.TCPRR || r.Summary.TransactionsPerSecond.Mean != 126655.994 {
 		t.Errorf("%+v", r)
 	}
 	// Keyval without banner, PROTOCOL or DIRECTION, from stdin: --profile is needed.
@@ -165,8 +165,8 @@ func TestImportEveryDriver(t *testing.T) {
 		"iperf3":   fx("iperf3", "testdata", "captured", "tcp_maerts.stdout"),
 		"qperf":    fx("qperf", "testdata", "captured", "udp_lat_m64.stdout"),
 		"sockperf": fx("sockperf", "testdata", "captured", "tp_udp_m1400.stdout"),
-		"netperf":  fx("netperf", "testdata", "manual", "k8s_netperf_stream.stdout"),
-		"uperf":    fx("uperf", "testdata", "manual", "tcp_rr_history.stdout"),
+		"netperf":  fx("netperf", "testdata", "captured", "classic_tcp_rr_cpu.stdout"),
+		"uperf":    fx("uperf", "testdata", "captured", "default_tcp_rr_nprocs.stdout"),
 	} {
 		out, _, err := execute(t, "", "--driver", drv, file)
 		if err != nil {

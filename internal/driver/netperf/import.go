@@ -14,7 +14,7 @@ var _ driver.Importer = Driver{}
 
 // Import implements driver.Importer. A saved netperf output may hold several tests, each
 // starting with its banner line; keyval (-k), CSV with column titles (-o) and the classic
-// bulk-transfer table are read. The profile comes from the banner ("MIGRATED TCP
+// tables (every test, with or without -c -C, with or without banner and header) are read. The profile comes from the banner ("MIGRATED TCP
 // REQUEST/RESPONSE TEST ...") or the PROTOCOL and DIRECTION selectors; when neither is there
 // (banner suppressed with -P 0) use ImportAs.
 func (d Driver) Import(name string, data []byte) ([]driver.ImportedCase, error) {
@@ -42,9 +42,17 @@ func (Driver) ImportAs(name string, data []byte, profile api.Profile) ([]driver.
 		if p == "" {
 			return nil, fmt.Errorf("%s: test %d: the output does not say which test ran (no banner, no PROTOCOL/DIRECTION selectors); give the profile", name, i+1)
 		}
+		if r.Headerless {
+			if err := r.fits(p); err != nil {
+				return nil, fmt.Errorf("%s: test %d: %w", name, i+1, err)
+			}
+		}
 		s, err := r.ToSample(p)
 		if err != nil {
 			return nil, fmt.Errorf("%s: test %d: %w", name, i+1, err)
+		}
+		if r.Headerless {
+			toolkit.AddNote(&s, "netperf table without banner or header (-P 0): throughput read in netperf's default unit, 10^6 bits/s (-f m)")
 		}
 		out = append(out, driver.ImportedCase{Profile: p, Params: r.params(p), Sample: s})
 	}
@@ -52,15 +60,46 @@ func (Driver) ImportAs(name string, data []byte, profile api.Profile) ([]driver.
 }
 
 func parseAny(text string) (Result, error) {
+	var rows [][]string
 	for _, l := range strings.Split(text, "\n") {
-		if keyvalRE.MatchString(strings.TrimSpace(l)) {
+		t := strings.TrimSpace(l)
+		if keyvalRE.MatchString(t) {
 			return ParseKeyval([]byte(text))
 		}
-		if classicUnitsRE.MatchString(strings.TrimSpace(l)) {
+		if isClassicUnits(t) {
 			return ParseClassic([]byte(text))
 		}
+		if r := numericRow(t); r != nil {
+			rows = append(rows, r)
+		}
 	}
-	return ParseCSV([]byte(text))
+	if r, err := ParseCSV([]byte(text)); err == nil || shapeOf(rows) == classicNone {
+		return r, err
+	}
+	return ParseClassic([]byte(text)) // -P 0: rows without banner or header
+}
+
+// fits checks that a headerless classic table is the kind of table profile p prints.
+func (r Result) fits(p api.Profile) error {
+	var kind string
+	switch {
+	case r.Values["TRANSACTION_RATE"] != "":
+		kind = "request/response"
+	case r.Values["REMOTE_RECV_CALLS"] != "":
+		kind = "UDP_STREAM"
+	default:
+		kind = "TCP stream"
+	}
+	want := "TCP stream"
+	if p.IsRR() {
+		want = "request/response"
+	} else if p == api.UDPStream {
+		want = "UDP_STREAM"
+	}
+	if kind != want {
+		return fmt.Errorf("the table is netperf's %s table, not %s's", kind, p)
+	}
+	return nil
 }
 
 // splitTests cuts a file at banner lines; text before the first banner is its own block.

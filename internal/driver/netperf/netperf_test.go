@@ -4,6 +4,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,10 +15,10 @@ import (
 	"github.com/cnperf/cnperf/internal/plan"
 )
 
-// netperf is not packaged on this machine: the fixtures in testdata/manual are written (by
-// testdata/tools/netperf-fixtures.py) after the netperf 2.7 manual, not captured; each .cmd
-// file names the manual section it follows.
-const manual = "testdata/manual"
+// The fixtures in testdata/captured are real netperf 2.7.1 outputs on loopback, captured by
+// testdata/tools/capture.sh (netperf built by .ci/install-third-party.sh); each .cmd file
+// holds the argv, exit code, version and date.
+const captured = "testdata/captured"
 
 func tcase(p api.Profile, mut ...func(*api.Params)) plan.Case {
 	c := plan.Case{Profile: p, Driver: Name, Path: api.PathPodPodCrossNode,
@@ -138,34 +139,59 @@ func TestServers(t *testing.T) {
 	}
 }
 
-// fixtureCase maps a manual fixture to its case.
+// capturedOpts are the ports capture.sh gave netserver.
+var capturedOpts = map[string]string{"port": "47341", "dataPort": "47342"}
+
+// fixtureCase maps a captured fixture that the driver's own argv produced to its case.
 func fixtureCase(name string) plan.Case {
+	one := func(p api.Profile, mut ...func(*api.Params)) plan.Case {
+		c := tcase(p, mut...)
+		c.Params.DurationSeconds = 1
+		c.Params.Options = capturedOpts
+		return c
+	}
 	switch name {
-	case "tcp_stream":
-		return tcase(api.TCPStream, func(p *api.Params) { p.MessageSizeBytes = 16384 })
+	case "tcp_stream", "truncated_stream":
+		return one(api.TCPStream)
+	case "tcp_stream_m1024":
+		return one(api.TCPStream, func(p *api.Params) { p.MessageSizeBytes = 1024 })
 	case "tcp_maerts":
-		return tcase(api.TCPMaerts, func(p *api.Params) { p.MessageSizeBytes = 65536 })
+		return one(api.TCPMaerts)
 	case "udp_stream":
-		return tcase(api.UDPStream, func(p *api.Params) { p.MessageSizeBytes = 1400 })
+		return one(api.UDPStream, func(p *api.Params) { p.MessageSizeBytes = 1400 })
 	case "tcp_sendfile":
-		return tcase(api.TCPSendfile, func(p *api.Params) { p.MessageSizeBytes = 16384 })
-	case "tcp_rr_burst":
-		return tcase(api.TCPRR, func(p *api.Params) { p.Burst = 8 })
+		return one(api.TCPSendfile)
+	case "tcp_rr_burst4":
+		return one(api.TCPRR, func(p *api.Params) { p.Burst = 4 })
+	case "tcp_rr_r1024":
+		return one(api.TCPRR, func(p *api.Params) { p.MessageSizeBytes = 1024 })
 	case "udp_rr":
-		return tcase(api.UDPRR, func(p *api.Params) { p.MessageSizeBytes, p.ResponseSizeBytes = 64, 1024 })
+		return one(api.UDPRR)
 	case "tcp_crr":
-		return tcase(api.TCPCRR)
-	case "truncated":
-		return tcase(api.TCPStream)
+		return one(api.TCPCRR)
+	case "tcp_stream_p2_flow0", "tcp_stream_p2_flow1":
+		return one(api.TCPStream, func(p *api.Params) { p.Parallel = 2 })
+	case "tcp_rr_p2_flow0", "tcp_rr_p2_flow1":
+		return one(api.TCPRR, func(p *api.Params) { p.Parallel = 2 })
 	default:
-		return tcase(api.TCPRR)
+		return one(api.TCPRR)
 	}
 }
 
-func TestManualFixturesUseTheDriversArgv(t *testing.T) {
-	for _, name := range []string{"tcp_stream", "tcp_maerts", "udp_stream", "tcp_sendfile", "tcp_rr", "tcp_rr_burst", "udp_rr", "tcp_crr"} {
-		f := fixture.Load(t, manual, name)
-		got, err := ClientArgv(fixtureCase(name), target, false, 0)
+// driverFixtures are the captures made with the driver's own argv.
+var driverFixtures = []string{"tcp_stream", "tcp_stream_m1024", "tcp_maerts", "udp_stream", "tcp_sendfile",
+	"tcp_rr", "tcp_rr_burst4", "tcp_rr_r1024", "udp_rr", "tcp_crr",
+	"tcp_stream_p2_flow0", "tcp_stream_p2_flow1", "tcp_rr_p2_flow0", "tcp_rr_p2_flow1"}
+
+func TestCapturedFixturesUseTheDriversArgv(t *testing.T) {
+	tgt := driver.Target{Host: "127.0.0.1"}
+	for _, name := range driverFixtures {
+		f := fixture.Load(t, captured, name)
+		flow := 0
+		if strings.HasSuffix(name, "_flow1") {
+			flow = 1
+		}
+		got, err := ClientArgv(fixtureCase(name), tgt, false, flow)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,21 +199,16 @@ func TestManualFixturesUseTheDriversArgv(t *testing.T) {
 			t.Errorf("%s:\n driver %q\nfixture %q", name, got, f.Argv)
 		}
 	}
-	for i, name := range []string{"tcp_rr_flow0", "tcp_rr_flow1"} {
-		got, _ := ClientArgv(tcase(api.TCPRR, func(p *api.Params) { p.MessageSizeBytes, p.Parallel = 64, 2 }), target, false, i)
-		if f := fixture.Load(t, manual, name); !reflect.DeepEqual(got, f.Argv) {
-			t.Errorf("%s:\n driver %q\nfixture %q", name, got, f.Argv)
-		}
-	}
 }
 
-func TestParseManualGolden(t *testing.T) {
-	for _, name := range fixture.Names(t, manual) {
-		if strings.HasPrefix(name, "mizar") || strings.HasPrefix(name, "k8s") || strings.HasPrefix(name, "tcp_rr_flow") {
-			continue // import-only fixtures and flows (see TestParallelFlows)
+func TestParseCapturedGolden(t *testing.T) {
+	names := append([]string{"refused", "interrupted", "truncated", "garbage", "nonutf8"}, driverFixtures...)
+	for _, name := range names {
+		if strings.Contains(name, "_flow") {
+			continue // see TestParallelFlows
 		}
 		t.Run(name, func(t *testing.T) {
-			f := fixture.Load(t, manual, name)
+			f := fixture.Load(t, captured, name)
 			s, err := Driver{}.Parse(fixtureCase(name), []driver.Output{f.Output()})
 			var r fixture.Result
 			if err != nil {
@@ -207,7 +228,7 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a)
 
 func parse(t *testing.T, name string) api.Sample {
 	t.Helper()
-	f := fixture.Load(t, manual, name)
+	f := fixture.Load(t, captured, name)
 	s, err := Driver{}.Parse(fixtureCase(name), []driver.Output{f.Output()})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -216,41 +237,46 @@ func parse(t *testing.T, name string) api.Sample {
 }
 
 func TestHandVerified(t *testing.T) {
-	// tcp_stream.stdout: REMOTE_RECV_THROUGHPUT=9384.36 with THROUGHPUT_UNITS=10^6bits/s:
-	// exactly 9384.36e6 bits/s (the receiver's rate, not LOCAL_SEND_THROUGHPUT=9384.52).
+	// tcp_stream.stdout: REMOTE_RECV_THROUGHPUT=7568.33 with THROUGHPUT_UNITS=10^6bits/s:
+	// exactly 7568.33e6 bits/s (the receiver's rate, not LOCAL_SEND_THROUGHPUT);
+	// LOCAL_TRANSPORT_RETRANS=24, REMOTE_TRANSPORT_RETRANS=0.
 	s := parse(t, "tcp_stream")
-	if !near(*s.ThroughputBitsPerSecond, 9384.36e6) || *s.Retransmits != 27 || s.Latency != nil {
+	if !near(*s.ThroughputBitsPerSecond, 7568.33e6) || *s.Retransmits != 24 || s.Latency != nil || *s.BytesReceived != 952021332 {
 		t.Errorf("stream %v retrans %v latency %v", *s.ThroughputBitsPerSecond, *s.Retransmits, s.Latency)
 	}
-	if *s.CPU.Client.HostPercent != 21.37 || *s.CPU.Server.ServiceDemandMicrosecondsPerKB != 0.874 {
+	if *s.CPU.Client.HostPercent != 100 || *s.CPU.Server.ServiceDemandMicrosecondsPerKB != 2.165 {
 		t.Errorf("cpu %+v %+v", s.CPU.Client, s.CPU.Server)
 	}
-	// tcp_maerts: LOCAL_RECV_THROUGHPUT=9961.37 is the receiver (netperf itself).
-	if s := parse(t, "tcp_maerts"); !near(*s.ThroughputBitsPerSecond, 9961.37e6) || *s.Retransmits != 112 {
+	// tcp_maerts: LOCAL_RECV_THROUGHPUT=7319.74 is the receiver (netperf itself); netserver
+	// retransmitted 11.
+	if s := parse(t, "tcp_maerts"); !near(*s.ThroughputBitsPerSecond, 7319.74e6) || *s.Retransmits != 11 {
 		t.Errorf("maerts %v %v", *s.ThroughputBitsPerSecond, *s.Retransmits)
 	}
-	// udp_stream: 1000000 datagrams sent, 987654 received.
+	// udp_stream: 161570 datagrams sent, 78776 received in 1.00 s; received 882.11 10^6bits/s.
 	s = parse(t, "udp_stream")
-	if !near(*s.ThroughputBitsPerSecond, 1106.17e6) || *s.PacketsLost != 12346 || !near(*s.LossPercent, 1.2346) ||
-		!near(*s.PacketsPerSecond, 98765.4) || s.Retransmits != nil {
+	if !near(*s.ThroughputBitsPerSecond, 882.11e6) || *s.PacketsLost != 161570-78776 ||
+		!near(*s.LossPercent, 100*float64(161570-78776)/161570) || !near(*s.PacketsPerSecond, 78776) || s.Retransmits != nil {
 		t.Errorf("udp %v lost %v %v pps %v", *s.ThroughputBitsPerSecond, *s.PacketsLost, *s.LossPercent, *s.PacketsPerSecond)
 	}
-	// tcp_rr: TRANSACTION_RATE=10479.123, MIN/MEAN/P50/P90/P99/MAX/STDDEV 47/95.30/88/112/231/4210/38.71 µs.
+	// tcp_rr: TRANSACTION_RATE=59689.573, MIN/MEAN/P50/P90/P99/MAX/STDDEV 6/16.71/6/9/42/23367/273.08 µs.
 	s = parse(t, "tcp_rr")
 	l := s.Latency
-	if *s.TransactionsPerSecond != 10479.123 || *l.Min != 47 || *l.Mean != 95.30 || *l.P50 != 88 || *l.P90 != 112 ||
-		*l.P99 != 231 || *l.Max != 4210 || *l.Stddev != 38.71 || l.Method != "tool" || s.ConnectionsPerSecond != nil {
-		t.Errorf("rr %+v", l)
+	if *s.TransactionsPerSecond != 59689.573 || *l.Min != 6 || *l.Mean != 16.71 || *l.P50 != 6 || *l.P90 != 9 ||
+		*l.P99 != 42 || *l.Max != 23367 || *l.Stddev != 273.08 || l.Method != "tool" || s.ConnectionsPerSecond != nil {
+		t.Errorf("rr %v %+v", *s.TransactionsPerSecond, l)
 	}
-	if *s.CPU.Client.ServiceDemandMicrosecondsPerTransaction != 42.752 {
+	if *s.CPU.Client.ServiceDemandMicrosecondsPerTransaction != 33.507 {
 		t.Errorf("rr service demand %+v", s.CPU.Client)
 	}
-	// tcp_crr: connections per second = transactions per second.
-	if s := parse(t, "tcp_crr"); *s.ConnectionsPerSecond != 3046.127 {
-		t.Errorf("crr %v", *s.ConnectionsPerSecond)
+	// tcp_crr: connections per second = transactions per second = 15468.007; netserver's
+	// REMOTE_CPU_UTIL=498.02 is no system-wide utilisation: left out, with a note.
+	s = parse(t, "tcp_crr")
+	if *s.ConnectionsPerSecond != 15468.007 || s.CPU.Server != nil || *s.CPU.Client.HostPercent != 99.51 ||
+		!strings.Contains(strings.Join(s.Notes, " "), "REMOTE_CPU_UTIL=498.02") {
+		t.Errorf("crr %v %+v %v", *s.ConnectionsPerSecond, s.CPU, s.Notes)
 	}
-	// tcp_sendfile (classic table): 9311.04 10^6bits/sec.
-	if s := parse(t, "tcp_sendfile"); !near(*s.ThroughputBitsPerSecond, 9311.04e6) || s.DurationSeconds != 10 {
+	// tcp_sendfile (classic table): 4020.65 10^6bits/sec over 1.01 s.
+	if s := parse(t, "tcp_sendfile"); !near(*s.ThroughputBitsPerSecond, 4020.65e6) || s.DurationSeconds != 1.01 {
 		t.Errorf("sendfile %v", *s.ThroughputBitsPerSecond)
 	}
 }
@@ -278,13 +304,13 @@ func TestUnitsAreConvertedExactly(t *testing.T) {
 
 func TestFailures(t *testing.T) {
 	for name, want := range map[string]string{
-		"refused":      "netperf: establish control: are you sure there is a netserver listening on 10.0.0.2 at port 12865?",
-		"data_timeout": "connect_data_socket failed: Connection timed out",
-		"truncated":    "incomplete",
-		"garbage":      "netperf output has no results",
-		"nonutf8":      "incomplete",
+		"refused":     "netperf: establish control: are you sure there is a netserver listening on 127.0.0.1 at port 47399?",
+		"interrupted": "netperf printed nothing (exit code 124)",
+		"truncated":   "incomplete",
+		"garbage":     "netperf output has no results",
+		"nonutf8":     "incomplete",
 	} {
-		f := fixture.Load(t, manual, name)
+		f := fixture.Load(t, captured, name)
 		_, err := Driver{}.Parse(fixtureCase(name), []driver.Output{f.Output()})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", name, err, want)
@@ -302,8 +328,8 @@ type errT string
 func (e errT) Error() string { return string(e) }
 
 func TestParallelFlows(t *testing.T) {
-	c := tcase(api.TCPRR, func(p *api.Params) { p.MessageSizeBytes, p.Parallel = 64, 2 })
-	f0, f1 := fixture.Load(t, manual, "tcp_rr_flow0"), fixture.Load(t, manual, "tcp_rr_flow1")
+	c := fixtureCase("tcp_rr_p2_flow0")
+	f0, f1 := fixture.Load(t, captured, "tcp_rr_p2_flow0"), fixture.Load(t, captured, "tcp_rr_p2_flow1")
 	o0, o1 := f0.Output(), f1.Output()
 	o1.StartTime = o1.StartTime.Add(3 * time.Millisecond)
 	o1.EndTime = o1.EndTime.Add(5 * time.Millisecond)
@@ -311,76 +337,93 @@ func TestParallelFlows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Rates add: 6012.440 + 5890.017.
-	if !near(*s.TransactionsPerSecond, 6012.440+5890.017) || len(s.Flows) != 2 || *s.Retransmits != 3 {
+	// Rates add: 36271.149 + 35214.126.
+	r0, r1 := 36271.149, 35214.126
+	if !near(*s.TransactionsPerSecond, r0+r1) || len(s.Flows) != 2 || *s.Retransmits != 0 {
 		t.Errorf("tps %v flows %d retrans %v", *s.TransactionsPerSecond, len(s.Flows), *s.Retransmits)
 	}
 	l := s.Latency
-	// min of mins (52, 49), max of maxes (6033, 7120), mean weighted by transactions.
-	wantMean := (6012.440*166.10 + 5890.017*169.55) / (6012.440 + 5890.017)
-	if *l.Min != 49 || *l.Max != 7120 || !near(*l.Mean, wantMean) {
+	// min of mins (6, 6), max of maxes (32412, 32345), mean weighted by transactions.
+	wantMean := (r0*27.51 + r1*28.24) / (r0 + r1)
+	if *l.Min != 6 || *l.Max != 32412 || !near(*l.Mean, wantMean) {
 		t.Errorf("pooled latency %+v (want mean %v)", l, wantMean)
 	}
 	// Percentiles are never averaged: the aggregate has none, the flows keep theirs.
 	if l.P50 != nil || l.P90 != nil || l.P99 != nil || !strings.Contains(l.Note, "percentiles cannot be combined") {
 		t.Errorf("aggregate percentiles: %+v", l)
 	}
-	if *s.Flows[0].Latency.P99 != 402 || *s.Flows[1].Latency.P99 != 455 {
+	if *s.Flows[0].Latency.P99 != 58 || *s.Flows[1].Latency.P99 != 62 {
 		t.Errorf("flow percentiles lost")
 	}
-	// Pooled stddev: sqrt(Σw(σ²+μ²)/Σw − μ²).
-	w0, w1 := 6012.440*10, 5890.017*10
-	wantSD := math.Sqrt((w0*(61.20*61.20+166.10*166.10)+w1*(70.05*70.05+169.55*169.55))/(w0+w1) - wantMean*wantMean)
+	// Pooled stddev: sqrt(Σw(σ²+μ²)/Σw − μ²), w = transactions (rate × 1.00 s).
+	w0, w1 := r0*1.00, r1*1.00
+	wantSD := math.Sqrt((w0*(319.63*319.63+27.51*27.51)+w1*(324.16*324.16+28.24*28.24))/(w0+w1) - wantMean*wantMean)
 	if !near(*l.Stddev, wantSD) {
 		t.Errorf("stddev %v want %v", *l.Stddev, wantSD)
 	}
 	// CPU: mean of the system-wide figures; service demand recomputed for the summed work
-	// with the CPU count (4) recovered from a flow's own figures.
-	wantCPU := (23.10 + 22.90) / 2
+	// with the CPU count (2) recovered from a flow's own figures.
+	wantCPU := 100.0
 	if !near(*s.CPU.Client.HostPercent, wantCPU) ||
-		math.Abs(*s.CPU.Client.ServiceDemandMicrosecondsPerTransaction-wantCPU*1e4*4/(6012.440+5890.017)) > 1e-9 {
-		t.Errorf("cpu %+v", s.CPU.Client)
+		math.Abs(*s.CPU.Client.ServiceDemandMicrosecondsPerTransaction-wantCPU*1e4*2/(r0+r1)) > 1e-3 {
+		t.Errorf("cpu %+v want sd %v", s.CPU.Client, wantCPU*1e4*2/(r0+r1))
 	}
 	if !s.StartTime.Equal(o0.StartTime) || !s.EndTime.Equal(o1.EndTime) {
 		t.Errorf("window %v-%v", s.StartTime, s.EndTime)
 	}
 	fixture.Golden(t, "testdata/golden/tcp_rr_parallel2.json", s)
 
+	// Streams: throughputs add.
+	st0, st1 := fixture.Load(t, captured, "tcp_stream_p2_flow0"), fixture.Load(t, captured, "tcp_stream_p2_flow1")
+	ss, err := Driver{}.Parse(fixtureCase("tcp_stream_p2_flow0"), []driver.Output{st0.Output(), st1.Output()})
+	if err != nil || *ss.ThroughputBitsPerSecond <= *ss.Flows[0].ThroughputBitsPerSecond ||
+		!near(*ss.ThroughputBitsPerSecond, *ss.Flows[0].ThroughputBitsPerSecond+*ss.Flows[1].ThroughputBitsPerSecond) {
+		t.Errorf("stream flows: %v %+v", err, ss)
+	}
+	fixture.Golden(t, "testdata/golden/tcp_stream_parallel2.json", ss)
+
 	// One failed flow fails the sample: a partial sum would be a wrong figure.
-	bad := fixture.Load(t, manual, "refused").Output()
+	bad := fixture.Load(t, captured, "refused").Output()
 	if _, err := (Driver{}).Parse(c, []driver.Output{o0, bad}); err == nil || !strings.Contains(err.Error(), "flow 2 of 2") {
 		t.Errorf("partial failure: %v", err)
 	}
 }
 
+func importOne(t *testing.T, name string, p api.Profile) driver.ImportedCase {
+	t.Helper()
+	got, err := Driver{}.ImportAs(name, fixture.Load(t, captured, name).Stdout, p)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("%s: %d cases", name, len(got))
+	}
+	return got[0]
+}
+
 func TestImport(t *testing.T) {
-	// The Mizar procedure's -o CSV (seed 003).
-	got, err := Driver{}.Import("mizar.txt", fixture.Load(t, manual, "mizar_csv").Stdout)
-	if err != nil {
-		t.Fatal(err)
+	// The Mizar procedure's -o CSV (seed 003): 6,7.85,8078,70.28,126655.994.
+	got := importOne(t, "mizar_csv", "")
+	s := got.Sample
+	if got.Profile != api.TCPRR || *s.TransactionsPerSecond != 126655.994 || *s.Latency.Mean != 7.85 ||
+		*s.Latency.Min != 6 || *s.Latency.Max != 8078 || *s.Latency.Stddev != 70.28 || s.Latency.P99 != nil {
+		t.Errorf("mizar: %+v %+v", got, s.Latency)
 	}
-	s := got[0].Sample
-	if got[0].Profile != api.TCPRR || *s.TransactionsPerSecond != 10479.123 || *s.Latency.Mean != 95.30 ||
-		*s.Latency.Min != 47 || *s.Latency.Max != 4210 || *s.Latency.Stddev != 38.71 || s.Latency.P99 != nil {
-		t.Errorf("mizar: %+v %+v", got[0], s.Latency)
-	}
-	// k8s-netperf's keyval with banner (seed 000): stream "latency" selectors are ignored.
-	got, err = Driver{}.Import("k8s.txt", fixture.Load(t, manual, "k8s_netperf_stream").Stdout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got[0].Profile != api.TCPStream || !near(*got[0].Sample.ThroughputBitsPerSecond, 2702.23e6) || got[0].Sample.Latency != nil ||
-		*got[0].Sample.Retransmits != 15 {
-		t.Errorf("k8s-netperf: %+v", got[0])
+	// k8s-netperf's keyval with banner (seed 000): THROUGHPUT=8255.84 10^6bits/s; its stream
+	// "latency" selectors (RT_LATENCY=-1.000) are ignored.
+	got = importOne(t, "k8s_netperf_stream", "")
+	if got.Profile != api.TCPStream || !near(*got.Sample.ThroughputBitsPerSecond, 8255.84e6) || got.Sample.Latency != nil ||
+		*got.Sample.Retransmits != 1 {
+		t.Errorf("k8s-netperf: %+v", got)
 	}
 	// Several tests in one log, split at their banners.
-	two := append(fixture.Load(t, manual, "mizar_csv").Stdout, fixture.Load(t, manual, "k8s_netperf_stream").Stdout...)
+	two := append(fixture.Load(t, captured, "mizar_csv").Stdout, fixture.Load(t, captured, "k8s_netperf_stream").Stdout...)
 	if got, err := (Driver{}).Import("two.txt", two); err != nil || len(got) != 2 {
 		t.Errorf("two tests: %d %v", len(got), err)
 	}
 	// No banner and no PROTOCOL/DIRECTION: the profile must be given.
 	var kv []byte
-	for _, l := range strings.SplitAfter(string(fixture.Load(t, manual, "tcp_rr").Stdout), "\n") {
+	for _, l := range strings.SplitAfter(string(fixture.Load(t, captured, "tcp_rr").Stdout), "\n") {
 		if !strings.HasPrefix(l, "PROTOCOL=") && !strings.HasPrefix(l, "DIRECTION=") {
 			kv = append(kv, l...)
 		}
@@ -388,13 +431,125 @@ func TestImport(t *testing.T) {
 	if _, err := (Driver{}).Import("kv.txt", kv); err == nil || !strings.Contains(err.Error(), "give the profile") {
 		t.Errorf("no profile: %v", err)
 	}
-	if got, err := (Driver{}).ImportAs("kv.txt", kv, api.TCPRR); err != nil || got[0].Params.MessageSizeBytes != 1 || got[0].Params.DurationSeconds != 10 {
+	if got, err := (Driver{}).ImportAs("kv.txt", kv, api.TCPRR); err != nil || got[0].Params.MessageSizeBytes != 1 || got[0].Params.DurationSeconds != 1 {
 		t.Errorf("ImportAs: %+v %v", got, err)
 	}
-	if _, err := (Driver{}).Import("refused.txt", fixture.Load(t, manual, "refused").Stdout); err == nil || !strings.Contains(err.Error(), "netserver listening") {
+	if _, err := (Driver{}).Import("refused.txt", fixture.Load(t, captured, "refused").Stdout); err == nil || !strings.Contains(err.Error(), "netserver listening") {
 		t.Errorf("refused: %v", err)
+	}
+	if _, err := (Driver{}).Import("classic_refused.txt", fixture.Load(t, captured, "classic_refused").Stdout); err == nil || !strings.Contains(err.Error(), "netserver listening") {
+		t.Errorf("classic refused: %v", err)
 	}
 	if _, err := (Driver{}).Import("nohdr.csv", []byte("47,95.30,4210,38.71,10479.123\n")); err == nil || !strings.Contains(err.Error(), "column titles") {
 		t.Errorf("headerless csv: %v", err)
+	}
+}
+
+// TestImportClassic reads netperf's classic tables, captured for every test with and without
+// -c -C and with and without banner (-P 0), and checks every figure against the raw files.
+func TestImportClassic(t *testing.T) {
+	type cpu struct{ lu, ru, lsd, rsd float64 }
+	tests := []struct {
+		name    string
+		profile api.Profile // given only for -P 0 tables
+		bps     float64     // throughput in bits/s, or
+		tps     float64     // transactions/s
+		elapsed float64
+		cpu     *cpu
+		// UDP_STREAM: datagrams sent and received
+		sent, recvd int64
+	}{
+		{name: "classic_tcp_stream", bps: 2195.95e6, elapsed: 1.05},
+		{name: "classic_tcp_stream_cpu", bps: 7787.75e6, elapsed: 1.00, cpu: &cpu{100, 100, 2.104, 2.104}},
+		{name: "classic_tcp_stream_nobanner", profile: api.TCPStream, bps: 6618.12e6, elapsed: 1.00},
+		{name: "classic_tcp_stream_fg"}, // -f g: 10^9bits/sec, checked below
+		{name: "classic_tcp_stream_fk"}, // -f K: KBytes/sec of 1024 bytes, checked below
+		{name: "classic_tcp_maerts"},
+		{name: "classic_tcp_maerts_cpu", bps: 4295.82e6, elapsed: 1.00, cpu: &cpu{100, 100, 3.814, 3.814}},
+		{name: "classic_tcp_maerts_nobanner", profile: api.TCPMaerts},
+		{name: "classic_tcp_sendfile"},
+		{name: "classic_tcp_sendfile_cpu"},
+		{name: "classic_tcp_sendfile_nobanner", profile: api.TCPSendfile},
+		{name: "classic_udp_stream", bps: 606.65e6, elapsed: 1.00, sent: 148554, recvd: 74279},
+		{name: "classic_udp_stream_cpu"},
+		{name: "classic_udp_stream_nobanner", profile: api.UDPStream},
+		{name: "classic_tcp_rr"},
+		{name: "classic_tcp_rr_cpu", tps: 62367.14, elapsed: 1.00, cpu: &cpu{100, 100, 32.068, 32.068}},
+		{name: "classic_tcp_rr_nobanner", profile: api.TCPRR},
+		{name: "classic_tcp_rr_r1_cpu"},
+		{name: "classic_udp_rr"},
+		{name: "classic_udp_rr_cpu"},
+		{name: "classic_udp_rr_nobanner", profile: api.UDPRR},
+		{name: "classic_tcp_crr"},
+		{name: "classic_tcp_crr_cpu"},
+		{name: "classic_tcp_crr_nobanner", profile: api.TCPCRR},
+		{name: "classic_interrupted"},
+		{name: "omni_csv_tcp_stream"},
+		{name: "omni_csv_tcp_rr"},
+		{name: "omni_keyval_tcp_rr"},
+		{name: "omni_keyval_udp_stream"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := importOne(t, tt.name, tt.profile)
+			s := got.Sample
+			want := strings.ToUpper(strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(tt.name, "classic_"), "omni_"), "_cpu"), "_nobanner"))
+			if p := string(got.Profile); !strings.HasPrefix(want, p) && !strings.HasSuffix(want, p) && tt.name != "classic_interrupted" {
+				t.Errorf("profile %s for %s", p, tt.name)
+			}
+			if got.Profile.IsRR() {
+				if s.TransactionsPerSecond == nil || *s.TransactionsPerSecond <= 0 {
+					t.Fatalf("no transaction rate: %+v", s)
+				}
+			} else if s.ThroughputBitsPerSecond == nil || *s.ThroughputBitsPerSecond <= 0 {
+				t.Fatalf("no throughput: %+v", s)
+			}
+			if tt.bps > 0 && !near(*s.ThroughputBitsPerSecond, tt.bps) {
+				t.Errorf("throughput %v, want %v", *s.ThroughputBitsPerSecond, tt.bps)
+			}
+			if tt.tps > 0 && *s.TransactionsPerSecond != tt.tps {
+				t.Errorf("rate %v, want %v", *s.TransactionsPerSecond, tt.tps)
+			}
+			if tt.elapsed > 0 && s.DurationSeconds != tt.elapsed {
+				t.Errorf("elapsed %v, want %v", s.DurationSeconds, tt.elapsed)
+			}
+			if c := tt.cpu; c != nil {
+				sd := func(u *api.CPUUsage) float64 {
+					if got.Profile.IsRR() {
+						return *u.ServiceDemandMicrosecondsPerTransaction
+					}
+					return *u.ServiceDemandMicrosecondsPerKB
+				}
+				if *s.CPU.Client.HostPercent != c.lu || *s.CPU.Server.HostPercent != c.ru || sd(s.CPU.Client) != c.lsd || sd(s.CPU.Server) != c.rsd {
+					t.Errorf("cpu %+v %+v", s.CPU.Client, s.CPU.Server)
+				}
+			}
+			if strings.HasSuffix(tt.name, "_cpu") && s.CPU == nil {
+				t.Error("-c -C table without CPU figures")
+			}
+			if tt.sent > 0 && (*s.PacketsSent != tt.sent || *s.PacketsReceived != tt.recvd || *s.PacketsLost != tt.sent-tt.recvd ||
+				!near(*s.LossPercent, 100*float64(tt.sent-tt.recvd)/float64(tt.sent))) {
+				t.Errorf("udp %v %v %v %v", *s.PacketsSent, *s.PacketsReceived, *s.PacketsLost, *s.LossPercent)
+			}
+			fixture.Golden(t, filepath.Join("testdata/golden/import", tt.name+".json"), got)
+		})
+	}
+	// Units (netlib.c calc_thruput_interval): -f g is 10^9 bits/s, -f K is KBytes of 1024 bytes.
+	for name, mult := range map[string]float64{"classic_tcp_stream_fg": 1e9, "classic_tcp_stream_fk": 8 * 1024} {
+		f := fixture.Load(t, captured, name)
+		fields := strings.Fields(strings.TrimSpace(string(f.Stdout))[strings.LastIndex(strings.TrimSpace(string(f.Stdout)), "\n")+1:])
+		v, _ := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if got := importOne(t, name, ""); !near(*got.Sample.ThroughputBitsPerSecond, v*mult) {
+			t.Errorf("%s: %v, want %v × %v", name, *got.Sample.ThroughputBitsPerSecond, v, mult)
+		}
+	}
+	// A -P 0 table is refused as another test's table, and without a profile.
+	if _, err := (Driver{}).ImportAs("x", fixture.Load(t, captured, "classic_tcp_rr_nobanner").Stdout, api.TCPStream); err == nil ||
+		!strings.Contains(err.Error(), "request/response table, not TCP_STREAM") {
+		t.Errorf("rr table as stream: %v", err)
+	}
+	if _, err := (Driver{}).Import("x", fixture.Load(t, captured, "classic_udp_stream_nobanner").Stdout); err == nil ||
+		!strings.Contains(err.Error(), "give the profile") {
+		t.Errorf("no profile: %v", err)
 	}
 }

@@ -19,6 +19,8 @@ type Result struct {
 	Values map[string]string
 	Banner string
 	Other  []string
+	// Headerless is true for a classic table printed with -P 0 (no banner, no units line).
+	Headerless bool
 }
 
 var (
@@ -180,47 +182,176 @@ func numeric(s string) bool {
 	return err == nil
 }
 
-// classic TCP_SENDFILE / TCP_STREAM table (netperf manual, "TCP_SENDFILE"):
+// Classic output: the tables netperf prints without -k/-o (the "legacy" output of its
+// migrated tests, nettest_omni.c send_tcp_stream ... send_tcp_rr, and nettest_bsd.c for
+// TCP_SENDFILE). The last header line gives each table's units:
 //
-//	Recv   Send    Send
-//	Socket Socket  Message  Elapsed
-//	Size   Size    Size     Time     Throughput
-//	bytes  bytes   bytes    secs.    10^6bits/sec
+//	bytes  bytes   bytes    secs.    10^6bits/sec                    STREAM, MAERTS, SENDFILE
+//	bytes  bytes   bytes    secs.    10^6bits/s  % S  % S  us/KB  us/KB     ... with -c -C
+//	bytes   bytes    secs            #      #   10^6bits/sec        UDP_STREAM (sent, received rows)
+//	bytes   bytes    secs            #      #   10^6bits/sec % SS     us/KB      ... with -c -C
+//	bytes  Bytes  bytes    bytes   secs.    per sec                  RR, CRR (+ remote socket row)
+//	bytes  bytes  bytes   bytes  secs.   per sec  % S  % S  us/Tr  us/Tr   ... with -c -C
 //
-//	 87380  16384  16384    10.00    9311.04
+// With -P 0 netperf prints neither banner nor headers, only the rows: the table is then told
+// by the rows' shape, the unit is netperf's default (-f m, 10^6 bits/s) and the profile must
+// be given.
 var (
-	classicUnitsRE = regexp.MustCompile(`^bytes\s+bytes\s+bytes\s+secs\.\s+(\S+)$`)
-	classicRowRE   = regexp.MustCompile(`^(\d+)\s+(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)$`)
+	classicStreamUnitsRE = regexp.MustCompile(`^bytes\s+bytes\s+bytes\s+secs\.\s+(\S+)(\s+%.*)?$`)
+	classicUDPUnitsRE    = regexp.MustCompile(`^bytes\s+bytes\s+secs\s+#\s+#\s+(\S+)(\s+%.*)?$`)
+	classicRRUnitsRE     = regexp.MustCompile(`(?i)^bytes\s+bytes\s+bytes\s+bytes\s+secs\.\s+per sec(\s+%.*)?$`)
+	burstRE              = regexp.MustCompile(`first burst (\d+)`)
 )
 
-// ParseClassic parses the classic five-column bulk-transfer table netperf prints for
-// TCP_SENDFILE (a test netperf 2.7 has not migrated to the omni output).
+// classicKind is the shape of a classic table.
+type classicKind int
+
+const (
+	classicNone classicKind = iota
+	classicStream
+	classicUDP
+	classicRR
+)
+
+// isClassicUnits reports whether a line is the units line of a classic table.
+func isClassicUnits(t string) bool {
+	return classicStreamUnitsRE.MatchString(t) || classicUDPUnitsRE.MatchString(t) || classicRRUnitsRE.MatchString(t)
+}
+
+// numericRow splits a line into numbers, or returns nil when one field is not a number.
+func numericRow(t string) []string {
+	f := strings.Fields(t)
+	if len(f) == 0 {
+		return nil
+	}
+	for _, x := range f {
+		if !numeric(x) {
+			return nil
+		}
+	}
+	return f
+}
+
+// shapeOf tells a table from its first two rows' column counts.
+func shapeOf(rows [][]string) classicKind {
+	if len(rows) == 0 {
+		return classicNone
+	}
+	n0, n1 := len(rows[0]), -1
+	if len(rows) > 1 {
+		n1 = len(rows[1])
+	}
+	switch {
+	case (n0 == 5 || n0 == 9) && n1 == -1:
+		return classicStream
+	case (n0 == 6 && n1 == 4) || (n0 == 8 && n1 == 6):
+		return classicUDP
+	case (n0 == 6 || n0 == 10) && (n1 == 2 || n1 == -1):
+		return classicRR
+	}
+	return classicNone
+}
+
+// ParseClassic parses one classic table (see above), with or without banner and headers.
 func ParseClassic(data []byte) (Result, error) {
 	text := strings.ReplaceAll(toolkit.Text(data), "\r", "")
 	r := Result{Values: map[string]string{}}
-	units := ""
+	kind, units := classicNone, ""
+	var rows [][]string
 	for _, line := range strings.Split(text, "\n") {
 		t := strings.TrimSpace(line)
 		switch {
 		case t == "":
-		case r.Banner == "" && strings.Contains(t, " TEST") && bannerRE.MatchString(t):
+		case r.Banner == "" && len(rows) == 0 && strings.Contains(t, " TEST") && bannerRE.MatchString(t):
 			r.Banner = t
-		case classicUnitsRE.MatchString(t):
-			units = classicUnitsRE.FindStringSubmatch(t)[1]
-		case units != "" && classicRowRE.MatchString(t):
-			m := classicRowRE.FindStringSubmatch(t)
-			r.Values["RSR_SIZE"], r.Values["LSS_SIZE"], r.Values["LOCAL_SEND_SIZE"] = m[1], m[2], m[3]
-			r.Values["ELAPSED_TIME"], r.Values["THROUGHPUT"] = m[4], m[5]
-			r.Values["THROUGHPUT_UNITS"] = strings.TrimSuffix(units, "ec") // "10^6bits/sec" → "10^6bits/s"
-		case strings.HasPrefix(t, "Recv") || strings.HasPrefix(t, "Socket") || strings.HasPrefix(t, "Size"):
+		case classicStreamUnitsRE.MatchString(t):
+			kind, units = classicStream, classicStreamUnitsRE.FindStringSubmatch(t)[1]
+		case classicUDPUnitsRE.MatchString(t):
+			kind, units = classicUDP, classicUDPUnitsRE.FindStringSubmatch(t)[1]
+		case classicRRUnitsRE.MatchString(t):
+			kind, units = classicRR, "Trans/s"
+		case numericRow(t) != nil:
+			rows = append(rows, numericRow(t))
+		case len(rows) == 0 && isClassicHeader(t):
 		default:
 			r.Other = append(r.Other, t)
 		}
 	}
-	if err := r.failure(); err != nil {
+	if err := r.failure(); err != nil && len(rows) == 0 {
 		return Result{}, err
 	}
+	shape := shapeOf(rows)
+	if shape == classicNone {
+		if len(rows) == 0 {
+			if r.Banner != "" {
+				return Result{}, fmt.Errorf("netperf printed its banner and no results (cut short?): %s", r.Banner)
+			}
+			return Result{}, errors.New("netperf output has no results")
+		}
+		return Result{}, fmt.Errorf("netperf classic output: rows of %d columns are no table netperf prints", len(rows[0]))
+	}
+	if kind != classicNone && kind != shape {
+		return Result{}, fmt.Errorf("netperf classic output: its header and its %d-column rows are different tables", len(rows[0]))
+	}
+	if kind == classicNone {
+		r.Headerless = true
+		units = "10^6bits/s"
+		if shape == classicRR {
+			units = "Trans/s"
+		}
+	}
+	v := r.Values
+	v["THROUGHPUT_UNITS"] = strings.TrimSuffix(units, "ec") // "10^6bits/sec" → "10^6bits/s"
+	row := rows[0]
+	cpu := func(lu, ru, lsd, rsd int, sdUnits string) {
+		v["LOCAL_CPU_UTIL"], v["REMOTE_CPU_UTIL"], v["LOCAL_SD"], v["REMOTE_SD"] = row[lu], row[ru], row[lsd], row[rsd]
+		v["SD_UNITS"] = sdUnits
+	}
+	switch shape {
+	case classicStream:
+		// Recv socket, send socket, send message size, elapsed, throughput [, CPU local and
+		// remote, service demand local and remote]
+		v["RSR_SIZE"], v["LSS_SIZE"], v["LOCAL_SEND_SIZE"], v["ELAPSED_TIME"], v["THROUGHPUT"] = row[0], row[1], row[2], row[3], row[4]
+		if len(row) == 9 {
+			cpu(5, 6, 7, 8, "usec/KB")
+		}
+	case classicUDP:
+		// sent: socket, message size, elapsed, messages sent, failed sends, send rate [, local
+		// CPU and service demand]; received: socket, elapsed, messages received, receive rate
+		// [, remote CPU and service demand] (send_udp_stream)
+		recv := rows[1]
+		v["LSS_SIZE"], v["LOCAL_SEND_SIZE"], v["ELAPSED_TIME"] = row[0], row[1], row[2]
+		v["LOCAL_SEND_CALLS"], v["FAILED_SENDS"], v["LOCAL_SEND_THROUGHPUT"] = row[3], row[4], row[5]
+		v["RSR_SIZE"], v["REMOTE_RECV_CALLS"], v["REMOTE_RECV_THROUGHPUT"] = recv[0], recv[2], recv[3]
+		v["THROUGHPUT"] = row[5]
+		if len(row) == 8 {
+			v["LOCAL_CPU_UTIL"], v["LOCAL_SD"], v["REMOTE_CPU_UTIL"], v["REMOTE_SD"] = row[6], row[7], recv[4], recv[5]
+			v["SD_UNITS"] = "usec/KB"
+		}
+	case classicRR:
+		// local send and receive socket, request and response size, elapsed, transaction rate
+		// [, CPU local and remote, service demand local and remote]; the next row holds the
+		// remote socket sizes
+		v["LSS_SIZE"], v["LSR_SIZE"], v["REQUEST_SIZE"], v["RESPONSE_SIZE"], v["ELAPSED_TIME"] = row[0], row[1], row[2], row[3], row[4]
+		v["TRANSACTION_RATE"], v["THROUGHPUT"] = row[5], row[5]
+		if len(row) == 10 {
+			cpu(6, 7, 8, 9, "usec/Tran")
+		}
+		if m := burstRE.FindStringSubmatch(r.Banner); m != nil {
+			v["BURST_SIZE"] = m[1]
+		}
+	}
 	return r, nil
+}
+
+// isClassicHeader reports whether a line is one of the title lines above a classic table.
+func isClassicHeader(t string) bool {
+	for _, p := range []string{"Recv", "Send", "Socket", "Size", "Local /Remote", "bytes"} {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // bitsPerUnit converts a THROUGHPUT_UNITS value to bits/s per unit (netlib.c format_units and
@@ -493,6 +624,12 @@ func (r Result) common(s *api.Sample, p api.Profile) error {
 	side := func(util, sd string) *api.CPUUsage {
 		x, ok := v[util]
 		if !ok || x < 0 {
+			return nil
+		}
+		if x > 100 {
+			// netperf's figure is system-wide, 0-100 %; netserver reports more than that in
+			// some tests (e.g. 499.44 % on TCP_CRR, seen on loopback): not a utilisation.
+			toolkit.AddNote(s, fmt.Sprintf("netperf reported %s=%v %%, more than all of the system's CPUs: left out", util, x))
 			return nil
 		}
 		c := &api.CPUUsage{HostPercent: toolkit.F(x)}

@@ -1,0 +1,4 @@
+netperf -H 127.0.0.1 -p 47341 -t TCP_CRR -l 1 -c -C
+exit=0
+Netperf version 2.7.1
+2026-11-26T10:01:51Z
