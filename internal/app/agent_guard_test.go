@@ -97,6 +97,18 @@ func TestLocalAgentGuarded(t *testing.T) {
 			port, _ = strconv.Atoi(a.argv[i+1])
 		}
 	}
+	// the process is seen before it listens: wait until it accepts on loopback
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent never accepted on 127.0.0.1:%d: %v", port, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	// another address of this host does not reach it
 	if addrs, err := net.InterfaceAddrs(); err == nil {
 		for _, ad := range addrs {
