@@ -194,7 +194,9 @@ func (r *Runner) sampleAttempt(ctx context.Context, d driver.Driver, pair *platf
 				return r.sampleAttempt(ctx, d, pair, c, index, warmup, attempt+1)
 			}
 		}
-		return fail(describeFailure(err, outs))
+		sr = fail(describeFailure(err, outs))
+		sr.Raw = failedRaw(outs)
+		return sr
 	}
 	s.Index, s.Warmup = index, warmup
 	if s.StartTime.IsZero() {
@@ -208,6 +210,37 @@ func (r *Runner) sampleAttempt(ctx context.Context, d driver.Driver, pair *platf
 	}
 	sr.Sample = s
 	return sr
+}
+
+// failedRaw keeps what the tools printed in a failed sample, so the results file can tell
+// why: each command's stdout and stderr, the last MaxRawBytes/2 bytes of each (a tool's
+// error comes last), with the argv when there were several commands (parallel flows).
+func failedRaw(outs []driver.Output) string {
+	var b strings.Builder
+	tail := func(label string, data []byte) {
+		if len(data) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "--- %s", label)
+		if n := len(data) - MaxRawBytes/2; n > 0 {
+			fmt.Fprintf(&b, " (first %d bytes cut)", n)
+			data = data[n:]
+		}
+		b.WriteString(" ---\n")
+		b.Write(data)
+		if data[len(data)-1] != '\n' {
+			b.WriteByte('\n')
+		}
+	}
+	for i, o := range outs {
+		prefix := ""
+		if len(outs) > 1 {
+			prefix = fmt.Sprintf("command %d (%s) ", i+1, strings.Join(o.Argv, " "))
+		}
+		tail(prefix+"stdout", o.Stdout)
+		tail(prefix+"stderr", o.Stderr)
+	}
+	return b.String()
 }
 
 // describeFailure adds the execution error of the commands to a parse error when the

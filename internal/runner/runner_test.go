@@ -10,6 +10,7 @@ package runner
 // cancellation, and the errors it reports, are the real ones.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -359,6 +360,14 @@ func TestFailedSampleAccounting(t *testing.T) {
 			t.Errorf("case 1 sample %d: error %q throughput %v", i, s.Error, s.ThroughputBitsPerSecond)
 		}
 	}
+	// A failed sample keeps what the tool printed (the refused capture's JSON error, its
+	// garbage), as a successful one keeps its output.
+	if raw := r.Samples[1].Raw; !strings.HasPrefix(raw, "--- stdout ---\n") || !strings.Contains(raw, "Connection refused") {
+		t.Errorf("failed sample's raw output: %q", raw)
+	}
+	if raw := r.Samples[2].Raw; !strings.Contains(raw, "not a report at all") {
+		t.Errorf("garbage sample's raw output: %q", raw)
+	}
 	if st := r.Summary.ThroughputBitsPerSecond; st == nil || st.N != 2 || !near(st.Mean, iperfStreamBps) {
 		t.Errorf("case 1 summary %+v: the failed samples must not count", st)
 	}
@@ -380,6 +389,19 @@ func TestFailedSampleAccounting(t *testing.T) {
 
 // TestExecErrorKept: when a tool is killed, the parse error and the execution error both
 // reach the sample.
+func TestFailedRawIsCapped(t *testing.T) {
+	big := bytes.Repeat([]byte("x"), 3*MaxRawBytes)
+	big = append(big, "Error saying goodbye with 127.0.0.1\n"...)
+	raw := failedRaw([]driver.Output{
+		{Argv: []string{"uperf", "-m"}, Stdout: big, Stderr: []byte("double free")},
+		{Argv: []string{"netperf"}, Stderr: []byte("establish control: refused\n")},
+	})
+	if len(raw) > MaxRawBytes*2 || !strings.Contains(raw, "Error saying goodbye") || !strings.Contains(raw, "bytes cut") ||
+		!strings.Contains(raw, "command 1 (uperf -m) stderr ---\ndouble free\n") || !strings.Contains(raw, "command 2 (netperf) stderr") {
+		t.Errorf("%d bytes: %q", len(raw), raw[len(raw)-300:])
+	}
+}
+
 func TestExecErrorKept(t *testing.T) {
 	p := &script{t: t, steps: []step{hang()}}
 	res, err := newRunner(p, &events{}).Run(context.Background(), []plan.Case{iperfCase(0, 1, func(p *api.Params) { p.TimeoutSeconds = 0.2 })})
