@@ -1,14 +1,15 @@
 // Package integration runs the external-tool drivers for real: `cnperf run --driver X` on the
-// local platform (loopback) through internal/app.Run, with the Debian-packaged iperf3, qperf and
-// sockperf. A test is skipped, saying why, only when its tool is not installed (.ci/run
-// installs them). netperf and uperf are not packaged and are covered by their parsers' fixture
-// tests.
+// local platform (loopback, and the namespace lab's paths for netperf and uperf) through
+// internal/app.Run, with the Debian-packaged iperf3, qperf and sockperf and with netperf 2.7.1
+// and uperf 1.0.8 built by .ci/install-third-party.sh. A test is skipped, saying why, only when
+// its tool is not installed (.ci/run installs them) or, for the lab, when not root.
 package integration
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -31,7 +32,11 @@ func TestMain(m *testing.M) {
 func need(t *testing.T, tool string) {
 	t.Helper()
 	if _, err := exec.LookPath(tool); err != nil {
-		t.Skipf("%s is not installed (apt-get install %s); skipping its real loopback run", tool, tool)
+		how := "apt-get install " + tool
+		if tool == "netperf" || tool == "uperf" {
+			how = ".ci/install-third-party.sh builds it from ../shared/third_party"
+		}
+		t.Skipf("%s is not installed (%s); skipping its real run", tool, how)
 	}
 }
 
@@ -222,5 +227,126 @@ func TestCapabilityRefusedBeforeRunning(t *testing.T) {
 	_, _, err = cnperf(t, "--driver", "sockperf", "--profile", "TCP_STREAM", "--message-size", "131072", "--duration", "1s")
 	if err == nil || !strings.Contains(err.Error(), "65507") {
 		t.Errorf("sockperf oversize message: %v", err)
+	}
+}
+
+// figure is a result's main figure: throughput for streams, transactions/s for RR.
+func figure(res api.Result) float64 {
+	var sum float64
+	var n int
+	for _, s := range res.Samples {
+		v := s.ThroughputBitsPerSecond
+		if res.Profile.IsRR() {
+			v = s.TransactionsPerSecond
+		}
+		if v != nil {
+			sum += *v
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// plausible checks every result of a run: every sample ok, its figure non-zero and under the
+// path's ceiling, and 4 flows not below 1 flow by more than the noise of this shared 2-CPU
+// machine (4 flows keep at least 40 % of 1 flow's figure: 4 flows of a CPU-bound loopback test
+// share the same 2 CPUs, so they need not add, but a driver whose flows fail or serialise
+// shows far less).
+func plausible(t *testing.T, r *api.Run, ceilingBps float64) {
+	t.Helper()
+	type key struct {
+		p    api.Profile
+		path string
+		size int
+	}
+	byFlows := map[key]map[int]float64{}
+	for _, res := range r.Results {
+		f := figure(res)
+		name := fmt.Sprintf("%s %s %s %dB x%d", res.Driver, res.Profile, res.Path, res.Params.MessageSizeBytes, res.Params.Parallel)
+		if !(f > 0) {
+			t.Errorf("%s: figure %v", name, f)
+			continue
+		}
+		if !res.Profile.IsRR() && f > ceilingBps {
+			t.Errorf("%s: %.3g bit/s above the path's ceiling %.3g", name, f, ceilingBps)
+		}
+		k := key{res.Profile, string(res.Path), res.Params.MessageSizeBytes}
+		if byFlows[k] == nil {
+			byFlows[k] = map[int]float64{}
+		}
+		byFlows[k][res.Params.Parallel] = f
+		t.Logf("%s: %.4g %s", name, f, map[bool]string{true: "trans/s", false: "bit/s"}[res.Profile.IsRR()])
+	}
+	for k, m := range byFlows {
+		if one, four := m[1], m[4]; one > 0 && four > 0 && four < 0.4*one {
+			t.Errorf("%s %s %dB: 4 flows %.4g < 40 %% of 1 flow %.4g", k.p, k.path, k.size, four, one)
+		}
+	}
+}
+
+// Loopback's ceiling: a memory copy; nothing on this machine moves 200 Gbit/s.
+const loopbackCeiling = 200e9
+
+func TestNetperfLoopback(t *testing.T) {
+	need(t, "netperf")
+	need(t, "netserver")
+	r, stderr, err := cnperf(t, "--driver", "netperf", "--profile", "TCP_STREAM,TCP_MAERTS,TCP_SENDFILE,UDP_STREAM,TCP_RR,UDP_RR,TCP_CRR",
+		"--duration", "1s", "--samples", "1", "--parallel", "1,4", "--message-size", "1024,16384")
+	ok(t, r, stderr, err)
+	plausible(t, r, loopbackCeiling)
+	if len(r.Results) != 28 {
+		t.Errorf("%d results, want 7 profiles × 2 flows × 2 sizes", len(r.Results))
+	}
+	for _, res := range r.Results {
+		if res.Params.Parallel == 4 && len(res.Samples[0].Flows) != 4 {
+			t.Errorf("%s x4: %d flows", res.Profile, len(res.Samples[0].Flows))
+		}
+	}
+	udp := find(t, r, api.UDPStream).Samples[0]
+	if udp.LossPercent == nil || udp.PacketsReceived == nil || *udp.PacketsReceived <= 0 {
+		t.Errorf("UDP figures: %+v", udp)
+	}
+	// A burst keeps several transactions in flight.
+	r, stderr, err = cnperf(t, "--driver", "netperf", "--profile", "TCP_RR", "--duration", "1s", "--samples", "1", "--burst", "4")
+	ok(t, r, stderr, err)
+	positive(t, "TCP_RR burst 4", r.Results[0].Samples[0].TransactionsPerSecond)
+	if argv := strings.Join(r.Results[0].Commands[0], " "); !strings.Contains(argv, "-b 4") {
+		t.Errorf("burst argv %q", argv)
+	}
+}
+
+func TestUperfLoopback(t *testing.T) {
+	need(t, "uperf")
+	r, stderr, err := cnperf(t, "--driver", "uperf", "--profile", "TCP_STREAM,TCP_MAERTS,UDP_STREAM,TCP_RR,UDP_RR",
+		"--duration", "1s", "--samples", "1", "--parallel", "1,4")
+	ok(t, r, stderr, err)
+	plausible(t, r, loopbackCeiling)
+	if len(r.Results) != 10 {
+		t.Errorf("%d results, want 5 profiles × 2 flows", len(r.Results))
+	}
+}
+
+// TestLabPaths runs netperf and uperf on the namespace lab's pod-pod-cross-node (routed)
+// and pod-clusterip paths (docs/lab.md): veth pairs and bridges between namespaces.
+func TestLabPaths(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the namespace lab needs root")
+	}
+	need(t, "netperf")
+	need(t, "uperf")
+	r, stderr, err := cnperf(t, "--driver", "netperf,uperf", "--profile", "TCP_STREAM,UDP_STREAM,TCP_RR",
+		"--path", "pod-pod-cross-node,pod-clusterip", "--overlay", "routed", "--duration", "1s", "--samples", "1", "--parallel", "1,4", "--message-size", "1400")
+	ok(t, r, stderr, err)
+	// The lab's links are veth pairs through bridges in one kernel: no faster than loopback.
+	plausible(t, r, loopbackCeiling)
+	paths := map[api.Path]int{}
+	for _, res := range r.Results {
+		paths[res.Path]++
+	}
+	if paths[api.PathPodPodCrossNode] == 0 || paths[api.PathPodClusterIP] == 0 {
+		t.Errorf("paths run: %v", paths)
 	}
 }
