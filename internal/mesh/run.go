@@ -11,6 +11,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/mesh/meshview"
 	"github.com/cnperf/cnperf/internal/noderes"
 	"github.com/cnperf/cnperf/internal/plan"
@@ -164,7 +165,7 @@ func (o *Options) runCell(ctx context.Context, env Env, j cellJob) (res api.Resu
 		res.Samples = append(res.Samples, s)
 	}
 	if stopProfile != nil {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		sctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), time.Minute)
 		res.Profiles = stopProfile(sctx)
 		cancel()
 	}
@@ -238,7 +239,7 @@ func (o *Options) sample(ctx context.Context, env Env, ex Executor, c plan.Case,
 			wg.Add(1)
 			go func(i int, s *noderes.Sampler) {
 				defer wg.Done()
-				r, err := s.Stop(context.WithoutCancel(ctx))
+				r, err := s.Stop(interrupt.Cleanup(ctx))
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -466,7 +467,7 @@ func (o *Options) windows(ctx context.Context, streams []*noderes.Series, start,
 		if s == nil {
 			continue
 		}
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second+streamInterval)
+		wctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 10*time.Second+streamInterval)
 		err := s.WaitFor(wctx, end)
 		cancel()
 		if err == nil {

@@ -65,6 +65,22 @@ type ClusterDescriber interface {
 	Describe(ctx context.Context) (*api.ClusterDetails, error)
 }
 
+// LeftoverDescriber is implemented by platforms that create things outside this process
+// (namespaces and pods, network namespaces): when Close fails or is cut short (a second
+// Ctrl-C), it says what may be left and the exact command that removes it; "" when nothing
+// can be left (nothing was created, or Close finished).
+type LeftoverDescriber interface {
+	Leftovers() string
+}
+
+// Leftovers is p's LeftoverDescriber message, or "" when p is not one.
+func Leftovers(p Platform) string {
+	if d, ok := p.(LeftoverDescriber); ok {
+		return d.Leftovers()
+	}
+	return ""
+}
+
 // PathChecker is implemented by platforms that support only some paths; the plan validator
 // calls it before anything is deployed.
 type PathChecker interface {

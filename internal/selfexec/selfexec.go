@@ -7,11 +7,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/cnperf/cnperf/internal/app"
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/platform/local"
 )
@@ -22,11 +21,12 @@ func MaybeRun() {
 	if os.Getenv(local.SelfExecEnv) != "1" {
 		return
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := app.Run(ctx, iostreams.System(), os.Args[1:])
+	streams := iostreams.Safe(iostreams.System())
+	ctx, stop := interrupt.Notify(context.Background(), streams.ErrOut, os.Exit)
+	err := app.Run(ctx, streams, os.Args[1:])
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "cnperf:", err)
+		fmt.Fprintln(streams.ErrOut, "cnperf:", err)
 	}
 	os.Exit(exit.Code(err))
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
 )
 
@@ -208,7 +209,7 @@ func Serve(ctx context.Context, addr string, ready func(net.Addr)) error {
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		sctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 2*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 		return nil

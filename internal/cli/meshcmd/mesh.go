@@ -22,6 +22,7 @@ import (
 	"github.com/cnperf/cnperf/internal/driver"
 	_ "github.com/cnperf/cnperf/internal/driver/all" // every driver
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/mesh"
@@ -335,15 +336,26 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 	if err != nil {
 		return err
 	}
+	cleanupCmd := "cnperf cleanup --run " + runID
+	if o.Kubeconfig != "" {
+		cleanupCmd += " --kubeconfig " + o.Kubeconfig
+	}
+	if o.Context != "" {
+		cleanupCmd += " --context " + o.Context
+	}
+	left := fmt.Sprintf("may be left in the cluster: run %s's agents in namespace %s; remove them with: %s", runID, o.Namespace, cleanupCmd)
+	unregister := interrupt.Register(ctx, func() string { return left })
 	defer func() {
+		defer unregister()
 		if o.Keep {
-			fmt.Fprintf(log, "mesh: --keep: agents left in namespace %s (run %s); remove them with: cnperf cleanup --run %s\n", o.Namespace, runID, runID)
+			fmt.Fprintf(log, "mesh: --keep: agents left in namespace %s (run %s); remove them with: %s\n", o.Namespace, runID, cleanupCmd)
 			return
 		}
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		cctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 2*time.Minute)
 		defer cancel()
 		if cerr := mesh.Cleanup(cctx, cs, o.Namespace, runID, nsCreated); cerr != nil {
 			fmt.Fprintf(log, "mesh: cleanup: %v\n", cerr)
+			fmt.Fprintln(log, "cnperf: clean-up did not finish; "+left)
 			if err == nil {
 				err = cerr
 			}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	_ "github.com/cnperf/cnperf/internal/driver/all" // register every driver
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/hostinfo"
+	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/plan"
@@ -251,9 +253,17 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	if osCfg != nil && len(run.Results) > 0 {
 		// Index even an interrupted run's finished cases; a failure here is reported, and the
 		// results file and stdout already hold everything.
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		sctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 2*time.Minute)
 		if err := opensearch.Ship(sctx, *osCfg, []*api.Run{run}, log); err != nil {
 			runErr = errors.Join(runErr, exit.Failure("index into OpenSearch: %w", err))
+			if o.ResultsFile != "" {
+				shown := "URL"
+				if u, perr := url.Parse(osCfg.URL); perr == nil {
+					u.User = nil // credentials are never printed
+					shown = u.String()
+				}
+				fmt.Fprintf(log, "cnperf: the run may not be fully indexed; index it later (same credentials) with: cnperf report --opensearch %s --index %s %s\n", shown, osCfg.Index, o.ResultsFile)
+			}
 		}
 		cancel()
 	}
@@ -270,14 +280,20 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 func (o *Options) execute(ctx context.Context, log io.Writer, plat platform.Platform, drivers map[string]driver.Driver,
 	cases []plan.Case, run *api.Run, rw *report.ResultsWriter, prom *prometheus.Collector) (err error) {
 	setup := time.Now()
+	// A third Ctrl-C exits at once: it prints what the platform may leave.
+	unregister := interrupt.Register(ctx, func() string { return platform.Leftovers(plat) })
 	defer func() {
 		t := time.Now()
-		// Cleanup must run even when ctx was cancelled by Ctrl-C.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		// Cleanup must run even when ctx was cancelled by Ctrl-C; a second Ctrl-C cuts it short.
+		cctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 2*time.Minute)
 		defer cancel()
 		if cerr := plat.Close(cctx); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("cleanup: %w", cerr))
+			if left := platform.Leftovers(plat); left != "" {
+				fmt.Fprintln(log, "cnperf: clean-up did not finish; "+left)
+			}
 		}
+		unregister()
 		run.Timing.TeardownSeconds = time.Since(t).Seconds()
 	}()
 	if err := plat.Prepare(ctx, cases, drivers); err != nil {

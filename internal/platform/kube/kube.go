@@ -45,6 +45,7 @@ type Platform struct {
 	// nsAttempted: a create of the namespace was sent; nsCreated: it succeeded.
 	nsAttempted, nsCreated bool
 	prepared, closed       bool
+	cleanedUp              bool // Close finished: nothing of the run is left
 	placement              *nodePlacement
 	nodes                  map[string]*corev1.Node
 	servers                map[serverKey]*endpoint
@@ -54,9 +55,10 @@ type Platform struct {
 }
 
 var (
-	_ platform.Platform         = (*Platform)(nil)
-	_ platform.PathChecker      = (*Platform)(nil)
-	_ platform.ClusterDescriber = (*Platform)(nil)
+	_ platform.Platform          = (*Platform)(nil)
+	_ platform.PathChecker       = (*Platform)(nil)
+	_ platform.ClusterDescriber  = (*Platform)(nil)
+	_ platform.LeftoverDescriber = (*Platform)(nil)
 )
 
 type serverKey struct {
@@ -641,7 +643,7 @@ func (p *Platform) Close(ctx context.Context) error {
 		p.mu.Unlock()
 	}()
 	if p.s.Keep {
-		p.logf("--keep: leaving namespace %s and the run's objects (remove them with: cnperf cleanup --run %s)", p.s.Namespace, p.runID)
+		p.logf("--keep: leaving namespace %s and the run's objects (remove them with: %s)", p.s.Namespace, p.cleanupCommand())
 		return nil
 	}
 	if attempted && !created {
@@ -660,9 +662,39 @@ func (p *Platform) Close(ctx context.Context) error {
 		err = DeleteRunObjects(ctx, p.cs, p.s.Namespace, RunSelector(p.runID), true)
 	}
 	if err == nil {
+		p.mu.Lock()
+		p.cleanedUp = true
+		p.mu.Unlock()
 		p.logf("cleaned up in %.1fs", time.Since(start).Seconds())
 	}
 	return err
+}
+
+// cleanupCommand is the command that removes this run's objects.
+func (p *Platform) cleanupCommand() string {
+	cmd := "cnperf cleanup --run " + p.runID
+	if p.s.Kubeconfig != "" {
+		cmd += " --kubeconfig " + p.s.Kubeconfig
+	}
+	if p.s.Context != "" {
+		cmd += " --context " + p.s.Context
+	}
+	return cmd
+}
+
+// Leftovers implements platform.LeftoverDescriber.
+func (p *Platform) Leftovers() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.prepared || p.cleanedUp || p.s.Keep {
+		return ""
+	}
+	if p.nsAttempted {
+		return fmt.Sprintf("may be left in the cluster: namespace %s (created by run %s) with its pods and Services; remove them with: %s",
+			p.s.Namespace, p.runID, p.cleanupCommand())
+	}
+	return fmt.Sprintf("may be left in the cluster: run %s's pods, Services and ServiceAccount in namespace %s (labelled %s=%s); remove them with: %s --namespace %s",
+		p.runID, p.s.Namespace, LabelRun, p.runID, p.cleanupCommand(), p.s.Namespace)
 }
 
 // Describe implements platform.ClusterDescriber: versions, nodes of the endpoints, CNI,

@@ -29,6 +29,8 @@ type labSide struct {
 	mu      sync.Mutex
 	lab     *lab.Lab
 	servers []*labServer
+	// leftTag is the tag of a lab whose removal has not finished ("" once it has).
+	leftTag string
 }
 
 // labServer is a driver server running in a lab namespace.
@@ -178,6 +180,7 @@ func (p *Platform) ensureLab() (*lab.Lab, error) {
 		return nil, err
 	}
 	p.labSide.lab = l
+	p.labSide.leftTag = l.Tag()
 	return l, nil
 }
 
@@ -316,7 +319,23 @@ func (p *Platform) closeLab(ctx context.Context) error {
 	if l != nil {
 		if err := l.Close(ctx); err != nil {
 			errs = append(errs, err)
+		} else {
+			p.labSide.mu.Lock()
+			p.labSide.leftTag = ""
+			p.labSide.mu.Unlock()
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Leftovers implements platform.LeftoverDescriber: the lab's network namespaces until they
+// are removed (server processes die with cnperf).
+func (p *Platform) Leftovers() string {
+	p.labSide.mu.Lock()
+	defer p.labSide.mu.Unlock()
+	if p.labSide.leftTag == "" {
+		return ""
+	}
+	return fmt.Sprintf("may be left on this host: the lab's network namespaces %s%s-… with their interfaces and processes; remove them with: cnperf lab cleanup --tag %s",
+		lab.Prefix, p.labSide.leftTag, p.labSide.leftTag)
 }

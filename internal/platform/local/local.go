@@ -65,6 +65,7 @@ type Platform struct {
 
 var _ platform.Platform = (*Platform)(nil)
 var _ platform.PathChecker = (*Platform)(nil)
+var _ platform.LeftoverDescriber = (*Platform)(nil)
 
 // New returns a local platform. log receives progress lines.
 func New(opts Options, log io.Writer) *Platform {

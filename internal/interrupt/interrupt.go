@@ -1,0 +1,176 @@
+// Package interrupt turns SIGINT and SIGTERM (the same to cnperf) into three escalating
+// stops:
+//
+//  1. the first cancels the run's context: the case in progress stops, finished cases are
+//     kept, and clean-up and result shipping run (on Cleanup contexts, which the first
+//     signal does not cancel);
+//  2. the second cancels the Cleanup contexts: clean-up and shipping are cut short, and the
+//     code that ran them says what may be left and the command that removes it (see
+//     Leftovers);
+//  3. the third exits at once, after printing what the registered Leftovers say.
+//
+// Only main installs it (Notify); commands use Cleanup and Register from the context.
+package interrupt
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Signals is the state of one process's interruption.
+type Signals struct {
+	w        io.Writer
+	exit     func(int)
+	cancel   context.CancelFunc // the run's context
+	abortCtx context.Context    // done at the second signal
+	abort    context.CancelFunc
+
+	mu        sync.Mutex
+	n         int
+	nextID    int
+	leftovers map[int]func() string
+}
+
+type key struct{}
+
+// Notify installs the handler: the returned context ends at the first SIGINT or SIGTERM;
+// messages go to w; the third signal calls exit (os.Exit in main) with 128 + the signal's
+// number. stop uninstalls it.
+func Notify(parent context.Context, w io.Writer, exit func(int)) (ctx context.Context, stop func()) {
+	s := &Signals{w: w, exit: exit, leftovers: map[int]func() string{}}
+	s.abortCtx, s.abort = context.WithCancel(context.Background())
+	ctx, s.cancel = context.WithCancel(context.WithValue(parent, key{}, s))
+	ch := make(chan os.Signal, 3)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case sig := <-ch:
+				s.handle(sig)
+			case <-done:
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			signal.Stop(ch)
+			close(done)
+			s.cancel()
+			s.abort()
+		})
+	}
+}
+
+func name(sig os.Signal) string {
+	if sig == os.Interrupt {
+		return "SIGINT"
+	}
+	if sig == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return sig.String()
+}
+
+func (s *Signals) handle(sig os.Signal) {
+	s.mu.Lock()
+	s.n++
+	n := s.n
+	var left []string
+	if n >= 3 {
+		for id := 0; id < s.nextID; id++ {
+			if f := s.leftovers[id]; f != nil {
+				if m := f(); m != "" {
+					left = append(left, m)
+				}
+			}
+		}
+	}
+	s.mu.Unlock()
+	switch n {
+	case 1:
+		fmt.Fprintf(s.w, "\ncnperf: %s: stopping; finished cases are kept; cleaning up (signal again to cut clean-up short)\n", name(sig))
+		s.cancel()
+	case 2:
+		fmt.Fprintf(s.w, "cnperf: second signal (%s): cutting clean-up and result shipping short (signal again to exit at once)\n", name(sig))
+		s.abort()
+	default:
+		fmt.Fprintf(s.w, "cnperf: third signal (%s): exiting now\n", name(sig))
+		for _, m := range left {
+			fmt.Fprintln(s.w, "cnperf: "+m)
+		}
+		code := 130
+		if ss, ok := sig.(syscall.Signal); ok {
+			code = 128 + int(ss)
+		}
+		s.exit(code)
+	}
+}
+
+func from(ctx context.Context) *Signals {
+	s, _ := ctx.Value(key{}).(*Signals)
+	return s
+}
+
+// cleanupCtx keeps ctx's values, ignores its cancellation, and ends at the second signal.
+type cleanupCtx struct {
+	context.Context // for Value
+	abort           context.Context
+}
+
+func (c cleanupCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (c cleanupCtx) Done() <-chan struct{}       { return c.abort.Done() }
+func (c cleanupCtx) Err() error {
+	if c.abort.Err() != nil {
+		return ErrCutShort
+	}
+	return nil
+}
+
+// ErrCutShort is the error of a Cleanup context ended by the second signal.
+var ErrCutShort = fmt.Errorf("cut short by a second signal: %w", context.Canceled)
+
+// Cleanup returns a context for clean-up and result shipping after ctx may have been
+// cancelled: it keeps ctx's values, is not cancelled with ctx, and ends at the second signal.
+// Without Notify (tests, a library caller) it is context.WithoutCancel(ctx).
+func Cleanup(ctx context.Context) context.Context {
+	s := from(ctx)
+	if s == nil {
+		return context.WithoutCancel(ctx)
+	}
+	return cleanupCtx{Context: context.WithoutCancel(ctx), abort: s.abortCtx}
+}
+
+// CutShort reports whether the second signal came.
+func CutShort(ctx context.Context) bool {
+	s := from(ctx)
+	return s != nil && s.abortCtx.Err() != nil
+}
+
+// Register adds f, which says what may be left in the cluster or on the host and how to
+// remove it ("" when nothing is), to what the third signal prints before exiting; the
+// returned function removes it (call it once clean-up has finished).
+func Register(ctx context.Context, f func() string) (unregister func()) {
+	s := from(ctx)
+	if s == nil {
+		return func() {}
+	}
+	s.mu.Lock()
+	id := s.nextID
+	s.nextID++
+	s.leftovers[id] = f
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		delete(s.leftovers, id)
+		s.mu.Unlock()
+	}
+}

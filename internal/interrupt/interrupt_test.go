@@ -1,0 +1,126 @@
+package interrupt
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// child is what the re-executed test binary does: a run that waits for its context, a
+// clean-up that waits for its Cleanup context, then a clean-up step that ignores every
+// context (as a stuck API call would), which only the third signal ends.
+func child() {
+	ctx, stop := Notify(context.Background(), os.Stdout, os.Exit)
+	defer stop()
+	Register(ctx, func() string { return "may be left: namespace cnperf-x; remove it with: cnperf cleanup --run x" })
+	fmt.Println("ready")
+	<-ctx.Done()
+	fmt.Println("run stopped:", ctx.Err())
+	cctx, cancel := context.WithTimeout(Cleanup(ctx), time.Minute)
+	defer cancel()
+	if cctx.Err() != nil {
+		fmt.Println("BUG: the clean-up context ended with the run")
+	}
+	<-cctx.Done()
+	fmt.Println("clean-up ended:", cctx.Err(), errors.Is(cctx.Err(), context.Canceled), CutShort(ctx))
+	time.Sleep(time.Minute)
+	fmt.Println("BUG: the third signal did not exit")
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv("INTERRUPT_TEST_CHILD") == "1" {
+		child()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestThreeSignals sends real signals to a real process: SIGTERM stops the run, SIGINT cuts
+// clean-up short, and the third exits at once with 128+signal, printing what may be left.
+func TestThreeSignals(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "INTERRUPT_TEST_CHILD=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var all []string
+	expect := func(want string) {
+		t.Helper()
+		timeout := time.After(20 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("output ended before %q:\n%s", want, strings.Join(all, "\n"))
+				}
+				all = append(all, l)
+				if strings.Contains(l, "BUG") {
+					t.Fatalf("%s", l)
+				}
+				if strings.Contains(l, want) {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("no %q in:\n%s", want, strings.Join(all, "\n"))
+			}
+		}
+	}
+	signal := func(s syscall.Signal) {
+		if err := cmd.Process.Signal(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect("ready")
+	signal(syscall.SIGTERM)
+	expect("cnperf: SIGTERM: stopping; finished cases are kept; cleaning up (signal again to cut clean-up short)")
+	expect("run stopped: context canceled")
+	signal(syscall.SIGINT)
+	expect("cnperf: second signal (SIGINT): cutting clean-up and result shipping short (signal again to exit at once)")
+	expect("clean-up ended: cut short by a second signal: context canceled true true")
+	start := time.Now()
+	signal(syscall.SIGTERM)
+	expect("cnperf: third signal (SIGTERM): exiting now")
+	expect("cnperf: may be left: namespace cnperf-x; remove it with: cnperf cleanup --run x")
+	for range lines {
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGTERM) {
+		t.Errorf("exit: %v, want code %d", err, 128+int(syscall.SIGTERM))
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("the third signal took %s to exit", el)
+	}
+}
+
+// TestWithoutNotify: library callers and tests without the handler get plain detached
+// contexts.
+func TestWithoutNotify(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), struct{ k string }{"k"}, "v"))
+	cancel()
+	c := Cleanup(ctx)
+	if c.Err() != nil || c.Value(struct{ k string }{"k"}) != "v" || CutShort(ctx) {
+		t.Errorf("Cleanup without Notify: err %v", c.Err())
+	}
+	Register(ctx, func() string { return "x" })()
+}

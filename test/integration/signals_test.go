@@ -1,0 +1,99 @@
+package integration
+
+import (
+	"bufio"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/report"
+)
+
+// buildCnperf builds the real binary (signals must reach a real process, not the test's).
+func buildCnperf(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	bin := filepath.Join(t.TempDir(), "cnperf")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/cnperf")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestSIGTERMIsSIGINT: a SIGTERM during the second case of a real run stops it as Ctrl-C
+// does: the first case is in the results file whole, the second with the samples it finished,
+// the end record says interrupted, and the process exits by itself within seconds.
+func TestSIGTERMIsSIGINT(t *testing.T) {
+	bin := buildCnperf(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			results := filepath.Join(t.TempDir(), "run.jsonl")
+			cmd := exec.Command(bin, "run", "--platform", "local", "--profile", "TCP_RR,TCP_STREAM",
+				"--duration", "1s", "--samples", "3", "--results", results, "-o", "json")
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stdout = nil
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			var log []string
+			sc := bufio.NewScanner(stderr)
+			sent := time.Time{}
+			for sc.Scan() {
+				l := sc.Text()
+				log = append(log, l)
+				if sent.IsZero() && strings.HasPrefix(l, "case 2/2") {
+					time.Sleep(1500 * time.Millisecond) // into the second case's samples
+					if err := cmd.Process.Signal(sig); err != nil {
+						t.Fatal(err)
+					}
+					sent = time.Now()
+				}
+			}
+			err = cmd.Wait()
+			all := strings.Join(log, "\n")
+			if sent.IsZero() {
+				t.Fatalf("the second case never started:\n%s", all)
+			}
+			if el := time.Since(sent); el > 15*time.Second {
+				t.Errorf("took %s to stop after %s", el, sig)
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+				t.Errorf("exit %v, want code 1 (interrupted)\n%s", err, all)
+			}
+			name := "SIGTERM"
+			if sig == syscall.SIGINT {
+				name = "SIGINT"
+			}
+			if !strings.Contains(all, "cnperf: "+name+": stopping; finished cases are kept") {
+				t.Errorf("stderr does not say it stops:\n%s", all)
+			}
+			runs, _, rerr := report.ReadRunFileWarnings(results)
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			r := runs[0]
+			if !r.Interrupted || len(r.Results) < 1 || len(r.Results) > 2 {
+				t.Fatalf("interrupted %v, %d results", r.Interrupted, len(r.Results))
+			}
+			if first := r.Results[0]; first.Error != "" || len(first.Samples) != 3 {
+				t.Errorf("the finished case is not whole: error %q, %d samples", first.Error, len(first.Samples))
+			}
+			if len(r.Results) == 2 && !strings.HasPrefix(r.Results[1].Error, "interrupted after") {
+				t.Errorf("second case: %q", r.Results[1].Error)
+			}
+		})
+	}
+}
