@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	_ "github.com/cnperf/cnperf/internal/driver/all" // the drivers' default message sizes
 	"github.com/cnperf/cnperf/internal/plan"
 )
 
@@ -65,8 +67,10 @@ func TestGoldenExpansions(t *testing.T) {
 		// As on a cluster: the platform decides the path, k8s-netperf's default driver.
 		{"k8s-netperf-v1-suite.yml", plan.Options{DefaultPaths: []api.Path{""}, DefaultDrivers: []string{"netperf"}}},
 		{"k8s-netperf-v2-suite.yml", plan.Options{DefaultDrivers: []string{"netperf", "iperf3"}}},
-		{"tiger-bench-testconfig.yaml", plan.Options{}},
-		{"tiger-bench-iperf.yaml", plan.Options{}},
+		// As internal/tigerbench expands them: the drivers' own default sizes (qperf's 64 KiB
+		// for tcp_bw: tiger-bench runs qperf without -m).
+		{"tiger-bench-testconfig.yaml", plan.Options{DriverMessageSize: driver.DefaultMessageSize}},
+		{"tiger-bench-iperf.yaml", plan.Options{DriverMessageSize: driver.DefaultMessageSize}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

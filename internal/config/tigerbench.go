@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"reflect"
 	"slices"
 	"strconv"
@@ -79,10 +80,12 @@ const (
 	TigerBenchIperf          = "iperf"
 	TigerBenchTTFR           = "ttfr"
 	TigerBenchDNSPerf        = "dnsperf"
+	// TigerBenchNone runs no test: the standing config and cluster settings only.
+	TigerBenchNone = "none"
 )
 
 var (
-	tigerBenchKinds      = []string{TigerBenchDNSPerf, TigerBenchIperf, TigerBenchThruputLatency, TigerBenchTTFR}
+	tigerBenchKinds      = []string{TigerBenchNone, TigerBenchDNSPerf, TigerBenchIperf, TigerBenchThruputLatency, TigerBenchTTFR}
 	tigerBenchEncaps     = []string{"none", "vxlan", "ipip"}
 	tigerBenchDataplanes = []string{"iptables", "nftables", "bpf"}
 	tigerBenchDNSModes   = []string{"Inline", "NoDelay", "DelayDeniedPacket", "DelayDNSResponse"}
@@ -100,9 +103,12 @@ const tigerBenchIperfParallel = 8
 // internal/tigerbench runs; ttfr, dnsperf and iterations-0 tests have no cases, so the plan may
 // have no groups at all.
 func readTigerBench(d *decoder, root *yaml.Node, lines LineIndex) (*api.Plan, []TigerBenchTest) {
-	d.fold = true
-	d.lenient = map[reflect.Type]bool{reflect.TypeOf(TigerBenchDNSConfig{}): true}
-	defer func() { d.fold, d.lenient = false, nil }()
+	// tiger-bench decodes YAML through encoding/json: keys in any case, unknown keys ignored
+	// (cnperf ignores them too, with a warning naming the line).
+	d.fold, d.peer = true, "tiger-bench"
+	d.lenient = map[reflect.Type]bool{reflect.TypeOf(TigerBenchTest{}): true, reflect.TypeOf(TigerBenchPerfConfig{}): true,
+		reflect.TypeOf(TigerBenchTTFRConfig{}): true, reflect.TypeOf(TigerBenchDNSConfig{}): true}
+	defer func() { d.fold, d.lenient, d.peer = false, nil, "" }()
 
 	p := &api.Plan{APIVersion: api.APIVersion, Kind: api.KindPlan}
 	var tests []TigerBenchTest
@@ -173,11 +179,44 @@ func readTigerBench(d *decoder, root *yaml.Node, lines LineIndex) (*api.Plan, []
 				}
 			}
 		}
-		if t.TestKind == TigerBenchDNSPerf && t.DNSPerf != nil && t.DNSPerf.Mode != "" && !slices.Contains(tigerBenchDNSModes, t.DNSPerf.Mode) {
-			d.errorf(at("DNSPerf"), fieldName("DNSPerf")+".Mode", "unknown DNSPerf mode %q (known: %s)", t.DNSPerf.Mode, strings.Join(tigerBenchDNSModes, ", "))
+		// Its validator dives into DNSPerf and TTFRConfig whatever the test kind.
+		if dc := t.DNSPerf; dc != nil {
+			df := fieldName("DNSPerf")
+			if dc.Mode != "" && !slices.Contains(tigerBenchDNSModes, dc.Mode) {
+				d.errorf(at("DNSPerf"), df+".Mode", "unknown DNSPerf mode %q (known: %s)", dc.Mode, strings.Join(tigerBenchDNSModes, ", "))
+			}
+			if dc.NumDomains < 0 {
+				d.errorf(at("DNSPerf"), df+".NumDomains", "NumDomains must not be negative, got %d", dc.NumDomains)
+			}
+			if dc.TargetURL != "" {
+				if u, err := url.Parse(dc.TargetURL); err != nil || u.Scheme == "" {
+					d.errorf(at("DNSPerf"), df+".TargetURL", "TargetURL %q is not a URL (tiger-bench's validator wants one with a scheme, e.g. http://www.example.com)", dc.TargetURL)
+				}
+			}
 		}
-		if t.TestKind == TigerBenchTTFR && t.TTFRConfig != nil && (t.TTFRConfig.Rate < 0 || t.TTFRConfig.TestPodsPerNode < 0) {
+		if tc := t.TTFRConfig; tc != nil && (tc.Rate < 0 || tc.TestPodsPerNode < 0) {
 			d.errorf(at("TTFRConfig"), fieldName("TTFRConfig"), "Rate and TestPodsPerNode must not be negative")
+		}
+		if t.TestKind == TigerBenchDNSPerf {
+			// defaultAndValidate's checks of a dnsperf test.
+			df := fieldName("DNSPerf")
+			switch dc := t.DNSPerf; {
+			case dc == nil:
+				d.errorf(item, df, "DNSPerf is required for a dnsperf test (tiger-bench's validator: required_if=TestKind dnsperf)")
+			default:
+				if dc.TargetURL == "" && dc.TargetDomain == "" {
+					dc.TargetURL = "http://www.example.com"
+				}
+				if dc.TestDNSPolicy && dc.Mode == "" {
+					d.errorf(at("DNSPerf"), df+".Mode", "Mode must be set for a dnsperf test with TestDNSPolicy enabled")
+				}
+				switch {
+				case t.Dataplane == "bpf" && (dc.Mode == "DelayDeniedPacket" || dc.Mode == "DelayDNSResponse"):
+					d.errorf(at("DNSPerf"), df+".Mode", "%s mode is not supported on BPF dataplane (BPF supports Inline and NoDelay)", dc.Mode)
+				case t.Dataplane == "nftables" && dc.Mode == "Inline":
+					d.errorf(at("DNSPerf"), df+".Mode", "Inline mode is not supported on Nftables dataplane (Nftables supports NoDelay, DelayDeniedPacket and DelayDNSResponse)")
+				}
+			}
 		}
 		tests = append(tests, t)
 		if len(d.errs) > nerr {
@@ -203,8 +242,13 @@ func readTigerBench(d *decoder, root *yaml.Node, lines LineIndex) (*api.Plan, []
 			// ttfr and dnsperf tests have no cases: internal/tigerbench runs them.
 			continue
 		}
-		if t.IterationsSet && t.Iterations == 0 {
-			// Standing config only, as tiger-bench documents: no cases.
+		if t.Iterations == 0 {
+			// Standing config only: tiger-bench runs its iterations loop zero times. A file
+			// without iterations gets 0 too (its default:"1" tag is not applied to the file;
+			// its TestDefaults expects 0).
+			if !t.IterationsSet {
+				warn("testKind", "iterations is not set: tiger-bench runs no iteration then (it reads a missing iterations as 0), so only the standing config is set up; so does cnperf. Set iterations to measure")
+			}
 			continue
 		}
 		if t.Perf.Direct {
@@ -228,10 +272,8 @@ func readTigerBench(d *decoder, root *yaml.Node, lines LineIndex) (*api.Plan, []
 		}
 		g.Name = TigerBenchGroup(i, t.TestKind)
 		g.Duration = strconv.Itoa(t.Duration) + "s"
-		if t.IterationsSet {
-			n := t.Iterations
-			g.Samples = &n
-		}
+		n := t.Iterations
+		g.Samples = &n
 		if t.HostNetwork {
 			hn := true
 			g.HostNetwork = &hn

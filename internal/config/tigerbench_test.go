@@ -26,7 +26,7 @@ func TestTigerBenchWithoutCases(t *testing.T) {
 }
 
 func TestTigerBenchGroup(t *testing.T) {
-	l, err := LoadBytes("testconfig.yaml", []byte("- testKind: ttfr\n- testKind: iperf\n  duration: 5\n"))
+	l, err := LoadBytes("testconfig.yaml", []byte("- testKind: ttfr\n- testKind: iperf\n  duration: 5\n  iterations: 1\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

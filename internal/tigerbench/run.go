@@ -86,6 +86,41 @@ type Deps struct {
 // DefaultTestPath is what a case without a path gets.
 var DefaultTestPath = api.PathPodPodCrossNode
 
+// Cases expands the cnperf cases of a testconfig.yaml and checks every case against its
+// driver and its test's kube platform (its namespace, its external address), before anything
+// runs and without a cluster: `cnperf run` and `cnperf run --dry-run` both read them here.
+// Message sizes are the drivers' own defaults (qperf's 64 KiB for tcp_bw: tiger-bench runs
+// qperf without -m). An invalid plan is an *exit.UsageError.
+func Cases(loaded *config.Loaded, base kube.Options, runID string) ([]plan.Case, error) {
+	tests := loaded.TigerBench
+	groups := map[string]int{}
+	for i, t := range tests {
+		groups[config.TigerBenchGroup(i, t.TestKind)] = i
+	}
+	checkers := make([]*kube.Platform, len(tests))
+	for i, t := range tests {
+		p, err := kube.NewWithClient(testKubeOptions(base, t), runID, io.Discard, nil, nil)
+		if err != nil {
+			return nil, exit.Usage("%s:%d: test [%d] (testNamespace %q): %v", loaded.File, t.Line, i, t.TestNamespace, err)
+		}
+		checkers[i] = p
+	}
+	opts := plan.Options{DefaultPaths: []api.Path{DefaultTestPath}, DriverMessageSize: driver.DefaultMessageSize}
+	cases, err := loaded.Expand(opts, func(c plan.Case) error {
+		if err := driver.Check(c); err != nil {
+			return err
+		}
+		if i, ok := groups[c.Group]; ok {
+			return checkers[i].CheckPath(c)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, &exit.UsageError{Err: fmt.Errorf("invalid plan:\n%w", err)}
+	}
+	return cases, nil
+}
+
 // Run runs the tests of a tiger-bench testconfig.yaml. It appends finished cases to
 // run.Results and the tests to run.TigerBench, and sets run.Cluster. Bad input (settings that
 // need --allow-cluster-changes, plan errors) is an *exit.UsageError returned before anything
@@ -110,26 +145,9 @@ func Run(ctx context.Context, loaded *config.Loaded, run *api.Run, deps Deps) (e
 	for i, t := range tests {
 		kubeOpts[i] = testKubeOptions(deps.Kube, t)
 	}
-	// Validate every case against its driver and its test's platform before anything runs.
-	checkers := make([]*kube.Platform, len(tests))
-	for i := range tests {
-		p, err := kube.NewWithClient(kubeOpts[i], deps.RunID, io.Discard, nil, nil)
-		if err != nil {
-			return exit.Usage("%s:%d: test [%d] (testNamespace %q): %v", loaded.File, tests[i].Line, i, tests[i].TestNamespace, err)
-		}
-		checkers[i] = p
-	}
-	cases, err := loaded.Expand(plan.Options{DefaultPaths: []api.Path{DefaultTestPath}}, func(c plan.Case) error {
-		if err := driver.Check(c); err != nil {
-			return err
-		}
-		if i, ok := groups[c.Group]; ok {
-			return checkers[i].CheckPath(c)
-		}
-		return nil
-	})
+	cases, err := Cases(loaded, deps.Kube, deps.RunID)
 	if err != nil {
-		return &exit.UsageError{Err: fmt.Errorf("invalid plan:\n%w", err)}
+		return err
 	}
 	byTest := make([][]plan.Case, len(tests))
 	drivers := map[string]driver.Driver{}
@@ -557,12 +575,9 @@ func mergeCalico(have, d *api.CalicoDetails) *api.CalicoDetails {
 	return &out
 }
 
-// testConfigJSON is the test as tiger-bench writes it in results.json. Iterations is what ran:
-// tiger-bench writes 0 for a file that does not set it, although it then measures nothing.
-func testConfigJSON(t config.TigerBenchTest, cases []plan.Case) json.RawMessage {
-	if !t.IterationsSet && len(cases) > 0 {
-		t.Iterations = cases[0].Params.Samples
-	}
+// testConfigJSON is the test as tiger-bench writes it in results.json (a file without
+// iterations reads as 0, and then nothing is measured, as in tiger-bench).
+func testConfigJSON(t config.TigerBenchTest, _ []plan.Case) json.RawMessage {
 	b, err := json.Marshal(t)
 	if err != nil {
 		return json.RawMessage("null")

@@ -26,7 +26,6 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
-	"github.com/cnperf/cnperf/internal/platform/kube"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/sink"
@@ -423,32 +422,9 @@ func (o *Options) dryRunTigerBench(streams iostreams.Streams, loaded *config.Loa
 	for _, w := range loaded.Warnings {
 		fmt.Fprintf(streams.ErrOut, "warning: %s\n", w)
 	}
-	// Each test reaches its own external address (as internal/tigerbench sets it per test).
-	external := map[string]string{}
-	for i, t := range loaded.TigerBench {
-		if t.Perf != nil && t.Perf.External {
-			external[config.TigerBenchGroup(i, t.TestKind)] = t.Perf.ExternalIPOrFQDN
-		}
-	}
-	check := func(c plan.Case) error {
-		if err := driver.Check(c); err != nil {
-			return err
-		}
-		ko := o.Platforms.kube
-		ko.External = external[c.Group]
-		k, err := kube.NewWithClient(ko, "dry-run", io.Discard, nil, nil)
-		if err != nil {
-			return exit.Usage("kube platform: %v", err)
-		}
-		return k.CheckPath(c)
-	}
-	var cases []plan.Case
-	if len(loaded.Plan.Tests) > 0 {
-		var err error
-		opts := plan.Options{DefaultPaths: []api.Path{api.PathPodPodCrossNode}, DriverMessageSize: driver.DefaultMessageSize}
-		if cases, err = loaded.Expand(opts, check); err != nil {
-			return &exit.UsageError{Err: fmt.Errorf("invalid plan:\n%w", err)}
-		}
+	cases, err := tigerbench.Cases(loaded, o.Platforms.kube, "dry-run")
+	if err != nil {
+		return err
 	}
 	return printDryRun(streams.Out, o.Output, "kube", cases, tigerBenchTestsWithoutCases(loaded, cases))
 }

@@ -52,6 +52,21 @@ func (Driver) KnownOptions() []string { return append([]string(nil), knownOption
 // Name implements driver.Driver.
 func (Driver) Name() string { return Name }
 
+// DefaultTCPBandwidthMessageSize is qperf's own message size for tcp_bw when -m is not given
+// (its output says "msg_size = 64 KiB (65,536)"; testdata/captured/tcp_bw_default_units).
+// tiger-bench's thruput-latency test runs qperf without -m, so this is what it measures.
+const DefaultTCPBandwidthMessageSize = 64 << 10
+
+// DefaultMessageSize implements driver.MessageSizer: qperf's own default for tcp_bw instead
+// of cnperf's generic 128 KiB, so a plan that sets no size measures what a bare qperf does.
+// (tcp_lat's default, 1 byte, is cnperf's too.)
+func (Driver) DefaultMessageSize(p api.Profile) (int, bool) {
+	if p == api.TCPStream {
+		return DefaultTCPBandwidthMessageSize, true
+	}
+	return 0, false
+}
+
 // Capabilities implements driver.Driver.
 func (Driver) Capabilities() driver.Capabilities {
 	return driver.Capabilities{
