@@ -101,13 +101,15 @@ func newVersionCommand(streams iostreams.Streams) *cobra.Command {
 			if asJSON {
 				enc := json.NewEncoder(streams.Out)
 				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]string{
+				return enc.Encode(map[string]any{
 					"version": version.Version, "commit": version.Commit, "go": runtime.Version(),
 					"platform": runtime.GOOS + "/" + runtime.GOARCH, "defaultImage": version.DefaultImage(),
+					"dev": version.IsDev(version.Version),
 				})
 			}
 			fmt.Fprintf(streams.Out, "cnperf %s (commit %s, %s, %s/%s)\n", version.Version, version.Commit,
 				runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintf(streams.Out, "agent image: %s (%s)\n", version.DefaultImage(), version.ImageNote())
 			return nil
 		},
 	}

@@ -136,7 +136,7 @@ func newCreate(streams iostreams.Streams, newClient func() (kubernetes.Interface
 	fs.IntVar(&o.spec.IdlePolicies, "idle-policies", 0, "NetworkPolicies selecting no pod")
 	fs.IntVar(&o.parallelism, "parallelism", tigerbench.DefaultParallelism, "API writes in flight")
 	fs.StringVar(&o.selector, "test-node-selector", "", "label selector of the nodes for the standing pods (default "+tigerbench.DefaultTestNodeSelector+", else every schedulable node)")
-	fs.StringVar(&o.spec.Image, "image", version.DefaultImage(), "image of the standing pods (they run an idle shell loop)")
+	fs.StringVar(&o.spec.Image, "image", version.DefaultImage(), "image of the standing pods (they run an idle shell loop); the default is the image of this cnperf version")
 	fs.StringVar(&o.pullPolicy, "image-pull-policy", string(corev1.PullIfNotPresent), "image pull policy: IfNotPresent, Always or Never")
 	fs.DurationVar(&o.readyTimeout, "timeout", 10*time.Minute, "how long the standing pods may take to be ready")
 	return c

@@ -113,7 +113,7 @@ both nodes' CPU and memory, -o json the whole run; --results FILE keeps the run 
 	f.StringVar(&o.Context, "context", "", "kubeconfig context (default: the current context)")
 	f.StringVarP(&o.Namespace, "namespace", "n", "cnperf-mesh", "namespace for the agents; created if absent and then removed unless --keep (a namespace cnperf did not create is never deleted)")
 	f.BoolVar(&o.Keep, "keep", false, "leave the agents in place at the end")
-	f.StringVar(&o.Image, "image", version.DefaultImage(), "agent image (cnperf with the tools)")
+	f.StringVar(&o.Image, "image", version.DefaultImage(), "agent image (cnperf with the tools); the default is the image of this cnperf version")
 	f.StringVar(&o.PullPolicy, "image-pull-policy", string(corev1.PullIfNotPresent), "image pull policy: IfNotPresent, Always or Never")
 	f.StringSliceVar(&o.Tolerations, "tolerations", nil, `tolerate taints, KEY[=VALUE][:EFFECT][,...] or "*" for every taint`)
 	f.StringVar(&o.NodeSelector, "node-selector", "", "only nodes matching this label selector, e.g. node-role.kubernetes.io/worker or zone=a")

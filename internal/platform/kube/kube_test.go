@@ -338,9 +338,10 @@ func TestCleanupLeavesForeignObjects(t *testing.T) {
 
 func TestPrepareFailsFast(t *testing.T) {
 	tests := []struct {
-		name string
-		fate func(p *corev1.Pod) *corev1.PodStatus
-		want []string
+		name    string
+		fate    func(p *corev1.Pod) *corev1.PodStatus
+		want    []string
+		notWant string
 	}{
 		{
 			name: "image pull",
@@ -349,7 +350,27 @@ func TestPrepareFailsFast(t *testing.T) {
 					Name: p.Spec.Containers[0].Name, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
 						Reason: "ErrImagePull", Message: `failed to pull image "ghcr.io/cnperf/cnperf:v0.1.0": not found`}}}}}
 			},
-			want: []string{"waiting: ErrImagePull", "not found", "on node node1"},
+			want: []string{"waiting: ErrImagePull", "not found", "on node node1",
+				"the nodes cannot get the agent image example.com/cnperf:test", "--tag example.com/cnperf:test --load kind:CLUSTER",
+				"ctr -n k8s.io images import cnperf-agent.tar", "cnperf run --image REGISTRY/cnperf:TAG"},
+		},
+		{
+			name: "image pull back-off",
+			fate: func(p *corev1.Pod) *corev1.PodStatus {
+				return &corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
+					Name: p.Spec.Containers[0].Name, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+						Reason: "ImagePullBackOff", Message: `Back-off pulling image "example.com/cnperf:test"`}}}}}
+			},
+			want: []string{"waiting: ImagePullBackOff", "the nodes cannot get the agent image example.com/cnperf:test", "cnperf image push"},
+		},
+		{
+			name: "invalid image name",
+			fate: func(p *corev1.Pod) *corev1.PodStatus {
+				return &corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
+					Name: p.Spec.Containers[0].Name, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+						Reason: "InvalidImageName", Message: `couldn't parse image name "example.com/cnperf:test"`}}}}}
+			},
+			want: []string{"waiting: InvalidImageName", "the nodes cannot get the agent image example.com/cnperf:test"},
 		},
 		{
 			name: "unschedulable",
@@ -357,7 +378,8 @@ func TestPrepareFailsFast(t *testing.T) {
 				return &corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled,
 					Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/2 nodes are available: 1 Insufficient cpu."}}}
 			},
-			want: []string{"PodScheduled=False Unschedulable: 0/2 nodes are available: 1 Insufficient cpu."},
+			want:    []string{"PodScheduled=False Unschedulable: 0/2 nodes are available: 1 Insufficient cpu."},
+			notWant: "cannot get the agent image",
 		},
 		{
 			name: "server exits",
@@ -377,7 +399,7 @@ func TestPrepareFailsFast(t *testing.T) {
 			c := newCluster(t, node("node1", ""))
 			c.podFate = tt.fate
 			// A long start timeout: the test passes only if the failure is reported at once.
-			p := newTestPlatform(t, c, Options{PodStartTimeout: 10 * time.Minute})
+			p := newTestPlatform(t, c, Options{PodStartTimeout: 10 * time.Minute, Image: "example.com/cnperf:test"})
 			err := p.Prepare(context.Background(), casesWith([]string{"iperf3"}, []api.Path{api.PathPodPodSameNode}), testDrivers)
 			if err == nil {
 				t.Fatal("Prepare succeeded")
@@ -390,6 +412,9 @@ func TestPrepareFailsFast(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not say %q", err, w)
 				}
+			}
+			if tt.notWant != "" && strings.Contains(err.Error(), tt.notWant) {
+				t.Errorf("error %q says %q", err, tt.notWant)
 			}
 			if err := p.Close(context.Background()); err != nil {
 				t.Errorf("Close after a failed Prepare: %v", err)

@@ -89,7 +89,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClientNode, "client-node", "", "kube: node for the clients (default: a node labelled netperf=client, else automatic)")
 	fs.StringSliceVar(&o.NodeSelector, "node-selector", nil, "kube: only use nodes with these labels, KEY=VALUE[,KEY=VALUE...]")
 	fs.StringSliceVar(&o.Tolerations, "tolerations", nil, `kube: tolerate taints, KEY[=VALUE][:EFFECT][,...] or "*" for every taint`)
-	fs.StringVar(&o.Image, "image", version.DefaultImage(), "kube: agent image (cnperf with iperf3, netperf, uperf, qperf, sockperf)")
+	fs.StringVar(&o.Image, "image", version.DefaultImage(), "kube: agent image (cnperf with iperf3, netperf, uperf, qperf, sockperf); the default is the image of this cnperf version (cnperf version --image)")
 	fs.StringVar(&o.ImagePullPolicy, "image-pull-policy", string(corev1.PullIfNotPresent), "kube: image pull policy: IfNotPresent, Always or Never")
 	fs.StringSliceVar(&o.Resources, "resources", nil, "kube: endpoint resources, NAME=QTY (request and limit), requests.NAME=QTY or limits.NAME=QTY, e.g. cpu=2,memory=1Gi")
 	fs.BoolVar(&o.Guaranteed, "guaranteed", false, "kube: Guaranteed QoS endpoints (limits = requests; needs cpu and memory in --resources)")

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/cnperf/cnperf/internal/version"
 )
 
 // Container waiting reasons that will not fix themselves within a run.
@@ -46,10 +48,52 @@ type podState struct {
 type StartError struct {
 	Reason string   // "timeout", "failed", "cancelled"
 	Pods   []string // one diagnosis per pod
+	// Image is set when a pod could not get its image (pull error, invalid name, Never
+	// policy without the image): the error then ends with how to make the image available.
+	Image string
 }
 
 func (e *StartError) Error() string {
-	return fmt.Sprintf("endpoints did not start (%s):\n  %s", e.Reason, strings.Join(e.Pods, "\n  "))
+	msg := fmt.Sprintf("endpoints did not start (%s):\n  %s", e.Reason, strings.Join(e.Pods, "\n  "))
+	if e.Image != "" {
+		msg += "\n" + version.PullRemedy(e.Image)
+	}
+	return msg
+}
+
+// imageWaiting are the container waiting reasons of an image the node cannot get.
+var imageWaiting = map[string]bool{
+	"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true,
+}
+
+// imageTrouble returns the image a pod could not get ("" when its trouble is another).
+func imageTrouble(st *podState) string {
+	if st.pod == nil {
+		return ""
+	}
+	statuses := append(append([]corev1.ContainerStatus(nil), st.pod.Status.InitContainerStatuses...), st.pod.Status.ContainerStatuses...)
+	for _, cs := range statuses {
+		if w := cs.State.Waiting; w != nil && imageWaiting[w.Reason] {
+			return specImage(st.pod, cs.Name, cs.Image)
+		}
+	}
+	for _, e := range st.events {
+		if imageWaiting[e.Reason] || e.Reason == "InspectFailed" || (e.Reason == "Failed" && strings.Contains(e.Message, "pull")) {
+			return specImage(st.pod, "", "")
+		}
+	}
+	return ""
+}
+
+// specImage is the image the pod spec asks for in container name (any container when name
+// is ""), else fallback.
+func specImage(p *corev1.Pod, name, fallback string) string {
+	for _, c := range append(append([]corev1.Container(nil), p.Spec.InitContainers...), p.Spec.Containers...) {
+		if name == "" || c.Name == name {
+			return c.Image
+		}
+	}
+	return fallback
 }
 
 // waitReady waits, with watches, until every named pod is Running and Ready. It returns as
@@ -88,6 +132,9 @@ func waitReady(ctx context.Context, cs kubernetes.Interface, ns, selector string
 				continue
 			}
 			e.Pods = append(e.Pods, diagnose(n, st))
+			if img := imageTrouble(st); img != "" && e.Image == "" {
+				e.Image = img
+			}
 		}
 		return e
 	}
