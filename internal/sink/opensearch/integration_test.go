@@ -239,7 +239,10 @@ func TestIndexIntoRealOpenSearch(t *testing.T) {
 		t.Errorf("after re-indexing: %d documents", len(docs))
 	}
 	// An error from the server names the URL without the password.
-	bad, _ := New(Config{URL: u, Index: "no-such-index"})
+	bad, err := New(Config{URL: u, Index: "no-such-index", AllowPlainHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, err = bad.SearchRun(ctx, run.UUID)
 	if err == nil || !strings.Contains(err.Error(), "HTTP 404") {
 		t.Errorf("search of a missing index: %v", err)
