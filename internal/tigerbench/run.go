@@ -392,7 +392,7 @@ func (r *tbRun) runTest(ctx context.Context, i int, t config.TigerBenchTest, cas
 
 	// Standing config.
 	img, pp := r.image()
-	st := &Standing{Client: r.standingClient(), Log: r.log}
+	st := &Standing{Client: r.standingClient(), Log: r.log, RunID: r.deps.RunID}
 	spec := StandingSpec{Namespace: t.TestNamespace, Pods: t.NumPods, Services: t.NumServices, Policies: t.NumPolicies,
 		IdlePolicies: t.NumIdlePolicies, Nodes: r.nodes.Names, Image: img, PullPolicy: pp,
 		Parallelism: r.deps.Options.Parallelism, ReadyTimeout: r.deps.Options.StandingTimeout}
@@ -402,7 +402,7 @@ func (r *tbRun) runTest(ctx context.Context, i int, t config.TigerBenchTest, cas
 		if t.LeaveStandingConfig {
 			if rec.Standing != nil {
 				rec.Standing.Kept = true
-				fmt.Fprintf(r.log, "tiger-bench: standing config left in namespace %s (leaveStandingConfig; remove it with: cnperf load remove -n %s)\n", t.TestNamespace, t.TestNamespace)
+				fmt.Fprintf(r.log, "tiger-bench: standing config left in namespace %s (leaveStandingConfig; remove it with: cnperf load remove -n %s, or cnperf cleanup --standing %s)\n", t.TestNamespace, t.TestNamespace, t.TestNamespace)
 			}
 			return
 		}

@@ -146,6 +146,9 @@ func StandingClient(cfg *rest.Config, parallelism int) (kubernetes.Interface, er
 type Standing struct {
 	Client kubernetes.Interface
 	Log    io.Writer
+	// RunID is the run removing the standing config (tiger-bench's own clean-up): its own
+	// Lease does not keep the namespace.
+	RunID string
 }
 
 func (st *Standing) logf(format string, a ...any) {
@@ -670,6 +673,18 @@ func (st *Standing) Remove(ctx context.Context, ns string, deleteNamespace bool,
 	}
 	if err != nil {
 		return 0, fmt.Errorf("get namespace %s: %w", ns, err)
+	}
+	if deleteNamespace && nsObj.Labels[LabelStandingNamespace] == "true" {
+		// the same rule as cnperf cleanup: a namespace where a run is alive (or was kept on
+		// purpose) is not deleted under it; only the standing objects go
+		live, err := kube.LiveRunsIn(ctx, st.Client, ns, st.RunID)
+		if err != nil {
+			return 0, err
+		}
+		if len(live) > 0 {
+			st.logf("namespace %s holds run %s (%s): removing only the standing config, not the namespace", ns, live[0].RunID, live[0].Describe(time.Now()))
+			deleteNamespace = false
+		}
 	}
 	if deleteNamespace && nsObj.Labels[LabelStandingNamespace] == "true" {
 		if err := kube.DeleteNamespace(ctx, st.Client, ns, true); err != nil {

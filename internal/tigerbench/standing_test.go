@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/cnperf/cnperf/internal/platform/kube"
 )
 
 // The fake clientset stands in for the API server here: it applies, lists and deletes like
@@ -156,6 +158,48 @@ func TestStandingRemoveKeepsForeignNamespace(t *testing.T) {
 	pols, _ := cs.NetworkingV1().NetworkPolicies("theirs").List(ctx, metav1.ListOptions{})
 	if len(pols.Items) != 0 {
 		t.Errorf("%d policies left", len(pols.Items))
+	}
+}
+
+// A namespace cnperf created for standing config is not deleted while a run other than the
+// remover holds a live Lease in it (cnperf cleanup's rule): only the standing objects go.
+func TestStandingRemoveSparesALiveRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs := fake.NewClientset()
+	go markReady(ctx, cs, "perf")
+	st := &Standing{Client: cs, RunID: "tiger-run"}
+	if _, err := st.Apply(ctx, StandingSpec{Namespace: "perf", Services: 2, Image: "img"}); err != nil {
+		t.Fatal(err)
+	}
+	own, err := kube.StartLease(ctx, cs, "perf", "tiger-run", "tiger-bench", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Stop()
+	other, err := kube.StartLease(ctx, cs, "perf", "someone-else", "run", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Remove(ctx, "perf", true, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, "perf", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the namespace of a live run was deleted: %v", err)
+	}
+	if svcs, _ := cs.CoreV1().Services("perf").List(ctx, metav1.ListOptions{}); len(svcs.Items) != 0 {
+		t.Errorf("%d standing services left", len(svcs.Items))
+	}
+	// once the other run is gone, the namespace goes (the remover's own Lease does not keep it)
+	other.Stop()
+	if err := cs.CoordinationV1().Leases("perf").Delete(ctx, kube.LeaseName("someone-else"), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Remove(ctx, "perf", true, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, "perf", metav1.GetOptions{}); err == nil {
+		t.Error("the standing namespace survived with no live run in it")
 	}
 }
 

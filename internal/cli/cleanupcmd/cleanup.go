@@ -1,17 +1,20 @@
-// Package cleanupcmd is `cnperf cleanup`: remove what killed runs left in a cluster, found
-// by cnperf's labels.
+// Package cleanupcmd is `cnperf cleanup`: remove what abandoned runs left in a cluster, found
+// by cnperf's labels and judged by each run's Lease.
 package cleanupcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/platform/kube"
+	"github.com/cnperf/cnperf/internal/tigerbench"
 )
 
 // Options are the flags of `cnperf cleanup`.
@@ -19,6 +22,7 @@ type Options struct {
 	Kubeconfig string
 	Context    string
 	RunID      string
+	Standing   []string
 	Namespace  string
 	DryRun     bool
 	NoWait     bool
@@ -30,15 +34,21 @@ func NewCommand(streams iostreams.Streams) *cobra.Command {
 	o := &Options{}
 	c := &cobra.Command{
 		Use:   "cleanup",
-		Short: "Remove what interrupted runs left in the cluster",
-		Long: `Remove the namespaces, pods, Services and ServiceAccounts cnperf runs left behind (for
-example after kill -9), found by their labels (` + kube.LabelManagedBy + `=` + kube.ManagedByValue + `,
-` + kube.LabelRun + `=<run id>). Namespaces cnperf created are deleted with everything in them;
-in a namespace cnperf did not create, only its own labelled objects are deleted, never the
-namespace.`,
-		Example: `  cnperf cleanup                 # every cnperf leftover in every namespace
-  cnperf cleanup --run 0b5c...   # only one run's objects
-  cnperf cleanup --dry-run       # list, delete nothing`,
+		Short: "Remove what abandoned runs left in the cluster (and only that)",
+		Long: `Remove the namespaces, DaemonSets, pods, Services, ServiceAccounts and Leases that cnperf
+runs left behind (for example after kill -9), found by their labels (` + kube.LabelManagedBy + `=` + kube.ManagedByValue + `,
+` + kube.LabelRun + `=<run id>) — but only what is provably abandoned. Every run holds a Lease
+(coordination.k8s.io) in its namespace and renews it every ` + kube.LeaseRenew.String() + ` while it runs; without
+--run, a run's objects are removed only once its Lease has expired (` + kube.LeaseDuration.String() + ` after the
+last renewal). A run that is alive (someone else's, on another machine), a run kept with
+--keep, a run without a Lease and standing config (cnperf load, tiger-bench's
+leaveStandingConfig) are kept and listed with the reason. Name them to remove them: --run ID,
+--standing NAMESPACE. A namespace cnperf did not create is never deleted, only cnperf's own
+objects in it.`,
+		Example: `  cnperf cleanup --dry-run          # what would be removed and why, and what is kept and why
+  cnperf cleanup                    # every abandoned run
+  cnperf cleanup --run 0b5c...      # one run, alive or not
+  cnperf cleanup --standing perf    # the standing config of namespace perf`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true, // a failed cleanup is not a usage mistake
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -48,9 +58,10 @@ namespace.`,
 	fs := c.Flags()
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, then in-cluster)")
 	fs.StringVar(&o.Context, "context", "", "kubeconfig context (default: the current context)")
-	fs.StringVar(&o.RunID, "run", "", "remove only the objects of this run id (default: every run)")
+	fs.StringVar(&o.RunID, "run", "", "remove the objects of this run id, alive or not (default: every run whose Lease has expired)")
+	fs.StringSliceVar(&o.Standing, "standing", nil, "also remove the standing config of this namespace (cnperf load, tiger-bench leaveStandingConfig); repeatable")
 	fs.StringVarP(&o.Namespace, "namespace", "n", "", "look only in this namespace (default: all namespaces)")
-	fs.BoolVar(&o.DryRun, "dry-run", false, "list what would be removed, remove nothing")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "list what would be removed and what is kept, and why; remove nothing")
 	fs.BoolVar(&o.NoWait, "no-wait", false, "do not wait until everything is gone")
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
 	return c
@@ -70,23 +81,65 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
+	return o.run(ctx, cs, streams)
+}
+
+func (o *Options) run(ctx context.Context, cs kubernetes.Interface, streams iostreams.Streams) error {
 	found, err := kube.Cleanup(ctx, cs, kube.CleanupOptions{RunID: o.RunID, Namespace: o.Namespace, DryRun: o.DryRun, Wait: !o.NoWait}, streams.ErrOut)
+	removed := 0
 	for _, l := range found {
 		where := l.Name
 		if l.Namespace != "" {
 			where = l.Namespace + "/" + l.Name
 		}
-		verb := "removed"
-		if o.DryRun {
-			verb = "would remove"
+		run := ""
+		if l.RunID != "" {
+			run = " (run " + l.RunID + ")"
 		}
-		fmt.Fprintf(streams.Out, "%s %s %s (run %s)\n", verb, l.Kind, where, l.RunID)
+		verb := "kept"
+		if l.Remove {
+			removed++
+			verb = "removed"
+			if o.DryRun {
+				verb = "would remove"
+			}
+		}
+		fmt.Fprintf(streams.Out, "%s %s %s%s: %s\n", verb, l.Kind, where, run, l.Why)
 	}
-	if len(found) == 0 && err == nil {
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, ns := range o.Standing {
+		st := &tigerbench.Standing{Client: cs, Log: streams.ErrOut}
+		if o.DryRun {
+			c, err := st.Count(ctx, ns)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			what := "its objects"
+			if c.OwnedNamespace {
+				what = "the namespace, which cnperf created for it"
+			}
+			fmt.Fprintf(streams.Out, "would remove the standing config of namespace %s (named with --standing): %d pods, %d service backends, %d services, %d policies, %d idle policies; %s\n",
+				ns, c.Pods, c.Backends, c.Services, c.Policies, c.IdlePolicies, what)
+			removed++
+			continue
+		}
+		took, err := st.Remove(ctx, ns, true, 0)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("standing config of %s: %w", ns, err))
+			continue
+		}
+		removed++
+		fmt.Fprintf(streams.Out, "removed the standing config of namespace %s (named with --standing) in %.1fs\n", ns, took.Seconds())
+	}
+	if removed == 0 && len(errs) == 0 {
 		fmt.Fprintln(streams.ErrOut, "nothing to clean up")
 	}
-	if err != nil {
-		return exit.Failure("cleanup: %v", err)
+	if len(errs) > 0 {
+		return exit.Failure("cleanup: %v", errors.Join(errs...))
 	}
 	return nil
 }

@@ -6,9 +6,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/platform/kube"
+	"github.com/cnperf/cnperf/internal/tigerbench"
 )
 
 func TestBadKubeconfigIsUsageError(t *testing.T) {
@@ -36,5 +44,102 @@ func TestFlags(t *testing.T) {
 	}
 	if cmd.Flags().ShorthandLookup("n") == nil {
 		t.Error("no -n")
+	}
+}
+
+// A fake API server holds the cluster state below (the rules are about which objects exist
+// and what their Leases say; the real thing is exercised in test/e2e/kube_cleanup_test.go).
+func TestCleanupRemovesOnlyAbandonedRuns(t *testing.T) {
+	now := time.Now()
+	lease := func(ns, run string, renewed time.Time, keep bool) *coordinationv1.Lease {
+		secs := int32(30)
+		holder := "laptop/4242"
+		rt := metav1.NewMicroTime(renewed)
+		l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: kube.LeaseName(run), Namespace: ns,
+			Labels: map[string]string{kube.LabelManagedBy: kube.ManagedByValue, kube.LabelRun: run}},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, RenewTime: &rt}}
+		if keep {
+			l.Annotations = map[string]string{kube.AnnotationKeep: "true"}
+		}
+		return l
+	}
+	runNS := func(name, run string) *corev1.Namespace {
+		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kube.LabelManagedBy: kube.ManagedByValue, kube.LabelRun: run}}}
+	}
+	pod := func(ns, name, run string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{kube.LabelManagedBy: kube.ManagedByValue, kube.LabelRun: run}}}
+	}
+	state := func() *fake.Clientset {
+		return fake.NewSimpleClientset(
+			runNS("live", "run-live"), lease("live", "run-live", now.Add(-5*time.Second), false), pod("live", "srv", "run-live"),
+			runNS("dead", "run-dead"), lease("dead", "run-dead", now.Add(-2*time.Minute), false), pod("dead", "srv", "run-dead"),
+			runNS("kept", "run-kept"), lease("kept", "run-kept", now.Add(-time.Hour), true),
+			runNS("nolease", "run-nolease"),
+			// standing config of cnperf load, in a namespace it created
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "standing", Labels: map[string]string{kube.LabelManagedBy: kube.ManagedByValue,
+				tigerbench.LabelStanding: "namespace", tigerbench.LabelStandingNamespace: "true"}}},
+			// someone else's namespace that carries cnperf's label
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team", Labels: map[string]string{kube.LabelManagedBy: kube.ManagedByValue}}},
+			// the dead run's pod in the team's namespace, and the live run's
+			pod("team", "dead-client", "run-dead"), pod("team", "live-client", "run-live"),
+		)
+	}
+	run := func(cs *fake.Clientset, o Options) string {
+		var out, errb bytes.Buffer
+		if err := o.run(context.Background(), cs, iostreams.Streams{Out: &out, ErrOut: &errb}); err != nil {
+			t.Fatalf("%v\n%s", err, errb.String())
+		}
+		return out.String()
+	}
+	exists := func(cs *fake.Clientset, ns, podName string) bool {
+		if podName == "" {
+			_, err := cs.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
+			return err == nil
+		}
+		_, err := cs.CoreV1().Pods(ns).Get(context.Background(), podName, metav1.GetOptions{})
+		return err == nil
+	}
+
+	cs := state()
+	out := run(cs, Options{DryRun: true})
+	t.Logf("cnperf cleanup --dry-run:\n%s", out)
+	for _, want := range []string{
+		"would remove Namespace dead (run run-dead): run abandoned: lease dead/" + kube.LeaseName("run-dead") + " (held by laptop/4242) expired",
+		"would remove Pod team/dead-client (run run-dead): run abandoned",
+		"kept Namespace live (run run-live): run alive: lease live/" + kube.LeaseName("run-live") + " renewed by laptop/4242",
+		"kept Pod team/live-client (run run-live): run alive",
+		"kept Namespace kept (run run-kept): kept on purpose (--keep",
+		"kept Namespace nolease (run run-nolease): no Lease proves run run-nolease abandoned (name it with --run run-nolease)",
+		"kept Namespace standing: standing config: removed only when named (cnperf cleanup --standing standing",
+		"kept Namespace team: not created by cnperf: never deleted",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run lacks %q", want)
+		}
+	}
+	if !exists(cs, "dead", "") || !exists(cs, "team", "dead-client") {
+		t.Fatal("--dry-run removed something")
+	}
+
+	run(cs, Options{NoWait: true})
+	for _, gone := range [][2]string{{"dead", ""}, {"team", "dead-client"}} {
+		if exists(cs, gone[0], gone[1]) {
+			t.Errorf("%v survived cleanup", gone)
+		}
+	}
+	for _, kept := range [][2]string{{"live", ""}, {"live", "srv"}, {"team", "live-client"}, {"kept", ""}, {"nolease", ""}, {"standing", ""}, {"team", ""}} {
+		if !exists(cs, kept[0], kept[1]) {
+			t.Errorf("%v removed, but it is not provably abandoned", kept)
+		}
+	}
+
+	// named, they go
+	run(cs, Options{RunID: "run-kept", NoWait: true})
+	run(cs, Options{RunID: "run-live", NoWait: true})
+	if exists(cs, "kept", "") || exists(cs, "live", "") || exists(cs, "team", "live-client") {
+		t.Error("a run named with --run was not removed")
+	}
+	if !exists(cs, "team", "") {
+		t.Error("the team's namespace was deleted")
 	}
 }

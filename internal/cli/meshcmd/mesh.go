@@ -344,15 +344,29 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 		cleanupCmd += " --context " + o.Context
 	}
 	left := fmt.Sprintf("may be left in the cluster: run %s's agents in namespace %s; remove them with: %s", runID, o.Namespace, cleanupCmd)
+	// the proof that this run is alive, for cnperf cleanup
+	lease, lerr := kube.StartLease(ctx, cs, o.Namespace, runID, "mesh", log)
+	if lerr != nil {
+		if nsCreated {
+			cctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 2*time.Minute)
+			_ = mesh.Cleanup(cctx, cs, o.Namespace, runID, nsCreated)
+			cancel()
+		}
+		return lerr
+	}
 	unregister := interrupt.Register(ctx, func() string { return left })
 	defer func() {
 		defer unregister()
-		if o.Keep {
-			fmt.Fprintf(log, "mesh: --keep: agents left in namespace %s (run %s); remove them with: %s\n", o.Namespace, runID, cleanupCmd)
-			return
-		}
 		cctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 2*time.Minute)
 		defer cancel()
+		if o.Keep {
+			fmt.Fprintf(log, "mesh: --keep: agents left in namespace %s (run %s); remove them with: %s\n", o.Namespace, runID, cleanupCmd)
+			if kerr := lease.Keep(cctx); kerr != nil {
+				fmt.Fprintf(log, "mesh: %v\n", kerr)
+			}
+			return
+		}
+		lease.Stop()
 		if cerr := mesh.Cleanup(cctx, cs, o.Namespace, runID, nsCreated); cerr != nil {
 			fmt.Fprintf(log, "mesh: cleanup: %v\n", cerr)
 			fmt.Fprintln(log, "cnperf: clean-up did not finish; "+left)

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,8 +47,8 @@ func DeleteNamespace(ctx context.Context, cs kubernetes.Interface, name string, 
 	return nil
 }
 
-// DeleteRunObjects deletes the DaemonSets, pods, Services and ServiceAccounts matching selector in
-// namespace ns and, when wait is true, waits until the pods are gone.
+// DeleteRunObjects deletes the DaemonSets, pods, Services, ServiceAccounts and Leases matching
+// selector in namespace ns and, when wait is true, waits until the pods are gone.
 func DeleteRunObjects(ctx context.Context, cs kubernetes.Interface, ns, selector string, waitGone bool) error {
 	var errs []error
 	grace := terminationGrace
@@ -95,6 +98,18 @@ func DeleteRunObjects(ctx context.Context, cs kubernetes.Interface, ns, selector
 			}
 		}
 	}
+	// the Lease last: until the objects are gone, the run is not abandoned
+	leases, err := cs.CoordinationV1().Leases(ns).List(ctx, lo)
+	if err != nil && !apierrors.IsNotFound(err) {
+		errs = append(errs, fmt.Errorf("list leases in %s: %w", ns, err))
+	}
+	if leases != nil {
+		for _, l := range leases.Items {
+			if err := cs.CoordinationV1().Leases(ns).Delete(ctx, l.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("delete lease %s/%s: %w", ns, l.Name, err))
+			}
+		}
+	}
 	if len(errs) > 0 || !waitGone {
 		return errors.Join(errs...)
 	}
@@ -113,7 +128,8 @@ func DeleteRunObjects(ctx context.Context, cs kubernetes.Interface, ns, selector
 
 // CleanupOptions select what `cnperf cleanup` removes.
 type CleanupOptions struct {
-	// RunID limits the cleanup to one run; empty means every run.
+	// RunID names one run: its objects are removed whatever its Lease says. Empty: every run
+	// whose Lease has expired.
 	RunID string
 	// Namespace limits the search to one namespace; empty means all namespaces.
 	Namespace string
@@ -121,32 +137,95 @@ type CleanupOptions struct {
 	DryRun bool
 	// Wait waits until everything is gone.
 	Wait bool
+	// Now is the time Leases are judged at (zero: time.Now()).
+	Now time.Time
 }
 
-// Leftover is one thing cleanup found.
+// Leftover is one object cleanup found, what it does with it and why.
 type Leftover struct {
-	Kind      string // Namespace, Pod, Service, ServiceAccount
+	Kind      string // Namespace, DaemonSet, Pod, Service, ServiceAccount, Lease
 	Namespace string
 	Name      string
 	RunID     string
+	Remove    bool
+	Why       string
 }
 
-// Cleanup removes what cnperf runs left behind, found by label: namespaces cnperf created
-// (with everything in them), and pods, Services and ServiceAccounts it put in namespaces it
-// did not create. It never deletes a namespace that lacks cnperf's labels.
+// Cleanup removes what cnperf runs left behind, but only what is provably abandoned:
+//
+//   - a run's objects (labelled with its run id) when the run is named (RunID), or when its
+//     Lease — which a live run renews every LeaseRenew — has expired and was not kept on
+//     purpose (--keep); a run without a Lease is not provably cnperf's or abandoned and is
+//     kept until named;
+//   - a namespace only when a run created it (labelled with the run id) and that run's
+//     Lease, inside it, has expired (or the run is named); a namespace cnperf did not create
+//     is never deleted, only cnperf's objects in it;
+//   - never standing config (labelled cnperf.dev/standing, without a run): that is removed
+//     only when named (cnperf cleanup --standing NAMESPACE, cnperf load remove).
+//
+// Every object found is returned with its verdict and the reason, kept ones too.
 func Cleanup(ctx context.Context, cs kubernetes.Interface, o CleanupOptions, log io.Writer) ([]Leftover, error) {
 	if log == nil {
 		log = io.Discard
+	}
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
 	}
 	selector := ManagedSelector()
 	if o.RunID != "" {
 		selector = RunSelector(o.RunID)
 	}
 	lo := metav1.ListOptions{LabelSelector: selector}
+	scope := o.Namespace // "" = all namespaces
+	states, err := RunStates(ctx, cs, scope, now)
+	if err != nil {
+		return nil, err
+	}
+	if o.Namespace != "" {
+		// a run of this namespace may hold its Lease elsewhere: look everywhere, if allowed
+		if all, err := RunStates(ctx, cs, "", now); err == nil {
+			for k, v := range all {
+				if _, ok := states[k]; !ok {
+					states[k] = v
+				}
+			}
+		}
+	}
+	// verdict decides for an object of run (or standing config when run is "").
+	verdict := func(m metav1.ObjectMeta, kind string) (bool, string) {
+		run := m.Labels[LabelRun]
+		if run == "" {
+			if m.Labels["cnperf.dev/standing"] != "" || m.Labels["cnperf.dev/standing-namespace"] != "" {
+				ns := m.Namespace
+				if kind == "Namespace" {
+					ns = m.Name
+				}
+				return false, "standing config: removed only when named (cnperf cleanup --standing " + ns + ", or cnperf load remove -n " + ns + ")"
+			}
+			return false, "no run label: not created by a cnperf run"
+		}
+		if o.RunID != "" {
+			return true, "run named with --run"
+		}
+		st, ok := states[run]
+		switch {
+		case !ok:
+			return false, "no Lease proves run " + run + " abandoned (name it with --run " + run + ")"
+		case st.Kept:
+			return false, st.Describe(now) + "; name it with --run " + run
+		case st.Alive:
+			return false, "run " + st.Describe(now)
+		}
+		if kind == "Namespace" && st.Namespace != m.Name {
+			return false, fmt.Sprintf("the run's Lease is in %s, not in this namespace: not provably created by it (name it with --run %s)", st.Namespace, run)
+		}
+		return true, "run " + st.Describe(now)
+	}
+
 	var found []Leftover
 	var errs []error
-	ownNS := map[string]bool{}
-
+	ownNS := map[string]bool{} // namespaces to delete whole
 	nss, err := cs.CoreV1().Namespaces().List(ctx, lo)
 	if err != nil {
 		return nil, fmt.Errorf("list namespaces labelled %s: %w", selector, err)
@@ -155,17 +234,29 @@ func Cleanup(ctx context.Context, cs kubernetes.Interface, o CleanupOptions, log
 		if o.Namespace != "" && ns.Name != o.Namespace {
 			continue
 		}
-		ownNS[ns.Name] = true
-		found = append(found, Leftover{Kind: "Namespace", Name: ns.Name, RunID: ns.Labels[LabelRun]})
+		rm, why := verdict(ns.ObjectMeta, "Namespace")
+		if ns.Labels[LabelRun] == "" && ns.Labels["cnperf.dev/standing-namespace"] == "" && !rm {
+			why = "not created by cnperf: never deleted (only cnperf's objects in it)"
+		}
+		ownNS[ns.Name] = rm
+		found = append(found, Leftover{Kind: "Namespace", Name: ns.Name, RunID: ns.Labels[LabelRun], Remove: rm, Why: why})
 	}
-	scope := o.Namespace // "" = all namespaces
 	add := func(kind string, items []metav1.ObjectMeta) {
 		for _, m := range items {
 			if ownNS[m.Namespace] {
 				continue // goes with its namespace
 			}
-			found = append(found, Leftover{Kind: kind, Namespace: m.Namespace, Name: m.Name, RunID: m.Labels[LabelRun]})
+			rm, why := verdict(m, kind)
+			if m.Labels[LabelRun] == "" {
+				continue // standing config: `cnperf load count` lists it; reported per namespace
+			}
+			found = append(found, Leftover{Kind: kind, Namespace: m.Namespace, Name: m.Name, RunID: m.Labels[LabelRun], Remove: rm, Why: why})
 		}
+	}
+	if dss, err := cs.AppsV1().DaemonSets(scope).List(ctx, lo); err != nil {
+		errs = append(errs, fmt.Errorf("list daemonsets: %w", err))
+	} else {
+		add("DaemonSet", metas(dss.Items, func(d appsv1.DaemonSet) metav1.ObjectMeta { return d.ObjectMeta }))
 	}
 	if pods, err := cs.CoreV1().Pods(scope).List(ctx, lo); err != nil {
 		errs = append(errs, fmt.Errorf("list pods: %w", err))
@@ -182,48 +273,64 @@ func Cleanup(ctx context.Context, cs kubernetes.Interface, o CleanupOptions, log
 	} else {
 		add("ServiceAccount", metas(sas.Items, func(s corev1.ServiceAccount) metav1.ObjectMeta { return s.ObjectMeta }))
 	}
-	if o.DryRun || len(found) == 0 {
+	if les, err := cs.CoordinationV1().Leases(scope).List(ctx, lo); err != nil {
+		errs = append(errs, fmt.Errorf("list leases: %w", err))
+	} else {
+		add("Lease", metas(les.Items, func(l coordinationv1.Lease) metav1.ObjectMeta { return l.ObjectMeta }))
+	}
+	if o.DryRun {
 		return found, errors.Join(errs...)
 	}
 
 	grace := terminationGrace
-	nsTouched := map[string]bool{}
+	nsTouched := map[string]string{} // namespace -> run
 	for _, l := range found {
+		if !l.Remove {
+			continue
+		}
 		var err error
+		fmt.Fprintf(log, "deleting %s %s (%s)\n", strings.ToLower(l.Kind), l.where(), l.Why)
 		switch l.Kind {
 		case "Namespace":
-			fmt.Fprintf(log, "deleting namespace %s (run %s)\n", l.Name, l.RunID)
 			err = DeleteNamespace(ctx, cs, l.Name, false)
+		case "DaemonSet":
+			err = cs.AppsV1().DaemonSets(l.Namespace).Delete(ctx, l.Name, metav1.DeleteOptions{})
 		case "Pod":
-			fmt.Fprintf(log, "deleting pod %s/%s (run %s)\n", l.Namespace, l.Name, l.RunID)
 			err = cs.CoreV1().Pods(l.Namespace).Delete(ctx, l.Name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
-			nsTouched[l.Namespace] = true
+			nsTouched[l.Namespace] = l.RunID
 		case "Service":
-			fmt.Fprintf(log, "deleting service %s/%s (run %s)\n", l.Namespace, l.Name, l.RunID)
 			err = cs.CoreV1().Services(l.Namespace).Delete(ctx, l.Name, metav1.DeleteOptions{})
 		case "ServiceAccount":
-			fmt.Fprintf(log, "deleting service account %s/%s (run %s)\n", l.Namespace, l.Name, l.RunID)
 			err = cs.CoreV1().ServiceAccounts(l.Namespace).Delete(ctx, l.Name, metav1.DeleteOptions{})
+		case "Lease":
+			err = cs.CoordinationV1().Leases(l.Namespace).Delete(ctx, l.Name, metav1.DeleteOptions{})
 		}
 		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete %s %s: %w", l.Kind, l.Name, err))
+			errs = append(errs, fmt.Errorf("delete %s %s: %w", l.Kind, l.where(), err))
 		}
 	}
 	if o.Wait && len(errs) == 0 {
 		for _, l := range found {
-			if l.Kind == "Namespace" {
+			if l.Kind == "Namespace" && l.Remove {
 				if err := DeleteNamespace(ctx, cs, l.Name, true); err != nil {
 					errs = append(errs, err)
 				}
 			}
 		}
 		for _, ns := range sortedKeys(nsTouched) {
-			if err := DeleteRunObjects(ctx, cs, ns, selector, true); err != nil {
+			if err := DeleteRunObjects(ctx, cs, ns, RunSelector(nsTouched[ns]), true); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
 	return found, errors.Join(errs...)
+}
+
+func (l Leftover) where() string {
+	if l.Namespace == "" {
+		return l.Name
+	}
+	return l.Namespace + "/" + l.Name
 }
 
 func metas[T any](items []T, f func(T) metav1.ObjectMeta) []metav1.ObjectMeta {

@@ -52,6 +52,7 @@ type Platform struct {
 	clients                map[clientKey]*endpoint
 	services               map[serviceKey]*corev1.Service
 	setup, teardown        time.Duration
+	lease                  *Lease // the proof that this run is alive
 }
 
 var (
@@ -217,6 +218,13 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 	if err := p.ensureNamespace(ctx, needPriv); err != nil {
 		return err
 	}
+	lease, err := StartLease(ctx, p.cs, p.s.Namespace, p.runID, "run", p.log)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.lease = lease
+	p.mu.Unlock()
 	sa := buildServiceAccount(p.s.Namespace, p.runID)
 	if _, err := p.cs.CoreV1().ServiceAccounts(p.s.Namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create service account %s/%s: %w", p.s.Namespace, sa.Name, err)
@@ -635,6 +643,7 @@ func (p *Platform) Close(ctx context.Context) error {
 	}
 	p.closed = true
 	attempted, created := p.nsAttempted, p.nsCreated
+	lease := p.lease
 	p.mu.Unlock()
 	start := time.Now()
 	defer func() {
@@ -644,8 +653,9 @@ func (p *Platform) Close(ctx context.Context) error {
 	}()
 	if p.s.Keep {
 		p.logf("--keep: leaving namespace %s and the run's objects (remove them with: %s)", p.s.Namespace, p.cleanupCommand())
-		return nil
+		return lease.Keep(ctx)
 	}
+	lease.Stop()
 	if attempted && !created {
 		// The create may have reached the server although the call failed (e.g. Ctrl-C).
 		if ns, err := p.cs.CoreV1().Namespaces().Get(ctx, p.s.Namespace, metav1.GetOptions{}); err == nil && ns.Labels[LabelRun] == p.runID {
