@@ -1,0 +1,127 @@
+//go:build e2e
+
+// End-to-end runs of netperf and uperf, the tools k8s-netperf drives, in the agent image on
+// the harness's cluster: both drivers on pod-pod-cross-node, host-host and pod-clusterip, and
+// k8s-netperf's own shipped netperf.yml run end to end with -o k8s-netperf-csv.
+package e2e
+
+import (
+	"context"
+	"encoding/csv"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/report"
+)
+
+// TestKubeNetperfUperfPaths: every sample of netperf and uperf, 1 and 2 flows, on the three
+// paths, succeeds with a non-zero figure; nothing is left behind.
+func TestKubeNetperfUperfPaths(t *testing.T) {
+	cl := kpClusterFromEnv(t)
+	runID := uuid.NewString()
+	ns := kpNamespace("cnperf-e2e-tools")
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	defer cancel()
+	out, stderr, code := kpRunCLI(ctx, "run", "--platform", "kube", "--kubeconfig", cl.kubeconfig, "-n", ns, "--uuid", runID,
+		"--driver", "netperf,uperf", "--profile", "TCP_STREAM,UDP_STREAM,TCP_RR", "--message-size", "1400",
+		"--path", "pod-pod-cross-node,host-host,pod-clusterip", "--parallel", "1,2",
+		"--duration", "1s", "--samples", "1", "-o", "json", "--no-progress")
+	t.Logf("stderr:\n%s", stderr)
+	if code != exit.OK {
+		t.Errorf("exit code %d", code)
+	}
+	run := kpDecodeRun(t, out)
+	paths := map[string]int{}
+	for _, r := range run.Results {
+		name := r.Driver + " " + string(r.Profile) + " " + string(r.Path) + " x" + strconv.Itoa(r.Params.Parallel)
+		if r.Failed() || r.Summary.SamplesFailed > 0 {
+			var raw string
+			if len(r.Samples) > 0 {
+				raw = r.Samples[0].Raw
+			}
+			t.Errorf("%s failed: %s\n%s", name, r.Error, raw)
+			continue
+		}
+		s := r.Samples[0]
+		v := s.ThroughputBitsPerSecond
+		if r.Profile.IsRR() {
+			v = s.TransactionsPerSecond
+		}
+		if v == nil || !(*v > 0) {
+			t.Errorf("%s: figure %v", name, v)
+			continue
+		}
+		t.Logf("%s: %.4g", name, *v)
+		paths[r.Driver+" "+string(r.Path)]++
+	}
+	for _, d := range []string{"netperf", "uperf"} {
+		for _, p := range []api.Path{api.PathPodPodCrossNode, api.PathHostHost, api.PathPodClusterIP} {
+			if paths[d+" "+string(p)] == 0 {
+				t.Errorf("%s did not run on %s", d, p)
+			}
+		}
+	}
+	if left := kpLeftovers(context.Background(), t, cl.cs, runID); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestKubeK8sNetperfShippedFile runs k8s-netperf's own netperf.yml (its default file, from
+// github.com/cloud-bulldozer/k8s-netperf at fb9a2ec) with both of its drivers, netperf and
+// uperf (k8s-netperf's --uperf), and reads the k8s-netperf CSV it prints: one row per case
+// with a non-zero average. Its TCP_STREAM_LAT test (uperf only) and uperf's TCP_CRR are
+// skipped with a warning, as k8s-netperf skips them.
+func TestKubeK8sNetperfShippedFile(t *testing.T) {
+	cl := kpClusterFromEnv(t)
+	file, err := filepath.Abs("../../internal/config/testdata/peers/cloud-bulldozer/k8s-netperf/fb9a2ec1091dae38ec476ec4bcf27e0bd412793a/netperf.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runID := uuid.NewString()
+	ns := kpNamespace("cnperf-e2e-k8snetperf")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	out, stderr, code := kpRunCLI(ctx, "run", "--platform", "kube", "--kubeconfig", cl.kubeconfig, "-n", ns, "--uuid", runID,
+		"-c", file, "--driver", "netperf,uperf", "-o", "k8s-netperf-csv", "--no-progress")
+	t.Logf("stdout:\n%s\nstderr:\n%s", out, stderr)
+	if code != exit.OK {
+		t.Errorf("exit code %d", code)
+	}
+	if !strings.Contains(stderr, "TCP_STREAM_LAT") {
+		t.Error("no warning about the skipped TCP_STREAM_LAT test")
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(rows) < 1 {
+		t.Fatalf("not a CSV: %v", err)
+	}
+	if strings.Join(rows[0], ",") != strings.Join(report.K8sNetperfCSVHeader, ",") {
+		t.Errorf("header %q", rows[0])
+	}
+	// 6 netperf cases (TCPStream, TCPStream2, UDPStream, CRR, CRRService, RR) and 4 uperf
+	// cases (no TCP_CRR).
+	if len(rows) != 11 {
+		t.Errorf("%d rows, want 10 cases", len(rows)-1)
+	}
+	avg := -1
+	for i, h := range rows[0] {
+		if h == "Avg Throughput" {
+			avg = i
+		}
+	}
+	for _, r := range rows[1:] {
+		v, err := strconv.ParseFloat(r[avg], 64)
+		if err != nil || !(v > 0) {
+			t.Errorf("row %q: average %q", r, r[avg])
+		}
+	}
+	if left := kpLeftovers(context.Background(), t, cl.cs, runID); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
