@@ -362,11 +362,15 @@ func historyHistogram(recs []HistoryRecord) (*hdr.Histogram, int, error) {
 	n := 0
 	for _, k := range order {
 		rs := byStrand[k]
-		if len(rs) >= 4 && len(rs)%2 == 0 {
-			rs = rs[1 : len(rs)-1] // connect and disconnect
+		// The records carry no flowop type (src/stats.c history_record: NSTAT_FLOWOP): by
+		// position, cnperf's profile has a connect first and a disconnect last, and a
+		// transaction cut by the end of its duration leaves a write without its read.
+		if len(rs) < 4 {
+			return nil, 0, fmt.Errorf("uperf history: thread %d has %d flowop records, not a connect, write/read pairs and a disconnect", k.tid, len(rs))
 		}
+		rs = rs[1 : len(rs)-1]
 		if len(rs)%2 != 0 {
-			return nil, 0, fmt.Errorf("uperf history: thread %d has %d flowop records, not write/read pairs", k.tid, len(rs))
+			rs = rs[:len(rs)-1]
 		}
 		for i := 0; i+1 < len(rs); i += 2 {
 			w, rd := rs[i], rs[i+1]
