@@ -6,6 +6,7 @@ import (
 	"github.com/cnperf/cnperf/internal/cli/agentcmd"
 	"github.com/cnperf/cnperf/internal/cli/cleanupcmd"
 	"github.com/cnperf/cnperf/internal/cli/comparecmd"
+	"github.com/cnperf/cnperf/internal/cli/imagecmd"
 	"github.com/cnperf/cnperf/internal/cli/importcmd"
 	"github.com/cnperf/cnperf/internal/cli/labcmd"
 	"github.com/cnperf/cnperf/internal/cli/loadcmd"
@@ -28,6 +29,7 @@ func extraCommands(streams iostreams.Streams) []*cobra.Command {
 		cleanupcmd.NewCommand(streams),
 		loadcmd.NewCommand(streams),
 		meshcmd.NewCommand(streams),
+		imagecmd.NewCommand(streams),
 	}
 }
 
