@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,8 +161,9 @@ func TestK8sNetperfCSVGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Header exactly as k8s-netperf's README shows it.
-	const header = "Driver,Profile,Same node,Host Network,Service,Duration,Parallelism,# of Samples,Message Size," +
+	// Header exactly as k8s-netperf's pkg/archive WriteCSVResult writes it (fb9a2ec).
+	const header = "Driver,Profile,Same node,Host Network,VM mode,Service,External Server,UDN Info,Bridge Info,SR-IOV Info," +
+		"Macvlan Info,Localnet Info,Duration,Parallelism,# of Samples,Message Size,Burst," +
 		"Confidence metric - low,Confidence metric - high,Avg Throughput,Throughput Metric,99%tile Observed Latency,Latency Metric"
 	if got := strings.Join(recs[0], ","); got != header {
 		t.Errorf("header = %s", got)
@@ -171,11 +173,11 @@ func TestK8sNetperfCSVGolden(t *testing.T) {
 		t.Errorf("%d data rows, want 6", len(recs)-1)
 	}
 	// Stream: Mb/s; loopback counts as same node.
-	if r := recs[1]; r[0] != "native" || r[2] != "true" || r[12] != "Mb/s" || r[11] != "41166.666667" {
+	if r := recs[1]; r[0] != "native" || r[2] != "true" || r[20] != "Mb/s" || r[19] != "41166.666667" {
 		t.Errorf("stream row = %v", r)
 	}
 	// CRR through a ClusterIP: OP/s and Service true.
-	if r := recs[6]; r[1] != "TCP_CRR" || r[4] != "true" || r[12] != "OP/s" || r[2] != "false" {
+	if r := recs[6]; r[1] != "TCP_CRR" || r[5] != "true" || r[20] != "OP/s" || r[2] != "false" {
 		t.Errorf("crr row = %v", r)
 	}
 }
@@ -219,4 +221,44 @@ func sortedStrings(s []string) []string {
 		}
 	}
 	return c
+}
+
+// TestK8sNetperfCSVDefinitions: the figures k8s-netperf writes, by its definitions (pkg/archive
+// WriteCSVResult): UDP_STREAM as sent, the interval 0,0 for one sample, latency the mean of the
+// samples' p99.
+func TestK8sNetperfCSVDefinitions(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	i := func(v int64) *int64 { return &v }
+	tests := []struct {
+		name    string
+		profile api.Profile
+		samples []api.Sample
+		want    []string // Confidence low, high, Avg Throughput, Throughput Metric, 99%tile
+	}{
+		{"udp as sent", api.UDPStream, []api.Sample{
+			{ThroughputBitsPerSecond: f(800e6), BytesSent: i(1250e6), DurationSeconds: 10},
+			{ThroughputBitsPerSecond: f(700e6), BytesSent: i(1250e6), DurationSeconds: 10}},
+			[]string{"1000", "1000", "1000.000000", "Mb/s", ""}},
+		{"one sample", api.TCPStream, []api.Sample{{ThroughputBitsPerSecond: f(5e9)}},
+			[]string{"0", "0", "5000.000000", "Mb/s", ""}},
+		{"p99 mean of samples", api.TCPRR, []api.Sample{
+			{TransactionsPerSecond: f(100), Latency: &api.Latency{P99: f(10)}},
+			{TransactionsPerSecond: f(300), Latency: &api.Latency{P99: f(30)}},
+			{Error: "failed", TransactionsPerSecond: f(1e9), Latency: &api.Latency{P99: f(1e9)}}},
+			[]string{"-1070.6204736174668", "1470.6204736174668", "200.000000", "OP/s", "20"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &api.Result{Profile: tt.profile, Driver: "netperf", Path: api.PathPodPodCrossNode,
+				Params: api.Params{Samples: len(tt.samples), Parallel: 1}, Samples: tt.samples}
+			row, ok := k8sNetperfRow(r)
+			if !ok {
+				t.Fatal("no row")
+			}
+			got := []string{row[17], row[18], row[19], row[20], row[21]}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
 }

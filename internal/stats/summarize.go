@@ -271,3 +271,19 @@ func joinNote(a, b string) string {
 	}
 	return a + "; " + b
 }
+
+// SampleP99 is one sample's 99th-percentile latency in microseconds: the tool's own figure,
+// else the quantile of the sample's histogram; false when it has neither.
+func SampleP99(s *api.Sample) (float64, bool) {
+	if s.Latency != nil && s.Latency.P99 != nil {
+		return *s.Latency.P99, true
+	}
+	if s.Histogram == nil {
+		return 0, false
+	}
+	h, err := hdr.FromAPI(s.Histogram)
+	if err != nil || h.Count() == 0 {
+		return 0, false
+	}
+	return float64(h.Quantile(0.99)) / 1000, true
+}
