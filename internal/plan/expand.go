@@ -726,3 +726,18 @@ func joinPaths(ps []api.Path) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// LimitFields names the fields CaseLimits reports against (e.g. a command's flags).
+type LimitFields struct {
+	Parallel, Burst, MessageSize, ResponseSize, Duration, Warmup string
+}
+
+// CaseLimits holds one case to its driver's row of the limits table (limits.For), as
+// ExpandWith does for every case of a plan; for commands that build their cases without a
+// plan (mesh). Every problem is returned as a *FieldErrors at the given field names.
+func CaseLimits(c Case, f LimitFields) error {
+	x := &expander{}
+	x.checkLimits(c, item[int]{c.Params.MessageSizeBytes, f.MessageSize}, caseSources{parallel: f.Parallel, burst: f.Burst,
+		respSize: f.ResponseSize, duration: f.Duration, warmup: f.Warmup})
+	return x.errs.Err()
+}

@@ -73,6 +73,9 @@ type Options struct {
 	Output      string
 	ResultsFile string
 	UUID        string
+	// DryRun lists the usable nodes (read-only) and prints the pair schedule; nothing is
+	// created.
+	DryRun bool
 }
 
 // NewCommand returns `cnperf mesh`.
@@ -151,6 +154,7 @@ both nodes' CPU and memory, -o json the whole run; --results FILE keeps the run 
 	f.StringVarP(&o.Output, "output", "o", "table", "output: table, csv (the matrix), cells (CSV, one row per pair), json (the run)")
 	f.StringVar(&o.ResultsFile, "results", "", "write the run to this file (JSON Lines; read by cnperf report)")
 	f.StringVar(&o.UUID, "uuid", "", "run id to use instead of a random UUID")
+	f.BoolVar(&o.DryRun, "dry-run", false, "list the usable nodes (read-only) and print the pair schedule the run would follow (-o table or json); creates nothing")
 	return c
 }
 
@@ -216,7 +220,15 @@ func (o *Options) validate() (*settings, error) {
 		}
 		s.params.Options[k] = v
 	}
-	if err := driver.Check(plan.Case{Profile: s.profile, Path: api.PathPodPodCrossNode, Driver: d.Name(), Params: s.params}); err != nil {
+	if o.DryRun && o.Output != "table" && o.Output != "json" {
+		return nil, exit.Usage("--dry-run prints table or json, not %q (-o)", o.Output)
+	}
+	c := plan.Case{Profile: s.profile, Path: api.PathPodPodCrossNode, Driver: d.Name(), Params: s.params}
+	if err := plan.CaseLimits(c, plan.LimitFields{Parallel: "--parallel", Burst: "--burst", MessageSize: "--message-size",
+		Duration: "--duration", Warmup: "--warmup"}); err != nil {
+		return nil, exit.Usage("%v", err)
+	}
+	if err := driver.Check(c); err != nil {
 		return nil, exit.Usage("%v", err)
 	}
 	if s.metric, err = meshview.LookupMetric(o.Metric, s.profile); err != nil {
@@ -316,6 +328,10 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 			len(sched.Rounds), strings.Join(networkNames(s.networks), " and ")+" network")
 	} else if len(nodes) == 0 {
 		return exit.Usage("no usable nodes")
+	}
+
+	if o.DryRun {
+		return printDryRun(streams.Out, o.Output, nodes, sched, server, s, o.Concurrent)
 	}
 
 	run := &api.Run{

@@ -2,6 +2,8 @@ package meshcmd
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,9 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/report"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 // parse runs the command's flag parsing and validation only.
@@ -99,5 +104,61 @@ func TestResultsFileKeepsMesh(t *testing.T) {
 	got := runs[0].Mesh.Matrices[0].Cells
 	if len(got) != 2 || *got[0].Value != v || runs[0].Results[got[1].Result].Error != "boom" {
 		t.Fatalf("cells %+v", got)
+	}
+}
+
+// TestDryRunListsTheScheduleAndCreatesNothing: --dry-run reads the nodes (a list, nothing
+// else) and prints every pair of the schedule. The API server is client-go's fake: the test
+// is about which calls are made, and a real cluster cannot run in a unit test.
+func TestDryRunListsTheScheduleAndCreatesNothing(t *testing.T) {
+	node := func(name string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
+				Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}}}}
+	}
+	for _, tc := range []struct {
+		args  []string
+		pairs int
+		want  []string
+	}{
+		{[]string{"--dry-run"}, 6, []string{"nodes: a, b, c", "ROUND  CLIENT  SERVER  NETWORK  VIA", "6 measurements in 6 rounds, TCP_STREAM with native"}},
+		{[]string{"--dry-run", "--network", "pod,host"}, 12, []string{"12 measurements in 6 rounds"}},
+		{[]string{"--dry-run", "--all-to-one", "b", "--via", "direct,service"}, 6, []string{"1      a       b       pod      direct", "6 measurements in 6 rounds"}},
+		{[]string{"--dry-run", "-o", "json", "--all-to-one", "b", "--concurrent"}, 3, nil},
+	} {
+		o, s, err := parse(t, tc.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs := fake.NewClientset(node("a"), node("b"), node("c"))
+		var out, errb bytes.Buffer
+		err = o.run(context.Background(), iostreams.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, &errb, s, "1a2b3c4d-0000-0000-0000-000000000000", cs, nil)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", tc.args, err, errb.String())
+		}
+		for _, a := range cs.Actions() {
+			if a.GetVerb() != "list" || a.GetResource().Resource != "nodes" {
+				t.Errorf("%v: dry run made a %s %s call", tc.args, a.GetVerb(), a.GetResource().Resource)
+			}
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%v: output lacks %q:\n%s", tc.args, w, out.String())
+			}
+		}
+		if o.Output == "json" {
+			var pairs []DryRunPair
+			if err := json.Unmarshal(out.Bytes(), &pairs); err != nil || len(pairs) != tc.pairs || pairs[2].Round != 0 {
+				t.Errorf("%v: %d pairs (%v):\n%s", tc.args, len(pairs), err, out.String())
+			}
+		} else if n := strings.Count(out.String(), "\n") - 3; n != tc.pairs {
+			t.Errorf("%v: %d pair lines, want %d:\n%s", tc.args, n, tc.pairs, out.String())
+		}
+	}
+	if _, _, err := parse(t, "--dry-run", "-o", "csv"); err == nil {
+		t.Error("--dry-run -o csv accepted")
+	}
+	if _, _, err := parse(t, "--parallel", "300"); err == nil || !strings.Contains(err.Error(), "--parallel: parallel 300 is more than the native driver runs (at most 256 flows)") {
+		t.Errorf("--parallel 300: %v", err)
 	}
 }

@@ -1,0 +1,86 @@
+package meshcmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/cnperf/cnperf/internal/mesh"
+)
+
+// DryRunPair is one measurement `cnperf mesh --dry-run -o json` lists: a client node, a
+// server node, the network, and the round it runs in (pairs of one round run at once).
+type DryRunPair struct {
+	Round   int    `json:"round"`
+	Client  string `json:"client"`
+	Server  string `json:"server"`
+	Network string `json:"network"`
+	Via     string `json:"via,omitempty"`
+}
+
+// dryRunPairs lists what the run would measure: the schedule's rounds for each network (the
+// mesh), or every node's client against the server node (all-to-one; one at a time unless
+// --concurrent, which puts them all in round 0).
+func dryRunPairs(nodes []mesh.Node, sched *mesh.Schedule, server *mesh.Node, s *settings, concurrent bool) []DryRunPair {
+	var out []DryRunPair
+	for _, nw := range s.networks {
+		if server == nil {
+			for r, round := range sched.Rounds {
+				for _, p := range round {
+					out = append(out, DryRunPair{Round: r, Client: nodes[p.Client].Name, Server: nodes[p.Server].Name, Network: string(nw)})
+				}
+			}
+			continue
+		}
+		r := 0
+		for _, via := range s.vias {
+			for _, n := range nodes {
+				out = append(out, DryRunPair{Round: r, Client: n.Name, Server: server.Name, Network: string(nw), Via: via})
+				if !concurrent {
+					r++
+				}
+			}
+			if concurrent {
+				r++
+			}
+		}
+	}
+	return out
+}
+
+// printDryRun prints the pairs as a table (one line per pair) or a JSON array.
+func printDryRun(w io.Writer, format string, nodes []mesh.Node, sched *mesh.Schedule, server *mesh.Node, s *settings, concurrent bool) error {
+	pairs := dryRunPairs(nodes, sched, server, s, concurrent)
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if pairs == nil {
+			pairs = []DryRunPair{}
+		}
+		return enc.Encode(pairs)
+	}
+	fmt.Fprintf(w, "nodes: %s\n", strings.Join(mesh.Names(nodes), ", "))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ROUND\tCLIENT\tSERVER\tNETWORK\tVIA")
+	for _, p := range pairs {
+		via := p.Via
+		if via == "" {
+			via = "-"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", p.Round+1, p.Client, p.Server, p.Network, via)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	rounds := 0
+	for _, p := range pairs {
+		rounds = max(rounds, p.Round+1)
+	}
+	fmt.Fprintf(w, "%d measurements in %d rounds, %s with %s, %d samples of %s each\n", len(pairs), rounds, s.profile, s.drv.Name(),
+		s.params.Samples, secs(s.params.DurationSeconds))
+	return nil
+}
+
+func secs(f float64) string { return fmt.Sprintf("%gs", f) }
