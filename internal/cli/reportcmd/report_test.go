@@ -79,7 +79,7 @@ func TestReportRendersResultsFileAndJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(out, "Driver,Profile,") || !strings.Contains(out, "native,TCP_STREAM,true,false,false,2,1,1,131072,30000,30000,30000.000000,Mb/s,,usec") {
+	if !strings.HasPrefix(out, "Driver,Profile,") || !strings.Contains(out, "native,TCP_STREAM,true,false,false,false,false,,,,,,2,1,1,131072,0,0,0,30000.000000,Mb/s,,usec") {
 		t.Errorf("k8s-netperf-csv:\n%s", out)
 	}
 }
