@@ -73,14 +73,15 @@ func TestKubeNetperfUperfPaths(t *testing.T) {
 	}
 }
 
-// TestKubeK8sNetperfShippedFile runs k8s-netperf's own netperf.yml (its default file, from
-// github.com/cloud-bulldozer/k8s-netperf at fb9a2ec) with both of its drivers, netperf and
+// TestKubeK8sNetperfShippedFile runs k8s-netperf's own netperf.yml (its default file, as
+// shipped at github.com/cloud-bulldozer/k8s-netperf fb9a2ec, the newest commit read; the peer
+// file is named by the first commit holding that content, 492f5514295f) with both of its drivers, netperf and
 // uperf (k8s-netperf's --uperf), and reads the k8s-netperf CSV it prints: one row per case
 // with a non-zero average. Its TCP_STREAM_LAT test (uperf only) and uperf's TCP_CRR are
 // skipped with a warning, as k8s-netperf skips them.
 func TestKubeK8sNetperfShippedFile(t *testing.T) {
 	cl := kpClusterFromEnv(t)
-	file, err := filepath.Abs("../../internal/config/testdata/peers/cloud-bulldozer/k8s-netperf/fb9a2ec1091dae38ec476ec4bcf27e0bd412793a/netperf.yml")
+	file, err := filepath.Abs("../../internal/config/testdata/peers/k8s-netperf/netperf.yml@492f5514295f.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
