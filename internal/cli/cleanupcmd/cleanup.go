@@ -87,7 +87,14 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
 func (o *Options) run(ctx context.Context, cs kubernetes.Interface, streams iostreams.Streams) error {
 	found, err := kube.Cleanup(ctx, cs, kube.CleanupOptions{RunID: o.RunID, Namespace: o.Namespace, DryRun: o.DryRun, Wait: !o.NoWait}, streams.ErrOut)
 	removed := 0
+	named := map[string]bool{}
+	for _, ns := range o.Standing {
+		named[ns] = true
+	}
 	for _, l := range found {
+		if l.Kind == "Namespace" && named[l.Name] && !l.Remove {
+			continue // its standing config is removed below, as named
+		}
 		where := l.Name
 		if l.Namespace != "" {
 			where = l.Namespace + "/" + l.Name

@@ -15,6 +15,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -348,6 +350,11 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 
 	// Agents (and the all-to-one server) live only as long as the run.
 	privileged := o.Privileged || contains(s.networks, mesh.NetHost)
+	// every permission the mesh needs, asked before anything is created
+	_, nsErr := cs.CoreV1().Namespaces().Get(ctx, o.Namespace, metav1.GetOptions{})
+	if err := kube.Preflight(ctx, cs, kube.MeshManifest, kube.MeshAccess(o.Namespace, !apierrors.IsNotFound(nsErr))); err != nil {
+		return err
+	}
 	nsCreated, err := mesh.EnsureNamespace(ctx, cs, o.Namespace, runID, privileged)
 	if err != nil {
 		return err

@@ -185,6 +185,11 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 	}
 	nd := needsOf(routes, cases)
 
+	if !p.s.NoPreflight {
+		if err := Preflight(ctx, p.cs, RunManifest, verbs("", "", "nodes", "", "get", "list")); err != nil {
+			return err
+		}
+	}
 	nodeList, err := p.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("list nodes: %w", err)
@@ -214,6 +219,13 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 	needPriv := p.s.Privileged
 	for _, e := range specs {
 		needPriv = needPriv || e.Net == netHost
+	}
+	if !p.s.NoPreflight {
+		// every permission the run needs, asked before anything is created
+		_, nsErr := p.cs.CoreV1().Namespaces().Get(ctx, p.s.Namespace, metav1.GetOptions{})
+		if err := Preflight(ctx, p.cs, RunManifest, RunAccess(p.s.Namespace, !apierrors.IsNotFound(nsErr), len(svcs) > 0)); err != nil {
+			return err
+		}
 	}
 	if err := p.ensureNamespace(ctx, needPriv); err != nil {
 		return err

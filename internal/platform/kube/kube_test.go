@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -52,6 +54,9 @@ type cluster struct {
 	podIP int
 	// podFate, when set, returns a status to give a pod instead of Running/Ready.
 	podFate func(p *corev1.Pod) *corev1.PodStatus
+	// deny lists the permissions the fake API server's authorizer refuses ("verb resource" or
+	// "verb resource/subresource"); everything else is allowed.
+	deny map[string]bool
 }
 
 func newCluster(t *testing.T, nodes ...corev1.Node) *cluster {
@@ -60,7 +65,20 @@ func newCluster(t *testing.T, nodes ...corev1.Node) *cluster {
 	for i := range nodes {
 		objs = append(objs, &nodes[i])
 	}
-	c := &cluster{cs: fake.NewClientset(objs...)}
+	c := &cluster{cs: fake.NewClientset(objs...), deny: map[string]bool{}}
+	// the fake plays the authorizer: SelfSubjectAccessReviews are answered from c.deny
+	c.cs.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		r := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview)
+		ra := r.Spec.ResourceAttributes
+		key := ra.Verb + " " + ra.Resource
+		if ra.Subresource != "" {
+			key += "/" + ra.Subresource
+		}
+		c.mu.Lock()
+		r.Status.Allowed = !c.deny[key]
+		c.mu.Unlock()
+		return true, r, nil
+	})
 	nodeIP := map[string]string{}
 	for _, n := range nodes {
 		nodeIP[n.Name] = n.Status.Addresses[0].Address
@@ -510,5 +528,31 @@ func TestExternalService(t *testing.T) {
 	pods, _ := c.cs.CoreV1().Pods("cnperf").List(ctx, metav1.ListOptions{LabelSelector: LabelRole + "=server," + LabelDriver + "=qperf"})
 	if len(pods.Items) != 1 {
 		t.Errorf("%d qperf server pods", len(pods.Items))
+	}
+}
+
+// With one permission missing, Prepare stops before creating anything and names it.
+func TestPreflightNamesTheMissingPermission(t *testing.T) {
+	for _, missing := range []string{"create pods", "create pods/exec", "create leases", "create namespaces", "list nodes"} {
+		t.Run(missing, func(t *testing.T) {
+			c := newCluster(t, node("node1", "zone-a"), node("node2", "zone-a"))
+			c.deny[missing] = true
+			p, err := NewWithClient(Options{Namespace: "perf"}, testRun, io.Discard, c.cs, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cases := []plan.Case{{Profile: api.TCPStream, Path: api.PathPodPodSameNode, Driver: "iperf3", Params: api.Params{DurationSeconds: 1, Samples: 1}}}
+			err = p.Prepare(context.Background(), cases, testDrivers)
+			var me *MissingPermissionsError
+			if !errors.As(err, &me) || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), RunManifest) {
+				t.Fatalf("err = %v, want a missing-permission error naming %q", err, missing)
+			}
+			t.Log(err)
+			for _, a := range c.cs.Actions() {
+				if a.GetVerb() == "create" && a.GetResource().Resource != "selfsubjectaccessreviews" {
+					t.Errorf("created %s before the permission check failed", a.GetResource().Resource)
+				}
+			}
+		})
 	}
 }

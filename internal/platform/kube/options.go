@@ -18,6 +18,9 @@ import (
 
 // Options are the Kubernetes platform's settings; AddFlags binds them to command-line flags.
 type Options struct {
+	// NoPreflight skips the SelfSubjectAccessReview permission check before anything is
+	// created (tests on a fake API server, which allows nothing it is not told to).
+	NoPreflight bool
 	// AgentToken is the run's token for the built-in agent, handed to every endpoint
 	// container in its environment (the pod spec, never a command line); empty:
 	// loadgen.RunToken().

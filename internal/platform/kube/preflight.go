@@ -1,0 +1,147 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Access is one permission a feature needs: a verb on a resource (and subresource), in a
+// namespace ("" for cluster-scoped resources), optionally on one named object.
+type Access struct {
+	Verb, Group, Resource, Subresource, Namespace, Name string
+}
+
+func (a Access) String() string {
+	r := a.Resource
+	if a.Subresource != "" {
+		r += "/" + a.Subresource
+	}
+	if a.Group != "" {
+		r += "." + a.Group
+	}
+	if a.Name != "" {
+		r += " " + a.Name
+	}
+	if a.Namespace != "" {
+		return fmt.Sprintf("%s %s in namespace %s", a.Verb, r, a.Namespace)
+	}
+	return fmt.Sprintf("%s %s (cluster-wide)", a.Verb, r)
+}
+
+// MissingPermissionsError lists what the caller may not do; nothing was created.
+type MissingPermissionsError struct {
+	Missing  []Access
+	Manifest string // deploy/rbac/... that grants them
+}
+
+func (e *MissingPermissionsError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "missing permission")
+	if len(e.Missing) > 1 {
+		b.WriteString("s")
+	}
+	b.WriteString(" (checked with SelfSubjectAccessReview before creating anything; nothing was created): ")
+	for i, m := range e.Missing {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(m.String())
+	}
+	if e.Manifest != "" {
+		fmt.Fprintf(&b, " — %s grants what this needs (docs/kubernetes.md, Access and permissions)", e.Manifest)
+	}
+	return b.String()
+}
+
+// Preflight asks the API server, with one SelfSubjectAccessReview per permission, whether the
+// caller may do each of needs, and returns a MissingPermissionsError naming every one it may
+// not. It creates nothing in the cluster.
+func Preflight(ctx context.Context, cs kubernetes.Interface, manifest string, needs []Access) error {
+	var missing []Access
+	seen := map[Access]bool{}
+	for _, a := range needs {
+		if seen[a] {
+			continue
+		}
+		seen[a] = true
+		r, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Verb: a.Verb, Group: a.Group, Resource: a.Resource, Subresource: a.Subresource, Namespace: a.Namespace, Name: a.Name}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("check permission to %s: %w", a, err)
+		}
+		if !r.Status.Allowed {
+			missing = append(missing, a)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	sort.SliceStable(missing, func(i, j int) bool { return missing[i].String() < missing[j].String() })
+	return &MissingPermissionsError{Missing: missing, Manifest: manifest}
+}
+
+// verbs expands one resource into an Access per verb.
+func verbs(ns, group, resource, sub string, vs ...string) []Access {
+	out := make([]Access, len(vs))
+	for i, v := range vs {
+		out[i] = Access{Verb: v, Group: group, Resource: resource, Subresource: sub, Namespace: ns}
+	}
+	return out
+}
+
+// RunManifest is the RBAC manifest that grants RunAccess.
+const RunManifest = "deploy/rbac/run.yaml"
+
+// RunAccess is what `cnperf run --platform kube` needs in namespace ns (deploy/rbac/run.yaml):
+// nodes to place endpoints, its namespace (created and deleted only when it is absent), pods
+// with exec and logs, ServiceAccounts, Services when a path goes through one, events to report
+// start-up failures, and its Lease. Cluster details (CNI, kube-proxy mode, Calico) are read
+// when allowed and left empty otherwise, so they are not required.
+func RunAccess(ns string, nsExists, services bool) []Access {
+	var a []Access
+	a = append(a, verbs("", "", "nodes", "", "get", "list")...)
+	a = append(a, Access{Verb: "get", Resource: "namespaces", Name: ns})
+	if !nsExists {
+		a = append(a, Access{Verb: "create", Resource: "namespaces"}, Access{Verb: "delete", Resource: "namespaces", Name: ns})
+	}
+	a = append(a, verbs(ns, "", "pods", "", "get", "list", "watch", "create", "delete", "deletecollection")...)
+	a = append(a, verbs(ns, "", "pods", "exec", "create")...)
+	a = append(a, verbs(ns, "", "pods", "log", "get")...)
+	a = append(a, verbs(ns, "", "events", "", "list", "watch")...)
+	a = append(a, verbs(ns, "", "serviceaccounts", "", "get", "list", "create", "delete")...)
+	a = append(a, verbs(ns, "", "services", "", "list", "delete")...)
+	if services {
+		a = append(a, verbs(ns, "", "services", "", "create")...)
+	}
+	a = append(a, verbs(ns, "apps", "daemonsets", "", "list")...)
+	a = append(a, verbs(ns, "coordination.k8s.io", "leases", "", "get", "list", "create", "patch", "delete")...)
+	return a
+}
+
+// MeshManifest is the RBAC manifest that grants MeshAccess.
+const MeshManifest = "deploy/rbac/mesh.yaml"
+
+// MeshAccess is what `cnperf mesh` needs in namespace ns (deploy/rbac/mesh.yaml): nodes, its
+// namespace (created and deleted only when absent), the agent DaemonSets, their pods with exec
+// and logs, the all-to-one server pod, and its Lease.
+func MeshAccess(ns string, nsExists bool) []Access {
+	var a []Access
+	a = append(a, verbs("", "", "nodes", "", "get", "list")...)
+	a = append(a, Access{Verb: "get", Resource: "namespaces", Name: ns})
+	if !nsExists {
+		a = append(a, Access{Verb: "create", Resource: "namespaces"}, Access{Verb: "delete", Resource: "namespaces", Name: ns})
+	}
+	a = append(a, verbs(ns, "apps", "daemonsets", "", "get", "list", "create", "update", "delete", "deletecollection")...)
+	a = append(a, verbs(ns, "", "pods", "", "get", "list", "create", "delete")...)
+	a = append(a, verbs(ns, "", "pods", "exec", "create")...)
+	a = append(a, verbs(ns, "coordination.k8s.io", "leases", "", "get", "list", "create", "patch", "delete")...)
+	return a
+}

@@ -1,0 +1,199 @@
+//go:build e2e
+
+// End-to-end test of deploy/rbac/run.yaml: `cnperf run --platform kube` as a ServiceAccount
+// bound only to that manifest (a token kubeconfig) works; with one verb taken away, cnperf
+// stops before creating anything and names the missing permission.
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/platform/kube"
+)
+
+// applyManifest creates the objects of a deploy/rbac manifest with its namespace "cnperf"
+// renamed to ns and its cluster-wide names suffixed, and returns a function that deletes them.
+func applyManifest(t *testing.T, cs kubernetes.Interface, file, ns, suffix string) func() {
+	t.Helper()
+	_, self, _, _ := runtime.Caller(0)
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(self), "..", "..", "deploy", "rbac", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	text = strings.ReplaceAll(text, "namespace: cnperf\n", "namespace: "+ns+"\n")
+	text = strings.ReplaceAll(text, "namespace: cnperf}", "namespace: "+ns+"}")
+	text = strings.ReplaceAll(text, "  name: cnperf\n", "  name: "+ns+"\n")
+	text = strings.ReplaceAll(text, "resourceNames: [cnperf]", "resourceNames: ["+ns+"]")
+	ctx := context.Background()
+	var undo []func()
+	for _, doc := range strings.Split(text, "\n---\n") {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode([]byte(doc), nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		switch o := obj.(type) {
+		case *corev1.Namespace:
+			_, err = cs.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{})
+			undo = append(undo, func() { _ = kube.DeleteNamespace(ctx, cs, o.Name, true) })
+		case *corev1.ServiceAccount:
+			_, err = cs.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.ClusterRole:
+			o.Name += suffix
+			_, err = cs.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
+			undo = append(undo, func() { _ = cs.RbacV1().ClusterRoles().Delete(ctx, o.Name, metav1.DeleteOptions{}) })
+		case *rbacv1.ClusterRoleBinding:
+			o.Name += suffix
+			o.RoleRef.Name += suffix
+			_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
+			undo = append(undo, func() { _ = cs.RbacV1().ClusterRoleBindings().Delete(ctx, o.Name, metav1.DeleteOptions{}) })
+		case *rbacv1.Role:
+			_, err = cs.RbacV1().Roles(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.RoleBinding:
+			_, err = cs.RbacV1().RoleBindings(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		default:
+			t.Fatalf("%s: unexpected %T", file, obj)
+		}
+		if err != nil {
+			t.Fatalf("%s: create %T: %v", file, obj, err)
+		}
+	}
+	return func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+}
+
+// tokenKubeconfig writes a kubeconfig that authenticates as the ServiceAccount ns/sa with a
+// short-lived token, against the admin kubeconfig's cluster.
+func tokenKubeconfig(t *testing.T, cs kubernetes.Interface, admin, ns, sa string) string {
+	t.Helper()
+	secs := int64(3600)
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), sa,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.LoadFromFile(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := cfg.Contexts[cfg.CurrentContext]
+	out := clientcmdapi.NewConfig()
+	out.Clusters["e2e"] = cfg.Clusters[cur.Cluster]
+	out.AuthInfos[sa] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	out.Contexts[sa] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: sa, Namespace: ns}
+	out.CurrentContext = sa
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*out, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestKubeRBACRunManifest(t *testing.T) {
+	cl := kpClusterFromEnv(t)
+	ns := kpNamespace("cnperf-e2e-rbac")
+	suffix := "-" + ns
+	defer applyManifest(t, cl.cs, "run.yaml", ns, suffix)()
+	kc := tokenKubeconfig(t, cl.cs, cl.kubeconfig, ns, "cnperf-runner")
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	run := func(runID string) (string, string, int) {
+		return kpRunCLI(ctx, "run", "--platform", "kube", "--kubeconfig", kc, "-n", ns, "--uuid", runID,
+			"--driver", "native", "--profile", "TCP_RR", "--path", "pod-pod-same-node,host-host,pod-clusterip",
+			"--duration", "1s", "--samples", "1", "-o", "json", "--no-progress")
+	}
+
+	// bound only to run.yaml: the run works
+	runID := uuid.NewString()
+	out, stderr, code := run(runID)
+	t.Logf("as %s/cnperf-runner (run.yaml only):\n%s", ns, stderr)
+	if code != exit.OK {
+		t.Fatalf("run exited %d", code)
+	}
+	got := kpDecodeRun(t, out)
+	for _, r := range got.Results {
+		if r.Failed() {
+			t.Errorf("%s %s failed: %s", r.Profile, r.Path, r.Error)
+		}
+	}
+	if left := kpLeftovers(ctx, t, cl.cs, runID); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+
+	// one verb taken away: stopped before anything is created, the permission named
+	for _, tc := range []struct{ resource, verb, want string }{
+		{"pods/exec", "create", "create pods/exec in namespace " + ns},
+		{"leases", "create", "create leases.coordination.k8s.io in namespace " + ns},
+		{"services", "create", "create services in namespace " + ns},
+	} {
+		t.Run("without "+tc.verb+" "+tc.resource, func(t *testing.T) {
+			role, err := cl.cs.RbacV1().Roles(ns).Get(ctx, "cnperf-run", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			orig := role.DeepCopy()
+			var rules []rbacv1.PolicyRule
+			for _, r := range role.Rules {
+				if len(r.Resources) == 1 && r.Resources[0] == tc.resource {
+					var vs []string
+					for _, v := range r.Verbs {
+						if v != tc.verb {
+							vs = append(vs, v)
+						}
+					}
+					if len(vs) == 0 {
+						continue // the rule had only that verb
+					}
+					r.Verbs = vs
+				}
+				rules = append(rules, r)
+			}
+			role.Rules = rules
+			if _, err := cl.cs.RbacV1().Roles(ns).Update(ctx, role, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				cur, _ := cl.cs.RbacV1().Roles(ns).Get(ctx, "cnperf-run", metav1.GetOptions{})
+				orig.ResourceVersion = cur.ResourceVersion
+				_, _ = cl.cs.RbacV1().Roles(ns).Update(ctx, orig, metav1.UpdateOptions{})
+			}()
+			time.Sleep(2 * time.Second) // the authorizer's RBAC cache
+			runID := uuid.NewString()
+			_, stderr, code := run(runID)
+			t.Logf("stderr:\n%s", stderr)
+			if code == exit.OK || !strings.Contains(stderr, "missing permission") || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d; want a failure naming %q", code, tc.want)
+			}
+			if left := kpLeftovers(ctx, t, cl.cs, runID); len(left) > 0 {
+				t.Errorf("created before the check failed: %v", left)
+			}
+			les, _ := cl.cs.CoordinationV1().Leases(ns).List(ctx, metav1.ListOptions{})
+			if len(les.Items) > 0 {
+				t.Errorf("a Lease was created before the check failed")
+			}
+		})
+	}
+}
