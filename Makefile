@@ -5,7 +5,8 @@
 # make install    install cnperf into $(GOBIN) (default ~/go/bin)
 # make test       unit + integration tests (the README's test command; integration tests that need
 #                 root or tools skip with a message when those are missing), then 5 s of fuzzing
-#                 the agent's control protocol against a live agent (FuzzServer)
+#                 the agent's control protocol against a live agent (FuzzServer), then
+#                 fuzz-smoke and race (below)
 # make check      gofmt + go vet
 GO ?= go
 VERSION ?= v0.1.0-dev
@@ -26,7 +27,38 @@ check:
 test: check
 	$(GO) test -count=1 -timeout 20m ./...
 	$(GO) test -run '^$$' -fuzz '^FuzzServer$$' -fuzztime 5s ./internal/loadgen/
+	$(MAKE) --no-print-directory fuzz-smoke race
 # ==== end core ====
+
+# ==== robustness: fuzzing and the race detector (owner: issue 21, docs/design-notes.md) ====
+# make fuzz-smoke   every parser's fuzz target for FUZZTIME each (default 3s), seeded with the
+#                   real captures in testdata; a failure leaves its input in testdata/fuzz/
+# make race         go test -race on the packages that start goroutines
+# Variables: FUZZTIME (e.g. FUZZTIME=5m for a long campaign)
+FUZZTIME ?= 3s
+FUZZ_TARGETS := \
+	./internal/driver/native:FuzzParse ./internal/driver/netperf:FuzzParse \
+	./internal/driver/iperf3:FuzzParse ./internal/driver/uperf:FuzzParse \
+	./internal/driver/qperf:FuzzParse ./internal/driver/sockperf:FuzzParse \
+	./internal/driver/iperf2:FuzzParse ./internal/report:FuzzReadRuns \
+	./internal/config:FuzzLoadBytes ./internal/config:FuzzK8sNetperf \
+	./internal/config:FuzzTigerBench ./internal/loadgen/control:FuzzDecode
+RACE_PACKAGES := ./internal/loadgen/... ./internal/runner/... ./internal/mesh/... \
+	./internal/noderes/... ./internal/platform/... ./internal/sink/... ./internal/interrupt/...
+
+.PHONY: fuzz-smoke race
+
+fuzz-smoke:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$pkg > /tmp/cnperf-fuzz.$$$$.log 2>&1 || { cat /tmp/cnperf-fuzz.$$$$.log; rm -f /tmp/cnperf-fuzz.$$$$.log; exit 1; }; \
+		grep '^fuzz: elapsed' /tmp/cnperf-fuzz.$$$$.log | tail -n 1; \
+	done; rm -f /tmp/cnperf-fuzz.$$$$.log
+
+race:
+	$(GO) test -race -count=1 -timeout 20m $(RACE_PACKAGES)
+# ==== end robustness ====
 
 # ==== e2e: real multi-node cluster on this machine (owner: test/e2e/harness, docs/e2e.md) ====
 # make e2e        build what is missing, start the cluster, run the e2e tests, tear down, check leftovers

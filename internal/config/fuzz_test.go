@@ -32,8 +32,46 @@ func FuzzLoadBytes(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		l, err := LoadBytes("fuzz.yaml", data)
+	f.Fuzz(func(t *testing.T, data []byte) { checkLoad(t, data, "") })
+}
+
+// FuzzK8sNetperf and FuzzTigerBench reach the peers' readers with any input (detection
+// skipped), seeded with the peers' real files (testdata: k8s-netperf's netperf.yml v1/v2 and
+// suites, tiger-bench's testconfig files).
+func FuzzK8sNetperf(f *testing.F) {
+	seedFiles(f, "k8s-netperf-*.yml")
+	f.Fuzz(func(t *testing.T, data []byte, v2 bool) {
+		format := FormatK8sNetperfV1
+		if v2 {
+			format = FormatK8sNetperfV2
+		}
+		checkLoad(t, data, format)
+	})
+}
+
+func FuzzTigerBench(f *testing.F) {
+	seedFiles(f, "tiger-bench-*.yaml")
+	f.Fuzz(func(t *testing.T, data []byte, _ bool) { checkLoad(t, data, FormatTigerBench) })
+}
+
+func seedFiles(f *testing.F, pattern string) {
+	files, _ := filepath.Glob(filepath.Join("testdata", pattern))
+	if len(files) == 0 {
+		f.Fatalf("no seed files %s", pattern)
+	}
+	for i, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, i%2 == 0)
+	}
+}
+
+// checkLoad is the contract of the loader on any input.
+func checkLoad(t *testing.T, data []byte, format string) {
+	{
+		l, err := loadBytes("fuzz.yaml", data, format)
 		if err != nil {
 			var fe *FileErrors
 			if !errors.As(err, &fe) || len(fe.Errors) == 0 {
@@ -61,5 +99,5 @@ func FuzzLoadBytes(f *testing.F) {
 				t.Fatalf("case with invalid params: %+v", c)
 			}
 		}
-	})
+	}
 }

@@ -161,8 +161,12 @@ func addK8sNetperf(d *decoder, p *api.Plan, lines LineIndex, names map[string]in
 	decodeFailed := func(field string) bool {
 		return slices.ContainsFunc(d.errs[:nerr], func(e FileError) bool { return e.Field == join(base, field) })
 	}
+	// A field whose decoding failed (wrong type, a duplicate key) was reported already and is
+	// still nil: the test stops here too.
+	failed := false
 	for _, r := range required {
 		if decodeFailed(r.name) {
+			failed = true
 			continue
 		}
 		if r.v == nil {
@@ -172,7 +176,7 @@ func addK8sNetperf(d *decoder, p *api.Plan, lines LineIndex, names map[string]in
 			d.errorf(n, join(base, r.name), "%s must be > 0, got %d (k8s-netperf refuses it too)", r.name, *r.v)
 		}
 	}
-	if len(d.errs) > nerr {
+	if failed || len(d.errs) > nerr {
 		return
 	}
 	if !profile.Valid() {

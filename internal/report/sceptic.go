@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"math"
-	"reflect"
 	"strings"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
@@ -19,19 +18,19 @@ import (
 //   - a result without samples (CSV, imports of summaries) must have a summary that holds
 //     together: no more failed samples than samples, min ≤ mean, median ≤ max.
 func checkResult(r *api.Result) (warning string, err error) {
-	if err := checkFigures(reflect.ValueOf(r.Params), "params"); err != nil {
+	if err := stats.CheckFigures(r.Params, "params"); err != nil {
 		return "", err
 	}
 	for i := range r.Samples {
-		if err := checkFigures(reflect.ValueOf(r.Samples[i]), fmt.Sprintf("samples[%d]", i)); err != nil {
+		if err := stats.CheckFigures(r.Samples[i], fmt.Sprintf("samples[%d]", i)); err != nil {
 			return "", err
 		}
 	}
-	if err := checkFigures(reflect.ValueOf(r.Summary), "summary"); err != nil {
+	if err := stats.CheckFigures(r.Summary, "summary"); err != nil {
 		return "", err
 	}
 	if r.NodeResources != nil {
-		if err := checkFigures(reflect.ValueOf(*r.NodeResources), "nodeResources"); err != nil {
+		if err := stats.CheckFigures(*r.NodeResources, "nodeResources"); err != nil {
 			return "", err
 		}
 	}
@@ -58,72 +57,6 @@ func appendWarning(warnings []string, run *api.Run, name, w string) []string {
 	}
 	run.Notes = append(run.Notes, w)
 	return append(warnings, name+": "+w)
-}
-
-// mayBeNegative are the figures that can be negative: a sample's index (-1 for a warm-up) and
-// the low end of a confidence interval of a mean close to zero.
-var mayBeNegative = map[string]bool{"index": true, "ci95Low": true}
-
-// checkFigures walks v (a struct of the result types) and refuses a negative or non-finite
-// number, naming it by its JSON path under path.
-func checkFigures(v reflect.Value, path string) error {
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface:
-		if v.IsNil() {
-			return nil
-		}
-		return checkFigures(v.Elem(), path)
-	case reflect.Struct:
-		if v.Type().PkgPath() == "time" {
-			return nil
-		}
-		t := v.Type()
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" {
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			if err := checkFigures(v.Field(i), path+"."+name); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		for i := 0; i < v.Len(); i++ {
-			if err := checkFigures(v.Index(i), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-	case reflect.Float32, reflect.Float64:
-		x := v.Float()
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return fmt.Errorf("%s is %v: a figure must be a finite number", path, x)
-		}
-		if x < 0 && !mayBeNegative[lastField(path)] {
-			return fmt.Errorf("%s is %v: this figure is never negative", path, x)
-		}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if v.Int() < 0 && !mayBeNegative[lastField(path)] {
-			return fmt.Errorf("%s is %d: this figure is never negative", path, v.Int())
-		}
-	}
-	return nil
-}
-
-func lastField(path string) string {
-	if i := strings.LastIndexByte(path, '.'); i >= 0 {
-		path = path[i+1:]
-	}
-	if i := strings.IndexByte(path, '['); i >= 0 {
-		path = path[:i]
-	}
-	return path
 }
 
 // summaryStats lists a summary's Stats by JSON name.

@@ -13,12 +13,13 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/driver/toolkit/fixture"
 	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/plan"
 )
 
 var (
-	update  = flag.Bool("update", false, "rewrite golden files")
+	update  = fixture.Update // one -update flag for every golden file of the package
 	capture = flag.Bool("capture", false, "rerun the real agent and rewrite testdata/captured")
 )
 
