@@ -4,7 +4,7 @@
 # make build      build bin/cnperf
 # make install    install cnperf into $(GOBIN) (default ~/go/bin)
 # make test       unit + integration tests (the README's test command; integration tests that need
-#                 root or tools skip with a message when those are missing), then 5 s of fuzzing
+#                 root or tools skip with a message when those are missing, listed at the end), then 5 s of fuzzing
 #                 the agent's control protocol against a live agent (FuzzServer), then
 #                 fuzz-smoke and race (below)
 # make check      gofmt + go vet
@@ -13,6 +13,7 @@ VERSION ?= v0.1.0-dev
 LDFLAGS := -X github.com/cnperf/cnperf/internal/version.Version=$(VERSION)
 
 .PHONY: build install test check
+SHELL := /bin/bash
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/cnperf ./cmd/cnperf
@@ -24,8 +25,11 @@ check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+# go test's JSON goes through test/testsum: package lines as go test prints them, the output
+# of every failed test, every skipped test with its reason (so the log shows which
+# tool-dependent tests ran), and "N passed, N failed, N skipped".
 test: check
-	$(GO) test -count=1 -timeout 20m ./...
+	set -o pipefail; $(GO) test -count=1 -timeout 20m -json ./... | $(GO) run ./test/testsum
 	$(GO) test -run '^$$' -fuzz '^FuzzServer$$' -fuzztime 5s ./internal/loadgen/
 	$(MAKE) --no-print-directory fuzz-smoke race
 # ==== end core ====
