@@ -18,7 +18,8 @@ type PlanMetadata struct {
 }
 
 // TestGroup is one group of tests. Unset fields inherit from the plan's defaults, then from
-// cnperf's built-in defaults (duration 10s, samples 3, message size per profile, parallel 1, burst 0).
+// cnperf's built-in defaults (duration 10s, samples 3, message size per profile, parallel 1, burst 0,
+// no confidence target).
 type TestGroup struct {
 	Name         string            `json:"name,omitempty" yaml:"name,omitempty"`
 	Profiles     []Profile         `json:"profiles,omitempty" yaml:"profiles,omitempty"`
@@ -31,6 +32,15 @@ type TestGroup struct {
 	Duration     string            `json:"duration,omitempty" yaml:"duration,omitempty"`
 	Warmup       string            `json:"warmup,omitempty" yaml:"warmup,omitempty"`
 	Samples      *int              `json:"samples,omitempty" yaml:"samples,omitempty"`
+	// MaxSamples is the most samples a case with a confidence target takes (default 30);
+	// samples is then the least.
+	MaxSamples *int `json:"maxSamples,omitempty" yaml:"maxSamples,omitempty"`
+	// Confidence makes each case take samples until the confidence interval of its headline
+	// figure is within the target (off when not set).
+	Confidence *ConfidenceTarget `json:"confidence,omitempty" yaml:"confidence,omitempty"`
+	// ExcludeOutliers leaves samples outside median ± 3·MAD out of the summary (they are
+	// kept in the result, marked excluded).
+	ExcludeOutliers *bool `json:"excludeOutliers,omitempty" yaml:"excludeOutliers,omitempty"`
 	Timeout      string            `json:"timeout,omitempty" yaml:"timeout,omitempty"`
 	Rate         string            `json:"rate,omitempty" yaml:"rate,omitempty"` // e.g. "1G", "500M" bits/s; empty = unlimited
 	HostNetwork  *bool             `json:"hostNetwork,omitempty" yaml:"hostNetwork,omitempty"`

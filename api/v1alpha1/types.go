@@ -100,6 +100,23 @@ type Params struct {
 	Options map[string]string `json:"options,omitempty"`
 	// TimeoutSeconds bounds one sample; 0 lets the runner derive it from the duration.
 	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty"`
+	// Confidence, when set, makes the case take samples until the confidence interval of its
+	// headline figure is within the target; Samples is then the least and MaxSamples the most.
+	Confidence *ConfidenceTarget `json:"confidence,omitempty"`
+	// MaxSamples is the most samples a case with a Confidence target takes (0 without one).
+	MaxSamples int `json:"maxSamples,omitempty"`
+	// ExcludeOutliers leaves samples flagged as outliers out of the summary (they stay in
+	// samples[], marked excluded).
+	ExcludeOutliers bool `json:"excludeOutliers,omitempty"`
+}
+
+// ConfidenceTarget is the precision a case must reach: the two-sided confidence interval of
+// the mean of its headline figure, at Level percent, within ±HalfWidthPercent of the mean.
+type ConfidenceTarget struct {
+	// Level is the confidence level in percent, e.g. 95.
+	Level float64 `json:"level" yaml:"level"`
+	// HalfWidthPercent is the largest half-width of the interval, in percent of the mean.
+	HalfWidthPercent float64 `json:"halfWidthPercent" yaml:"halfWidthPercent"`
 }
 
 // Endpoint says where one side of a measurement really ran.
@@ -218,6 +235,42 @@ type Sample struct {
 	Raw string `json:"raw,omitempty"`
 	// Notes are driver remarks, e.g. "qperf prints one-way latency; doubled to round-trip".
 	Notes []string `json:"notes,omitempty"`
+
+	// Intervals are the measured window cut into equal slices, as the client's own counters
+	// saw them (native driver), for steady-state checks.
+	Intervals []SampleInterval `json:"intervals,omitempty"`
+	// SteadyState compares the first interval with the others (set by the runner when the
+	// sample has intervals).
+	SteadyState *SteadyState `json:"steadyState,omitempty"`
+	// Outlier is set when the sample's headline figure is outside median ± 3·MAD of the
+	// case's successful samples.
+	Outlier bool `json:"outlier,omitempty"`
+	// Excluded is set when the sample is left out of the summary (an outlier with
+	// params.excludeOutliers).
+	Excluded bool `json:"excluded,omitempty"`
+}
+
+// SampleInterval is one slice of a sample's measured window. Rates are the client's: bytes it
+// sent (TCP_STREAM, TCP_SENDFILE, UDP_STREAM) or received (TCP_MAERTS), transactions or
+// connections it completed (RR, CRR).
+type SampleInterval struct {
+	// StartSeconds is the slice's start from the start of the measured window.
+	StartSeconds          float64  `json:"startSeconds"`
+	DurationSeconds       float64  `json:"durationSeconds"`
+	BitsPerSecond         *float64 `json:"bitsPerSecond,omitempty"`
+	TransactionsPerSecond *float64 `json:"transactionsPerSecond,omitempty"`
+}
+
+// SteadyState compares a sample's first interval with its other intervals.
+type SteadyState struct {
+	// FirstIntervalPercent is how far the first interval's rate is from the median of the
+	// others, in percent of it (negative: slower).
+	FirstIntervalPercent float64 `json:"firstIntervalPercent"`
+	// NoisePercent is 3 scaled MADs of the other intervals in percent of their median.
+	NoisePercent float64 `json:"noisePercent"`
+	// RampUp is true when the first interval differs from the others by more than the noise
+	// (and by more than 2 %): the sample was not in a steady state from its start.
+	RampUp bool `json:"rampUp,omitempty"`
 }
 
 // SampleCPU is the CPU of both sides over one sample's window.
@@ -249,6 +302,8 @@ type CPUSummary struct {
 type Summary struct {
 	SamplesTotal  int `json:"samplesTotal"`
 	SamplesFailed int `json:"samplesFailed"`
+	// SamplesExcluded counts successful samples left out of the figures (excludeOutliers).
+	SamplesExcluded int `json:"samplesExcluded,omitempty"`
 
 	ThroughputBitsPerSecond *Stat       `json:"throughputBitsPerSecond,omitempty"`
 	PacketsPerSecond        *Stat       `json:"packetsPerSecond,omitempty"`
@@ -287,6 +342,51 @@ type Result struct {
 	NodeResources *NodeResourcesPair `json:"nodeResources,omitempty"`
 	// Profiles are CPU flame graphs recorded during the case.
 	Profiles []CPUProfile `json:"profiles,omitempty"`
+	// Confidence is how the case's confidence target came out (nil when it had none).
+	Confidence *ConfidenceOutcome `json:"confidence,omitempty"`
+	// Stability flags outliers, a trend across samples and ramp-ups inside samples, on the
+	// headline figure (nil when the case has no successful sample).
+	Stability *Stability `json:"stability,omitempty"`
+}
+
+// ConfidenceOutcome is how a case's confidence target came out.
+type ConfidenceOutcome struct {
+	ConfidenceTarget
+	// Figure is the key of the headline figure the interval is about, e.g. "throughputBitsPerSecond".
+	Figure string `json:"figure"`
+	// Met is true when the interval got within the target.
+	Met bool `json:"met"`
+	// Samples is how many samples the case took (the successful ones count towards the interval).
+	Samples int `json:"samples"`
+	// FinalHalfWidthPercent is the interval's half-width at the end, in percent of the mean
+	// (absent when it could not be computed: fewer than two successful samples).
+	FinalHalfWidthPercent *float64 `json:"finalHalfWidthPercent,omitempty"`
+	// Reasons say why the target was not met: "noisy path", "trend", "outliers", "failed samples".
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// Stability is what the samples of a case say about the measurement itself.
+type Stability struct {
+	// Figure is the key of the headline figure the checks looked at.
+	Figure string `json:"figure"`
+	// OutlierSamples are the indexes of samples outside median ± 3·MAD.
+	OutlierSamples []int `json:"outlierSamples,omitempty"`
+	// ExcludedSamples are the indexes of samples left out of the summary (excludeOutliers).
+	ExcludedSamples []int `json:"excludedSamples,omitempty"`
+	// Trend is a Spearman rank correlation of the figure with sample order (5 or more samples).
+	Trend *Trend `json:"trend,omitempty"`
+	// RampUpSamples are the indexes of samples whose first interval differs from the rest by
+	// more than the noise.
+	RampUpSamples []int `json:"rampUpSamples,omitempty"`
+}
+
+// Trend is a Spearman rank-correlation test of a figure against sample order.
+type Trend struct {
+	SpearmanRho float64 `json:"spearmanRho"`
+	// PValue is two-sided; exact (every ordering counted) for up to 8 samples.
+	PValue float64 `json:"pValue"`
+	// Significant is true for p < 0.05.
+	Significant bool `json:"significant,omitempty"`
 }
 
 // ClusterMetrics are Prometheus figures over one case's window: node CPU, the CPU and memory

@@ -28,6 +28,8 @@ const (
 	FlagTimeout      = "timeout"
 	FlagIPFamily     = "ip-family"
 	FlagOption       = "option"
+	FlagConfidence   = "confidence"
+	FlagExclude      = "exclude-outliers"
 )
 
 // FlagValues are the plan flags of `cnperf run` as typed. Lists are comma-separated. An empty
@@ -38,7 +40,9 @@ type FlagValues struct {
 	Path         string   // --path loopback
 	Duration     string   // --duration 10s (or a number of seconds)
 	Warmup       string   // --warmup 0s
-	Samples      string   // --samples 3
+	Samples      string   // --samples 3, or MIN,MAX with --confidence: --samples 3,30
+	Confidence   string   // --confidence 95,5 (level %, half-width % of the mean)
+	Exclude      bool     // --exclude-outliers
 	MessageSize  string   // --message-size 1024,64k (k/M are binary: 64k = 65536)
 	ResponseSize string   // --response-size 1 (RR profiles)
 	Parallel     string   // --parallel 1,4
@@ -188,6 +192,53 @@ func (f *flagParser) int(flag, s string, size bool) (int, bool) {
 	return n, true
 }
 
+// samples parses --samples N (a fixed count, or the least with --confidence) or MIN,MAX.
+func (f *flagParser) samples(v string) (minN, maxN *int) {
+	parts, ok := f.split(FlagSamples, v)
+	if !ok {
+		return nil, nil
+	}
+	if len(parts) > 2 {
+		f.fail(FlagSamples, "%q: want N or MIN,MAX (e.g. 3,30)", v)
+		return nil, nil
+	}
+	lo, ok := f.int(FlagSamples, parts[0], false)
+	if !ok {
+		return nil, nil
+	}
+	if len(parts) == 1 {
+		return &lo, nil
+	}
+	hi, ok := f.int(FlagSamples, parts[1], false)
+	if !ok {
+		return nil, nil
+	}
+	return &lo, &hi
+}
+
+// confidence parses --confidence LEVEL,HALFWIDTH: percentages, e.g. 95,5 for a 95 %
+// interval within ±5 % of the mean. Ranges are checked by the plan's validation.
+func (f *flagParser) confidence(v string) *api.ConfidenceTarget {
+	parts, ok := f.split(FlagConfidence, v)
+	if !ok {
+		return nil
+	}
+	if len(parts) != 2 {
+		f.fail(FlagConfidence, "%q: want LEVEL,HALFWIDTH in percent, e.g. 95,5 (a 95%% interval within ±5%% of the mean)", v)
+		return nil
+	}
+	var t api.ConfidenceTarget
+	for i, dst := range []*float64{&t.Level, &t.HalfWidthPercent} {
+		x, err := strconv.ParseFloat(strings.TrimSuffix(parts[i], "%"), 64)
+		if err != nil {
+			f.fail(FlagConfidence, "%q is not a number (want LEVEL,HALFWIDTH in percent, e.g. 95,5)", parts[i])
+			return nil
+		}
+		*dst = x
+	}
+	return &t
+}
+
 func (f *flagParser) duration(flag, v string) string {
 	// A duration too long to represent is left to the plan's validation, which says how long
 	// the field may be.
@@ -287,9 +338,14 @@ func (f *flagParser) apply(g *api.TestGroup, fv FlagValues, set func(string) boo
 		g.Timeout = f.duration(FlagTimeout, fv.Timeout)
 	}
 	if set(FlagSamples) {
-		if n, ok := f.int(FlagSamples, fv.Samples, false); ok {
-			g.Samples = &n
-		}
+		g.Samples, g.MaxSamples = f.samples(fv.Samples)
+	}
+	if set(FlagConfidence) {
+		g.Confidence = f.confidence(fv.Confidence)
+	}
+	if set(FlagExclude) {
+		v := fv.Exclude
+		g.ExcludeOutliers = &v
 	}
 	if set(FlagMessageSize) {
 		g.MessageSizes = f.ints(FlagMessageSize, fv.MessageSize, true)
@@ -338,6 +394,19 @@ func copyOverrides(g, o *api.TestGroup, set func(string) bool) {
 	if set(FlagSamples) && o.Samples != nil {
 		n := *o.Samples
 		g.Samples = &n
+		g.MaxSamples = nil
+		if o.MaxSamples != nil {
+			m := *o.MaxSamples
+			g.MaxSamples = &m
+		}
+	}
+	if set(FlagConfidence) && o.Confidence != nil {
+		c := *o.Confidence
+		g.Confidence = &c
+	}
+	if set(FlagExclude) && o.ExcludeOutliers != nil {
+		v := *o.ExcludeOutliers
+		g.ExcludeOutliers = &v
 	}
 	if set(FlagMessageSize) {
 		g.MessageSizes = append([]int(nil), o.MessageSizes...)
@@ -398,6 +467,12 @@ func flagValue(fv FlagValues, name string) string {
 		return fv.IPFamily
 	case FlagOption:
 		return strings.Join(fv.Options, ",")
+	case FlagConfidence:
+		return fv.Confidence
+	case FlagExclude:
+		if fv.Exclude {
+			return "true"
+		}
 	}
 	return ""
 }
@@ -408,6 +483,7 @@ var planFieldFlags = map[string]string{
 	"warmup": FlagWarmup, "samples": FlagSamples, "messageSizes": FlagMessageSize,
 	"responseSize": FlagResponseSize, "parallel": FlagParallel, "burst": FlagBurst, "rate": FlagRate,
 	"timeout": FlagTimeout, "ipFamily": FlagIPFamily, "options": FlagOption,
+	"maxSamples": FlagSamples, "confidence": FlagConfidence, "excludeOutliers": FlagExclude,
 }
 
 var groupField = regexp.MustCompile(`^(?:tests\[\d+\]|defaults)\.([A-Za-z]+)`)

@@ -145,7 +145,7 @@ func TestApplyOverrides(t *testing.T) {
 
 	err = ApplyOverrides(l.Plan, FlagValues{Duration: "soon", Samples: ""}, func(string) bool { return true })
 	want := `--duration: "soon" is not a duration (use e.g. 10s, 1m30s, or a number of seconds)` + "\n" +
-		`--samples: "" is not an integer` + "\n" + `--profile: empty element in ""` + "\n" + `--driver: empty element in ""` + "\n" + `--path: empty element in ""`
+		`--samples: empty element in ""` + "\n" + `--profile: empty element in ""` + "\n" + `--driver: empty element in ""` + "\n" + `--path: empty element in ""`
 	if err == nil {
 		t.Fatal("no error")
 	}

@@ -25,6 +25,8 @@ import (
 const (
 	// MaxCases is the most cases one plan may expand to.
 	MaxCases = 10000
+	// MaxSamples is the most samples a case with a confidence target may take (maxSamples).
+	MaxSamples = 1000
 	// MaxParallelFlows, MaxBurst and MaxMessageSizeBytes are the most any driver accepts;
 	// each case is then held to its own driver's row (For).
 	MaxParallelFlows    = 1024 // uperf's threads per group

@@ -236,7 +236,7 @@ func (cs *clientSession) run(ctx context.Context) (*Report, error) {
 	if err := cs.send(&control.Message{Type: control.TypeMeasure}); err != nil {
 		return nil, err
 	}
-	if err := sleepCtx(ctx, time.Duration(st.DurationNs)); err != nil {
+	if err := cs.sliceWindow(ctx); err != nil {
 		return nil, err
 	}
 	cs.stopWindow()

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/loadgen/control"
 	"github.com/cnperf/cnperf/internal/stats/hdr"
 )
@@ -39,6 +41,14 @@ type clientSession struct {
 	snapA, snapB []snap
 	wallA, wallB time.Time
 	closed       bool
+	// mids are the counters read at the inner edges of the window's intervals.
+	mids []edge
+}
+
+// edge is every flow's counters at one moment of the monotonic clock.
+type edge struct {
+	mono int64
+	s    []snap
 }
 
 func (cs *clientSession) setErr(err error) {
@@ -225,6 +235,78 @@ func (cs *clientSession) stopWindow() {
 	cs.stopFlag.Store(true)
 }
 
+// Intervals: the measured window is cut into maxIntervals equal slices, fewer when they would
+// be shorter than minIntervalNs; with fewer than minIntervals the sample reports none.
+const (
+	maxIntervals  = 10
+	minIntervals  = 4
+	minIntervalNs = 100e6
+)
+
+func intervalCount(windowNs int64) int {
+	n := maxIntervals
+	if windowNs/int64(n) < minIntervalNs {
+		n = int(windowNs / minIntervalNs)
+	}
+	if n < minIntervals {
+		return 0
+	}
+	return n
+}
+
+// sliceWindow waits out the measured window, reading the flows' counters at the inner edges of
+// its intervals (atomic loads only, no system call, so the flows do not notice).
+func (cs *clientSession) sliceWindow(ctx context.Context) error {
+	dur := cs.st.DurationNs
+	n := intervalCount(dur)
+	start := cs.cpuA.mono
+	for i := 1; i < n; i++ {
+		at := start + dur*int64(i)/int64(n)
+		if err := sleepCtx(ctx, time.Duration(at-nanotime())); err != nil {
+			return err
+		}
+		cs.mids = append(cs.mids, edge{mono: nanotime(), s: snapCounters(cs.flows)})
+	}
+	return sleepCtx(ctx, time.Duration(start+dur-nanotime()))
+}
+
+// intervals turns the counters at the window's edges and inner edges into per-interval rates
+// of the client's own counters: bits sent (streams), bits received (TCP_MAERTS), or
+// transactions (RR, CRR).
+func (cs *clientSession) intervals() []api.SampleInterval {
+	if len(cs.mids) == 0 {
+		return nil
+	}
+	edges := append(append([]edge{{mono: cs.cpuA.mono, s: cs.snapA}}, cs.mids...), edge{mono: cs.cpuB.mono, s: cs.snapB})
+	kind := kindOf(cs.st.Profile)
+	out := make([]api.SampleInterval, 0, len(edges)-1)
+	for i := 1; i < len(edges); i++ {
+		a, b := edges[i-1], edges[i]
+		sec := float64(b.mono-a.mono) / 1e9
+		if sec <= 0 {
+			return nil
+		}
+		var d snap
+		for k := range b.s {
+			w := b.s[k].sub(a.s[k])
+			d.bytesTx += w.bytesTx
+			d.bytesRx += w.bytesRx
+			d.tx += w.tx
+		}
+		iv := api.SampleInterval{StartSeconds: float64(a.mono-cs.cpuA.mono) / 1e9, DurationSeconds: sec}
+		switch kind {
+		case kindStream, kindUDPStream:
+			iv.BitsPerSecond = f64(float64(d.bytesTx) * 8 / sec)
+		case kindMaerts:
+			iv.BitsPerSecond = f64(float64(d.bytesRx) * 8 / sec)
+		default:
+			iv.TransactionsPerSecond = f64(float64(d.tx) / sec)
+		}
+		out = append(out, iv)
+	}
+	return out
+}
+
 func (cs *clientSession) finishWorkers() error {
 	done := make(chan struct{})
 	go func() { cs.wg.Wait(); close(done) }()
@@ -306,5 +388,6 @@ func (cs *clientSession) report(srv *control.ServerResult) (*Report, error) {
 	}
 	var err error
 	rep.Sample, err = buildSample(rep, cs.wallA, cs.wallB, hist, !cs.cfg.NoHistogram, zc)
+	rep.Sample.Intervals = cs.intervals()
 	return rep, err
 }

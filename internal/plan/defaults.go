@@ -12,7 +12,11 @@ import (
 //	------------  ---------------------------  ------------------------------------------------
 //	duration      10s                          measured time of one sample
 //	warmup        0s                           no warm-up sample
-//	samples       3                            measured samples per case
+//	samples       3                            measured samples per case (the least, with confidence)
+//	maxSamples    30                           the most, with confidence; an error without it
+//	confidence    none                         {level, halfWidthPercent}: sample until the CI
+//	                                           of the headline figure is within ±halfWidth %
+//	excludeOutliers false                      leave samples outside median ± 3·MAD out
 //	parallel      [1]                          one flow
 //	burst         [0]                          one transaction in flight (RR profiles only)
 //	paths         [loopback]                   or the platform's choice (Options.DefaultPaths)
@@ -33,6 +37,7 @@ const (
 	DefaultDurationSeconds = 10
 	DefaultWarmupSeconds   = 0
 	DefaultSamples         = 3
+	DefaultMaxSamples      = 30
 	DefaultParallel        = 1
 	DefaultBurst           = 0
 	DefaultPath            = api.PathLoopback
@@ -50,6 +55,7 @@ const (
 	MaxParallel         = limits.MaxParallelFlows
 	MaxBurst            = limits.MaxBurst
 	MaxCases            = limits.MaxCases
+	MaxSamples          = limits.MaxSamples
 	// MaxUDPPayloadIPv4 and MaxUDPPayloadIPv6 are the largest UDP payloads a datagram can carry
 	// (65535 minus the IP and UDP headers; IPv6 without jumbograms).
 	MaxUDPPayloadIPv4 = limits.MaxUDPPayloadIPv4Bytes

@@ -132,6 +132,9 @@ type group struct {
 	timeout  *one[float64]
 	rate     *one[float64]
 	samples  *one[int]
+	maxSmp   *one[int]
+	conf     *one[api.ConfidenceTarget]
+	exclude  *one[bool]
 	hostNet  *one[bool]
 	service  *one[bool]
 	ipFamily *one[string]
@@ -268,6 +271,29 @@ func (x *expander) read(g *api.TestGroup, prefix string) group {
 			x.errs.Add(at("samples"), "samples must be at least 1, got %d", v)
 			r.samples.bad = true
 		}
+	}
+	if g.MaxSamples != nil {
+		v := *g.MaxSamples
+		r.maxSmp = &one[int]{item: item[int]{v, at("maxSamples")}}
+		if msg := intRange("maxSamples", v, 1, MaxSamples); msg != "" {
+			x.errs.Add(at("maxSamples"), "%s", msg)
+			r.maxSmp.bad = true
+		}
+	}
+	if g.Confidence != nil {
+		v := *g.Confidence
+		r.conf = &one[api.ConfidenceTarget]{item: item[api.ConfidenceTarget]{v, at("confidence")}}
+		if !(v.Level >= 50 && v.Level < 100) {
+			x.errs.Add(at("confidence.level"), "confidence level must be a percentage from 50 to below 100 (e.g. 95), got %g", v.Level)
+			r.conf.bad = true
+		}
+		if !(v.HalfWidthPercent > 0 && v.HalfWidthPercent <= 100) {
+			x.errs.Add(at("confidence.halfWidthPercent"), "halfWidthPercent must be above 0 and at most 100 (e.g. 5 for ±5%%), got %g", v.HalfWidthPercent)
+			r.conf.bad = true
+		}
+	}
+	if g.ExcludeOutliers != nil {
+		r.exclude = &one[bool]{item: item[bool]{*g.ExcludeOutliers, at("excludeOutliers")}}
 	}
 	r.timeout = x.duration(g.Timeout, at("timeout"), "timeout", false, limits.MaxTimeout)
 	if strings.TrimSpace(g.Rate) != "" {
@@ -410,6 +436,14 @@ func (x *expander) expandGroup(name, prefix string, own, def group) {
 	duration := pickOne(own.duration, def.duration, DefaultDurationSeconds, prefix)
 	warmup := pickOne(own.warmup, def.warmup, DefaultWarmupSeconds, prefix)
 	samples := pickOne(own.samples, def.samples, DefaultSamples, prefix)
+	maxSmp := pickOne(own.maxSmp, def.maxSmp, 0, prefix)
+	exclude := pickOne(own.exclude, def.exclude, false, prefix)
+	var conf *api.ConfidenceTarget
+	if c := own.conf; c != nil && !c.bad {
+		conf = &c.v
+	} else if c == nil && def.conf != nil && !def.conf.bad {
+		conf = &def.conf.v
+	}
 	rate := pickOne(own.rate, def.rate, 0, prefix)
 	hostNet := pickOne(own.hostNet, def.hostNet, false, prefix)
 	service := pickOne(own.service, def.service, false, prefix)
@@ -442,6 +476,14 @@ func (x *expander) expandGroup(name, prefix string, own, def group) {
 			x.errs.Add(prefix+".responseSize", "responseSize applies only to request/response profiles (%s) and this group has none",
 				joinProfiles(rrProfiles()))
 		}
+	}
+	switch {
+	case conf == nil && maxSmp.v > 0:
+		x.errs.Add(maxSmp.path, "maxSamples applies only with a confidence target (confidence: {level: 95, halfWidthPercent: 5})")
+	case conf != nil && maxSmp.v == 0:
+		maxSmp.v = max(DefaultMaxSamples, samples.v)
+	case conf != nil && !maxSmp.bad && !samples.bad && maxSmp.v < samples.v:
+		x.errs.Add(maxSmp.path, "maxSamples %d is smaller than samples %d (the least a case takes)", maxSmp.v, samples.v)
 	}
 	if timeout != nil && !timeout.bad && !duration.bad && !warmup.bad {
 		need := duration.v + warmup.v
@@ -496,6 +538,9 @@ func (x *expander) expandGroup(name, prefix string, own, def group) {
 									DurationSeconds:   duration.v,
 									WarmupSeconds:     warmup.v,
 									Samples:           samples.v,
+									MaxSamples:        maxSmp.v,
+									Confidence:        cloneTarget(conf),
+									ExcludeOutliers:   exclude.v,
 									MessageSizeBytes:  size.v,
 									Parallel:          par.v,
 									Burst:             b.v,
@@ -674,6 +719,14 @@ func (x *expander) blame(c Case, src caseSources) string {
 		}
 	}
 	return src.profile
+}
+
+func cloneTarget(t *api.ConfidenceTarget) *api.ConfidenceTarget {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	return &c
 }
 
 func cloneOptions(m map[string]string) map[string]string {

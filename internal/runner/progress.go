@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 
@@ -21,7 +22,7 @@ type TextProgress struct {
 	label    string
 	eta      time.Duration
 	samples  int
-	total    int
+	total    string
 }
 
 // CaseStarted implements Progress.
@@ -31,7 +32,11 @@ func (p *TextProgress) CaseStarted(i, n int, c plan.Case, eta time.Duration) {
 	if p.start.IsZero() {
 		p.start = time.Now()
 	}
-	p.caseI, p.caseN, p.label, p.eta, p.samples, p.total = i, n, c.String(), eta, 0, c.Params.Samples
+	p.caseI, p.caseN, p.label, p.eta, p.samples = i, n, c.String(), eta, 0
+	p.total = strconv.Itoa(c.Params.Samples)
+	if lim := SampleLimit(c); lim > c.Params.Samples {
+		p.total = fmt.Sprintf("%d–%d", c.Params.Samples, lim)
+	}
 	if p.Terminal {
 		p.line()
 		return
@@ -68,10 +73,13 @@ func (p *TextProgress) CaseDone(i, n int, r api.Result) {
 	if r.Error != "" {
 		fmt.Fprintf(p.W, "case %d/%d failed: %s\n", i+1, n, r.Error)
 	}
+	if c := r.Confidence; c != nil {
+		fmt.Fprintf(p.W, "case %d/%d: %s\n", i+1, n, ConfidenceText(c))
+	}
 }
 
 func (p *TextProgress) line() {
-	fmt.Fprintf(p.W, "\r\033[Kcase %d/%d  %s  sample %d/%d  elapsed %s  ETA %s",
+	fmt.Fprintf(p.W, "\r\033[Kcase %d/%d  %s  sample %d/%s  elapsed %s  ETA %s",
 		p.caseI+1, p.caseN, p.label, p.samples, p.total, round(time.Since(p.start)), round(p.eta))
 }
 

@@ -1,6 +1,10 @@
 // Package runner runs cases in order on a platform: warm-up, then N samples, each bounded
-// by a timeout; failed samples are recorded with their cause and the run goes on. Every
-// finished case is handed to OnResult at once so nothing finished is lost on interruption.
+// by a timeout; failed samples are recorded with their cause and the run goes on. With a
+// confidence target (Params.Confidence) a case takes samples until the confidence interval of
+// its headline figure is within the target, between Params.Samples and Params.MaxSamples.
+// Every finished case is checked for outliers (median ± 3·MAD), a trend across samples
+// (Spearman) and ramp-ups inside samples, and handed to OnResult at once so nothing finished
+// is lost on interruption.
 package runner
 
 import (
@@ -102,7 +106,9 @@ func (r *Runner) runCase(ctx context.Context, c plan.Case) (res api.Result) {
 	}
 	defer func() {
 		res.EndTime = time.Now()
+		markOutliers(res.Samples, res.Profile, c.Params.ExcludeOutliers)
 		res.Summary = stats.Summarize(res.Samples)
+		assess(&res)
 		if res.Error == "" && res.Summary.SamplesTotal > 0 && res.Summary.SamplesFailed == res.Summary.SamplesTotal {
 			res.Error = fmt.Sprintf("all %d samples failed; first: %s", res.Summary.SamplesTotal, res.Samples[0].Error)
 		}
@@ -125,26 +131,57 @@ func (r *Runner) runCase(ctx context.Context, c plan.Case) (res api.Result) {
 			res.Notes = append(res.Notes, "warm-up failed: "+w.Error)
 		}
 	}
-	for i := 0; i < c.Params.Samples; i++ {
+	limit := SampleLimit(c)
+	for i := 0; i < limit; i++ {
 		if ctx.Err() != nil {
-			res.Error = fmt.Sprintf("interrupted after %d of %d samples", len(res.Samples), c.Params.Samples)
+			res.Error = fmt.Sprintf("interrupted after %d of %d samples", len(res.Samples), limit)
 			return res
 		}
 		s := r.sample(ctx, d, pair, c, i, false)
 		if ctx.Err() != nil && s.Error != "" {
 			// The sample was cut short by the interruption: it measured nothing.
-			res.Error = fmt.Sprintf("interrupted after %d of %d samples", len(res.Samples), c.Params.Samples)
+			res.Error = fmt.Sprintf("interrupted after %d of %d samples", len(res.Samples), limit)
 			return res
 		}
 		if i == 0 {
 			res.Commands = s.commands
 		}
+		setSteadyState(&s.Sample)
 		res.Samples = append(res.Samples, s.Sample)
 		if r.Progress != nil {
 			r.Progress.SampleDone(c, s.Sample)
 		}
+		if c.Params.Confidence != nil {
+			markOutliers(res.Samples, c.Profile, c.Params.ExcludeOutliers)
+			if targetMet(res.Samples, &c.Params, c.Profile) || hopeless(res.Samples, c.Params.Samples) {
+				break
+			}
+		}
 	}
 	return res
+}
+
+// SampleLimit is the most samples a case takes: Params.MaxSamples with a confidence target
+// (never fewer than Params.Samples), Params.Samples without.
+func SampleLimit(c plan.Case) int {
+	if c.Params.Confidence != nil && c.Params.MaxSamples > c.Params.Samples {
+		return c.Params.MaxSamples
+	}
+	return c.Params.Samples
+}
+
+// hopeless reports that adaptive sampling should give up early: the minimum number of
+// samples has run and every one of them failed, so more samples would only repeat the failure.
+func hopeless(samples []api.Sample, minN int) bool {
+	if len(samples) < minN {
+		return false
+	}
+	for i := range samples {
+		if samples[i].Error == "" {
+			return false
+		}
+	}
+	return true
 }
 
 type sampleRun struct {

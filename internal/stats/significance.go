@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 )
 
 // Names of the significance tests, as results and reports print them.
@@ -76,41 +75,12 @@ func MannWhitneyU(a, b []float64) (TestResult, error) {
 	if n1 < 1 || n2 < 1 {
 		return TestResult{}, fmt.Errorf("mann-whitney needs ≥1 value per side, got %d and %d: %w", n1, n2, ErrTooFewSamples)
 	}
-	type obs struct {
-		v    float64
-		inA  bool
-		rank float64
-	}
-	all := make([]obs, 0, n1+n2)
-	for _, v := range a {
-		all = append(all, obs{v: v, inA: true})
-	}
-	for _, v := range b {
-		all = append(all, obs{v: v})
-	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].v < all[j].v })
-	ties := false
-	var tieTerm float64 // Σ (t³ − t) over tie groups
-	for i := 0; i < len(all); {
-		j := i + 1
-		for j < len(all) && all[j].v == all[i].v {
-			j++
-		}
-		mid := float64(i+j+1) / 2 // ranks i+1 .. j, averaged
-		for k := i; k < j; k++ {
-			all[k].rank = mid
-		}
-		if t := float64(j - i); t > 1 {
-			ties = true
-			tieTerm += t*t*t - t
-		}
-		i = j
-	}
+	all := append(append(make([]float64, 0, n1+n2), a...), b...)
+	ranks, tieTerm := averageRanks(all)
+	ties := tieTerm > 0
 	var r1 float64
-	for _, o := range all {
-		if o.inA {
-			r1 += o.rank
-		}
+	for _, r := range ranks[:n1] {
+		r1 += r
 	}
 	f1, f2 := float64(n1), float64(n2)
 	u := r1 - f1*(f1+1)/2

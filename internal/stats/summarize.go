@@ -16,11 +16,13 @@ const (
 	LatencyPerSampleMedian = "per-sample-median"
 )
 
-// Successful reports whether a sample counts in a summary: measured (not warm-up) and without error.
-func Successful(s *api.Sample) bool { return !s.Warmup && s.Error == "" }
+// Successful reports whether a sample counts in a summary: measured (not warm-up), without
+// error and not excluded (an outlier left out by params.excludeOutliers).
+func Successful(s *api.Sample) bool { return !s.Warmup && s.Error == "" && !s.Excluded }
 
 // Summarize summarises a case's samples. Warm-up samples are ignored entirely; SamplesTotal
-// counts the measured samples and SamplesFailed those with an error. Every figure is a Stat
+// counts the measured samples, SamplesFailed those with an error and SamplesExcluded the
+// successful ones marked excluded, which count in no figure. Every figure is a Stat
 // over the successful samples that carry it (a figure no successful sample carries stays nil,
 // never zero). Latency is summarised by SummarizeLatency.
 func Summarize(samples []api.Sample) api.Summary {
@@ -34,6 +36,10 @@ func Summarize(samples []api.Sample) api.Summary {
 		sum.SamplesTotal++
 		if s.Error != "" {
 			sum.SamplesFailed++
+			continue
+		}
+		if s.Excluded {
+			sum.SamplesExcluded++
 			continue
 		}
 		ok = append(ok, s)

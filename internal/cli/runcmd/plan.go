@@ -54,7 +54,7 @@ func DefaultSuite() *api.Plan {
 
 var planFlags = []string{config.FlagProfile, config.FlagDriver, config.FlagPath, config.FlagDuration, config.FlagWarmup,
 	config.FlagSamples, config.FlagMessageSize, config.FlagResponseSize, config.FlagParallel, config.FlagBurst,
-	config.FlagRate, config.FlagTimeout, config.FlagIPFamily, config.FlagOption}
+	config.FlagRate, config.FlagTimeout, config.FlagIPFamily, config.FlagOption, config.FlagConfidence, config.FlagExclude}
 
 func anyPlanFlagSet(set func(string) bool) bool {
 	for _, f := range planFlags {
@@ -72,7 +72,9 @@ func addPlanFlags(fs *pflag.FlagSet, f *config.FlagValues) {
 	fs.StringVar(&f.Path, config.FlagPath, "", "paths, comma-separated (default loopback locally, pod-pod-cross-node on a cluster)")
 	fs.StringVar(&f.Duration, config.FlagDuration, "", "measured time of one sample, e.g. 10s (default 10s)")
 	fs.StringVar(&f.Warmup, config.FlagWarmup, "", "warm-up before the first sample, excluded from results (default 0s)")
-	fs.StringVar(&f.Samples, config.FlagSamples, "", "samples per case (default 3)")
+	fs.StringVar(&f.Samples, config.FlagSamples, "", "samples per case (default 3); with --confidence MIN,MAX (default 3,30)")
+	fs.StringVar(&f.Confidence, config.FlagConfidence, "", "LEVEL,HALFWIDTH: take samples until the LEVEL% confidence interval of each case's headline figure is within ±HALFWIDTH% of its mean, e.g. 95,5 (default off)")
+	fs.BoolVar(&f.Exclude, config.FlagExclude, false, "leave samples outside median ± 3·MAD out of the summary (kept in the result, marked excluded)")
 	fs.StringVar(&f.MessageSize, config.FlagMessageSize, "", "message sizes in bytes, comma-separated, k/M binary suffixes (default per profile)")
 	fs.StringVar(&f.ResponseSize, config.FlagResponseSize, "", "RR response size in bytes (default: the message size)")
 	fs.StringVar(&f.Parallel, config.FlagParallel, "", "parallel flows, comma-separated (default 1)")
