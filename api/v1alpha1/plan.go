@@ -21,17 +21,17 @@ type PlanMetadata struct {
 // cnperf's built-in defaults (duration 10s, samples 3, message size per profile, parallel 1, burst 0,
 // no confidence target).
 type TestGroup struct {
-	Name         string            `json:"name,omitempty" yaml:"name,omitempty"`
-	Profiles     []Profile         `json:"profiles,omitempty" yaml:"profiles,omitempty"`
-	Paths        []Path            `json:"paths,omitempty" yaml:"paths,omitempty"`
-	Drivers      []string          `json:"drivers,omitempty" yaml:"drivers,omitempty"`
-	MessageSizes []int             `json:"messageSizes,omitempty" yaml:"messageSizes,omitempty"`
-	ResponseSize *int              `json:"responseSize,omitempty" yaml:"responseSize,omitempty"`
-	Parallel     []int             `json:"parallel,omitempty" yaml:"parallel,omitempty"`
-	Burst        []int             `json:"burst,omitempty" yaml:"burst,omitempty"`
-	Duration     string            `json:"duration,omitempty" yaml:"duration,omitempty"`
-	Warmup       string            `json:"warmup,omitempty" yaml:"warmup,omitempty"`
-	Samples      *int              `json:"samples,omitempty" yaml:"samples,omitempty"`
+	Name         string    `json:"name,omitempty" yaml:"name,omitempty"`
+	Profiles     []Profile `json:"profiles,omitempty" yaml:"profiles,omitempty"`
+	Paths        []Path    `json:"paths,omitempty" yaml:"paths,omitempty"`
+	Drivers      []string  `json:"drivers,omitempty" yaml:"drivers,omitempty"`
+	MessageSizes []int     `json:"messageSizes,omitempty" yaml:"messageSizes,omitempty"`
+	ResponseSize *int      `json:"responseSize,omitempty" yaml:"responseSize,omitempty"`
+	Parallel     []int     `json:"parallel,omitempty" yaml:"parallel,omitempty"`
+	Burst        []int     `json:"burst,omitempty" yaml:"burst,omitempty"`
+	Duration     string    `json:"duration,omitempty" yaml:"duration,omitempty"`
+	Warmup       string    `json:"warmup,omitempty" yaml:"warmup,omitempty"`
+	Samples      *int      `json:"samples,omitempty" yaml:"samples,omitempty"`
 	// MaxSamples is the most samples a case with a confidence target takes (default 30);
 	// samples is then the least.
 	MaxSamples *int `json:"maxSamples,omitempty" yaml:"maxSamples,omitempty"`
@@ -40,11 +40,11 @@ type TestGroup struct {
 	Confidence *ConfidenceTarget `json:"confidence,omitempty" yaml:"confidence,omitempty"`
 	// ExcludeOutliers leaves samples outside median ± 3·MAD out of the summary (they are
 	// kept in the result, marked excluded).
-	ExcludeOutliers *bool `json:"excludeOutliers,omitempty" yaml:"excludeOutliers,omitempty"`
-	Timeout      string            `json:"timeout,omitempty" yaml:"timeout,omitempty"`
-	Rate         string            `json:"rate,omitempty" yaml:"rate,omitempty"` // e.g. "1G", "500M" bits/s; empty = unlimited
-	HostNetwork  *bool             `json:"hostNetwork,omitempty" yaml:"hostNetwork,omitempty"`
-	Service      *bool             `json:"service,omitempty" yaml:"service,omitempty"`
-	IPFamily     string            `json:"ipFamily,omitempty" yaml:"ipFamily,omitempty"`
-	Options      map[string]string `json:"options,omitempty" yaml:"options,omitempty"`
+	ExcludeOutliers *bool             `json:"excludeOutliers,omitempty" yaml:"excludeOutliers,omitempty"`
+	Timeout         string            `json:"timeout,omitempty" yaml:"timeout,omitempty"`
+	Rate            string            `json:"rate,omitempty" yaml:"rate,omitempty"` // e.g. "1G", "500M" bits/s; empty = unlimited
+	HostNetwork     *bool             `json:"hostNetwork,omitempty" yaml:"hostNetwork,omitempty"`
+	Service         *bool             `json:"service,omitempty" yaml:"service,omitempty"`
+	IPFamily        string            `json:"ipFamily,omitempty" yaml:"ipFamily,omitempty"`
+	Options         map[string]string `json:"options,omitempty" yaml:"options,omitempty"`
 }
