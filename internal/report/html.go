@@ -119,7 +119,7 @@ type htmlCompare struct {
 type htmlRow struct {
 	Run, Index, Profile, Driver, Path, Msg, Par, Burst, Samples string
 	Main, MainSort, CoV, P50, P90, P99, P999, Retrans, Loss     string
-	CPUClient, CPUServer, Status                                string
+	CPUClient, CPUServer, Checks, Status                        string
 	Failed, Partial                                             bool
 }
 
@@ -639,6 +639,13 @@ func buildCompare(runs []*api.Run, labels []string) *htmlCompare {
 			}
 			h.Rows = append(h.Rows, row)
 		}
+		if cs.Checks != nil {
+			row := htmlCompareRow{Case: cs.Label, Metric: "checks", First: len(cs.Metrics) == 0}
+			for _, ch := range cs.Checks {
+				row.Cells = append(row.Cells, htmlCompareCell{Text: ch})
+			}
+			h.Rows = append(h.Rows, row)
+		}
 	}
 	return h
 }
@@ -691,11 +698,26 @@ func buildRow(run string, idx int, r *api.Result) htmlRow {
 		row.Retrans = figure.CountNumber(st.Mean)
 	}
 	row.Loss = statNum(r.Summary.LossPercent, "%")
+	row.Checks = strings.Join(figure.Checks(r), "; ")
 	row.CPUClient, row.CPUServer = "-", "-"
 	if c := r.Summary.CPUPercent; c != nil {
 		row.CPUClient, row.CPUServer = statNum(c.Client, "%"), statNum(c.Server, "%")
 	}
 	return row
+}
+
+// sampleFlags are a sample's outlier, exclusion and steady-state remarks.
+func sampleFlags(s *api.Sample) []string {
+	var out []string
+	if s.Excluded {
+		out = append(out, "OUTLIER, excluded from the summary")
+	} else if s.Outlier {
+		out = append(out, "OUTLIER (outside median ± 3·MAD)")
+	}
+	if ss := s.SteadyState; ss != nil && ss.RampUp {
+		out = append(out, fmt.Sprintf("ramp-up: first interval %+.1f%% from the rest (noise ±%.1f%%)", ss.FirstIntervalPercent, ss.NoisePercent))
+	}
+	return out
 }
 
 func buildSamples(run string, idx int, r *api.Result, multi bool) htmlCaseSamples {
@@ -721,6 +743,7 @@ func buildSamples(run string, idx int, r *api.Result, multi bool) htmlCaseSample
 				figs = append(figs, f.Label+" "+f.Unit.Format(v))
 			}
 		}
+		figs = append(figs, sampleFlags(&s)...)
 		row = append(row, strings.Join(figs, ", "))
 		cs.Rows = append(cs.Rows, row)
 	}

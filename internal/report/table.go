@@ -35,12 +35,13 @@ const (
 	colRetrans
 	colLoss
 	colDelta
+	colChecks
 	colStatus
 	numCols
 )
 
 var tableHeader = []string{"#", "PROFILE", "DRIVER", "PATH", "MSG", "PAR", "BURST", "SAMPLES", "RESULT (mean ± 95% CI)",
-	"COV", "P50 µs", "P99 µs", "RETRANS", "LOSS", "Δ DRIVERS", "STATUS"}
+	"COV", "P50 µs", "P99 µs", "RETRANS", "LOSS", "Δ DRIVERS", "CHECKS", "STATUS"}
 
 func encodeTable(w io.Writer, runs []*api.Run) error {
 	// Names, notes and errors come from tools and files: no control sequence reaches a reader.
@@ -107,7 +108,7 @@ func writeRunTable(w io.Writer, run *api.Run) error {
 		Header: tableHeader,
 		Right: map[int]bool{colIndex: true, colMsg: true, colPar: true, colBurst: true, colSamples: true,
 			colResult: true, colCoV: true, colP50: true, colP99: true, colRetrans: true, colLoss: true, colDelta: true},
-		Hide: map[int]bool{colP50: true, colP99: true, colRetrans: true, colLoss: true, colDelta: true},
+		Hide: map[int]bool{colP50: true, colP99: true, colRetrans: true, colLoss: true, colDelta: true, colChecks: true},
 	}
 	deltas := driverDeltas(run.Results)
 	marks := map[string]string{}
@@ -173,6 +174,11 @@ func writeRunTable(w io.Writer, run *api.Run) error {
 			row[colDelta] = d
 			t.Hide[colDelta] = false
 		}
+		row[colChecks] = "-"
+		if c := figure.Checks(r); len(c) > 0 {
+			row[colChecks] = strings.Join(c, "; ")
+			t.Hide[colChecks] = false
+		}
 		row[colStatus] = statusCell(r)
 		t.Rows = append(t.Rows, row)
 	}
@@ -183,6 +189,9 @@ func writeRunTable(w io.Writer, run *api.Run) error {
 	}
 	if !t.Hide[colDelta] {
 		footnotes = append(footnotes, "Δ DRIVERS: difference of the mean from the first driver that measured the same case in this run")
+	}
+	if !t.Hide[colChecks] {
+		footnotes = append(footnotes, checksFootnote)
 	}
 	for _, n := range run.Notes {
 		footnotes = append(footnotes, "note: "+n)
@@ -251,6 +260,11 @@ func (iw *indentWriter) Write(p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// checksFootnote explains the CHECKS column (figure.Checks) under tables.
+const checksFootnote = "CHECKS: CI = confidence half-width of the headline figure against the --confidence target after N samples " +
+	"(MISSED: why); outliers = samples outside median ± 3·MAD; trend = Spearman correlation with sample order, p < 0.05; " +
+	"ramp-up = first interval of a sample off the rest by more than their noise"
 
 func methodText(method string) string {
 	switch method {

@@ -91,7 +91,10 @@ type Case struct {
 	// Results holds the case's result in each column (nil where it was not run).
 	Results []*api.Result `json:"-"`
 	// Status per column: "ok", "failed" (no figure) or "missing".
-	Status  []string `json:"status"`
+	Status []string `json:"status"`
+	// Checks per column: how far its result can be trusted (figure.Checks: confidence target,
+	// outliers, trend, ramp-up), "" when there is nothing to say; nil when no column has any.
+	Checks  []string `json:"checks,omitempty"`
 	Metrics []Metric `json:"metrics"`
 }
 
@@ -171,10 +174,30 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 				cmp.Warnings = append(cmp.Warnings, fmt.Sprintf("%s: not in %s", cs.Label, labels[i]))
 			}
 		}
+		cs.Checks = caseChecks(cs.Results)
 		cs.Metrics = compareCase(cs.Results, alpha)
 		cmp.Cases = append(cmp.Cases, cs)
 	}
 	return cmp, nil
+}
+
+// caseChecks is figure.Checks of each column's result, or nil when no column has any.
+func caseChecks(results []*api.Result) []string {
+	out := make([]string, len(results))
+	found := false
+	for i, r := range results {
+		if r == nil {
+			continue
+		}
+		if c := figure.Checks(r); len(c) > 0 {
+			out[i] = strings.Join(c, "; ")
+			found = true
+		}
+	}
+	if !found {
+		return nil
+	}
+	return out
 }
 
 func hasFigure(r *api.Result) bool {

@@ -133,6 +133,20 @@ func writeText(w io.Writer, c *Comparison, markdown bool) error {
 			}
 			t.Rows = append(t.Rows, row)
 		}
+		if cs.Checks != nil {
+			label := ""
+			if markdown {
+				label = cs.Label
+			}
+			row := []string{label, "checks"}
+			for _, ch := range cs.Checks {
+				if ch == "" {
+					ch = "-"
+				}
+				row = append(row, ch)
+			}
+			t.Rows = append(t.Rows, row)
+		}
 	}
 	var err error
 	if markdown {
@@ -150,6 +164,10 @@ func writeText(w io.Writer, c *Comparison, markdown bool) error {
 	legend := fmt.Sprintf("%sValues are means ± 95%% CI half-width (latency: all transactions merged). Against %s: change, verdict at α=%g "+
 		"(n.s. = no significant change; untested = under 2 samples on a side), test: W = Welch's t-test, "+
 		"U = Mann–Whitney U (used when samples are skewed and n ≥ 4 per side).", prefix, c.Columns[0].Label, c.Alpha)
+	if hasChecks(c) {
+		legend += " checks: the --confidence target (CI half-width after N samples, MISSED: why), outliers (outside median ± 3·MAD), " +
+			"trend (Spearman vs sample order, p < 0.05), ramp-up inside samples."
+	}
 	if _, err := fmt.Fprintln(w, legend); err != nil {
 		return err
 	}
@@ -159,6 +177,15 @@ func writeText(w io.Writer, c *Comparison, markdown bool) error {
 		}
 	}
 	return nil
+}
+
+func hasChecks(c *Comparison) bool {
+	for _, cs := range c.Cases {
+		if cs.Checks != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func metricLabel(m Metric) string {
