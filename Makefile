@@ -119,3 +119,18 @@ bench-quick:
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./internal/stats/hdr/ ./internal/loadgen/
 # ==== end bench ====
+
+# ==== bench-adaptive: time to a trustworthy answer (owner: internal/runner, bench/cmd/adaptive, docs/performance.md) ====
+# make bench-adaptive   the default suite on loopback and TCP_STREAM/RR/CRR on the lab's routed
+#                       cross-node path (root), each with fixed 3 samples and with
+#                       --confidence 95,5 --samples 3,30, alternating, ADAPTIVE_ROUNDS rounds;
+#                       prints wall time and the share of cases within ±5 % at 95 % (~30 min)
+# Variables: ADAPTIVE_ROUNDS (default 2), ADAPTIVE_ARGS (e.g. ADAPTIVE_ARGS="-plans loopback -out /tmp/adaptive")
+ADAPTIVE_ROUNDS ?= 2
+ADAPTIVE_ARGS ?=
+
+.PHONY: bench-adaptive
+
+bench-adaptive: build
+	$(GO) run ./bench/cmd/adaptive -cnperf bin/cnperf -rounds $(ADAPTIVE_ROUNDS) $(ADAPTIVE_ARGS)
+# ==== end bench-adaptive ====

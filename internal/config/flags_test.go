@@ -83,6 +83,50 @@ func TestFromFlagsErrors(t *testing.T) {
 	}
 }
 
+func TestFromFlagsConfidence(t *testing.T) {
+	tests := []struct {
+		name       string
+		fv         FlagValues
+		minN, maxN *int
+		target     *api.ConfidenceTarget
+		exclude    *bool
+		err        string
+	}{
+		{"fixed samples", FlagValues{Samples: "5"}, ptr(5), nil, nil, nil, ""},
+		{"min and max", FlagValues{Samples: "3,30", Confidence: "95,5"}, ptr(3), ptr(30), &api.ConfidenceTarget{Level: 95, HalfWidthPercent: 5}, nil, ""},
+		{"percent signs", FlagValues{Confidence: "99%,2.5%"}, nil, nil, &api.ConfidenceTarget{Level: 99, HalfWidthPercent: 2.5}, nil, ""},
+		{"exclude outliers", FlagValues{Exclude: true}, nil, nil, nil, ptr(true), ""},
+		{"three numbers", FlagValues{Samples: "3,30,40"}, nil, nil, nil, nil, `--samples: "3,30,40": want N or MIN,MAX (e.g. 3,30)`},
+		{"bad max", FlagValues{Samples: "3,many"}, nil, nil, nil, nil, `--samples: "many" is not an integer`},
+		{"one number", FlagValues{Confidence: "95"}, nil, nil, nil, nil,
+			`--confidence: "95": want LEVEL,HALFWIDTH in percent, e.g. 95,5 (a 95% interval within ±5% of the mean)`},
+		{"not a number", FlagValues{Confidence: "high,5"}, nil, nil, nil, nil,
+			`--confidence: "high" is not a number (want LEVEL,HALFWIDTH in percent, e.g. 95,5)`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.fv.Profile = "TCP_RR"
+			p, err := FromFlags(tc.fv)
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Fatalf("error %v, want %s", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := p.Tests[0]
+			if !reflect.DeepEqual(g.Samples, tc.minN) || !reflect.DeepEqual(g.MaxSamples, tc.maxN) ||
+				!reflect.DeepEqual(g.Confidence, tc.target) || !reflect.DeepEqual(g.ExcludeOutliers, tc.exclude) {
+				t.Errorf("samples %v max %v confidence %v exclude %v", g.Samples, g.MaxSamples, g.Confidence, g.ExcludeOutliers)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
 func TestAnnotateFlagErrors(t *testing.T) {
 	p, err := FromFlags(FlagValues{Profile: "TCP_STREAM,TCP_RR", Driver: "streams", Parallel: "2", Duration: "-1s", Samples: "0"})
 	if err != nil {

@@ -239,7 +239,7 @@ func (cs *clientSession) stopWindow() {
 // be shorter than minIntervalNs; with fewer than minIntervals the sample reports none.
 const (
 	maxIntervals  = 10
-	minIntervals  = 4
+	minIntervals  = 6
 	minIntervalNs = 100e6
 )
 

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -311,6 +312,60 @@ func TestDualStackServer(t *testing.T) {
 			if rep.Sample.Error != "" {
 				t.Fatalf("%s over %s: %s", p, h, rep.Sample.Error)
 			}
+		}
+	}
+}
+
+func TestIntervalCount(t *testing.T) {
+	for _, tc := range []struct {
+		window time.Duration
+		want   int
+	}{
+		{10 * time.Second, 10}, {2 * time.Second, 10}, {time.Second, 10}, {800 * time.Millisecond, 8},
+		{600 * time.Millisecond, 6}, {599 * time.Millisecond, 0}, {200 * time.Millisecond, 0},
+	} {
+		if got := intervalCount(tc.window.Nanoseconds()); got != tc.want {
+			t.Errorf("intervalCount(%s) = %d, want %d", tc.window, got, tc.want)
+		}
+	}
+}
+
+// TestIntervals checks that a sample's intervals tile its measured window exactly and add up
+// to the client's own window counters (bits sent, or transactions), on loopback.
+func TestIntervals(t *testing.T) {
+	s := startServer(t, ServerConfig{})
+	for _, profile := range []string{"TCP_STREAM", "TCP_MAERTS", "TCP_RR"} {
+		rep := runClient(t, s, ClientConfig{Profile: profile, Duration: 800 * time.Millisecond})
+		iv := rep.Sample.Intervals
+		if len(iv) != 8 {
+			t.Fatalf("%s: %d intervals, want 8", profile, len(iv))
+		}
+		var secs, total float64
+		for i, x := range iv {
+			if i > 0 && math.Abs(iv[i-1].StartSeconds+iv[i-1].DurationSeconds-x.StartSeconds) > 1e-9 {
+				t.Errorf("%s: interval %d starts at %v, the one before ends at %v", profile, i, x.StartSeconds, iv[i-1].StartSeconds+iv[i-1].DurationSeconds)
+			}
+			secs += x.DurationSeconds
+			switch {
+			case x.BitsPerSecond != nil:
+				total += *x.BitsPerSecond * x.DurationSeconds / 8
+			case x.TransactionsPerSecond != nil:
+				total += *x.TransactionsPerSecond * x.DurationSeconds
+			}
+		}
+		if math.Abs(secs-rep.Sample.DurationSeconds) > 1e-6 {
+			t.Errorf("%s: intervals cover %v s, window %v s", profile, secs, rep.Sample.DurationSeconds)
+		}
+		c := sumClient(rep)
+		want := float64(c.WindowBytesTx)
+		switch profile {
+		case "TCP_MAERTS":
+			want = float64(c.WindowBytesRx)
+		case "TCP_RR":
+			want = float64(c.WindowTransactions)
+		}
+		if want <= 0 || math.Abs(total-want) > 1e-6*want {
+			t.Errorf("%s: intervals add up to %v, window counters %v", profile, total, want)
 		}
 	}
 }

@@ -478,11 +478,12 @@ func (x *expander) expandGroup(name, prefix string, own, def group) {
 		}
 	}
 	switch {
-	case conf == nil && maxSmp.v > 0:
+	case own.conf == nil && def.conf == nil && maxSmp.v > 0:
 		x.errs.Add(maxSmp.path, "maxSamples applies only with a confidence target (confidence: {level: 95, halfWidthPercent: 5})")
-	case conf != nil && maxSmp.v == 0:
+	case conf == nil:
+	case maxSmp.v == 0:
 		maxSmp.v = max(DefaultMaxSamples, samples.v)
-	case conf != nil && !maxSmp.bad && !samples.bad && maxSmp.v < samples.v:
+	case !maxSmp.bad && !samples.bad && maxSmp.v < samples.v:
 		x.errs.Add(maxSmp.path, "maxSamples %d is smaller than samples %d (the least a case takes)", maxSmp.v, samples.v)
 	}
 	if timeout != nil && !timeout.bad && !duration.bad && !warmup.bad {

@@ -129,6 +129,41 @@ func TestExpandOptions(t *testing.T) {
 	}
 }
 
+func TestExpandConfidence(t *testing.T) {
+	target := &api.ConfidenceTarget{Level: 95, HalfWidthPercent: 5}
+	tests := []struct {
+		name                 string
+		defaults, group      api.TestGroup
+		minN, maxN           int
+		confidence, excluded bool
+	}{
+		{"off by default", api.TestGroup{}, api.TestGroup{}, 3, 0, false, false},
+		{"target with default bounds", api.TestGroup{}, api.TestGroup{Confidence: target}, 3, 30, true, false},
+		{"samples is the least", api.TestGroup{}, api.TestGroup{Confidence: target, Samples: ptr(5)}, 5, 30, true, false},
+		{"samples above the default most", api.TestGroup{}, api.TestGroup{Confidence: target, Samples: ptr(40)}, 40, 40, true, false},
+		{"from defaults", api.TestGroup{Confidence: target, MaxSamples: ptr(12), ExcludeOutliers: ptr(true)}, api.TestGroup{}, 3, 12, true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := tc.group
+			g.Profiles, g.Drivers = []api.Profile{api.TCPRR}, []string{"test-all"}
+			d := tc.defaults
+			cases, err := plan.Expand(&api.Plan{Defaults: &d, Tests: []api.TestGroup{g}}, driver.Check)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := cases[0].Params
+			if p.Samples != tc.minN || p.MaxSamples != tc.maxN || (p.Confidence != nil) != tc.confidence || p.ExcludeOutliers != tc.excluded {
+				t.Errorf("params samples %d max %d confidence %v exclude %v; want %d %d %v %v",
+					p.Samples, p.MaxSamples, p.Confidence, p.ExcludeOutliers, tc.minN, tc.maxN, tc.confidence, tc.excluded)
+			}
+			if p.Confidence != nil && *p.Confidence != *target {
+				t.Errorf("confidence %+v", *p.Confidence)
+			}
+		})
+	}
+}
+
 func TestExpandErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -198,6 +233,18 @@ func TestExpandErrors(t *testing.T) {
 			[]string{`tests[0].timeout: timeout 12s must be longer than duration + warm-up (12s)`}},
 		{"samples", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Samples: ptr(0)}),
 			[]string{`tests[0].samples: samples must be at least 1, got 0`}},
+		{"maxSamples without confidence", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, MaxSamples: ptr(30)}),
+			[]string{`tests[0].maxSamples: maxSamples applies only with a confidence target (confidence: {level: 95, halfWidthPercent: 5})`}},
+		{"maxSamples below samples", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Samples: ptr(5), MaxSamples: ptr(4),
+			Confidence: &api.ConfidenceTarget{Level: 95, HalfWidthPercent: 5}}),
+			[]string{`tests[0].maxSamples: maxSamples 4 is smaller than samples 5 (the least a case takes)`}},
+		{"maxSamples out of range", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, MaxSamples: ptr(5000),
+			Confidence: &api.ConfidenceTarget{Level: 95, HalfWidthPercent: 5}}),
+			[]string{`tests[0].maxSamples: maxSamples 5000 is larger than the limit of 1000`}},
+		{"confidence out of range", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Confidence: &api.ConfidenceTarget{Level: 100, HalfWidthPercent: 0}}),
+			[]string{
+				`tests[0].confidence.level: confidence level must be a percentage from 50 to below 100 (e.g. 95), got 100`,
+				`tests[0].confidence.halfWidthPercent: halfWidthPercent must be above 0 and at most 100 (e.g. 5 for ±5%), got 0`}},
 		{"message sizes", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPStream}, MessageSizes: []int{0, 1 << 27, 512, 512}}),
 			[]string{
 				`tests[0].messageSizes[0]: message size must be at least 1 bytes, got 0`,

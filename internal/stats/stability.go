@@ -250,10 +250,14 @@ type SteadyState struct {
 // noise: intervals of a very steady flow can have a MAD of a few parts per million.
 const RampUpMinPercent = 2
 
-// SteadyStateOf compares rates[0] with rates[1:]. It needs at least 4 intervals (the rest must
-// have a median and a spread) and a positive median of the rest.
+// SteadyStateMinIntervals is the fewest intervals SteadyStateOf judges: the noise comes from
+// the MAD of the others, which needs five of them to mean anything.
+const SteadyStateMinIntervals = 6
+
+// SteadyStateOf compares rates[0] with rates[1:]. It needs SteadyStateMinIntervals intervals
+// and a positive median of the rest.
 func SteadyStateOf(rates []float64) (SteadyState, bool) {
-	if len(rates) < 4 {
+	if len(rates) < SteadyStateMinIntervals {
 		return SteadyState{}, false
 	}
 	rest := rates[1:]

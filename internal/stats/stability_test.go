@@ -152,15 +152,15 @@ func TestSteadyStateOf(t *testing.T) {
 		first  float64
 		rampUp bool
 	}{
-		{"too few intervals", []float64{1, 2, 3}, false, 0, false},
+		{"too few intervals", []float64{1, 2, 3, 4, 5}, false, 0, false},
 		// rest median 100, MAD 1·1.4826 → noise 4.45 %; first is −40 %
 		{"slow start", []float64{60, 100, 101, 99, 100, 102, 98}, true, -40, true},
 		// first within the noise of a noisy rest: rest {100,120,80,110,90}, median 100, MAD 10 → 44.5 %
 		{"noisy rest", []float64{75, 100, 120, 80, 110, 90}, true, -25, false},
 		// very steady rest (MAD 0): 1 % is below RampUpMinPercent
-		{"tiny difference", []float64{99, 100, 100, 100, 100}, true, -1, false},
-		{"faster first", []float64{130, 100, 100.5, 99.5, 100}, true, 30, true},
-		{"no traffic after the first", []float64{100, 0, 0, 0}, false, 0, false},
+		{"tiny difference", []float64{99, 100, 100, 100, 100, 100}, true, -1, false},
+		{"faster first", []float64{130, 100, 100.5, 99.5, 100, 100}, true, 30, true},
+		{"no traffic after the first", []float64{100, 0, 0, 0, 0, 0}, false, 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,248 @@
+// Command adaptive measures what adaptive sampling buys: the same plan run with a fixed number
+// of samples and with a confidence target, alternately in the same session, on the same
+// machine. For every run it records the wall time and, per case, the 95 % confidence
+// half-width of the headline figure in percent of its mean; it prints, per plan and variant,
+// the median wall time, the share of cases within ±5 % at 95 %, and those cases per minute.
+//
+//	go run ./bench/cmd/adaptive -cnperf bin/cnperf [-rounds 2] [-plans loopback,lab] [-out DIR]
+//
+// Plans: "loopback" is the built-in default suite (five profiles, native driver, loopback,
+// 2 s samples); "lab" is TCP_STREAM, TCP_RR and TCP_CRR on the lab's routed cross-node path
+// (pod-pod-cross-node, network namespaces; needs root). Variants (-variants) are named sets of
+// extra flags; the default compares "fixed3" (--samples 3, today's default) with "adaptive"
+// (--confidence 95,5 --samples 3,30). Rounds alternate the order of the variants (ABBA) so
+// that drift in the machine's load hits both alike.
+//
+// This is a benchmark, not a test: it asserts nothing and takes minutes (each adaptive case
+// may take up to 30 samples).
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/report/figure"
+	"github.com/cnperf/cnperf/internal/stats"
+)
+
+var plans = map[string][]string{
+	"loopback": {"--platform", "local", "--path", "loopback", "--driver", "native",
+		"--profile", "TCP_STREAM,TCP_MAERTS,UDP_STREAM,TCP_RR,TCP_CRR", "--duration", "2s"},
+	"lab": {"--platform", "local", "--path", "pod-pod-cross-node", "--overlay", "routed", "--driver", "native",
+		"--profile", "TCP_STREAM,TCP_RR,TCP_CRR", "--duration", "2s"},
+}
+
+const defaultVariants = "fixed3=--samples 3;adaptive=--confidence 95,5 --samples 3,30"
+
+type variant struct {
+	name string
+	args []string
+}
+
+// caseOutcome is one case of one run.
+type caseOutcome struct {
+	Case             string   `json:"case"`
+	Samples          int      `json:"samples"`
+	HalfWidthPercent *float64 `json:"halfWidthPercent,omitempty"` // 95 % CI of the headline figure, % of mean
+	Within           bool     `json:"within"`
+	Checks           []string `json:"checks,omitempty"`
+}
+
+type runOutcome struct {
+	Plan        string        `json:"plan"`
+	Variant     string        `json:"variant"`
+	Round       int           `json:"round"`
+	WallSeconds float64       `json:"wallSeconds"`
+	Cases       []caseOutcome `json:"cases"`
+	Error       string        `json:"error,omitempty"`
+}
+
+func main() {
+	bin := flag.String("cnperf", "bin/cnperf", "the cnperf binary to run")
+	rounds := flag.Int("rounds", 2, "rounds per plan; each runs every variant once, order alternating")
+	planList := flag.String("plans", "loopback,lab", "plans to run: loopback, lab")
+	variantList := flag.String("variants", defaultVariants, "NAME=FLAGS;NAME=FLAGS: the variants to compare")
+	target := flag.Float64("target", 5, "half-width in percent of the mean that counts as within target (at 95 %)")
+	outDir := flag.String("out", "", "directory for each run's JSON and the outcomes (kept); empty: a temporary one, removed")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *bin, *rounds, strings.Split(*planList, ","), *variantList, *target, *outDir); err != nil {
+		fmt.Fprintln(os.Stderr, "adaptive:", err)
+		os.Exit(1)
+	}
+}
+
+func parseVariants(s string) ([]variant, error) {
+	var out []variant
+	for _, part := range strings.Split(s, ";") {
+		name, args, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("-variants: %q is not NAME=FLAGS", part)
+		}
+		out = append(out, variant{name: name, args: strings.Fields(args)})
+	}
+	return out, nil
+}
+
+func run(ctx context.Context, bin string, rounds int, planNames []string, variantList string, target float64, outDir string) error {
+	variants, err := parseVariants(variantList)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("-cnperf: %w (make build)", err)
+	}
+	keep := outDir != ""
+	if !keep {
+		if outDir, err = os.MkdirTemp("", "cnperf-adaptive-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(outDir)
+	} else if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return err
+	}
+	var all []runOutcome
+	for _, pn := range planNames {
+		base, ok := plans[pn]
+		if !ok {
+			return fmt.Errorf("-plans: unknown plan %q (loopback, lab)", pn)
+		}
+		for r := 0; r < rounds; r++ {
+			order := append([]variant(nil), variants...)
+			if r%2 == 1 {
+				for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
+					order[i], order[j] = order[j], order[i]
+				}
+			}
+			for _, v := range order {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				file := filepath.Join(outDir, fmt.Sprintf("%s-%s-%d.json", pn, v.name, r+1))
+				ro := runOnce(ctx, bin, append(append([]string(nil), base...), v.args...), file, target)
+				ro.Plan, ro.Variant, ro.Round = pn, v.name, r+1
+				fmt.Fprintf(os.Stderr, "%s %s round %d: %.0f s, %d of %d cases within ±%g%% %s\n", pn, v.name, r+1,
+					ro.WallSeconds, within(ro.Cases), len(ro.Cases), target, ro.Error)
+				all = append(all, ro)
+			}
+		}
+	}
+	if keep {
+		b, _ := json.MarshalIndent(all, "", "  ")
+		if err := os.WriteFile(filepath.Join(outDir, "outcomes.json"), b, 0o644); err != nil {
+			return err
+		}
+	}
+	printTable(all, planNames, variants, target)
+	return nil
+}
+
+func runOnce(ctx context.Context, bin string, args []string, file string, target float64) runOutcome {
+	argv := append([]string{"run", "-o", "json", "--no-progress", "--results", file}, args...)
+	cmd := exec.CommandContext(ctx, bin, argv...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	ro := runOutcome{WallSeconds: time.Since(start).Seconds()}
+	var r api.Run
+	if jerr := json.Unmarshal(stdout.Bytes(), &r); jerr != nil {
+		ro.Error = fmt.Sprintf("no run (%v): %v: %s", err, jerr, lastLine(stderr.String()))
+		return ro
+	}
+	if err != nil {
+		ro.Error = fmt.Sprintf("exit: %v: %s", err, lastLine(stderr.String()))
+	}
+	for i := range r.Results {
+		res := &r.Results[i]
+		co := caseOutcome{Case: figure.CaseLabel(res), Samples: res.Summary.SamplesTotal, Checks: figure.Checks(res)}
+		if f, ok := figure.Main(res); ok {
+			if st := f.Stat(&res.Summary); st != nil && st.N >= 2 && st.Mean != 0 {
+				w := stats.CIHalfWidth(st.Stddev, st.N) / math.Abs(st.Mean) * 100
+				co.HalfWidthPercent = &w
+				co.Within = w <= target
+			}
+		}
+		ro.Cases = append(ro.Cases, co)
+	}
+	return ro
+}
+
+func within(cs []caseOutcome) int {
+	n := 0
+	for _, c := range cs {
+		if c.Within {
+			n++
+		}
+	}
+	return n
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// printTable prints one Markdown row per plan and variant: runs, median wall time, cases and
+// samples, the share within target and within-target cases per minute of wall time (totals
+// over all rounds), and the median of the cases' half-widths.
+func printTable(all []runOutcome, planNames []string, variants []variant, target float64) {
+	fmt.Printf("| plan | variant | runs | wall time (median) | samples per case (mean) | cases within ±%g%% at 95%% | within-target cases per minute | CI half-width (median of cases) |\n", target)
+	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, pn := range planNames {
+		for _, v := range variants {
+			var walls, widths []float64
+			var cases, in, samples int
+			var total float64
+			for _, ro := range all {
+				if ro.Plan != pn || ro.Variant != v.name {
+					continue
+				}
+				walls = append(walls, ro.WallSeconds)
+				total += ro.WallSeconds
+				for _, c := range ro.Cases {
+					cases++
+					samples += c.Samples
+					if c.Within {
+						in++
+					}
+					if c.HalfWidthPercent != nil {
+						widths = append(widths, *c.HalfWidthPercent)
+					}
+				}
+			}
+			if len(walls) == 0 || cases == 0 {
+				continue
+			}
+			fmt.Printf("| %s | %s | %d | %.0f s | %.1f | %d/%d (%.0f%%) | %.2f | ±%.1f%% |\n", pn, v.name, len(walls), median(walls),
+				float64(samples)/float64(cases), in, cases, 100*float64(in)/float64(cases), float64(in)/(total/60), median(widths))
+		}
+	}
+}
