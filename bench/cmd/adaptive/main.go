@@ -34,6 +34,7 @@ import (
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/report/figure"
 	"github.com/cnperf/cnperf/internal/stats"
 )
@@ -55,10 +56,16 @@ type variant struct {
 // caseOutcome is one case of one run.
 type caseOutcome struct {
 	Case             string   `json:"case"`
+	Profile          string   `json:"profile"`
 	Samples          int      `json:"samples"`
 	HalfWidthPercent *float64 `json:"halfWidthPercent,omitempty"` // 95 % CI of the headline figure, % of mean
 	Within           bool     `json:"within"`
 	Checks           []string `json:"checks,omitempty"`
+	// FirstIntervalPercents are the samples' steadyState.firstIntervalPercent, NoisePercents
+	// their noisePercent, RampUps how many were flagged.
+	FirstIntervalPercents []float64 `json:"firstIntervalPercents,omitempty"`
+	NoisePercents         []float64 `json:"noisePercents,omitempty"`
+	RampUps               int       `json:"rampUps"`
 }
 
 type runOutcome struct {
@@ -77,7 +84,15 @@ func main() {
 	variantList := flag.String("variants", defaultVariants, "NAME=FLAGS;NAME=FLAGS: the variants to compare")
 	target := flag.Float64("target", 5, "half-width in percent of the mean that counts as within target (at 95 %)")
 	outDir := flag.String("out", "", "directory for each run's JSON and the outcomes (kept); empty: a temporary one, removed")
+	reprint := flag.String("reprint", "", "run nothing: print the tables again from a directory an earlier -out wrote")
 	flag.Parse()
+	if *reprint != "" {
+		if err := reprintDir(*reprint, *target); err != nil {
+			fmt.Fprintln(os.Stderr, "adaptive:", err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -149,6 +164,7 @@ func run(ctx context.Context, bin string, rounds int, planNames []string, varian
 		}
 	}
 	printTable(all, planNames, variants, target)
+	printSteady(all, planNames)
 	return nil
 }
 
@@ -168,9 +184,16 @@ func runOnce(ctx context.Context, bin string, args []string, file string, target
 	if err != nil {
 		ro.Error = fmt.Sprintf("exit: %v: %s", err, lastLine(stderr.String()))
 	}
+	ro.Cases = outcomes(&r, target)
+	return ro
+}
+
+// outcomes is each case's headline half-width at 95 % and its samples' steady state.
+func outcomes(r *api.Run, target float64) []caseOutcome {
+	var out []caseOutcome
 	for i := range r.Results {
 		res := &r.Results[i]
-		co := caseOutcome{Case: figure.CaseLabel(res), Samples: res.Summary.SamplesTotal, Checks: figure.Checks(res)}
+		co := caseOutcome{Case: figure.CaseLabel(res), Profile: string(res.Profile), Samples: res.Summary.SamplesTotal, Checks: figure.Checks(res)}
 		if f, ok := figure.Main(res); ok {
 			if st := f.Stat(&res.Summary); st != nil && st.N >= 2 && st.Mean != 0 {
 				w := stats.CIHalfWidth(st.Stddev, st.N) / math.Abs(st.Mean) * 100
@@ -178,9 +201,106 @@ func runOnce(ctx context.Context, bin string, args []string, file string, target
 				co.Within = w <= target
 			}
 		}
-		ro.Cases = append(ro.Cases, co)
+		for _, s := range res.Samples {
+			if ss := s.SteadyState; ss != nil && !s.Warmup && s.Error == "" {
+				co.FirstIntervalPercents = append(co.FirstIntervalPercents, ss.FirstIntervalPercent)
+				co.NoisePercents = append(co.NoisePercents, ss.NoisePercent)
+				if ss.RampUp {
+					co.RampUps++
+				}
+			}
+		}
+		out = append(out, co)
 	}
-	return ro
+	return out
+}
+
+// reprintDir prints the tables from an -out directory: wall times from outcomes.json, cases
+// recomputed from each run's results file.
+func reprintDir(dir string, target float64) error {
+	b, err := os.ReadFile(filepath.Join(dir, "outcomes.json"))
+	if err != nil {
+		return err
+	}
+	var all []runOutcome
+	if err := json.Unmarshal(b, &all); err != nil {
+		return fmt.Errorf("%s/outcomes.json: %w", dir, err)
+	}
+	var planNames []string
+	var variants []variant
+	seenP, seenV := map[string]bool{}, map[string]bool{}
+	for i := range all {
+		ro := &all[i]
+		runs, err := report.ReadRunFile(filepath.Join(dir, fmt.Sprintf("%s-%s-%d.json", ro.Plan, ro.Variant, ro.Round)))
+		if err != nil {
+			return err
+		}
+		ro.Cases = nil
+		for _, r := range runs {
+			ro.Cases = append(ro.Cases, outcomes(r, target)...)
+		}
+		if !seenP[ro.Plan] {
+			seenP[ro.Plan] = true
+			planNames = append(planNames, ro.Plan)
+		}
+		if !seenV[ro.Variant] {
+			seenV[ro.Variant] = true
+			variants = append(variants, variant{name: ro.Variant})
+		}
+	}
+	printTable(all, planNames, variants, target)
+	printSteady(all, planNames)
+	return nil
+}
+
+// printSteady prints, per plan and profile over every run, how the first interval of a sample
+// compares with the rest: the median and the 10th–90th percentile range of the difference,
+// the median noise, and how many samples were flagged as ramp-ups.
+func printSteady(all []runOutcome, planNames []string) {
+	fmt.Println()
+	fmt.Println("| plan | profile | samples | first interval vs the rest: median (10th–90th pct) | noise (median) | ramp-ups flagged |")
+	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: |")
+	for _, pn := range planNames {
+		var profiles []string
+		first, noise := map[string][]float64{}, map[string][]float64{}
+		ramps := map[string]int{}
+		for _, ro := range all {
+			if ro.Plan != pn {
+				continue
+			}
+			for _, c := range ro.Cases {
+				if _, ok := first[c.Profile]; !ok {
+					profiles = append(profiles, c.Profile)
+					first[c.Profile] = nil
+				}
+				first[c.Profile] = append(first[c.Profile], c.FirstIntervalPercents...)
+				noise[c.Profile] = append(noise[c.Profile], c.NoisePercents...)
+				ramps[c.Profile] += c.RampUps
+			}
+		}
+		for _, p := range profiles {
+			xs := first[p]
+			if len(xs) == 0 {
+				continue
+			}
+			fmt.Printf("| %s | %s | %d | %+.1f%% (%+.1f%% to %+.1f%%) | ±%.1f%% | %d (%.0f%%) |\n", pn, p, len(xs), median(xs),
+				quantile(xs, 0.1), quantile(xs, 0.9), median(noise[p]), ramps[p], 100*float64(ramps[p])/float64(len(xs)))
+		}
+	}
+}
+
+func quantile(xs []float64, q float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	pos := q * float64(len(s)-1)
+	lo := int(pos)
+	if lo+1 >= len(s) {
+		return s[lo]
+	}
+	return s[lo] + (pos-float64(lo))*(s[lo+1]-s[lo])
 }
 
 func within(cs []caseOutcome) int {
