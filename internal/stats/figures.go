@@ -7,9 +7,10 @@ import (
 	"strings"
 )
 
-// mayBeNegative are the figures that can be negative: a sample's index (-1 for a warm-up) and
-// the low end of a confidence interval of a mean close to zero.
-var mayBeNegative = map[string]bool{"index": true, "ci95Low": true}
+// mayBeNegative are the figures that can be negative: a sample's index (-1 for a warm-up),
+// the low end of a confidence interval of a mean close to zero, a first interval slower than
+// the rest of its sample, and a falling trend's rank correlation.
+var mayBeNegative = map[string]bool{"index": true, "ci95Low": true, "firstIntervalPercent": true, "spearmanRho": true}
 
 // CheckFigures walks v (a value of the result types: a Sample, Summary, Params...) and refuses
 // a negative or non-finite number, naming it by its JSON path under path: no measurement

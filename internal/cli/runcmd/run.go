@@ -192,8 +192,10 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		return printDryRun(streams.Out, o.Output, plat.Name(), cases, nil)
 	}
 	if defaultSuite {
-		fmt.Fprintf(log, "running the default suite: %d cases (%s), driver native, path loopback, %s x %d samples each\n",
-			len(cases), joinProfiles(DefaultSuiteProfiles), cases[0].Duration(), cases[0].Params.Samples)
+		c := cases[0]
+		fmt.Fprintf(log, "running the default suite: %d cases (%s), driver native, path loopback, %s samples until the %g%% CI is within ±%g%% (%d to %d each)\n",
+			len(cases), joinProfiles(DefaultSuiteProfiles), c.Duration(), c.Params.Confidence.Level, c.Params.Confidence.HalfWidthPercent,
+			c.Params.Samples, c.Params.MaxSamples)
 	}
 
 	drivers := map[string]driver.Driver{}
