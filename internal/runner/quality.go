@@ -168,7 +168,7 @@ func missReasons(res *api.Result, xs []float64, trend *stats.Trend, outliers int
 		if trend.Rho < 0 {
 			dir = "falling"
 		}
-		out = append(out, fmt.Sprintf("%s (%s, Spearman ρ %.2f, p %.3f)", ReasonTrend, dir, trend.Rho, trend.PValue))
+		out = append(out, fmt.Sprintf("%s (%s, Spearman ρ %.2f, %s)", ReasonTrend, dir, trend.Rho, figure.PValueText(trend.PValue)))
 	}
 	if outliers > 0 && !res.Params.ExcludeOutliers {
 		out = append(out, fmt.Sprintf("%s (%d outside median ± 3·MAD)", ReasonOutliers, outliers))

@@ -50,7 +50,7 @@ func Checks(r *api.Result) []string {
 		if t.SpearmanRho < 0 {
 			dir = "↓"
 		}
-		out = append(out, fmt.Sprintf("trend %s ρ %.2f p %.3f", dir, t.SpearmanRho, t.PValue))
+		out = append(out, fmt.Sprintf("trend %s ρ %.2f %s", dir, t.SpearmanRho, PValueText(t.PValue)))
 	}
 	if n := len(st.RampUpSamples); n > 0 {
 		total := 0
@@ -62,6 +62,14 @@ func Checks(r *api.Result) []string {
 		out = append(out, fmt.Sprintf("ramp-up in %d/%d samples", n, total))
 	}
 	return out
+}
+
+// PValueText prints a p-value as "p 0.012", or "p < 0.001" below that.
+func PValueText(p float64) string {
+	if p < 0.001 {
+		return "p < 0.001"
+	}
+	return "p " + strconv.FormatFloat(p, 'f', 3, 64)
 }
 
 // sampleList prints sample indexes from 1: "#3 #7".
