@@ -258,8 +258,8 @@ func reprintDir(dir string, target float64) error {
 // the median noise, and how many samples were flagged as ramp-ups.
 func printSteady(all []runOutcome, planNames []string) {
 	fmt.Println()
-	fmt.Println("| plan | profile | samples | first interval vs the rest: median (10th–90th pct) | noise (median) | ramp-ups flagged |")
-	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: |")
+	fmt.Println("| plan | profile | samples | first interval vs the rest: median (10th–90th pct) | first interval slower (sign test) | noise (median) | ramp-ups flagged |")
+	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
 	for _, pn := range planNames {
 		var profiles []string
 		first, noise := map[string][]float64{}, map[string][]float64{}
@@ -283,10 +283,34 @@ func printSteady(all []runOutcome, planNames []string) {
 			if len(xs) == 0 {
 				continue
 			}
-			fmt.Printf("| %s | %s | %d | %+.1f%% (%+.1f%% to %+.1f%%) | ±%.1f%% | %d (%.0f%%) |\n", pn, p, len(xs), median(xs),
-				quantile(xs, 0.1), quantile(xs, 0.9), median(noise[p]), ramps[p], 100*float64(ramps[p])/float64(len(xs)))
+			slower := 0
+			for _, x := range xs {
+				if x < 0 {
+					slower++
+				}
+			}
+			fmt.Printf("| %s | %s | %d | %+.1f%% (%+.1f%% to %+.1f%%) | %d of %d, p %.3f | ±%.1f%% | %d (%.0f%%) |\n", pn, p, len(xs), median(xs),
+				quantile(xs, 0.1), quantile(xs, 0.9), slower, len(xs), signTest(slower, len(xs)), median(noise[p]), ramps[p],
+				100*float64(ramps[p])/float64(len(xs)))
 		}
 	}
+}
+
+// signTest is the exact two-sided binomial p-value of k successes in n trials at one half: is
+// the first interval slower than the rest more (or less) often than chance would make it?
+func signTest(k, n int) float64 {
+	pmf := func(i int) float64 {
+		a, _ := math.Lgamma(float64(n + 1))
+		b, _ := math.Lgamma(float64(i + 1))
+		c, _ := math.Lgamma(float64(n - i + 1))
+		return math.Exp(a - b - c - float64(n)*math.Ln2)
+	}
+	lo := min(k, n-k)
+	var tail float64
+	for i := 0; i <= lo; i++ {
+		tail += pmf(i)
+	}
+	return math.Min(1, 2*tail)
 }
 
 func quantile(xs []float64, q float64) float64 {
