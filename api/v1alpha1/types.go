@@ -358,6 +358,9 @@ type ConfidenceOutcome struct {
 	Met bool `json:"met"`
 	// Samples is how many samples the case took (the successful ones count towards the interval).
 	Samples int `json:"samples"`
+	// GaveUp is set when the case stopped before its maximum because the spread of its samples
+	// said the target would need more than 3 times the maximum.
+	GaveUp bool `json:"gaveUp,omitempty"`
 	// FinalHalfWidthPercent is the interval's half-width at the end, in percent of the mean
 	// (absent when it could not be computed: fewer than two successful samples).
 	FinalHalfWidthPercent *float64 `json:"finalHalfWidthPercent,omitempty"`

@@ -11,8 +11,9 @@ import (
 
 // TestConfidenceTargetLoop drives the adaptive loop with real captured qperf outputs: the same
 // capture over and over is a perfectly quiet path (the target is met at the minimum), two
-// captures 15× apart alternating never get there (the case runs to its maximum and says why),
-// and a path that refuses every sample gives up at the minimum. The script fails the test if
+// captures 15× apart alternating never get there (the case runs to its maximum and says why,
+// or gives up after 6 when its maximum is far below what that spread needs), and a path that
+// refuses every sample gives up at the minimum. The script fails the test if
 // the runner asks for a sample more than it lists.
 func TestConfidenceTargetLoop(t *testing.T) {
 	m1024, m64, refused := replay("qperf", "tcp_bw_m1024"), replay("qperf", "tcp_bw_m64"), replay("qperf", "refused")
@@ -25,11 +26,14 @@ func TestConfidenceTargetLoop(t *testing.T) {
 		met      bool
 		reasons  []string
 		failedOK bool
+		gaveUp   bool
 	}{
-		{"quiet path stops at the minimum", repeat(m1024, 3), 3, 30, true, nil, false},
-		{"a higher minimum is kept", repeat(m1024, 5), 5, 30, true, nil, false},
-		{"noisy path runs to the maximum", []step{m1024, m64, m1024, m64, m1024, m64, m1024, m64}, 3, 8, false, []string{ReasonNoisy}, false},
-		{"every sample refused: gives up at the minimum", repeat(refused, 3), 3, 30, false, []string{ReasonFailed}, true},
+		{"quiet path stops at the minimum", repeat(m1024, 3), 3, 30, true, nil, false, false},
+		{"a higher minimum is kept", repeat(m1024, 5), 5, 30, true, nil, false, false},
+		{"noisy path runs to the maximum", []step{m1024, m64, m1024, m64, m1024, m64}, 3, 6, false, []string{ReasonNoisy}, false, false},
+		// CoV about 1: some 1500 samples needed, more than 3 × 30: the case gives up after 6.
+		{"hopelessly noisy path gives up after 6", []step{m1024, m64, m1024, m64, m1024, m64}, 3, 30, false, []string{ReasonNoisy}, false, true},
+		{"every sample refused: gives up at the minimum", repeat(refused, 3), 3, 30, false, []string{ReasonFailed}, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,6 +62,9 @@ func TestConfidenceTargetLoop(t *testing.T) {
 				if !strings.HasPrefix(o.Reasons[i], want) {
 					t.Errorf("reason %q, want %q…", o.Reasons[i], want)
 				}
+			}
+			if o.GaveUp != tt.gaveUp || strings.Contains(strings.Join(r.Notes, ";"), "given up") != tt.gaveUp {
+				t.Errorf("gave up %v, notes %q; want %v", o.GaveUp, r.Notes, tt.gaveUp)
 			}
 			if (r.Error != "") != tt.failedOK {
 				t.Errorf("case error %q", r.Error)

@@ -71,6 +71,27 @@ func targetMet(samples []api.Sample, c *api.Params, profile api.Profile) bool {
 	return met
 }
 
+// Futility: a case gives up on its target once it has FutilityMinSamples samples (and its
+// minimum) and their spread says the target needs more than FutilityFactor times its maximum:
+// more samples would cost time without getting there.
+const (
+	FutilityMinSamples = 6
+	FutilityFactor     = 3
+)
+
+// futile reports that the case should stop before its maximum (see FutilityFactor).
+func futile(samples []api.Sample, c *api.Params, profile api.Profile, limit int) bool {
+	if len(samples) < max(c.Samples, FutilityMinSamples) || len(samples) >= limit {
+		return false
+	}
+	_, xs, _, ok := headline(samples, profile)
+	if !ok || len(xs) < FutilityMinSamples {
+		return false
+	}
+	cov := stats.StdDev(xs) / math.Abs(stats.Mean(xs))
+	return stats.SamplesNeeded(cov, c.Confidence.Level/100, c.Confidence.HalfWidthPercent, FutilityFactor*limit) > FutilityFactor*limit
+}
+
 // setSteadyState compares a sample's first interval with the others.
 func setSteadyState(s *api.Sample) {
 	var rates []float64
@@ -214,6 +235,9 @@ func ConfidenceText(c *api.ConfidenceOutcome) string {
 	s := fmt.Sprintf("%s at %g%% after %d samples (target ±%g%%): ", width, c.Level, c.Samples, c.HalfWidthPercent)
 	if c.Met {
 		return s + "met"
+	}
+	if c.GaveUp {
+		s += "gave up, "
 	}
 	return s + "not met: " + strings.Join(c.Reasons, "; ")
 }

@@ -100,6 +100,7 @@ func eta(start time.Time, i int, cases []plan.Case) time.Duration {
 }
 
 func (r *Runner) runCase(ctx context.Context, c plan.Case) (res api.Result) {
+	gaveUp := false
 	res = api.Result{
 		Name: c.Name, Group: c.Group, Profile: c.Profile, Driver: c.Driver, Path: c.Path,
 		Params: c.Params, StartTime: time.Now(), Samples: []api.Sample{},
@@ -109,6 +110,9 @@ func (r *Runner) runCase(ctx context.Context, c plan.Case) (res api.Result) {
 		markOutliers(res.Samples, res.Profile, c.Params.ExcludeOutliers)
 		res.Summary = stats.Summarize(res.Samples)
 		assess(&res)
+		if gaveUp && res.Confidence != nil && !res.Confidence.Met {
+			res.Confidence.GaveUp = true
+		}
 		if res.Error == "" && res.Summary.SamplesTotal > 0 && res.Summary.SamplesFailed == res.Summary.SamplesTotal {
 			res.Error = fmt.Sprintf("all %d samples failed; first: %s", res.Summary.SamplesTotal, res.Samples[0].Error)
 		}
@@ -154,6 +158,12 @@ func (r *Runner) runCase(ctx context.Context, c plan.Case) (res api.Result) {
 		if c.Params.Confidence != nil {
 			markOutliers(res.Samples, c.Profile, c.Params.ExcludeOutliers)
 			if targetMet(res.Samples, &c.Params, c.Profile) || hopeless(res.Samples, c.Params.Samples) {
+				break
+			}
+			if futile(res.Samples, &c.Params, c.Profile, limit) {
+				gaveUp = true
+				res.Notes = append(res.Notes, fmt.Sprintf("confidence target given up after %d samples: the spread so far needs more than %d× the maximum of %d",
+					len(res.Samples), FutilityFactor, limit))
 				break
 			}
 		}

@@ -31,7 +31,11 @@ func Checks(r *api.Result) []string {
 			for i, why := range c.Reasons {
 				reasons[i], _, _ = strings.Cut(why, " (")
 			}
-			out = append(out, fmt.Sprintf("MISSED %s > %s after %d: %s", width, target, c.Samples, strings.Join(reasons, ", ")))
+			after := strconv.Itoa(c.Samples)
+			if c.GaveUp {
+				after += " (gave up)"
+			}
+			out = append(out, fmt.Sprintf("MISSED %s > %s after %s: %s", width, target, after, strings.Join(reasons, ", ")))
 		}
 	}
 	st := r.Stability
