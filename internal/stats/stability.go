@@ -26,11 +26,16 @@ func MAD(xs []float64) float64 {
 	return madScale * Median(dev)
 }
 
+// OutliersMinN is the fewest values Outliers judges. With 3 or 4 the MAD is one or two
+// distances from the median, and a value a hair further than the others gets flagged on a path
+// whose interval is ±0.5 %.
+const OutliersMinN = 5
+
 // Outliers returns the indexes (in xs's order) of the values outside median ± 3·MAD (MAD
-// scaled to a standard deviation, see MAD). It needs at least three values; with fewer, or
-// when more than half the values are equal (MAD 0: no spread to judge by), it flags nothing.
+// scaled to a standard deviation, see MAD). It needs OutliersMinN values; with fewer, or when
+// more than half the values are equal (MAD 0: no spread to judge by), it flags nothing.
 func Outliers(xs []float64) []int {
-	if len(xs) < 3 {
+	if len(xs) < OutliersMinN {
 		return nil
 	}
 	m, mad := Median(xs), MAD(xs)
