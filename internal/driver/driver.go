@@ -321,6 +321,24 @@ func DefaultMessageSize(driverName string, p api.Profile) (int, bool) {
 	return 0, false
 }
 
+// Warmer is implemented by drivers whose samples were measured to need a warm-up: the
+// default when a plan sets none (see docs/performance.md, "Time to a trustworthy answer").
+type Warmer interface {
+	DefaultWarmupSeconds() float64
+}
+
+// DefaultWarmup returns the named driver's own default warm-up in seconds, if it has one.
+func DefaultWarmup(driverName string) (float64, bool) {
+	d, err := Get(driverName)
+	if err != nil {
+		return 0, false
+	}
+	if w, ok := d.(Warmer); ok {
+		return w.DefaultWarmupSeconds(), true
+	}
+	return 0, false
+}
+
 // Retrier is implemented by drivers whose tool may refuse a run for a moment, e.g. iperf3's
 // "the server is busy running a test" just after the previous test ended; the runner runs
 // such a sample again, a few times, before recording the failure.

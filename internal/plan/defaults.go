@@ -11,7 +11,8 @@ import (
 //	field         default                      note
 //	------------  ---------------------------  ------------------------------------------------
 //	duration      10s                          measured time of one sample
-//	warmup        0s                           no warm-up sample
+//	warmup        0s                           no warm-up sample; a driver may have its own
+//	                                           (Options.DriverWarmup: native 0.2s)
 //	samples       3                            measured samples per case (the least, with confidence)
 //	maxSamples    30                           the most, with confidence; an error without it
 //	confidence    none                         {level, halfWidthPercent}: sample until the CI

@@ -31,6 +31,9 @@ type Options struct {
 	// path is the profile's field. Peer formats use it to skip what their tool skips
 	// (k8s-netperf: "Test TCP_RR is not supported with driver iperf3. Skipping.").
 	SkipUnsupported func(c Case, path string, err error) bool
+	// DriverWarmup, when set, gives a driver's own default warm-up in seconds (ok false: the
+	// built-in 0), for cases whose group and defaults set no warmup.
+	DriverWarmup func(driver string) (seconds float64, ok bool)
 }
 
 // Expand validates p and expands it into the ordered list of cases, with the built-in
@@ -554,6 +557,11 @@ func (x *expander) expandGroup(name, prefix string, own, def group) {
 							}
 							if c.Name == "" {
 								c.Name = string(prof.v)
+							}
+							if own.warmup == nil && def.warmup == nil && x.opts.DriverWarmup != nil {
+								if w, ok := x.opts.DriverWarmup(drv.v); ok {
+									c.Params.WarmupSeconds = w
+								}
 							}
 							if timeout != nil && !timeout.bad {
 								c.Params.TimeoutSeconds = timeout.v

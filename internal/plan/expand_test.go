@@ -339,3 +339,38 @@ func seq(from, to int) []int {
 	}
 	return out
 }
+
+func TestExpandDriverWarmup(t *testing.T) {
+	opts := plan.Options{DriverWarmup: func(d string) (float64, bool) { return 0.2, d == "test-all" }}
+	tests := []struct {
+		name           string
+		defaults, g    api.TestGroup
+		driver         string
+		want           float64
+		withoutOptions float64
+	}{
+		{"driver default", api.TestGroup{}, api.TestGroup{}, "test-all", 0.2, 0},
+		{"driver without one", api.TestGroup{}, api.TestGroup{}, "test-stream", 0, 0},
+		{"group sets 0", api.TestGroup{}, api.TestGroup{Warmup: "0s"}, "test-all", 0, 0},
+		{"defaults set 1s", api.TestGroup{Warmup: "1s"}, api.TestGroup{}, "test-all", 1, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := tc.g
+			g.Profiles, g.Drivers = []api.Profile{api.TCPStream}, []string{tc.driver}
+			d := tc.defaults
+			p := &api.Plan{Defaults: &d, Tests: []api.TestGroup{g}}
+			cases, err := plan.ExpandWith(p, opts, driver.Check)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cases[0].Params.WarmupSeconds; got != tc.want {
+				t.Errorf("warm-up %v, want %v", got, tc.want)
+			}
+			cases, _ = plan.Expand(p, driver.Check)
+			if got := cases[0].Params.WarmupSeconds; got != tc.withoutOptions {
+				t.Errorf("without the option: warm-up %v, want %v", got, tc.withoutOptions)
+			}
+		})
+	}
+}

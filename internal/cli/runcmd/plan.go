@@ -79,7 +79,7 @@ func addPlanFlags(fs *pflag.FlagSet, f *config.FlagValues) {
 	fs.StringVar(&f.Driver, config.FlagDriver, "", "drivers, comma-separated: native, netperf, iperf3, uperf, qperf, sockperf (default native)")
 	fs.StringVar(&f.Path, config.FlagPath, "", "paths, comma-separated (default loopback locally, pod-pod-cross-node on a cluster)")
 	fs.StringVar(&f.Duration, config.FlagDuration, "", "measured time of one sample, e.g. 10s (default 10s)")
-	fs.StringVar(&f.Warmup, config.FlagWarmup, "", "warm-up before the first sample, excluded from results (default 0s)")
+	fs.StringVar(&f.Warmup, config.FlagWarmup, "", "warm-up before the first sample, excluded from results (default 0s; native: 0.2s before each sample's window)")
 	fs.StringVar(&f.Samples, config.FlagSamples, "", "samples per case (default 3); with --confidence MIN,MAX (default 3,30)")
 	fs.StringVar(&f.Confidence, config.FlagConfidence, "", "LEVEL,HALFWIDTH: take samples until the LEVEL% confidence interval of each case's headline figure is within ±HALFWIDTH% of its mean, e.g. 95,5 (default off)")
 	fs.BoolVar(&f.Exclude, config.FlagExclude, false, "leave samples outside median ± 3·MAD out of the summary (kept in the result, marked excluded)")

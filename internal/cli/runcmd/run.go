@@ -162,7 +162,8 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		}
 		return nil
 	}
-	opts := plan.Options{DefaultPaths: o.Platforms.defaultPaths(plat), DriverMessageSize: driver.DefaultMessageSize}
+	opts := plan.Options{DefaultPaths: o.Platforms.defaultPaths(plat), DriverMessageSize: driver.DefaultMessageSize,
+		DriverWarmup: driver.DefaultWarmup}
 	var cases []plan.Case
 	if loaded != nil {
 		cases, err = loaded.Expand(opts, check)
