@@ -84,6 +84,8 @@ func sumClient(r *Report) (c ClientFlow) {
 		c.TotalBytesTx += f.TotalBytesTx
 		c.TotalBytesRx += f.TotalBytesRx
 		c.TotalTransactions += f.TotalTransactions
+		c.WindowBytesTx += f.WindowBytesTx
+		c.WindowBytesRx += f.WindowBytesRx
 		c.WindowTransactions += f.WindowTransactions
 		c.LastSeq += f.LastSeq
 	}
