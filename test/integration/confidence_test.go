@@ -7,7 +7,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/report"
-	"github.com/cnperf/cnperf/internal/report/figure"
+	fig "github.com/cnperf/cnperf/internal/report/figure"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
@@ -23,7 +23,7 @@ func TestConfidenceTargetLoopback(t *testing.T) {
 		if c == nil || c.Level != 95 || c.HalfWidthPercent != 5 {
 			t.Fatalf("%s: confidence %+v", res.Profile, c)
 		}
-		f, has := figure.Main(&res)
+		f, has := fig.Main(&res)
 		if !has || c.Figure != f.Key || res.Stability == nil || res.Stability.Figure != f.Key {
 			t.Fatalf("%s: figure %q, stability %+v, want %q", res.Profile, c.Figure, res.Stability, f.Key)
 		}
