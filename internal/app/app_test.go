@@ -241,7 +241,7 @@ func TestDryRun(t *testing.T) {
 		jsonCase int // with -o json: the number of cases, -1 otherwise
 	}{
 		{"default suite", []string{"--platform", "local"}, 0,
-			[]string{"platform: local", "1  default  TCP_STREAM  native  loopback  131072", "5 cases, at least 30s of measurement"}, "", -1},
+			[]string{"platform: local", "1  default  TCP_STREAM  native  loopback  131072", "200ms   3-8 until ±5% at 95%", "5 cases, at least 16s of measurement"}, "", -1},
 		{"k8s-netperf on kube without a cluster", []string{"--platform", "kube", "-c", k8s}, 0,
 			[]string{"platform: kube", "UDPStreamService  UDP_STREAM  netperf  pod-pod-cross-node", "RR                TCP_RR      netperf  pod-pod-cross-node  1      1    4"},
 			`tests[3].profile: profile "TCP_STREAM_LAT"`, -1},

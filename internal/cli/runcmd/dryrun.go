@@ -72,8 +72,13 @@ func printDryRun(w io.Writer, format, platformName string, cases []plan.Case, te
 		if path == "" {
 			path = "(platform's choice)"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%d\t%s\n", c.Index+1, c.Group, c.Profile, c.Driver, path,
-			size(p), p.Parallel, p.Burst, secs(p.DurationSeconds), secs(p.WarmupSeconds), p.Samples, other(c))
+		samples := strconv.Itoa(p.Samples)
+		if t := p.Confidence; t != nil {
+			// a confidence target: the least and the most samples, and the target
+			samples = fmt.Sprintf("%d-%d until ±%g%% at %g%%", p.Samples, p.MaxSamples, t.HalfWidthPercent, t.Level)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", c.Index+1, c.Group, c.Profile, c.Driver, path,
+			size(p), p.Parallel, p.Burst, secs(p.DurationSeconds), secs(p.WarmupSeconds), samples, other(c))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
