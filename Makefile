@@ -60,8 +60,10 @@ fuzz-smoke:
 		grep '^fuzz: elapsed' /tmp/cnperf-fuzz.$$$$.log | tail -n 1; \
 	done; rm -f /tmp/cnperf-fuzz.$$$$.log
 
+# -short: the tests that start a real OpenSearch or Prometheus (a minute or more each) ran in
+# the plain pass already; under -race the sinks' goroutines are exercised by their unit tests.
 race:
-	$(GO) test -race -count=1 -timeout 20m $(RACE_PACKAGES)
+	$(GO) test -race -short -count=1 -timeout 20m $(RACE_PACKAGES)
 # ==== end robustness ====
 
 # ==== e2e: real multi-node cluster on this machine (owner: test/e2e/harness, docs/e2e.md) ====
