@@ -329,7 +329,7 @@ func layerOf(files []file, mt types.MediaType) (v1.Layer, error) {
 		tarball.WithMediaType(mt))
 }
 
-// shellApplets are what cnperf runs in its pods (the exec wrapper, the idle loop, kill) and
+// shellApplets, when the busybox cannot run here to list its own, are what cnperf runs in its pods (the exec wrapper, the idle loop, kill) and
 // what helps a person who execs in.
 var shellApplets = []string{"sh", "sleep", "kill", "timeout", "cat", "echo", "ls", "ps", "env", "true",
 	"false", "test", "[", "mkdir", "rm", "nc", "wget", "ip", "nslookup", "hostname", "uname", "id"}
@@ -363,10 +363,17 @@ func shellFiles(shell, arch string) ([]file, error) {
 		{path: "/etc/group", data: []byte("root:x:0:\nnogroup:x:65534:\n"), mode: 0o644},
 		{path: "/etc/nsswitch.conf", data: []byte("hosts: files dns\nservices: files\n"), mode: 0o644},
 		{path: "/tmp", dir: true, mode: 0o1777},
+		{path: "/var/tmp", dir: true, mode: 0o1777},
 		{path: "/root", dir: true, mode: 0o700},
 	}
-	for _, a := range shellApplets {
-		files = append(files, file{path: "/bin/" + a, link: "busybox"})
+	applets := shellApplets
+	if out, err := exec.Command(shell, "--list").Output(); err == nil { // it runs here: every applet
+		applets = strings.Fields(string(out))
+	}
+	for _, a := range applets {
+		if a != "busybox" && !strings.Contains(a, "/") {
+			files = append(files, file{path: "/bin/" + a, link: "busybox"})
+		}
 	}
 	return files, nil
 }

@@ -77,7 +77,7 @@ node_zone() { # zone-a, zone-b, zone-a, ... (one zone when ZONES=1)
 
 # Default agent image name: the Kubernetes platform's default, so `cnperf run` needs no --image.
 # agent_image [CNPERF_BIN]: asks `cnperf version --image` (the given binary, else go run), and
-# falls back to ImageRepository:DefaultImageTag from internal/version/version.go.
+# falls back to ImageRepository:DevVersion from internal/version/version.go (a development build's image).
 agent_image() {
   if [ -n "${CNPERF_E2E_AGENT_IMAGE:-}" ]; then echo "$CNPERF_E2E_AGENT_IMAGE"; return; fi
   local img=""
@@ -90,8 +90,8 @@ agent_image() {
     *" "*|"") ;;
     */*:*) echo "$img"; return ;;
   esac
-  sed -n 's/^const ImageRepository = "\(.*\)"/\1/p; s/^const DefaultImageTag = "\(.*\)"/\1/p' \
-    "$REPO_ROOT/internal/version/version.go" | paste -sd:
+  local v="$REPO_ROOT/internal/version/version.go"
+  echo "$(sed -n 's/^const ImageRepository = "\(.*\)"/\1/p' "$v"):$(sed -n 's/^const DevVersion = "\(.*\)"/\1/p' "$v")"
 }
 
 now() { date +%s.%N; }

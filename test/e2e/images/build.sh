@@ -2,13 +2,13 @@
 # Build the e2e cluster's images from local binaries (no registry, no pulls, no Docker):
 #   localhost/cnperf-e2e/pause:v1  the sandbox image (static pause from build-bins.sh)
 #   <agent image>                  cnperf's agent image, named as the Kubernetes platform's default
-#                                  (`cnperf version --image`, else internal/version: ghcr.io/cnperf/cnperf:v0.1.0)
+#                                  (`cnperf version --image`), built by `cnperf image build`
 # Agent image contents: /usr/local/bin/cnperf (built from this repo), iperf3, qperf, sockperf,
-# iperf (2) from Debian with their ldd libraries, busybox-static as /bin/sh and coreutils;
+# iperf (2) from Debian with their shared libraries, busybox-static as /bin/sh and its applets;
 # netperf, netserver and uperf from /usr/local/bin as .ci/install-third-party.sh builds them from
 # ../shared/third_party (Debian 12 does not package them; the script builds them when missing and
 # does nothing when they are there), with their ldd libraries.
-# Output: $E2E_IMAGES/{pause,agent}.tar (single-layer OCI archives for `ctr images import`),
+# Output: $E2E_IMAGES/{pause,agent}.tar (OCI archives for `ctr images import`; pause by mkoci.py),
 #         $E2E_IMAGES/agent.name (the agent image's name) and $E2E_IMAGES/cnperf (the cnperf
 #         binary that is in the image, for the tests' host side).
 # usage: build.sh      env: CNPERF_E2E_CNPERF_BIN=<prebuilt cnperf> (default: go build ./cmd/cnperf)
@@ -33,22 +33,16 @@ mkdir -p "$W/pause"
 cp "$PAUSE_DIR/pause" "$W/pause/pause"
 python3 "$IMG_DIR/mkoci.py" "$W/pause" "$PAUSE_IMAGE" "$W/pause.tar" --entrypoint '["/pause"]' --cmd 'null'
 
-# --- agent ---
-R=$W/agent
-mkdir -p "$R"/{bin,sbin,usr/bin,usr/sbin,usr/local/bin,etc,tmp,root,proc,sys,dev,lib64,lib/x86_64-linux-gnu,var/tmp}
-chmod 1777 "$R/tmp" "$R/var/tmp"
+# --- agent: made by `cnperf image build` (the path users take without Docker) ---
+CN=$W/cnperf
 if [ -n "${CNPERF_E2E_CNPERF_BIN:-}" ]; then
   echo "agent: using prebuilt cnperf $CNPERF_E2E_CNPERF_BIN"
-  cp "$CNPERF_E2E_CNPERF_BIN" "$R/usr/local/bin/cnperf"
+  cp "$CNPERF_E2E_CNPERF_BIN" "$CN"
 else
-  (cd "$REPO_ROOT" && CGO_ENABLED=0 go build -o "$R/usr/local/bin/cnperf" ./cmd/cnperf)
+  (cd "$REPO_ROOT" && CGO_ENABLED=0 go build -o "$CN" ./cmd/cnperf)
 fi
 # the same binary for the host side of the tests (e2e.env: CNPERF_E2E_CNPERF)
-cp "$R/usr/local/bin/cnperf" "$OUT/cnperf.tmp" && mv "$OUT/cnperf.tmp" "$OUT/cnperf"
-cp /usr/bin/busybox "$R/bin/busybox"
-for app in $("$R/bin/busybox" --list); do
-  [ -e "$R/bin/$app" ] || ln -s busybox "$R/bin/$app"
-done
+cp "$CN" "$OUT/cnperf.tmp" && mv "$OUT/cnperf.tmp" "$OUT/cnperf"
 tools="/usr/bin/iperf3 /usr/bin/qperf /usr/bin/sockperf /usr/bin/iperf"
 "$REPO_ROOT/.ci/install-third-party.sh"
 for opt in netperf netserver uperf; do
@@ -58,22 +52,13 @@ for opt in netperf netserver uperf; do
     echo "agent: WARNING: no /usr/local/bin/$opt (no ../shared/third_party): the image lacks it" >&2
   fi
 done
-for b in $tools; do
-  cp "$b" "$R/usr/bin/"
-  for lib in $(ldd "$b" | awk '/=>/ && $3 ~ /^\// {print $3} /ld-linux/ {print $1}'); do
-    case $lib in
-      /lib64/*) cp -L "$lib" "$R/lib64/" ;;
-      *) cp -L "$lib" "$R/lib/x86_64-linux-gnu/" ;;
-    esac
-  done
-done
-printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' > "$R/etc/passwd"
-printf 'root:x:0:\nnogroup:x:65534:\n' > "$R/etc/group"
-printf 'hosts: files dns\nservices: files\n' > "$R/etc/nsswitch.conf"
-[ -f /etc/services ] && cp /etc/services "$R/etc/services"
-NAME=$(agent_image "$R/usr/local/bin/cnperf")
-# Cmd keeps a pod without `command:` running, so it can be exec'ed into
-python3 "$IMG_DIR/mkoci.py" "$R" "$NAME" "$W/agent.tar" --cmd '["sleep", "infinity"]'
+# each tool goes to /usr/bin with the shared libraries it needs; busybox-static gives /bin/sh
+# and its applets; cnperf goes to /usr/local/bin; Cmd is `sleep infinity`
+adds=()
+for b in $tools; do adds+=(--add "$b:/usr/bin/$(basename "$b")"); done
+[ -f /etc/services ] && adds+=(--add /etc/services)
+NAME=$(agent_image "$CN")
+"$CN" image build --binary "$CN" --tag "$NAME" --base scratch --shell /usr/bin/busybox "${adds[@]}" -o "$W/agent.tar"
 echo "$NAME" > "$W/agent.name"
 # replace the outputs only when all are built (a cluster being brought up may read them)
 for f in pause.tar agent.tar agent.name; do mv -f "$W/$f" "$OUT/$f"; done
