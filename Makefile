@@ -7,7 +7,7 @@
 #                 root or tools skip with a message when those are missing, listed at the end), then 5 s of fuzzing
 #                 the agent's control protocol against a live agent (FuzzServer), then
 #                 fuzz-smoke and race (below)
-# make check      gofmt + go vet
+# make check      gofmt + go vet + release-check (actionlint, goreleaser check)
 GO ?= go
 VERSION ?= v0.1.0-dev
 LDFLAGS := -X github.com/cnperf/cnperf/internal/version.Version=$(VERSION)
@@ -21,7 +21,7 @@ build:
 install:
 	CGO_ENABLED=0 $(GO) install -ldflags "$(LDFLAGS)" ./cmd/cnperf
 
-check:
+check: release-check
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
@@ -136,3 +136,32 @@ ADAPTIVE_ARGS ?=
 bench-adaptive: build
 	$(GO) run ./bench/cmd/adaptive -cnperf bin/cnperf -rounds $(ADAPTIVE_ROUNDS) $(ADAPTIVE_ARGS)
 # ==== end bench-adaptive ====
+
+# ==== release: workflows, goreleaser, krew (owner: .github/workflows, .goreleaser.yaml, docs in README "Install") ====
+# make release-check   actionlint on .github/workflows and `goreleaser check` on .goreleaser.yaml
+#                      (part of make check); the tools are built from the Go module proxy once,
+#                      into $(TOOLS_DIR), and reused while their pinned versions stay the same
+# make snapshot        goreleaser's local dry run: every archive, checksums and the krew manifest in dist/
+ACTIONLINT_VERSION := v1.7.12
+# v2.14.0: the newest goreleaser whose go.mod accepts go 1.26 and whose dependencies the proxy
+# serves (v2.18 needs go 1.27.1; v2.17's go.digitalxero.dev/go-msix answers 403)
+GORELEASER_VERSION := v2.14.0
+TOOLS_DIR ?= $(HOME)/.cache/cnperf-tools
+ACTIONLINT := $(TOOLS_DIR)/actionlint-$(ACTIONLINT_VERSION)/actionlint
+GORELEASER := $(TOOLS_DIR)/goreleaser-$(GORELEASER_VERSION)/goreleaser
+
+.PHONY: release-check snapshot
+
+$(ACTIONLINT):
+	GOBIN=$(dir $@) GOFLAGS=-buildvcs=false $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+
+$(GORELEASER):
+	GOBIN=$(dir $@) GOFLAGS=-buildvcs=false $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+
+release-check: $(ACTIONLINT) $(GORELEASER)
+	$(ACTIONLINT) -color=false
+	$(GORELEASER) check
+
+snapshot: $(GORELEASER)
+	$(GORELEASER) release --snapshot --clean --skip=sbom
+# ==== end release ====
