@@ -388,7 +388,8 @@ func TestPrepareFailsFast(t *testing.T) {
 					Name: p.Spec.Containers[0].Name, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
 						Reason: "InvalidImageName", Message: `couldn't parse image name "example.com/cnperf:test"`}}}}}
 			},
-			want: []string{"waiting: InvalidImageName", "the nodes cannot get the agent image example.com/cnperf:test"},
+			want:    []string{"waiting: InvalidImageName", "example.com/cnperf:test is not a valid image reference: pass --image with a valid one"},
+			notWant: "cnperf image push",
 		},
 		{
 			name: "unschedulable",

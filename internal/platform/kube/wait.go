@@ -51,11 +51,16 @@ type StartError struct {
 	// Image is set when a pod could not get its image (pull error, invalid name, Never
 	// policy without the image): the error then ends with how to make the image available.
 	Image string
+	// ImageInvalid: the runtime cannot even parse Image.
+	ImageInvalid bool
 }
 
 func (e *StartError) Error() string {
 	msg := fmt.Sprintf("endpoints did not start (%s):\n  %s", e.Reason, strings.Join(e.Pods, "\n  "))
-	if e.Image != "" {
+	switch {
+	case e.ImageInvalid:
+		msg += fmt.Sprintf("\n%s is not a valid image reference: pass --image with a valid one (a lowercase repository; this cnperf's own is %s)", e.Image, version.DefaultImage())
+	case e.Image != "":
 		msg += "\n" + version.PullRemedy(e.Image)
 	}
 	return msg
@@ -66,23 +71,25 @@ var imageWaiting = map[string]bool{
 	"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true,
 }
 
-// imageTrouble returns the image a pod could not get ("" when its trouble is another).
-func imageTrouble(st *podState) string {
+// imageTrouble returns the image a pod could not get ("" when its trouble is another), and
+// whether the runtime found its name invalid (InvalidImageName, or the kubelet's earlier
+// InspectFailed event).
+func imageTrouble(st *podState) (string, bool) {
 	if st.pod == nil {
-		return ""
+		return "", false
 	}
 	statuses := append(append([]corev1.ContainerStatus(nil), st.pod.Status.InitContainerStatuses...), st.pod.Status.ContainerStatuses...)
 	for _, cs := range statuses {
 		if w := cs.State.Waiting; w != nil && imageWaiting[w.Reason] {
-			return specImage(st.pod, cs.Name, cs.Image)
+			return specImage(st.pod, cs.Name, cs.Image), w.Reason == "InvalidImageName"
 		}
 	}
 	for _, e := range st.events {
 		if imageWaiting[e.Reason] || e.Reason == "InspectFailed" || (e.Reason == "Failed" && strings.Contains(e.Message, "pull")) {
-			return specImage(st.pod, "", "")
+			return specImage(st.pod, "", ""), e.Reason == "InspectFailed" || e.Reason == "InvalidImageName"
 		}
 	}
-	return ""
+	return "", false
 }
 
 // specImage is the image the pod spec asks for in container name (any container when name
@@ -132,8 +139,8 @@ func waitReady(ctx context.Context, cs kubernetes.Interface, ns, selector string
 				continue
 			}
 			e.Pods = append(e.Pods, diagnose(n, st))
-			if img := imageTrouble(st); img != "" && e.Image == "" {
-				e.Image = img
+			if img, invalid := imageTrouble(st); img != "" && e.Image == "" {
+				e.Image, e.ImageInvalid = img, invalid
 			}
 		}
 		return e
