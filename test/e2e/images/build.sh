@@ -23,7 +23,7 @@ mkdir -p "$OUT"
 for t in /usr/bin/busybox /usr/bin/iperf3 /usr/bin/qperf /usr/bin/sockperf /usr/bin/iperf; do
   [ -x $t ] || { echo "missing $t (apt-get install busybox-static iperf3 qperf sockperf iperf)" >&2; exit 1; }
 done
-/usr/bin/busybox --list | grep -qx sh || { echo "/usr/bin/busybox must be busybox-static" >&2; exit 1; }
+/usr/bin/busybox --list | grep -x sh >/dev/null || { echo "/usr/bin/busybox must be busybox-static" >&2; exit 1; }
 
 W=$(mktemp -d /tmp/cnperf-e2e-img.XXXXXX)
 trap 'rm -rf "$W"' EXIT
