@@ -235,14 +235,14 @@ func TestTigerBenchTTFR(t *testing.T) {
 }
 
 // TestTigerBenchDNS: lookups of an in-cluster Service name and connects to it from a pod on
-// each test node.
+// each test node. tiger-bench requires a DNSPerf section (with a Mode) for a dnsperf test.
 func TestTigerBenchDNS(t *testing.T) {
 	c := tbClusterFromEnv(t)
 	tbNeedAgent(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	ns := kpNamespace("tb-dns")
-	run, err := tbRun(ctx, t, c, fmt.Sprintf("- testKind: dnsperf\n  duration: 10\n  testNamespace: %s\n", ns), tigerbench.Options{})
+	run, err := tbRun(ctx, t, c, fmt.Sprintf("- testKind: dnsperf\n  duration: 10\n  testNamespace: %s\n  DNSPerf:\n    Mode: Inline\n", ns), tigerbench.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
