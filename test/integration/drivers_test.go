@@ -259,12 +259,14 @@ func figure(res api.Result, sent bool) float64 {
 }
 
 // plausible checks every result of a run: every sample ok, its figure non-zero and under the
-// path's ceiling, and 4 flows not below 1 flow by more than the noise of this shared 2-CPU
-// machine (4 flows keep at least 40 % of 1 flow's figure: 4 flows of a CPU-bound loopback test
-// share the same 2 CPUs, so they need not add, but a driver whose flows fail or serialise
-// shows far less). UDP_STREAM is compared on what was sent: 4 senders flooding receivers on
-// the same 2 CPUs lose more (measured: uperf 1 flow 370 Mbit/s received, 4 flows 142 Mbit/s),
-// so the received rate need not hold.
+// path's ceiling, every flow of a parallel sample (where the driver measures flows
+// separately) doing work, and 4 flows not collapsing below 1 flow. 4 flows of a CPU-bound
+// loopback test share the same 2 CPUs with each other and with the other test packages that
+// go test runs at the same time, so they need not add up, nor even hold: in a clean-clone CI
+// run netperf TCP_SENDFILE 1 KiB gave 0.56 Gbit/s with 4 flows against 1.9 with 1 (29 %).
+// Below 15 % flows failed or stalled. UDP_STREAM is compared on what was sent: 4 senders
+// flooding receivers on the same 2 CPUs lose more (measured: uperf 1 flow 370 Mbit/s
+// received, 4 flows 142 Mbit/s), so the received rate need not hold.
 func plausible(t *testing.T, r *api.Run, ceilingBps float64) {
 	t.Helper()
 	type key struct {
@@ -288,13 +290,30 @@ func plausible(t *testing.T, r *api.Run, ceilingBps float64) {
 			byFlows[k] = map[int]float64{}
 		}
 		byFlows[k][res.Params.Parallel] = figure(res, true)
+		for i, smp := range res.Samples {
+			for j, fl := range smp.Flows {
+				if !(flowFigure(fl) > 0) {
+					t.Errorf("%s: sample %d flow %d did no work: %+v", name, i+1, j+1, fl)
+				}
+			}
+		}
 		t.Logf("%s: %.4g %s", name, f, map[bool]string{true: "trans/s", false: "bit/s"}[res.Profile.IsRR()])
 	}
 	for k, m := range byFlows {
-		if one, four := m[1], m[4]; one > 0 && four > 0 && four < 0.4*one {
-			t.Errorf("%s %s %dB: 4 flows %.4g < 40 %% of 1 flow %.4g", k.p, k.path, k.size, four, one)
+		if one, four := m[1], m[4]; one > 0 && four > 0 && four < 0.15*one {
+			t.Errorf("%s %s %dB: 4 flows %.4g < 15 %% of 1 flow %.4g", k.p, k.path, k.size, four, one)
 		}
 	}
+}
+
+// flowFigure is a flow's rate, whichever kind its driver reports.
+func flowFigure(s api.Sample) float64 {
+	for _, v := range []*float64{s.ThroughputBitsPerSecond, s.TransactionsPerSecond, s.ConnectionsPerSecond, s.PacketsPerSecond} {
+		if v != nil && *v > 0 {
+			return *v
+		}
+	}
+	return 0
 }
 
 // Loopback's ceiling: a memory copy; nothing on this machine moves 200 Gbit/s.
