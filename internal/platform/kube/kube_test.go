@@ -446,18 +446,27 @@ func TestSandboxFailureEvents(t *testing.T) {
 	// The pod stays ContainerCreating; only events tell that the CNI fails.
 	c := newCluster(t, node("node1", ""))
 	c.podFate = func(p *corev1.Pod) *corev1.PodStatus { return &corev1.PodStatus{Phase: corev1.PodPending} }
-	p := newTestPlatform(t, c, Options{PodStartTimeout: 10 * time.Minute})
+	p := newTestPlatform(t, c, Options{PodStartTimeout: 2 * time.Minute})
 	ctx := context.Background()
+	done := make(chan struct{})
+	defer close(done)
 	go func() {
-		// Emit the kubelet's events once the pods exist.
+		// Emit the kubelet's events once the pods exist, and keep emitting them as a kubelet
+		// does on every retry: the fake clientset ignores the resource version the wait
+		// watches from, so an event created between its list and its watch is never seen
+		// (a real API server replays it). Once only, the test hung under load.
 		for {
 			pods, _ := c.cs.CoreV1().Pods("cnperf").List(ctx, metav1.ListOptions{})
 			if len(pods.Items) == 2 {
 				break
 			}
-			time.Sleep(10 * time.Millisecond)
+			select {
+			case <-done:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
 		}
-		for i := 0; i < 2; i++ {
+		for i := 0; ; i++ {
 			ev := &corev1.Event{
 				ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("ev-%d", i), Namespace: "cnperf", UID: types.UID(fmt.Sprint("uid-", i))},
 				InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: clientPodName(testRun, netPod, roleServerNode), Namespace: "cnperf"},
@@ -465,6 +474,11 @@ func TestSandboxFailureEvents(t *testing.T) {
 				Message: `Failed to create pod sandbox: plugin type="bridge" failed (add): failed to allocate for range 0: no IP addresses available`,
 			}
 			_, _ = c.cs.CoreV1().Events("cnperf").Create(ctx, ev, metav1.CreateOptions{})
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
 		}
 	}()
 	err := p.Prepare(ctx, casesWith([]string{"iperf3"}, []api.Path{api.PathPodPodSameNode}), testDrivers)
