@@ -136,45 +136,13 @@ func parseSettings(c plan.Case) (settings, error) {
 // Servers implements driver.Driver: one netserver per control port, exposing one data port
 // (TCP and UDP) per parallel flow of the widest case.
 func (Driver) Servers(cases []plan.Case) []driver.Server {
-	type srv struct {
-		data, flows int
-	}
-	var order []int
-	byCtl := map[int]*srv{}
-	for _, c := range cases {
-		if c.Driver != "" && c.Driver != Name {
-			continue
-		}
+	ports := func(c plan.Case) (int, int, bool) {
 		st, err := parseSettings(c)
-		if err != nil {
-			continue
-		}
-		s, ok := byCtl[st.ctl]
-		if !ok {
-			s = &srv{data: st.data}
-			byCtl[st.ctl] = s
-			order = append(order, st.ctl)
-		}
-		if n := toolkit.Parallel(c); n > s.flows {
-			s.flows = n
-		}
+		return st.ctl, st.data, err == nil
 	}
-	var out []driver.Server
-	for _, ctl := range order {
-		s := byCtl[ctl]
-		ports := []driver.Port{{Name: "control", Port: ctl, Protocol: "TCP"}}
-		for i := 0; i < s.flows; i++ {
-			ports = append(ports,
-				driver.Port{Name: fmt.Sprintf("data-%d", i), Port: s.data + i, Protocol: "TCP"},
-				driver.Port{Name: fmt.Sprintf("data-%d-udp", i), Port: s.data + i, Protocol: "UDP"})
-		}
-		name := Name
-		if ctl != DefaultPort {
-			name = fmt.Sprintf("%s-%d", Name, ctl)
-		}
-		out = append(out, driver.Server{Name: name, Argv: []string{"netserver", "-D", "-p", strconv.Itoa(ctl)}, Ports: ports})
-	}
-	return out
+	return toolkit.PortServers(Name, DefaultPort, cases, ports, func(ctl int) []string {
+		return []string{"netserver", "-D", "-p", strconv.Itoa(ctl)}
+	})
 }
 
 // Client implements driver.Driver: one netperf command per flow.

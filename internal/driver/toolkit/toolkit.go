@@ -292,3 +292,50 @@ func Unsupported(name string, p api.Profile) error {
 	}
 	return fmt.Errorf("%s", msg)
 }
+
+// PortServers is the server list of a driver whose server listens on a control port and
+// whose flows each use their own data port (netperf, uperf): one server per control port
+// among name's cases, exposing the control port and, per parallel flow of the widest case,
+// one data port (TCP and UDP) counting up from the first. ports reads a case's control and
+// first data port (false leaves the case out: its settings are refused at Client); argv is
+// the server's command line for a control port. A server on another control port than
+// defaultCtl is named "name-ctl".
+func PortServers(name string, defaultCtl int, cases []plan.Case, ports func(plan.Case) (ctl, data int, ok bool), argv func(ctl int) []string) []driver.Server {
+	type srv struct{ data, flows int }
+	var order []int
+	byCtl := map[int]*srv{}
+	for _, c := range cases {
+		if c.Driver != "" && c.Driver != name {
+			continue
+		}
+		ctl, data, ok := ports(c)
+		if !ok {
+			continue
+		}
+		s, seen := byCtl[ctl]
+		if !seen {
+			s = &srv{data: data}
+			byCtl[ctl] = s
+			order = append(order, ctl)
+		}
+		if n := Parallel(c); n > s.flows {
+			s.flows = n
+		}
+	}
+	var out []driver.Server
+	for _, ctl := range order {
+		s := byCtl[ctl]
+		ports := []driver.Port{{Name: "control", Port: ctl, Protocol: "TCP"}}
+		for i := 0; i < s.flows; i++ {
+			ports = append(ports,
+				driver.Port{Name: fmt.Sprintf("data-%d", i), Port: s.data + i, Protocol: "TCP"},
+				driver.Port{Name: fmt.Sprintf("data-%d-udp", i), Port: s.data + i, Protocol: "UDP"})
+		}
+		n := name
+		if ctl != defaultCtl {
+			n = fmt.Sprintf("%s-%d", name, ctl)
+		}
+		out = append(out, driver.Server{Name: n, Argv: argv(ctl), Ports: ports})
+	}
+	return out
+}
