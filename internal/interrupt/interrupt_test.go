@@ -22,12 +22,14 @@ func child() {
 	Register(ctx, func() string { return "may be left: namespace cnperf-x; remove it with: cnperf cleanup --run x" })
 	fmt.Println("ready")
 	<-ctx.Done()
-	fmt.Println("run stopped:", ctx.Err())
+	// The check comes before "run stopped": the parent sends the second signal as soon as it
+	// reads that line, and under -race the child is slow enough for it to arrive first.
 	cctx, cancel := context.WithTimeout(Cleanup(ctx), time.Minute)
 	defer cancel()
 	if cctx.Err() != nil {
 		fmt.Println("BUG: the clean-up context ended with the run")
 	}
+	fmt.Println("run stopped:", ctx.Err())
 	<-cctx.Done()
 	fmt.Println("clean-up ended:", cctx.Err(), errors.Is(cctx.Err(), context.Canceled), CutShort(ctx))
 	time.Sleep(time.Minute)
