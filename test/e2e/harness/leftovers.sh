@@ -29,12 +29,19 @@ section() { sed -n "/^# $2\$/,/^# /p" "$1" | grep -v '^# '; }
 # our processes: running one of our binaries, or naming our state dir/netns/runc root, or in our
 # cgroups. One find and one grep over /proc (a fork per process is slow on a busy machine).
 procs() {
-  local f pid
+  local f pid p anc=" "
+  # the check's own ancestors (make, a wrapper `bash -c '. $S/e2e.env; ...'`) name our state
+  # dir on their command lines but are not left behind: they are waiting for this check
+  p=$$
+  while [ -n "$p" ] && [ "$p" != 0 ]; do
+    anc="$anc$p "
+    p=$(awk '/^PPid:/{print $2}' "/proc/$p/status" 2>/dev/null)
+  done
   find /proc/[0-9]*/exe -maxdepth 0 \( -lname "$K8S_DIR/*" -o -lname "$ETCD_DIR/*" \
     -o -lname "$COREDNS_DIR/*" -o -lname "$PAUSE_DIR/*" \) -printf '%h %l\n' 2>/dev/null | sed 's|^/proc/||'
   for f in $(grep -l -a -F -e "$S/" -e "/run/netns/$NAME_PREFIX-" -e "$RUN_DIR/" /proc/[0-9]*/cmdline 2>/dev/null); do
     pid=${f#/proc/}; pid=${pid%/cmdline}
-    [ "$pid" = $$ ] && continue
+    case "$anc" in *" $pid "*) continue ;; esac
     # the grep itself matched its own arguments; it is gone by now
     [ -e "/proc/$pid" ] && echo "$pid $(tr '\0' ' ' 2>/dev/null < "$f" | cut -c1-160)"
   done
