@@ -23,6 +23,12 @@ const pollInterval = 250 * time.Millisecond
 // DeleteNamespace deletes a namespace and, when wait is true, waits until it is gone (its
 // pods have terminated).
 func DeleteNamespace(ctx context.Context, cs kubernetes.Interface, name string, waitGone bool) error {
+	return deleteNamespace(ctx, cs, name, waitGone, nil)
+}
+
+// deleteNamespace is DeleteNamespace; while it waits, u (when not nil) force-deletes the
+// namespace's pods that a stopped kubelet keeps terminating forever, and says so.
+func deleteNamespace(ctx context.Context, cs kubernetes.Interface, name string, waitGone bool, u *unsticker) error {
 	bg := metav1.DeletePropagationBackground
 	err := cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg})
 	if apierrors.IsNotFound(err) {
@@ -39,6 +45,7 @@ func DeleteNamespace(ctx context.Context, cs kubernetes.Interface, name string, 
 		if apierrors.IsNotFound(err) {
 			return true, nil
 		}
+		u.poll(ctx)
 		return false, nil
 	})
 	if err != nil {
@@ -50,6 +57,12 @@ func DeleteNamespace(ctx context.Context, cs kubernetes.Interface, name string, 
 // DeleteRunObjects deletes the DaemonSets, pods, Services, ServiceAccounts and Leases matching
 // selector in namespace ns and, when wait is true, waits until the pods are gone.
 func DeleteRunObjects(ctx context.Context, cs kubernetes.Interface, ns, selector string, waitGone bool) error {
+	return deleteRunObjects(ctx, cs, ns, selector, waitGone, nil)
+}
+
+// deleteRunObjects is DeleteRunObjects; while it waits, u (when not nil) force-deletes the
+// pods that a stopped kubelet keeps terminating forever, and says so.
+func deleteRunObjects(ctx context.Context, cs kubernetes.Interface, ns, selector string, waitGone bool, u *unsticker) error {
 	var errs []error
 	grace := terminationGrace
 	lo := metav1.ListOptions{LabelSelector: selector}
@@ -118,7 +131,11 @@ func DeleteRunObjects(ctx context.Context, cs kubernetes.Interface, ns, selector
 		if err != nil {
 			return false, nil
 		}
-		return len(left.Items) == 0, nil
+		if len(left.Items) == 0 {
+			return true, nil
+		}
+		u.poll(ctx)
+		return false, nil
 	})
 	if err != nil {
 		return fmt.Errorf("pods labelled %s in %s are still terminating: %w", selector, ns, err)
@@ -312,13 +329,14 @@ func Cleanup(ctx context.Context, cs kubernetes.Interface, o CleanupOptions, log
 	if o.Wait && len(errs) == 0 {
 		for _, l := range found {
 			if l.Kind == "Namespace" && l.Remove {
-				if err := DeleteNamespace(ctx, cs, l.Name, true); err != nil {
+				if err := deleteNamespace(ctx, cs, l.Name, true, newUnsticker(cs, l.Name, "", log)); err != nil {
 					errs = append(errs, err)
 				}
 			}
 		}
 		for _, ns := range sortedKeys(nsTouched) {
-			if err := DeleteRunObjects(ctx, cs, ns, RunSelector(nsTouched[ns]), true); err != nil {
+			sel := RunSelector(nsTouched[ns])
+			if err := deleteRunObjects(ctx, cs, ns, sel, true, newUnsticker(cs, ns, sel, log)); err != nil {
 				errs = append(errs, err)
 			}
 		}

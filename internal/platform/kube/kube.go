@@ -679,9 +679,10 @@ func (p *Platform) Close(ctx context.Context) error {
 		// Start the pods' termination at once: the namespace controller would first spend
 		// seconds discovering every resource type.
 		_ = p.cs.CoreV1().Pods(p.s.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: RunSelector(p.runID)})
-		err = DeleteNamespace(ctx, p.cs, p.s.Namespace, true)
+		err = deleteNamespace(ctx, p.cs, p.s.Namespace, true, newUnsticker(p.cs, p.s.Namespace, "", p.log))
 	} else {
-		err = DeleteRunObjects(ctx, p.cs, p.s.Namespace, RunSelector(p.runID), true)
+		sel := RunSelector(p.runID)
+		err = deleteRunObjects(ctx, p.cs, p.s.Namespace, sel, true, newUnsticker(p.cs, p.s.Namespace, sel, p.log))
 	}
 	if err == nil {
 		p.mu.Lock()
