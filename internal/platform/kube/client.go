@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -64,8 +65,10 @@ func checkKubeconfig(where string, rules *clientcmd.ClientConfigLoadingRules) (b
 }
 
 // RESTConfig builds the client configuration from a kubeconfig path and context (both
-// optional): the explicit file, else $KUBECONFIG / ~/.kube/config, else in-cluster.
+// optional): the explicit file, else $KUBECONFIG / ~/.kube/config, else in-cluster. Every
+// client of cnperf starts here, so client-go's own logging is silenced here (quietClientGo).
 func RESTConfig(kubeconfig, context string) (*rest.Config, error) {
+	quietClientGo()
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if kubeconfig != "" {
 		rules.ExplicitPath = kubeconfig
@@ -106,7 +109,6 @@ func NewClientset(kubeconfig, context string) (kubernetes.Interface, *rest.Confi
 	if err != nil {
 		return nil, nil, err
 	}
-	quietClientGo()
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("create Kubernetes client for %s: %w", cfg.Host, err)
@@ -117,11 +119,15 @@ func NewClientset(kubeconfig, context string) (kubernetes.Interface, *rest.Confi
 var quietOnce sync.Once
 
 // quietClientGo stops client-go's klog lines (e.g. "Unhandled Error ... use of closed network
-// connection" when an exec stream is cut on Ctrl-C) from mixing with cnperf's stderr; every
-// error that matters reaches cnperf as a returned error.
+// connection" when an exec stream is cut on Ctrl-C, or the API server restarts) from mixing
+// with cnperf's stderr; every error that matters reaches cnperf as a returned error.
+// LogToStderr(false) and SetOutput alone are not enough: klog still copies ERROR lines to
+// stderr (its stderrthreshold), which is where those lines came from; a discarding logger
+// takes every line.
 func quietClientGo() {
 	quietOnce.Do(func() {
 		klog.LogToStderr(false)
 		klog.SetOutput(io.Discard)
+		klog.SetLogger(logr.Discard())
 	})
 }

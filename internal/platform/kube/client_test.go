@@ -1,10 +1,15 @@
 package kube
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/klog/v2"
 )
 
 const kubeconfigWithContext = `apiVersion: v1
@@ -92,5 +97,33 @@ func TestRESTConfigContext(t *testing.T) {
 	}
 	if _, err := RESTConfig(p, "nope"); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("unknown context: %v", err)
+	}
+}
+
+// client-go reports some errors only through klog (utilruntime.HandleError: "Unhandled
+// Error … use of closed network connection" when an exec stream is cut): once cnperf has
+// built a client configuration, such a line must not reach the terminal.
+func TestRESTConfigSilencesClientGoLog(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(p, []byte(kubeconfigWithContext), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := os.Stderr
+	os.Stderr = w
+	_, cerr := RESTConfig(p, "")
+	utilruntime.HandleError(errors.New("read tcp 10.0.0.2:40000->10.0.0.1:6443: use of closed network connection"))
+	klog.Flush()
+	os.Stderr = stderr
+	w.Close()
+	out, _ := io.ReadAll(r)
+	if cerr != nil {
+		t.Fatal(cerr)
+	}
+	if len(out) != 0 {
+		t.Errorf("client-go's log reached stderr: %q", out)
 	}
 }
