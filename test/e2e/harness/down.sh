@@ -38,13 +38,6 @@ stop() {
   done
   sleep 0.2
 }
-# ours PID: the process's command line names our state dir, cache dir or netns
-ours() {
-  local cmd
-  cmd=$(tr '\0' ' ' 2>/dev/null < "/proc/$1/cmdline") || return 1
-  case "$cmd" in *"$S/"*|*"$E2E_CACHE/"*|*"/run/netns/$NAME_PREFIX-"*) return 0 ;; esac
-  return 1
-}
 cgroup_dirs() { ls -d /sys/fs/cgroup/*/"$CGROUP_NAME" /sys/fs/cgroup/"$CGROUP_NAME" 2>/dev/null; }
 # every PID inside our cgroup trees (the containers' processes)
 cgroup_pids() {

@@ -94,5 +94,14 @@ agent_image() {
   echo "$(sed -n 's/^const ImageRepository = "\(.*\)"/\1/p' "$v"):$(sed -n 's/^const DevVersion = "\(.*\)"/\1/p' "$v")"
 }
 
+# ours PID: the process's command line names our state dir, cache dir or netns (so a
+# recorded PID that was reused by another process is never signalled)
+ours() {
+  local cmd
+  cmd=$(tr '\0' ' ' 2>/dev/null < "/proc/$1/cmdline") || return 1
+  case "$cmd" in *"$E2E_STATE/"*|*"$E2E_CACHE/"*|*"/run/netns/$NAME_PREFIX-"*) return 0 ;; esac
+  return 1
+}
+
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1f", b - a}'; }

@@ -89,9 +89,11 @@ done > "$S/created-paths"
 KUBELET_SYSCTLS="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes"
 for k in $KUBELET_SYSCTLS; do echo "$k=$(sysctl -n "$k")"; done > "$S/sysctl.orig"
 
-# start NAME CMD... : detached in its own session; its real PID goes to $S/pids/NAME.pid
+# start NAME CMD... : detached in its own session; its real PID goes to $S/pids/NAME.pid, its
+# command to $S/pids/NAME.argv (proc.sh starts it again from there)
 start() {
   local name=$1; shift
+  printf '%s\0' "$@" > "$S/pids/$name.argv"
   setsid -f bash -c 'echo $$ > "$0"; exec "$@"' "$S/pids/$name.pid" "$@" \
     > "$S/logs/$name.log" 2>&1 < /dev/null
   for _ in $(seq 50); do [ -s "$S/pids/$name.pid" ] && return 0; sleep 0.1; done
