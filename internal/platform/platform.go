@@ -45,6 +45,10 @@ type Pair struct {
 	Target    driver.Target
 	Placement *api.Placement
 	Topology  *api.Topology
+	// Explain, when set, says what happened to the endpoints when a sample failed with err
+	// (a server pod deleted, a node whose kubelet the API server cannot reach), or "" when it
+	// sees nothing wrong; the runner adds it to the sample's error.
+	Explain func(ctx context.Context, err error) string
 }
 
 // Platform places endpoints.

@@ -199,6 +199,10 @@ type sampleRun struct {
 	commands [][]string
 }
 
+// explainTimeout bounds the platform's look at the endpoints after a failed sample (the API
+// server may be the thing that is down).
+const explainTimeout = 5 * time.Second
+
 // Retries of a sample the driver says its tool refused for a moment (driver.Retrier).
 const (
 	maxRetries = 10
@@ -241,7 +245,15 @@ func (r *Runner) sampleAttempt(ctx context.Context, d driver.Driver, pair *platf
 				return r.sampleAttempt(ctx, d, pair, c, index, warmup, attempt+1)
 			}
 		}
-		sr = fail(describeFailure(err, outs))
+		err = describeFailure(err, outs)
+		if pair.Explain != nil && ctx.Err() == nil {
+			ectx, cancel := context.WithTimeout(ctx, explainTimeout)
+			if why := pair.Explain(ectx, err); why != "" {
+				err = fmt.Errorf("%w (%s)", err, why)
+			}
+			cancel()
+		}
+		sr = fail(err)
 		sr.Raw = failedRaw(outs)
 		return sr
 	}

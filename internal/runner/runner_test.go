@@ -72,6 +72,7 @@ type script struct {
 	calls    []driver.Command
 	pairErr  map[int]error // case index → placement error
 	pairHook func(c plan.Case)
+	explain  func(context.Context, error) string
 }
 
 func (s *script) Name() string { return "script" }
@@ -88,7 +89,7 @@ func (s *script) Pair(_ context.Context, c plan.Case) (*platform.Pair, error) {
 		return nil, err
 	}
 	return &platform.Pair{Client: s, Target: driver.Target{Host: "127.0.0.1"},
-		Placement: &api.Placement{Target: "127.0.0.1"}}, nil
+		Placement: &api.Placement{Target: "127.0.0.1"}, Explain: s.explain}, nil
 }
 
 func (s *script) Exec(ctx context.Context, cmd driver.Command) driver.Output {
@@ -411,6 +412,28 @@ func TestExecErrorKept(t *testing.T) {
 	e := res[0].Samples[0].Error
 	if !strings.Contains(e, "iperf3") || !strings.Contains(e, "did not finish within 200ms") {
 		t.Errorf("error %q lacks the parse or the execution cause", e)
+	}
+}
+
+// TestFailureExplained: the platform's look at the endpoints after a failed sample is added
+// to the sample's error (with the error it was given); a successful sample asks nothing.
+func TestFailureExplained(t *testing.T) {
+	var asked []string
+	p := &script{t: t, steps: []step{hang(), replay("iperf3", "tcp_stream")},
+		explain: func(_ context.Context, err error) string {
+			asked = append(asked, err.Error())
+			return "server pod ns/srv is gone: it was deleted"
+		}}
+	res, err := newRunner(p, &events{}).Run(context.Background(), []plan.Case{iperfCase(0, 2, func(p *api.Params) { p.TimeoutSeconds = 0.2 })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res[0].Samples
+	if len(s) != 2 || !strings.HasSuffix(s[0].Error, "did not finish within 200ms and was killed; exit code -1 (output: iperf3 printed nothing on stdout) (server pod ns/srv is gone: it was deleted)") || s[1].Error != "" {
+		t.Fatalf("errors %q, %q", s[0].Error, s[1].Error)
+	}
+	if len(asked) != 1 || !strings.Contains(asked[0], "did not finish within 200ms") {
+		t.Errorf("explain was asked %q", asked)
 	}
 }
 

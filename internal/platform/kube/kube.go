@@ -563,7 +563,7 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 		pl.Target = p.s.External
 	}
 	pl.Server.Address = t.Host
-	return &platform.Pair{Client: exe, Target: t, Placement: pl}, nil
+	return &platform.Pair{Client: exe, Target: t, Placement: pl, Explain: p.explainer(pl)}, nil
 }
 
 // describe says where an endpoint really runs, from its pod's status.

@@ -1,0 +1,79 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"io"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+)
+
+// What a failed sample's error gains from a look at its endpoints. The fake clientset stands
+// in for the cluster (pods deleted and kubelets stopped on the real one: test/e2e/fault_*).
+func TestExplainer(t *testing.T) {
+	ready := []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	pod := func(name, node string, mut ...func(*corev1.Pod)) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}, Spec: corev1.PodSpec{NodeName: node},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: ready}}
+		for _, m := range mut {
+			m(p)
+		}
+		return p
+	}
+	node := func(name string, st corev1.ConditionStatus) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+			{Type: corev1.NodeReady, Status: st, Reason: "NodeStatusUnknown"}}}}
+	}
+	pl := &api.Placement{Server: api.Endpoint{Role: "server", Pod: "srv", Node: "n1"}, Client: api.Endpoint{Role: "client", Pod: "cli", Node: "n2"}}
+	netErr := errors.New("receive response: connection closed by peer")
+	for _, tc := range []struct {
+		name string
+		objs []any
+		err  error
+		want string
+	}{
+		{name: "all well", objs: []any{pod("srv", "n1"), pod("cli", "n2"), node("n1", corev1.ConditionTrue), node("n2", corev1.ConditionTrue)},
+			err: netErr, want: ""},
+		{name: "server deleted", objs: []any{pod("cli", "n2"), node("n1", corev1.ConditionTrue), node("n2", corev1.ConditionTrue)},
+			err: netErr, want: "server pod ns/srv is gone: it was deleted"},
+		{name: "server being deleted", objs: []any{pod("srv", "n1", func(p *corev1.Pod) { now := metav1.Now(); p.DeletionTimestamp = &now }), pod("cli", "n2"),
+			node("n1", corev1.ConditionTrue), node("n2", corev1.ConditionTrue)},
+			err: netErr, want: "server pod ns/srv is being deleted"},
+		{name: "server restarted, not ready", objs: []any{pod("srv", "n1", func(p *corev1.Pod) {
+			p.Status.Conditions = nil
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "server", RestartCount: 2}}
+		}), pod("cli", "n2"), node("n1", corev1.ConditionTrue), node("n2", corev1.ConditionTrue)},
+			err: netErr, want: "server pod ns/srv: container server restarted 2 times, not ready"},
+		{name: "client's node NotReady, kubelet unreachable", objs: []any{pod("srv", "n1"), pod("cli", "n2"), node("n1", corev1.ConditionTrue), node("n2", corev1.ConditionUnknown)},
+			err:  errors.New("exec in pod ns/cli: error dialing backend: dial tcp 10.0.0.2:10250: connect: connection refused"),
+			want: "client pod ns/cli: its node n2 is not Ready (NodeStatusUnknown); the API server could not reach the kubelet of node n2, where client pod cli runs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := fake.NewSimpleClientset()
+			for _, o := range tc.objs {
+				var err error
+				switch o := o.(type) {
+				case *corev1.Pod:
+					_, err = cs.CoreV1().Pods("ns").Create(context.Background(), o, metav1.CreateOptions{})
+				case *corev1.Node:
+					_, err = cs.CoreV1().Nodes().Create(context.Background(), o, metav1.CreateOptions{})
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, err := NewWithClient(Options{Namespace: "ns"}, testRun, io.Discard, cs, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.explainer(pl)(context.Background(), tc.err); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
