@@ -15,6 +15,7 @@ import (
 	"github.com/cnperf/cnperf/internal/capbuf"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/noderes"
+	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/platform/kube"
 )
 
@@ -81,13 +82,8 @@ func (e *PodExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Outpu
 	return out
 }
 
-// Executor is what mesh runs commands with (platform.Executor).
-type Executor interface {
-	Exec(ctx context.Context, cmd driver.Command) driver.Output
-}
-
 // ProcReader reads a node's /proc through an agent pod on it (noderes.Reader).
-type ProcReader struct{ Exec Executor }
+type ProcReader struct{ Exec platform.Executor }
 
 // Read implements noderes.Reader.
 func (r ProcReader) Read(ctx context.Context) (noderes.Snapshot, error) {

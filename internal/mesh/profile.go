@@ -15,6 +15,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/flame"
+	"github.com/cnperf/cnperf/internal/platform"
 )
 
 // Kinds of CPU profile.
@@ -33,7 +34,7 @@ const (
 type FlameProfiler struct {
 	Dir  string
 	Perf bool
-	Exec func(Agent) Executor
+	Exec func(Agent) platform.Executor
 	// Window is how long perf records (the cell's samples × (duration + warm-up)).
 	Window time.Duration
 	// PprofUnsupported, when set, is why the agent cannot write a pprof profile: every
@@ -53,7 +54,7 @@ func (p *FlameProfiler) next() int {
 }
 
 // Start implements Profiler.
-func (p *FlameProfiler) Start(ctx context.Context, cell CellInfo) (func(Executor) Executor, func(context.Context) []api.CPUProfile) {
+func (p *FlameProfiler) Start(ctx context.Context, cell CellInfo) (func(platform.Executor) platform.Executor, func(context.Context) []api.CPUProfile) {
 	base := fmt.Sprintf("%s-%s-%s", cell.Network, cell.Client.Node, cell.Server.Node)
 	if p.Perf {
 		return nil, p.startPerf(ctx, cell, base)
@@ -94,7 +95,7 @@ func (p *FlameProfiler) startPerf(ctx context.Context, cell CellInfo, base strin
 		r.file = fmt.Sprintf("/tmp/cnperf-perf-%d-%d.data", time.Now().UnixNano(), p.next())
 		r.done = make(chan driver.Output, 1)
 		argv := perfCommand("record", "-a", "-g", "-F", "99", "-q", "-o", r.file, "--", "sleep", secs)
-		go func(ex Executor) {
+		go func(ex platform.Executor) {
 			r.done <- ex.Exec(ctx, driver.Command{Argv: argv, Timeout: p.Window + time.Minute})
 		}(p.Exec(r.agent))
 	}
@@ -131,10 +132,10 @@ type pprofClient struct {
 	id    int
 	mu    sync.Mutex
 	files []string
-	ex    Executor
+	ex    platform.Executor
 }
 
-func (w *pprofClient) wrap(ex Executor) Executor {
+func (w *pprofClient) wrap(ex platform.Executor) platform.Executor {
 	w.ex = ex
 	return execFunc(func(ctx context.Context, cmd driver.Command) driver.Output {
 		if len(cmd.Argv) >= 3 && cmd.Argv[0] == "cnperf" && cmd.Argv[1] == "agent" && cmd.Argv[2] == "client" {
@@ -232,7 +233,7 @@ func describe(o driver.Output) string {
 
 // AgentSupportsPprof asks an agent's cnperf whether its client can write a CPU profile;
 // the returned string is why not ("" when it can).
-func AgentSupportsPprof(ctx context.Context, ex Executor) string {
+func AgentSupportsPprof(ctx context.Context, ex platform.Executor) string {
 	out := ex.Exec(ctx, driver.Command{Argv: []string{"cnperf", "agent", "client", "--help"}, Timeout: 30 * time.Second})
 	if out.Err != nil {
 		return fmt.Sprintf("cannot ask the agent: %v", out.Err)

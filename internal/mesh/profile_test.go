@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/platform"
 )
 
 // scriptedExec answers commands from a table (exec into an agent needs a kubelet; the e2e
@@ -42,7 +43,7 @@ func TestFlameProfilerPerf(t *testing.T) {
 		return driver.Output{}
 	}}
 	dir := t.TempDir()
-	p := &FlameProfiler{Dir: dir, Perf: true, Exec: func(Agent) Executor { return ex }, Window: time.Second}
+	p := &FlameProfiler{Dir: dir, Perf: true, Exec: func(Agent) platform.Executor { return ex }, Window: time.Second}
 	wrap, stop := p.Start(context.Background(), CellInfo{Network: NetPod, Client: Agent{Node: "n1", Pod: "a1"}, Server: Agent{Node: "n2", Pod: "a2"}})
 	if wrap != nil {
 		t.Fatal("perf needs no client wrapper")
@@ -98,7 +99,7 @@ func TestFlameProfilerPprof(t *testing.T) {
 		return driver.Output{}
 	}}
 	dir := t.TempDir()
-	p := &FlameProfiler{Dir: dir, Exec: func(Agent) Executor { return ex }}
+	p := &FlameProfiler{Dir: dir, Exec: func(Agent) platform.Executor { return ex }}
 	wrap, stop := p.Start(context.Background(), CellInfo{Network: NetHost, Client: Agent{Node: "n1"}, Server: Agent{Node: "n2"}})
 	client := wrap(ex)
 	for i := 0; i < 2; i++ {

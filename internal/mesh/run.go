@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/cnperf/cnperf/internal/noderes"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
+	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
@@ -44,7 +44,7 @@ type Profiler interface {
 	// Start begins recording for a cell on the client and server nodes. wrap, when not nil,
 	// wraps the client's executor (to ask the client for its own profile); stop ends the
 	// recording and returns the profiles.
-	Start(ctx context.Context, cell CellInfo) (wrap func(Executor) Executor, stop func(ctx context.Context) []api.CPUProfile)
+	Start(ctx context.Context, cell CellInfo) (wrap func(platform.Executor) platform.Executor, stop func(ctx context.Context) []api.CPUProfile)
 }
 
 // CellInfo says where a cell runs.
@@ -56,7 +56,7 @@ type CellInfo struct {
 
 // Env is what a run needs from the cluster: an executor in an agent's client container.
 type Env struct {
-	Exec func(a Agent) Executor
+	Exec func(a Agent) platform.Executor
 	// Log gets one line per cell (stderr); nil is quiet.
 	Log io.Writer
 }
@@ -93,8 +93,8 @@ func (o *Options) Case(path api.Path, net Network, extra map[string]string) plan
 	return plan.Case{Name: "mesh", Profile: o.Profile, Path: path, Driver: o.Driver.Name(), Params: p}
 }
 
-// runCell measures one pair: for every sample, open the node-resource windows on both
-// nodes, run the client commands, close the windows, parse.
+// runCell measures one pair: every sample through the runner's sample attempt, with the
+// node-resource windows on both nodes around it (nodeWindows).
 func (o *Options) runCell(ctx context.Context, env Env, j cellJob) (res api.Result) {
 	c := o.Case(j.path, j.net, j.opts)
 	res = api.Result{
@@ -111,58 +111,49 @@ func (o *Options) runCell(ctx context.Context, env Env, j cellJob) (res api.Resu
 	}
 	defer func() {
 		res.EndTime = time.Now()
-		res.Summary = stats.Summarize(res.Samples)
-		if res.Error == "" && res.Summary.SamplesTotal > 0 && res.Summary.SamplesFailed == res.Summary.SamplesTotal {
-			res.Error = fmt.Sprintf("all %d samples failed; first: %s", res.Summary.SamplesTotal, res.Samples[0].Error)
-		}
+		runner.Summarize(&res)
 		res.NodeResources = meanNodeResources(res.Samples)
 	}()
-	ex := env.Exec(j.client)
+	sp := runner.Sampler{Driver: o.Driver, Exec: env.Exec(j.client), Target: j.target}
 	var stopProfile func(context.Context) []api.CPUProfile
 	if o.Profiler != nil {
 		srv := j.server
 		if j.serverNode != nil {
 			srv = *j.serverNode
 		}
-		var wrap func(Executor) Executor
+		var wrap func(platform.Executor) platform.Executor
 		wrap, stopProfile = o.Profiler.Start(ctx, CellInfo{Network: j.net, Client: j.client, Server: srv, Round: j.round})
 		if wrap != nil {
-			ex = wrap(ex)
+			sp.Exec = wrap(sp.Exec)
 		}
 	}
 	if c.Params.WarmupSeconds > 0 && !o.Driver.Capabilities().InlineWarmup {
-		if w := o.sample(ctx, env, ex, c, j, -1, true, nil); w.Error != "" && ctx.Err() == nil {
+		if w := sp.Sample(ctx, c, -1, true); w.Error != "" && ctx.Err() == nil {
 			res.Notes = append(res.Notes, "warm-up failed: "+w.Error)
 		}
 	}
-	var streams []*noderes.Series
 	if o.NodeResources {
-		var stop func()
-		var notes []string
-		streams, stop, notes = o.startStreams(ctx, env, j)
+		streams, stop, notes := o.startStreams(ctx, env, j)
 		defer stop()
 		res.Notes = append(res.Notes, notes...)
+		sp.Around = o.nodeWindows(env, j, streams)
 	}
 	n := max(c.Params.Samples, 1)
 	for i := 0; i < n; i++ {
 		if ctx.Err() != nil {
-			res.Error = fmt.Sprintf("interrupted after %d of %d samples", len(res.Samples), n)
+			res.Error = runner.Interrupted(len(res.Samples), n)
 			break
 		}
-		s := o.sample(ctx, env, ex, c, j, i, false, streams)
+		s := sp.Sample(ctx, c, i, false)
 		if ctx.Err() != nil && s.Error != "" {
 			// Cut short by the interruption: it measured nothing.
-			res.Error = fmt.Sprintf("interrupted after %d of %d samples", len(res.Samples), n)
+			res.Error = runner.Interrupted(len(res.Samples), n)
 			break
 		}
 		if i == 0 {
-			if cmds, err := o.Driver.Client(c, j.target, false); err == nil {
-				for _, cmd := range cmds {
-					res.Commands = append(res.Commands, cmd.Argv)
-				}
-			}
+			res.Commands = s.Commands
 		}
-		res.Samples = append(res.Samples, s)
+		res.Samples = append(res.Samples, s.Sample)
 	}
 	if stopProfile != nil {
 		sctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), time.Minute)
@@ -172,125 +163,96 @@ func (o *Options) runCell(ctx context.Context, env Env, j cellJob) (res api.Resu
 	return res
 }
 
-// sample runs one sample. With streams (the client's and the server's node /proc series),
-// the node windows are cut from them at the sample's own edges; without, /proc is read
-// through an exec on each node around the client command.
-func (o *Options) sample(ctx context.Context, env Env, ex Executor, c plan.Case, j cellJob, index int, warmup bool, streams []*noderes.Series) api.Sample {
-	start := time.Now()
-	fail := func(err error) api.Sample {
-		return api.Sample{Index: index, Warmup: warmup, StartTime: start, EndTime: time.Now(), Error: err.Error()}
-	}
-	cmds, err := o.Driver.Client(c, j.target, warmup)
-	if err != nil {
-		return fail(fmt.Errorf("build %s client command: %w", o.Driver.Name(), err))
-	}
-	if len(cmds) == 0 {
-		return fail(fmt.Errorf("driver %s built no client command", o.Driver.Name()))
-	}
-	var nodes []Agent
-	var samplers []*noderes.Sampler
-	var resErr []string
-	var started sync.WaitGroup
-	var startErrs []error
-	if o.NodeResources && !warmup && streams == nil {
-		nodes = []Agent{j.client}
-		if j.server.Node != j.client.Node {
-			if j.serverNode != nil {
-				nodes = append(nodes, *j.serverNode)
-			} else {
-				nodes = append(nodes, j.server)
+// nodeWindows is the sample hook (runner.Sampler.Around) that adds both nodes' resources
+// to every sample. With streams (the client's and the server's node /proc series), the
+// node windows are cut from them at the sample's own edges; without, /proc is read through
+// an exec on each node around the client commands.
+func (o *Options) nodeWindows(env Env, j cellJob, streams []*noderes.Series) func(context.Context, bool) func(context.Context, *api.Sample) {
+	return func(ctx context.Context, warmup bool) func(context.Context, *api.Sample) {
+		if warmup {
+			return nil
+		}
+		var nodes []Agent
+		var samplers []*noderes.Sampler
+		var started sync.WaitGroup
+		var startErrs []error
+		if streams == nil {
+			nodes = []Agent{j.client}
+			if j.server.Node != j.client.Node {
+				if j.serverNode != nil {
+					nodes = append(nodes, *j.serverNode)
+				} else {
+					nodes = append(nodes, j.server)
+				}
+			}
+			// The windows open while the client command starts (both go through an exec of
+			// similar latency), so they hold less of the exec round trips; the client's own
+			// start and handshake precede its measured window anyway.
+			samplers = make([]*noderes.Sampler, len(nodes))
+			startErrs = make([]error, len(nodes))
+			for i, a := range nodes {
+				samplers[i] = noderes.NewSampler(ProcReader{Exec: env.Exec(a)}, a.Node)
+				started.Add(1)
+				go func(i int) {
+					defer started.Done()
+					startErrs[i] = samplers[i].Start(ctx)
+				}(i)
 			}
 		}
-		// The windows open while the client command starts (both go through an exec of
-		// similar latency), so they hold less of the exec round trips; the client's own start
-		// and handshake precede its measured window anyway.
-		samplers = make([]*noderes.Sampler, len(nodes))
-		startErrs = make([]error, len(nodes))
-		for i, a := range nodes {
-			samplers[i] = noderes.NewSampler(ProcReader{Exec: env.Exec(a)}, a.Node)
-			started.Add(1)
-			go func(i int) {
-				defer started.Done()
-				startErrs[i] = samplers[i].Start(ctx)
-			}(i)
-		}
-	}
-	timeout := c.SampleTimeout()
-	if warmup {
-		timeout = c.Warmup() + 30*time.Second
-	}
-	outs := platform.ExecAll(ctx, ex, cmds, timeout)
-	started.Wait()
-	for i, err := range startErrs {
-		if err != nil {
-			resErr = append(resErr, fmt.Sprintf("node resources of %s: %v", nodes[i].Node, err))
-			samplers[i] = nil
-		}
-	}
-	var usage []*api.NodeResources
-	if len(samplers) > 0 {
-		usage = make([]*api.NodeResources, len(samplers))
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		for i, s := range samplers {
-			if s == nil {
-				continue
-			}
-			wg.Add(1)
-			go func(i int, s *noderes.Sampler) {
-				defer wg.Done()
-				r, err := s.Stop(interrupt.Cleanup(ctx))
-				mu.Lock()
-				defer mu.Unlock()
+		return func(ctx context.Context, s *api.Sample) {
+			var resErr []string
+			started.Wait()
+			for i, err := range startErrs {
 				if err != nil {
 					resErr = append(resErr, fmt.Sprintf("node resources of %s: %v", nodes[i].Node, err))
-					return
+					samplers[i] = nil
 				}
-				usage[i] = &r
-			}(i, s)
+			}
+			var usage []*api.NodeResources
+			if len(samplers) > 0 {
+				usage = make([]*api.NodeResources, len(samplers))
+				var wg sync.WaitGroup
+				var mu sync.Mutex
+				for i, sm := range samplers {
+					if sm == nil {
+						continue
+					}
+					wg.Add(1)
+					go func(i int, sm *noderes.Sampler) {
+						defer wg.Done()
+						r, err := sm.Stop(interrupt.Cleanup(ctx))
+						mu.Lock()
+						defer mu.Unlock()
+						if err != nil {
+							resErr = append(resErr, fmt.Sprintf("node resources of %s: %v", nodes[i].Node, err))
+							return
+						}
+						usage[i] = &r
+					}(i, sm)
+				}
+				wg.Wait()
+			}
+			if s == nil { // the sample failed: nothing to add to
+				return
+			}
+			if streams != nil {
+				usage = o.windows(ctx, streams, s.StartTime, s.EndTime, &resErr)
+			}
+			if len(usage) > 0 && s.NodeResources == nil { // a driver that measured them itself knows its window better
+				pair := &api.NodeResourcesPair{Client: usage[0]}
+				if len(usage) > 1 {
+					pair.Server = usage[1]
+				} else if usage[0] != nil {
+					same := *usage[0]
+					pair.Server = &same // same node: one window serves both sides
+				}
+				if pair.Client != nil || pair.Server != nil {
+					s.NodeResources = pair
+				}
+			}
+			s.Notes = append(s.Notes, resErr...)
 		}
-		wg.Wait()
 	}
-	s, err := o.Driver.Parse(c, outs)
-	if err != nil {
-		return fail(describeFailure(err, outs))
-	}
-	s.Index, s.Warmup = index, warmup
-	if s.StartTime.IsZero() {
-		s.StartTime = start
-	}
-	if s.EndTime.IsZero() {
-		s.EndTime = time.Now()
-	}
-	if streams != nil && !warmup {
-		usage = o.windows(ctx, streams, s.StartTime, s.EndTime, &resErr)
-	}
-	if len(usage) > 0 && s.NodeResources == nil { // a driver that measured them itself knows its window better
-		pair := &api.NodeResourcesPair{Client: usage[0]}
-		if len(usage) > 1 {
-			pair.Server = usage[1]
-		} else if usage[0] != nil {
-			same := *usage[0]
-			pair.Server = &same // same node: one window serves both sides
-		}
-		if pair.Client != nil || pair.Server != nil {
-			s.NodeResources = pair
-		}
-	}
-	for _, e := range resErr {
-		s.Notes = append(s.Notes, e)
-	}
-	return s
-}
-
-func describeFailure(err error, outs []driver.Output) error {
-	msg := err.Error()
-	for _, o := range outs {
-		if o.Err != nil && !strings.Contains(msg, o.Err.Error()) {
-			return fmt.Errorf("%w (%s: %v)", err, strings.Join(o.Argv, " "), o.Err)
-		}
-	}
-	return err
 }
 
 func meanNodeResources(samples []api.Sample) *api.NodeResourcesPair {

@@ -14,6 +14,7 @@ import (
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/driver/native"
 	"github.com/cnperf/cnperf/internal/mesh/meshview"
+	"github.com/cnperf/cnperf/internal/platform"
 )
 
 // fakeCluster stands in for agent pods (exec needs a kubelet, which cannot run in a unit
@@ -35,7 +36,7 @@ type fakeCluster struct {
 	reads    map[string]int
 }
 
-func (f *fakeCluster) executor(a Agent) Executor { return fakeExec{f: f, node: a.Node} }
+func (f *fakeCluster) executor(a Agent) platform.Executor { return fakeExec{f: f, node: a.Node} }
 
 type fakeExec struct {
 	f    *fakeCluster
@@ -131,7 +132,7 @@ func TestRunMeshRoundsConcurrentlyWithoutOverlap(t *testing.T) {
 		Metric: metric, OutlierMADs: 3, NodeResources: true}
 	// Each round holds until its runnable pairs (those without n5) have all started.
 	rounds := 0
-	env := Env{Exec: func(a Agent) Executor {
+	env := Env{Exec: func(a Agent) platform.Executor {
 		return f.executor(a)
 	}}
 	var wrapped [][]Pair
@@ -283,7 +284,7 @@ func TestRunMeshStreamsNodeResources(t *testing.T) {
 	o := &Options{Profile: api.TCPStream, Driver: native.Driver{}, Params: api.Params{DurationSeconds: 1, Samples: 2, Parallel: 1},
 		Metric: metric, OutlierMADs: 3, NodeResources: true}
 	o.roundStart = func(i int) { f.startRound(len(sched.Rounds[i])) }
-	env := Env{Exec: func(a Agent) Executor { return streamExec{fakeExec{f: f, node: a.Node}} }}
+	env := Env{Exec: func(a Agent) platform.Executor { return streamExec{fakeExec{f: f, node: a.Node}} }}
 	m, results := o.RunMesh(context.Background(), env, nodes, sched, []*AgentSet{set})
 	if len(m.Matrices[0].Cells) != n*n {
 		t.Fatalf("%d cells", len(m.Matrices[0].Cells))

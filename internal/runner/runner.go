@@ -11,18 +11,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
-	"github.com/cnperf/cnperf/internal/stats"
 )
-
-// MaxRawBytes is how much of a tool's raw output a sample keeps for audits.
-const MaxRawBytes = 4096
 
 // Runner runs cases.
 type Runner struct {
@@ -108,13 +103,10 @@ func (r *Runner) runCase(ctx context.Context, c plan.Case) (res api.Result) {
 	defer func() {
 		res.EndTime = time.Now()
 		markOutliers(res.Samples, res.Profile, c.Params.ExcludeOutliers)
-		res.Summary = stats.Summarize(res.Samples)
+		Summarize(&res)
 		assess(&res)
 		if gaveUp && res.Confidence != nil && !res.Confidence.Met {
 			res.Confidence.GaveUp = true
-		}
-		if res.Error == "" && res.Summary.SamplesTotal > 0 && res.Summary.SamplesFailed == res.Summary.SamplesTotal {
-			res.Error = fmt.Sprintf("all %d samples failed; first: %s", res.Summary.SamplesTotal, res.Samples[0].Error)
 		}
 	}()
 	d, ok := r.Drivers[c.Driver]
@@ -128,9 +120,10 @@ func (r *Runner) runCase(ctx context.Context, c plan.Case) (res api.Result) {
 		return res
 	}
 	res.Placement, res.Topology = pair.Placement, pair.Topology
+	sp := Sampler{Driver: d, Exec: pair.Client, Target: pair.Target, Explain: pair.Explain}
 
 	if c.Params.WarmupSeconds > 0 && !d.Capabilities().InlineWarmup {
-		w := r.sample(ctx, d, pair, c, -1, true)
+		w := sp.Sample(ctx, c, -1, true)
 		if w.Error != "" && ctx.Err() == nil {
 			res.Notes = append(res.Notes, "warm-up failed: "+w.Error)
 		}
@@ -138,17 +131,17 @@ func (r *Runner) runCase(ctx context.Context, c plan.Case) (res api.Result) {
 	limit := SampleLimit(c)
 	for i := 0; i < limit; i++ {
 		if ctx.Err() != nil {
-			res.Error = fmt.Sprintf("interrupted after %d of %d samples", len(res.Samples), limit)
+			res.Error = Interrupted(len(res.Samples), limit)
 			return res
 		}
-		s := r.sample(ctx, d, pair, c, i, false)
+		s := sp.Sample(ctx, c, i, false)
 		if ctx.Err() != nil && s.Error != "" {
 			// The sample was cut short by the interruption: it measured nothing.
-			res.Error = fmt.Sprintf("interrupted after %d of %d samples", len(res.Samples), limit)
+			res.Error = Interrupted(len(res.Samples), limit)
 			return res
 		}
 		if i == 0 {
-			res.Commands = s.commands
+			res.Commands = s.Commands
 		}
 		setSteadyState(&s.Sample)
 		res.Samples = append(res.Samples, s.Sample)
@@ -192,124 +185,4 @@ func hopeless(samples []api.Sample, minN int) bool {
 		}
 	}
 	return true
-}
-
-type sampleRun struct {
-	api.Sample
-	commands [][]string
-}
-
-// explainTimeout bounds the platform's look at the endpoints after a failed sample (the API
-// server may be the thing that is down).
-const explainTimeout = 5 * time.Second
-
-// Retries of a sample the driver says its tool refused for a moment (driver.Retrier).
-const (
-	maxRetries = 10
-	retryDelay = 200 * time.Millisecond
-)
-
-// sample runs the client commands of one sample concurrently and parses their outputs.
-func (r *Runner) sample(ctx context.Context, d driver.Driver, pair *platform.Pair, c plan.Case, index int, warmup bool) sampleRun {
-	return r.sampleAttempt(ctx, d, pair, c, index, warmup, 0)
-}
-
-func (r *Runner) sampleAttempt(ctx context.Context, d driver.Driver, pair *platform.Pair, c plan.Case, index int, warmup bool, attempt int) sampleRun {
-	var sr sampleRun
-	start := time.Now()
-	fail := func(err error) sampleRun {
-		sr.Sample = api.Sample{Index: index, Warmup: warmup, StartTime: start, EndTime: time.Now(), Error: err.Error()}
-		return sr
-	}
-	cmds, err := d.Client(c, pair.Target, warmup)
-	if err != nil {
-		return fail(fmt.Errorf("build %s client command: %w", d.Name(), err))
-	}
-	if len(cmds) == 0 {
-		return fail(fmt.Errorf("driver %s built no client command", d.Name()))
-	}
-	for _, cmd := range cmds {
-		sr.commands = append(sr.commands, cmd.Argv)
-	}
-	timeout := c.SampleTimeout()
-	if warmup {
-		timeout = c.Warmup() + 30*time.Second
-	}
-	outs := platform.ExecAll(ctx, pair.Client, cmds, timeout)
-	s, err := d.Parse(c, outs)
-	if err != nil {
-		if rt, ok := d.(driver.Retrier); ok && rt.Retryable(err) && attempt < maxRetries && ctx.Err() == nil {
-			select {
-			case <-ctx.Done():
-			case <-time.After(retryDelay):
-				return r.sampleAttempt(ctx, d, pair, c, index, warmup, attempt+1)
-			}
-		}
-		err = describeFailure(err, outs)
-		if pair.Explain != nil && ctx.Err() == nil {
-			ectx, cancel := context.WithTimeout(ctx, explainTimeout)
-			if why := pair.Explain(ectx, err); why != "" {
-				err = fmt.Errorf("%w (%s)", err, why)
-			}
-			cancel()
-		}
-		sr = fail(err)
-		sr.Raw = failedRaw(outs)
-		return sr
-	}
-	s.Index, s.Warmup = index, warmup
-	if s.StartTime.IsZero() {
-		s.StartTime = start
-	}
-	if s.EndTime.IsZero() {
-		s.EndTime = time.Now()
-	}
-	if s.Raw == "" && len(outs) == 1 && len(outs[0].Stdout) <= MaxRawBytes && d.Name() != "native" {
-		s.Raw = string(outs[0].Stdout)
-	}
-	sr.Sample = s
-	return sr
-}
-
-// failedRaw keeps what the tools printed in a failed sample, so the results file can tell
-// why: each command's stdout and stderr, the last MaxRawBytes/2 bytes of each (a tool's
-// error comes last), with the argv when there were several commands (parallel flows).
-func failedRaw(outs []driver.Output) string {
-	var b strings.Builder
-	tail := func(label string, data []byte) {
-		if len(data) == 0 {
-			return
-		}
-		fmt.Fprintf(&b, "--- %s", label)
-		if n := len(data) - MaxRawBytes/2; n > 0 {
-			fmt.Fprintf(&b, " (first %d bytes cut)", n)
-			data = data[n:]
-		}
-		b.WriteString(" ---\n")
-		b.Write(data)
-		if data[len(data)-1] != '\n' {
-			b.WriteByte('\n')
-		}
-	}
-	for i, o := range outs {
-		prefix := ""
-		if len(outs) > 1 {
-			prefix = fmt.Sprintf("command %d (%s) ", i+1, strings.Join(o.Argv, " "))
-		}
-		tail(prefix+"stdout", o.Stdout)
-		tail(prefix+"stderr", o.Stderr)
-	}
-	return b.String()
-}
-
-// describeFailure adds the execution error of the commands to a parse error when the
-// parser did not already mention it, so the cause is never lost.
-func describeFailure(err error, outs []driver.Output) error {
-	msg := err.Error()
-	for _, o := range outs {
-		if o.Err != nil && !strings.Contains(msg, o.Err.Error()) {
-			return fmt.Errorf("%w (%s: %v)", err, strings.Join(o.Argv, " "), o.Err)
-		}
-	}
-	return err
 }

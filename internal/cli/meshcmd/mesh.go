@@ -30,6 +30,7 @@ import (
 	"github.com/cnperf/cnperf/internal/mesh"
 	"github.com/cnperf/cnperf/internal/mesh/meshview"
 	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/platform/kube"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/version"
@@ -423,7 +424,7 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 	stream := kube.RemoteStreamer(cs, cfg)
 	env := mesh.Env{
 		Log: log,
-		Exec: func(a mesh.Agent) mesh.Executor {
+		Exec: func(a mesh.Agent) platform.Executor {
 			return &mesh.PodExecutor{Stream: stream, Namespace: o.Namespace, Pod: a.Pod, Container: mesh.ClientContainer, DefaultTimeout: 5 * time.Minute}
 		},
 	}
