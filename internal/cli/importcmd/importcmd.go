@@ -23,15 +23,13 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/version"
 )
 
 // Platform is the platform name of imported runs.
 const Platform = "imported"
-
-// MaxRawBytes bounds the raw tool output kept in a sample (as cnperf run does).
-const MaxRawBytes = 4096
 
 // profileImporter is implemented by importers that can be told the profile when the output
 // does not say (netperf without its banner, uperf profiles not written by cnperf).
@@ -193,7 +191,7 @@ func Import(imp driver.Importer, driverName string, profile api.Profile, path ap
 				return nil, fmt.Errorf("import %s: the output is a %s test, not %s", name, ic.Profile, profile)
 			}
 			s := ic.Sample
-			if len(cases) == 1 && s.Raw == "" && len(data) <= MaxRawBytes {
+			if len(cases) == 1 && s.Raw == "" && len(data) <= runner.MaxRawBytes {
 				s.Raw = strings.ToValidUTF8(string(data), "\uFFFD")
 			}
 			s.Notes = append(s.Notes, "imported from "+name)

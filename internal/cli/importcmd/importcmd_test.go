@@ -13,6 +13,7 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/runner"
 )
 
 // Fixtures: real iperf3/qperf/sockperf/netperf/uperf captures.
@@ -76,7 +77,7 @@ func TestImportIperf3GroupsRunsOfOneTest(t *testing.T) {
 	if run.Results[1].Profile != api.UDPStream || run.Results[1].Summary.LossPercent == nil {
 		t.Errorf("result 1: %+v", run.Results[1])
 	}
-	if r.Samples[0].Raw == "" && len(mustRead(t, a)) <= MaxRawBytes {
+	if r.Samples[0].Raw == "" && len(mustRead(t, a)) <= runner.MaxRawBytes {
 		t.Error("raw output not kept")
 	}
 }
