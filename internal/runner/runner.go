@@ -155,8 +155,8 @@ func (r *Runner) runCase(ctx context.Context, c plan.Case) (res api.Result) {
 			}
 			if futile(res.Samples, &c.Params, c.Profile, limit) {
 				gaveUp = true
-				res.Notes = append(res.Notes, fmt.Sprintf("confidence target given up after %d samples: the spread so far needs more than %d× the maximum of %d",
-					len(res.Samples), FutilityFactor, limit))
+				res.Notes = append(res.Notes, fmt.Sprintf("confidence target given up after %d samples: the spread so far needs more than %d samples (the maximum is %d)",
+					len(res.Samples), FutilityFactor*limit, limit))
 				break
 			}
 		}
