@@ -33,7 +33,7 @@ func TestConfidenceTargetLoop(t *testing.T) {
 		// at the maximum there is nothing left to give up
 		{"noisy path runs to the maximum", []step{m1024, m64, m1024, m64}, 3, 4, false, []string{ReasonNoisy}, false, false},
 		// CoV about 1: some 1500 samples needed, more than the maximum of 30: the case gives
-		// up after FutilityMinSamples (4).
+		// up after DefaultFutility.MinSamples (4).
 		{"hopelessly noisy path gives up after 4", []step{m1024, m64, m1024, m64}, 3, 30, false, []string{ReasonNoisy}, false, true},
 		{"a higher minimum delays giving up", []step{m1024, m64, m1024, m64, m1024}, 5, 30, false, []string{ReasonNoisy}, false, true},
 		{"every sample refused: gives up at the minimum", repeat(refused, 3), 3, 30, false, []string{ReasonFailed}, true, false},

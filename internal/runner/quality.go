@@ -71,30 +71,67 @@ func targetMet(samples []api.Sample, c *api.Params, profile api.Profile) bool {
 	return met
 }
 
-// Futility: a case gives up on its target once it has FutilityMinSamples samples (and its
-// minimum) and their spread says the target needs more than FutilityFactor times its maximum:
+// Futility is when a case gives up on its confidence target: once it has MinSamples samples
+// (and its minimum) and their spread says the target needs more than Factor times its maximum,
 // more samples would cost time without getting there.
-//
-// The values come from make bench-adaptive (docs/performance.md): replayed over the recorded
-// sample sequences of a run with 6 and 3, giving up after 4 when the target needs more than
-// the maximum lost no case that met its target and cut the time per case by 30 to 60 %; 3
-// samples were as good but leave the estimate of the spread too few degrees of freedom.
+type Futility struct {
+	MinSamples int
+	Factor     int
+}
+
+// DefaultFutility is the rule the runner applies. The values come from make bench-adaptive
+// (docs/performance.md): replayed over the recorded sample sequences of a run with {6, 3},
+// giving up after 4 when the target needs more than the maximum lost no case that met its
+// target and cut the time per case by 30 to 60 %; 3 samples were as good but leave the
+// estimate of the spread too few degrees of freedom.
+var DefaultFutility = Futility{MinSamples: 4, Factor: 1}
+
+// StopReason says why a case with a confidence target stops taking samples.
+type StopReason int
+
 const (
-	FutilityMinSamples = 4
-	FutilityFactor     = 1
+	// Continue: the case takes another sample.
+	Continue StopReason = iota
+	// TargetMet: the interval is within the target.
+	TargetMet
+	// AllFailed: the minimum number of samples ran and every one failed.
+	AllFailed
+	// GaveUp: the spread says the target needs more than the futility rule allows.
+	GaveUp
+	// AtLimit: the case took its maximum number of samples.
+	AtLimit
 )
 
-// futile reports that the case should stop before its maximum (see FutilityFactor).
-func futile(samples []api.Sample, c *api.Params, profile api.Profile, limit int) bool {
-	if len(samples) < max(c.Samples, FutilityMinSamples) || len(samples) >= limit {
+// Stop is the stopping rule of a case with a confidence target, applied after each sample:
+// it marks the outliers of samples (as the result will show them) and says whether the case
+// stops, and why. limit is the case's maximum (SampleLimit). The runner calls it after every
+// sample; bench/cmd/adaptive replays recorded samples through it with other rules.
+func Stop(samples []api.Sample, c *api.Params, profile api.Profile, limit int, rule Futility) StopReason {
+	markOutliers(samples, profile, c.ExcludeOutliers)
+	switch {
+	case targetMet(samples, c, profile):
+		return TargetMet
+	case hopeless(samples, c.Samples):
+		return AllFailed
+	case len(samples) >= limit:
+		return AtLimit
+	case futile(samples, c, profile, limit, rule):
+		return GaveUp
+	}
+	return Continue
+}
+
+// futile reports that the case should stop before its maximum (see Futility).
+func futile(samples []api.Sample, c *api.Params, profile api.Profile, limit int, rule Futility) bool {
+	if len(samples) < max(c.Samples, rule.MinSamples) || len(samples) >= limit {
 		return false
 	}
 	_, xs, _, ok := headline(samples, profile)
-	if !ok || len(xs) < FutilityMinSamples {
+	if !ok || len(xs) < rule.MinSamples {
 		return false
 	}
 	cov := stats.StdDev(xs) / math.Abs(stats.Mean(xs))
-	return stats.SamplesNeeded(cov, c.Confidence.Level/100, c.Confidence.HalfWidthPercent, FutilityFactor*limit) > FutilityFactor*limit
+	return stats.SamplesNeeded(cov, c.Confidence.Level/100, c.Confidence.HalfWidthPercent, rule.Factor*limit) > rule.Factor*limit
 }
 
 // setSteadyState compares a sample's first interval with the others.

@@ -149,14 +149,13 @@ func (r *Runner) runCase(ctx context.Context, c plan.Case) (res api.Result) {
 			r.Progress.SampleDone(c, s.Sample)
 		}
 		if c.Params.Confidence != nil {
-			markOutliers(res.Samples, c.Profile, c.Params.ExcludeOutliers)
-			if targetMet(res.Samples, &c.Params, c.Profile) || hopeless(res.Samples, c.Params.Samples) {
-				break
-			}
-			if futile(res.Samples, &c.Params, c.Profile, limit) {
+			why := Stop(res.Samples, &c.Params, c.Profile, limit, DefaultFutility)
+			if why == GaveUp {
 				gaveUp = true
 				res.Notes = append(res.Notes, fmt.Sprintf("confidence target given up after %d samples: the spread so far needs more than %d samples (the maximum is %d)",
-					len(res.Samples), FutilityFactor*limit, limit))
+					len(res.Samples), DefaultFutility.Factor*limit, limit))
+			}
+			if why != Continue {
 				break
 			}
 		}

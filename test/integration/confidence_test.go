@@ -50,9 +50,9 @@ func TestConfidenceTargetLoopback(t *testing.T) {
 		if met != c.Met || c.FinalHalfWidthPercent == nil || abs(*c.FinalHalfWidthPercent-w) > 1e-9 {
 			t.Errorf("%s: outcome %+v, recomputed ±%.3f%% met %v", res.Profile, c, w, met)
 		}
-		if !c.Met && (!(n == 30 || c.GaveUp && n >= runner.FutilityMinSamples) || len(c.Reasons) == 0) {
+		if !c.Met && (!(n == 30 || c.GaveUp && n >= runner.DefaultFutility.MinSamples) || len(c.Reasons) == 0) {
 			t.Errorf("%s: target missed after %d samples (gave up %v) with reasons %q; want 30 samples, or giving up after %d or more, and a reason",
-				res.Profile, n, c.GaveUp, c.Reasons, runner.FutilityMinSamples)
+				res.Profile, n, c.GaveUp, c.Reasons, runner.DefaultFutility.MinSamples)
 		}
 		t.Logf("%s: %d samples, ±%.2f%%, met %v %q", res.Profile, n, w, c.Met, c.Reasons)
 	}

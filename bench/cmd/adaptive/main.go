@@ -85,7 +85,16 @@ func main() {
 	target := flag.Float64("target", 5, "half-width in percent of the mean that counts as within target (at 95 %)")
 	outDir := flag.String("out", "", "directory for each run's JSON and the outcomes (kept); empty: a temporary one, removed")
 	reprint := flag.String("reprint", "", "run nothing: print the tables again from a directory an earlier -out wrote")
+	replay := flag.String("replay", "", "run nothing: replay the samples of the runs with a confidence target in a directory an earlier -out wrote through the stopping rule with each of -rules")
+	rules := flag.String("rules", "6,3;6,1;4,2;4,1;3,1", "with -replay: N,F;N,F...: give up after N samples when the target needs more than F × the maximum")
 	flag.Parse()
+	if *replay != "" {
+		if err := replayDir(os.Stdout, *replay, *rules); err != nil {
+			fmt.Fprintln(os.Stderr, "adaptive:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *reprint != "" {
 		if err := reprintDir(*reprint, *target); err != nil {
 			fmt.Fprintln(os.Stderr, "adaptive:", err)
