@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 )
@@ -30,7 +31,9 @@ func DeleteNamespace(ctx context.Context, cs kubernetes.Interface, name string, 
 // namespace's pods that a stopped kubelet keeps terminating forever, and says so.
 func deleteNamespace(ctx context.Context, cs kubernetes.Interface, name string, waitGone bool, u *unsticker) error {
 	bg := metav1.DeletePropagationBackground
-	err := cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg})
+	err := retryTransient(ctx, func() error {
+		return cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg})
+	})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -63,6 +66,54 @@ func DeleteRunObjects(ctx context.Context, cs kubernetes.Interface, ns, selector
 // deleteRunObjects is DeleteRunObjects; while it waits, u (when not nil) force-deletes the
 // pods that a stopped kubelet keeps terminating forever, and says so.
 func deleteRunObjects(ctx context.Context, cs kubernetes.Interface, ns, selector string, waitGone bool, u *unsticker) error {
+	if err := retryTransient(ctx, func() error { return deleteRunObjectsOnce(ctx, cs, ns, selector) }); err != nil || !waitGone {
+		return err
+	}
+	lo := metav1.ListOptions{LabelSelector: selector}
+	err := wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
+		left, err := cs.CoreV1().Pods(ns).List(ctx, lo)
+		if err != nil {
+			return false, nil
+		}
+		if len(left.Items) == 0 {
+			return true, nil
+		}
+		u.poll(ctx)
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("pods labelled %s in %s are still terminating: %w", selector, ns, err)
+	}
+	return nil
+}
+
+// retryTransient calls f until it succeeds, fails for good, or ctx ends: a failure because
+// the API server is unreachable, restarting or overloaded is tried again every apiRetryEvery,
+// so clean-up outlasts an API server restart.
+func retryTransient(ctx context.Context, f func() error) error {
+	for {
+		err := f()
+		if err == nil || !transientAPIError(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(apiRetryEvery):
+		}
+	}
+}
+
+// transientAPIError says whether err is the API server being away for a moment.
+func transientAPIError(err error) bool {
+	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
+		utilnet.IsHTTP2ConnectionLost(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsServerTimeout(err) ||
+		apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		strings.Contains(err.Error(), "connect: connection refused")
+}
+
+// deleteRunObjectsOnce deletes the run's objects (one pass, no waiting).
+func deleteRunObjectsOnce(ctx context.Context, cs kubernetes.Interface, ns, selector string) error {
 	var errs []error
 	grace := terminationGrace
 	lo := metav1.ListOptions{LabelSelector: selector}
@@ -123,24 +174,7 @@ func deleteRunObjects(ctx context.Context, cs kubernetes.Interface, ns, selector
 			}
 		}
 	}
-	if len(errs) > 0 || !waitGone {
-		return errors.Join(errs...)
-	}
-	err = wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
-		left, err := cs.CoreV1().Pods(ns).List(ctx, lo)
-		if err != nil {
-			return false, nil
-		}
-		if len(left.Items) == 0 {
-			return true, nil
-		}
-		u.poll(ctx)
-		return false, nil
-	})
-	if err != nil {
-		return fmt.Errorf("pods labelled %s in %s are still terminating: %w", selector, ns, err)
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // CleanupOptions select what `cnperf cleanup` removes.

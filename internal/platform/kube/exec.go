@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/httpstream"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -68,8 +70,35 @@ func RemoteStreamer(cs kubernetes.Interface, cfg *rest.Config) Streamer {
 		if err != nil {
 			return err
 		}
-		return ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: stdout, Stderr: stderr})
+		// An API server that refuses the connection (restarting) ran nothing: try again
+		// until it answers or ctx ends, rather than fail every sample until it is back.
+		for {
+			err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: stdout, Stderr: stderr})
+			if err == nil || !apiRefused(err, u.Host) {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("%w (the API server at %s refused the connection until the command's time was up)", err, u.Host)
+			case <-time.After(apiRetryEvery):
+			}
+		}
 	}
+}
+
+// apiRetryEvery is how often a refused connection to the API server is tried again.
+var apiRetryEvery = time.Second
+
+// apiRefused says whether err is the API server at hostport refusing the connection (nothing
+// was sent: safe to repeat), as opposed to the API server failing to reach a kubelet, or a
+// stream cut after the command started.
+func apiRefused(err error, hostport string) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" && utilnet.IsConnectionRefused(err) {
+		return true
+	}
+	// some executors format the dial error into their own (%v, not %w)
+	return strings.Contains(err.Error(), "dial tcp "+hostport+": connect: connection refused")
 }
 
 // podExecutor runs commands in one container of one pod.
