@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,7 +29,16 @@ func (p *Platform) explainer(pl *api.Placement) func(context.Context, error) str
 			}
 		}
 		// Exec goes API server -> kubelet of the client's node -> container.
-		if err != nil && strings.Contains(err.Error(), "error dialing backend") && pl.Client.Node != "" && pl.Client.Node != "local" {
+		podClient := pl.Client.Pod != "" && pl.Client.Node != "" && pl.Client.Node != "local"
+		if podClient && len(why) == 0 && !kubeletUnreachable(err) && p.stream != nil {
+			// Nothing seen in the API: can the client pod still be reached? (A kubelet that
+			// died during the exec ends the stream without an error or an exit code.)
+			perr := p.stream(ctx, p.s.Namespace, pl.Client.Pod, ClientContainer, []string{"true"}, io.Discard, io.Discard)
+			if kubeletUnreachable(perr) {
+				err = perr
+			}
+		}
+		if podClient && kubeletUnreachable(err) {
 			why = append(why, fmt.Sprintf("the API server could not reach the kubelet of node %s, where client pod %s runs", pl.Client.Node, pl.Client.Pod))
 		}
 		return strings.Join(why, "; ")
@@ -69,4 +79,16 @@ func (p *Platform) endpointTrouble(ctx context.Context, ep api.Endpoint) string 
 		return ""
 	}
 	return fmt.Sprintf("%s pod %s/%s: %s", ep.Role, p.s.Namespace, ep.Pod, strings.Join(notes, ", "))
+}
+
+// kubeletUnreachable says whether err is the API server failing to reach a kubelet for an
+// exec: "error dialing backend: …" (up to Kubernetes 1.33), "Internal error occurred: error
+// sending request: Post "https://NODE:10250/exec/…": dial tcp …" (1.34).
+func kubeletUnreachable(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "error dialing backend") ||
+		(strings.Contains(msg, "error sending request") && strings.Contains(msg, "/exec/") && strings.Contains(msg, "dial tcp"))
 }

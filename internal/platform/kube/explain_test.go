@@ -31,11 +31,14 @@ func TestExplainer(t *testing.T) {
 	}
 	pl := &api.Placement{Server: api.Endpoint{Role: "server", Pod: "srv", Node: "n1"}, Client: api.Endpoint{Role: "client", Pod: "cli", Node: "n2"}}
 	netErr := errors.New("receive response: connection closed by peer")
+	kubeletGone := errors.New(`Internal error occurred: error sending request: Post "https://10.123.0.12:10250/exec/ns/cli/client?command=true": dial tcp 10.123.0.12:10250: connect: connection refused`)
 	for _, tc := range []struct {
 		name string
 		objs []any
 		err  error
-		want string
+		// probe is what an exec of `true` in the client pod returns
+		probe error
+		want  string
 	}{
 		{name: "all well", objs: []any{pod("srv", "n1"), pod("cli", "n2"), node("n1", corev1.ConditionTrue), node("n2", corev1.ConditionTrue)},
 			err: netErr, want: ""},
@@ -52,6 +55,14 @@ func TestExplainer(t *testing.T) {
 		{name: "client's node NotReady, kubelet unreachable", objs: []any{pod("srv", "n1"), pod("cli", "n2"), node("n1", corev1.ConditionTrue), node("n2", corev1.ConditionUnknown)},
 			err:  errors.New("exec in pod ns/cli: error dialing backend: dial tcp 10.0.0.2:10250: connect: connection refused"),
 			want: "client pod ns/cli: its node n2 is not Ready (NodeStatusUnknown); the API server could not reach the kubelet of node n2, where client pod cli runs"},
+		{name: "kubelet stopped during the exec: no error, the probe says it", objs: []any{pod("srv", "n1"), pod("cli", "n2"),
+			node("n1", corev1.ConditionTrue), node("n2", corev1.ConditionTrue)},
+			err: errors.New("cnperf agent client printed nothing (no output)"), probe: kubeletGone,
+			want: "the API server could not reach the kubelet of node n2, where client pod cli runs"},
+		{name: "kubelet stopped, node still Ready (Kubernetes 1.34's message, captured on the e2e cluster)",
+			objs: []any{pod("srv", "n1"), pod("cli", "n2"), node("n1", corev1.ConditionTrue), node("n2", corev1.ConditionTrue)},
+			err:  errors.New(`cnperf agent client failed: exec in pod ns/cli: cnperf agent client --json: Internal error occurred: error sending request: Post "https://10.123.0.12:10250/exec/ns/cli/client?command=sh&error=1&output=1": dial tcp 10.123.0.12:10250: connect: connection refused; exit code -1`),
+			want: "the API server could not reach the kubelet of node n2, where client pod cli runs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := fake.NewSimpleClientset()
@@ -70,6 +81,12 @@ func TestExplainer(t *testing.T) {
 			p, err := NewWithClient(Options{Namespace: "ns"}, testRun, io.Discard, cs, nil)
 			if err != nil {
 				t.Fatal(err)
+			}
+			p.stream = func(_ context.Context, ns, pod, container string, argv []string, _, _ io.Writer) error {
+				if ns != "ns" || pod != "cli" || container != ClientContainer || len(argv) != 1 || argv[0] != "true" {
+					t.Errorf("probe exec %s/%s/%s %q", ns, pod, container, argv)
+				}
+				return tc.probe
 			}
 			if got := p.explainer(pl)(context.Background(), tc.err); got != tc.want {
 				t.Errorf("got  %q\nwant %q", got, tc.want)

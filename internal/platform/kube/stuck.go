@@ -69,13 +69,11 @@ func (u *unsticker) poll(ctx context.Context) {
 		if pod.DeletionTimestamp == nil || pod.Spec.NodeName == "" || u.forced[pod.Name] {
 			continue
 		}
+		// The node's Lease is watched from the first look (its silence is timed from then);
 		// DeletionTimestamp is when the grace period ends.
-		over := u.now().Sub(pod.DeletionTimestamp.Time)
-		if over < stuckSlack {
-			continue
-		}
 		why := u.kubeletGone(ctx, pod.Spec.NodeName)
-		if why == "" {
+		over := u.now().Sub(pod.DeletionTimestamp.Time)
+		if why == "" || over < stuckSlack {
 			continue
 		}
 		zero := int64(0)
