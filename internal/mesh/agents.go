@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/cnperf/cnperf/internal/driver"
-	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/platform/kube"
 )
 
@@ -65,8 +64,6 @@ type AgentOptions struct {
 	StartTimeout time.Duration
 	// Resources are the agent containers' requests and limits.
 	Resources corev1.ResourceRequirements
-	// Token is the run's agent token, put in every agent container's environment.
-	Token string
 }
 
 // Agent is one node's agent pod.
@@ -223,7 +220,9 @@ func agentContainer(o AgentOptions, name string, command []string) corev1.Contai
 		ImagePullPolicy: o.PullPolicy,
 		Command:         append([]string(nil), command...),
 		Resources:       *o.Resources.DeepCopy(),
-		Env:             []corev1.EnvVar{{Name: loadgen.TokenEnv, Value: o.Token}},
+		// the run's agent token from its Secret (kube.CreateTokenSecret): never in the
+		// DaemonSet or pod spec, never on a command line
+		Env: []corev1.EnvVar{kube.TokenEnvVar(o.RunID)},
 	}
 	if o.Privileged {
 		yes := true
@@ -423,8 +422,9 @@ func Cleanup(ctx context.Context, cs kubernetes.Interface, ns, runID string, nam
 	if namespaceCreated {
 		return kube.DeleteNamespace(ctx, cs, ns, false)
 	}
-	// DaemonSets first, or their controller recreates the pods deleted next.
-	var errs []error
+	// the token's Secret by name (no right to list Secrets is needed); then DaemonSets, or
+	// their controller recreates the pods deleted next.
+	errs := []error{kube.DeleteTokenSecret(ctx, cs, ns, runID)}
 	bg := metav1.DeletePropagationBackground
 	err := cs.AppsV1().DaemonSets(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg},
 		metav1.ListOptions{LabelSelector: kube.RunSelector(runID)})

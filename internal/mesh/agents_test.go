@@ -3,6 +3,7 @@ package mesh
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver/native"
+	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform/kube"
 )
@@ -64,6 +66,12 @@ func TestBuildDaemonSet(t *testing.T) {
 		}
 		if *spec.AutomountServiceAccountToken {
 			t.Fatal("agents must not get an API token")
+		}
+		// the run's agent token: from the run's Secret, never in the DaemonSet's spec
+		for _, c := range spec.Containers {
+			if len(c.Env) != 1 || !reflect.DeepEqual(c.Env[0], kube.TokenEnvVar(o.RunID)) || c.Env[0].Value != "" {
+				t.Fatalf("container %s env %+v: want %s from secret %s", c.Name, c.Env, loadgen.TokenEnv, kube.TokenSecretName(o.RunID))
+			}
 		}
 	}
 }

@@ -413,9 +413,12 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 	if err != nil {
 		return err
 	}
+	if err := kube.CreateTokenSecret(ctx, cs, o.Namespace, runID, token, lease); err != nil {
+		return err
+	}
 	agentOpts := mesh.AgentOptions{
 		Namespace: o.Namespace, RunID: runID, Image: o.Image, PullPolicy: s.pull, Tolerations: s.tols,
-		Privileged: o.Privileged, Batch: o.AgentBatch, StartTimeout: o.StartTimeout, Token: token,
+		Privileged: o.Privileged, Batch: o.AgentBatch, StartTimeout: o.StartTimeout,
 	}
 	probe := mo.Case(api.PathPodPodCrossNode, mesh.NetPod, nil)
 	if server == nil {

@@ -53,6 +53,7 @@ type Platform struct {
 	services               map[serviceKey]*corev1.Service
 	setup, teardown        time.Duration
 	lease                  *Lease // the proof that this run is alive
+	tokenSecret            bool   // the agent token's Secret was created
 }
 
 var (
@@ -236,6 +237,12 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 	}
 	p.mu.Lock()
 	p.lease = lease
+	p.mu.Unlock()
+	if err := CreateTokenSecret(ctx, p.cs, p.s.Namespace, p.runID, p.s.AgentToken, lease); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.tokenSecret = true
 	p.mu.Unlock()
 	sa := buildServiceAccount(p.s.Namespace, p.runID)
 	if _, err := p.cs.CoreV1().ServiceAccounts(p.s.Namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -655,7 +662,7 @@ func (p *Platform) Close(ctx context.Context) error {
 	}
 	p.closed = true
 	attempted, created := p.nsAttempted, p.nsCreated
-	lease := p.lease
+	lease, secret := p.lease, p.tokenSecret
 	p.mu.Unlock()
 	start := time.Now()
 	defer func() {
@@ -675,6 +682,11 @@ func (p *Platform) Close(ctx context.Context) error {
 		}
 	}
 	var err error
+	// the token first, by name (no right to list Secrets); in a namespace cnperf created it
+	// would go with it, and after a kill it goes with the Lease that owns it
+	if secret && !created {
+		err = DeleteTokenSecret(ctx, p.cs, p.s.Namespace, p.runID)
+	}
 	if created {
 		// Start the pods' termination at once: the namespace controller would first spend
 		// seconds discovering every resource type.
@@ -682,7 +694,7 @@ func (p *Platform) Close(ctx context.Context) error {
 		err = deleteNamespace(ctx, p.cs, p.s.Namespace, true, newUnsticker(p.cs, p.s.Namespace, "", p.log))
 	} else {
 		sel := RunSelector(p.runID)
-		err = deleteRunObjects(ctx, p.cs, p.s.Namespace, sel, true, newUnsticker(p.cs, p.s.Namespace, sel, p.log))
+		err = errors.Join(err, deleteRunObjects(ctx, p.cs, p.s.Namespace, sel, true, newUnsticker(p.cs, p.s.Namespace, sel, p.log)))
 	}
 	if err == nil {
 		p.mu.Lock()

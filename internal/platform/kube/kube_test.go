@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -268,8 +269,20 @@ func TestExistingNamespaceIsKept(t *testing.T) {
 	if err := p.Prepare(ctx, casesWith([]string{"iperf3"}, []api.Path{api.PathPodClusterIP}), testDrivers); err != nil {
 		t.Fatal(err)
 	}
+	// the token reaches the pods through the run's Secret only
+	sec, err := c.cs.CoreV1().Secrets("perf").Get(ctx, TokenSecretName(testRun), metav1.GetOptions{})
+	if err != nil || string(sec.Data[TokenSecretKey]) != p.s.AgentToken {
+		t.Errorf("token secret: %v", err)
+	}
+	pods, _ := c.cs.CoreV1().Pods("perf").List(ctx, metav1.ListOptions{LabelSelector: RunSelector(testRun)})
+	if js, _ := json.Marshal(pods); len(pods.Items) == 0 || strings.Contains(string(js), p.s.AgentToken) {
+		t.Errorf("%d pods; the token is in their spec", len(pods.Items))
+	}
 	if err := p.Close(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := c.cs.CoreV1().Secrets("perf").Get(ctx, TokenSecretName(testRun), metav1.GetOptions{}); err == nil {
+		t.Error("the token's Secret is left after Close")
 	}
 	if _, err := c.cs.CoreV1().Namespaces().Get(ctx, "perf", metav1.GetOptions{}); err != nil {
 		t.Errorf("a namespace cnperf did not create was deleted: %v", err)

@@ -47,6 +47,7 @@ type Lease struct {
 	stopOnce  sync.Once
 	renewedMu sync.Mutex
 	renewed   time.Time
+	uid       types.UID // of the created Lease: objects of the run it owns go with it
 }
 
 func buildLease(ns, runID, command string, now time.Time) *coordinationv1.Lease {
@@ -69,10 +70,11 @@ func StartLease(ctx context.Context, cs kubernetes.Interface, ns, runID, command
 	}
 	l := &Lease{cs: cs, ns: ns, name: LeaseName(runID), log: log, stop: make(chan struct{}), done: make(chan struct{})}
 	now := time.Now()
-	if _, err := cs.CoordinationV1().Leases(ns).Create(ctx, buildLease(ns, runID, command, now), metav1.CreateOptions{}); err != nil {
+	got, err := cs.CoordinationV1().Leases(ns).Create(ctx, buildLease(ns, runID, command, now), metav1.CreateOptions{})
+	if err != nil {
 		return nil, fmt.Errorf("create lease %s/%s (the proof that this run is alive): %w", ns, l.name, err)
 	}
-	l.renewed = now
+	l.renewed, l.uid = now, got.UID
 	go l.loop()
 	return l, nil
 }
@@ -100,6 +102,15 @@ func (l *Lease) loop() {
 		l.renewed = now
 		l.renewedMu.Unlock()
 	}
+}
+
+// OwnerReference makes an object of the run a dependent of the Lease, so the garbage collector
+// removes it when the Lease is deleted (nil for a nil Lease or one without a UID).
+func (l *Lease) OwnerReference() *metav1.OwnerReference {
+	if l == nil || l.uid == "" {
+		return nil
+	}
+	return &metav1.OwnerReference{APIVersion: "coordination.k8s.io/v1", Kind: "Lease", Name: l.name, UID: l.uid}
 }
 
 // Stop ends the renewals (the Lease then expires unless it is deleted). It is idempotent.

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/cnperf/cnperf/internal/driver"
-	"github.com/cnperf/cnperf/internal/loadgen"
 )
 
 // Labels on every object cnperf creates. `cnperf cleanup` finds leftovers by them.
@@ -178,11 +177,11 @@ func buildPod(s *settings, runID string, e endpointSpec) *corev1.Pod {
 		pod.Spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
 	}
 	if e.Role == "client" {
-		pod.Spec.Containers = []corev1.Container{container(s, ClientContainer, clientCommand)}
+		pod.Spec.Containers = []corev1.Container{container(s, runID, ClientContainer, clientCommand)}
 		return pod
 	}
 	for _, srv := range e.Servers {
-		c := container(s, dnsLabel(srv.Name), srv.Argv)
+		c := container(s, runID, dnsLabel(srv.Name), srv.Argv)
 		for _, p := range srv.Ports {
 			cp := corev1.ContainerPort{ContainerPort: int32(p.Port), Protocol: Protocol(p.Protocol)}
 			if e.Net == netHost {
@@ -210,16 +209,16 @@ func buildPod(s *settings, runID string, e endpointSpec) *corev1.Pod {
 	return pod
 }
 
-func container(s *settings, name string, command []string) corev1.Container {
+func container(s *settings, runID, name string, command []string) corev1.Container {
 	c := corev1.Container{
 		Name:            name,
 		Image:           s.Image,
 		ImagePullPolicy: s.pullPolicy,
 		Command:         append([]string(nil), command...),
 		Resources:       *s.resources.DeepCopy(),
-		// the run's agent token: in the pod spec (readable only with get on pods in this
-		// namespace), never on a command line; exec'ed clients inherit it
-		Env: []corev1.EnvVar{{Name: loadgen.TokenEnv, Value: s.AgentToken}},
+		// the run's agent token, from the run's Secret: neither in the pod spec nor on a
+		// command line; exec'ed clients inherit it
+		Env: []corev1.EnvVar{TokenEnvVar(runID)},
 	}
 	if s.Privileged {
 		yes := true

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/cnperf/cnperf/internal/driver"
@@ -190,13 +192,20 @@ func TestBuildPod(t *testing.T) {
 				if errs := validation.IsDNS1123Label(c.Name); len(errs) > 0 {
 					t.Errorf("container name %q: %v", c.Name, errs)
 				}
-				// the run's agent token: in the environment, never on the command line
-				if len(c.Env) != 1 || c.Env[0].Name != loadgen.TokenEnv || c.Env[0].Value != s.AgentToken || len(s.AgentToken) != 64 {
-					t.Errorf("container %s: env %+v, want the run's token in %s", c.Name, c.Env, loadgen.TokenEnv)
+				// the run's agent token: in the environment from the run's Secret, never in
+				// the pod spec itself
+				var ref *corev1.EnvVarSource
+				if len(c.Env) > 0 {
+					ref = c.Env[0].ValueFrom
 				}
-				if strings.Contains(strings.Join(c.Command, " "), s.AgentToken) {
-					t.Errorf("container %s: token on the command line", c.Name)
+				if len(c.Env) != 1 || c.Env[0].Name != loadgen.TokenEnv || c.Env[0].Value != "" || ref == nil || ref.SecretKeyRef == nil ||
+					ref.SecretKeyRef.Name != TokenSecretName(testRun) || ref.SecretKeyRef.Key != TokenSecretKey {
+					t.Errorf("container %s: env %+v, want %s from secret %s key %s", c.Name, c.Env, loadgen.TokenEnv, TokenSecretName(testRun), TokenSecretKey)
 				}
+			}
+			// nowhere in the serialized pod (what kubectl get pod -o yaml shows)
+			if js, err := json.Marshal(p); err != nil || len(s.AgentToken) != 64 || strings.Contains(string(js), s.AgentToken) {
+				t.Errorf("the token (%d chars) is in the pod spec (or it does not serialize: %v)", len(s.AgentToken), err)
 			}
 			tt.check(t, p)
 		})
@@ -353,5 +362,28 @@ func TestNodePortKeepsPortsInRange(t *testing.T) {
 		if p.NodePort != 0 {
 			t.Errorf("ClusterIP service asks for node port %d", p.NodePort)
 		}
+	}
+}
+
+func TestTokenSecret(t *testing.T) {
+	tok := strings.Repeat("ab", 32)
+	owner := &metav1.OwnerReference{APIVersion: "coordination.k8s.io/v1", Kind: "Lease", Name: LeaseName(testRun), UID: "uid-1"}
+	s := buildTokenSecret("cnperf", testRun, tok, owner)
+	if s.Name != TokenSecretName(testRun) || s.Namespace != "cnperf" || string(s.Data[TokenSecretKey]) != tok {
+		t.Errorf("secret %s/%s data %v", s.Namespace, s.Name, s.Data)
+	}
+	if s.Immutable == nil || !*s.Immutable || s.Type != corev1.SecretTypeOpaque {
+		t.Errorf("immutable %v type %s", s.Immutable, s.Type)
+	}
+	if !reflect.DeepEqual(s.OwnerReferences, []metav1.OwnerReference{*owner}) {
+		t.Errorf("owner %+v: the Secret must go with the run's Lease", s.OwnerReferences)
+	}
+	for k, v := range runLabels(testRun) {
+		if s.Labels[k] != v {
+			t.Errorf("label %s = %q, want %q", k, s.Labels[k], v)
+		}
+	}
+	if errs := validation.IsDNS1123Subdomain(s.Name); len(errs) > 0 {
+		t.Errorf("name %q: %v", s.Name, errs)
 	}
 }

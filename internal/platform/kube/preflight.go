@@ -117,6 +117,7 @@ func RunAccess(ns string, nsExists, services bool) []Access {
 	a = append(a, verbs(ns, "", "pods", "log", "get")...)
 	a = append(a, verbs(ns, "", "events", "", "list", "watch")...)
 	a = append(a, verbs(ns, "", "serviceaccounts", "", "get", "list", "create", "delete")...)
+	a = append(a, verbs(ns, "", "secrets", "", "create", "delete")...) // the agent token's Secret
 	a = append(a, verbs(ns, "", "services", "", "list", "delete")...)
 	if services {
 		a = append(a, verbs(ns, "", "services", "", "create")...)
@@ -142,6 +143,7 @@ func MeshAccess(ns string, nsExists bool) []Access {
 	a = append(a, verbs(ns, "apps", "daemonsets", "", "get", "list", "create", "update", "delete", "deletecollection")...)
 	a = append(a, verbs(ns, "", "pods", "", "get", "list", "create", "delete")...)
 	a = append(a, verbs(ns, "", "pods", "exec", "create")...)
+	a = append(a, verbs(ns, "", "secrets", "", "create", "delete")...) // the agent token's Secret
 	a = append(a, verbs(ns, "coordination.k8s.io", "leases", "", "get", "list", "create", "patch", "delete")...)
 	return a
 }
