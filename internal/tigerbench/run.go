@@ -177,6 +177,12 @@ func Run(ctx context.Context, loaded *config.Loaded, run *api.Run, deps Deps) (e
 			return fmt.Errorf("create dynamic client: %w", err)
 		}
 	}
+	if !deps.Kube.NoPreflight {
+		// every permission the tests need, asked before anything is created
+		if err := Preflight(ctx, cs, tests, byTest); err != nil {
+			return fmt.Errorf("tiger-bench: %w", err)
+		}
+	}
 	nodes, err := FindTestNodes(ctx, cs, deps.Options.TestNodeSelector)
 	if err != nil {
 		return exit.Failure("tiger-bench: %v", err)

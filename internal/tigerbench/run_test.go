@@ -18,6 +18,7 @@ import (
 	_ "github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/platform/kube"
+	"github.com/cnperf/cnperf/internal/platform/kube/kubetest"
 )
 
 func readyNode(name string, labels map[string]string) *corev1.Node {
@@ -56,7 +57,7 @@ func TestRunTTFRTestWithStandingConfig(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	pool := map[string]string{"tigera.io/test-nodepool": "default-pool"}
-	cs := fake.NewClientset(readyNode("n1", pool), readyNode("n2", pool), readyNode("n3", nil))
+	cs := kubetest.Authorize(fake.NewClientset(readyNode("n1", pool), readyNode("n2", pool), readyNode("n3", nil)))
 	go markReady(ctx, cs, "testns2")
 	k := &fakeKubelet{cs: cs, ns: "testns2", logs: map[string]string{}, result: func(string) string { return `{"ok":true,"ttfrSeconds":0.002}` }}
 	k.run(ctx, t)
@@ -113,7 +114,7 @@ func TestRunTTFRTestWithStandingConfig(t *testing.T) {
 func TestRunKeepsStandingConfig(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cs := fake.NewClientset(readyNode("n1", nil))
+	cs := kubetest.Authorize(fake.NewClientset(readyNode("n1", nil)))
 	go markReady(ctx, cs, "testns")
 	// iterations 0: standing config only.
 	l := load(t, "- testKind: iperf\n  iterations: 0\n  numPods: 2\n  numIdlePolicies: 4\n  leaveStandingConfig: true\n")
@@ -157,3 +158,36 @@ func TestEqualitySelector(t *testing.T) {
 }
 
 type kubeOptions = kube.Options
+
+// With one permission missing, a tiger-bench run stops before creating anything (no namespace,
+// no standing config, no Calico change) and names the permission and the manifest.
+func TestRunPreflightNamesTheMissingPermission(t *testing.T) {
+	file := "- testKind: thruput-latency\n  numPolicies: 2\n  duration: 1\n  iterations: 1\n  Perf: {direct: true, service: true}\n" +
+		"- testKind: dnsperf\n  duration: 1\n  DNSPerf: {TargetURL: \"https://kubernetes.default.svc\"}\n  TestNamespace: dnsns\n" +
+		"- testKind: ttfr\n  duration: 1\n  encap: vxlan\n  TestNamespace: ttfrns\n"
+	for _, tc := range []struct{ deny, want, manifest string }{
+		{"patch networkpolicies", "patch networkpolicies.networking.k8s.io in namespace testns", kube.TigerBenchManifest},
+		{"create services", "create services in namespace testns", kube.TigerBenchManifest},
+		{"create pods/exec", "create pods/exec in namespace testns", kube.TigerBenchManifest},
+		{"get pods/log", "get pods/log in namespace dnsns", kube.TigerBenchManifest},
+		{"create namespaces", "create namespaces (cluster-wide)", kube.TigerBenchManifest},
+		{"update felixconfigurations", "update felixconfigurations.crd.projectcalico.org (cluster-wide)", kube.CalicoManifest},
+	} {
+		t.Run(tc.deny, func(t *testing.T) {
+			cs := kubetest.Authorize(fake.NewClientset(readyNode("n1", nil), readyNode("n2", nil)), tc.deny)
+			run := &api.Run{UUID: "1a2b3c4d-0000-0000-0000-000000000000"}
+			err := Run(context.Background(), load(t, file), run, Deps{Client: cs, RunID: run.UUID, Kube: kubeOpts(),
+				Options: Options{AllowClusterChanges: true}})
+			var me *kube.MissingPermissionsError
+			if !errors.As(err, &me) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.manifest) {
+				t.Fatalf("err = %v, want a missing-permission error naming %q and %s", err, tc.want, tc.manifest)
+			}
+			t.Log(err)
+			for _, a := range cs.Actions() {
+				if v := a.GetVerb(); v != "get" && v != "list" && v != "watch" && a.GetResource().Resource != "selfsubjectaccessreviews" {
+					t.Errorf("%s %s before the permission check failed", v, a.GetResource().Resource)
+				}
+			}
+		})
+	}
+}

@@ -163,6 +163,10 @@ func (o *createOptions) run(ctx context.Context, streams iostreams.Streams) erro
 	if err != nil {
 		return err
 	}
+	// every permission it needs, asked before anything is created
+	if err := tigerbench.ApplyPreflight(ctx, cs, o.namespace); err != nil {
+		return fmt.Errorf("load create: %w", err)
+	}
 	nodes, err := tigerbench.FindTestNodes(ctx, cs, o.selector)
 	if err != nil {
 		return exit.Failure("%v", err)
@@ -271,6 +275,9 @@ objects are deleted.`,
 			cs, err := o.client()
 			if err != nil {
 				return err
+			}
+			if err := tigerbench.RemovePreflight(ctx, cs, o.namespace, !keepNS); err != nil {
+				return fmt.Errorf("load remove: %w", err)
 			}
 			took, err := (&tigerbench.Standing{Client: cs, Log: streams.ErrOut}).Remove(ctx, o.namespace, !keepNS, o.parallelism)
 			if err != nil {

@@ -17,6 +17,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/platform/kube/kubetest"
 )
 
 // The fake clientset stands in for a cluster (no API server runs in unit tests); this
@@ -53,7 +54,7 @@ func TestCreateStatusRemove(t *testing.T) {
 	defer cancel()
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node1"},
 		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
-	cs := fake.NewClientset(node)
+	cs := kubetest.Authorize(fake.NewClientset(node))
 	go markReady(ctx, cs, "load1")
 
 	out, logs, err := execute(t, cs, "create", "-n", "load1", "--pods", "5", "--services", "3", "--policies", "7", "--idle-policies", "2", "-o", "json")
@@ -104,5 +105,36 @@ func TestUsage(t *testing.T) {
 		if !errors.As(err, &ue) {
 			t.Errorf("%q: %v, want a usage error", args, err)
 		}
+	}
+}
+
+// With one permission missing, load create and load remove stop before changing anything and
+// name the permission and deploy/rbac/tigerbench-load.yaml.
+func TestPreflightNamesTheMissingPermission(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node1"},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	existing := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "load2"}}
+	for _, tc := range []struct {
+		args       []string
+		deny, want string
+	}{
+		{[]string{"create", "-n", "load2", "--policies", "3"}, "patch networkpolicies", "patch networkpolicies.networking.k8s.io in namespace load2"},
+		{[]string{"create", "-n", "absent", "--pods", "1"}, "create namespaces", "create namespaces (cluster-wide)"},
+		{[]string{"create", "-n", "load2", "--pods", "1"}, "create deployments", "create deployments.apps in namespace load2"},
+		{[]string{"remove", "-n", "load2"}, "delete deployments", "delete deployments.apps in namespace load2"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			cs := kubetest.Authorize(fake.NewClientset(node, existing), tc.deny)
+			_, _, err := execute(t, cs, tc.args...)
+			if err == nil || !strings.Contains(err.Error(), "missing permission") || !strings.Contains(err.Error(), tc.want) ||
+				!strings.Contains(err.Error(), "deploy/rbac/tigerbench-load.yaml") {
+				t.Fatalf("err = %v, want the missing permission %q named", err, tc.want)
+			}
+			for _, a := range cs.Actions() {
+				if v := a.GetVerb(); v != "get" && v != "list" && a.GetResource().Resource != "selfsubjectaccessreviews" {
+					t.Errorf("%s %s before the permission check failed", v, a.GetResource().Resource)
+				}
+			}
+		})
 	}
 }

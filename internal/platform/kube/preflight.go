@@ -147,3 +147,72 @@ func MeshAccess(ns string, nsExists bool) []Access {
 	a = append(a, verbs(ns, "coordination.k8s.io", "leases", "", "get", "list", "create", "patch", "delete")...)
 	return a
 }
+
+// TigerBenchManifest grants StandingAccess, StandingRemoveAccess and what tiger-bench's tests
+// need (TigerBenchAccess); CalicoManifest what --allow-cluster-changes needs (CalicoAccess).
+const (
+	TigerBenchManifest = "deploy/rbac/tigerbench-load.yaml"
+	CalicoManifest     = "deploy/rbac/calico.yaml"
+)
+
+// StandingAccess is what applying standing config (`cnperf load create`, each tiger-bench
+// test) needs in namespace ns: nodes to spread it, the namespace (created only when absent),
+// Deployments, Services and NetworkPolicies by server-side apply (patch, and create for a new
+// object), listing and deleting what a previous test left beyond the wanted counts, and
+// watching its pods come up.
+func StandingAccess(ns string, nsExists bool) []Access {
+	var a []Access
+	a = append(a, verbs("", "", "nodes", "", "get", "list")...)
+	a = append(a, Access{Verb: "get", Resource: "namespaces", Name: ns})
+	if !nsExists {
+		a = append(a, Access{Verb: "create", Resource: "namespaces"})
+	}
+	a = append(a, verbs(ns, "apps", "deployments", "", "get", "create", "patch", "delete")...)
+	a = append(a, verbs(ns, "", "services", "", "list", "create", "patch", "delete")...)
+	a = append(a, verbs(ns, "networking.k8s.io", "networkpolicies", "", "list", "create", "patch", "delete")...)
+	a = append(a, verbs(ns, "", "pods", "", "list")...)
+	return a
+}
+
+// StandingRemoveAccess is what removing standing config (`cnperf load remove`, tiger-bench's
+// clean-up) needs in ns: its objects, its pods gone, the Leases of runs that keep the
+// namespace alive, and deleting the namespace when cnperf created it (deleteNamespace).
+func StandingRemoveAccess(ns string, deleteNamespace bool) []Access {
+	a := []Access{{Verb: "get", Resource: "namespaces", Name: ns}}
+	if deleteNamespace {
+		a = append(a, Access{Verb: "delete", Resource: "namespaces", Name: ns})
+	}
+	a = append(a, verbs(ns, "apps", "deployments", "", "delete")...)
+	a = append(a, verbs(ns, "", "services", "", "list", "delete")...)
+	a = append(a, verbs(ns, "networking.k8s.io", "networkpolicies", "", "list", "delete")...)
+	a = append(a, verbs(ns, "", "pods", "", "list")...)
+	a = append(a, verbs(ns, "coordination.k8s.io", "leases", "", "list")...)
+	return a
+}
+
+// TestPodAccess is what tiger-bench's TTFR and DNS tests need in ns: their pods, with logs,
+// and (DNS) the Service of the target pods.
+func TestPodAccess(ns string, services bool) []Access {
+	a := verbs(ns, "", "pods", "", "get", "list", "create", "delete")
+	a = append(a, verbs(ns, "", "pods", "log", "get")...)
+	if services {
+		a = append(a, verbs(ns, "", "services", "", "list", "create", "delete")...)
+	}
+	return a
+}
+
+// CalicoAccess is what reconfiguring Calico (--allow-cluster-changes) needs: whichever of the
+// operator's Installation and Calico's own resources the cluster has, so both are checked
+// (deploy/rbac/calico.yaml grants both).
+func CalicoAccess() []Access {
+	var a []Access
+	a = append(a, verbs("", "operator.tigera.io", "installations", "", "get", "list", "update")...)
+	a = append(a, verbs("", "operator.tigera.io", "tigerstatuses", "", "get", "list")...)
+	a = append(a, verbs("", "crd.projectcalico.org", "ippools", "", "get", "list", "update")...)
+	a = append(a, verbs("", "crd.projectcalico.org", "felixconfigurations", "", "get", "list", "update")...)
+	a = append(a, Access{Verb: "get", Group: "apps", Resource: "daemonsets", Namespace: "calico-system", Name: "calico-node"})
+	for _, ns := range []string{"calico-system", "kube-system"} {
+		a = append(a, verbs(ns, "", "pods", "", "list", "deletecollection")...)
+	}
+	return a
+}
