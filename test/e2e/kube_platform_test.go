@@ -141,6 +141,13 @@ func kpLeftovers(ctx context.Context, t *testing.T, cs kubernetes.Interface, run
 	for _, s := range sas.Items {
 		left = append(left, "serviceaccount/"+s.Namespace+"/"+s.Name)
 	}
+	secs, err := cs.CoreV1().Secrets("").List(ctx, lo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secs.Items {
+		left = append(left, "secret/"+s.Namespace+"/"+s.Name)
+	}
 	return left
 }
 

@@ -28,9 +28,9 @@ import (
 	"github.com/cnperf/cnperf/internal/platform/kube"
 )
 
-// applyManifest creates the objects of a deploy/rbac manifest with its namespace "cnperf"
-// renamed to ns and its cluster-wide names suffixed, and returns a function that deletes them.
-func applyManifest(t *testing.T, cs kubernetes.Interface, file, ns, suffix string) func() {
+// applyManifest creates the objects of a deploy/rbac manifest with its namespace from renamed
+// to ns and its cluster-wide names suffixed, and returns a function that deletes them.
+func applyManifest(t *testing.T, cs kubernetes.Interface, file, from, ns, suffix string) func() {
 	t.Helper()
 	_, self, _, _ := runtime.Caller(0)
 	b, err := os.ReadFile(filepath.Join(filepath.Dir(self), "..", "..", "deploy", "rbac", file))
@@ -38,10 +38,10 @@ func applyManifest(t *testing.T, cs kubernetes.Interface, file, ns, suffix strin
 		t.Fatal(err)
 	}
 	text := string(b)
-	text = strings.ReplaceAll(text, "namespace: cnperf\n", "namespace: "+ns+"\n")
-	text = strings.ReplaceAll(text, "namespace: cnperf}", "namespace: "+ns+"}")
-	text = strings.ReplaceAll(text, "  name: cnperf\n", "  name: "+ns+"\n")
-	text = strings.ReplaceAll(text, "resourceNames: [cnperf]", "resourceNames: ["+ns+"]")
+	text = strings.ReplaceAll(text, "namespace: "+from+"\n", "namespace: "+ns+"\n")
+	text = strings.ReplaceAll(text, "namespace: "+from+"}", "namespace: "+ns+"}")
+	text = strings.ReplaceAll(text, "  name: "+from+"\n", "  name: "+ns+"\n")
+	text = strings.ReplaceAll(text, "resourceNames: ["+from+"]", "resourceNames: ["+ns+"]")
 	ctx := context.Background()
 	var undo []func()
 	for _, doc := range strings.Split(text, "\n---\n") {
@@ -116,7 +116,7 @@ func TestKubeRBACRunManifest(t *testing.T) {
 	cl := kpClusterFromEnv(t)
 	ns := kpNamespace("cnperf-e2e-rbac")
 	suffix := "-" + ns
-	defer applyManifest(t, cl.cs, "run.yaml", ns, suffix)()
+	defer applyManifest(t, cl.cs, "run.yaml", "cnperf", ns, suffix)()
 	kc := tokenKubeconfig(t, cl.cs, cl.kubeconfig, ns, "cnperf-runner")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -126,10 +126,14 @@ func TestKubeRBACRunManifest(t *testing.T) {
 			"--duration", "1s", "--samples", "1", "-o", "json", "--no-progress")
 	}
 
-	// bound only to run.yaml: the run works
+	// bound only to run.yaml: the run works, and its pods get the agent token from its Secret
+	token := e2eToken(t)
 	runID := uuid.NewString()
+	start := time.Now()
+	w := watchToken(t, cl.cs, ns, token)
 	out, stderr, code := run(runID)
-	t.Logf("as %s/cnperf-runner (run.yaml only):\n%s", ns, stderr)
+	t.Logf("as %s/cnperf-runner (run.yaml only), %.1fs:\n%s", ns, time.Since(start).Seconds(), stderr)
+	w.check(t, token, out, stderr)
 	if code != exit.OK {
 		t.Fatalf("run exited %d", code)
 	}
@@ -148,39 +152,10 @@ func TestKubeRBACRunManifest(t *testing.T) {
 		{"pods/exec", "create", "create pods/exec in namespace " + ns},
 		{"leases", "create", "create leases.coordination.k8s.io in namespace " + ns},
 		{"services", "create", "create services in namespace " + ns},
+		{"secrets", "create", "create secrets in namespace " + ns},
 	} {
 		t.Run("without "+tc.verb+" "+tc.resource, func(t *testing.T) {
-			role, err := cl.cs.RbacV1().Roles(ns).Get(ctx, "cnperf-run", metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			orig := role.DeepCopy()
-			var rules []rbacv1.PolicyRule
-			for _, r := range role.Rules {
-				if len(r.Resources) == 1 && r.Resources[0] == tc.resource {
-					var vs []string
-					for _, v := range r.Verbs {
-						if v != tc.verb {
-							vs = append(vs, v)
-						}
-					}
-					if len(vs) == 0 {
-						continue // the rule had only that verb
-					}
-					r.Verbs = vs
-				}
-				rules = append(rules, r)
-			}
-			role.Rules = rules
-			if _, err := cl.cs.RbacV1().Roles(ns).Update(ctx, role, metav1.UpdateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				cur, _ := cl.cs.RbacV1().Roles(ns).Get(ctx, "cnperf-run", metav1.GetOptions{})
-				orig.ResourceVersion = cur.ResourceVersion
-				_, _ = cl.cs.RbacV1().Roles(ns).Update(ctx, orig, metav1.UpdateOptions{})
-			}()
-			time.Sleep(2 * time.Second) // the authorizer's RBAC cache
+			defer withoutVerb(ctx, t, cl.cs, ns, "cnperf-run", tc.resource, tc.verb)()
 			runID := uuid.NewString()
 			_, stderr, code := run(runID)
 			t.Logf("stderr:\n%s", stderr)
