@@ -120,3 +120,43 @@ func TestPortMovers(t *testing.T) {
 		}
 	}
 }
+
+// Every driver whose server can be told an address (driver.Binder) puts it on the server's
+// command line with the tool's own flag, and refuses a value that is not an IP address (it
+// would otherwise reach an argv). qperf and uperf have no such flag and are not Binders.
+func TestBinders(t *testing.T) {
+	want := map[string][]string{
+		"native": {"--bind", "127.0.0.1"}, "iperf3": {"-B", "127.0.0.1"}, "iperf2": {"-B", "127.0.0.1"},
+		"netperf": {"-L", "127.0.0.1"}, "sockperf": {"-i", "127.0.0.1"},
+	}
+	for _, name := range driver.Names() {
+		d, _ := driver.Get(name)
+		b, ok := d.(driver.Binder)
+		flag, listed := want[name]
+		if ok != listed {
+			t.Errorf("%s: Binder %v, want %v", name, ok, listed)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		prof := api.TCPRR
+		if name == "iperf3" {
+			prof = api.TCPStream
+		}
+		cs := c(name, prof)
+		cs.Params.Options = b.BindOptions("127.0.0.1")
+		srvs := d.Servers([]plan.Case{cs})
+		if len(srvs) == 0 || !strings.Contains(" "+strings.Join(srvs[0].Argv, " ")+" ", " "+strings.Join(flag, " ")+" ") {
+			t.Errorf("%s: servers %+v, want %q on the command line", name, srvs, flag)
+		}
+		cs.Params.Options = map[string]string{"bind": "-x"}
+		v, ok := d.(driver.Validator)
+		if !ok {
+			continue
+		}
+		if err := v.Validate(cs); err == nil || !strings.Contains(err.Error(), "bind") {
+			t.Errorf("%s: bind %q accepted (%v)", name, "-x", err)
+		}
+	}
+}

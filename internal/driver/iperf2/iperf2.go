@@ -37,7 +37,7 @@ type Driver struct{}
 func init() { driver.Register(Driver{}) }
 
 // KnownOptions implements driver.OptionLister.
-func (Driver) KnownOptions() []string { return []string{OptPort} }
+func (Driver) KnownOptions() []string { return []string{OptPort, toolkit.OptBind} }
 
 // Name implements driver.Driver.
 func (Driver) Name() string { return Name }
@@ -47,13 +47,18 @@ func (Driver) Capabilities() driver.Capabilities {
 	return driver.Capabilities{Profiles: []api.Profile{api.TCPRR}, MessageSize: true}
 }
 
-func port(c plan.Case) (int, *toolkit.Options, error) {
-	o, err := toolkit.ParseOptions(Name, c, OptPort)
+// port reads a case's server port and the address its server listens on ("": every one).
+func port(c plan.Case) (int, string, error) {
+	o, err := toolkit.ParseOptions(Name, c, OptPort, toolkit.OptBind)
 	if err != nil {
-		return 0, nil, err
+		return 0, "", err
 	}
 	p, err := o.Port(OptPort, DefaultPort)
-	return p, o, err
+	if err != nil {
+		return 0, "", err
+	}
+	bind, err := o.Addr(toolkit.OptBind)
+	return p, bind, err
 }
 
 // Servers implements driver.Driver.
@@ -64,16 +69,20 @@ func (Driver) Servers(cases []plan.Case) []driver.Server {
 		if c.Driver != "" && c.Driver != Name {
 			continue
 		}
-		p, _, err := port(c)
+		p, bind, err := port(c)
 		if err != nil || seen[p] {
 			continue
+		}
+		argv := []string{"iperf", "-s", "-p", strconv.Itoa(p)}
+		if bind != "" {
+			argv = append(argv, "-B", bind)
 		}
 		seen[p] = true
 		name := Name
 		if p != DefaultPort {
 			name = fmt.Sprintf("%s-%d", Name, p)
 		}
-		out = append(out, driver.Server{Name: name, Argv: []string{"iperf", "-s", "-p", strconv.Itoa(p)},
+		out = append(out, driver.Server{Name: name, Argv: argv,
 			Ports: []driver.Port{{Name: "control", Port: p, Protocol: "TCP"}}})
 	}
 	return out
@@ -115,6 +124,11 @@ func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
 func (Driver) Validate(c plan.Case) error {
 	_, err := ClientArgv(c, driver.Target{Host: "validate.invalid"}, false)
 	return err
+}
+
+// BindOptions implements driver.Binder: the iperf 2 server listens on addr only (-B).
+func (Driver) BindOptions(addr string) map[string]string {
+	return map[string]string{toolkit.OptBind: addr}
 }
 
 // PortOptions implements driver.PortMover.
@@ -200,7 +214,7 @@ func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
 		return api.Sample{}, fmt.Errorf("iperf exited with code %d: %s", o.ExitCode, toolkit.Describe(o))
 	}
 	s.StartTime, s.EndTime = toolkit.Window(outs)
-	if _, opts, err := port(c); err == nil {
+	if opts, err := toolkit.ParseOptions(Name, c, OptPort, toolkit.OptBind); err == nil {
 		toolkit.AddNote(&s, opts.UnusedNote())
 	}
 	return s, nil

@@ -37,7 +37,7 @@ const (
 	OptZerocopy = "zerocopy" // -Z on TCP_STREAM (the same as profile TCP_SENDFILE)
 )
 
-var knownOptions = []string{OptPort, OptBidir, OptZerocopy}
+var knownOptions = []string{OptPort, OptBidir, OptZerocopy, toolkit.OptBind}
 
 // Driver is the iperf3 driver.
 type Driver struct{}
@@ -62,12 +62,17 @@ func (Driver) Capabilities() driver.Capabilities {
 	}
 }
 
-func port(c plan.Case) (int, error) {
+// server reads a case's server port and the address its server listens on ("": every one).
+func server(c plan.Case) (port int, bind string, err error) {
 	o, err := toolkit.ParseOptions(Name, c, knownOptions...)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	return o.Port(OptPort, DefaultPort)
+	if port, err = o.Port(OptPort, DefaultPort); err != nil {
+		return 0, "", err
+	}
+	bind, err = o.Addr(toolkit.OptBind)
+	return port, bind, err
 }
 
 // Servers implements driver.Driver: one iperf3 server per distinct port.
@@ -78,18 +83,22 @@ func (Driver) Servers(cases []plan.Case) []driver.Server {
 		if c.Driver != "" && c.Driver != Name {
 			continue
 		}
-		p, err := port(c)
+		p, bind, err := server(c)
 		if err != nil || seen[p] {
 			continue
 		}
 		seen[p] = true
+		argv := ServerArgv(p)
+		if bind != "" {
+			argv = append(argv, "-B", bind)
+		}
 		name := Name
 		if p != DefaultPort {
 			name = fmt.Sprintf("%s-%d", Name, p)
 		}
 		out = append(out, driver.Server{
 			Name: name,
-			Argv: ServerArgv(p),
+			Argv: argv,
 			Ports: []driver.Port{
 				{Name: "control", Port: p, Protocol: "TCP"},
 				{Name: "data-udp", Port: p, Protocol: "UDP"},
@@ -221,8 +230,16 @@ func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
 // Validate implements driver.Validator: a case whose client command cannot be built (bad
 // option, TCP_MAERTS with bidir) is refused when the plan is checked.
 func (Driver) Validate(c plan.Case) error {
+	if _, _, err := server(c); err != nil {
+		return err
+	}
 	_, err := ClientArgv(c, driver.Target{Host: "validate.invalid"}, false)
 	return err
+}
+
+// BindOptions implements driver.Binder: the iperf3 server listens on addr only (-B).
+func (Driver) BindOptions(addr string) map[string]string {
+	return map[string]string{toolkit.OptBind: addr}
 }
 
 // PortOptions implements driver.PortMover: the server has one port number (TCP control and

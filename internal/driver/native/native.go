@@ -124,8 +124,12 @@ func (Driver) Servers(cases []plan.Case) []driver.Server {
 		if err != nil || seen[p] {
 			continue
 		}
+		b, err := o.Addr(OptBind)
+		if err != nil {
+			continue // refused by Validate
+		}
 		argv := ServerArgv(p.control, p.data)
-		if b, _ := o.Get(OptBind); b != "" {
+		if b != "" {
 			argv = append(argv, "--bind", b)
 		}
 		seen[p] = true
@@ -150,6 +154,11 @@ func (Driver) Servers(cases []plan.Case) []driver.Server {
 // Validate implements driver.Validator: a case whose agent command cannot be built (a bad
 // option value, zerocopy on an RR profile) is refused when the plan is checked.
 func (Driver) Validate(c plan.Case) error {
+	if _, o, err := portsOf(c); err == nil {
+		if _, err := o.Addr(OptBind); err != nil {
+			return err
+		}
+	}
 	_, err := ClientArgv(c, driver.Target{Host: "validate.invalid"}, false)
 	return err
 }

@@ -47,7 +47,7 @@ const (
 	OptCPU      = "cpu"      // default true: -c -C (CPU utilisation and service demand)
 )
 
-var knownOptions = []string{OptPort, OptDataPort, OptCPU}
+var knownOptions = []string{OptPort, OptDataPort, OptCPU, toolkit.OptBind}
 
 // Output selectors requested with -k (netperf manual, "Omni Output Selectors").
 var (
@@ -101,6 +101,7 @@ func (Driver) Capabilities() driver.Capabilities {
 type settings struct {
 	ctl, data int
 	cpu       bool
+	bind      string // netserver -L: the address its control socket listens on ("": every address)
 	opts      *toolkit.Options
 }
 
@@ -130,19 +131,37 @@ func parseSettings(c plan.Case) (settings, error) {
 	if s.cpu, err = o.Bool(OptCPU, true); err != nil {
 		return settings{}, err
 	}
+	if s.bind, err = o.Addr(toolkit.OptBind); err != nil {
+		return settings{}, err
+	}
 	return s, nil
 }
 
 // Servers implements driver.Driver: one netserver per control port, exposing one data port
 // (TCP and UDP) per parallel flow of the widest case.
 func (Driver) Servers(cases []plan.Case) []driver.Server {
+	binds := map[int]string{} // by control port: the first case's
 	ports := func(c plan.Case) (int, int, bool) {
 		st, err := parseSettings(c)
+		if _, seen := binds[st.ctl]; err == nil && !seen {
+			binds[st.ctl] = st.bind
+		}
 		return st.ctl, st.data, err == nil
 	}
 	return toolkit.PortServers(Name, DefaultPort, cases, ports, func(ctl int) []string {
-		return []string{"netserver", "-D", "-p", strconv.Itoa(ctl)}
+		argv := []string{"netserver", "-D", "-p", strconv.Itoa(ctl)}
+		if b := binds[ctl]; b != "" {
+			// the control socket; a test's data socket listens on the address netperf names
+			// with its test-specific -H, every address when it names none (docs/drivers.md)
+			argv = append(argv, "-L", b)
+		}
+		return argv
 	})
+}
+
+// BindOptions implements driver.Binder: netserver's control socket listens on addr only (-L).
+func (Driver) BindOptions(addr string) map[string]string {
+	return map[string]string{toolkit.OptBind: addr}
 }
 
 // Client implements driver.Driver: one netperf command per flow.

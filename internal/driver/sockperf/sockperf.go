@@ -58,7 +58,7 @@ const (
 	ModeThroughput = "throughput"
 )
 
-var knownOptions = []string{OptPort, OptFullRTT, OptMode, OptMPS}
+var knownOptions = []string{OptPort, OptFullRTT, OptMode, OptMPS, toolkit.OptBind}
 
 // Driver is the sockperf driver.
 type Driver struct{}
@@ -85,6 +85,7 @@ type settings struct {
 	fullRTT bool
 	mode    string
 	mps     int
+	bind    string // the server's -i ("": every address)
 	opts    *toolkit.Options
 }
 
@@ -101,6 +102,9 @@ func parseSettings(c plan.Case) (settings, error) {
 		return settings{}, err
 	}
 	if s.mps, err = o.Int(OptMPS, 10000, 1, 100000000); err != nil {
+		return settings{}, err
+	}
+	if s.bind, err = o.Addr(toolkit.OptBind); err != nil {
 		return settings{}, err
 	}
 	mode, _ := o.Get(OptMode)
@@ -142,9 +146,13 @@ func (Driver) Servers(cases []plan.Case) []driver.Server {
 			continue
 		}
 		seen[k] = true
-		bind := "0.0.0.0"
-		if toolkit.IPv6(c) {
+		bind := st.bind
+		switch {
+		case bind != "":
+		case toolkit.IPv6(c):
 			bind = "::"
+		default:
+			bind = "0.0.0.0"
 		}
 		name, proto := Name+"-tcp", "TCP"
 		argv := []string{"sockperf", "server", "--tcp", "-i", bind, "-p", strconv.Itoa(st.port)}
@@ -159,6 +167,11 @@ func (Driver) Servers(cases []plan.Case) []driver.Server {
 			Ports: []driver.Port{{Name: "data", Port: st.port, Protocol: proto}}})
 	}
 	return out
+}
+
+// BindOptions implements driver.Binder: sockperf's server listens on addr only (-i).
+func (Driver) BindOptions(addr string) map[string]string {
+	return map[string]string{toolkit.OptBind: addr}
 }
 
 // Client implements driver.Driver.

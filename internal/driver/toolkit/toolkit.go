@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -146,6 +147,22 @@ func (o *Options) UnusedNote() string {
 		return ""
 	}
 	return fmt.Sprintf("options not used by %s: %s", o.driver, strings.Join(o.unused, ", "))
+}
+
+// OptBind is the option that gives a driver's servers the one address to listen on
+// (driver.Binder; the local platform sets 127.0.0.1); unset: every address.
+const OptBind = "bind"
+
+// Addr reads an IP address option ("" when unset): nothing else may reach a server's argv.
+func (o *Options) Addr(key string) (string, error) {
+	v := strings.TrimSpace(o.vals[key])
+	if v == "" {
+		return "", nil
+	}
+	if net.ParseIP(v) == nil {
+		return "", fmt.Errorf("%s option %q: %q is not an IP address", o.driver, key, v)
+	}
+	return v, nil
 }
 
 // Port reads a port option (1..65535), def when unset.

@@ -164,6 +164,10 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 				c.Params.Options = mergeOptions(c.Params.Options, b.BindOptions("127.0.0.1"))
 				mine[i] = c
 			}
+		} else {
+			// qperf and uperf have no listen-address option (checked with their --help and man
+			// pages): say so rather than pretend
+			fmt.Fprintf(p.log, "warning: %s's server cannot be told an address to listen on: while the run lasts it listens on every address of this host\n", name)
 		}
 		servers, moved, err := p.placeServers(d, mine)
 		if err != nil {
