@@ -19,13 +19,16 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/platform/kube"
+	"github.com/cnperf/cnperf/internal/tigerbench"
 )
 
 // withoutVerb takes verb on resource away from the Role ns/role and returns what puts it back.
@@ -170,10 +173,22 @@ func (w *tokenWatch) check(t *testing.T, token string, out ...string) {
 	t.Logf("%d containers took the token from the run's Secret; no pod or DaemonSet spec held it", w.fromSecret)
 }
 
-// noneLeft fails the test if namespace ns holds anything cnperf makes (before a run, after a
-// refused one).
+// noneLeft fails the test if namespace ns still holds anything cnperf makes a minute after a
+// run (pods terminate in the background) or after a refused one.
 func noneLeft(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns string) {
 	t.Helper()
+	var left []string
+	for end := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		if left = leftIn(ctx, cs, ns); len(left) == 0 || time.Now().After(end) {
+			break
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("namespace %s holds %s", ns, strings.Join(left, ", "))
+	}
+}
+
+func leftIn(ctx context.Context, cs kubernetes.Interface, ns string) []string {
 	var left []string
 	if l, _ := cs.AppsV1().DaemonSets(ns).List(ctx, metav1.ListOptions{}); l != nil && len(l.Items) > 0 {
 		left = append(left, fmt.Sprintf("%d DaemonSets", len(l.Items)))
@@ -196,9 +211,7 @@ func noneLeft(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns str
 	if l, _ := cs.CoordinationV1().Leases(ns).List(ctx, metav1.ListOptions{}); l != nil && len(l.Items) > 0 {
 		left = append(left, fmt.Sprintf("%d Leases", len(l.Items)))
 	}
-	if len(left) > 0 {
-		t.Errorf("namespace %s holds %s", ns, strings.Join(left, ", "))
-	}
+	return left
 }
 
 // refused runs a command that must stop at the permission check, naming want.
@@ -249,17 +262,28 @@ func TestKubeRBACMeshManifest(t *testing.T) {
 }
 
 // TestKubeRBACTigerBenchLoadManifest: as a ServiceAccount bound only to tigerbench-load.yaml,
-// `cnperf load create`, `load status`, a tiger-bench file (a thruput-latency test whose standing
-// config is left standing) and `cnperf load remove`; with one verb taken away, load create
-// and the tiger-bench run stop before creating anything, naming it.
+// `cnperf load create`, `load status`, `cnperf load remove`, and — bound to calico.yaml too —
+// a tiger-bench file (a thruput-latency test that changes Calico's encapsulation, against the
+// Installation and IPPool of tbInstallCalico, and leaves its standing config standing); with
+// one verb taken away, load create and the tiger-bench run stop before creating anything,
+// naming it.
 func TestKubeRBACTigerBenchLoadManifest(t *testing.T) {
 	cl := kpClusterFromEnv(t)
 	token := e2eToken(t)
 	ns := kpNamespace("cnperf-e2e-rbac-tb")
-	defer applyManifest(t, cl.cs, "tigerbench-load.yaml", "testns", ns, "-"+ns)()
-	kc := tokenKubeconfig(t, cl.cs, cl.kubeconfig, ns, "cnperf-tigerbench")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
+	tbInstallCalico(ctx, t, tbClusterFromEnv(t))
+	if _, err := cl.cs.CoreV1().Namespaces().Get(ctx, "calico-system", metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		// calico.yaml binds a Role there (restarting calico-node pods)
+		if _, err := cl.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "calico-system"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = kube.DeleteNamespace(context.Background(), cl.cs, "calico-system", true) }()
+	}
+	defer applyManifest(t, cl.cs, "tigerbench-load.yaml", "testns", ns, "-"+ns)()
+	defer applyManifest(t, cl.cs, "calico.yaml", "testns", ns, "-"+ns)()
+	kc := tokenKubeconfig(t, cl.cs, cl.kubeconfig, ns, "cnperf-tigerbench")
 
 	// cnperf load
 	start := time.Now()
@@ -282,6 +306,7 @@ func TestKubeRBACTigerBenchLoadManifest(t *testing.T) {
 	// a tiger-bench file, its standing config left standing
 	file := filepath.Join(t.TempDir(), "testconfig.yaml")
 	yaml := fmt.Sprintf(`- testKind: thruput-latency
+  encap: vxlan
   numPods: 2
   numServices: 1
   numPolicies: 2
@@ -297,7 +322,7 @@ func TestKubeRBACTigerBenchLoadManifest(t *testing.T) {
 	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	runArgs := []string{"run", "-c", file, "--kubeconfig", kc, "-o", "json", "--no-progress"}
+	runArgs := []string{"run", "-c", file, "--kubeconfig", kc, "-o", "json", "--no-progress", "--allow-cluster-changes"}
 	start = time.Now()
 	w := watchToken(t, cl.cs, ns, token)
 	out, stderr, code = kpRunCLI(ctx, runArgs...)
@@ -314,6 +339,12 @@ func TestKubeRBACTigerBenchLoadManifest(t *testing.T) {
 		if r.Failed() {
 			t.Errorf("%s %s failed: %s", r.Profile, r.Path, r.Error)
 		}
+	}
+	if len(run.TigerBench) == 1 && run.TigerBench[0].Calico == nil {
+		t.Error("the test's Calico change is not recorded")
+	}
+	if got := tbSpec(t, tbClusterFromEnv(t), tigerbench.GVRIPPool, "default-ipv4-ippool"); got["vxlanMode"] != "CrossSubnet" {
+		t.Errorf("IPPool not restored: %v", got)
 	}
 	pols, err := cl.cs.NetworkingV1().NetworkPolicies(ns).List(ctx, metav1.ListOptions{})
 	if err != nil || len(pols.Items) < 2 {

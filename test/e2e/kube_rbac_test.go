@@ -69,8 +69,14 @@ func applyManifest(t *testing.T, cs kubernetes.Interface, file, from, ns, suffix
 			undo = append(undo, func() { _ = cs.RbacV1().ClusterRoleBindings().Delete(ctx, o.Name, metav1.DeleteOptions{}) })
 		case *rbacv1.Role:
 			_, err = cs.RbacV1().Roles(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+			if o.Namespace != ns { // not deleted with the test's namespace
+				undo = append(undo, func() { _ = cs.RbacV1().Roles(o.Namespace).Delete(ctx, o.Name, metav1.DeleteOptions{}) })
+			}
 		case *rbacv1.RoleBinding:
 			_, err = cs.RbacV1().RoleBindings(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+			if o.Namespace != ns {
+				undo = append(undo, func() { _ = cs.RbacV1().RoleBindings(o.Namespace).Delete(ctx, o.Name, metav1.DeleteOptions{}) })
+			}
 		default:
 			t.Fatalf("%s: unexpected %T", file, obj)
 		}
