@@ -397,7 +397,7 @@ func podHopeless(p *corev1.Pod) string {
 		return fmt.Sprintf("phase %s %s", p.Status.Phase, p.Status.Message)
 	}
 	for _, cs := range p.Status.ContainerStatuses {
-		if w := cs.State.Waiting; w != nil && badWaiting[w.Reason] {
+		if w := cs.State.Waiting; w != nil && badWaiting[w.Reason] && !kube.TransientWaiting(w) {
 			return fmt.Sprintf("container %s: %s: %s", cs.Name, w.Reason, w.Message)
 		}
 		if t := cs.State.Terminated; t != nil {

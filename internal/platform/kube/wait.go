@@ -26,6 +26,14 @@ var fatalWaiting = map[string]bool{
 	"CrashLoopBackOff": true, "PreCreateHookError": true, "PostStartHookError": true,
 }
 
+// TransientWaiting says whether a fatal-looking waiting state is one the kubelet retries by
+// itself: its cache of the run's Secret (the agent token) not synced within its one-second
+// wait, which a busy node reports as CreateContainerConfigError "failed to sync secret cache:
+// timed out waiting for the condition" before a later sync creates the container.
+func TransientWaiting(w *corev1.ContainerStateWaiting) bool {
+	return w.Reason == "CreateContainerConfigError" && strings.Contains(w.Message, "failed to sync ")
+}
+
 // Warning event reasons that mean a pod will not start; the value is how many times the
 // event must be seen (sandbox creation is retried once: a CNI may still be starting).
 var fatalEvents = map[string]int32{
@@ -314,7 +322,7 @@ func podFatal(p *corev1.Pod) string {
 		}
 	}
 	for _, cs := range p.Status.ContainerStatuses {
-		if w := cs.State.Waiting; w != nil && fatalWaiting[w.Reason] {
+		if w := cs.State.Waiting; w != nil && fatalWaiting[w.Reason] && !TransientWaiting(w) {
 			return w.Reason
 		}
 		if t := cs.State.Terminated; t != nil {
