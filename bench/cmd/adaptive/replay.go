@@ -128,4 +128,3 @@ func replayDir(w io.Writer, dir, ruleList string) error {
 	}
 	return nil
 }
-
