@@ -482,15 +482,18 @@ type NodeInfo struct {
 
 // ClusterDetails describes the cluster a run measured.
 type ClusterDetails struct {
-	KubernetesVersion string     `json:"kubernetesVersion,omitempty"`
-	NodeCount         int        `json:"nodeCount,omitempty"`
-	CNI               string     `json:"cni,omitempty"`
-	CNIVersion        string     `json:"cniVersion,omitempty"`
-	KubeProxyMode     string     `json:"kubeProxyMode,omitempty"`
-	PodMTUBytes       int        `json:"podMTUBytes,omitempty"`
-	Cloud             string     `json:"cloud,omitempty"`
-	IPFamily          string     `json:"ipFamily,omitempty"`
-	Nodes             []NodeInfo `json:"nodes,omitempty"`
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
+	NodeCount         int    `json:"nodeCount,omitempty"`
+	CNI               string `json:"cni,omitempty"`
+	CNIVersion        string `json:"cniVersion,omitempty"`
+	// CNIMode is how the CNI carries pod traffic as the cluster shows it (Flannel's backend:
+	// "vxlan", "host-gw"); empty when not known.
+	CNIMode       string     `json:"cniMode,omitempty"`
+	KubeProxyMode string     `json:"kubeProxyMode,omitempty"`
+	PodMTUBytes   int        `json:"podMTUBytes,omitempty"`
+	Cloud         string     `json:"cloud,omitempty"`
+	IPFamily      string     `json:"ipFamily,omitempty"`
+	Nodes         []NodeInfo `json:"nodes,omitempty"`
 	// Calico details when Calico is present (tiger-bench's ClusterDetails).
 	Calico *CalicoDetails `json:"calico,omitempty"`
 }

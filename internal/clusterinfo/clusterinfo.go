@@ -84,7 +84,10 @@ func Collect(ctx context.Context, in Input) (*api.ClusterDetails, error) {
 		}
 	}
 	cni := DetectCNI(workloads, ifaces)
-	cd.CNI, cd.CNIVersion = cni.Name, cni.Version
+	if fromNodes, ok := CNIFromNodes(nodes.Items); ok {
+		cni = mergeNodeCNI(cni, fromNodes)
+	}
+	cd.CNI, cd.CNIVersion, cd.CNIMode = cni.Name, cni.Version, cni.Mode
 	if cni.Name == "Calico" || cni.Name == "Canal" {
 		cd.Calico = calicoDetails(ctx, in.Client, cni)
 	}
@@ -212,6 +215,9 @@ func images(s corev1.PodSpec) []string {
 type CNI struct {
 	Name    string // e.g. "Calico", "bridge", "unknown"
 	Version string // from the image tag when known
+	// Mode is the CNI's own name for how it carries pod traffic (Flannel's backend type:
+	// "vxlan", "host-gw", ...), when the cluster shows it.
+	Mode string
 	// Evidence is what gave it away, e.g. "DaemonSet kube-system/calico-node".
 	Evidence string
 }
@@ -285,6 +291,47 @@ func DetectCNI(workloads []Workload, nodeIfaces []string) CNI {
 		}
 	}
 	return CNI{Name: "unknown"}
+}
+
+// flannelBackendType is the suffix of the node annotation where flanneld (kube subnet manager)
+// publishes its backend; the prefix is flanneld's --kube-annotation-prefix, by default
+// flannel.alpha.coreos.com.
+const flannelBackendType = "/backend-type"
+
+// CNIFromNodes names the CNI from what it wrote on the node objects: flanneld's annotations
+// (flannel.alpha.coreos.com/backend-type and friends), which exist however flanneld runs (a
+// DaemonSet or a process on the node). ok is false when no node carries them.
+func CNIFromNodes(nodes []corev1.Node) (cni CNI, ok bool) {
+	for _, n := range nodes {
+		keys := make([]string, 0, len(n.Annotations))
+		for k := range n.Annotations {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			prefix, found := strings.CutSuffix(k, flannelBackendType)
+			if !found || !strings.Contains(prefix, "flannel") || n.Annotations[k] == "" {
+				continue
+			}
+			return CNI{Name: "Flannel", Mode: n.Annotations[k], Evidence: "node " + n.Name + " annotation " + k}, true
+		}
+	}
+	return CNI{}, false
+}
+
+// mergeNodeCNI combines what the workloads and interfaces showed with what the nodes show:
+// the same CNI (or Canal, whose networking is Flannel's) keeps its version and evidence and
+// gains the mode; a guess from interfaces alone (a plain "bridge": Flannel's host-gw backend
+// has a cni0 and no flannel.1) or nothing gives way to the nodes' annotations.
+func mergeNodeCNI(detected, fromNodes CNI) CNI {
+	switch {
+	case detected.Name == fromNodes.Name || detected.Name == "Canal":
+		detected.Mode = fromNodes.Mode
+		return detected
+	case detected.Name == "unknown" || detected.Name == "bridge":
+		return fromNodes
+	}
+	return detected
 }
 
 // imageTag returns an image's tag ("" when it has none), without any digest.

@@ -2,7 +2,10 @@ package clusterinfo
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -27,25 +30,25 @@ func TestDetectCNI(t *testing.T) {
 		want      CNI
 	}{
 		{"calico", []Workload{ds("kube-system", "kube-proxy", "registry.k8s.io/kube-proxy:v1.34.4"), ds("calico-system", "calico-node", "docker.io/calico/node:v3.28.1")}, nil,
-			CNI{"Calico", "v3.28.1", "DaemonSet calico-system/calico-node"}},
+			CNI{Name: "Calico", Version: "v3.28.1", Evidence: "DaemonSet calico-system/calico-node"}},
 		{"canal is not calico or flannel", []Workload{ds("kube-system", "canal", "docker.io/calico/node:v3.27.0", "docker.io/flannel/flannel:v0.24.0")}, nil,
-			CNI{"Canal", "v3.27.0", "DaemonSet kube-system/canal"}},
+			CNI{Name: "Canal", Version: "v3.27.0", Evidence: "DaemonSet kube-system/canal"}},
 		{"cilium", []Workload{ds("kube-system", "cilium", "quay.io/cilium/cilium:v1.16.3@sha256:abcd"), ds("kube-system", "cilium-envoy", "quay.io/cilium/cilium-envoy:v1.29")}, nil,
-			CNI{"Cilium", "v1.16.3", "DaemonSet kube-system/cilium"}},
+			CNI{Name: "Cilium", Version: "v1.16.3", Evidence: "DaemonSet kube-system/cilium"}},
 		{"flannel", []Workload{ds("kube-flannel", "kube-flannel-ds", "docker.io/flannel/flannel:v0.25.1")}, nil,
-			CNI{"Flannel", "v0.25.1", "DaemonSet kube-flannel/kube-flannel-ds"}},
+			CNI{Name: "Flannel", Version: "v0.25.1", Evidence: "DaemonSet kube-flannel/kube-flannel-ds"}},
 		{"ovn-kubernetes", []Workload{ds("openshift-ovn-kubernetes", "ovnkube-node", "quay.io/openshift/ovn-kubernetes:4.16")}, nil,
-			CNI{"OVN-Kubernetes", "4.16", "DaemonSet openshift-ovn-kubernetes/ovnkube-node"}},
+			CNI{Name: "OVN-Kubernetes", Version: "4.16", Evidence: "DaemonSet openshift-ovn-kubernetes/ovnkube-node"}},
 		{"kindnet", []Workload{ds("kube-system", "kindnet", "docker.io/kindest/kindnetd:v20240813-c6f155d6")}, nil,
-			CNI{"kindnet", "v20240813-c6f155d6", "DaemonSet kube-system/kindnet"}},
+			CNI{Name: "kindnet", Version: "v20240813-c6f155d6", Evidence: "DaemonSet kube-system/kindnet"}},
 		{"weave", []Workload{ds("kube-system", "weave-net", "weaveworks/weave-kube:2.8.1", "weaveworks/weave-npc:2.8.1")}, nil,
-			CNI{"Weave", "2.8.1", "DaemonSet kube-system/weave-net"}},
+			CNI{Name: "Weave", Version: "2.8.1", Evidence: "DaemonSet kube-system/weave-net"}},
 		{"antrea", []Workload{ds("kube-system", "antrea-agent", "antrea/antrea-agent-ubuntu:v2.1.0")}, nil,
-			CNI{"Antrea", "v2.1.0", "DaemonSet kube-system/antrea-agent"}},
+			CNI{Name: "Antrea", Version: "v2.1.0", Evidence: "DaemonSet kube-system/antrea-agent"}},
 		{"kube-router", []Workload{ds("kube-system", "kube-router", "docker.io/cloudnativelabs/kube-router:v2.2.1")}, nil,
-			CNI{"kube-router", "v2.2.1", "DaemonSet kube-system/kube-router"}},
+			CNI{Name: "kube-router", Version: "v2.2.1", Evidence: "DaemonSet kube-system/kube-router"}},
 		{"a registry port is not a tag", []Workload{ds("kube-system", "calico-node", "registry.local:5000/calico/node")}, nil,
-			CNI{"Calico", "", "DaemonSet kube-system/calico-node"}},
+			CNI{Name: "Calico", Version: "", Evidence: "DaemonSet kube-system/calico-node"}},
 		{"plain bridge from node interfaces", nil, []string{"cnpe2e-v1", "cni0", "eth0", "lo", "veth12ab"},
 			CNI{Name: "bridge", Evidence: "node interface cni0"}},
 		{"flannel from node interfaces", nil, []string{"cni0", "eth0", "flannel.1"},
@@ -145,5 +148,98 @@ func TestCollect(t *testing.T) {
 	if len(cd.Nodes) != 2 || cd.Nodes[0].Name != "node2" || cd.Nodes[0].Zone != "us-west-2b" || cd.Nodes[0].InstanceType != "m5.large" ||
 		cd.Nodes[0].Kernel != "6.1.0-26-cloud-amd64" || cd.Nodes[0].ContainerRuntime != "containerd://1.7.22" || cd.Nodes[0].Arch != "amd64" {
 		t.Errorf("nodes = %+v", cd.Nodes)
+	}
+}
+
+// readNode reads a node object captured with `kubectl get node NAME -o json` from the e2e
+// cluster (docs/e2e.md) running the CNI the file is named after.
+func readNode(t *testing.T, file string) corev1.Node {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "nodes", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n corev1.Node
+	if err := json.Unmarshal(raw, &n); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return n
+}
+
+func TestCNIFromNodes(t *testing.T) {
+	tests := []struct {
+		files []string
+		want  CNI
+		ok    bool
+	}{
+		{[]string{"flannel-vxlan-node1.json", "flannel-vxlan-node2.json"},
+			CNI{Name: "Flannel", Mode: "vxlan", Evidence: "node node1 annotation flannel.alpha.coreos.com/backend-type"}, true},
+		{[]string{"flannel-host-gw-node2.json"},
+			CNI{Name: "Flannel", Mode: "host-gw", Evidence: "node node2 annotation flannel.alpha.coreos.com/backend-type"}, true},
+		{[]string{"bridge-node1.json"}, CNI{}, false},
+		{nil, CNI{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.files, ","), func(t *testing.T) {
+			var nodes []corev1.Node
+			for _, f := range tt.files {
+				nodes = append(nodes, readNode(t, f))
+			}
+			got, ok := CNIFromNodes(nodes)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("got %+v %v, want %+v %v", got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+func TestMergeNodeCNI(t *testing.T) {
+	flannel := CNI{Name: "Flannel", Mode: "host-gw", Evidence: "node node1 annotation flannel.alpha.coreos.com/backend-type"}
+	tests := []struct {
+		name     string
+		detected CNI
+		want     CNI
+	}{
+		{"flannel DaemonSet keeps its version and gains the mode",
+			CNI{Name: "Flannel", Version: "v0.28.10", Evidence: "DaemonSet kube-flannel/kube-flannel-ds"},
+			CNI{Name: "Flannel", Version: "v0.28.10", Mode: "host-gw", Evidence: "DaemonSet kube-flannel/kube-flannel-ds"}},
+		{"canal carries flannel's mode",
+			CNI{Name: "Canal", Version: "v3.27.0", Evidence: "DaemonSet kube-system/canal"},
+			CNI{Name: "Canal", Version: "v3.27.0", Mode: "host-gw", Evidence: "DaemonSet kube-system/canal"}},
+		{"host-gw's cni0 is not a plain bridge", CNI{Name: "bridge", Evidence: "node interface cni0"}, flannel},
+		{"nothing else found", CNI{Name: "unknown"}, flannel},
+		{"another CNI's workload wins over stale annotations",
+			CNI{Name: "Cilium", Version: "v1.15.19", Evidence: "DaemonSet kube-system/cilium"},
+			CNI{Name: "Cilium", Version: "v1.15.19", Evidence: "DaemonSet kube-system/cilium"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := mergeNodeCNI(tt.detected, flannel); got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestCollectFlannelProcess is the e2e cluster with CNI=flannel CNI_MODE=host-gw: flanneld runs
+// as a process on each node (no DaemonSet, no image), the node interfaces show only cni0, and
+// the nodes (captured from that cluster) carry flanneld's annotations.
+func TestCollectFlannelProcess(t *testing.T) {
+	n1, n2 := readNode(t, "flannel-host-gw-node1.json"), readNode(t, "flannel-host-gw-node2.json")
+	cs := fake.NewClientset(&n1, &n2)
+	hostExec := func(_ context.Context, argv []string) (string, error) {
+		if strings.Join(argv, " ") == "ls /sys/class/net" {
+			// node1's sysfs at bring-up listed eth0 and lo; flannel's bridge cni0 comes with the
+			// first pod, and alone it looks like the plain bridge plugin
+			return "cni0\neth0\nlo\n", nil
+		}
+		return "", errors.New("no kube-proxy answer here")
+	}
+	cd, err := Collect(context.Background(), Input{Client: cs, Nodes: []string{"node1"}, HostExec: hostExec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cd.CNI != "Flannel" || cd.CNIMode != "host-gw" || cd.CNIVersion != "" {
+		t.Errorf("CNI = %q %q mode %q, want Flannel, no version, host-gw", cd.CNI, cd.CNIVersion, cd.CNIMode)
 	}
 }

@@ -71,6 +71,9 @@ func RunTitle(run *api.Run) string {
 			if c.CNIVersion != "" {
 				cni += " " + c.CNIVersion
 			}
+			if c.CNIMode != "" {
+				cni += " (" + c.CNIMode + ")"
+			}
 			parts = append(parts, cni)
 		}
 		if c.KubernetesVersion != "" {

@@ -334,7 +334,7 @@ func inputCNI(in Input) string {
 
 // Labels names the columns: the given Label; else the run label (cnperf run --label
 // KEY=VALUE) whose value differs between the inputs, as "KEY=VALUE" (see runLabelCandidates);
-// else the CNI from the runs' cluster details (with its version or encapsulation when that
+// else the CNI from the runs' cluster details (with its version, encapsulation or mode when that
 // tells columns apart); else the local topology flavour every result shares (e.g. "routed",
 // "vxlan"); else the source's file name without extension. The first of these that tells all
 // columns apart wins. Labels that still clash get "#2", "#3".
@@ -355,6 +355,9 @@ func Labels(inputs []Input) []string {
 			}
 			if c.Calico != nil && c.Calico.Encapsulation != "" {
 				cand[i] = append(cand[i], cni+" "+c.Calico.Encapsulation)
+			}
+			if c.CNIMode != "" {
+				cand[i] = append(cand[i], cni+" "+c.CNIMode)
 			}
 		}
 		if fl := inputFlavour(in); fl != "" {

@@ -201,6 +201,7 @@ func properties(run *api.Run) []Property {
 		add("kubernetesVersion", c.KubernetesVersion)
 		add("cni", c.CNI)
 		add("cniVersion", c.CNIVersion)
+		add("cniMode", c.CNIMode)
 		add("kubeProxyMode", c.KubeProxyMode)
 		if c.NodeCount > 0 {
 			add("nodeCount", strconv.Itoa(c.NodeCount))
