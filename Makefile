@@ -72,7 +72,8 @@ race:
 # make e2e-test   run the e2e tests against the cluster started by e2e-up
 # make e2e-down   tear the cluster down and check that nothing is left
 # make e2e-build  build (or find cached) binaries and the images, nothing else
-# Variables (environment or make arguments): NODES=2|3 NET_MODE=routed|vxlan ZONES=1|2 DNS=1|0
+# Variables (environment or make arguments): NODES=2|3 CNI=bridge|flannel CNI_MODE=vxlan|host-gw
+#   (flannel) NET_MODE=routed|vxlan (bridge) ZONES=1|2 DNS=1|0
 E2E_HARNESS := test/e2e/harness
 E2E_STATE ?= /var/lib/cnperf-e2e/state
 
@@ -93,7 +94,8 @@ e2e-test:
 	@test -f $(E2E_STATE)/e2e.env || { echo "no cluster: run 'make e2e-up' first" >&2; exit 1; }
 	. $(E2E_STATE)/e2e.env && go test -tags e2e ./test/e2e/... -count=1 -v -timeout 30m
 
-# make e2e-compare   the same plan on a routed and then a vxlan cluster, then cnperf compare
+# make e2e-compare   the same plan on a routed and then a vxlan cluster (CNI=flannel: host-gw and
+#                    vxlan), then cnperf compare
 e2e-compare:
 	$(E2E_HARNESS)/compare-modes.sh
 

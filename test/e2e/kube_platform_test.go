@@ -41,7 +41,10 @@ type kpCluster struct {
 	kubeconfig string
 	zones      int
 	netMode    string
-	cs         kubernetes.Interface
+	// cni and cniMode are what cnperf must detect: "bridge" and "" for the harness's bridge
+	// plugin (NET_MODE is the harness's, not the CNI's), "Flannel" and its backend for flannel.
+	cni, cniMode string
+	cs           kubernetes.Interface
 }
 
 func kpClusterFromEnv(t *testing.T) kpCluster {
@@ -58,7 +61,15 @@ func kpClusterFromEnv(t *testing.T) kpCluster {
 	if zones == 0 {
 		zones = 1
 	}
-	return kpCluster{kubeconfig: kc, zones: zones, netMode: os.Getenv("CNPERF_E2E_NET_MODE"), cs: cs}
+	cl := kpCluster{kubeconfig: kc, zones: zones, netMode: os.Getenv("CNPERF_E2E_NET_MODE"), cni: "bridge", cs: cs}
+	switch c := os.Getenv("CNPERF_E2E_CNI"); c {
+	case "", "bridge":
+	case "flannel":
+		cl.cni, cl.cniMode = "Flannel", os.Getenv("CNPERF_E2E_CNI_MODE")
+	default:
+		t.Fatalf("CNPERF_E2E_CNI=%q: this test knows bridge and flannel", c)
+	}
+	return cl
 }
 
 // kpNamespace is a namespace name of its own per test, so tests never share objects.
@@ -218,7 +229,7 @@ func TestKubePlatformAllPaths(t *testing.T) {
 	if cl.netMode == "vxlan" {
 		wantMTU = 1450
 	}
-	if cd.KubernetesVersion != "v1.34.4" || cd.NodeCount < 2 || cd.CNI != "bridge" || cd.KubeProxyMode != "iptables" ||
+	if cd.KubernetesVersion != "v1.34.4" || cd.NodeCount < 2 || cd.CNI != cl.cni || cd.CNIMode != cl.cniMode || cd.KubeProxyMode != "iptables" ||
 		cd.PodMTUBytes != wantMTU || cd.Cloud != "none" || cd.IPFamily != "ipv4" || len(cd.Nodes) < 2 {
 		t.Errorf("cluster details = %+v", cd)
 	}

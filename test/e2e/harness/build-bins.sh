@@ -6,6 +6,7 @@
 #   $E2E_CACHE/etcd-v3.6.4-<hash>/etcd  (tiny main around go.etcd.io/etcd/server/v3/etcdmain)
 #   $E2E_CACHE/coredns-v1.12.4-<hash>/coredns   (go install github.com/coredns/coredns@v1.12.4)
 #   $E2E_CACHE/pause-<src>-<hash>/pause (test/e2e/harness/pause)
+#   $E2E_CACHE/flannel-v0.28.10-cni-v0.9.1-<hash>/flanneld, flannel (only with CNI=flannel)
 # A directory that is complete (all binaries + .complete stamp) is never rebuilt, so a
 # second run builds and links nothing. Each one is built in a temp dir and renamed into
 # place, so an interrupted build never leaves a half-filled cache entry.
@@ -133,5 +134,38 @@ else
   (cd "$HARNESS/pause" && go build $BUILD_FLAGS -ldflags "$BUILD_LDFLAGS" -o "$TMP/pause" .)
   finish "$TMP" "$PAUSE_DIR"
   log "pause built"
+fi
+# ---------------- flannel (CNI=flannel only) ----------------
+if [ "$CNI" = flannel ]; then
+  if complete "$FLANNEL_DIR" $FLANNEL_BINS; then
+    log "flannel v$FLANNEL_VERSION + CNI plugin v$FLANNEL_CNI_VERSION: cached"
+  else
+    log "flannel v$FLANNEL_VERSION + CNI plugin v$FLANNEL_CNI_VERSION: building into $FLANNEL_DIR"
+    # flanneld: a copy of its main package without the tencentvpc and udp backends (one of their
+    # dependencies is not served by the module proxy); module versions as flannel's go.mod says
+    W=$WORK/flannel-v$FLANNEL_VERSION
+    mkdir -p "$W"
+    if [ ! -f "$W/go.sum" ]; then
+      rm -f "$W/go.mod" "$W/main.go"
+      printf 'module example.com/cnperf-e2e/flannelbuild\n\ngo 1.24.0\n\nrequire github.com/flannel-io/flannel v%s\n' \
+        "$FLANNEL_VERSION" > "$W/go.mod"
+      src=$(cd "$W" && gox mod download -json "github.com/flannel-io/flannel@v$FLANNEL_VERSION" |
+        sed -n 's/.*"Dir": "\(.*\)",/\1/p')
+      [ -f "$src/main.go" ] || { echo "flannel v$FLANNEL_VERSION: no main.go in '$src'" >&2; exit 1; }
+      grep -v -e '/pkg/backend/tencentvpc"' -e '/pkg/backend/udp"' "$src/main.go" > "$W/main.go"
+      [ "$(grep -c '/pkg/backend/' "$W/main.go")" -ge 3 ] || { echo "flannel main.go: backends not found" >&2; exit 1; }
+      (cd "$W" && gox mod tidy)
+    fi
+    TMP=$(mktemp -d "$E2E_CACHE/.tmp-flannel.XXXXXX")
+    (cd "$W" && gox build $BUILD_FLAGS -ldflags "$BUILD_LDFLAGS -X github.com/flannel-io/flannel/pkg/version.Version=v$FLANNEL_VERSION" \
+      -o "$TMP/flanneld" .)
+    log "flanneld built"
+    # the flannel CNI meta-plugin: go install works (no replace directives)
+    (cd "$WORK" && GOBIN="$TMP" gox install $BUILD_FLAGS -ldflags "$BUILD_LDFLAGS" \
+      "github.com/containernetworking/plugins/plugins/meta/flannel@v$FLANNEL_CNI_VERSION")
+    "$TMP/flanneld" --version 2>&1 | grep -qx "v$FLANNEL_VERSION" || { echo "flanneld: version stamp missing" >&2; exit 1; }
+    finish "$TMP" "$FLANNEL_DIR"
+    log "flannel built"
+  fi
 fi
 log "all binaries present"

@@ -5,7 +5,8 @@
 # labelled netmode=routed / netmode=vxlan (cnperf run --label), which is what names compare's
 # columns (no compare --label needed). Each cluster is torn down and checked for leftovers
 # before the next one comes up.
-# usage: compare-modes.sh     env: NODES (default 2), COMPARE_DIR (default: a temp dir)
+# With CNI=flannel the two clusters are flannel's host-gw (labelled routed) and vxlan backends.
+# usage: compare-modes.sh     env: NODES (default 2), CNI (bridge or flannel), COMPARE_DIR (default: a temp dir)
 set -uo pipefail
 HARNESS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HARNESS/lib.sh"
@@ -20,15 +21,16 @@ for f in "$S"/pids/*.pid; do
     exit 1
   fi
 done
-"$HARNESS/build-bins.sh" >/dev/null || exit 1
+CNI=$CNI "$HARNESS/build-bins.sh" >/dev/null || exit 1
 "$HARNESS/../images/build.sh" >/dev/null || exit 1
 
 run_mode() { # MODE: bring up, measure, tear down, check leftovers
-  local mode=$1 rc_up rc_run=1 rc_down rc_left base
+  local mode=$1 rc_up rc_run=1 rc_down rc_left base cni_mode=$1
+  [ "$mode" = routed ] && [ "$CNI" != bridge ] && cni_mode=host-gw
   base=$(mktemp /tmp/cnperf-e2e-baseline.XXXXXX)
   "$HARNESS/leftovers.sh" snapshot "$base"
-  say "bring-up NET_MODE=$mode"
-  NET_MODE=$mode "$HARNESS/up.sh"; rc_up=$?
+  say "bring-up CNI=$CNI NET_MODE=$mode CNI_MODE=$cni_mode"
+  CNI=$CNI NET_MODE=$mode CNI_MODE=$cni_mode "$HARNESS/up.sh"; rc_up=$?
   if [ $rc_up = 0 ]; then
     say "cnperf run on $mode"
     (

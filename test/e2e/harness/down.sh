@@ -2,7 +2,8 @@
 # Tear down what up.sh created. Ends only processes this harness started: the PIDs up.sh
 # recorded, the shims of OUR containerds (their command line holds our unique socket path)
 # and whatever runs inside OUR cgroups (the containers). Never by name.
-# Then unmounts everything under the state dir and the runc root, deletes the netns, bridge
+# Then unmounts everything under the state dir and the runc root (which holds the nodes' mount
+# namespaces: the mounts made inside them go with them), deletes the netns, bridge
 # and veths, removes the cgroups, restores the global sysctls kubelet changed, removes the
 # files kubelet/containerd/libcni put outside the state dir, and removes the state dir.
 # usage: down.sh     (idempotent: safe to run with nothing up)
@@ -51,7 +52,7 @@ nodes=$( { cat "$S/nodes" 2>/dev/null
 # 1. every recorded daemon at once (kubelets first in the list, so none restarts a container);
 #    the cluster is thrown away, so no graceful drain is needed
 # shellcheck disable=SC2046
-STOP_WAIT=3 QUIET_KILL=1 stop $(for i in $nodes; do echo "kubelet-node$i" "kube-proxy-node$i"; done) \
+STOP_WAIT=3 QUIET_KILL=1 stop $(for i in $nodes; do echo "kubelet-node$i" "kube-proxy-node$i" "flanneld-node$i"; done) \
   coredns kube-scheduler kube-controller-manager kube-apiserver etcd
 log "kubelets, kube-proxies, control plane stopped"
 
@@ -86,6 +87,14 @@ for ns in $(awk -v s="$S/" -v n="/run/netns/$NAME_PREFIX-" \
   find -L /proc/[0-9]*/ns/net -maxdepth 0 -samefile "$ns" 2>/dev/null | while read -r f; do
     pid=${f#/proc/}; pid=${pid%/ns/net}
     kill -KILL "$pid" 2>/dev/null && echo "killed process $pid left in netns $ns"
+  done
+done
+# and inside one of our nodes' mount namespaces
+for m in "$MNT_DIR"/node*; do
+  [ -e "$m" ] || continue
+  find -L /proc/[0-9]*/ns/mnt -maxdepth 0 -samefile "$m" 2>/dev/null | while read -r f; do
+    pid=${f#/proc/}; pid=${pid%/ns/mnt}
+    kill -KILL "$pid" 2>/dev/null && echo "killed process $pid left in mount namespace $m"
   done
 done
 

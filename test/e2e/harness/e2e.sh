@@ -2,7 +2,7 @@
 # `make e2e`: build what is missing, build the images, bring the cluster up, run the e2e Go
 # tests against it, ALWAYS tear it down, then fail the run if anything is left behind.
 # Prints build, bring-up, test and teardown times.
-# usage: e2e.sh [go test args...]   env: NODES NET_MODE ZONES DNS (see up.sh),
+# usage: e2e.sh [go test args...]   env: NODES CNI CNI_MODE NET_MODE ZONES DNS (see up.sh),
 #   E2E_GO_TEST_ARGS (default: -count=1 -v -timeout 30m), E2E_PKGS (default: ./test/e2e/...),
 #   CNPERF_E2E_LOGS=<dir> keeps the cluster's logs there on failure
 set -uo pipefail
@@ -53,7 +53,7 @@ teardown() {
 summary() {
   teardown
   echo
-  echo "==> e2e summary: NODES=$NODES NET_MODE=$NET_MODE ZONES=$ZONES"
+  echo "==> e2e summary: NODES=$NODES CNI=$CNI CNI_MODE=$CNI_MODE NET_MODE=$NET_MODE ZONES=$ZONES"
   printf '    build %ss, images %ss, bring-up %ss, tests %ss, teardown %ss, total %ss\n' \
     "$T_BUILD" "$T_IMAGES" "$T_UP" "$T_TEST" "$T_DOWN" "$(elapsed "$T_ALL")"
   printf '    up rc=%s, tests rc=%s, down rc=%s, leftovers rc=%s\n' $rc_up $rc_test $rc_down $rc_left

@@ -11,8 +11,12 @@ set -uo pipefail
 HARNESS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HARNESS/lib.sh"
 S=$E2E_STATE
-SYSCTLS="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.netfilter.nf_conntrack_max"
-HOST_DIRS="/var/lib/kubelet /var/lib/cni /var/log/containers /var/log/pods /run/containerd /etc/cni /opt/cni"
+# global sysctls kubelet changes, the root netns's forwarding/bridge ones, and the global ones
+# CNIs are known to write (Cilium: unprivileged_bpf_disabled, bpf_jit_enable, timer_migration)
+SYSCTLS="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.netfilter.nf_conntrack_max kernel.unprivileged_bpf_disabled net.core.bpf_jit_enable kernel.timer_migration"
+# host dirs kubelet/containerd/CNIs hardcode (a node's mount namespace binds NODE_PRIVATE_DIRS
+# to its own directories, so nothing should ever appear in them)
+HOST_DIRS="/var/lib/kubelet /var/lib/cni /var/log/containers /var/log/pods /run/containerd /etc/cni /opt/cni /run/flannel /run/calico /run/cilium /var/lib/calico"
 
 chains() {   # chain names in the root netns that a kube-proxy/CNI would create
   { iptables-save 2>/dev/null; iptables-legacy-save 2>/dev/null; ip6tables-save 2>/dev/null; } |
@@ -38,7 +42,7 @@ procs() {
     p=$(awk '/^PPid:/{print $2}' "/proc/$p/status" 2>/dev/null)
   done
   find /proc/[0-9]*/exe -maxdepth 0 \( -lname "$K8S_DIR/*" -o -lname "$ETCD_DIR/*" \
-    -o -lname "$COREDNS_DIR/*" -o -lname "$PAUSE_DIR/*" \) -printf '%h %l\n' 2>/dev/null | sed 's|^/proc/||'
+    -o -lname "$COREDNS_DIR/*" -o -lname "$PAUSE_DIR/*" -o -lname "$FLANNEL_DIR/*" \) -printf '%h %l\n' 2>/dev/null | sed 's|^/proc/||'
   for f in $(grep -l -a -F -e "$S/" -e "/run/netns/$NAME_PREFIX-" -e "$RUN_DIR/" /proc/[0-9]*/cmdline 2>/dev/null); do
     pid=${f#/proc/}; pid=${pid%/cmdline}
     case "$anc" in *" $pid "*) continue ;; esac

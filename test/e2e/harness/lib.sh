@@ -36,6 +36,15 @@ PAUSE_HASH=$(cat "$HARNESS/pause/main.go" "$HARNESS/pause/go.mod" 2>/dev/null | 
 PAUSE_DIR=${PAUSE_DIR:-$E2E_CACHE/pause-$PAUSE_HASH-$FLAGS_HASH}
 K8S_BINS="kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl"
 
+# Real CNIs (CNI=flannel): flanneld from a copy of its main package (without the tencentvpc and
+# udp backends: one of their dependencies is not served by the module proxy) and the flannel
+# CNI meta-plugin from containernetworking/plugins (its last release with plugins/meta/flannel;
+# github.com/flannel-io/cni-plugin is not served by the proxy).
+FLANNEL_VERSION=${FLANNEL_VERSION:-0.28.10}
+FLANNEL_CNI_VERSION=${FLANNEL_CNI_VERSION:-0.9.1}
+FLANNEL_DIR=${FLANNEL_DIR:-$E2E_CACHE/flannel-v$FLANNEL_VERSION-cni-v$FLANNEL_CNI_VERSION-$FLAGS_HASH}
+FLANNEL_BINS="flanneld flannel"
+
 # Cluster shape
 NODES=${NODES:-2}
 case $NODES in [2-9]) ;; *) echo "NODES must be 2..9, not '$NODES'" >&2; exit 1 ;; esac
@@ -44,6 +53,22 @@ case $NET_MODE in
   routed|hostgw|host-gw) NET_MODE=routed ;;
   vxlan) ;;
   *) echo "NET_MODE must be routed (alias hostgw) or vxlan, not '$NET_MODE'" >&2; exit 1 ;;
+esac
+# CNI: bridge (default: the CNI bridge plugin, with NET_MODE routed|vxlan made by the harness)
+# or flannel (flanneld --kube-subnet-mgr per node + the flannel CNI plugin; CNI_MODE, alias
+# FLANNEL_MODE, vxlan (default) or host-gw). For a real CNI, NET_MODE is derived from its mode
+# (vxlan -> vxlan, host-gw -> routed) so tests that only care about encapsulation keep working.
+CNI=${CNI:-bridge}
+case $CNI in
+  bridge) CNI_MODE=$NET_MODE ;;
+  flannel)
+    CNI_MODE=${CNI_MODE:-${FLANNEL_MODE:-vxlan}}
+    case $CNI_MODE in
+      vxlan) NET_MODE=vxlan ;;
+      host-gw|hostgw|routed) CNI_MODE=host-gw NET_MODE=routed ;;
+      *) echo "CNI_MODE (FLANNEL_MODE) must be vxlan or host-gw for CNI=flannel, not '$CNI_MODE'" >&2; exit 1 ;;
+    esac ;;
+  *) echo "CNI must be bridge or flannel, not '$CNI'" >&2; exit 1 ;;
 esac
 # zones: 3+ nodes -> two zones by default; 2 nodes -> one zone unless ZONES=2
 case ${ZONES:-} in ""|[1-9]) ;; *) echo "ZONES must be a small number, not '$ZONES'" >&2; exit 1 ;; esac
@@ -63,12 +88,18 @@ DNS_IP=10.96.0.10
 CNI_BIN=${CNI_BIN:-/usr/lib/cni}
 CGROUP_NAME=cnperf-e2e           # /sys/fs/cgroup/<ctrl>/cnperf-e2e/nodeN
 RUN_DIR=/run/cnperf-e2e          # runc roots
+MNT_DIR=$RUN_DIR/mnt             # node mount namespaces, one file per node (bind-mounted nsfs)
+# Host paths that CNIs (and libcni) hardcode: in every node's mount namespace each one is a
+# bind mount of the node's own directory $E2E_STATE/nodeN/host/<path with / as _>, so nodes do
+# not share them and nothing lands on the host. /var/run is /run on Debian.
+NODE_PRIVATE_DIRS="/var/lib/cni /run/flannel"
 PAUSE_IMAGE=localhost/cnperf-e2e/pause:v1
 
 node_name() { echo "node$1"; }
 node_ip() { echo "10.123.0.$((10 + $1))"; }
 node_ns() { echo "$NAME_PREFIX-node$1"; }
 node_veth() { echo "$NAME_PREFIX-v$1"; }
+node_mnt() { echo "$MNT_DIR/node$1"; }
 pod_cidr() { echo "10.244.$1.0/24"; }
 node_zone() { # zone-a, zone-b, zone-a, ... (one zone when ZONES=1)
   local z=$(( ($1 - 1) % ZONES ))

@@ -5,10 +5,14 @@
 #     process) in the root netns; apiserver on 10.123.0.1:6443
 #   nodeN = netns cnpe2e-nodeN with eth0 10.123.0.(10+N)/24 on bridge cnpe2e0, and its own
 #     containerd + kubelet + kube-proxy (iptables mode)
-#   pods: CNI bridge + host-local, node N gets 10.244.N.0/24;
-#     NET_MODE=routed (alias hostgw): host routes between nodes; NET_MODE=vxlan: VXLAN overlay
+#     and its own mount namespace (fresh sysfs and bpffs, the cgroup tree bound back in, the
+#     host paths CNIs hardcode bound to per-node directories: NODE_PRIVATE_DIRS in lib.sh)
+#   pods: node N gets 10.244.N.0/24. CNI=bridge (default): CNI bridge + host-local;
+#     NET_MODE=routed (alias hostgw): host routes between nodes; NET_MODE=vxlan: VXLAN overlay.
+#     CNI=flannel: flanneld --kube-subnet-mgr per node + the flannel CNI plugin, CNI_MODE
+#     (alias FLANNEL_MODE) vxlan or host-gw
 #   services: 10.96.0.0/16, DNS 10.96.0.10
-# usage: up.sh   env: NODES=2 NET_MODE=routed|vxlan ZONES=1|2 DNS=1|0 EXTRA_IMAGE_TAGS="name:tag ..."
+# usage: up.sh   env: NODES=2 CNI=bridge|flannel NET_MODE=routed|vxlan CNI_MODE=vxlan|host-gw ZONES=1|2 DNS=1|0 EXTRA_IMAGE_TAGS="name:tag ..."
 #                     E2E_KEEP_ON_FAIL=1 (leave a failed bring-up in place for debugging)
 # On success: $E2E_STATE/admin.kubeconfig and $E2E_STATE/e2e.env (source it). On failure
 # everything is torn down again (down.sh) and the exit status is non-zero.
@@ -32,6 +36,9 @@ for t in containerd containerd-shim-runc-v2 runc ctr nsenter setsid ip bridge ip
   command -v $t >/dev/null || die "missing $t (see test/e2e/harness/ci.sh for the apt packages)"
 done
 for p in bridge host-local portmap loopback; do [ -x "$CNI_BIN/$p" ] || die "missing CNI plugin $CNI_BIN/$p"; done
+if [ "$CNI" = flannel ]; then
+  for b in $FLANNEL_BINS; do [ -x "$FLANNEL_DIR/$b" ] || die "missing $FLANNEL_DIR/$b: run CNI=flannel $HARNESS/build-bins.sh"; done
+fi
 export PATH=$K8S_DIR:$PATH
 KC="$K8S_DIR/kubectl --kubeconfig=$S/admin.kubeconfig"
 
@@ -79,10 +86,10 @@ trap 'on_fail $LINENO' INT TERM
 mkdir -p "$S"/{pids,logs}
 # what down.sh needs, written before anything is created
 for i in $(seq 1 "$NODES"); do echo "$i"; done > "$S/nodes"
-{ echo "NODES=$NODES"; echo "NET_MODE=$NET_MODE"; echo "ZONES=$ZONES"; } > "$S/config"
-# host paths that kubelet/containerd/libcni hardcode: remember which ones we
+{ echo "NODES=$NODES"; echo "CNI=$CNI"; echo "CNI_MODE=$CNI_MODE"; echo "NET_MODE=$NET_MODE"; echo "ZONES=$ZONES"; } > "$S/config"
+# host paths that kubelet/containerd/libcni/CNIs hardcode: remember which ones we
 # create, so down.sh removes only those (never e.g. a real kubelet's device-plugin socket)
-for p in /var/lib/kubelet /var/lib/cni /var/log/containers /var/log/pods /run/containerd; do
+for p in /var/lib/kubelet /var/log/containers /var/log/pods /run/containerd $NODE_PRIVATE_DIRS; do
   [ -e $p ] || echo $p
 done > "$S/created-paths"
 # sysctls that kubelet sets globally (restored by down.sh)
@@ -113,9 +120,11 @@ wait_for() {
   log "$desc ok"
 }
 nsx() { local i=$1; shift; nsenter --net="/run/netns/$(node_ns "$i")" "$@"; }
+# nsn I CMD...: in node I's network AND mount namespace (what every node daemon runs in)
+nsn() { local i=$1; shift; nsenter --net="/run/netns/$(node_ns "$i")" --mount="$(node_mnt "$i")" "$@"; }
 
 # ---------------- underlay network ----------------
-log "network: $NODES nodes, $NET_MODE, zones=$ZONES"
+log "network: $NODES nodes, CNI $CNI $CNI_MODE, zones=$ZONES"
 ip link add "$BR" type bridge
 ip addr add "$APISERVER_IP/24" dev "$BR"
 ip link set "$BR" up
@@ -135,7 +144,8 @@ for i in $(seq 1 "$NODES"); do
   # the control plane (root netns) must reach pods: pod -> 10.96.0.1 -> apiserver replies
   ip route add "$(pod_cidr "$i")" via "$(node_ip "$i")" dev "$BR"
 done
-if [ "$NET_MODE" = vxlan ]; then
+# CNI=bridge: the harness makes the pod network between the nodes itself (flannel does it for CNI=flannel)
+if [ "$CNI" = bridge ] && [ "$NET_MODE" = vxlan ]; then
   for i in $(seq 1 "$NODES"); do
     nsx "$i" ip link add vxcnp type vxlan id 42 dev eth0 local "$(node_ip "$i")" dstport 4789 nolearning
     nsx "$i" ip addr add "10.244.$i.0/32" dev vxcnp
@@ -143,6 +153,7 @@ if [ "$NET_MODE" = vxlan ]; then
   done
 fi
 for i in $(seq 1 "$NODES"); do
+  [ "$CNI" = bridge ] || break
   for j in $(seq 1 "$NODES"); do
     [ "$i" = "$j" ] && continue
     if [ "$NET_MODE" = vxlan ]; then
@@ -158,6 +169,32 @@ for i in $(seq 1 "$NODES"); do
   done
 done
 
+# ---------------- node mount namespaces ----------------
+# One per node, kept by a bind mount of its nsfs file under $MNT_DIR (a private mount, so the
+# bind is allowed). Inside: a fresh sysfs made in the node's netns (/sys/class/net shows the
+# node's interfaces), the host's cgroup tree bound back in, a fresh bpffs, and the host paths
+# CNIs hardcode (NODE_PRIVATE_DIRS) bound to the node's own directories. Mounts made there
+# (containers' rootfs, kubelet volumes) stay in the node's namespace and end with it.
+mkdir -p "$MNT_DIR"
+mount --bind "$MNT_DIR" "$MNT_DIR"
+mount --make-private "$MNT_DIR"
+for p in $NODE_PRIVATE_DIRS; do mkdir -p "$p"; done   # mount points (created-paths lists new ones)
+for i in $(seq 1 "$NODES"); do
+  D=$S/$(node_name "$i")
+  mkdir -p "$D/host" "$D/.cgroup"
+  touch "$(node_mnt "$i")"
+  nsx "$i" unshare --mount="$(node_mnt "$i")" --propagation private \
+    bash -euc 'D=$1; shift
+      mount --rbind /sys/fs/cgroup "$D/.cgroup"
+      mount -t sysfs sysfs /sys
+      mount --move "$D/.cgroup" /sys/fs/cgroup
+      mount -t bpf bpf /sys/fs/bpf
+      for p in "$@"; do
+        h=$D/host/$(echo "${p#/}" | tr / _); mkdir -p "$h"; mount --bind "$h" "$p"
+      done' mntns "$D" $NODE_PRIVATE_DIRS
+done
+log "node mount namespaces ready"
+
 # ---------------- PKI + kubeconfigs ----------------
 log "pki"
 NODE_NAMES=$(for i in $(seq 1 "$NODES"); do printf '%s ' "$(node_name "$i")"; done)
@@ -169,6 +206,15 @@ printf 'nameserver 127.0.0.1\noptions ndots:1\n' > "$S/resolv.conf"
 # ---------------- node runtimes (they do not need the apiserver) ----------------
 cg_v2=0; [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] && cg_v2=1
 mtu=1500; [ "$NET_MODE" = vxlan ] && mtu=1450
+# the CNI plugins containerd runs: /usr/lib/cni, or for a real CNI a directory that adds its
+# plugin (containerd 1.6 takes one bin_dir; the flannel plugin delegates to bridge and host-local)
+NODE_CNI_BIN=$CNI_BIN
+if [ "$CNI" = flannel ]; then
+  NODE_CNI_BIN=$S/cni-bin
+  mkdir -p "$NODE_CNI_BIN"
+  for p in "$CNI_BIN"/*; do ln -s "$p" "$NODE_CNI_BIN/"; done
+  ln -s "$FLANNEL_DIR/flannel" "$NODE_CNI_BIN/flannel"
+fi
 for i in $(seq 1 "$NODES"); do
   n=$(node_name "$i"); D=$S/$n
   mkdir -p "$D"/{containerd,cni/net.d,cni/ipam,kubelet,pod-logs}
@@ -188,7 +234,7 @@ for i in $(seq 1 "$NODES"); do
       cat /sys/fs/cgroup/cpuset/cpuset.mems > "/sys/fs/cgroup/cpuset/$d/cpuset.mems"
     done
   fi
-  cat > "$D/cni/net.d/10-cnpe2e.conflist" <<JSON
+  [ "$CNI" = bridge ] && cat > "$D/cni/net.d/10-cnpe2e.conflist" <<JSON
 {
   "cniVersion": "1.0.0",
   "name": "cnpe2e",
@@ -227,7 +273,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
   # child's PID from pipe: EOF". Clamp to containerd's own value instead.
   restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "$CNI_BIN"
+    bin_dir = "$NODE_CNI_BIN"
     conf_dir = "$D/cni/net.d"
     max_conf_num = 1
   [plugins."io.containerd.grpc.v1.cri".containerd]
@@ -241,7 +287,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 [plugins."io.containerd.internal.v1.opt"]
   path = "$D/containerd/opt"
 TOML
-  start "containerd-$n" nsenter --net="/run/netns/$(node_ns "$i")" containerd --config "$D/containerd/config.toml"
+  start "containerd-$n" nsenter --net="/run/netns/$(node_ns "$i")" --mount="$(node_mnt "$i")" containerd --config "$D/containerd/config.toml"
 done
 log "containerds started"
 
@@ -397,13 +443,13 @@ imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
 nodeStatusReportFrequency: 10s
 YAML
-  start "kubelet-$n" nsenter --net="/run/netns/$(node_ns "$i")" "$K8S_DIR/kubelet" \
+  start "kubelet-$n" nsenter --net="/run/netns/$(node_ns "$i")" --mount="$(node_mnt "$i")" "$K8S_DIR/kubelet" \
     --config="$D/kubelet-config.yaml" --kubeconfig="$S/$n.kubeconfig" \
     --root-dir="$D/kubelet" --cert-dir="$D/kubelet/pki" \
     --hostname-override="$n" --node-ip="$(node_ip "$i")" \
     --node-labels="topology.kubernetes.io/zone=$(node_zone "$i"),topology.kubernetes.io/region=cnperf-e2e" --v=1
   kp_conf "$n" > "$D/kube-proxy-config.yaml"
-  start "kube-proxy-$n" nsenter --net="/run/netns/$(node_ns "$i")" "$K8S_DIR/kube-proxy" \
+  start "kube-proxy-$n" nsenter --net="/run/netns/$(node_ns "$i")" --mount="$(node_mnt "$i")" "$K8S_DIR/kube-proxy" \
     --config="$D/kube-proxy-config.yaml"
 done
 log "kubelets, kube-proxies started"
@@ -414,6 +460,82 @@ for i in $(seq 1 "$NODES"); do
   $KC patch node "$n" --type merge \
     -p "{\"spec\":{\"podCIDR\":\"$(pod_cidr "$i")\",\"podCIDRs\":[\"$(pod_cidr "$i")\"]}}" >/dev/null
 done
+if [ "$CNI" = flannel ]; then
+  # flannel as kube-flannel.yml deploys it: namespace, ServiceAccount, ClusterRole(Binding) and
+  # ConfigMap kube-flannel-cfg (net-conf.json); flanneld is a process per node (not a
+  # DaemonSet: there is no image) with the ServiceAccount's token, started once the node has
+  # its podCIDR (--kube-subnet-mgr takes the node's podCIDR as its subnet)
+  backend=$CNI_MODE
+  printf '{\n  "Network": "%s",\n  "EnableNFTables": false,\n  "Backend": {"Type": "%s"}\n}\n' \
+    "$CLUSTER_CIDR" "$backend" > "$S/flannel-net-conf.json"
+  $KC apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Namespace
+metadata: {name: kube-flannel, labels: {k8s-app: flannel, pod-security.kubernetes.io/enforce: privileged}}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: flannel, namespace: kube-flannel, labels: {k8s-app: flannel}}
+---
+kind: ClusterRole
+apiVersion: rbac.authorization.k8s.io/v1
+metadata: {name: flannel, labels: {k8s-app: flannel}}
+rules:
+- {apiGroups: [""], resources: [pods], verbs: [get]}
+- {apiGroups: [""], resources: [nodes], verbs: [get, list, watch]}
+- {apiGroups: [""], resources: [nodes/status], verbs: [patch]}
+---
+kind: ClusterRoleBinding
+apiVersion: rbac.authorization.k8s.io/v1
+metadata: {name: flannel, labels: {k8s-app: flannel}}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: flannel}
+subjects:
+- {kind: ServiceAccount, name: flannel, namespace: kube-flannel}
+YAML
+  $KC -n kube-flannel create configmap kube-flannel-cfg --from-file=net-conf.json="$S/flannel-net-conf.json" >/dev/null
+  token=$($KC -n kube-flannel create token flannel --duration=24h)
+  cat > "$S/flannel.kubeconfig" <<KCFG
+apiVersion: v1
+kind: Config
+clusters:
+- cluster: {server: "https://$APISERVER_IP:6443", certificate-authority: "$P/ca.crt"}
+  name: cnperf-e2e
+users:
+- name: flannel
+  user: {token: "$token"}
+contexts:
+- context: {cluster: cnperf-e2e, user: flannel, namespace: kube-flannel}
+  name: flannel
+current-context: flannel
+KCFG
+  # as kube-flannel.yml runs it: --ip-masq (flanneld masquerades what leaves the cluster CIDR,
+  # and the CNI plugin then tells the bridge plugin not to: with --ip-masq=false the plugin
+  # turns the bridge's ipMasq on, which would hide pod IPs even between nodes)
+  for i in $(seq 1 "$NODES"); do
+    n=$(node_name "$i")
+    start "flanneld-$n" nsenter --net="/run/netns/$(node_ns "$i")" --mount="$(node_mnt "$i")" \
+      env NODE_NAME="$n" POD_NAMESPACE=kube-flannel "$FLANNEL_DIR/flanneld" --kube-subnet-mgr \
+      --kubeconfig-file="$S/flannel.kubeconfig" --net-config-path="$S/flannel-net-conf.json" \
+      --iface=eth0 --ip-masq --subnet-file=/run/flannel/subnet.env
+  done
+  # /run/flannel is the node's own directory (its mount namespace binds $D/host/run_flannel)
+  for i in $(seq 1 "$NODES"); do
+    n=$(node_name "$i"); D=$S/$n
+    wait_for "flannel subnet on $n" 120 test -s "$D/host/run_flannel/subnet.env"
+    # the CNI configuration as kube-flannel.yml's cni-conf.json; written once flanneld is up,
+    # so the node turns Ready only when pods can get a network
+    cat > "$D/cni/net.d/10-flannel.conflist" <<JSON
+{
+  "name": "cbr0",
+  "cniVersion": "0.3.1",
+  "plugins": [
+    {"type": "flannel", "delegate": {"hairpinMode": true, "isDefaultGateway": true}},
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+JSON
+  done
+fi
 wait_for "nodes Ready" 180 $KC wait --for=condition=Ready node --all --timeout=2s
 # Ready is not yet schedulable: the node lifecycle controller removes the not-ready taint on
 # its next pass (up to --node-monitor-period later); a test started in between finds no node
@@ -434,6 +556,8 @@ cat > "$S/e2e.env" <<ENV
 export KUBECONFIG=$S/admin.kubeconfig
 export CNPERF_E2E_KUBECONFIG=$S/admin.kubeconfig
 export CNPERF_E2E_NET_MODE=$NET_MODE
+export CNPERF_E2E_CNI=$CNI
+export CNPERF_E2E_CNI_MODE=$CNI_MODE
 export CNPERF_E2E_NODES=$NODES
 export CNPERF_E2E_ZONES=$ZONES
 export CNPERF_E2E_DNS=$DNS
