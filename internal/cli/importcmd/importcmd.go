@@ -24,8 +24,8 @@ import (
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/session"
 	"github.com/cnperf/cnperf/internal/stats"
-	"github.com/cnperf/cnperf/internal/version"
 )
 
 // Platform is the platform name of imported runs.
@@ -120,7 +120,7 @@ func (o *options) run(streams iostreams.Streams) error {
 	if o.path != "" && !path.Valid() {
 		return exit.Usage("--path: unknown path %q", o.path)
 	}
-	labels, err := parseLabels(o.labels)
+	labels, err := session.ParseLabels(o.labels)
 	if err != nil {
 		return err
 	}
@@ -135,8 +135,8 @@ func (o *options) run(streams iostreams.Streams) error {
 		run.EndTime = run.StartTime
 	}
 	if o.results != "" {
-		if err := writeResults(o.results, run); err != nil {
-			return err
+		if err := session.WriteFile(o.results, run); err != nil {
+			return fmt.Errorf("--results: %w", err)
 		}
 	}
 	if err := enc.Encode(streams.Out, []*api.Run{run}); err != nil {
@@ -145,31 +145,11 @@ func (o *options) run(streams iostreams.Streams) error {
 	return nil
 }
 
-func writeResults(path string, run *api.Run) error {
-	w, err := report.CreateResultsFile(path, run)
-	if err != nil {
-		return fmt.Errorf("--results: %w", err)
-	}
-	for _, r := range run.Results {
-		if err := w.AppendResult(r); err != nil {
-			_ = w.Close(*run)
-			return fmt.Errorf("--results: %w", err)
-		}
-	}
-	if err := w.Close(*run); err != nil {
-		return fmt.Errorf("--results: %w", err)
-	}
-	return nil
-}
-
 // Import reads every file ("-" is in) with the importer and builds one imported run: cases
 // with the same profile and parameters become one result whose samples are in file order.
 // The run has no UUID or labels yet.
 func Import(imp driver.Importer, driverName string, profile api.Profile, path api.Path, files []string, in io.Reader) (*api.Run, error) {
-	run := &api.Run{
-		APIVersion: api.APIVersion, Kind: api.KindRun, CnperfVersion: version.Version,
-		Platform: Platform, Imported: true, Results: []api.Result{},
-	}
+	run := session.NewRun(session.Header{Platform: Platform, Imported: true})
 	index := map[string]int{} // case key → result index
 	for _, f := range files {
 		data, name, err := readFile(f, in)
@@ -289,21 +269,6 @@ func window(samples []api.Sample) (start, end time.Time) {
 		}
 	}
 	return start, end
-}
-
-func parseLabels(in []string) (map[string]string, error) {
-	if len(in) == 0 {
-		return nil, nil
-	}
-	out := map[string]string{}
-	for _, l := range in {
-		k, v, ok := strings.Cut(l, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return nil, exit.Usage("--label: %q is not KEY=VALUE", l)
-		}
-		out[strings.TrimSpace(k)] = v
-	}
-	return out, nil
 }
 
 func profileList() string {

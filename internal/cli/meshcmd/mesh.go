@@ -6,13 +6,11 @@ package meshcmd
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,7 +30,7 @@ import (
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/platform/kube"
-	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/session"
 	"github.com/cnperf/cnperf/internal/version"
 )
 
@@ -288,11 +286,9 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
 	if err != nil {
 		return err
 	}
-	runID := o.UUID
-	if runID == "" {
-		runID = uuid.NewString()
-	} else if _, err := uuid.Parse(runID); err != nil {
-		return exit.Usage("--uuid: %q is not a UUID: %v", runID, err)
+	runID, err := session.RunID(o.UUID)
+	if err != nil {
+		return err
 	}
 	cs, cfg, err := kube.NewClientset(o.Kubeconfig, o.Context)
 	if err != nil {
@@ -337,11 +333,8 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 		return printDryRun(streams.Out, o.Output, nodes, sched, server, s, o.Concurrent)
 	}
 
-	run := &api.Run{
-		APIVersion: api.APIVersion, Kind: api.KindRun, UUID: runID, StartTime: started.UTC(),
-		CnperfVersion: version.Version, Platform: "kube", Results: []api.Result{},
-		Cluster: &api.ClusterDetails{NodeCount: len(nodes)},
-	}
+	run := session.NewRun(session.Header{UUID: runID, Platform: "kube", Start: started})
+	run.Cluster = &api.ClusterDetails{NodeCount: len(nodes)}
 	for _, n := range nodes {
 		run.Cluster.Nodes = append(run.Cluster.Nodes, api.NodeInfo{Name: n.Name, Zone: n.Zone, InternalIP: n.InternalIP})
 	}
@@ -495,7 +488,7 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 	run.Timing = &api.Timing{SetupSeconds: setupDone.Sub(started).Seconds(), MeasureSeconds: time.Since(setupDone).Seconds()}
 
 	if o.ResultsFile != "" {
-		if werr := writeResults(o.ResultsFile, run); werr != nil {
+		if werr := session.WriteFile(o.ResultsFile, run); werr != nil {
 			return werr
 		}
 	}
@@ -531,28 +524,6 @@ func (o *Options) write(w io.Writer, run *api.Run) error {
 		return enc.Encode(run)
 	}
 	return meshview.WriteTable(w, run)
-}
-
-func writeResults(path string, run *api.Run) error {
-	w, err := report.CreateResultsFile(path, run)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, r := range run.Results {
-		if err := w.AppendResult(r); err != nil {
-			errs = append(errs, err)
-			break
-		}
-	}
-	// The header was written before the mesh section was complete: record it now.
-	if err := w.UpdateRun(*run); err != nil {
-		errs = append(errs, err)
-	}
-	if err := w.Close(*run); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
 }
 
 func networkNames(ns []mesh.Network) []string {

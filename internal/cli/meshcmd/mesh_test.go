@@ -13,6 +13,7 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/session"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
@@ -91,7 +92,7 @@ func TestResultsFileKeepsMesh(t *testing.T) {
 				{Client: "a", Server: "b", Result: 0, Value: &v}, {Client: "b", Server: "a", Round: 1, Result: 1, Error: "boom"}}}}},
 	}
 	path := filepath.Join(t.TempDir(), "mesh.jsonl")
-	if err := writeResults(path, run); err != nil {
+	if err := session.WriteFile(path, run); err != nil {
 		t.Fatal(err)
 	}
 	runs, err := report.ReadRunFile(path)

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -20,7 +19,6 @@ import (
 	"github.com/cnperf/cnperf/internal/driver"
 	_ "github.com/cnperf/cnperf/internal/driver/all" // register every driver
 	"github.com/cnperf/cnperf/internal/exit"
-	"github.com/cnperf/cnperf/internal/hostinfo"
 	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/lab"
@@ -28,11 +26,10 @@ import (
 	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/session"
 	"github.com/cnperf/cnperf/internal/sink"
 	"github.com/cnperf/cnperf/internal/sink/opensearch"
-	"github.com/cnperf/cnperf/internal/sink/prometheus"
 	"github.com/cnperf/cnperf/internal/tigerbench"
-	"github.com/cnperf/cnperf/internal/version"
 )
 
 // Options are the flags of `cnperf run`.
@@ -51,6 +48,9 @@ type Options struct {
 	Platforms  platformOptions
 	Sinks      sink.Flags
 	TigerBench tigerbench.Options
+
+	// platform, when set, is the platform instead of the one --platform chooses (tests).
+	platform platform.Platform
 }
 
 // DefaultSuiteProfiles are the five main profiles of the default local suite.
@@ -58,7 +58,10 @@ var DefaultSuiteProfiles = []api.Profile{api.TCPStream, api.TCPMaerts, api.UDPSt
 
 // NewCommand returns the run command.
 func NewCommand(streams iostreams.Streams) *cobra.Command {
-	o := &Options{}
+	return newCommand(streams, &Options{})
+}
+
+func newCommand(streams iostreams.Streams, o *Options) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Run a measurement plan and print the results",
@@ -109,21 +112,21 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	if err != nil {
 		return exit.Usage("--output: %v", err)
 	}
-	labels, err := parseLabels(o.Labels)
+	labels, err := session.ParseLabels(o.Labels)
 	if err != nil {
 		return err
 	}
-	runID := o.UUID
-	if runID == "" {
-		runID = uuid.NewString()
-	} else if _, err := uuid.Parse(runID); err != nil {
-		return exit.Usage("--uuid: %q is not a UUID: %v", runID, err)
+	runID, err := session.RunID(o.UUID)
+	if err != nil {
+		return err
 	}
 
 	set := func(name string) bool { f := fs.Lookup(name); return f != nil && f.Changed }
-	plat, err := o.Platforms.choose(o.Platform, runID, log, o.ConfigFile == "" && !anyPlanFlagSet(set), o.DryRun)
-	if err != nil {
-		return err
+	plat := o.platform
+	if plat == nil {
+		if plat, err = o.Platforms.choose(o.Platform, runID, log, o.ConfigFile == "" && !anyPlanFlagSet(set), o.DryRun); err != nil {
+			return err
+		}
 	}
 	if strings.EqualFold(strings.TrimSpace(o.Flags.Path), "all") {
 		paths := allPaths(plat, log)
@@ -210,11 +213,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		}
 	}
 
-	run := &api.Run{
-		APIVersion: api.APIVersion, Kind: api.KindRun, UUID: runID, StartTime: time.Now().UTC(),
-		CnperfVersion: version.Version, Platform: plat.Name(), Labels: labels, Host: hostinfo.Get(),
-		Results: []api.Result{}, Timing: &api.Timing{},
-	}
+	run := session.NewRun(session.Header{UUID: runID, Platform: plat.Name(), Labels: labels, Host: true, Timing: true})
 	if p.Metadata.Labels != nil {
 		if run.Labels == nil {
 			run.Labels = map[string]string{}
@@ -225,20 +224,21 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 			}
 		}
 	}
-
-	var rw *report.ResultsWriter
-	if o.ResultsFile != "" {
-		if rw, err = report.CreateResultsFile(o.ResultsFile, run); err != nil {
-			return fmt.Errorf("--results: %w", err)
-		}
+	sess, err := session.Start(run, o.ResultsFile)
+	if err != nil {
+		return err
 	}
-
-	runErr := o.execute(ctx, log, plat, drivers, cases, run, rw, prom)
-	run.EndTime = time.Now().UTC()
-	if rw != nil {
-		if err := rw.Close(*run); err != nil {
-			runErr = errors.Join(runErr, fmt.Errorf("close results file: %w", err))
-		}
+	sess.Log = log
+	if prom != nil {
+		sess.Annotator = prom
+	}
+	var progress runner.Progress
+	if !o.NoProgress {
+		progress = &runner.TextProgress{W: log, Terminal: iostreams.IsTerminal(log)}
+	}
+	runErr := sess.Measure(ctx, plat, drivers, cases, progress)
+	if err := sess.Finish(); err != nil {
+		runErr = errors.Join(runErr, err)
 	}
 	if len(run.Results) > 0 || runErr == nil {
 		if err := enc.Encode(streams.Out, []*api.Run{run}); err != nil {
@@ -278,84 +278,6 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	return failedCases(run)
 }
 
-// execute prepares the platform, runs the cases and always cleans up.
-func (o *Options) execute(ctx context.Context, log io.Writer, plat platform.Platform, drivers map[string]driver.Driver,
-	cases []plan.Case, run *api.Run, rw *report.ResultsWriter, prom *prometheus.Collector) (err error) {
-	setup := time.Now()
-	// A third Ctrl-C exits at once: it prints what the platform may leave.
-	unregister := interrupt.Register(ctx, func() string { return platform.Leftovers(plat) })
-	defer func() {
-		t := time.Now()
-		// Cleanup must run even when ctx was cancelled by Ctrl-C; a second Ctrl-C cuts it short.
-		cctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 2*time.Minute)
-		defer cancel()
-		if cerr := plat.Close(cctx); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("cleanup: %w", cerr))
-			if left := platform.Leftovers(plat); left != "" {
-				fmt.Fprintln(log, "cnperf: clean-up did not finish; "+left)
-			}
-		}
-		unregister()
-		run.Timing.TeardownSeconds = time.Since(t).Seconds()
-	}()
-	if err := plat.Prepare(ctx, cases, drivers); err != nil {
-		run.Timing.SetupSeconds = time.Since(setup).Seconds()
-		if ctx.Err() != nil {
-			run.Interrupted = true
-			return exit.Failure("interrupted during setup: %v", err)
-		}
-		return exit.Failure("set up the %s platform: %w", plat.Name(), err)
-	}
-	if d, ok := plat.(platform.ClusterDescriber); ok {
-		if cd, derr := d.Describe(ctx); derr == nil {
-			run.Cluster = cd
-		} else {
-			fmt.Fprintf(log, "warning: could not describe the cluster: %v\n", derr)
-		}
-	}
-	if rw != nil {
-		if err := rw.UpdateRun(*run); err != nil {
-			return exit.Failure("record run details in the results file: %w", err)
-		}
-	}
-	run.Timing.SetupSeconds = time.Since(setup).Seconds()
-	measure := time.Now()
-	r := &runner.Runner{
-		Platform: plat,
-		Drivers:  drivers,
-		OnResult: func(res api.Result) error {
-			if prom != nil {
-				if err := prom.Annotate(ctx, &res); err != nil {
-					fmt.Fprintf(log, "warning: prometheus metrics for case %q: %v\n", res.Name, err)
-				}
-				if res.Metrics != nil {
-					for _, w := range res.Metrics.Warnings {
-						fmt.Fprintf(log, "warning: prometheus: %s\n", w)
-					}
-				}
-			}
-			run.Results = append(run.Results, res)
-			if rw != nil {
-				return rw.AppendResult(res)
-			}
-			return nil
-		},
-	}
-	if !o.NoProgress {
-		r.Progress = &runner.TextProgress{W: log, Terminal: iostreams.IsTerminal(log)}
-	}
-	_, rerr := r.Run(ctx, cases)
-	run.Timing.MeasureSeconds = time.Since(measure).Seconds()
-	if errors.Is(rerr, runner.ErrInterrupted) {
-		run.Interrupted = true
-		return exit.Failure("interrupted: %d of %d cases finished and were kept", len(run.Results), len(cases))
-	}
-	if rerr != nil {
-		return exit.Failure("%w", rerr)
-	}
-	return nil
-}
-
 // failedCases turns failed cases into exit code 1 with a summary.
 func failedCases(run *api.Run) error {
 	var failed []string
@@ -372,21 +294,6 @@ func failedCases(run *api.Run) error {
 		return nil
 	}
 	return exit.Failure("%d of %d cases failed:\n  %s", len(failed), len(run.Results), strings.Join(failed, "\n  "))
-}
-
-func parseLabels(in []string) (map[string]string, error) {
-	if len(in) == 0 {
-		return nil, nil
-	}
-	out := map[string]string{}
-	for _, l := range in {
-		k, v, ok := strings.Cut(l, "=")
-		if !ok || k == "" {
-			return nil, exit.Usage("--label: %q is not KEY=VALUE", l)
-		}
-		out[k] = v
-	}
-	return out, nil
 }
 
 func joinProfiles(ps []api.Profile) string {
@@ -440,42 +347,22 @@ func (o *Options) runTigerBench(ctx context.Context, streams iostreams.Streams, 
 	for _, w := range loaded.Warnings {
 		fmt.Fprintf(log, "warning: %s\n", w)
 	}
-	run := &api.Run{
-		APIVersion: api.APIVersion, Kind: api.KindRun, UUID: runID, StartTime: time.Now().UTC(),
-		CnperfVersion: version.Version, Platform: "kube", Labels: labels, Host: hostinfo.Get(),
-		Results: []api.Result{}, Timing: &api.Timing{},
-	}
-	var rw *report.ResultsWriter
-	var err error
-	if o.ResultsFile != "" {
-		if rw, err = report.CreateResultsFile(o.ResultsFile, run); err != nil {
-			return fmt.Errorf("--results: %w", err)
-		}
+	run := session.NewRun(session.Header{UUID: runID, Platform: "kube", Labels: labels, Host: true, Timing: true})
+	sess, err := session.Start(run, o.ResultsFile)
+	if err != nil {
+		return err
 	}
 	deps := tigerbench.Deps{
 		Kube: o.Platforms.kube, Options: o.TigerBench, RunID: runID, Log: log,
-		OnResult: func(r api.Result) error {
-			if rw != nil {
-				return rw.AppendResult(r)
-			}
-			return nil
-		},
-		OnUpdate: func() error {
-			if rw != nil {
-				return rw.UpdateRun(*run)
-			}
-			return nil
-		},
+		OnResult: sess.Save,
+		OnUpdate: sess.Update,
 	}
 	if !o.NoProgress {
 		deps.Progress = &runner.TextProgress{W: log, Terminal: iostreams.IsTerminal(log)}
 	}
 	runErr := tigerbench.Run(ctx, loaded, run, deps)
-	run.EndTime = time.Now().UTC()
-	if rw != nil {
-		if err := rw.Close(*run); err != nil {
-			runErr = errors.Join(runErr, fmt.Errorf("close results file: %w", err))
-		}
+	if err := sess.Finish(); err != nil {
+		runErr = errors.Join(runErr, err)
 	}
 	var usage *exit.UsageError
 	if errors.As(runErr, &usage) {

@@ -1,0 +1,129 @@
+package runcmd
+
+// `cnperf run` is tested from its flags to its output and exit code with platformtest's fake
+// platform, whose client answers with real iperf3 outputs captured in
+// internal/driver/iperf3/testdata/captured (parsed by the real driver). It is a fake because a
+// unit test can start no cluster and should not depend on the tools being installed; the
+// real platforms under this command are tested in test/integration and test/e2e
+// (TestKubeCLI*).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/platform/platformtest"
+	"github.com/cnperf/cnperf/internal/report"
+)
+
+const testUUID = "6f0d5a8e-1c1e-4a39-9a56-0c1d2f3e4a5b"
+
+func runCmd(t *testing.T, plat *platformtest.Platform, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	c := newCommand(iostreams.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, &Options{platform: plat})
+	c.SetArgs(args)
+	c.SetOut(&errb)
+	c.SetErr(&errb)
+	err = c.ExecuteContext(context.Background())
+	return out.String(), errb.String(), err
+}
+
+func TestRun(t *testing.T) {
+	plan := []string{"--driver", "iperf3", "--profile", "TCP_STREAM", "--duration", "1s", "--samples", "2", "--no-progress"}
+	tests := []struct {
+		name     string
+		capture  string
+		args     []string
+		wantCode int
+		wantErr  string
+		samples  int // samples of the one result printed (-1: nothing printed)
+		failed   int
+	}{
+		{name: "measured", capture: "tcp_stream", args: []string{"--uuid", testUUID, "--label", "cni=fake"}, samples: 2},
+		{name: "every sample refused: the case is printed and exit 1", capture: "refused", args: nil, samples: 2, failed: 2,
+			wantCode: exit.Failed, wantErr: "1 of 1 cases failed:\n  case 1 (TCP_STREAM iperf3 pod-pod-cross-node): all 2 samples failed; first: "},
+		{name: "bad uuid: nothing runs", capture: "tcp_stream", args: []string{"--uuid", "run-1"}, samples: -1,
+			wantCode: exit.BadInput, wantErr: `--uuid: "run-1" is not a UUID`},
+		{name: "bad label: nothing runs", capture: "tcp_stream", args: []string{"--label", "cni"}, samples: -1,
+			wantCode: exit.BadInput, wantErr: `--label: "cni" is not KEY=VALUE`},
+		{name: "bad plan: nothing runs", capture: "tcp_stream", args: []string{"--samples", "0"}, samples: -1,
+			wantCode: exit.BadInput, wantErr: "invalid plan"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plat := &platformtest.Platform{T: t, Driver: "iperf3", Capture: tt.capture, Cluster: &api.ClusterDetails{CNI: "fake"}}
+			results := filepath.Join(t.TempDir(), "run.jsonl")
+			args := append(append(append([]string{}, plan...), "-o", "json", "--results", results), tt.args...)
+			stdout, stderr, err := runCmd(t, plat, args...)
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("error %v, want %q\nstderr: %s", err, tt.wantErr, stderr)
+			}
+			if code := exit.Code(err); code != tt.wantCode {
+				t.Errorf("exit code %d, want %d", code, tt.wantCode)
+			}
+			prepared, closed, _ := plat.Counts()
+			if tt.samples < 0 {
+				if prepared != 0 || stdout != "" {
+					t.Errorf("prepared %d times, stdout %q: bad input must run nothing", prepared, stdout)
+				}
+				return
+			}
+			if prepared != 1 || closed != 1 {
+				t.Errorf("prepared %d, closed %d times, want once each", prepared, closed)
+			}
+			var printed api.Run // -o json prints one run as an object
+			if err := json.Unmarshal([]byte(stdout), &printed); err != nil {
+				t.Fatalf("stdout is not -o json: %v\n%s", err, stdout)
+			}
+			runs, err := report.ReadRunFile(results)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(runs) != 1 {
+				t.Fatalf("%d runs in the results file", len(runs))
+			}
+			for _, run := range []*api.Run{&printed, runs[0]} {
+				if len(run.Results) != 1 {
+					t.Fatalf("%d results", len(run.Results))
+				}
+				res := run.Results[0]
+				if len(res.Samples) != tt.samples || res.Summary.SamplesFailed != tt.failed || run.Platform != "fake" ||
+					run.Cluster == nil || run.Cluster.CNI != "fake" || run.Host == nil || run.EndTime.IsZero() {
+					t.Errorf("run %s: %d samples (%d failed), platform %q, cluster %+v", run.UUID, len(res.Samples), res.Summary.SamplesFailed, run.Platform, run.Cluster)
+				}
+				if tt.name == "measured" && (run.UUID != testUUID || run.Labels["cni"] != "fake" || res.Summary.ThroughputBitsPerSecond == nil) {
+					t.Errorf("run %s labels %v summary %+v", run.UUID, run.Labels, res.Summary)
+				}
+			}
+		})
+	}
+}
+
+// TestRunTableOutput: -o table prints the table encoder's output of the run.
+func TestRunTableOutput(t *testing.T) {
+	plat := &platformtest.Platform{T: t, Driver: "iperf3", Capture: "tcp_stream"}
+	stdout, stderr, err := runCmd(t, plat, "--driver", "iperf3", "--profile", "TCP_STREAM", "--duration", "1s", "--samples", "1")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	for _, want := range []string{"TCP_STREAM", "iperf3", "Gbit/s"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "case 1/1") {
+		t.Errorf("no progress on stderr:\n%s", stderr)
+	}
+	var ue *exit.UsageError
+	if errors.As(err, &ue) {
+		t.Error(err)
+	}
+}
