@@ -81,26 +81,6 @@ type AgentSet struct {
 	Failed []Skipped
 }
 
-func objectLabels(runID string) map[string]string {
-	return map[string]string{kube.LabelManagedBy: kube.ManagedByValue, kube.LabelName: "cnperf", kube.LabelRun: runID}
-}
-
-func shortID(runID string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(runID) {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			b.WriteRune(r)
-		}
-		if b.Len() == 8 {
-			break
-		}
-	}
-	if b.Len() == 0 {
-		return "run"
-	}
-	return b.String()
-}
-
 // EnsureNamespace creates the namespace when it is absent and reports whether it did (only a
 // namespace cnperf created is deleted at the end). hostNetwork and privileged agents need the
 // privileged Pod Security level.
@@ -127,7 +107,7 @@ func EnsureNamespace(ctx context.Context, cs kubernetes.Interface, name, runID s
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	l := objectLabels(runID)
+	l := kube.RunLabels(runID)
 	l["pod-security.kubernetes.io/enforce"] = "baseline"
 	if privileged {
 		l["pod-security.kubernetes.io/enforce"] = "privileged"
@@ -144,7 +124,7 @@ func EnsureNamespace(ctx context.Context, cs kubernetes.Interface, name, runID s
 
 // DaemonSetName is the agent DaemonSet's name for a network.
 func DaemonSetName(runID string, net Network) string {
-	return fmt.Sprintf("cnperf-mesh-%s-%s", net, shortID(runID))
+	return fmt.Sprintf("cnperf-mesh-%s-%s", net, kube.ShortID(runID))
 }
 
 // BuildDaemonSet is the agent DaemonSet for a network, restricted to nodes. Its pods run the
@@ -152,7 +132,7 @@ func DaemonSetName(runID string, net Network) string {
 // the OnDelete strategy so growing its node list starts new pods without restarting old ones.
 func BuildDaemonSet(o AgentOptions, net Network, nodes []string) *appsv1.DaemonSet {
 	sel := map[string]string{kube.LabelRun: o.RunID, LabelComponent: ComponentAgent, kube.LabelNetwork: string(net)}
-	labels := objectLabels(o.RunID)
+	labels := kube.RunLabels(o.RunID)
 	for k, v := range sel {
 		labels[k] = v
 	}
@@ -350,7 +330,7 @@ func waitAgents(ctx context.Context, cs kubernetes.Interface, o AgentOptions, ne
 					state[node] = "failed"
 					continue
 				}
-				if podReady(p) {
+				if kube.PodReady(p) {
 					up = append(up, Agent{Node: node, Pod: p.Name, PodIP: p.Status.PodIP, HostIP: p.Status.HostIP, Network: net})
 					state[node] = "up"
 				} else if state[node] == "" {
@@ -378,18 +358,6 @@ func waitAgents(ctx context.Context, cs kubernetes.Interface, o AgentOptions, ne
 			return up, failed, nil
 		}
 	}
-}
-
-func podReady(p *corev1.Pod) bool {
-	if p.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func podHopeless(p *corev1.Pod) string {

@@ -57,8 +57,8 @@ func ServerPortOptions(d driver.Driver, base, n int) ([]map[string]string, error
 // DeployOneServer starts the all-to-one server pod and its Service on node for net and waits
 // until they are ready.
 func DeployOneServer(ctx context.Context, cs kubernetes.Interface, o AgentOptions, net Network, node string, c plan.Case, d driver.Driver, options []map[string]string, timeout time.Duration) (*OneServer, error) {
-	name := fmt.Sprintf("cnperf-mesh-one-%s-%s", net, shortID(o.RunID))
-	labels := objectLabels(o.RunID)
+	name := fmt.Sprintf("cnperf-mesh-one-%s-%s", net, kube.ShortID(o.RunID))
+	labels := kube.RunLabels(o.RunID)
 	labels[LabelComponent] = ComponentOne
 	labels[kube.LabelNetwork] = string(net)
 	labels[kube.LabelEndpoint] = name
@@ -80,7 +80,7 @@ func DeployOneServer(ctx context.Context, cs kubernetes.Interface, o AgentOption
 		pod.Spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
 	}
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: objectLabels(o.RunID)},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: kube.RunLabels(o.RunID)},
 		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: map[string]string{kube.LabelEndpoint: name}},
 	}
 	seen := map[string]bool{}
@@ -142,7 +142,7 @@ func DeployOneServer(ctx context.Context, cs kubernetes.Interface, o AgentOption
 			if why := podHopeless(p); why != "" {
 				return nil, fmt.Errorf("all-to-one server pod %s on node %s: %s", name, node, why)
 			}
-			if podReady(p) {
+			if kube.PodReady(p) {
 				return &OneServer{
 					Network: net, ServiceIP: created.Spec.ClusterIP, Options: options,
 					Pod: Agent{Node: node, Pod: name, PodIP: p.Status.PodIP, HostIP: p.Status.HostIP, Network: net},

@@ -347,23 +347,6 @@ func (r *tbRun) image() (string, corev1.PullPolicy) {
 	return img, pp
 }
 
-// shortRunID is a name fragment from the run id.
-func shortRunID(id string) string {
-	var b strings.Builder
-	for _, c := range strings.ToLower(id) {
-		if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') {
-			b.WriteRune(c)
-		}
-		if b.Len() == 8 {
-			break
-		}
-	}
-	if b.Len() == 0 {
-		return "run"
-	}
-	return b.String()
-}
-
 // runTest runs one test and returns its record; failures are recorded, not returned.
 func (r *tbRun) runTest(ctx context.Context, i int, t config.TigerBenchTest, cases []plan.Case, ko kube.Options) api.TigerBenchTest {
 	rec := api.TigerBenchTest{Index: i, Kind: t.TestKind, Group: config.TigerBenchGroup(i, t.TestKind), StartTime: time.Now().UTC()}
@@ -427,7 +410,7 @@ func (r *tbRun) runTest(ctx context.Context, i int, t config.TigerBenchTest, cas
 		return rec
 	}
 
-	id := shortRunID(r.deps.RunID) + fmt.Sprintf("-%d", i)
+	id := kube.ShortID(r.deps.RunID) + fmt.Sprintf("-%d", i)
 	switch t.TestKind {
 	case config.TigerBenchThruputLatency, config.TigerBenchIperf:
 		if len(cases) == 0 {

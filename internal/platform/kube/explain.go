@@ -65,7 +65,7 @@ func (p *Platform) endpointTrouble(ctx context.Context, ep api.Endpoint) string 
 			notes = append(notes, fmt.Sprintf("container %s restarted %d times", cs.Name, cs.RestartCount))
 		}
 	}
-	if !podReady(pod) {
+	if !PodReady(pod) {
 		notes = append(notes, "not ready")
 	}
 	if n, err := p.cs.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{}); err == nil {

@@ -337,10 +337,10 @@ func TestCleanupLeavesForeignObjects(t *testing.T) {
 	c := newCluster(t)
 	objs := []runtime.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shared"}},
-		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ours", Namespace: "shared", Labels: runLabels("run-1")}},
-		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "other-run", Namespace: "shared", Labels: runLabels("run-2")}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ours", Namespace: "shared", Labels: RunLabels("run-1")}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "other-run", Namespace: "shared", Labels: RunLabels("run-2")}},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "theirs", Namespace: "shared"}},
-		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "ours-svc", Namespace: "shared", Labels: runLabels("run-1")}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "ours-svc", Namespace: "shared", Labels: RunLabels("run-1")}},
 	}
 	for _, o := range objs {
 		if err := c.cs.Tracker().Add(o); err != nil {

@@ -35,7 +35,7 @@ const (
 )
 
 // LeaseName is the name of a run's Lease.
-func LeaseName(runID string) string { return "cnperf-run-" + shortID(runID) }
+func LeaseName(runID string) string { return "cnperf-run-" + ShortID(runID) }
 
 // Lease renews one run's Lease until Stop.
 type Lease struct {
@@ -56,7 +56,7 @@ func buildLease(ns, runID, command string, now time.Time) *coordinationv1.Lease 
 	secs := int32(LeaseDuration / time.Second)
 	t := metav1.NewMicroTime(now)
 	return &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Name: LeaseName(runID), Namespace: ns, Labels: runLabels(runID),
+		ObjectMeta: metav1.ObjectMeta{Name: LeaseName(runID), Namespace: ns, Labels: RunLabels(runID),
 			Annotations: map[string]string{AnnotationClientHost: host, AnnotationClientPID: strconv.Itoa(os.Getpid()), AnnotationCommand: command}},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, AcquireTime: &t, RenewTime: &t},
 	}

@@ -45,8 +45,8 @@ const terminationGrace int64 = 2
 // clientCommand keeps a client pod running until it is told to stop, and stops at once.
 var clientCommand = []string{"sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done"}
 
-// runLabels are the labels that tie an object to a run.
-func runLabels(runID string) map[string]string {
+// RunLabels are the labels that tie an object to a run (platform, mesh, tiger-bench, load).
+func RunLabels(runID string) map[string]string {
 	return map[string]string{LabelManagedBy: ManagedByValue, LabelName: "cnperf", LabelRun: runID}
 }
 
@@ -58,8 +58,8 @@ func RunSelector(runID string) string {
 // ManagedSelector selects every object cnperf made, of any run.
 func ManagedSelector() string { return LabelManagedBy + "=" + ManagedByValue }
 
-// shortID is a name suffix from the run id: unique enough within a namespace, readable.
-func shortID(runID string) string {
+// ShortID is a name suffix from the run id: unique enough within a namespace, readable.
+func ShortID(runID string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(runID) {
 		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
@@ -108,12 +108,12 @@ type endpointSpec struct {
 }
 
 func serverPodName(runID, drv string, net network) string {
-	return fmt.Sprintf("cnperf-srv-%s-%s-%s", dnsLabel(drv), net, shortID(runID))
+	return fmt.Sprintf("cnperf-srv-%s-%s-%s", dnsLabel(drv), net, ShortID(runID))
 }
 
 func clientPodName(runID string, net network, r nodeRole) string {
 	short := map[nodeRole]string{roleServerNode: "s", roleClientNode: "c", roleZoneNode: "z"}[r]
-	return fmt.Sprintf("cnperf-cli-%s-%s-%s", net, short, shortID(runID))
+	return fmt.Sprintf("cnperf-cli-%s-%s-%s", net, short, ShortID(runID))
 }
 
 func serviceName(runID, drv string, net network, kind corev1.ServiceType) string {
@@ -125,13 +125,13 @@ func serviceName(runID, drv string, net network, kind corev1.ServiceType) string
 	if net == netHost {
 		n = "-host"
 	}
-	return fmt.Sprintf("cnperf-%s-%s%s-%s", k, dnsLabel(drv), n, shortID(runID))
+	return fmt.Sprintf("cnperf-%s-%s%s-%s", k, dnsLabel(drv), n, ShortID(runID))
 }
 
 // buildNamespace is the namespace cnperf creates when it is absent. hostNetwork or
 // privileged endpoints need the privileged Pod Security level; otherwise baseline is enough.
 func buildNamespace(name, runID string, privileged bool) *corev1.Namespace {
-	l := runLabels(runID)
+	l := RunLabels(runID)
 	level := "baseline"
 	if privileged {
 		level = "privileged"
@@ -143,7 +143,7 @@ func buildNamespace(name, runID string, privileged bool) *corev1.Namespace {
 func buildServiceAccount(ns, runID string) *corev1.ServiceAccount {
 	no := false
 	return &corev1.ServiceAccount{
-		ObjectMeta:                   metav1.ObjectMeta{Name: ServiceAccountName, Namespace: ns, Labels: runLabels(runID)},
+		ObjectMeta:                   metav1.ObjectMeta{Name: ServiceAccountName, Namespace: ns, Labels: RunLabels(runID)},
 		AutomountServiceAccountToken: &no,
 	}
 }
@@ -151,7 +151,7 @@ func buildServiceAccount(ns, runID string) *corev1.ServiceAccount {
 // buildPod builds an endpoint pod: a server pod runs one container per driver server (the
 // server is the container's command); a client pod idles and commands are exec'ed in it.
 func buildPod(s *settings, runID string, e endpointSpec) *corev1.Pod {
-	labels := runLabels(runID)
+	labels := RunLabels(runID)
 	labels[LabelRole] = e.Role
 	labels[LabelNetwork] = string(e.Net)
 	labels[LabelEndpoint] = e.Name
@@ -302,7 +302,7 @@ func servicePorts(servers []driver.Server) []corev1.ServicePort {
 // its servers use. families are the IP families wanted ("ipv4", "ipv6"); none means the
 // cluster's default.
 func buildService(s *settings, runID string, server endpointSpec, kind corev1.ServiceType, families []string) *corev1.Service {
-	labels := runLabels(runID)
+	labels := RunLabels(runID)
 	labels[LabelDriver] = dnsLabel(server.Driver)
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: serviceName(runID, server.Driver, server.Net, kind), Namespace: s.Namespace, Labels: labels},

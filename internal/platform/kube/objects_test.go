@@ -174,7 +174,7 @@ func TestBuildPod(t *testing.T) {
 			if p.Namespace != "cnperf" {
 				t.Errorf("namespace = %q", p.Namespace)
 			}
-			for k, v := range runLabels(testRun) {
+			for k, v := range RunLabels(testRun) {
 				if p.Labels[k] != v {
 					t.Errorf("label %s = %q, want %q", k, p.Labels[k], v)
 				}
@@ -378,7 +378,7 @@ func TestTokenSecret(t *testing.T) {
 	if !reflect.DeepEqual(s.OwnerReferences, []metav1.OwnerReference{*owner}) {
 		t.Errorf("owner %+v: the Secret must go with the run's Lease", s.OwnerReferences)
 	}
-	for k, v := range runLabels(testRun) {
+	for k, v := range RunLabels(testRun) {
 		if s.Labels[k] != v {
 			t.Errorf("label %s = %q, want %q", k, s.Labels[k], v)
 		}

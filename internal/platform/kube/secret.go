@@ -23,13 +23,13 @@ import (
 const TokenSecretKey = "token"
 
 // TokenSecretName is the name of a run's token Secret.
-func TokenSecretName(runID string) string { return "cnperf-token-" + shortID(runID) }
+func TokenSecretName(runID string) string { return "cnperf-token-" + ShortID(runID) }
 
 // buildTokenSecret is the Secret holding the run's token, owned by its Lease (when known).
 func buildTokenSecret(ns, runID, token string, owner *metav1.OwnerReference) *corev1.Secret {
 	immutable := true
 	s := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: TokenSecretName(runID), Namespace: ns, Labels: runLabels(runID)},
+		ObjectMeta: metav1.ObjectMeta{Name: TokenSecretName(runID), Namespace: ns, Labels: RunLabels(runID)},
 		Type:       corev1.SecretTypeOpaque,
 		Immutable:  &immutable,
 		Data:       map[string][]byte{TokenSecretKey: []byte(token)},

@@ -116,7 +116,7 @@ func TestUnstickerKeepsToSelector(t *testing.T) {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: labels, DeletionTimestamp: &gone},
 			Spec: corev1.PodSpec{NodeName: "n2"}}
 	}
-	cs := fake.NewSimpleClientset(mk("ours", runLabels("r1")), mk("theirs", nil),
+	cs := fake.NewSimpleClientset(mk("ours", RunLabels("r1")), mk("theirs", nil),
 		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse}}}})
 	var log bytes.Buffer
 	newUnsticker(cs, "ns", RunSelector("r1"), &log).poll(ctx)

@@ -67,7 +67,7 @@ func TestCleanupRetriesWhileAPIServerIsDown(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := fake.NewSimpleClientset(
 				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}},
-				&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", Labels: runLabels("r1")}})
+				&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", Labels: RunLabels("r1")}})
 			calls := 0
 			cs.PrependReactor("delete", tc.resource, func(k8stesting.Action) (bool, runtime.Object, error) {
 				calls++

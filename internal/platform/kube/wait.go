@@ -123,7 +123,7 @@ func waitReady(ctx context.Context, cs kubernetes.Interface, ns, selector string
 	}
 	done := func() bool {
 		for _, st := range states {
-			if st.pod == nil || !podReady(st.pod) {
+			if st.pod == nil || !PodReady(st.pod) {
 				return false
 			}
 		}
@@ -143,7 +143,7 @@ func waitReady(ctx context.Context, cs kubernetes.Interface, ns, selector string
 			if only != "" && n != only {
 				continue
 			}
-			if only == "" && st.pod != nil && podReady(st.pod) {
+			if only == "" && st.pod != nil && PodReady(st.pod) {
 				continue
 			}
 			e.Pods = append(e.Pods, diagnose(n, st))
@@ -291,7 +291,7 @@ func recordEvent(states map[string]*podState, e *corev1.Event) string {
 	st.events = append(st.events, e)
 	st.count[e.Reason] += delta
 	if need, fatal := fatalEvents[e.Reason]; fatal && st.count[e.Reason] >= need {
-		if st.pod != nil && podReady(st.pod) {
+		if st.pod != nil && PodReady(st.pod) {
 			return ""
 		}
 		return e.InvolvedObject.Name
@@ -299,7 +299,8 @@ func recordEvent(states map[string]*podState, e *corev1.Event) string {
 	return ""
 }
 
-func podReady(p *corev1.Pod) bool {
+// PodReady says whether a pod runs and is Ready.
+func PodReady(p *corev1.Pod) bool {
 	if p.Status.Phase != corev1.PodRunning {
 		return false
 	}
