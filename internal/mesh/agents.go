@@ -88,15 +88,12 @@ func EnsureNamespace(ctx context.Context, cs kubernetes.Interface, name, runID s
 	// A namespace still terminating (an earlier run's) takes no new objects: wait it out.
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		ns, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			break
-		}
+		state, err := kube.CreateNamespace(ctx, cs, kube.BuildNamespace(name, runID, privileged), nil)
 		if err != nil {
-			return false, fmt.Errorf("get namespace %s: %w", name, err)
+			return false, err
 		}
-		if ns.Status.Phase != corev1.NamespaceTerminating && ns.DeletionTimestamp == nil {
-			return false, nil
+		if state != kube.NamespaceTerminating {
+			return state == kube.NamespaceCreated, nil
 		}
 		if time.Now().After(deadline) {
 			return false, fmt.Errorf("namespace %s is still terminating after 2m; choose another with --namespace", name)
@@ -107,19 +104,6 @@ func EnsureNamespace(ctx context.Context, cs kubernetes.Interface, name, runID s
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	l := kube.RunLabels(runID)
-	l["pod-security.kubernetes.io/enforce"] = "baseline"
-	if privileged {
-		l["pod-security.kubernetes.io/enforce"] = "privileged"
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l}}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			return false, nil
-		}
-		return false, fmt.Errorf("create namespace %s: %w", name, err)
-	}
-	return true, nil
 }
 
 // DaemonSetName is the agent DaemonSet's name for a network.

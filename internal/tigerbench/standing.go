@@ -372,24 +372,16 @@ func deleteIfExists(ctx context.Context, del func(context.Context) error) (int, 
 
 // ensureNamespace creates ns when absent (labelled as cnperf's) and says whether it did.
 func (st *Standing) ensureNamespace(ctx context.Context, ns string) (created bool, err error) {
-	got, err := st.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-	if err == nil {
-		if got.Status.Phase == corev1.NamespaceTerminating {
-			return false, fmt.Errorf("namespace %s is being deleted; wait for it to go", ns)
-		}
-		return false, nil
-	}
-	if !apierrors.IsNotFound(err) {
-		return false, fmt.Errorf("get namespace %s: %w", ns, err)
-	}
 	l := standingLabels("namespace")
 	l[LabelStandingNamespace] = "true"
-	_, err = st.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: l}}, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
+	state, err := kube.CreateNamespace(ctx, st.Client, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: l}}, nil)
+	switch {
+	case err != nil:
+		return false, err
+	case state == kube.NamespaceTerminating:
+		return false, fmt.Errorf("namespace %s is being deleted; wait for it to go", ns)
+	case state != kube.NamespaceCreated:
 		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("create namespace %s: %w", ns, err)
 	}
 	st.logf("created namespace %s", ns)
 	return true, nil

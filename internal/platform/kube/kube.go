@@ -417,29 +417,25 @@ func contains(list []string, s string) bool {
 // (and never deleted).
 func (p *Platform) ensureNamespace(ctx context.Context, privileged bool) error {
 	ns := p.s.Namespace
-	existing, err := p.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-	if err == nil {
-		if existing.Status.Phase == corev1.NamespaceTerminating {
-			return fmt.Errorf("namespace %s is being deleted (a previous run's cleanup?); wait for it to go or use another -n", ns)
-		}
+	state, err := CreateNamespace(ctx, p.cs, BuildNamespace(ns, p.runID, privileged), func() {
+		p.mu.Lock()
+		p.nsAttempted = true
+		p.mu.Unlock()
+	})
+	switch {
+	case err != nil:
+		return err
+	case state == NamespaceTerminating:
+		return fmt.Errorf("namespace %s is being deleted (a previous run's cleanup?); wait for it to go or use another -n", ns)
+	case state == NamespaceExisting:
 		p.logf("using existing namespace %s (it will not be deleted)", ns)
 		return nil
-	}
-	if !apierrors.IsNotFound(err) {
-		return fmt.Errorf("get namespace %s: %w", ns, err)
-	}
-	p.mu.Lock()
-	p.nsAttempted = true
-	p.mu.Unlock()
-	if _, err := p.cs.CoreV1().Namespaces().Create(ctx, buildNamespace(ns, p.runID, privileged), metav1.CreateOptions{}); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			p.logf("namespace %s appeared meanwhile; using it (it will not be deleted)", ns)
-			p.mu.Lock()
-			p.nsAttempted = false
-			p.mu.Unlock()
-			return nil
-		}
-		return fmt.Errorf("create namespace %s: %w", ns, err)
+	case state == NamespaceAppeared:
+		p.logf("namespace %s appeared meanwhile; using it (it will not be deleted)", ns)
+		p.mu.Lock()
+		p.nsAttempted = false
+		p.mu.Unlock()
+		return nil
 	}
 	p.mu.Lock()
 	p.nsCreated = true

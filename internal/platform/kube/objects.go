@@ -128,18 +128,6 @@ func serviceName(runID, drv string, net network, kind corev1.ServiceType) string
 	return fmt.Sprintf("cnperf-%s-%s%s-%s", k, dnsLabel(drv), n, ShortID(runID))
 }
 
-// buildNamespace is the namespace cnperf creates when it is absent. hostNetwork or
-// privileged endpoints need the privileged Pod Security level; otherwise baseline is enough.
-func buildNamespace(name, runID string, privileged bool) *corev1.Namespace {
-	l := RunLabels(runID)
-	level := "baseline"
-	if privileged {
-		level = "privileged"
-	}
-	l["pod-security.kubernetes.io/enforce"] = level
-	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l}}
-}
-
 func buildServiceAccount(ns, runID string) *corev1.ServiceAccount {
 	no := false
 	return &corev1.ServiceAccount{
