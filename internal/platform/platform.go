@@ -64,6 +64,40 @@ type Platform interface {
 	Close(ctx context.Context) error
 }
 
+// Traits is what a platform says about itself, so that commands need not know platforms by
+// name.
+type Traits struct {
+	// DefaultPaths are the paths a case gets when its plan names none.
+	DefaultPaths []api.Path
+	// Cluster: endpoints are pods of a Kubernetes cluster (tiger-bench's tests need one).
+	Cluster bool
+	// HostOnly: endpoints are processes on this host, so a case's pod fields (service,
+	// hostNetwork) mean nothing.
+	HostOnly bool
+	// RelativeView: the table output ends with the lab's relative view (each lab path next to
+	// host-host).
+	RelativeView bool
+}
+
+// TraitDescriber is implemented by platforms that describe their traits.
+type TraitDescriber interface {
+	Traits() Traits
+}
+
+// TraitsOf is p's traits; a platform that does not describe itself is taken as a cluster
+// whose cases default to the pod-pod-cross-node path.
+func TraitsOf(p Platform) Traits {
+	if d, ok := p.(TraitDescriber); ok {
+		return d.Traits()
+	}
+	return DefaultTraits()
+}
+
+// DefaultTraits are the traits of a platform that does not describe itself.
+func DefaultTraits() Traits {
+	return Traits{DefaultPaths: []api.Path{api.PathPodPodCrossNode}, Cluster: true}
+}
+
 // ClusterDescriber is implemented by platforms that can describe the cluster or host.
 type ClusterDescriber interface {
 	Describe(ctx context.Context) (*api.ClusterDetails, error)

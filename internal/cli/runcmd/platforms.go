@@ -83,14 +83,6 @@ func (p *platformOptions) dryKube(runID string) (*kube.Platform, error) {
 	return k, nil
 }
 
-// defaultPaths is the path a case gets when the plan names none.
-func (p *platformOptions) defaultPaths(plat platform.Platform) []api.Path {
-	if plat.Name() == "local" {
-		return []api.Path{api.PathLoopback}
-	}
-	return []api.Path{api.PathPodPodCrossNode}
-}
-
 // checkPlan refuses, before anything runs, a gate that would have nothing to compare.
 func (p *platformOptions) checkPlan(cases []plan.Case) error {
 	if p.tolerance == 0 {

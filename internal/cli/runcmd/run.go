@@ -151,7 +151,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		if o.DryRun {
 			return o.dryRunTigerBench(streams, loaded)
 		}
-		if plat.Name() != "kube" {
+		if !platform.TraitsOf(plat).Cluster {
 			return exit.Usage("%s is a tiger-bench testconfig: its tests need a Kubernetes cluster (--platform kube)", o.ConfigFile)
 		}
 		return o.runTigerBench(ctx, streams, loaded, runID, labels, enc)
@@ -165,7 +165,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		}
 		return nil
 	}
-	opts := plan.Options{DefaultPaths: o.Platforms.defaultPaths(plat), DriverMessageSize: driver.DefaultMessageSize,
+	opts := plan.Options{DefaultPaths: platform.TraitsOf(plat).DefaultPaths, DriverMessageSize: driver.DefaultMessageSize,
 		DriverWarmup: driver.DefaultWarmup}
 	var cases []plan.Case
 	if loaded != nil {
@@ -191,7 +191,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	if err := o.Platforms.checkPlan(cases); err != nil {
 		return err
 	}
-	warnNotApplicable(log, plat.Name(), cases)
+	warnNotApplicable(log, plat, cases)
 	if o.DryRun {
 		return printDryRun(streams.Out, o.Output, plat.Name(), cases, nil)
 	}
@@ -244,7 +244,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		if err := enc.Encode(streams.Out, []*api.Run{run}); err != nil {
 			return errors.Join(runErr, fmt.Errorf("write %s output: %w", o.Output, err))
 		}
-		if o.Output == "table" && plat.Name() == "local" {
+		if o.Output == "table" && platform.TraitsOf(plat).RelativeView {
 			// Each lab path next to host-host: what the datapath pieces cost on this machine.
 			fmt.Fprintln(streams.Out)
 			if err := lab.EncodeRelative(streams.Out, []*api.Run{run}); err != nil {
@@ -305,8 +305,8 @@ func joinProfiles(ps []api.Profile) string {
 }
 
 // warnNotApplicable says on stderr which plan fields mean nothing on this platform.
-func warnNotApplicable(log io.Writer, platformName string, cases []plan.Case) {
-	if platformName != "local" {
+func warnNotApplicable(log io.Writer, plat platform.Platform, cases []plan.Case) {
+	if !platform.TraitsOf(plat).HostOnly {
 		return
 	}
 	seen := map[string]bool{}
@@ -320,7 +320,7 @@ func warnNotApplicable(log io.Writer, platformName string, cases []plan.Case) {
 			key := field + "/" + c.Name
 			if set && !seen[key] {
 				seen[key] = true
-				fmt.Fprintf(log, "note: %q of test %q is not applicable on the local platform; ignored\n", field, c.Name)
+				fmt.Fprintf(log, "note: %q of test %q is not applicable on the %s platform; ignored\n", field, c.Name, plat.Name())
 			}
 		}
 	}

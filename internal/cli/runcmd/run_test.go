@@ -19,6 +19,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/platform/platformtest"
 	"github.com/cnperf/cnperf/internal/report"
 )
@@ -104,6 +105,32 @@ func TestRun(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPlatformTraits: what a case defaults to, and what the output adds, follow the
+// platform's traits, not its name.
+func TestPlatformTraits(t *testing.T) {
+	host := platform.Traits{DefaultPaths: []api.Path{api.PathLoopback}, HostOnly: true, RelativeView: true}
+	for _, tc := range []struct {
+		traits   *platform.Traits
+		wantPath api.Path
+	}{
+		{traits: nil, wantPath: api.PathPodPodCrossNode},
+		{traits: &host, wantPath: api.PathLoopback},
+	} {
+		plat := &platformtest.Platform{T: t, Driver: "iperf3", Capture: "tcp_stream", Described: tc.traits}
+		stdout, stderr, err := runCmd(t, plat, "--driver", "iperf3", "--profile", "TCP_STREAM", "--duration", "1s", "--samples", "1", "-o", "json", "--no-progress")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		var run api.Run
+		if err := json.Unmarshal([]byte(stdout), &run); err != nil {
+			t.Fatalf("%v\n%s", err, stdout)
+		}
+		if len(run.Results) != 1 || run.Results[0].Path != tc.wantPath {
+			t.Errorf("traits %+v: results %+v, want one on %s", tc.traits, run.Results, tc.wantPath)
+		}
 	}
 }
 

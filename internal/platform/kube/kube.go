@@ -127,6 +127,11 @@ func newPlatform(s *settings, runID string, log io.Writer, cs kubernetes.Interfa
 // Name implements platform.Platform.
 func (p *Platform) Name() string { return "kube" }
 
+// Traits implements platform.TraitDescriber: pods of a cluster, pod-pod-cross-node by default.
+func (p *Platform) Traits() platform.Traits {
+	return platform.Traits{DefaultPaths: []api.Path{api.PathPodPodCrossNode}, Cluster: true}
+}
+
 // Namespace is where the platform puts its objects.
 func (p *Platform) Namespace() string { return p.s.Namespace }
 

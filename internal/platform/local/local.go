@@ -87,6 +87,12 @@ func New(opts Options, log io.Writer) *Platform {
 // Name implements platform.Platform.
 func (p *Platform) Name() string { return "local" }
 
+// Traits implements platform.TraitDescriber: processes on this host, loopback by default,
+// and the lab's relative view after the table.
+func (p *Platform) Traits() platform.Traits {
+	return platform.Traits{DefaultPaths: []api.Path{api.PathLoopback}, HostOnly: true, RelativeView: true}
+}
+
 // CheckPath implements platform.PathChecker.
 func (p *Platform) CheckPath(c plan.Case) error {
 	if labPath(c.Path) {

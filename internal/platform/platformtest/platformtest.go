@@ -35,6 +35,8 @@ type Platform struct {
 	Cluster *api.ClusterDetails
 	// OnExec, when set, is called after the nth command (from 1) was answered.
 	OnExec func(n int)
+	// Described, when set, is what Traits returns (else platform.DefaultTraits).
+	Described *platform.Traits
 
 	mu                      sync.Mutex
 	prepared, closed, execs int
@@ -66,6 +68,14 @@ func (p *Platform) Close(context.Context) error {
 // Pair implements platform.Platform: the client is p itself.
 func (p *Platform) Pair(context.Context, plan.Case) (*platform.Pair, error) {
 	return &platform.Pair{Client: p, Target: driver.Target{Host: "127.0.0.1"}, Placement: &api.Placement{Target: "127.0.0.1"}}, nil
+}
+
+// Traits implements platform.TraitDescriber.
+func (p *Platform) Traits() platform.Traits {
+	if p.Described != nil {
+		return *p.Described
+	}
+	return platform.DefaultTraits()
 }
 
 // Describe implements platform.ClusterDescriber.
