@@ -91,8 +91,10 @@ RUN_DIR=/run/cnperf-e2e          # runc roots
 MNT_DIR=$RUN_DIR/mnt             # node mount namespaces, one file per node (bind-mounted nsfs)
 # Host paths that CNIs (and libcni) hardcode: in every node's mount namespace each one is a
 # bind mount of the node's own directory $E2E_STATE/nodeN/host/<path with / as _>, so nodes do
-# not share them and nothing lands on the host. /var/run is /run on Debian.
-NODE_PRIVATE_DIRS="/var/lib/cni /run/flannel"
+# not share them and nothing lands on the host. /var/run is /run on Debian. /run/containerd
+# holds containerd 1.6's shim sockets (/run/containerd/s/<hash>, hardcoded): a shim killed by
+# down.sh left its socket on the host before.
+NODE_PRIVATE_DIRS="/var/lib/cni /run/flannel /run/containerd"
 PAUSE_IMAGE=localhost/cnperf-e2e/pause:v1
 
 node_name() { echo "node$1"; }

@@ -89,7 +89,7 @@ for i in $(seq 1 "$NODES"); do echo "$i"; done > "$S/nodes"
 { echo "NODES=$NODES"; echo "CNI=$CNI"; echo "CNI_MODE=$CNI_MODE"; echo "NET_MODE=$NET_MODE"; echo "ZONES=$ZONES"; } > "$S/config"
 # host paths that kubelet/containerd/libcni/CNIs hardcode: remember which ones we
 # create, so down.sh removes only those (never e.g. a real kubelet's device-plugin socket)
-for p in /var/lib/kubelet /var/log/containers /var/log/pods /run/containerd $NODE_PRIVATE_DIRS; do
+for p in /var/lib/kubelet /var/log/containers /var/log/pods $NODE_PRIVATE_DIRS; do
   [ -e $p ] || echo $p
 done > "$S/created-paths"
 # sysctls that kubelet sets globally (restored by down.sh)
