@@ -44,6 +44,14 @@ FLANNEL_VERSION=${FLANNEL_VERSION:-0.28.10}
 FLANNEL_CNI_VERSION=${FLANNEL_CNI_VERSION:-0.9.1}
 FLANNEL_DIR=${FLANNEL_DIR:-$E2E_CACHE/flannel-v$FLANNEL_VERSION-cni-v$FLANNEL_CNI_VERSION-$FLAGS_HASH}
 FLANNEL_BINS="flanneld flannel"
+# Calico (CNI=calico: only built so far, no bring-up): the release-v3.28 branch (v3.28.4 + 11),
+# the one version of github.com/projectcalico/calico the module proxy serves; its zip lacks the
+# nested api/ module its go.mod replaces with ./api, which ../shared/third_party holds.
+CALICO_COMMIT=a0db560f0520
+CALICO_MODULE_VERSION=v1.11.0-cni-plugin.0.20250813170300-$CALICO_COMMIT
+CALICO_API_TARBALL=${CALICO_API_TARBALL:-$REPO_ROOT/../shared/third_party/calico-api-$CALICO_COMMIT.tar.gz}
+CALICO_DIR=${CALICO_DIR:-$E2E_CACHE/calico-$CALICO_COMMIT-$FLAGS_HASH}
+CALICO_BINS="calico-node calico"
 
 # Cluster shape
 NODES=${NODES:-2}
@@ -68,7 +76,8 @@ case $CNI in
       host-gw|hostgw|routed) CNI_MODE=host-gw NET_MODE=routed ;;
       *) echo "CNI_MODE (FLANNEL_MODE) must be vxlan or host-gw for CNI=flannel, not '$CNI_MODE'" >&2; exit 1 ;;
     esac ;;
-  *) echo "CNI must be bridge or flannel, not '$CNI'" >&2; exit 1 ;;
+  calico) CNI_MODE=${CNI_MODE:-vxlan} NET_MODE=vxlan ;;   # build-bins.sh only (up.sh refuses)
+  *) echo "CNI must be bridge or flannel (calico: build only), not '$CNI'" >&2; exit 1 ;;
 esac
 # zones: 3+ nodes -> two zones by default; 2 nodes -> one zone unless ZONES=2
 case ${ZONES:-} in ""|[1-9]) ;; *) echo "ZONES must be a small number, not '$ZONES'" >&2; exit 1 ;; esac
