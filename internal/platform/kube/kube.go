@@ -729,7 +729,7 @@ func (p *Platform) Leftovers() string {
 		return fmt.Sprintf("may be left in the cluster: namespace %s (created by run %s) with its pods and Services; remove them with: %s",
 			p.s.Namespace, p.runID, p.cleanupCommand())
 	}
-	return fmt.Sprintf("may be left in the cluster: run %s's pods, Services and ServiceAccount in namespace %s (labelled %s=%s); remove them with: %s --namespace %s",
+	return fmt.Sprintf("may be left in the cluster: run %s's pods, Services, ServiceAccount, token Secret and Lease in namespace %s (labelled %s=%s); remove them with: %s --namespace %s",
 		p.runID, p.s.Namespace, LabelRun, p.runID, p.cleanupCommand(), p.s.Namespace)
 }
 
