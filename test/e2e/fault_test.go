@@ -163,7 +163,10 @@ func TestFaultSIGKILLThenCleanup(t *testing.T) {
 // TestFaultServerPodDeleted: the pod-network server pod is deleted during the first case's
 // first sample. That sample fails with the cause, the case recovers or fails with the cause
 // (never a zero), the run goes on with the next case (host-host, another server), every case
-// is in the results file and nothing is left.
+// is in the results file and nothing is left. cnperf's endpoints are bare pods, recreated by
+// nothing, so the case fails: every later sample fails too, each error saying the server pod
+// is gone (the network error alone — connection closed, i/o timeout, no route to host — did
+// not say why).
 func TestFaultServerPodDeleted(t *testing.T) {
 	cl := kpClusterFromEnv(t)
 	bin := kpBuildCnperf(t)
@@ -220,6 +223,10 @@ func TestFaultServerPodDeleted(t *testing.T) {
 	for _, s := range first.Samples {
 		if s.Error != "" && (s.TransactionsPerSecond != nil || s.ThroughputBitsPerSecond != nil) {
 			t.Errorf("failed sample %d carries a figure", s.Index)
+		}
+		// the cause, not only the network error it made (connection closed, no route to host)
+		if s.Error != "" && !strings.Contains(s.Error, "(server pod "+ns+"/") {
+			t.Errorf("failed sample %d does not say what happened to the server pod: %q", s.Index, s.Error)
 		}
 		if s.Error == "" && (s.TransactionsPerSecond == nil || *s.TransactionsPerSecond <= 0) {
 			t.Errorf("sample %d succeeded without a rate", s.Index)
