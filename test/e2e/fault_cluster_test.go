@@ -344,7 +344,7 @@ func TestFaultAPIServerRestart(t *testing.T) {
 		}()
 	}, "run", "--platform", "kube", "--kubeconfig", cl.kubeconfig, "-n", ns, "--uuid", runID,
 		"--driver", "native", "--profile", "TCP_RR", "--path", "pod-pod-cross-node,pod-pod-same-node",
-		"--duration", "2s", "--samples", "3", "--timeout", "20s", "--results", results, "-o", "json")
+		"--duration", "2s", "--samples", "3", "--timeout", "10s", "--results", results, "-o", "json")
 	if !stopped {
 		t.Fatal("the API server was never stopped")
 	}
