@@ -97,6 +97,12 @@ func (Driver) Client(c plan.Case, t driver.Target, warmup bool) ([]driver.Comman
 	return []driver.Command{{Argv: argv}}, nil
 }
 
+// MinBounceBytes is the smallest bounce-back message iperf 2 can send: with -l 63 or less,
+// iperf 2.1.8's client fails at once ("tcp bounce-back read failed: Resource temporarily
+// unavailable") and with -l 1 it hangs until killed; -l 64 works (measured on loopback, Debian
+// 12's iperf 2.1.8, -l 1, 16 to 63 and 64 to 100).
+const MinBounceBytes = 64
+
 // ClientArgv builds the iperf 2 bounce-back client argv.
 func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
 	if c.Profile != api.TCPRR {
@@ -108,6 +114,10 @@ func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
 	}
 	if t.Host == "" {
 		return nil, errors.New("iperf2: no target host")
+	}
+	if m := c.Params.MessageSizeBytes; m > 0 && m < MinBounceBytes {
+		return nil, fmt.Errorf("iperf2: TCP_RR message size %d B: iperf 2's bounce-back needs messages of at least %d B (smaller ones fail with \"tcp bounce-back read failed\"); set --message-size (messageSize) to %d or more, or use another driver for smaller messages",
+			m, MinBounceBytes, MinBounceBytes)
 	}
 	argv := []string{"iperf", "-c", t.Host, "-p", strconv.Itoa(t.Port(p)), "-e", "--bounceback", "--bounceback-period", "0",
 		"-t", strconv.Itoa(toolkit.RunSeconds(c, warmup))}

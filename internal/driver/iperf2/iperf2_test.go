@@ -71,3 +71,20 @@ func TestHandVerified(t *testing.T) {
 		t.Errorf("import: %+v %v", got, err)
 	}
 }
+
+// TestBounceMessageSize: iperf 2 cannot bounce messages smaller than its header, so such a
+// case is refused when the plan is checked (before anything runs), naming the field.
+func TestBounceMessageSize(t *testing.T) {
+	for _, tt := range []struct {
+		size int
+		ok   bool
+	}{{0, true}, {1, false}, {63, false}, {64, true}, {1024, true}} {
+		err := Driver{}.Validate(rr(tt.size))
+		if (err == nil) != tt.ok {
+			t.Errorf("message size %d: %v, want ok %v", tt.size, err, tt.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--message-size") {
+			t.Errorf("message size %d: the error does not name the flag: %v", tt.size, err)
+		}
+	}
+}
