@@ -97,10 +97,10 @@ func (Driver) Client(c plan.Case, t driver.Target, warmup bool) ([]driver.Comman
 	return []driver.Command{{Argv: argv}}, nil
 }
 
-// MinBounceBytes is the smallest bounce-back message iperf 2 can send: with -l 63 or less,
-// iperf 2.1.8's client fails at once ("tcp bounce-back read failed: Resource temporarily
-// unavailable") and with -l 1 it hangs until killed; -l 64 works (measured on loopback, Debian
-// 12's iperf 2.1.8, -l 1, 16 to 63 and 64 to 100).
+// MinBounceBytes is the smallest bounce-back message iperf 2 can send: Debian 12's iperf 2.1.8
+// on loopback hung until killed with -l 1, completed no bounce in 1 s with -l 16, and failed at
+// once with -l 24 to 63 ("tcp bounce-back read failed: Resource temporarily unavailable");
+// -l 64 to 100 work.
 const MinBounceBytes = 64
 
 // ClientArgv builds the iperf 2 bounce-back client argv.
