@@ -121,9 +121,10 @@ func Stop(samples []api.Sample, c *api.Params, profile api.Profile, limit int, r
 	return Continue
 }
 
-// futile reports that the case should stop before its maximum (see Futility).
+// futile reports that the case should stop before its maximum (see Futility); Stop has
+// already stopped a case at its limit.
 func futile(samples []api.Sample, c *api.Params, profile api.Profile, limit int, rule Futility) bool {
-	if len(samples) < max(c.Samples, rule.MinSamples) || len(samples) >= limit {
+	if len(samples) < max(c.Samples, rule.MinSamples) {
 		return false
 	}
 	_, xs, _, ok := headline(samples, profile)

@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,8 +39,7 @@ func (c kpCluster) nodes() int {
 // harnessProc runs test/e2e/harness/proc.sh OP NAME (stop or start a cluster process).
 func harnessProc(t *testing.T, op, name string) error {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	out, err := exec.Command(filepath.Join(filepath.Dir(file), "harness", "proc.sh"), op, name).CombinedOutput()
+	out, err := exec.Command(filepath.Join(repoRoot(t), "test", "e2e", "harness", "proc.sh"), op, name).CombinedOutput()
 	t.Logf("proc.sh %s %s: %s", op, name, strings.TrimSpace(string(out)))
 	if err != nil {
 		return errors.New(strings.TrimSpace(string(out)))
@@ -212,14 +210,7 @@ func TestFaultClientKubeletStopped(t *testing.T) {
 		t.Errorf("cnperf exited with %v, want 1 (a case failed)", err)
 	}
 	checkNoKlog(t, log)
-	runs, _, rerr := report.ReadRunFileWarnings(results)
-	if rerr != nil {
-		t.Fatal(rerr)
-	}
-	r := runs[0]
-	if r.Interrupted || len(r.Results) != 2 {
-		t.Fatalf("interrupted %v, %d results: the run did not go on", r.Interrupted, len(r.Results))
-	}
+	r := faultRunGoesOn(t, results, 2)
 	first, second := &r.Results[0], &r.Results[1]
 	if first.Summary.SamplesFailed == 0 {
 		t.Errorf("no sample of the first case failed after the kubelet of %s stopped", node)
@@ -359,14 +350,7 @@ func TestFaultAPIServerRestart(t *testing.T) {
 		t.Errorf("cnperf exited with %v, want 0, or 1 for a failed case", err)
 	}
 	checkNoKlog(t, log)
-	runs, _, rerr := report.ReadRunFileWarnings(results)
-	if rerr != nil {
-		t.Fatal(rerr)
-	}
-	r := runs[0]
-	if r.Interrupted || len(r.Results) != 2 {
-		t.Fatalf("interrupted %v, %d results: the run did not go on", r.Interrupted, len(r.Results))
-	}
+	r := faultRunGoesOn(t, results, 2)
 	failed := 0
 	for i := range r.Results {
 		checkFailedSamples(t, &r.Results[i])

@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/report"
 )
@@ -74,6 +75,21 @@ func faultFinishedCases(t *testing.T, results string) {
 	if first := r.Results[0]; first.Error != "" || len(first.Samples) != 2 || first.Summary.SamplesFailed != 0 {
 		t.Errorf("the finished case is not whole: error %q, %d samples", first.Error, len(first.Samples))
 	}
+}
+
+// faultRunGoesOn reads the results file of a run that met a fault: it must not be marked
+// interrupted and must hold every one of its cases (the run went on past the fault).
+func faultRunGoesOn(t *testing.T, results string, cases int) *api.Run {
+	t.Helper()
+	runs, _, err := report.ReadRunFileWarnings(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runs[0]
+	if r.Interrupted || len(r.Results) != cases {
+		t.Fatalf("interrupted %v, %d results: the run did not go on", r.Interrupted, len(r.Results))
+	}
+	return r
 }
 
 // TestFaultSecondSignalCutsCleanup: SIGINT during the second case, SIGTERM as soon as cnperf
@@ -208,14 +224,7 @@ func TestFaultServerPodDeleted(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != exit.Failed {
 		t.Errorf("cnperf exited with %v, want 1 (a case failed)", err)
 	}
-	runs, _, rerr := report.ReadRunFileWarnings(results)
-	if rerr != nil {
-		t.Fatal(rerr)
-	}
-	r := runs[0]
-	if r.Interrupted || len(r.Results) != 2 {
-		t.Fatalf("interrupted %v, %d results: the run did not go on", r.Interrupted, len(r.Results))
-	}
+	r := faultRunGoesOn(t, results, 2)
 	first := r.Results[0]
 	if first.Summary.SamplesFailed == 0 {
 		t.Errorf("no sample of the first case failed after its server was deleted: %+v", first.Summary)

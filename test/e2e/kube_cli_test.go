@@ -157,11 +157,21 @@ func kpBuildCnperf(t *testing.T) string {
 			return bin
 		}
 	}
+	return goBuildCnperf(t, filepath.Join(t.TempDir(), "cnperf"), "")
+}
+
+// repoRoot is the repository's top directory (go test runs in test/e2e).
+func repoRoot(t *testing.T) string {
+	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	bin := filepath.Join(t.TempDir(), "cnperf")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/cnperf")
-	cmd.Dir = root
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// goBuildCnperf builds ./cmd/cnperf (static, as the agent image needs) into bin with ldflags.
+func goBuildCnperf(t *testing.T, bin, ldflags string) string {
+	t.Helper()
+	cmd := exec.Command("go", "build", "-ldflags", ldflags, "-o", bin, "./cmd/cnperf")
+	cmd.Dir = repoRoot(t)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/cnperf: %v\n%s", err, out)

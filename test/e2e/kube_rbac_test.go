@@ -9,7 +9,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -32,8 +31,7 @@ import (
 // to ns and its cluster-wide names suffixed, and returns a function that deletes them.
 func applyManifest(t *testing.T, cs kubernetes.Interface, file, from, ns, suffix string) func() {
 	t.Helper()
-	_, self, _, _ := runtime.Caller(0)
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(self), "..", "..", "deploy", "rbac", file))
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "rbac", file))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -75,23 +74,14 @@ func TestKubeReleaseAndDevImages(t *testing.T) {
 		// Built as .goreleaser.yaml builds a tag (CGO off, -s -w, Version and Commit stamped)
 		// but without -trimpath, which would recompile every package and only changes the file
 		// paths inside the binary.
-		_, file, _, _ := runtime.Caller(0)
-		root := filepath.Join(filepath.Dir(file), "..", "..")
-		commit, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+		commit, err := exec.Command("git", "-C", repoRoot(t), "rev-parse", "HEAD").Output()
 		if err != nil {
 			t.Fatalf("git rev-parse HEAD: %v", err)
 		}
 		dir := t.TempDir()
-		rel := filepath.Join(dir, "cnperf")
-		build := exec.Command("go", "build", "-ldflags", "-s -w"+
+		rel := goBuildCnperf(t, filepath.Join(dir, "cnperf"), "-s -w"+
 			" -X github.com/cnperf/cnperf/internal/version.Version="+releaseTag+
-			" -X github.com/cnperf/cnperf/internal/version.Commit="+strings.TrimSpace(string(commit)),
-			"-o", rel, "./cmd/cnperf")
-		build.Dir = root
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
+			" -X github.com/cnperf/cnperf/internal/version.Commit="+strings.TrimSpace(string(commit)))
 		v := versionOf(rel)
 		image := "ghcr.io/cnperf/cnperf:" + releaseTag
 		if v["version"] != releaseTag || v["image"] != image {
