@@ -10,6 +10,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/report/figure"
 	"github.com/spf13/pflag"
 )
 
@@ -242,7 +243,7 @@ func TestExpand(t *testing.T) {
 		}
 		line := string(c.Path)
 		if c.Topology != nil {
-			line += " | " + Label(c.Topology)
+			line += " | " + figure.TopologyLabel(c.Topology)
 			s, err := o.SpecFor(c.Path, c.Topology)
 			if err != nil {
 				t.Fatalf("%s: %v", line, err)

@@ -2,7 +2,6 @@ package lab
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
@@ -162,27 +161,4 @@ func (o Options) SpecFor(p api.Path, t *api.Topology) (Spec, error) {
 		s.PolicyRules, s.PolicyStyle = t.PolicyRules, t.PolicyStyle
 	}
 	return s, nil
-}
-
-// Label is a short human name of a topology for tables and progress lines:
-// "vxlan mtu1450", "bridge mtu1500 1000 rules (chains)", "nftables mtu1500 2 backends".
-func Label(t *api.Topology) string {
-	if t == nil {
-		return ""
-	}
-	parts := []string{t.Flavour}
-	if t.MTUBytes > 0 {
-		parts = append(parts, "mtu"+strconv.Itoa(t.MTUBytes))
-	}
-	if t.PolicyRules > 0 {
-		parts = append(parts, fmt.Sprintf("%d rules (%s)", t.PolicyRules, t.PolicyStyle))
-	}
-	if t.Backends > 0 {
-		b := "backends"
-		if t.Backends == 1 {
-			b = "backend"
-		}
-		parts = append(parts, fmt.Sprintf("%d %s", t.Backends, b))
-	}
-	return strings.Join(parts, " ")
 }

@@ -74,9 +74,6 @@ type Traits struct {
 	// HostOnly: endpoints are processes on this host, so a case's pod fields (service,
 	// hostNetwork) mean nothing.
 	HostOnly bool
-	// RelativeView: the table output ends with the lab's relative view (each lab path next to
-	// host-host).
-	RelativeView bool
 }
 
 // TraitDescriber is implemented by platforms that describe their traits.

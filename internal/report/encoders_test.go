@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -261,4 +262,18 @@ func TestK8sNetperfCSVDefinitions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTableLabRunGolden: a lab run (a real results file of this machine's lab) ends its
+// table with the relative view, so cnperf report shows what cnperf run showed.
+func TestTableLabRunGolden(t *testing.T) {
+	runs, err := ReadRunFile(filepath.Join("testdata", "real-lab-run.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := encode(t, "table", runs...)
+	if !bytes.Contains(out, []byte("\n\nRelative to host-host (medians of the samples; latency is the p50 round trip):\n")) {
+		t.Errorf("a lab run's table lacks the relative view:\n%s", out)
+	}
+	golden(t, "table-lab.golden", out)
 }

@@ -11,6 +11,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/mesh/meshview"
 	"github.com/cnperf/cnperf/internal/report/figure"
+	"github.com/cnperf/cnperf/internal/report/relative"
 	"github.com/cnperf/cnperf/internal/report/sweep"
 	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/stats"
@@ -204,7 +205,17 @@ func writeRunTable(w io.Writer, run *api.Run) error {
 			return err
 		}
 	}
-	return writeSweepTables(w, run, mark)
+	if err := writeSweepTables(w, run, mark); err != nil {
+		return err
+	}
+	if !relative.Applies(run.Results) {
+		return nil
+	}
+	// A lab run ends with each path next to host-host: what the datapath pieces cost here.
+	if _, err := fmt.Fprintln(w); err != nil {
+		return err
+	}
+	return relative.Write(w, run.Results)
 }
 
 // writeMeshTables prints a mesh run's node × node matrices (as cnperf mesh printed them,

@@ -17,6 +17,7 @@ import (
 	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/report/figure"
 )
 
 // NewCommand returns the `lab` command.
@@ -126,7 +127,7 @@ func runUp(ctx context.Context, streams iostreams.Streams, o upOptions) error {
 		for _, s := range r.e.Servers {
 			servers = append(servers, s.Name)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.path, lab.Label(&r.topo), r.e.Client.Name, strings.Join(servers, ","), r.e.Target)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.path, figure.TopologyLabel(&r.topo), r.e.Client.Name, strings.Join(servers, ","), r.e.Target)
 	}
 	if len(rows) > 0 {
 		r := rows[0]

@@ -21,7 +21,6 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
-	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/report"
@@ -243,13 +242,6 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	if len(run.Results) > 0 || runErr == nil {
 		if err := enc.Encode(streams.Out, []*api.Run{run}); err != nil {
 			return errors.Join(runErr, fmt.Errorf("write %s output: %w", o.Output, err))
-		}
-		if o.Output == "table" && platform.TraitsOf(plat).RelativeView {
-			// Each lab path next to host-host: what the datapath pieces cost on this machine.
-			fmt.Fprintln(streams.Out)
-			if err := lab.EncodeRelative(streams.Out, []*api.Run{run}); err != nil {
-				return errors.Join(runErr, fmt.Errorf("write the lab's relative view: %w", err))
-			}
 		}
 	}
 	if osCfg != nil && len(run.Results) > 0 {

@@ -111,7 +111,7 @@ func TestRun(t *testing.T) {
 // TestPlatformTraits: what a case defaults to, and what the output adds, follow the
 // platform's traits, not its name.
 func TestPlatformTraits(t *testing.T) {
-	host := platform.Traits{DefaultPaths: []api.Path{api.PathLoopback}, HostOnly: true, RelativeView: true}
+	host := platform.Traits{DefaultPaths: []api.Path{api.PathLoopback}, HostOnly: true}
 	for _, tc := range []struct {
 		traits   *platform.Traits
 		wantPath api.Path

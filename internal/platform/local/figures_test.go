@@ -15,6 +15,7 @@ import (
 	_ "github.com/cnperf/cnperf/internal/driver/qperf"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/report/relative"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/stats"
 )
@@ -122,17 +123,17 @@ func TestLabFigures(t *testing.T) {
 	for i := range results {
 		results[i].Summary = stats.Summarize(results[i].Samples)
 		if results[i].Failed() {
-			t.Errorf("%s: %s %v", lab.ResultName(results[i]), results[i].Error, results[i].Samples)
+			t.Errorf("%s: %s %v", relative.ResultName(results[i]), results[i].Error, results[i].Samples)
 		}
 	}
 	var b strings.Builder
-	if err := lab.WriteRelative(&b, results); err != nil {
+	if err := relative.Write(&b, results); err != nil {
 		t.Fatal(err)
 	}
 	t.Log("\n" + b.String())
 	for _, res := range results {
 		s := res.Summary
-		line := string(res.Profile) + " " + lab.ResultName(res)
+		line := string(res.Profile) + " " + relative.ResultName(res)
 		if s.ThroughputBitsPerSecond != nil {
 			line += " tput(Gbit/s) median " + strconv.FormatFloat(s.ThroughputBitsPerSecond.Median/1e9, 'f', 2, 64) +
 				" cov " + strconv.FormatFloat(s.ThroughputBitsPerSecond.CoV, 'f', 3, 64)

@@ -15,6 +15,7 @@ import (
 	"github.com/cnperf/cnperf/internal/driver/iperf3"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/report/relative"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/stats"
 )
@@ -73,7 +74,7 @@ func TestLabPathsIperf3(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, res := range results {
-		name := lab.ResultName(res)
+		name := relative.ResultName(res)
 		if res.Failed() {
 			t.Errorf("%s failed: %s %+v", name, res.Error, res.Samples)
 			continue

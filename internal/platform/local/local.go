@@ -90,7 +90,7 @@ func (p *Platform) Name() string { return "local" }
 // Traits implements platform.TraitDescriber: processes on this host, loopback by default,
 // and the lab's relative view after the table.
 func (p *Platform) Traits() platform.Traits {
-	return platform.Traits{DefaultPaths: []api.Path{api.PathLoopback}, HostOnly: true, RelativeView: true}
+	return platform.Traits{DefaultPaths: []api.Path{api.PathLoopback}, HostOnly: true}
 }
 
 // CheckPath implements platform.PathChecker.

@@ -49,6 +49,29 @@ func TopologyKey(r *api.Result) string {
 	return fmt.Sprintf("|topo=%s/%d/%d/%s/%d", t.Flavour, t.MTUBytes, t.PolicyRules, t.PolicyStyle, t.Backends)
 }
 
+// TopologyLabel is a short human name of a topology for tables and progress lines:
+// "vxlan mtu1450", "bridge mtu1500 1000 rules (chains)", "nftables mtu1500 2 backends".
+func TopologyLabel(t *api.Topology) string {
+	if t == nil {
+		return ""
+	}
+	parts := []string{t.Flavour}
+	if t.MTUBytes > 0 {
+		parts = append(parts, "mtu"+strconv.Itoa(t.MTUBytes))
+	}
+	if t.PolicyRules > 0 {
+		parts = append(parts, fmt.Sprintf("%d rules (%s)", t.PolicyRules, t.PolicyStyle))
+	}
+	if t.Backends > 0 {
+		b := "backends"
+		if t.Backends == 1 {
+			b = "backend"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", t.Backends, b))
+	}
+	return strings.Join(parts, " ")
+}
+
 // CaseLabel is a short human label: "TCP_STREAM native loopback 1024B x1".
 func CaseLabel(r *api.Result) string {
 	p := r.Params

@@ -1,7 +1,10 @@
-package lab
+package relative
 
 import (
 	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
 	"testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
@@ -68,9 +71,9 @@ func relativeFixture() []api.Result {
 	}
 }
 
-func TestRelative(t *testing.T) {
+func TestToHostHost(t *testing.T) {
 	rs := relativeFixture()
-	cs := Relative(rs)
+	cs := ToHostHost(rs)
 	if len(cs) != len(rs) {
 		t.Fatalf("%d comparisons for %d results", len(cs), len(rs))
 	}
@@ -93,16 +96,16 @@ func TestRelative(t *testing.T) {
 	}
 }
 
-func TestWriteRelative(t *testing.T) {
+func TestWrite(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteRelative(&b, relativeFixture()); err != nil {
+	if err := Write(&b, relativeFixture()); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "relative.txt", b.Bytes())
 }
 
-func TestPolicyRelative(t *testing.T) {
-	cs := PolicyRelative(relativeFixture())
+func TestPolicy(t *testing.T) {
+	cs := Policy(relativeFixture())
 	if len(cs) != 2 {
 		t.Fatalf("%d policy comparisons, want 2: %+v", len(cs), cs)
 	}
@@ -114,22 +117,57 @@ func TestPolicyRelative(t *testing.T) {
 	}
 }
 
-func TestEncodeRelative(t *testing.T) {
-	var one, two bytes.Buffer
-	run := &api.Run{UUID: "r1", Results: relativeFixture()}
-	if err := EncodeRelative(&one, []*api.Run{run}); err != nil {
+func TestApplies(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		results []api.Result
+		want    bool
+	}{
+		{"lab results", relativeFixture(), true},
+		{"loopback only", []api.Result{result(api.TCPRR, api.PathLoopback, nil, 0, 1, 1)}, false},
+		{"a cluster's host-host (no topology)", []api.Result{result(api.TCPRR, api.PathHostHost, nil, 0, 1, 1)}, false},
+		{"none", nil, false},
+	} {
+		if got := Applies(tc.results); got != tc.want {
+			t.Errorf("%s: Applies = %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/relative.txt")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var direct bytes.Buffer
-	_ = WriteRelative(&direct, run.Results)
-	if one.String() != direct.String() {
-		t.Errorf("one run: EncodeRelative differs from WriteRelative")
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (go test -update after checking):\n--- got\n%s\n--- want\n%s", name, got, want)
 	}
-	loop := &api.Run{UUID: "r0", Results: []api.Result{result(api.TCPRR, api.PathLoopback, nil, 0, 1, 1)}}
-	if err := EncodeRelative(&two, []*api.Run{loop, run, nil}); err != nil {
-		t.Fatal(err)
+}
+
+// A TCP_CRR result whose tool reported transactions but no connection rate is compared on
+// its transaction rate, and says so (it used to be labelled "connections/s").
+func TestMetricNamesWhatItCompares(t *testing.T) {
+	hh := &api.Topology{Flavour: "underlay-bridge"}
+	base := result(api.TCPCRR, api.PathHostHost, hh, 0, 10000, 0)
+	crr := result(api.TCPCRR, api.PathPodPodCrossNode, &api.Topology{Flavour: "routed"}, 0, 5000, 0)
+	base.Summary.ConnectionsPerSecond, crr.Summary.ConnectionsPerSecond = nil, nil
+	cs := ToHostHost([]api.Result{base, crr})
+	if got, want := cs[1].Text(), "0.50× transactions/s"; got != want {
+		t.Errorf("TCP_CRR without connections/s: %q, want %q", got, want)
 	}
-	if !bytes.HasPrefix(two.Bytes(), []byte("run r1\n")) {
-		t.Errorf("several runs: want only the run with lab results, headed by its uuid:\n%s", two.String())
+	with := ToHostHost([]api.Result{result(api.TCPCRR, api.PathHostHost, hh, 0, 10000, 0)})
+	if got, want := with[0].Text(), "1.00× connections/s"; got != want {
+		t.Errorf("TCP_CRR with connections/s: %q, want %q", got, want)
 	}
 }

@@ -1,4 +1,8 @@
-package lab
+// Package relative is the lab's relative view: every result next to the host-host result of
+// the same shape (what a datapath costs over plain node-to-node traffic on this machine), and
+// results with policy rules next to the same path without them. The table encoder ends a lab
+// run's table with it.
+package relative
 
 import (
 	"fmt"
@@ -9,13 +13,14 @@ import (
 	"text/tabwriter"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/report/figure"
 )
 
-// Comparison is one result set against the host-host result of the same shape (profile,
+// Cost is one result set against the host-host result of the same shape (profile,
 // driver, message and response size, parallelism, burst, rate): what a datapath costs over
 // plain node-to-node traffic on this machine. Ratios and deltas use the median of the
 // samples and the p50 round-trip latency; a nil field means a side lacks the figure.
-type Comparison struct {
+type Cost struct {
 	Index    int    // of the result in the input
 	Baseline int    // index of the host-host result; -1 when there is none
 	Name     string // path and topology label: "pod-pod-cross-node vxlan mtu1450"
@@ -34,7 +39,7 @@ type Comparison struct {
 }
 
 // Text is the comparison as one phrase: "0.70× throughput", "0.85× transactions/s, +9 µs p50".
-func (c Comparison) Text() string {
+func (c Cost) Text() string {
 	if c.Ratio == nil && c.P50DeltaMicroseconds == nil {
 		return c.Note
 	}
@@ -69,7 +74,7 @@ func fmtMicro(v float64) string {
 
 // ResultName is a result's path with its topology label: "pod-pod-cross-node vxlan mtu1450".
 func ResultName(r api.Result) string {
-	if l := Label(r.Topology); l != "" {
+	if l := figure.TopologyLabel(r.Topology); l != "" {
 		return string(r.Path) + " " + l
 	}
 	return string(r.Path)
@@ -94,27 +99,19 @@ func shape(r api.Result) string {
 	return s
 }
 
-// metric picks the headline figure of a result: its name and median.
+// metric is a result's headline figure (figure.Main) as the view names it, and its median.
 func metric(r api.Result) (string, *float64) {
-	s := r.Summary
-	med := func(st *api.Stat) *float64 {
-		if st == nil || st.N == 0 {
-			return nil
-		}
-		v := st.Median
-		return &v
+	f, _ := figure.Main(&r)
+	name := f.Unit.Base // "transactions/s", "connections/s"
+	if f.Key == figure.Throughput.Key {
+		name = f.Label
 	}
-	switch {
-	case r.Profile.IsStream():
-		return "throughput", med(s.ThroughputBitsPerSecond)
-	case r.Profile == api.TCPCRR:
-		if v := med(s.ConnectionsPerSecond); v != nil {
-			return "connections/s", v
-		}
-		return "connections/s", med(s.TransactionsPerSecond)
-	default:
-		return "transactions/s", med(s.TransactionsPerSecond)
+	st := f.Stat(&r.Summary)
+	if st == nil || st.N == 0 {
+		return name, nil
 	}
+	v := st.Median
+	return name, &v
 }
 
 func p50(r api.Result) *float64 {
@@ -126,7 +123,7 @@ func p50(r api.Result) *float64 {
 
 // Relative compares every result with the first host-host result of the same shape, in the
 // order of the input. The host-host results compare with themselves (1.00×).
-func Relative(results []api.Result) []Comparison {
+func ToHostHost(results []api.Result) []Cost {
 	base := map[string]int{}
 	for i, r := range results {
 		if r.Path != api.PathHostHost {
@@ -138,17 +135,17 @@ func Relative(results []api.Result) []Comparison {
 			}
 		}
 	}
-	out := make([]Comparison, 0, len(results))
+	out := make([]Cost, 0, len(results))
 	for i, r := range results {
 		out = append(out, compare(results, i, base, shape(r)))
 	}
 	return out
 }
 
-// PolicyRelative compares every result with policy rules against the result of the same
+// Policy compares every result with policy rules against the result of the same
 // shape, path and flavour without rules: what the rules alone cost. Results without rules
 // are not listed.
-func PolicyRelative(results []api.Result) []Comparison {
+func Policy(results []api.Result) []Cost {
 	key := func(r api.Result) string {
 		f := ""
 		if r.Topology != nil {
@@ -167,7 +164,7 @@ func PolicyRelative(results []api.Result) []Comparison {
 			}
 		}
 	}
-	var out []Comparison
+	var out []Cost
 	for i, r := range results {
 		if r.Topology == nil || r.Topology.PolicyRules == 0 {
 			continue
@@ -183,9 +180,9 @@ func PolicyRelative(results []api.Result) []Comparison {
 }
 
 // compare builds the comparison of results[i] with the baseline registered under k.
-func compare(results []api.Result, i int, base map[string]int, k string) Comparison {
+func compare(results []api.Result, i int, base map[string]int, k string) Cost {
 	r := results[i]
-	c := Comparison{Index: i, Baseline: -1, Name: ResultName(r), Shape: shape(r)}
+	c := Cost{Index: i, Baseline: -1, Name: ResultName(r), Shape: shape(r)}
 	c.Metric, _ = metric(r)
 	b, ok := base[k]
 	_, v := metric(r)
@@ -243,24 +240,24 @@ func serviceDemand(r api.Result) *float64 {
 	return &m
 }
 
-// WriteRelative writes the comparisons as a text table grouped by case shape, each group
+// Write writes the comparisons as a text table grouped by case shape, each group
 // headed by the host-host figures it is relative to; then, when some results have policy
 // rules, the same for them against their path without rules.
-func WriteRelative(w io.Writer, results []api.Result) error {
+func Write(w io.Writer, results []api.Result) error {
 	if err := writeGroups(w, "Relative to host-host (medians of the samples; latency is the p50 round trip):",
-		results, Relative(results)); err != nil {
+		results, ToHostHost(results)); err != nil {
 		return err
 	}
-	if pc := PolicyRelative(results); len(pc) > 0 {
+	if pc := Policy(results); len(pc) > 0 {
 		fmt.Fprintln(w)
 		return writeGroups(w, "Cost of the policy rules (relative to the same path without rules):", results, pc)
 	}
 	return nil
 }
 
-func writeGroups(w io.Writer, title string, results []api.Result, comps []Comparison) error {
+func writeGroups(w io.Writer, title string, results []api.Result, comps []Cost) error {
 	var shapes []string
-	groups := map[string][]Comparison{}
+	groups := map[string][]Cost{}
 	for _, c := range comps {
 		if _, ok := groups[c.Shape]; !ok {
 			shapes = append(shapes, c.Shape)
@@ -283,21 +280,14 @@ func writeGroups(w io.Writer, title string, results []api.Result, comps []Compar
 	return tw.Flush()
 }
 
-// headline is a result's main figures: "9.41 Gbit/s" or "25000 tx/s, p50 38.0 µs".
+// headline is a result's main figures: "9.410 Gbit/s" or "25.00 k trans/s, p50 38.0 µs".
 func headline(r api.Result) string {
-	name, v := metric(r)
+	f, _ := figure.Main(&r)
+	_, v := metric(r)
 	if v == nil {
 		return "no figures"
 	}
-	var s string
-	switch name {
-	case "throughput":
-		s = fmtBits(*v)
-	case "connections/s":
-		s = fmt.Sprintf("%.0f conn/s", *v)
-	default:
-		s = fmt.Sprintf("%.0f tx/s", *v)
-	}
+	s := f.Unit.Format(*v)
 	if r.Profile.IsRR() {
 		if p := p50(r); p != nil {
 			s += ", p50 " + fmtMicro(*p) + " µs"
@@ -306,42 +296,11 @@ func headline(r api.Result) string {
 	return s
 }
 
-func fmtBits(v float64) string {
-	switch {
-	case v >= 1e9:
-		return fmt.Sprintf("%.2f Gbit/s", v/1e9)
-	case v >= 1e6:
-		return fmt.Sprintf("%.1f Mbit/s", v/1e6)
-	default:
-		return fmt.Sprintf("%.0f bit/s", v)
-	}
-}
-
-// EncodeRelative writes WriteRelative for each run that has a lab result; it has the shape of
-// report.EncoderFunc, so it can be registered as a report format or called after the table.
-func EncodeRelative(w io.Writer, runs []*api.Run) error {
-	first := true
-	for _, run := range runs {
-		if run == nil || !hasLabResult(run.Results) {
-			continue
-		}
-		if !first {
-			fmt.Fprintln(w)
-		}
-		first = false
-		if len(runs) > 1 {
-			fmt.Fprintf(w, "run %s\n", run.UUID)
-		}
-		if err := WriteRelative(w, run.Results); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func hasLabResult(rs []api.Result) bool {
-	for _, r := range rs {
-		if r.Topology != nil || Supports(r.Path) {
+// Applies reports whether results come from the lab (they carry its topology), so the view
+// has something to say about them.
+func Applies(results []api.Result) bool {
+	for _, r := range results {
+		if r.Topology != nil {
 			return true
 		}
 	}
