@@ -66,6 +66,31 @@ type Loaded struct {
 	TigerBench []TigerBenchTest
 }
 
+// Schedule is how a loaded plan runs.
+type Schedule int
+
+const (
+	// ScheduleCases: the plan's cases, one after the other, through the session and runner
+	// on the chosen platform.
+	ScheduleCases Schedule = iota
+	// ScheduleTigerBench: tiger-bench's tests (standing config, TTFR, DNS, Calico
+	// reconfiguration around cnperf's cases, internal/tigerbench); they need a Kubernetes
+	// cluster.
+	ScheduleTigerBench
+)
+
+// NeedsCluster reports whether the schedule runs only on a Kubernetes cluster.
+func (s Schedule) NeedsCluster() bool { return s == ScheduleTigerBench }
+
+// Schedule says how the plan runs, from the file's format: the one place a format picks a
+// schedule. A nil Loaded (a plan from flags) runs its cases.
+func (l *Loaded) Schedule() Schedule {
+	if l != nil && l.Format == FormatTigerBench {
+		return ScheduleTigerBench
+	}
+	return ScheduleCases
+}
+
 // FileError is one problem in a file.
 type FileError struct {
 	File    string

@@ -429,3 +429,29 @@ func TestMergeKeyBomb(t *testing.T) {
 		t.Errorf("%d errors:\n%v", len(fe.Errors), err)
 	}
 }
+
+// TestSchedule: the file's format picks how it runs, here and nowhere else.
+func TestSchedule(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want Schedule
+	}{
+		{"plan.yaml", ScheduleCases},
+		{"k8s-netperf-v1.yml", ScheduleCases},
+		{"k8s-netperf-v2.yml", ScheduleCases},
+		{"tiger-bench-testconfig.yaml", ScheduleTigerBench},
+		{"tiger-bench-iperf.yaml", ScheduleTigerBench},
+	} {
+		l, err := Load(filepath.Join("testdata", tc.file))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.file, err)
+		}
+		if got := l.Schedule(); got != tc.want || got.NeedsCluster() != (tc.want == ScheduleTigerBench) {
+			t.Errorf("%s: schedule %d (needs a cluster: %t), want %d", tc.file, got, got.NeedsCluster(), tc.want)
+		}
+	}
+	var flags *Loaded // a plan from flags
+	if flags.Schedule() != ScheduleCases {
+		t.Error("a plan from flags does not run its cases")
+	}
+}

@@ -130,7 +130,7 @@ func Run(ctx context.Context, loaded *config.Loaded, run *api.Run, deps Deps) (e
 	if log == nil {
 		log = io.Discard
 	}
-	if loaded == nil || loaded.Format != config.FormatTigerBench {
+	if loaded.Schedule() != config.ScheduleTigerBench {
 		return exit.Usage("tiger-bench: not a tiger-bench testconfig.yaml")
 	}
 	tests := loaded.TigerBench

@@ -146,11 +146,11 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	if err != nil {
 		return err
 	}
-	if loaded != nil && loaded.Format == config.FormatTigerBench {
+	if sch := loaded.Schedule(); sch == config.ScheduleTigerBench {
 		if o.DryRun {
 			return o.dryRunTigerBench(streams, loaded)
 		}
-		if !platform.TraitsOf(plat).Cluster {
+		if sch.NeedsCluster() && !platform.TraitsOf(plat).Cluster {
 			return exit.Usage("%s is a tiger-bench testconfig: its tests need a Kubernetes cluster (--platform kube)", o.ConfigFile)
 		}
 		return o.runTigerBench(ctx, streams, loaded, runID, labels, enc)
