@@ -77,7 +77,7 @@ race:
 E2E_HARNESS := test/e2e/harness
 E2E_STATE ?= /var/lib/cnperf-e2e/state
 
-.PHONY: e2e e2e-up e2e-down e2e-build e2e-test e2e-compare
+.PHONY: e2e e2e-up e2e-down e2e-build e2e-test e2e-compare e2e-cnis
 
 e2e:
 	$(E2E_HARNESS)/e2e.sh
@@ -98,6 +98,12 @@ e2e-test:
 #                    vxlan), then cnperf compare
 e2e-compare:
 	$(E2E_HARNESS)/compare-modes.sh
+
+# make e2e-cnis      the seeds' CNI comparison (deploy/plans/cni-comparison.yaml) on every CNI the
+#                    harness brings up, one after the other, then cnperf compare and an HTML
+#                    report (docs/cni-comparison.md; CNIS="flannel:vxlan calico:vxlan" for a subset)
+e2e-cnis:
+	$(E2E_HARNESS)/e2e-cnis.sh
 
 e2e-down:
 	$(E2E_HARNESS)/down.sh

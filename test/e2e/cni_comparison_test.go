@@ -1,0 +1,119 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/report"
+)
+
+// TestCNIComparison checks what test/e2e/harness/e2e-cnis.sh (make e2e-cnis) made: the same
+// plan (deploy/plans/cni-comparison.yaml) run on each CNI in turn. Every CNI's run must hold
+// every case of the plan, none failed, each sample with both sides' CPU; its cluster details
+// must name the CNI the harness brought up (and, for a real CNI, its mode); and `cnperf
+// compare` must have one column per CNI, labelled by the run label cni=CNI-MODE.
+func TestCNIComparison(t *testing.T) {
+	dir, list := os.Getenv("CNPERF_E2E_CNIS_DIR"), os.Getenv("CNPERF_E2E_CNIS")
+	if dir == "" || list == "" {
+		t.Skip("CNPERF_E2E_CNIS_DIR/CNPERF_E2E_CNIS unset: run test/e2e/harness/e2e-cnis.sh (make e2e-cnis)")
+	}
+	ctx := context.Background()
+	plan := filepath.Join(repoRoot(t), "deploy", "plans", "cni-comparison.yaml")
+	js, errOut, code := kpRunCLI(ctx, "run", "-c", plan, "--platform", "kube", "--dry-run", "-o", "json")
+	if code != 0 {
+		t.Fatalf("dry run of %s exited %d: %s", plan, code, errOut)
+	}
+	var cases []json.RawMessage
+	if err := json.Unmarshal([]byte(js), &cases); err != nil || len(cases) == 0 {
+		t.Fatalf("dry run -o json: %v (%d cases)", err, len(cases))
+	}
+
+	var files []string
+	for _, entry := range strings.Fields(list) {
+		cni, mode, _ := strings.Cut(entry, ":")
+		name := cni + "-" + mode
+		path := filepath.Join(dir, name+".jsonl")
+		files = append(files, path)
+		t.Run(name, func(t *testing.T) {
+			runs, err := report.ReadRunFile(path)
+			if err != nil || len(runs) != 1 {
+				t.Fatalf("read %s: %v (%d runs)", path, err, len(runs))
+			}
+			run := runs[0]
+			if got := run.Labels["cni"]; got != name {
+				t.Errorf("run label cni=%q, want %q", got, name)
+			}
+			if len(run.Results) != len(cases) {
+				t.Errorf("%d results, the plan has %d cases", len(run.Results), len(cases))
+			}
+			for _, r := range run.Results {
+				id := string(r.Profile) + " " + string(r.Path) + " parallel " + strconv.Itoa(r.Params.Parallel)
+				if r.Error != "" || r.Summary.SamplesFailed > 0 {
+					t.Errorf("%s: failed (%d of %d samples): %s", id, r.Summary.SamplesFailed, r.Summary.SamplesTotal, r.Error)
+					continue
+				}
+				for i, s := range r.Samples {
+					if s.CPU == nil || s.CPU.Client == nil || s.CPU.Server == nil {
+						t.Errorf("%s: sample %d has no CPU of both sides", id, i)
+					}
+				}
+				if r.Profile == "UDP_STREAM" && (r.Summary.PacketsPerSecond == nil || r.Summary.LossPercent == nil) {
+					t.Errorf("%s: no packet rate or loss", id)
+				}
+			}
+			c := run.Cluster
+			if c == nil {
+				t.Fatal("no cluster details")
+			}
+			if !strings.EqualFold(c.CNI, cni) {
+				t.Errorf("cluster details name CNI %q, the harness brought up %s", c.CNI, cni)
+			}
+			if cni != "bridge" && !strings.Contains(strings.ToLower(c.CNIMode), strings.ReplaceAll(mode, "-", "")) &&
+				!strings.Contains(strings.ToLower(c.CNIMode), mode) {
+				t.Errorf("cluster details give CNI mode %q, the harness brought up %s", c.CNIMode, mode)
+			}
+			// Every mode here encapsulates in VXLAN (50 bytes on a 1500-byte underlay) or routes
+			// unencapsulated; a CNI that got its pod MTU wrong fragments or drops.
+			wantMTU := 1500
+			if mode == "vxlan" {
+				wantMTU = 1450
+			}
+			if c.PodMTUBytes != wantMTU {
+				t.Errorf("pod MTU %d, want %d for %s", c.PodMTUBytes, wantMTU, mode)
+			}
+			t.Logf("%s: %d cases, CNI %s %s mode %q, pod MTU %d", name, len(run.Results), c.CNI, c.CNIVersion, c.CNIMode, c.PodMTUBytes)
+		})
+	}
+
+	out, errOut, code := kpRunCLI(ctx, append([]string{"compare"}, files...)...)
+	if code != 0 {
+		t.Fatalf("compare exited %d:\n%s%s", code, out, errOut)
+	}
+	for i, entry := range strings.Fields(list) {
+		cni, mode, _ := strings.Cut(entry, ":")
+		want := "cni=" + cni + "-" + mode
+		if i == 0 {
+			want += " (base)"
+		}
+		if !strings.Contains(out, want) {
+			t.Errorf("compare table has no column %q", want)
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatalf("the HTML report: %v", err)
+	}
+	for _, entry := range strings.Fields(list) {
+		cni, mode, _ := strings.Cut(entry, ":")
+		if !strings.Contains(string(html), "cni="+cni+"-"+mode) && !strings.Contains(string(html), cni+"-"+mode) {
+			t.Errorf("report.html does not name %s-%s", cni, mode)
+		}
+	}
+}

@@ -1,0 +1,99 @@
+#!/bin/bash
+# The seeds' CNI comparison on real CNIs (make e2e-cnis): brings up the e2e cluster with each
+# CNI in turn (one cluster per machine), runs the same plan on it (deploy/plans/cni-comparison.yaml:
+# TCP_STREAM 1 and 8 flows, UDP_STREAM 64 B, TCP_RR at 1/10/20/40 connections, TCP_CRR, on
+# pod-pod-cross-node, pod-clusterip and host-host), tears it down and checks for leftovers
+# before the next one comes up. Then `cnperf compare` across every CNI (table and markdown),
+# `cnperf report -o html` of all the runs, and the e2e test TestCNIComparison checks the lot.
+# Each run is labelled cni=CNI-MODE (cnperf run --label), which names compare's columns.
+#
+# usage: e2e-cnis.sh
+# env:   CNIS        CNI:MODE list, in order, the first being compare's base
+#                    (default "bridge:routed bridge:vxlan flannel:vxlan flannel:host-gw calico:vxlan cilium:vxlan";
+#                    a CNI the harness cannot bring up fails the script)
+#        CNIS_DURATION, CNIS_SAMPLES   override the plan's 10s x 3 (CI: 2s x 2)
+#        CNIS_DIR    where the results, comparison and report go (default: a temp dir)
+#        NODES       (default 2)
+set -uo pipefail
+HARNESS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HARNESS/lib.sh"
+S=$E2E_STATE
+CNIS=${CNIS:-"bridge:routed bridge:vxlan flannel:vxlan flannel:host-gw calico:vxlan cilium:vxlan"}
+DIR=${CNIS_DIR:-$(mktemp -d /tmp/cnperf-e2e-cnis.XXXXXX)}
+PLAN=$REPO_ROOT/deploy/plans/cni-comparison.yaml
+mkdir -p "$DIR"
+T_ALL=$(now)
+say() { printf '\n==> [cnis %6.1fs] %s\n' "$(elapsed "$T_ALL")" "$*"; }
+
+for f in "$S"/pids/*.pid; do
+  if [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null; then
+    echo "e2e-cnis: a cluster is already running (state $S); stop it with 'make e2e-down' first" >&2
+    exit 1
+  fi
+done
+for c in $CNIS; do
+  case $c in *:*) ;; *) echo "e2e-cnis: CNIS entry '$c' is not CNI:MODE (e.g. flannel:vxlan)" >&2; exit 2 ;; esac
+done
+
+overrides=()
+[ -n "${CNIS_DURATION:-}" ] && overrides+=(--duration "$CNIS_DURATION")
+[ -n "${CNIS_SAMPLES:-}" ] && overrides+=(--samples "$CNIS_SAMPLES")
+
+files=() timings=()
+run_cni() { # CNI MODE: build, bring up, measure, tear down, check leftovers
+  local cni=$1 mode=$2 name="$1-$2" rc_up rc_run=1 rc_down rc_left base t0 t_up t_run t_down
+  t0=$(now)
+  CNI=$cni "$HARNESS/build-bins.sh" >"$DIR/$name.build.log" 2>&1 || { echo "    $name: build failed (see $DIR/$name.build.log)"; tail -5 "$DIR/$name.build.log"; return 1; }
+  base=$(mktemp /tmp/cnperf-e2e-baseline.XXXXXX)
+  "$HARNESS/leftovers.sh" snapshot "$base"
+  say "bring-up CNI=$cni CNI_MODE=$mode"
+  local net=$mode; [ "$cni" = bridge ] || net=
+  CNI=$cni CNI_MODE=$mode NET_MODE=${net:-routed} "$HARNESS/up.sh"; rc_up=$?
+  t_up=$(elapsed "$t0")
+  if [ $rc_up = 0 ]; then
+    say "cnperf run on $name"
+    (
+      . "$S/e2e.env"
+      "$CNPERF_E2E_CNPERF" run --platform kube -c "$PLAN" "${overrides[@]}" \
+        --label "cni=$name" --no-progress --results "$DIR/$name.jsonl" -o table
+    ) | tee "$DIR/$name.table"
+    rc_run=${PIPESTATUS[0]}
+  fi
+  t_run=$(elapsed "$t0")
+  if [ "$rc_up" = 3 ]; then rm -f "$base"; return 1; fi  # someone else's cluster: leave it
+  say "teardown $name"
+  "$HARNESS/down.sh"; rc_down=$?
+  "$HARNESS/leftovers.sh" check "$base"; rc_left=$?
+  rm -f "$base"
+  t_down=$(elapsed "$t0")
+  timings+=("$(printf '%-16s up %6.1fs  run %6.1fs  down+check %5.1fs' "$name" "$t_up" "$(echo "$t_run - $t_up" | bc)" "$(echo "$t_down - $t_run" | bc)")")
+  echo "    $name: up rc=$rc_up run rc=$rc_run down rc=$rc_down leftovers rc=$rc_left"
+  files+=("$DIR/$name.jsonl")
+  [ $rc_up = 0 ] && [ $rc_run = 0 ] && [ $rc_down = 0 ] && [ $rc_left = 0 ]
+}
+
+failed=()
+for c in $CNIS; do
+  run_cni "${c%%:*}" "${c#*:}" || failed+=("$c")
+done
+
+cd "$REPO_ROOT" || exit 1
+if [ ${#files[@]} -ge 2 ]; then
+  say "cnperf compare ${files[*]##*/}"
+  CLI=$DIR/cnperf
+  go build -o "$CLI" ./cmd/cnperf || exit 1
+  "$CLI" compare "${files[@]}" | tee "$DIR/compare.txt"
+  "$CLI" compare -o markdown "${files[@]}" >"$DIR/compare.md"
+  "$CLI" report -o html "${files[@]}" >"$DIR/report.html"
+  CNPERF_E2E_CNIS_DIR=$DIR CNPERF_E2E_CNIS="$CNIS" \
+    go test -tags e2e ./test/e2e/ -run TestCNIComparison -count=1 -v
+  rc_test=$?
+else
+  rc_test=1
+fi
+echo
+echo "==> e2e-cnis timings (build excluded):"
+printf '    %s\n' "${timings[@]}"
+if [ ${#failed[@]} -gt 0 ]; then echo "==> e2e-cnis FAILED on: ${failed[*]} (results in $DIR)"; exit 1; fi
+echo "==> e2e-cnis $([ "$rc_test" = 0 ] && echo PASSED || echo FAILED) in $(elapsed "$T_ALL")s (results in $DIR)"
+exit "$rc_test"
