@@ -15,7 +15,6 @@ import (
 	"github.com/cnperf/cnperf/internal/iostreams"
 	_ "github.com/cnperf/cnperf/internal/report/junit"      // -o junit
 	_ "github.com/cnperf/cnperf/internal/report/tigerbench" // -o tiger-bench
-	"github.com/cnperf/cnperf/internal/ttfr"
 )
 
 // extraCommands are the commands that live in their own packages.
@@ -24,18 +23,11 @@ func extraCommands(streams iostreams.Streams) []*cobra.Command {
 		reportcmd.NewCommand(streams),
 		comparecmd.NewCommand(streams),
 		importcmd.NewCommand(streams),
-		agentCommand(streams),
+		agentcmd.NewCommand(streams),
 		labcmd.NewCommand(streams),
 		cleanupcmd.NewCommand(streams),
 		loadcmd.NewCommand(streams),
 		meshcmd.NewCommand(streams),
 		imagecmd.NewCommand(streams),
 	}
-}
-
-// agentCommand is the in-pod side: the built-in generator plus the TTFR and DNS probes.
-func agentCommand(streams iostreams.Streams) *cobra.Command {
-	a := agentcmd.NewCommand(streams)
-	a.AddCommand(ttfr.NewAgentCommand(streams), ttfr.NewDNSAgentCommand(streams))
-	return a
 }

@@ -6,11 +6,6 @@ import (
 	"net"
 	"strconv"
 	"time"
-
-	"github.com/spf13/cobra"
-
-	"github.com/cnperf/cnperf/internal/exit"
-	"github.com/cnperf/cnperf/internal/iostreams"
 )
 
 // DNSResult is `agent dns`'s JSON line: every lookup and connect time, in seconds, and the
@@ -164,64 +159,4 @@ func errText(err error) string {
 		return oe.Op + ": " + oe.Err.Error()
 	}
 	return err.Error()
-}
-
-type dnsOptions struct {
-	target             string
-	port               int
-	duration, interval time.Duration
-	timeout, linger    time.Duration
-	waitReady          time.Duration
-}
-
-// NewDNSAgentCommand returns `dns`, to attach under `cnperf agent`.
-func NewDNSAgentCommand(streams iostreams.Streams) *cobra.Command {
-	o := &dnsOptions{}
-	c := &cobra.Command{
-		Use:   "dns --target NAME [--port PORT]",
-		Short: "DNS latency: look a name up and connect to it repeatedly, print the times as JSON",
-		Long: `dns looks --target up with Go's resolver (no cache: every lookup goes to the DNS
-server in /etc/resolv.conf, through its search list for short names) and connects over TCP to
-the first address on --port, again and again for --duration, pausing --interval in between.
-It prints one JSON line: every lookup and connect time in seconds, the counts, and the
-failures grouped by cause. It exits 1 when any lookup or connect failed.`,
-		Example: `  cnperf agent dns --target my-svc --port 80 --duration 30s
-  cnperf agent dns --target www.example.com --port 443 --interval 100ms`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.run(cmd.Context(), streams)
-		},
-	}
-	f := c.Flags()
-	f.StringVar(&o.target, "target", "", "name to look up (required)")
-	f.IntVar(&o.port, "port", 80, "TCP port to connect to after each lookup (0: lookups only)")
-	f.DurationVar(&o.duration, "duration", 30*time.Second, "how long to keep measuring")
-	f.DurationVar(&o.interval, "interval", 100*time.Millisecond, "pause between one lookup+connect and the next")
-	f.DurationVar(&o.timeout, "timeout", 5*time.Second, "timeout of one lookup and of one connect")
-	f.DurationVar(&o.linger, "linger", 0, "stay alive this long after printing the result")
-	f.DurationVar(&o.waitReady, "wait-ready", 0, "first wait up to this long, unmeasured, until one lookup and connect succeed (a target still being set up)")
-	return c
-}
-
-func (o *dnsOptions) run(ctx context.Context, streams iostreams.Streams) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if o.target == "" {
-		return exit.Usage("agent dns: --target is required")
-	}
-	if o.port < 0 || o.port > 65535 || o.duration <= 0 || o.interval < 0 || o.timeout <= 0 || o.linger < 0 || o.waitReady < 0 {
-		return exit.Usage("agent dns: --port must be 0-65535, --duration and --timeout positive, --interval and --linger not negative")
-	}
-	res := MeasureDNS(ctx, DNSConfig{Name: o.target, Port: o.port, Duration: o.duration, Interval: o.interval, Timeout: o.timeout, WaitReady: o.waitReady})
-	if err := printAndLinger(ctx, streams.Out, "agent dns", res, o.linger); err != nil {
-		return err
-	}
-	if res.Lookups == 0 {
-		return exit.Failure("agent dns: no lookup was made")
-	}
-	if res.LookupFailures > 0 || res.ConnectFailures > 0 {
-		return exit.Failure("agent dns: %d of %d lookups and %d of %d connects failed", res.LookupFailures, res.Lookups, res.ConnectFailures, res.Connects)
-	}
-	return nil
 }

@@ -1,7 +1,8 @@
-// Package ttfr is the in-pod side of cnperf's time-to-first-response and DNS latency tests:
-// `cnperf agent ttfr` (a tiny HTTP server, or a client that measures from its own process
-// start to the first successful response and prints one JSON line) and `cnperf agent dns`
-// (lookups of a name and connects to what it resolves to, summarised as one JSON line).
+// Package ttfr is the in-pod side of cnperf's time-to-first-response and DNS latency tests,
+// behind `cnperf agent ttfr` (a tiny HTTP server, or a client that measures from its own
+// process start to the first successful response and prints one JSON line) and `cnperf agent
+// dns` (lookups of a name and connects to what it resolves to, summarised as one JSON line);
+// the commands and their flags are in internal/cli/agentcmd.
 //
 // The TTFR clock starts when this package is initialised, before main runs: a few
 // milliseconds after the container's process was exec'ed, as tiger-bench's pingo measures
@@ -13,22 +14,15 @@ package ttfr
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/spf13/cobra"
-
-	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/interrupt"
-	"github.com/cnperf/cnperf/internal/iostreams"
 )
 
 // processStart is the TTFR clock's start: package initialisation, before main.
@@ -219,107 +213,4 @@ func Serve(ctx context.Context, addr string, ready func(net.Addr)) error {
 		}
 		return fmt.Errorf("serve on %s: %w", addr, err)
 	}
-}
-
-type agentOptions struct {
-	target, listen, protocol string
-	timeout, attemptTimeout  time.Duration
-	linger                   time.Duration
-}
-
-// NewAgentCommand returns `ttfr`, to attach under `cnperf agent`.
-func NewAgentCommand(streams iostreams.Streams) *cobra.Command {
-	o := &agentOptions{}
-	c := &cobra.Command{
-		Use:   "ttfr (--target HOST:PORT | --listen [ADDR]:PORT)",
-		Short: "Time to first response: measure from process start to the first reply, or serve replies",
-		Long: `ttfr measures how long a new pod takes to reach a server: from this process's start
-(package initialisation, before main) to the first successful response of --target. It
-prints one JSON line on standard output: {"ok":true,"ttfrSeconds":0.0031,...}, or
-{"ok":false,"error":"no response within 1m0s: ..."} and exits 1 when nothing answered.
-
-Attempts overlap: one starts every interval (1 ms, growing 2% per attempt up to 100 ms), each
-bounded by --attempt-timeout; the first success wins. --protocol http (default) counts any
-HTTP response, tcp a completed connect.
-
-With --listen it is the server instead: an HTTP server that answers every request with 200
-"ok" and prints "` + ServerReadyLine + `" on standard error once it listens.
-
---linger keeps the client alive after printing (so an orchestrator sees the pod ready), then
-it exits; SIGTERM ends it at once.`,
-		Example: `  cnperf agent ttfr --listen :8080
-  cnperf agent ttfr --target 10.244.1.7:8080 --timeout 60s --linger 2s`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.run(cmd.Context(), streams)
-		},
-	}
-	f := c.Flags()
-	f.StringVar(&o.target, "target", "", "server to reach, HOST:PORT (client mode)")
-	f.StringVar(&o.listen, "listen", "", "serve on [ADDR]:PORT instead (server mode), e.g. :8080")
-	f.StringVar(&o.protocol, "protocol", "http", "http (any HTTP response) or tcp (a completed connect)")
-	f.DurationVar(&o.timeout, "timeout", 60*time.Second, "give up this long after the process start")
-	f.DurationVar(&o.attemptTimeout, "attempt-timeout", 100*time.Millisecond, "timeout of one attempt")
-	f.DurationVar(&o.linger, "linger", 0, "stay alive this long after printing the result")
-	return c
-}
-
-func (o *agentOptions) run(ctx context.Context, streams iostreams.Streams) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	switch {
-	case o.listen != "" && o.target != "":
-		return exit.Usage("agent ttfr: --target and --listen exclude each other")
-	case o.listen != "":
-		addr := o.listen
-		if !strings.Contains(addr, ":") {
-			addr = ":" + addr
-		}
-		return Serve(ctx, addr, func(a net.Addr) {
-			fmt.Fprintf(streams.ErrOut, "%s on %s\n", ServerReadyLine, a)
-		})
-	case o.target == "":
-		return exit.Usage("agent ttfr: --target HOST:PORT or --listen [ADDR]:PORT is required")
-	}
-	if _, port, err := net.SplitHostPort(o.target); err != nil || port == "" {
-		return exit.Usage("agent ttfr: --target %q is not HOST:PORT", o.target)
-	} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return exit.Usage("agent ttfr: --target %q: bad port", o.target)
-	}
-	if o.protocol != "http" && o.protocol != "tcp" {
-		return exit.Usage("agent ttfr: --protocol %q: want http or tcp", o.protocol)
-	}
-	if o.timeout <= 0 || o.attemptTimeout <= 0 || o.linger < 0 {
-		return exit.Usage("agent ttfr: --timeout and --attempt-timeout must be positive, --linger not negative")
-	}
-	res := Measure(ctx, ClientConfig{Target: o.target, Protocol: o.protocol, Timeout: o.timeout, AttemptTimeout: o.attemptTimeout})
-	if err := printAndLinger(ctx, streams.Out, "agent ttfr", res, o.linger); err != nil {
-		return err
-	}
-	if !res.OK {
-		return exit.Failure("agent ttfr: %s", res.Error)
-	}
-	return nil
-}
-
-// printAndLinger writes the result as one JSON line, then stays up for linger (or until ctx
-// ends) so that whoever watches the pod sees it Ready with its output.
-func printAndLinger(ctx context.Context, w io.Writer, what string, res any, linger time.Duration) error {
-	line, err := json.Marshal(res)
-	if err != nil {
-		return fmt.Errorf("%s: encode result: %w", what, err)
-	}
-	if _, err := fmt.Fprintf(w, "%s\n", line); err != nil {
-		return fmt.Errorf("%s: write result: %w", what, err)
-	}
-	if linger > 0 {
-		t := time.NewTimer(linger)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-		case <-t.C:
-		}
-	}
-	return nil
 }

@@ -1,18 +1,13 @@
 package ttfr
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/cnperf/cnperf/internal/exit"
-	"github.com/cnperf/cnperf/internal/iostreams"
 )
 
 // startServer runs the TTFR server on a free loopback port and returns its address.
@@ -103,56 +98,6 @@ func TestMeasureFailureHasCause(t *testing.T) {
 	}
 }
 
-func run(t *testing.T, cmdArgs ...string) (string, error) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	c := NewAgentCommand(iostreams.Streams{Out: &out, ErrOut: &errOut})
-	if len(cmdArgs) > 0 && cmdArgs[0] == "dns" {
-		c = NewDNSAgentCommand(iostreams.Streams{Out: &out, ErrOut: &errOut})
-		cmdArgs = cmdArgs[1:]
-	}
-	c.SetArgs(cmdArgs)
-	c.SetOut(&errOut)
-	c.SetErr(&errOut)
-	err := c.ExecuteContext(context.Background())
-	return out.String(), err
-}
-
-func TestAgentCommandPrintsOneJSONLine(t *testing.T) {
-	addr := startServer(t)
-	out, err := run(t, "--target", addr, "--timeout", "10s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Count(out, "\n") != 1 {
-		t.Fatalf("want one line, got %q", out)
-	}
-	var r Result
-	if err := json.Unmarshal([]byte(out), &r); err != nil || !r.OK || r.TTFRSeconds == nil || r.Target != addr {
-		t.Errorf("%v %+v", err, r)
-	}
-
-	out, err = run(t, "--target", freePort(t), "--timeout", "200ms")
-	var fe *exit.FailureError
-	if !errors.As(err, &fe) {
-		t.Errorf("failed measurement: error %v, want a failure (exit 1)", err)
-	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil || r.OK || r.Error == "" {
-		t.Errorf("failure line %q: %v", out, err)
-	}
-}
-
-func TestAgentCommandUsage(t *testing.T) {
-	for _, args := range [][]string{{}, {"--target", "nohost"}, {"--target", "h:1", "--listen", ":1"}, {"--target", "h:99999"},
-		{"--target", "h:1", "--protocol", "udp"}, {"dns"}, {"dns", "--target", "x", "--duration", "0s"}} {
-		_, err := run(t, args...)
-		var ue *exit.UsageError
-		if !errors.As(err, &ue) {
-			t.Errorf("%q: error %v, want a usage error", args, err)
-		}
-	}
-}
-
 func TestMeasureDNS(t *testing.T) {
 	addr := startServer(t)
 	_, portStr, _ := net.SplitHostPort(addr)
@@ -174,19 +119,6 @@ func TestMeasureDNS(t *testing.T) {
 	res = MeasureDNS(context.Background(), DNSConfig{Name: "svc.example.test", Port: port, Duration: 50 * time.Millisecond, Resolver: broken})
 	if res.Lookups == 0 || res.LookupFailures != res.Lookups || res.Connects != 0 || len(res.LookupSeconds) != 0 || len(res.Failures) != 1 {
 		t.Errorf("broken resolver: %+v", res)
-	}
-}
-
-func TestDNSCommand(t *testing.T) {
-	addr := startServer(t)
-	_, port, _ := net.SplitHostPort(addr)
-	out, err := run(t, "dns", "--target", "127.0.0.1", "--port", port, "--duration", "100ms", "--interval", "10ms")
-	if err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	var r DNSResult
-	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Lookups == 0 || r.ConnectFailures != 0 || len(r.ConnectSeconds) != r.Connects {
-		t.Errorf("%v %+v", err, r)
 	}
 }
 

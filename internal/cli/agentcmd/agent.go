@@ -50,7 +50,8 @@ Profiles: TCP_STREAM, TCP_SENDFILE, TCP_MAERTS (server sends), UDP_STREAM, TCP_R
 TCP_CRR (connect, request, response, close).`,
 		Args: cobra.NoArgs,
 	}
-	c.AddCommand(newServeCommand(streams), newClientCommand(streams), newTokenCommand(streams))
+	c.AddCommand(newServeCommand(streams), newClientCommand(streams), newTokenCommand(streams),
+		newTTFRCommand(streams), newDNSCommand(streams))
 	return c
 }
 

@@ -1,0 +1,183 @@
+package agentcmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/ttfr"
+)
+
+type ttfrOptions struct {
+	target, listen, protocol string
+	timeout, attemptTimeout  time.Duration
+	linger                   time.Duration
+}
+
+// newTTFRCommand is `cnperf agent ttfr`, the in-pod side of tiger-bench's TTFR test
+// (internal/ttfr does the measuring).
+func newTTFRCommand(streams iostreams.Streams) *cobra.Command {
+	o := &ttfrOptions{}
+	c := &cobra.Command{
+		Use:   "ttfr (--target HOST:PORT | --listen [ADDR]:PORT)",
+		Short: "Time to first response: measure from process start to the first reply, or serve replies",
+		Long: `ttfr measures how long a new pod takes to reach a server: from this process's start
+(package initialisation, before main) to the first successful response of --target. It
+prints one JSON line on standard output: {"ok":true,"ttfrSeconds":0.0031,...}, or
+{"ok":false,"error":"no response within 1m0s: ..."} and exits 1 when nothing answered.
+
+Attempts overlap: one starts every interval (1 ms, growing 2% per attempt up to 100 ms), each
+bounded by --attempt-timeout; the first success wins. --protocol http (default) counts any
+HTTP response, tcp a completed connect.
+
+With --listen it is the server instead: an HTTP server that answers every request with 200
+"ok" and prints "` + ttfr.ServerReadyLine + `" on standard error once it listens.
+
+--linger keeps the client alive after printing (so an orchestrator sees the pod ready), then
+it exits; SIGTERM ends it at once.`,
+		Example: `  cnperf agent ttfr --listen :8080
+  cnperf agent ttfr --target 10.244.1.7:8080 --timeout 60s --linger 2s`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), streams)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.target, "target", "", "server to reach, HOST:PORT (client mode)")
+	f.StringVar(&o.listen, "listen", "", "serve on [ADDR]:PORT instead (server mode), e.g. :8080")
+	f.StringVar(&o.protocol, "protocol", "http", "http (any HTTP response) or tcp (a completed connect)")
+	f.DurationVar(&o.timeout, "timeout", 60*time.Second, "give up this long after the process start")
+	f.DurationVar(&o.attemptTimeout, "attempt-timeout", 100*time.Millisecond, "timeout of one attempt")
+	f.DurationVar(&o.linger, "linger", 0, "stay alive this long after printing the result")
+	return c
+}
+
+func (o *ttfrOptions) run(ctx context.Context, streams iostreams.Streams) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	switch {
+	case o.listen != "" && o.target != "":
+		return exit.Usage("agent ttfr: --target and --listen exclude each other")
+	case o.listen != "":
+		addr := o.listen
+		if !strings.Contains(addr, ":") {
+			addr = ":" + addr
+		}
+		return ttfr.Serve(ctx, addr, func(a net.Addr) {
+			fmt.Fprintf(streams.ErrOut, "%s on %s\n", ttfr.ServerReadyLine, a)
+		})
+	case o.target == "":
+		return exit.Usage("agent ttfr: --target HOST:PORT or --listen [ADDR]:PORT is required")
+	}
+	if _, port, err := net.SplitHostPort(o.target); err != nil || port == "" {
+		return exit.Usage("agent ttfr: --target %q is not HOST:PORT", o.target)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return exit.Usage("agent ttfr: --target %q: bad port", o.target)
+	}
+	if o.protocol != "http" && o.protocol != "tcp" {
+		return exit.Usage("agent ttfr: --protocol %q: want http or tcp", o.protocol)
+	}
+	if o.timeout <= 0 || o.attemptTimeout <= 0 || o.linger < 0 {
+		return exit.Usage("agent ttfr: --timeout and --attempt-timeout must be positive, --linger not negative")
+	}
+	res := ttfr.Measure(ctx, ttfr.ClientConfig{Target: o.target, Protocol: o.protocol, Timeout: o.timeout, AttemptTimeout: o.attemptTimeout})
+	if err := printAndLinger(ctx, streams.Out, "agent ttfr", res, o.linger); err != nil {
+		return err
+	}
+	if !res.OK {
+		return exit.Failure("agent ttfr: %s", res.Error)
+	}
+	return nil
+}
+
+// printAndLinger writes the result as one JSON line, then stays up for linger (or until ctx
+// ends) so that whoever watches the pod sees it Ready with its output.
+func printAndLinger(ctx context.Context, w io.Writer, what string, res any, linger time.Duration) error {
+	line, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("%s: encode result: %w", what, err)
+	}
+	if _, err := fmt.Fprintf(w, "%s\n", line); err != nil {
+		return fmt.Errorf("%s: write result: %w", what, err)
+	}
+	if linger > 0 {
+		t := time.NewTimer(linger)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+type dnsOptions struct {
+	target             string
+	port               int
+	duration, interval time.Duration
+	timeout, linger    time.Duration
+	waitReady          time.Duration
+}
+
+// newDNSCommand is `cnperf agent dns`, the in-pod side of tiger-bench's DNS test
+// (internal/ttfr does the measuring).
+func newDNSCommand(streams iostreams.Streams) *cobra.Command {
+	o := &dnsOptions{}
+	c := &cobra.Command{
+		Use:   "dns --target NAME [--port PORT]",
+		Short: "DNS latency: look a name up and connect to it repeatedly, print the times as JSON",
+		Long: `dns looks --target up with Go's resolver (no cache: every lookup goes to the DNS
+server in /etc/resolv.conf, through its search list for short names) and connects over TCP to
+the first address on --port, again and again for --duration, pausing --interval in between.
+It prints one JSON line: every lookup and connect time in seconds, the counts, and the
+failures grouped by cause. It exits 1 when any lookup or connect failed.`,
+		Example: `  cnperf agent dns --target my-svc --port 80 --duration 30s
+  cnperf agent dns --target www.example.com --port 443 --interval 100ms`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), streams)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.target, "target", "", "name to look up (required)")
+	f.IntVar(&o.port, "port", 80, "TCP port to connect to after each lookup (0: lookups only)")
+	f.DurationVar(&o.duration, "duration", 30*time.Second, "how long to keep measuring")
+	f.DurationVar(&o.interval, "interval", 100*time.Millisecond, "pause between one lookup+connect and the next")
+	f.DurationVar(&o.timeout, "timeout", 5*time.Second, "timeout of one lookup and of one connect")
+	f.DurationVar(&o.linger, "linger", 0, "stay alive this long after printing the result")
+	f.DurationVar(&o.waitReady, "wait-ready", 0, "first wait up to this long, unmeasured, until one lookup and connect succeed (a target still being set up)")
+	return c
+}
+
+func (o *dnsOptions) run(ctx context.Context, streams iostreams.Streams) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.target == "" {
+		return exit.Usage("agent dns: --target is required")
+	}
+	if o.port < 0 || o.port > 65535 || o.duration <= 0 || o.interval < 0 || o.timeout <= 0 || o.linger < 0 || o.waitReady < 0 {
+		return exit.Usage("agent dns: --port must be 0-65535, --duration and --timeout positive, --interval and --linger not negative")
+	}
+	res := ttfr.MeasureDNS(ctx, ttfr.DNSConfig{Name: o.target, Port: o.port, Duration: o.duration, Interval: o.interval, Timeout: o.timeout, WaitReady: o.waitReady})
+	if err := printAndLinger(ctx, streams.Out, "agent dns", res, o.linger); err != nil {
+		return err
+	}
+	if res.Lookups == 0 {
+		return exit.Failure("agent dns: no lookup was made")
+	}
+	if res.LookupFailures > 0 || res.ConnectFailures > 0 {
+		return exit.Failure("agent dns: %d of %d lookups and %d of %d connects failed", res.LookupFailures, res.Lookups, res.ConnectFailures, res.Connects)
+	}
+	return nil
+}
