@@ -11,7 +11,6 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/report/figure"
-	"github.com/spf13/pflag"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -202,26 +201,6 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("error %v, want it to mention %q", err, tc.want)
 			}
 		})
-	}
-}
-
-func TestAddFlags(t *testing.T) {
-	o := DefaultOptions()
-	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-	o.AddFlags(fs)
-	err := fs.Parse([]string{"--mtu", "9000", "--overlay", "vxlan", "--policy-rules", "0,100,1000,10000",
-		"--policy-style", "sets", "--service-proxy", "nftables,iptables", "--service-backends", "3",
-		"--underlay", "veth", "--lab-cidr", "10.99.0.0/16", "--service-affinity=false"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.MTUBytes != 9000 || o.Overlays[0] != "vxlan" || len(o.PolicyRules) != 4 || o.PolicyRules[3] != 10000 ||
-		o.PolicyStyles[0] != "sets" || len(o.ServiceProxies) != 2 || o.ServiceBackends != 3 || o.Underlay != "veth" ||
-		o.CIDR != "10.99.0.0/16" || o.ServiceAffinity {
-		t.Errorf("flags not applied: %+v", o)
-	}
-	if err := o.Validate(); err != nil {
-		t.Error(err)
 	}
 }
 

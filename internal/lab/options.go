@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
-
-	"github.com/spf13/pflag"
 )
 
 // Underlays: how the two node namespaces are joined.
@@ -74,19 +72,6 @@ func DefaultOptions() Options {
 		ServiceBackends: 2,
 		ServiceAffinity: true,
 	}
-}
-
-// AddFlags registers the lab flags on fs, writing into o (whose current values are the defaults).
-func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.CIDR, "lab-cidr", o.CIDR, "IPv4 range the network-namespace lab takes its addresses from (at least a /21; checked against the host's addresses and routes)")
-	fs.IntVar(&o.MTUBytes, "mtu", o.MTUBytes, "underlay MTU of the lab's nodes in bytes (pods get it minus 50 with VXLAN)")
-	fs.StringVar(&o.Underlay, "underlay", o.Underlay, "how the lab's two nodes are joined: bridge (a switch in a fabric namespace) or veth (a direct cable)")
-	fs.StringSliceVar(&o.Overlays, "overlay", o.Overlays, "cross-node pod networking flavours to measure: routed, vxlan")
-	fs.IntSliceVar(&o.PolicyRules, "policy-rules", o.PolicyRules, "numbers of network-policy filter rules in the forwarding path of the pod-pod paths, e.g. 0,100,1000,10000")
-	fs.StringSliceVar(&o.PolicyStyles, "policy-style", o.PolicyStyles, "layouts of the policy rules: chains (iptables-mode per-policy chains), sets (nftables sets), chains-ct, sets-ct (established flows accepted first by conntrack)")
-	fs.StringSliceVar(&o.ServiceProxies, "service-proxy", o.ServiceProxies, "ClusterIP implementations to measure on pod-clusterip: nftables, iptables (iptables-nft)")
-	fs.IntVar(&o.ServiceBackends, "service-backends", o.ServiceBackends, "backend pods behind the lab's ClusterIP")
-	fs.BoolVar(&o.ServiceAffinity, "service-affinity", o.ServiceAffinity, "pin each client to one backend (sessionAffinity: ClientIP); needed by drivers with separate control and data connections when there are several backends")
 }
 
 // Validate checks the options and returns every problem found.

@@ -1,5 +1,5 @@
-// Package sink holds the command-line options shared by the result sinks (OpenSearch,
-// Prometheus) so that a command registers them once.
+// Package sink holds the options shared by the result sinks (OpenSearch, Prometheus), so that
+// every command that ships results reads them the same way.
 package sink
 
 import (
@@ -9,15 +9,13 @@ import (
 	"os"
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/cnperf/cnperf/internal/sink/httpclient"
 	"github.com/cnperf/cnperf/internal/sink/opensearch"
 	"github.com/cnperf/cnperf/internal/sink/prometheus"
 )
 
-// Flags are the sinks' options.
-type Flags struct {
+// Options are the sinks' settings (internal/cli/flags binds them to flags).
+type Options struct {
 	OpenSearchURL          string
 	Index                  string
 	OpenSearchUsername     string
@@ -29,24 +27,9 @@ type Flags struct {
 	AllowPlainHTTP         bool
 }
 
-// AddFlags registers --opensearch, --index, --opensearch-username, --opensearch-password-file,
-// --prometheus, --prometheus-token-file, --insecure-skip-tls-verify, --ca-file and
-// --allow-plain-http-credentials.
-func (f *Flags) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.OpenSearchURL, "opensearch", "", "OpenSearch/Elasticsearch URL to index results into, one document per result (credentials in the URL are used and never printed, but every local user sees them in the process list: prefer --opensearch-password-file or $"+opensearch.EnvPassword+")")
-	fs.StringVar(&f.Index, "index", opensearch.DefaultIndex, "index for --opensearch")
-	fs.StringVar(&f.OpenSearchUsername, "opensearch-username", "", "username for --opensearch (default: from the URL or $"+opensearch.EnvUsername+")")
-	fs.StringVar(&f.OpenSearchPasswordFile, "opensearch-password-file", "", "file holding the password for --opensearch (default: from the URL or $"+opensearch.EnvPassword+")")
-	fs.StringVar(&f.PrometheusURL, "prometheus", "", "Prometheus URL to query node CPU, CNI/proxy agent pods and interface drops for each case's window")
-	fs.StringVar(&f.PrometheusTokenFile, "prometheus-token-file", "", "file holding a bearer token for --prometheus (default: $"+prometheus.EnvToken+")")
-	fs.BoolVar(&f.InsecureSkipTLSVerify, "insecure-skip-tls-verify", false, "do not verify the TLS certificates of --opensearch and --prometheus")
-	fs.StringVar(&f.CAFile, "ca-file", "", "PEM file of extra certificate authorities to trust for --opensearch and --prometheus")
-	fs.BoolVar(&f.AllowPlainHTTP, "allow-plain-http-credentials", false, "send the --opensearch/--prometheus credentials to an http:// URL (refused otherwise: anyone on the way can read them)")
-}
-
 // OpenSearch returns the OpenSearch configuration, nil when --opensearch is not set. It
 // checks the configuration (URL, index name, CA file) without contacting the cluster.
-func (f *Flags) OpenSearch(log io.Writer) (*opensearch.Config, error) {
+func (f *Options) OpenSearch(log io.Writer) (*opensearch.Config, error) {
 	if f.OpenSearchURL == "" {
 		return nil, nil
 	}
@@ -73,7 +56,7 @@ func (f *Flags) OpenSearch(log io.Writer) (*opensearch.Config, error) {
 }
 
 // Prometheus returns a collector, nil when --prometheus is not set; warnings go to log.
-func (f *Flags) Prometheus(log io.Writer) (*prometheus.Collector, error) {
+func (f *Options) Prometheus(log io.Writer) (*prometheus.Collector, error) {
 	if f.PrometheusURL == "" {
 		return nil, nil
 	}

@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -52,14 +51,11 @@ type Options struct {
 	TTFRResponseTimeout time.Duration
 }
 
-// AddFlags registers the options.
-func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.BoolVar(&o.AllowClusterChanges, "allow-cluster-changes", false, "tiger-bench: allow tests to reconfigure Calico (encap, dataplane, calicoNodeCPULimit); the previous settings are restored at the end")
-	fs.StringVar(&o.TestNodeSelector, "test-node-selector", "", "tiger-bench: label selector of the test nodes (default "+DefaultTestNodeSelector+", else every schedulable node)")
-	fs.IntVar(&o.Parallelism, "standing-parallelism", DefaultParallelism, "tiger-bench: standing config API writes in flight")
-	fs.DurationVar(&o.StandingTimeout, "standing-timeout", 10*time.Minute, "tiger-bench: how long standing pods may take to be ready")
-	fs.DurationVar(&o.TTFRResponseTimeout, "ttfr-response-timeout", 60*time.Second, "tiger-bench: how long a TTFR client pod tries to reach its server before it counts as a failure")
-}
+// Defaults of Options (the flags' defaults).
+const (
+	DefaultStandingTimeout     = 10 * time.Minute
+	DefaultTTFRResponseTimeout = 60 * time.Second
+)
 
 // Deps is what Run needs from the run command.
 type Deps struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/cli/flags"
 	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/lab"
@@ -50,7 +51,7 @@ func newUp(streams iostreams.Streams) *cobra.Command {
 			return runUp(cmd.Context(), streams, o)
 		},
 	}
-	o.lab.AddFlags(c.Flags())
+	flags.Lab(c.Flags(), &o.lab)
 	c.Flags().StringSliceVar(&o.paths, "path", []string{"all"}, "paths to build, comma-separated: all, or any of "+joinPaths(lab.Paths))
 	c.Flags().StringVar(&o.runID, "run-id", "", "id whose first six hex digits tag the lab (default: a new uuid)")
 	return c

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/cli/flags"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/report"
@@ -19,7 +20,7 @@ import (
 type options struct {
 	output string
 	files  []string
-	sinks  sink.Flags
+	sinks  sink.Options
 }
 
 // NewCommand returns the `report` command.
@@ -57,7 +58,7 @@ unknown format, or runs the format cannot render (a mesh format and a run that i
 		},
 	}
 	c.Flags().StringVarP(&o.output, "output", "o", "table", "output format: one of the formats listed above")
-	o.sinks.AddFlags(c.Flags())
+	flags.Sinks(c.Flags(), &o.sinks)
 	return c
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/cli/flags"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/gate"
 	"github.com/cnperf/cnperf/internal/lab"
@@ -31,8 +32,8 @@ func (p *platformOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&p.local.AgentBinary, "agent-binary", "", "local: the cnperf binary to run as the native agent (default: this binary)")
 	p.lab = lab.DefaultOptions()
 	p.local.Lab = &p.lab
-	p.lab.AddFlags(fs)
-	p.kube.AddFlags(fs)
+	flags.Lab(fs, &p.lab)
+	flags.Kube(fs, &p.kube)
 }
 
 // choose picks the platform. auto means kube when a cluster is configured, else local. With

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/cli/flags"
 	"github.com/cnperf/cnperf/internal/config"
 	"github.com/cnperf/cnperf/internal/driver"
 	_ "github.com/cnperf/cnperf/internal/driver/all" // register every driver
@@ -45,7 +46,7 @@ type Options struct {
 	DryRun     bool
 	Flags      config.FlagValues
 	Platforms  platformOptions
-	Sinks      sink.Flags
+	Sinks      sink.Options
 	TigerBench tigerbench.Options
 
 	// platform, when set, is the platform instead of the one --platform chooses (tests).
@@ -94,8 +95,8 @@ on disk, appended as each case ends, so an interrupted run loses no finished cas
 		return pflag.NormalizedName(name)
 	})
 	o.Platforms.addFlags(fs)
-	o.Sinks.AddFlags(fs)
-	o.TigerBench.AddFlags(fs)
+	flags.Sinks(fs, &o.Sinks)
+	flags.TigerBench(fs, &o.TigerBench)
 	return c
 }
 

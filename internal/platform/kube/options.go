@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -16,7 +15,7 @@ import (
 	"github.com/cnperf/cnperf/internal/version"
 )
 
-// Options are the Kubernetes platform's settings; AddFlags binds them to command-line flags.
+// Options are the Kubernetes platform's settings (internal/cli/flags binds them to flags).
 type Options struct {
 	// NoPreflight skips the SelfSubjectAccessReview permission check before anything is
 	// created (tests on a fake API server, which allows nothing it is not told to).
@@ -81,25 +80,6 @@ const (
 	DefaultExecTimeout     = 5 * time.Minute
 	DefaultMaxOutputBytes  = 32 << 20
 )
-
-// AddFlags binds every Kubernetes platform flag to fs.
-func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kube: kubeconfig file (default $KUBECONFIG, ~/.kube/config, then in-cluster)")
-	fs.StringVar(&o.Context, "context", "", "kube: kubeconfig context (default: the current context)")
-	fs.StringVarP(&o.Namespace, "namespace", "n", DefaultNamespace, "kube: namespace for every object; created if absent and then removed unless --keep (a namespace cnperf did not create is never deleted)")
-	fs.BoolVar(&o.Keep, "keep", false, "kube: leave the namespace, pods and services in place at the end")
-	fs.StringVar(&o.ServerNode, "server-node", "", "kube: node for the servers (default: a node labelled netperf=server, else automatic)")
-	fs.StringVar(&o.ClientNode, "client-node", "", "kube: node for the clients (default: a node labelled netperf=client, else automatic)")
-	fs.StringSliceVar(&o.NodeSelector, "node-selector", nil, "kube: only use nodes with these labels, KEY=VALUE[,KEY=VALUE...]")
-	fs.StringSliceVar(&o.Tolerations, "tolerations", nil, `kube: tolerate taints, KEY[=VALUE][:EFFECT][,...] or "*" for every taint`)
-	fs.StringVar(&o.Image, "image", version.DefaultImage(), "kube: agent image (cnperf with iperf3, netperf, uperf, qperf, sockperf); the default is the image of this cnperf version (cnperf version --image)")
-	fs.StringVar(&o.ImagePullPolicy, "image-pull-policy", string(corev1.PullIfNotPresent), "kube: image pull policy: IfNotPresent, Always or Never")
-	fs.StringSliceVar(&o.Resources, "resources", nil, "kube: endpoint resources, NAME=QTY (request and limit), requests.NAME=QTY or limits.NAME=QTY, e.g. cpu=2,memory=1Gi")
-	fs.BoolVar(&o.Guaranteed, "guaranteed", false, "kube: Guaranteed QoS endpoints (limits = requests; needs cpu and memory in --resources)")
-	fs.BoolVar(&o.Privileged, "privileged", false, "kube: run endpoint containers privileged (only for CPU pinning or tuning)")
-	fs.StringVar(&o.ExternalClient, "external-client", "pod", "kube: where external-service clients run: pod or local (this machine)")
-	fs.DurationVar(&o.PodStartTimeout, "pod-start-timeout", DefaultPodStartTimeout, "kube: how long endpoints may take to start (failures such as image pull or scheduling errors are reported at once)")
-}
 
 // withDefaults fills zero values.
 func (o Options) withDefaults() Options {

@@ -1,0 +1,74 @@
+// Package flags binds the library packages' options structs to command-line flags. Library
+// packages take options structs and never see pflag; every flag a command offers is bound
+// here or in the command's own package under internal/cli.
+package flags
+
+import (
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/platform/kube"
+	"github.com/cnperf/cnperf/internal/sink"
+	"github.com/cnperf/cnperf/internal/sink/opensearch"
+	"github.com/cnperf/cnperf/internal/sink/prometheus"
+	"github.com/cnperf/cnperf/internal/tigerbench"
+	"github.com/cnperf/cnperf/internal/version"
+)
+
+// Kube binds every Kubernetes platform flag to fs.
+func Kube(fs *pflag.FlagSet, o *kube.Options) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kube: kubeconfig file (default $KUBECONFIG, ~/.kube/config, then in-cluster)")
+	fs.StringVar(&o.Context, "context", "", "kube: kubeconfig context (default: the current context)")
+	fs.StringVarP(&o.Namespace, "namespace", "n", kube.DefaultNamespace, "kube: namespace for every object; created if absent and then removed unless --keep (a namespace cnperf did not create is never deleted)")
+	fs.BoolVar(&o.Keep, "keep", false, "kube: leave the namespace, pods and services in place at the end")
+	fs.StringVar(&o.ServerNode, "server-node", "", "kube: node for the servers (default: a node labelled netperf=server, else automatic)")
+	fs.StringVar(&o.ClientNode, "client-node", "", "kube: node for the clients (default: a node labelled netperf=client, else automatic)")
+	fs.StringSliceVar(&o.NodeSelector, "node-selector", nil, "kube: only use nodes with these labels, KEY=VALUE[,KEY=VALUE...]")
+	fs.StringSliceVar(&o.Tolerations, "tolerations", nil, `kube: tolerate taints, KEY[=VALUE][:EFFECT][,...] or "*" for every taint`)
+	fs.StringVar(&o.Image, "image", version.DefaultImage(), "kube: agent image (cnperf with iperf3, netperf, uperf, qperf, sockperf); the default is the image of this cnperf version (cnperf version --image)")
+	fs.StringVar(&o.ImagePullPolicy, "image-pull-policy", string(corev1.PullIfNotPresent), "kube: image pull policy: IfNotPresent, Always or Never")
+	fs.StringSliceVar(&o.Resources, "resources", nil, "kube: endpoint resources, NAME=QTY (request and limit), requests.NAME=QTY or limits.NAME=QTY, e.g. cpu=2,memory=1Gi")
+	fs.BoolVar(&o.Guaranteed, "guaranteed", false, "kube: Guaranteed QoS endpoints (limits = requests; needs cpu and memory in --resources)")
+	fs.BoolVar(&o.Privileged, "privileged", false, "kube: run endpoint containers privileged (only for CPU pinning or tuning)")
+	fs.StringVar(&o.ExternalClient, "external-client", "pod", "kube: where external-service clients run: pod or local (this machine)")
+	fs.DurationVar(&o.PodStartTimeout, "pod-start-timeout", kube.DefaultPodStartTimeout, "kube: how long endpoints may take to start (failures such as image pull or scheduling errors are reported at once)")
+}
+
+// Lab binds the lab flags to fs, writing into o (whose current values are the defaults, usually
+// lab.DefaultOptions()).
+func Lab(fs *pflag.FlagSet, o *lab.Options) {
+	fs.StringVar(&o.CIDR, "lab-cidr", o.CIDR, "IPv4 range the network-namespace lab takes its addresses from (at least a /21; checked against the host's addresses and routes)")
+	fs.IntVar(&o.MTUBytes, "mtu", o.MTUBytes, "underlay MTU of the lab's nodes in bytes (pods get it minus 50 with VXLAN)")
+	fs.StringVar(&o.Underlay, "underlay", o.Underlay, "how the lab's two nodes are joined: bridge (a switch in a fabric namespace) or veth (a direct cable)")
+	fs.StringSliceVar(&o.Overlays, "overlay", o.Overlays, "cross-node pod networking flavours to measure: routed, vxlan")
+	fs.IntSliceVar(&o.PolicyRules, "policy-rules", o.PolicyRules, "numbers of network-policy filter rules in the forwarding path of the pod-pod paths, e.g. 0,100,1000,10000")
+	fs.StringSliceVar(&o.PolicyStyles, "policy-style", o.PolicyStyles, "layouts of the policy rules: chains (iptables-mode per-policy chains), sets (nftables sets), chains-ct, sets-ct (established flows accepted first by conntrack)")
+	fs.StringSliceVar(&o.ServiceProxies, "service-proxy", o.ServiceProxies, "ClusterIP implementations to measure on pod-clusterip: nftables, iptables (iptables-nft)")
+	fs.IntVar(&o.ServiceBackends, "service-backends", o.ServiceBackends, "backend pods behind the lab's ClusterIP")
+	fs.BoolVar(&o.ServiceAffinity, "service-affinity", o.ServiceAffinity, "pin each client to one backend (sessionAffinity: ClientIP); needed by drivers with separate control and data connections when there are several backends")
+}
+
+// TigerBench binds the tiger-bench flags of `cnperf run` to fs.
+func TigerBench(fs *pflag.FlagSet, o *tigerbench.Options) {
+	fs.BoolVar(&o.AllowClusterChanges, "allow-cluster-changes", false, "tiger-bench: allow tests to reconfigure Calico (encap, dataplane, calicoNodeCPULimit); the previous settings are restored at the end")
+	fs.StringVar(&o.TestNodeSelector, "test-node-selector", "", "tiger-bench: label selector of the test nodes (default "+tigerbench.DefaultTestNodeSelector+", else every schedulable node)")
+	fs.IntVar(&o.Parallelism, "standing-parallelism", tigerbench.DefaultParallelism, "tiger-bench: standing config API writes in flight")
+	fs.DurationVar(&o.StandingTimeout, "standing-timeout", tigerbench.DefaultStandingTimeout, "tiger-bench: how long standing pods may take to be ready")
+	fs.DurationVar(&o.TTFRResponseTimeout, "ttfr-response-timeout", tigerbench.DefaultTTFRResponseTimeout, "tiger-bench: how long a TTFR client pod tries to reach its server before it counts as a failure")
+}
+
+// Sinks binds --opensearch, --index, --opensearch-username, --opensearch-password-file,
+// --prometheus, --prometheus-token-file, --insecure-skip-tls-verify, --ca-file and
+// --allow-plain-http-credentials to fs.
+func Sinks(fs *pflag.FlagSet, f *sink.Options) {
+	fs.StringVar(&f.OpenSearchURL, "opensearch", "", "OpenSearch/Elasticsearch URL to index results into, one document per result (credentials in the URL are used and never printed, but every local user sees them in the process list: prefer --opensearch-password-file or $"+opensearch.EnvPassword+")")
+	fs.StringVar(&f.Index, "index", opensearch.DefaultIndex, "index for --opensearch")
+	fs.StringVar(&f.OpenSearchUsername, "opensearch-username", "", "username for --opensearch (default: from the URL or $"+opensearch.EnvUsername+")")
+	fs.StringVar(&f.OpenSearchPasswordFile, "opensearch-password-file", "", "file holding the password for --opensearch (default: from the URL or $"+opensearch.EnvPassword+")")
+	fs.StringVar(&f.PrometheusURL, "prometheus", "", "Prometheus URL to query node CPU, CNI/proxy agent pods and interface drops for each case's window")
+	fs.StringVar(&f.PrometheusTokenFile, "prometheus-token-file", "", "file holding a bearer token for --prometheus (default: $"+prometheus.EnvToken+")")
+	fs.BoolVar(&f.InsecureSkipTLSVerify, "insecure-skip-tls-verify", false, "do not verify the TLS certificates of --opensearch and --prometheus")
+	fs.StringVar(&f.CAFile, "ca-file", "", "PEM file of extra certificate authorities to trust for --opensearch and --prometheus")
+	fs.BoolVar(&f.AllowPlainHTTP, "allow-plain-http-credentials", false, "send the --opensearch/--prometheus credentials to an http:// URL (refused otherwise: anyone on the way can read them)")
+}

@@ -1,0 +1,86 @@
+package flags
+
+import (
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/platform/kube"
+	"github.com/cnperf/cnperf/internal/sink"
+	"github.com/cnperf/cnperf/internal/tigerbench"
+)
+
+func TestLab(t *testing.T) {
+	o := lab.DefaultOptions()
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	Lab(fs, &o)
+	err := fs.Parse([]string{"--mtu", "9000", "--overlay", "vxlan", "--policy-rules", "0,100,1000,10000",
+		"--policy-style", "sets", "--service-proxy", "nftables,iptables", "--service-backends", "3",
+		"--underlay", "veth", "--lab-cidr", "10.99.0.0/16", "--service-affinity=false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.MTUBytes != 9000 || o.Overlays[0] != "vxlan" || len(o.PolicyRules) != 4 || o.PolicyRules[3] != 10000 ||
+		o.PolicyStyles[0] != "sets" || len(o.ServiceProxies) != 2 || o.ServiceBackends != 3 || o.Underlay != "veth" ||
+		o.CIDR != "10.99.0.0/16" || o.ServiceAffinity {
+		t.Errorf("flags not applied: %+v", o)
+	}
+	if err := o.Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestSinks(t *testing.T) {
+	var f sink.Options
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	Sinks(fs, &f)
+	if f.Index == "" {
+		t.Error("--index has no default")
+	}
+	if err := fs.Parse([]string{"--opensearch", "https://os:9200", "--index", "perf", "--opensearch-username", "bob",
+		"--opensearch-password-file", "pw", "--prometheus", "https://prom:9090", "--prometheus-token-file", "tok",
+		"--insecure-skip-tls-verify", "--ca-file", "ca.pem", "--allow-plain-http-credentials"}); err != nil {
+		t.Fatal(err)
+	}
+	want := sink.Options{OpenSearchURL: "https://os:9200", Index: "perf", OpenSearchUsername: "bob",
+		OpenSearchPasswordFile: "pw", PrometheusURL: "https://prom:9090", PrometheusTokenFile: "tok",
+		InsecureSkipTLSVerify: true, CAFile: "ca.pem", AllowPlainHTTP: true}
+	if f != want {
+		t.Errorf("flags not applied:\n got %+v\nwant %+v", f, want)
+	}
+}
+
+func TestKube(t *testing.T) {
+	var o kube.Options
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	Kube(fs, &o)
+	if o.Namespace != kube.DefaultNamespace || o.PodStartTimeout != kube.DefaultPodStartTimeout || o.Image == "" {
+		t.Errorf("defaults not set: %+v", o)
+	}
+	if err := fs.Parse([]string{"-n", "perf", "--keep", "--tolerations", "*", "--resources", "cpu=2,memory=1Gi",
+		"--pod-start-timeout", "90s", "--server-node", "a", "--client-node", "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if o.Namespace != "perf" || !o.Keep || len(o.Tolerations) != 1 || len(o.Resources) != 2 ||
+		o.PodStartTimeout != 90*time.Second || o.ServerNode != "a" || o.ClientNode != "b" {
+		t.Errorf("flags not applied: %+v", o)
+	}
+}
+
+func TestTigerBench(t *testing.T) {
+	var o tigerbench.Options
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	TigerBench(fs, &o)
+	if o.Parallelism != tigerbench.DefaultParallelism || o.StandingTimeout != tigerbench.DefaultStandingTimeout ||
+		o.TTFRResponseTimeout != tigerbench.DefaultTTFRResponseTimeout {
+		t.Errorf("defaults not set: %+v", o)
+	}
+	if err := fs.Parse([]string{"--allow-cluster-changes", "--standing-parallelism", "5", "--ttfr-response-timeout", "2s"}); err != nil {
+		t.Fatal(err)
+	}
+	if !o.AllowClusterChanges || o.Parallelism != 5 || o.TTFRResponseTimeout != 2*time.Second {
+		t.Errorf("flags not applied: %+v", o)
+	}
+}
