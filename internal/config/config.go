@@ -63,7 +63,7 @@ type Loaded struct {
 	// TigerBench holds tiger-bench's tests as written, with tiger-bench's own defaults applied,
 	// for the features that work from them (standing config, TTFR, DNS, reconfiguration,
 	// results.json). Nil for other formats.
-	TigerBench []TigerBenchTest
+	TigerBench []TigerBenchTestConfig
 }
 
 // Schedule is how a loaded plan runs.

@@ -146,7 +146,7 @@ func runnableK8sNetperfTests(t *testing.T, l *Loaded, tests []string) []string {
 
 // tigerBenchTests renders cnperf's reading of a testconfig as the harness renders
 // tiger-bench's.
-func tigerBenchTests(tests []TigerBenchTest) []string {
+func tigerBenchTests(tests []TigerBenchTestConfig) []string {
 	var out []string
 	for _, t := range tests {
 		s := fmt.Sprintf("%s iterations=%d duration=%d hostNetwork=%t namespace=%s", t.TestKind, t.Iterations, t.Duration, t.HostNetwork, t.TestNamespace)

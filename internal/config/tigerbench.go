@@ -13,12 +13,12 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 )
 
-// TigerBenchTest is one test of tiger-bench's testconfig.yaml (tiger-bench pkg/config.TestConfig).
+// TigerBenchTestConfig is one test of tiger-bench's testconfig.yaml (tiger-bench pkg/config.TestConfig).
 // Field names are tiger-bench's, so that encoding/json writes the "config" object of tiger-bench's
 // results.json. Keys are matched case-insensitively, as tiger-bench does (it decodes YAML through
 // JSON). tiger-bench's defaults are applied: Duration 60, TestNamespace "testns", and for
 // thruput-latency and iperf tests without Perf: direct and service on, ports 32000/32001.
-type TigerBenchTest struct {
+type TigerBenchTestConfig struct {
 	TestKind            string                `yaml:"testKind"`
 	Encap               string                `yaml:"encap"`
 	Dataplane           string                `yaml:"dataplane"`
@@ -102,21 +102,21 @@ const tigerBenchIperfParallel = 8
 // config, the test namespace and Calico reconfiguration are kept in the returned tests, which
 // internal/tigerbench runs; ttfr, dnsperf and iterations-0 tests have no cases, so the plan may
 // have no groups at all.
-func readTigerBench(d *decoder, root *yaml.Node, lines LineIndex) (*api.Plan, []TigerBenchTest) {
+func readTigerBench(d *decoder, root *yaml.Node, lines LineIndex) (*api.Plan, []TigerBenchTestConfig) {
 	// tiger-bench decodes YAML through encoding/json: keys in any case, unknown keys ignored
 	// (cnperf ignores them too, with a warning naming the line).
 	d.fold, d.peer = true, "tiger-bench"
-	d.lenient = map[reflect.Type]bool{reflect.TypeOf(TigerBenchTest{}): true, reflect.TypeOf(TigerBenchPerfConfig{}): true,
+	d.lenient = map[reflect.Type]bool{reflect.TypeOf(TigerBenchTestConfig{}): true, reflect.TypeOf(TigerBenchPerfConfig{}): true,
 		reflect.TypeOf(TigerBenchTTFRConfig{}): true, reflect.TypeOf(TigerBenchDNSConfig{}): true}
 	defer func() { d.fold, d.lenient, d.peer = false, nil, "" }()
 
 	p := &api.Plan{APIVersion: api.APIVersion, Kind: api.KindPlan}
-	var tests []TigerBenchTest
+	var tests []TigerBenchTestConfig
 	for i, item := range root.Content {
 		item = d.resolve(item)
 		base := fmt.Sprintf("[%d]", i)
 		nerr := len(d.errs)
-		var t TigerBenchTest
+		var t TigerBenchTestConfig
 		d.decodeInto(item, &t, base)
 		t.Line = item.Line
 		// Positions of the keys as written (any case).

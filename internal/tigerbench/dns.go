@@ -163,7 +163,7 @@ func (r *DNSRunner) Run(ctx context.Context, spec DNSSpec) (res *api.DNSResult, 
 	r.logf("%d pods look up %s and connect to port %d for %s", len(names), spec.Target, spec.Port, spec.Duration)
 
 	// Each pod ends by itself after Duration; read its line then.
-	results := make([]ttfr.DNSResult, len(names))
+	results := make([]ttfr.DNSReport, len(names))
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
@@ -266,8 +266,8 @@ func (r *DNSRunner) startTarget(ctx context.Context, spec DNSSpec) (string, erro
 }
 
 // await waits for a measuring pod to end and reads its JSON line.
-func (r *DNSRunner) await(ctx context.Context, ns, name string, timeout time.Duration) (ttfr.DNSResult, error) {
-	var out ttfr.DNSResult
+func (r *DNSRunner) await(ctx context.Context, ns, name string, timeout time.Duration) (ttfr.DNSReport, error) {
+	var out ttfr.DNSReport
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last *corev1.Pod

@@ -18,7 +18,7 @@ import (
 // removal unless leaveStandingConfig), the measurement's pods, Services and Lease, the TTFR and
 // DNS pods — and, when a test reconfigures Calico, for deploy/rbac/calico.yaml's. It returns a
 // *kube.MissingPermissionsError naming every missing permission and the manifest that grants it.
-func Preflight(ctx context.Context, cs kubernetes.Interface, tests []config.TigerBenchTest, byTest [][]plan.Case) error {
+func Preflight(ctx context.Context, cs kubernetes.Interface, tests []config.TigerBenchTestConfig, byTest [][]plan.Case) error {
 	var needs []kube.Access
 	calico := false
 	for i, t := range tests {

@@ -261,7 +261,7 @@ func checkClusterChanges(loaded *config.Loaded, allow bool) error {
 
 // testKubeOptions are the platform options for one test: its namespace, and the external
 // address of its external scenario.
-func testKubeOptions(base kube.Options, t config.TigerBenchTest) kube.Options {
+func testKubeOptions(base kube.Options, t config.TigerBenchTestConfig) kube.Options {
 	o := base
 	o.Namespace = t.TestNamespace
 	o.Keep = false
@@ -273,7 +273,7 @@ func testKubeOptions(base kube.Options, t config.TigerBenchTest) kube.Options {
 
 // withTestPorts makes the servers of an external test listen on its TestPort and ControlPort:
 // whatever exposes them must not map ports (tiger-bench's rule), so the client dials them as is.
-func withTestPorts(c plan.Case, t config.TigerBenchTest) plan.Case {
+func withTestPorts(c plan.Case, t config.TigerBenchTestConfig) plan.Case {
 	if t.Perf == nil || !t.Perf.External {
 		return c
 	}
@@ -344,7 +344,7 @@ func (r *tbRun) image() (string, corev1.PullPolicy) {
 }
 
 // runTest runs one test and returns its record; failures are recorded, not returned.
-func (r *tbRun) runTest(ctx context.Context, i int, t config.TigerBenchTest, cases []plan.Case, ko kube.Options) api.TigerBenchTest {
+func (r *tbRun) runTest(ctx context.Context, i int, t config.TigerBenchTestConfig, cases []plan.Case, ko kube.Options) api.TigerBenchTest {
 	rec := api.TigerBenchTest{Index: i, Kind: t.TestKind, Group: config.TigerBenchGroup(i, t.TestKind), StartTime: time.Now().UTC()}
 	defer func() { rec.EndTime = time.Now().UTC() }()
 	rec.Config = testConfigJSON(t, cases)
@@ -562,7 +562,7 @@ func mergeCalico(have, d *api.CalicoDetails) *api.CalicoDetails {
 
 // testConfigJSON is the test as tiger-bench writes it in results.json (a file without
 // iterations reads as 0, and then nothing is measured, as in tiger-bench).
-func testConfigJSON(t config.TigerBenchTest, _ []plan.Case) json.RawMessage {
+func testConfigJSON(t config.TigerBenchTestConfig, _ []plan.Case) json.RawMessage {
 	b, err := json.Marshal(t)
 	if err != nil {
 		return json.RawMessage("null")

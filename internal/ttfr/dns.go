@@ -8,9 +8,10 @@ import (
 	"time"
 )
 
-// DNSResult is `agent dns`'s JSON line: every lookup and connect time, in seconds, and the
-// failures by cause. A connect is tried only after a successful lookup.
-type DNSResult struct {
+// DNSReport is `agent dns`'s JSON line: every lookup and connect time, in seconds, and the
+// failures by cause, from one pod. A connect is tried only after a successful lookup.
+// tiger-bench merges the pods' reports into the test's api.DNSResult.
+type DNSReport struct {
 	Target          string         `json:"target"`
 	Port            int            `json:"port"`
 	Lookups         int            `json:"lookups"`
@@ -48,7 +49,7 @@ type DNSConfig struct {
 }
 
 // MeasureDNS looks Name up and connects to it repeatedly for Duration.
-func MeasureDNS(ctx context.Context, cfg DNSConfig) DNSResult {
+func MeasureDNS(ctx context.Context, cfg DNSConfig) DNSReport {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second
 	}
@@ -59,7 +60,7 @@ func MeasureDNS(ctx context.Context, cfg DNSConfig) DNSResult {
 	if r == nil {
 		r = &net.Resolver{PreferGo: true}
 	}
-	res := DNSResult{Target: cfg.Name, Port: cfg.Port, LookupSeconds: []float64{}, ConnectSeconds: []float64{}, Failures: map[string]int{}}
+	res := DNSReport{Target: cfg.Name, Port: cfg.Port, LookupSeconds: []float64{}, ConnectSeconds: []float64{}, Failures: map[string]int{}}
 	dialer := &net.Dialer{Timeout: cfg.Timeout}
 	if cfg.WaitReady > 0 {
 		res.WaitedSeconds = waitReady(ctx, r, dialer, cfg).Seconds()

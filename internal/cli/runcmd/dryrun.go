@@ -34,10 +34,10 @@ type DryRunCase struct {
 // DryRunTigerBench is a tiger-bench test without cnperf cases (ttfr, dnsperf, standing config
 // only): what internal/tigerbench would run, with the file's settings.
 type DryRunTigerBench struct {
-	Index  int                   `json:"index"` // the test's position in the file, from 0
-	Line   int                   `json:"line"`
-	Kind   string                `json:"testKind"`
-	Config config.TigerBenchTest `json:"config"`
+	Index  int                         `json:"index"` // the test's position in the file, from 0
+	Line   int                         `json:"line"`
+	Kind   string                      `json:"testKind"`
+	Config config.TigerBenchTestConfig `json:"config"`
 }
 
 // dryRunFormats are the -o values --dry-run prints.
@@ -136,7 +136,7 @@ func other(c DryRunCase) string {
 }
 
 // tigerBenchSettings is the settings of a test without cases, for one line of the table.
-func tigerBenchSettings(t config.TigerBenchTest) string {
+func tigerBenchSettings(t config.TigerBenchTestConfig) string {
 	var s []string
 	switch {
 	case t.TTFRConfig != nil:

@@ -300,7 +300,7 @@ func fromGroup(run *api.Run, g group, cd ClusterDetails) (Result, error) {
 		kind = config.TigerBenchIperf
 	}
 	first := g.results[0]
-	t := config.TigerBenchTest{TestKind: kind, HostNetwork: first.Params.HostNetwork, TestNamespace: "",
+	t := config.TigerBenchTestConfig{TestKind: kind, HostNetwork: first.Params.HostNetwork, TestNamespace: "",
 		Iterations: first.Params.Samples, Duration: int(math.Round(first.Params.DurationSeconds)),
 		Perf: &config.TigerBenchPerfConfig{}}
 	for _, r := range g.results {

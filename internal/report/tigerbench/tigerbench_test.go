@@ -74,14 +74,14 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 // fixtureRun is a run of a tiger-bench testconfig.yaml with each kind of test; it is also
 // written to testdata/run.json for the junit encoder's tests.
 func fixtureRun(t *testing.T) *api.Run {
-	tl := config.TigerBenchTest{TestKind: "thruput-latency", NumPolicies: 5, NumServices: 10, NumPods: 7, TestNamespace: "testns",
+	tl := config.TigerBenchTestConfig{TestKind: "thruput-latency", NumPolicies: 5, NumServices: 10, NumPods: 7, TestNamespace: "testns",
 		Iterations: 2, Duration: 5, LeaveStandingConfig: true,
 		Perf: &config.TigerBenchPerfConfig{Direct: true, Service: true, External: true, ControlPort: 32000, TestPort: 32221, ExternalIPOrFQDN: "10.123.0.11"}}
-	ip := config.TigerBenchTest{TestKind: "iperf", NumPods: 6, TestNamespace: "testns", Iterations: 1, Duration: 10, Encap: "ipip", Dataplane: "bpf",
+	ip := config.TigerBenchTestConfig{TestKind: "iperf", NumPods: 6, TestNamespace: "testns", Iterations: 1, Duration: 10, Encap: "ipip", Dataplane: "bpf",
 		Perf: &config.TigerBenchPerfConfig{Direct: true, ControlPort: 32000, TestPort: 32001}}
-	tt := config.TigerBenchTest{TestKind: "ttfr", NumPolicies: 100, NumServices: 10, NumPods: 7, TestNamespace: "testns2", Iterations: 1,
+	tt := config.TigerBenchTestConfig{TestKind: "ttfr", NumPolicies: 100, NumServices: 10, NumPods: 7, TestNamespace: "testns2", Iterations: 1,
 		Duration: 60, TTFRConfig: &config.TigerBenchTTFRConfig{TestPodsPerNode: 53, Rate: 2.5}}
-	dn := config.TigerBenchTest{TestKind: "dnsperf", TestNamespace: "testns", Duration: 30, DNSPerf: &config.TigerBenchDNSConfig{Mode: "Inline", NumDomains: 2}}
+	dn := config.TigerBenchTestConfig{TestKind: "dnsperf", TestNamespace: "testns", Duration: 30, DNSPerf: &config.TigerBenchDNSConfig{Mode: "Inline", NumDomains: 2}}
 	run := &api.Run{
 		APIVersion: api.APIVersion, Kind: api.KindRun, UUID: "5f0c8a56-1b47-4c2e-9a55-0e2f3f2b9d11", StartTime: t0, EndTime: t0.Add(10 * time.Minute),
 		CnperfVersion: "v0.1.0", Platform: "kube",
@@ -279,7 +279,7 @@ func TestPlainRunMakesConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cfg config.TigerBenchTest
+	var cfg config.TigerBenchTestConfig
 	if err := json.Unmarshal(out[0].Config, &cfg); err != nil {
 		t.Fatal(err)
 	}
