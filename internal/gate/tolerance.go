@@ -12,6 +12,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/report/figure"
 )
 
 // Violation is one comparison that failed the gate.
@@ -89,19 +90,14 @@ func keyOf(profile api.Profile, drv string, class string, p api.Params) key {
 	return key{profile, drv, class, p.MessageSizeBytes, p.ResponseSizeBytes, p.Parallel, p.Burst, p.RateBitsPerSecond, family, strings.Join(opts, ",")}
 }
 
-// metric picks the figure a profile is judged by.
-func metric(p api.Profile, s *api.Summary) (name string, st *api.Stat, unit func(float64) string) {
-	switch {
-	case p.IsStream():
-		return "throughputBitsPerSecond", s.ThroughputBitsPerSecond, bits
-	case p == api.TCPCRR:
-		if s.ConnectionsPerSecond != nil {
-			return "connectionsPerSecond", s.ConnectionsPerSecond, rate("conn/s")
-		}
-		return "transactionsPerSecond", s.TransactionsPerSecond, rate("tx/s")
-	default:
-		return "transactionsPerSecond", s.TransactionsPerSecond, rate("tx/s")
+// metric is the figure a pair is judged by: the headline (figure.Main) of the hostNetwork
+// side, or of the pod side when the hostNetwork side has none; both sides are read on it.
+func metric(h, p *api.Result) figure.Figure {
+	if f, ok := figure.Main(h); ok {
+		return f
 	}
+	f, _ := figure.Main(p)
+	return f
 }
 
 // Tolerance compares every hostNetwork result with the pod-network result of the same
@@ -155,8 +151,8 @@ func Tolerance(run *api.Run, pct float64) (report string, violations []Violation
 			h := hs[min(i, len(hs)-1)].r
 			p := ps[min(i, len(ps)-1)].r
 			compared++
-			mname, hst, unit := metric(k.profile, &h.Summary)
-			_, pst, _ := metric(k.profile, &p.Summary)
+			f := metric(h, p)
+			mname, hst, pst, unit := f.Key, f.Stat(&h.Summary), f.Stat(&p.Summary), f.Unit.Format
 			params := describeParams(h.Params)
 			paths := fmt.Sprintf("%s vs %s", pathLabel(h), pathLabel(p))
 			v := Violation{Profile: k.profile, Driver: k.driver, HostPath: h.Path, PodPath: p.Path, Params: params,
@@ -266,23 +262,6 @@ func statText(s *api.Stat, unit func(float64) string) string {
 		return "no data"
 	}
 	return fmt.Sprintf("%s [%s, %s] n=%d", unit(s.Mean), unit(s.CI95Low), unit(s.CI95High), s.N)
-}
-
-func bits(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case a >= 1e9:
-		return fmt.Sprintf("%.2f Gb/s", v/1e9)
-	case a >= 1e6:
-		return fmt.Sprintf("%.1f Mb/s", v/1e6)
-	case a >= 1e3:
-		return fmt.Sprintf("%.1f kb/s", v/1e3)
-	}
-	return fmt.Sprintf("%.0f b/s", v)
-}
-
-func rate(u string) func(float64) string {
-	return func(v float64) string { return fmt.Sprintf("%.0f %s", v, u) }
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -46,7 +46,7 @@ func TestTolerance(t *testing.T) {
 			name:       "within tolerance",
 			results:    []api.Result{host("iperf3", 10e9), pod("iperf3", 9.5e9)},
 			pct:        10,
-			report:     []string{"host-host vs pod-pod-cross-node", "10.00 Gb/s [9.90 Gb/s, 10.10 Gb/s] n=3", "9.50 Gb/s", "-5.0%", "pass", "PASS: 1 comparison(s) within 10.0%"},
+			report:     []string{"host-host vs pod-pod-cross-node", "10.00 Gbit/s [9.900 Gbit/s, 10.10 Gbit/s] n=3", "9.500 Gbit/s", "-5.0%", "pass", "PASS: 1 comparison(s) within 10.0%"},
 			violations: 0,
 		},
 		{
@@ -55,7 +55,7 @@ func TestTolerance(t *testing.T) {
 			pct:        10,
 			violations: 1,
 			report:     []string{"-20.0%", "FAIL", "no"},
-			messages:   []string{"pod network 8.00 Gb/s is 20.0% slower than hostNetwork 10.00 Gb/s, beyond the 10.0% tolerance"},
+			messages:   []string{"pod network 8.000 Gbit/s is 20.0% slower than hostNetwork 10.00 Gbit/s, beyond the 10.0% tolerance"},
 		},
 		{
 			name:       "pod network faster beyond tolerance counts too",
@@ -95,7 +95,7 @@ func TestTolerance(t *testing.T) {
 			},
 			pct:        10,
 			violations: 1,
-			report:     []string{"20000 tx/s", "15000 tx/s", "-25.0%"},
+			report:     []string{"20.00 k trans/s", "15.00 k trans/s", "-25.0%"},
 		},
 		{
 			name: "k8s-netperf style hostNetwork flag on a pod path, same node",
