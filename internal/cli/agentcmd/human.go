@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/loadgen"
+	"github.com/cnperf/cnperf/internal/report/figure"
 )
 
 // PrintHuman prints a test's result for people, iperf3-style.
@@ -19,7 +20,7 @@ func PrintHuman(w io.Writer, cfg loadgen.ClientConfig, rep *loadgen.Report) {
 	fmt.Fprintf(w, ", %s measured after %s warm-up\n", time.Duration(st.DurationNs), time.Duration(st.WarmupNs))
 	row := func(k, f string, a ...any) { fmt.Fprintf(w, "  %-13s %s\n", k, fmt.Sprintf(f, a...)) }
 	if s.ThroughputBitsPerSecond != nil {
-		row("throughput", "%s", bits(*s.ThroughputBitsPerSecond))
+		row("throughput", "%s", figure.BitsPerSecond.Format(*s.ThroughputBitsPerSecond))
 	}
 	if s.BytesSent != nil && s.BytesReceived != nil && s.PacketsSent == nil {
 		row("bytes", "%d sent, %d received in the window", *s.BytesSent, *s.BytesReceived)
@@ -71,16 +72,4 @@ func cpuText(proc, user, sys, host, sdKB, sdTx *float64) string {
 		fmt.Fprintf(&b, "; service demand %.2f µs/transaction", *sdTx)
 	}
 	return b.String()
-}
-
-func bits(v float64) string {
-	switch {
-	case v >= 1e9:
-		return fmt.Sprintf("%.2f Gbit/s", v/1e9)
-	case v >= 1e6:
-		return fmt.Sprintf("%.2f Mbit/s", v/1e6)
-	case v >= 1e3:
-		return fmt.Sprintf("%.2f kbit/s", v/1e3)
-	}
-	return fmt.Sprintf("%.0f bit/s", v)
 }
