@@ -1,6 +1,7 @@
-// Package gate holds pass/fail checks on a finished run. Tolerance is k8s-netperf's
-// --tcp-tolerance done per driver, profile and parameters, in both directions, with the
-// confidence intervals shown.
+// Package gate holds the pass/fail checks on runs: Tolerance (cnperf run --tolerance) is
+// k8s-netperf's --tcp-tolerance done per driver, profile and parameters, in both directions,
+// with the confidence intervals shown; Regression (cnperf compare --fail-on-regression) fails
+// on the regressions a comparison of runs found.
 package gate
 
 import (

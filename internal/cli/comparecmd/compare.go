@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/gate"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/report/compare"
@@ -119,7 +120,7 @@ func (o *options) run(streams iostreams.Streams) error {
 		return fmt.Errorf("compare: %w", err)
 	}
 	if o.gate {
-		return report.Gate(cmp, o.failOnPct)
+		return gate.Regression(cmp, o.failOnPct)
 	}
 	return nil
 }

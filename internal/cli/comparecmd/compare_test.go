@@ -9,6 +9,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/gate"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/stats"
@@ -74,10 +75,10 @@ func TestCompareCommandGate(t *testing.T) {
 		t.Errorf("table:\n%s", out)
 	}
 
-	// Gate 5%: a GateError (exit 1), with the table still printed.
+	// Gate 5%: a gate.RegressionError (exit 1), with the table still printed.
 	out, _, err = execute("--fail-on-regression", "5", base, slow)
-	var gate *report.GateError
-	if !errors.As(err, &gate) || len(gate.Regressions) != 1 || exit.Code(err) != 1 {
+	var regErr *gate.RegressionError
+	if !errors.As(err, &regErr) || len(regErr.Regressions) != 1 || exit.Code(err) != 1 {
 		t.Fatalf("err = %v", err)
 	}
 	if !strings.Contains(err.Error(), "regression gate of 5% exceeded") || !strings.Contains(out, "worse") {

@@ -1,4 +1,4 @@
-package report
+package gate
 
 import (
 	"fmt"
@@ -7,17 +7,17 @@ import (
 	"github.com/cnperf/cnperf/internal/report/compare"
 )
 
-// GateError is returned when a regression gate (`cnperf compare --fail-on-regression PCT`)
+// RegressionError is returned when a regression gate (`cnperf compare --fail-on-regression PCT`)
 // is exceeded. It is a normal failure, not bad input: main maps it to exit code 1
 // (exit.Code returns 1 for every error that is not an exit.UsageError).
-type GateError struct {
+type RegressionError struct {
 	// ThresholdPercent is the gate: the largest tolerated worsening, in percent.
 	ThresholdPercent float64
 	// Regressions are the figures and cases that exceeded it.
 	Regressions []compare.Regression
 }
 
-func (e *GateError) Error() string {
+func (e *RegressionError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "regression gate of %g%% exceeded by %d figure(s)", e.ThresholdPercent, len(e.Regressions))
 	for _, r := range e.Regressions {
@@ -27,12 +27,12 @@ func (e *GateError) Error() string {
 	return b.String()
 }
 
-// Gate returns a *GateError when the comparison has regressions beyond thresholdPercent
+// Regression returns a *RegressionError when the comparison has regressions beyond thresholdPercent
 // (see compare.Comparison.Regressions), nil otherwise.
-func Gate(c *compare.Comparison, thresholdPercent float64) error {
+func Regression(c *compare.Comparison, thresholdPercent float64) error {
 	regs := c.Regressions(thresholdPercent)
 	if len(regs) == 0 {
 		return nil
 	}
-	return &GateError{ThresholdPercent: thresholdPercent, Regressions: regs}
+	return &RegressionError{ThresholdPercent: thresholdPercent, Regressions: regs}
 }
