@@ -13,8 +13,6 @@ import (
 	"github.com/cnperf/cnperf/internal/cli/meshcmd"
 	"github.com/cnperf/cnperf/internal/cli/reportcmd"
 	"github.com/cnperf/cnperf/internal/iostreams"
-	_ "github.com/cnperf/cnperf/internal/report/junit"      // -o junit
-	_ "github.com/cnperf/cnperf/internal/report/tigerbench" // -o tiger-bench
 )
 
 // extraCommands are the commands that live in their own packages.

@@ -277,3 +277,16 @@ func TestTableLabRunGolden(t *testing.T) {
 	}
 	golden(t, "table-lab.golden", out)
 }
+
+// TestFormatTable: every format, the sub-packages' too, is in the one table, in help order.
+func TestFormatTable(t *testing.T) {
+	want := []string{"table", "json", "csv", "k8s-netperf-csv", "perfdash", "html", "junit", "tiger-bench"}
+	if got := Formats(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("Formats() = %v, want %v", got, want)
+	}
+	for _, f := range append(want, "mesh-csv", "mesh-cells-csv") {
+		if _, err := LookupReport(f); err != nil {
+			t.Errorf("LookupReport(%q): %v", f, err)
+		}
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/report/junit"
+	"github.com/cnperf/cnperf/internal/report/tigerbench"
 )
 
 // Encoder writes runs in one output format.
@@ -28,7 +30,8 @@ type entry struct {
 	enc        Encoder
 }
 
-// registry lists the formats in the order help texts show them.
+// registry is the table of output formats, in the order help texts show them: the one place
+// a format is added (no package registers itself).
 var registry = []entry{
 	{"table", "aligned text table for people, one row per case; a mesh run's node × node matrices (default)", EncoderFunc(encodeTable)},
 	{"json", "the run as JSON (an array when several runs are given)", EncoderFunc(encodeJSON)},
@@ -36,6 +39,8 @@ var registry = []entry{
 	{"k8s-netperf-csv", "k8s-netperf's CSV columns (Mb/s, OP/s, usec)", EncoderFunc(encodeK8sNetperfCSV)},
 	{"perfdash", "perfdash JSON (Kubernetes perf dashboards, cilium)", EncoderFunc(encodePerfdash)},
 	{"html", "one self-contained HTML report with charts", EncoderFunc(encodeHTML)},
+	{junit.Format, "JUnit XML for CI systems: one testcase per case, failures with their cause", EncoderFunc(junit.Encode)},
+	{tigerbench.Format, "tiger-bench's results.json (config, ClusterDetails, thruput-latency/iperf/ttfr/dnsperf summaries)", EncoderFunc(tigerbench.Encode)},
 }
 
 // meshFormats render a saved mesh run (run.Mesh) the way cnperf mesh -o csv / -o cells
@@ -109,14 +114,3 @@ func Encode(w io.Writer, format string, runs []*api.Run) error {
 
 // Get is Lookup (the name the runner uses).
 func Get(format string) (Encoder, error) { return Lookup(format) }
-
-// Register adds an output format implemented in another package (e.g. tiger-bench's
-// results.json, JUnit XML); it panics on a duplicate name, like driver.Register.
-func Register(name, help string, enc Encoder) {
-	for _, e := range append(append([]entry(nil), registry...), meshFormats...) {
-		if e.name == name {
-			panic("report format registered twice: " + name)
-		}
-	}
-	registry = append(registry, entry{name, help, enc})
-}

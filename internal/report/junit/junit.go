@@ -21,17 +21,12 @@ import (
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/report/figure"
 	"github.com/cnperf/cnperf/internal/safetext"
 )
 
 // Format is the output format's name.
 const Format = "junit"
-
-func init() {
-	report.Register(Format, "JUnit XML for CI systems: one testcase per case, failures with their cause", report.EncoderFunc(Encode))
-}
 
 // TestSuites is the document root.
 type TestSuites struct {

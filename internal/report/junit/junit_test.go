@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-	"github.com/cnperf/cnperf/internal/report"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -52,7 +51,7 @@ func fixture(t *testing.T) *api.Run {
 func encode(t *testing.T, runs ...*api.Run) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := report.Encode(&b, Format, runs); err != nil {
+	if err := Encode(&b, runs); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()

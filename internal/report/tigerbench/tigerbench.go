@@ -27,15 +27,10 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/config"
-	"github.com/cnperf/cnperf/internal/report"
 )
 
 // Format is the output format's name.
 const Format = "tiger-bench"
-
-func init() {
-	report.Register(Format, "tiger-bench's results.json (config, ClusterDetails, thruput-latency/iperf/ttfr/dnsperf summaries)", report.EncoderFunc(Encode))
-}
 
 // Scenario keys of tiger-bench's thruput-latency and iperf summaries.
 const (

@@ -13,7 +13,6 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/config"
-	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
@@ -140,7 +139,7 @@ func plainRun() *api.Run {
 func encode(t *testing.T, runs ...*api.Run) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := report.Encode(&b, Format, runs); err != nil {
+	if err := Encode(&b, runs); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -313,11 +312,5 @@ func TestDistributeNearestRank(t *testing.T) {
 	}
 	if Distribute(nil) != nil {
 		t.Error("Distribute(nil) should be nil")
-	}
-}
-
-func TestRegistered(t *testing.T) {
-	if _, err := report.Lookup(Format); err != nil {
-		t.Fatal(err)
 	}
 }
