@@ -192,10 +192,21 @@ func Check(c plan.Case) error {
 		return fmt.Errorf("driver %q cannot set a response size different from the request size", c.Driver)
 	}
 	if v, ok := d.(Validator); ok {
-		return v.Validate(c)
+		if err := v.Validate(c); err != nil {
+			return err
+		}
+	}
+	// Every driver refuses a case whose client command cannot be built (a bad option value, a
+	// size the tool cannot send) here, before anything is deployed, not at its first sample.
+	if _, err := d.Client(c, validationTarget, false); err != nil {
+		return err
 	}
 	return nil
 }
+
+// validationTarget is the target Check builds client commands against: a name that never
+// resolves (RFC 6761), since nothing is dialled.
+var validationTarget = Target{Host: "validate.invalid"}
 
 // OptionLister is implemented by drivers that take options (case options, --option): the keys
 // they read. CheckOptions refuses a key no driver reads.
@@ -282,8 +293,9 @@ func knownOptions(d Driver) []string {
 	return nil
 }
 
-// Validator is implemented by drivers with limits beyond Capabilities (a minimum message
-// size, option values); Check calls it so such cases are refused before anything runs.
+// Validator is implemented by drivers with limits beyond Capabilities that building the client
+// command does not find (server options); Check calls it, then builds the client command,
+// so such cases are refused before anything runs.
 type Validator interface {
 	Validate(c plan.Case) error
 }

@@ -151,12 +151,31 @@ func TestBinders(t *testing.T) {
 			t.Errorf("%s: servers %+v, want %q on the command line", name, srvs, flag)
 		}
 		cs.Params.Options = map[string]string{"bind": "-x"}
-		v, ok := d.(driver.Validator)
-		if !ok {
-			continue
-		}
-		if err := v.Validate(cs); err == nil || !strings.Contains(err.Error(), "bind") {
+		if err := driver.Check(cs); err == nil || !strings.Contains(err.Error(), "bind") {
 			t.Errorf("%s: bind %q accepted (%v)", name, "-x", err)
+		}
+	}
+}
+
+// TestCheckBuildsTheClientCommand: a case a driver's client command refuses is refused by
+// driver.Check, before anything runs, for drivers with no Validate of their own.
+func TestCheckBuildsTheClientCommand(t *testing.T) {
+	for _, tt := range []struct {
+		cs   plan.Case
+		want string
+	}{
+		{c("sockperf", api.TCPStream, func(p *api.Params) { p.MessageSizeBytes = 5 }), "message"},
+		{c("iperf2", api.TCPRR, func(p *api.Params) { p.MessageSizeBytes = 1 }), "--message-size"},
+		{c("sockperf", api.TCPRR, func(p *api.Params) { p.Options = map[string]string{"mps": "x"} }), `"mps"`},
+		{c("qperf", api.TCPStream), ""},
+		{c("uperf", api.TCPRR), ""},
+	} {
+		err := driver.Check(tt.cs)
+		if tt.want == "" && err != nil {
+			t.Errorf("%s %s: %v", tt.cs.Driver, tt.cs.Profile, err)
+		}
+		if tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%s %s size %d: %v, want an error naming %q", tt.cs.Driver, tt.cs.Profile, tt.cs.Params.MessageSizeBytes, err, tt.want)
 		}
 	}
 }

@@ -130,12 +130,6 @@ func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
 	return argv, nil
 }
 
-// Validate implements driver.Validator.
-func (Driver) Validate(c plan.Case) error {
-	_, err := ClientArgv(c, driver.Target{Host: "validate.invalid"}, false)
-	return err
-}
-
 // BindOptions implements driver.Binder: the iperf 2 server listens on addr only (-B).
 func (Driver) BindOptions(addr string) map[string]string {
 	return map[string]string{toolkit.OptBind: addr}

@@ -79,7 +79,7 @@ func TestBounceMessageSize(t *testing.T) {
 		size int
 		ok   bool
 	}{{0, true}, {1, false}, {63, false}, {64, true}, {1024, true}} {
-		err := Driver{}.Validate(rr(tt.size))
+		err := driver.Check(rr(tt.size))
 		if (err == nil) != tt.ok {
 			t.Errorf("message size %d: %v, want ok %v", tt.size, err, tt.ok)
 		}

@@ -346,12 +346,6 @@ func parseFlow(c plan.Case, o driver.Output) (api.Sample, error) {
 	return r.ToSample(c.Profile)
 }
 
-// Validate implements driver.Validator.
-func (Driver) Validate(c plan.Case) error {
-	_, err := ClientArgv(c, driver.Target{Host: "validate.invalid"}, false, 0)
-	return err
-}
-
 // PortOptions implements driver.PortMover for a netserver with one data port: control and
 // data. With several flows the data ports must be consecutive, which free ports picked at
 // random are not, so such a server is not moved.

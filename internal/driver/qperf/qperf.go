@@ -209,12 +209,6 @@ func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
 	return s, nil
 }
 
-// Validate implements driver.Validator.
-func (Driver) Validate(c plan.Case) error {
-	_, err := ClientArgv(c, driver.Target{Host: "validate.invalid"}, false)
-	return err
-}
-
 // PortOptions implements driver.PortMover: control (-lp) and data (-ip) ports.
 func (Driver) PortOptions(ports []int) map[string]string {
 	if len(ports) != 2 {

@@ -294,13 +294,6 @@ func protocol(p api.Profile) string {
 	return "TCP"
 }
 
-// Validate implements driver.Validator: sockperf's message size limits and option values are
-// checked when the plan is, not when the first sample runs.
-func (Driver) Validate(c plan.Case) error {
-	_, err := ClientArgv(c, driver.Target{Host: "validate.invalid"}, false)
-	return err
-}
-
 // PortOptions implements driver.PortMover: the one port of a TCP or a UDP server.
 func (Driver) PortOptions(ports []int) map[string]string {
 	if len(ports) != 1 {

@@ -294,12 +294,6 @@ func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
 	return s, nil
 }
 
-// Validate implements driver.Validator.
-func (Driver) Validate(c plan.Case) error {
-	_, err := ClientArgv(c, driver.Target{Host: "validate.invalid"}, false)
-	return err
-}
-
 // PortOptions implements driver.PortMover: control (-P) and first data (connect port=) port.
 // With several flows the data ports must be consecutive, which free ports picked at random
 // are not, so such a server is not moved.
