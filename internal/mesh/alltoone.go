@@ -86,7 +86,7 @@ func DeployOneServer(ctx context.Context, cs kubernetes.Interface, o AgentOption
 	seen := map[string]bool{}
 	for i, opts := range options {
 		ci := c
-		ci.Params.Options = mergeOptions(c.Params.Options, opts)
+		ci.Params.Options = plan.MergeOptions(c.Params.Options, opts)
 		for _, srv := range d.Servers([]plan.Case{ci}) {
 			cname := fmt.Sprintf("srv-%d-%s", i, dnsName(srv.Name))
 			if len(cname) > 63 {
@@ -159,20 +159,6 @@ func DeployOneServer(ctx context.Context, cs kubernetes.Interface, o AgentOption
 			return nil, fmt.Errorf("all-to-one server pod %s on node %s not Ready within %s (%s)", name, node, timeout, state)
 		}
 	}
-}
-
-func mergeOptions(a, b map[string]string) map[string]string {
-	if len(a) == 0 && len(b) == 0 {
-		return nil
-	}
-	out := map[string]string{}
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		out[k] = v
-	}
-	return out
 }
 
 // AllToOne is one all-to-one measurement set: every client agent against one server, by

@@ -4,6 +4,7 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
@@ -48,6 +49,19 @@ func (c Case) ResponseSize() int {
 
 // Option returns a driver option or "".
 func (c Case) Option(key string) string { return c.Params.Options[key] }
+
+// MergeOptions returns a new map of a's options overridden by b's (nil when both are empty):
+// how the platforms and mesh point a case's servers and clients at their own ports and bind
+// addresses without changing the case they were given.
+func MergeOptions(a, b map[string]string) map[string]string {
+	if len(a) == 0 && len(b) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(a)+len(b))
+	maps.Copy(out, a)
+	maps.Copy(out, b)
+	return out
+}
 
 // String is a short human label: "TCP_STREAM native loopback 1024B x1".
 func (c Case) String() string {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"reflect"
 	"testing"
 	"time"
 )
@@ -62,6 +63,10 @@ func TestParseRate(t *testing.T) {
 		{"0x10", 0, true},
 		{"Inf", 0, true},
 		{"G", 0, true},
+		{"1e400", 0, true},
+		{"NaN", 0, true},
+		{"-1", 0, true},
+		{"64k", 64e3, false},
 	}
 	for _, tt := range tests {
 		got, err := ParseRate(tt.in)
@@ -108,5 +113,25 @@ func TestClosest(t *testing.T) {
 		if got := Closest(in, cands); got != want {
 			t.Errorf("Closest(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestMergeOptions(t *testing.T) {
+	a := map[string]string{"port": "1", "bind": "x"}
+	for _, tt := range []struct {
+		a, b, want map[string]string
+	}{
+		{nil, nil, nil},
+		{map[string]string{}, nil, nil},
+		{a, nil, map[string]string{"port": "1", "bind": "x"}},
+		{nil, map[string]string{"port": "2"}, map[string]string{"port": "2"}},
+		{a, map[string]string{"port": "2"}, map[string]string{"port": "2", "bind": "x"}},
+	} {
+		if got := MergeOptions(tt.a, tt.b); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("MergeOptions(%v, %v) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+	if a["port"] != "1" {
+		t.Errorf("MergeOptions changed its first argument: %v", a)
 	}
 }

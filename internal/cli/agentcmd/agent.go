@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/loadgen/control"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/version"
 )
 
@@ -227,34 +227,6 @@ of every transaction in the window (merged log-linear histogram).`,
 	return c
 }
 
-// ParseRate reads a rate in bits/s: a number with an optional k, M, G or T suffix (powers of
-// 1000), e.g. "100M", "1.5G", "0".
-func ParseRate(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "bps"), "bit/s")
-	mult := 1.0
-	if t != "" {
-		switch t[len(t)-1] {
-		case 'k', 'K':
-			mult = 1e3
-		case 'm', 'M':
-			mult = 1e6
-		case 'g', 'G':
-			mult = 1e9
-		case 't', 'T':
-			mult = 1e12
-		}
-		if mult != 1 {
-			t = t[:len(t)-1]
-		}
-	}
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-		return 0, fmt.Errorf("rate %q: want a non-negative number of bits/s, e.g. 100M", s)
-	}
-	return v * mult, nil
-}
-
 // ParseCPU reads "--cpu CLIENT,SERVER"; an empty side is -1 (no pinning).
 func ParseCPU(s string) (client, server int, err error) {
 	client, server = -1, -1
@@ -288,7 +260,7 @@ func (o *clientOptions) config() (loadgen.ClientConfig, error) {
 	if !control.IsProfile(p) {
 		return loadgen.ClientConfig{}, exit.Usage("agent client: unknown profile %q (known: %s)", o.profile, strings.Join(control.Profiles, ", "))
 	}
-	rate, err := ParseRate(o.rate)
+	rate, err := plan.ParseRate(o.rate)
 	if err != nil {
 		return loadgen.ClientConfig{}, exit.Usage("agent client: %v", err)
 	}

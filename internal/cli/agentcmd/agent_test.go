@@ -188,18 +188,8 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-func TestParseRateAndCPU(t *testing.T) {
-	for in, want := range map[string]float64{"0": 0, "100M": 100e6, "1.5G": 1.5e9, "64k": 64e3, "1000": 1000} {
-		got, err := ParseRate(in)
-		if err != nil || got != want {
-			t.Errorf("ParseRate(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "-1", "G", "1e400", "NaN"} {
-		if _, err := ParseRate(bad); err == nil {
-			t.Errorf("ParseRate(%q) accepted", bad)
-		}
-	}
+// The client's --rate is read by plan.ParseRate (tested there).
+func TestParseCPU(t *testing.T) {
 	for in, want := range map[string][2]int{"": {-1, -1}, "0,1": {0, 1}, "1": {1, -1}, ",1": {-1, 1}, "0,0": {0, 0}} {
 		c, s, err := ParseCPU(in)
 		if err != nil || c != want[0] || s != want[1] {

@@ -401,7 +401,7 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 		Profile: s.profile, Driver: s.drv, Params: s.params, Metric: s.metric, OutlierMADs: o.OutlierMADs,
 		NodeResources: o.NodeResources, MaxParallelPairs: o.MaxParallelPairs,
 	}
-	mo.Params.Options = mergeOptions(s.params.Options, meshOpts)
+	mo.Params.Options = plan.MergeOptions(s.params.Options, meshOpts)
 	token, err := loadgen.RunToken()
 	if err != nil {
 		return err
@@ -541,18 +541,4 @@ func contains(ns []mesh.Network, n mesh.Network) bool {
 		}
 	}
 	return false
-}
-
-func mergeOptions(a, b map[string]string) map[string]string {
-	if len(a) == 0 && len(b) == 0 {
-		return nil
-	}
-	out := map[string]string{}
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		out[k] = v
-	}
-	return out
 }

@@ -167,7 +167,7 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 		if b, ok := d.(driver.Binder); ok {
 			// loopback servers listen on 127.0.0.1 only: nothing off this host reaches them
 			for i, c := range mine {
-				c.Params.Options = mergeOptions(c.Params.Options, b.BindOptions("127.0.0.1"))
+				c.Params.Options = plan.MergeOptions(c.Params.Options, b.BindOptions("127.0.0.1"))
 				mine[i] = c
 			}
 		} else {
@@ -241,7 +241,7 @@ func (p *Platform) placeServers(d driver.Driver, cases []plan.Case) ([]driver.Se
 	}
 	moved := make([]plan.Case, len(cases))
 	for i, c := range cases {
-		c.Params.Options = mergeOptions(c.Params.Options, opts)
+		c.Params.Options = plan.MergeOptions(c.Params.Options, opts)
 		moved[i] = c
 	}
 	servers = d.Servers(moved)
@@ -260,17 +260,6 @@ func containsInt(xs []int, x int) bool {
 		}
 	}
 	return false
-}
-
-func mergeOptions(a, b map[string]string) map[string]string {
-	out := make(map[string]string, len(a)+len(b))
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		out[k] = v
-	}
-	return out
 }
 
 // freePorts finds n distinct ports that are free for both TCP and UDP on 127.0.0.1.
