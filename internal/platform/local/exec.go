@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"syscall"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/capbuf"
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/procexec"
 )
 
 // MaxOutputBytes bounds what one command may print; the rest is dropped and the output is
@@ -59,82 +58,20 @@ func (r Resolver) Resolve(argv []string) ([]string, error) {
 	return out, nil
 }
 
-// prepare builds an *exec.Cmd in its own process group so the whole tree can be killed.
+// prepare builds an *exec.Cmd in its own process group so the whole tree can be killed; a
+// "cnperf" command knows it was started by cnperf (SelfExecEnv).
 func prepare(argv []string, env []string) *exec.Cmd {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(append(os.Environ(), SelfExecEnv+"=1"), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	return cmd
-}
-
-// killGroup ends the process group of cmd: SIGTERM, then SIGKILL after grace.
-func killGroup(cmd *exec.Cmd, done <-chan struct{}, grace time.Duration) {
-	if cmd.Process == nil {
-		return
-	}
-	pgid := cmd.Process.Pid
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	select {
-	case <-done:
-	case <-time.After(grace):
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	}
+	return procexec.Command(argv, append([]string{SelfExecEnv + "=1"}, env...))
 }
 
 // Exec runs argv (already resolved) with env added to this process's environment to
-// completion, bounded by ctx and timeout. start, when not nil, is called to start the command
-// (used to start it inside a network namespace).
+// completion, bounded by ctx and timeout, in its own process group (procexec.Run). start,
+// when not nil, is called to start the command (used to start it inside a network namespace).
 func Exec(ctx context.Context, argv, env []string, timeout time.Duration, start func(*exec.Cmd) error) driver.Output {
-	out := driver.Output{Argv: argv, StartTime: time.Now(), ExitCode: -1}
-	if len(argv) == 0 {
-		out.Err = errors.New("empty command")
-		out.EndTime = time.Now()
-		return out
-	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	cmd := prepare(argv, env)
-	stdout := &capbuf.Buffer{Max: MaxOutputBytes}
-	stderr := &capbuf.Buffer{Max: MaxOutputBytes}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if start == nil {
-		start = (*exec.Cmd).Start
-	}
-	if err := start(cmd); err != nil {
-		out.Err = fmt.Errorf("start %s: %w", argv[0], err)
-		out.EndTime = time.Now()
-		return out
-	}
-	done := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		killGroup(cmd, done, 2*time.Second)
-		<-done
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			waitErr = fmt.Errorf("%s did not finish within %s and was killed", argv[0], timeout)
-		} else {
-			waitErr = fmt.Errorf("%s was stopped: %w", argv[0], ctx.Err())
-		}
-		out.Err = waitErr
-	}
-	out.EndTime = time.Now()
-	out.Stdout, out.Stderr = stdout.Bytes(), stderr.Bytes()
-	if cmd.ProcessState != nil {
-		out.ExitCode = cmd.ProcessState.ExitCode()
-	}
-	if out.Err == nil && waitErr != nil {
-		var ee *exec.ExitError
-		if !errors.As(waitErr, &ee) {
-			out.Err = waitErr
-		}
-	}
-	if stdout.Truncated() || stderr.Truncated() {
+	out, trunc := procexec.Run(ctx, argv, procexec.Options{
+		Env: append([]string{SelfExecEnv + "=1"}, env...), Timeout: timeout, MaxOutput: MaxOutputBytes, Start: start,
+	})
+	if trunc.Stdout || trunc.Stderr {
 		out.Stderr = append(out.Stderr, []byte(fmt.Sprintf("\n[cnperf: output truncated at %d bytes]", MaxOutputBytes))...)
 	}
 	return out

@@ -27,6 +27,7 @@ import (
 	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
+	"github.com/cnperf/cnperf/internal/procexec"
 )
 
 // Options configure the local platform.
@@ -467,7 +468,7 @@ func stopServers(ctx context.Context, servers []*serverProc, where []string) err
 		wg.Add(1)
 		go func(i int, sp *serverProc) {
 			defer wg.Done()
-			killGroup(sp.cmd, sp.done, 2*time.Second)
+			procexec.KillGroup(sp.cmd, sp.done, 2*time.Second)
 			select {
 			case <-sp.done:
 			case <-ctx.Done():
