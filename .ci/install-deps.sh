@@ -4,7 +4,10 @@
 set -euo pipefail
 pkgs=(iperf3 qperf sockperf iperf iproute2 nftables iptables conntrack ethtool util-linux
       containerd runc containernetworking-plugins busybox-static openssl python3 gcc make
-      chromium prometheus prometheus-node-exporter)
+      chromium prometheus prometheus-node-exporter bpftool)
+# CNI=cilium (make e2e CNI=cilium): the agent compiles its datapath with clang at run time
+# (Debian 12's clang 14) and uses ipset; not needed by CI's default run
+if [ "${CNI:-}" = cilium ]; then pkgs+=(clang llvm ipset); fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -9,7 +9,8 @@ set -uo pipefail
 HARNESS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 T0=$(date +%s)
 export PATH=$PATH:/usr/local/go/bin
-PKGS="containerd runc containernetworking-plugins iptables conntrack iproute2 util-linux openssl curl python3 busybox-static iperf3 qperf sockperf iperf"
+PKGS="containerd runc containernetworking-plugins iptables conntrack iproute2 util-linux openssl curl python3 busybox-static iperf3 qperf sockperf iperf bpftool"
+[ "${CNI:-}" != cilium ] || PKGS="$PKGS clang llvm ipset"   # the agent compiles its datapath at run time
 
 if [ "${E2E_SKIP_APT:-0}" != 1 ]; then
   missing=""

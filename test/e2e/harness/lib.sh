@@ -52,6 +52,13 @@ CALICO_MODULE_VERSION=v1.11.0-cni-plugin.0.20250813170300-$CALICO_COMMIT
 CALICO_API_TARBALL=${CALICO_API_TARBALL:-$REPO_ROOT/../shared/third_party/calico-api-$CALICO_COMMIT.tar.gz}
 CALICO_DIR=${CALICO_DIR:-$E2E_CACHE/calico-$CALICO_COMMIT-$FLAGS_HASH}
 CALICO_BINS="calico-node calico"
+# Cilium (CNI=cilium): the agent and the CNI plugin of v1.15.19 (newer lines need modules the
+# proxy does not serve), CGO_ENABLED=0, from a writable copy of the module (its go.mod and
+# go.sum: the exact versions Cilium builds with); the datapath sources (bpf/), which the agent
+# compiles with clang at run time, are copied from the same module zip into the cache directory.
+CILIUM_VERSION=${CILIUM_VERSION:-1.15.19}
+CILIUM_DIR=${CILIUM_DIR:-$E2E_CACHE/cilium-v$CILIUM_VERSION-$FLAGS_HASH}
+CILIUM_BINS="cilium-agent cilium-cni"
 
 # Cluster shape
 NODES=${NODES:-2}
@@ -77,7 +84,14 @@ case $CNI in
       *) echo "CNI_MODE (FLANNEL_MODE) must be vxlan or host-gw for CNI=flannel, not '$CNI_MODE'" >&2; exit 1 ;;
     esac ;;
   calico) CNI_MODE=${CNI_MODE:-vxlan} NET_MODE=vxlan ;;   # build-bins.sh only (up.sh refuses)
-  *) echo "CNI must be bridge or flannel (calico: build only), not '$CNI'" >&2; exit 1 ;;
+  cilium)
+    CNI_MODE=${CNI_MODE:-vxlan}
+    case $CNI_MODE in
+      vxlan) NET_MODE=vxlan ;;
+      native|routed) CNI_MODE=native NET_MODE=routed ;;
+      *) echo "CNI_MODE must be vxlan or native for CNI=cilium, not '$CNI_MODE'" >&2; exit 1 ;;
+    esac ;;
+  *) echo "CNI must be bridge, flannel or cilium (calico: build only), not '$CNI'" >&2; exit 1 ;;
 esac
 # zones: 3+ nodes -> two zones by default; 2 nodes -> one zone unless ZONES=2
 case ${ZONES:-} in ""|[1-9]) ;; *) echo "ZONES must be a small number, not '$ZONES'" >&2; exit 1 ;; esac
@@ -104,6 +118,8 @@ MNT_DIR=$RUN_DIR/mnt             # node mount namespaces, one file per node (bin
 # holds containerd 1.6's shim sockets (/run/containerd/s/<hash>, hardcoded): a shim killed by
 # down.sh left its socket on the host before.
 NODE_PRIVATE_DIRS="/var/lib/cni /run/flannel /run/containerd"
+# Cilium's state dir and API socket (/var/run/cilium/cilium.sock, hardcoded in its CNI plugin)
+if [ "$CNI" = cilium ]; then NODE_PRIVATE_DIRS="$NODE_PRIVATE_DIRS /run/cilium"; fi
 PAUSE_IMAGE=localhost/cnperf-e2e/pause:v1
 
 node_name() { echo "node$1"; }

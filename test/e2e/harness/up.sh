@@ -37,6 +37,7 @@ for t in containerd containerd-shim-runc-v2 runc ctr nsenter setsid ip bridge ip
 done
 for p in bridge host-local portmap loopback; do [ -x "$CNI_BIN/$p" ] || die "missing CNI plugin $CNI_BIN/$p"; done
 [ "$CNI" != calico ] || die "CNI=calico: its binaries build (CNI=calico build-bins.sh), the bring-up is not written yet (issue 19)"
+[ "$CNI" != cilium ] || die "CNI=cilium: its binaries build (CNI=cilium build-bins.sh), the bring-up is not written yet (issue 19)"
 if [ "$CNI" = flannel ]; then
   for b in $FLANNEL_BINS; do [ -x "$FLANNEL_DIR/$b" ] || die "missing $FLANNEL_DIR/$b: run CNI=flannel $HARNESS/build-bins.sh"; done
 fi
