@@ -97,7 +97,7 @@ func buildSample(rep *Report, start, end time.Time, hist *hdr.Histogram, histOn 
 			if st.CRRClose == control.CloseRST {
 				s.Notes = append(s.Notes, "close: RST (SO_LINGER 0), no TIME_WAIT")
 			} else {
-				s.Notes = append(s.Notes, "close: graceful (client closes first with FIN and keeps TIME_WAIT, like netperf)")
+				s.Notes = append(s.Notes, "close: graceful (the server closes first with FIN and keeps TIME_WAIT, like netperf)")
 			}
 		} else if kindOf(st.Profile) == kindTCPRR {
 			s.Retransmits = f64(float64(cw.Retransmits + sw.WindowRetransmits))

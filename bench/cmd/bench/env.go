@@ -82,8 +82,8 @@ func setupPaths(ctx context.Context, names []string) ([]path, func(), error) {
 				{"ip", "-n", nsServer, "addr", "add", addrB + "/30", "dev", vethB},
 				{"ip", "-n", nsClient, "link", "set", vethA, "up"},
 				{"ip", "-n", nsServer, "link", "set", vethB, "up"},
-				// TCP_CRR with a graceful close leaves TIME_WAIT on the client: let it reuse
-				// ports outside loopback too (same setting for cnperf and the C loop)
+				// a TCP_CRR client that closes first keeps TIME_WAIT: let it reuse ports
+				// outside loopback too (same setting for cnperf and the C loop)
 				{"ip", "netns", "exec", nsClient, "sysctl", "-qw", "net.ipv4.tcp_tw_reuse=1"},
 			}
 			for _, s := range steps {

@@ -217,7 +217,7 @@ of every transaction in the window (merged log-linear histogram).`,
 	f.IntVar(&o.sendBuf, "send-buffer", 0, "SO_SNDBUF bytes on both sides (0: kernel default)")
 	f.IntVar(&o.recvBuf, "recv-buffer", 0, "SO_RCVBUF bytes on both sides (0: kernel default)")
 	f.StringVar(&o.cpu, "cpu", "", `pin data threads: "CLIENT,SERVER" CPU numbers, e.g. "0,1" or "0,0"; either may be empty`)
-	f.StringVar(&o.crrClose, "crr-close", control.CloseGraceful, "TCP_CRR close: graceful (FIN, TIME_WAIT on the client, like netperf) or rst (SO_LINGER 0)")
+	f.StringVar(&o.crrClose, "crr-close", control.CloseGraceful, "TCP_CRR close: graceful (FIN, the server closes first and keeps TIME_WAIT, like netperf) or rst (SO_LINGER 0)")
 	f.BoolVar(&o.zeroCopy, "zerocopy", false, "send with MSG_ZEROCOPY (TCP_STREAM, TCP_MAERTS)")
 	f.BoolVar(&o.noOffload, "no-offload", false, "do not use UDP GSO/GRO")
 	f.BoolVar(&o.noHist, "no-histogram", false, "do not time transactions (to measure what the histogram costs)")

@@ -10,7 +10,7 @@
 //
 //	port        control port (default 7100)
 //	dataPort    data port (default 7101)
-//	crrClose    TCP_CRR close: "graceful" (default, FIN, TIME_WAIT on the client) or "rst"
+//	crrClose    TCP_CRR close: "graceful" (default, FIN, TIME_WAIT on the server, like netperf) or "rst"
 //	zerocopy    MSG_ZEROCOPY sends for TCP_STREAM / TCP_MAERTS
 //	cpu         pin data threads: "CLIENT,SERVER" CPU numbers, e.g. "0,1"
 //	sendBuffer  SO_SNDBUF bytes on both sides

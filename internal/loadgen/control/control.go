@@ -74,7 +74,7 @@ var Profiles = []string{"TCP_STREAM", "TCP_SENDFILE", "TCP_MAERTS", "UDP_STREAM"
 
 // CRR close modes.
 const (
-	CloseGraceful = "graceful" // client closes first with FIN; TIME_WAIT on the client (netperf's way)
+	CloseGraceful = "graceful" // the server closes first with FIN and keeps TIME_WAIT (netperf's way)
 	CloseRST      = "rst"      // client closes with SO_LINGER 0: RST, no TIME_WAIT
 )
 
