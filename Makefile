@@ -44,7 +44,7 @@ FUZZ_TARGETS := \
 	./internal/driver/native:FuzzParse ./internal/driver/netperf:FuzzParse \
 	./internal/driver/iperf3:FuzzParse ./internal/driver/uperf:FuzzParse \
 	./internal/driver/qperf:FuzzParse ./internal/driver/sockperf:FuzzParse \
-	./internal/driver/iperf2:FuzzParse ./internal/report:FuzzReadRuns \
+	./internal/driver/iperf2:FuzzParse ./internal/runfile:FuzzReadRuns ./internal/report:FuzzEncode \
 	./internal/config:FuzzLoadBytes ./internal/config:FuzzK8sNetperf \
 	./internal/config:FuzzTigerBench ./internal/loadgen/control:FuzzDecode
 RACE_PACKAGES := ./internal/loadgen/... ./internal/runner/... ./internal/mesh/... \

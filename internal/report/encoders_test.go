@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/runfile"
 )
 
 func encode(t *testing.T, format string, runs ...*api.Run) []byte {
@@ -86,9 +87,9 @@ func TestJSONRoundTrip(t *testing.T) {
 	if !bytes.HasPrefix(out, []byte("{\n  \"apiVersion\": \"cnperf.dev/v1alpha1\"")) {
 		t.Errorf("not an indented object: %.60s", out)
 	}
-	// Several runs: an array that ReadRuns reads back.
+	// Several runs: an array that runfile.ReadRuns reads back.
 	two := encode(t, "json", run, run)
-	runs, _, err := ReadRuns(bytes.NewReader(two), "two.json")
+	runs, _, err := runfile.ReadRuns(bytes.NewReader(two), "two.json")
 	if err != nil || len(runs) != 2 || !reflect.DeepEqual(runs[1], run) {
 		t.Errorf("array round trip: %d runs, err %v", len(runs), err)
 	}
@@ -99,7 +100,7 @@ func TestCSVGoldenAndRoundTrip(t *testing.T) {
 	out := encode(t, "csv", run)
 	golden(t, "run.csv", out)
 
-	back, err := ReadCSV(bytes.NewReader(out), "run.csv")
+	back, err := runfile.ReadCSV(bytes.NewReader(out), "run.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,11 +146,11 @@ func TestCSVEveryRowHasEveryColumn(t *testing.T) {
 }
 
 func TestReadCSVErrors(t *testing.T) {
-	_, err := ReadCSV(strings.NewReader("run.uuid,bogus\nx,y\n"), "bad.csv")
+	_, err := runfile.ReadCSV(strings.NewReader("run.uuid,bogus\nx,y\n"), "bad.csv")
 	if err == nil || !strings.Contains(err.Error(), `bad.csv: line 1: unknown column "bogus"`) {
 		t.Errorf("err = %v", err)
 	}
-	_, err = ReadCSV(strings.NewReader("run.uuid,params.parallel\nx,1\nx,two\n"), "bad.csv")
+	_, err = runfile.ReadCSV(strings.NewReader("run.uuid,params.parallel\nx,1\nx,two\n"), "bad.csv")
 	if err == nil || !strings.Contains(err.Error(), "bad.csv: line 3: column params.parallel") {
 		t.Errorf("err = %v", err)
 	}
@@ -267,7 +268,7 @@ func TestK8sNetperfCSVDefinitions(t *testing.T) {
 // TestTableLabRunGolden: a lab run (a real results file of this machine's lab) ends its
 // table with the relative view, so cnperf report shows what cnperf run showed.
 func TestTableLabRunGolden(t *testing.T) {
-	runs, err := ReadRunFile(filepath.Join("testdata", "real-lab-run.jsonl"))
+	runs, err := runfile.Read(filepath.Join("testdata", "real-lab-run.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/cnperf/cnperf/internal/runfile"
 )
 
 // counting counts what a reader consumed, to show the readers stop early.
@@ -59,7 +61,7 @@ const gigabyte = 1 << 30
 
 // bound is what a reader may consume before giving up on an over-long line: the limit and a
 // few buffers.
-const bound = MaxLineBytes + 1<<20
+const bound = runfile.MaxLineBytes + 1<<20
 
 // realLines returns the run, first result and end lines of the real lab capture.
 func realLines(t *testing.T) (run, result, end string) {
@@ -79,7 +81,7 @@ func TestReadDevZero(t *testing.T) {
 	}
 	defer f.Close()
 	c := &counting{r: f}
-	_, _, err = ReadRuns(c, "/dev/zero")
+	_, _, err = runfile.ReadRuns(c, "/dev/zero")
 	if err == nil || !strings.Contains(err.Error(), "/dev/zero: not a cnperf results file") {
 		t.Errorf("err %v", err)
 	}
@@ -91,7 +93,7 @@ func TestReadDevZero(t *testing.T) {
 	z, _ := os.Open("/dev/zero")
 	defer z.Close()
 	c = &counting{r: io.MultiReader(strings.NewReader(run+"\n"+res+"\n"), z)}
-	_, _, err = ReadRuns(c, "good+zero")
+	_, _, err = runfile.ReadRuns(c, "good+zero")
 	if err == nil || !strings.Contains(err.Error(), "good+zero:3: line longer than 64 MiB") {
 		t.Errorf("err %v", err)
 	}
@@ -120,7 +122,7 @@ func TestReadGigabyteLine(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &counting{r: tt.r}
-			_, _, err := ReadRuns(c, "-")
+			_, _, err := runfile.ReadRuns(c, "-")
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err %v, want %q", err, tt.want)
 			}
@@ -134,11 +136,11 @@ func TestReadGigabyteLine(t *testing.T) {
 // TestReadLargeDocument: a JSON document (read whole) is bounded too.
 func TestReadLargeDocument(t *testing.T) {
 	c := &counting{r: &longLine{prefix: "[", filler: ' ', size: gigabyte}}
-	_, _, err := ReadRuns(c, "doc.json")
+	_, _, err := runfile.ReadRuns(c, "doc.json")
 	if err == nil || !strings.Contains(err.Error(), "doc.json: a JSON document larger than 256 MiB") {
 		t.Errorf("err %v", err)
 	}
-	if c.n > MaxDocumentBytes+1<<20 {
+	if c.n > runfile.MaxDocumentBytes+1<<20 {
 		t.Errorf("read %d bytes", c.n)
 	}
 }
@@ -166,7 +168,7 @@ func contradicting(t *testing.T) string {
 }
 
 func TestContradictingSummaryRecomputed(t *testing.T) {
-	runs, warnings, err := ReadRuns(strings.NewReader(contradicting(t)), "contra.jsonl")
+	runs, warnings, err := runfile.ReadRuns(strings.NewReader(contradicting(t)), "contra.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,13 +190,13 @@ func TestContradictingSummaryRecomputed(t *testing.T) {
 	// A figure that disagrees, counts equal.
 	run, res, end := realLines(t)
 	res = strings.Replace(res, `"summary":{"samplesTotal":3,"samplesFailed":0,"throughputBitsPerSecond":{"n":3,"mean":`, `"summary":{"samplesTotal":3,"samplesFailed":0,"throughputBitsPerSecond":{"n":3,"mean":9`, 1)
-	_, warnings, err = ReadRuns(strings.NewReader(run+"\n"+res+"\n"+end+"\n"), "f.jsonl")
+	_, warnings, err = runfile.ReadRuns(strings.NewReader(run+"\n"+res+"\n"+end+"\n"), "f.jsonl")
 	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "throughputBitsPerSecond: summary says mean 9") {
 		t.Errorf("err %v, warnings %q", err, warnings)
 	}
 	// The real captures agree with themselves: no warning.
 	for _, f := range []string{"testdata/real-lab-run.jsonl", "testdata/real-sweep-run.jsonl", "testdata/real-mesh-run.json"} {
-		if _, w, err := ReadRunFileWarnings(f); err != nil || len(w) != 0 {
+		if _, w, err := runfile.ReadWarnings(f); err != nil || len(w) != 0 {
 			t.Errorf("%s: err %v, warnings %q", f, err, w)
 		}
 	}
@@ -242,14 +244,14 @@ func TestImpossibleFiguresRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := ReadRuns(strings.NewReader(tt.in), "f")
+			_, _, err := runfile.ReadRuns(strings.NewReader(tt.in), "f")
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err %v\nwant %q", err, tt.want)
 			}
 		})
 	}
 	// The ci95Low of a mean near zero may be negative: not refused.
-	if _, _, err := ReadRunFileWarnings("testdata/real-lab-run.jsonl"); err != nil {
+	if _, _, err := runfile.ReadWarnings("testdata/real-lab-run.jsonl"); err != nil {
 		t.Error(err)
 	}
 	if !strings.Contains(mustRead(t, "testdata/real-lab-run.jsonl"), `"ci95Low":-`) {
@@ -269,7 +271,7 @@ func mustRead(t *testing.T, p string) string {
 // sequences give well-formed HTML and a table without control sequences (JUnit: in its own
 // package).
 func TestControlCharactersInOutputs(t *testing.T) {
-	runs, _, err := ReadRuns(strings.NewReader(contradicting(t)), "f")
+	runs, _, err := runfile.ReadRuns(strings.NewReader(contradicting(t)), "f")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,11 +8,12 @@ import (
 	"testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/runfile"
 )
 
 func readTestRuns(t *testing.T, name string) []*api.Run {
 	t.Helper()
-	runs, err := ReadRunFile(filepath.Join("testdata", name))
+	runs, err := runfile.Read(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/report/figure"
+	"github.com/cnperf/cnperf/internal/runfile"
 )
 
 // chartRun is a run with 3 paths × 2 drivers for TCP_STREAM and TCP_RR, with merged
@@ -122,7 +123,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 		t.Skip("starts a browser six times; skipped with -short")
 	}
 	bin := chromiumPath(t)
-	real, err := ReadRunFile(filepath.Join("testdata", "real-lab-run.jsonl"))
+	real, err := runfile.Read(filepath.Join("testdata", "real-lab-run.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,11 +180,11 @@ func TestHTMLReportInChromium(t *testing.T) {
 	// A real sweep (1, 10, 20, 40 TCP_RR flows on loopback) and a real 3-node mesh from the
 	// e2e cluster (pod and host network) in one report: one sweep chart with one point per
 	// swept value, and a 3 × 3 heatmap per network holding the mesh's own values.
-	sweepRun, err := ReadRunFile(filepath.Join("testdata", "real-sweep-run.jsonl"))
+	sweepRun, err := runfile.Read(filepath.Join("testdata", "real-sweep-run.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	meshRun, err := ReadRunFile(filepath.Join("testdata", "real-mesh-run.json"))
+	meshRun, err := runfile.Read(filepath.Join("testdata", "real-mesh-run.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

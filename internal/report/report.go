@@ -1,7 +1,8 @@
-// Package report renders runs for people and machines (table, JSON, CSV, k8s-netperf CSV,
-// perfdash JSON, a self-contained HTML report) and keeps them on disk (the results file,
-// JSON Lines appended as each case ends, and its reader). Encoders only format: they never
-// measure, compute statistics beyond what the summary holds, or touch the network.
+// Package report is the encoders: it renders runs for people and machines (table, k8s-netperf
+// CSV, perfdash JSON, a self-contained HTML report, mesh CSVs) and holds the one table of
+// output formats, which also names the forms internal/runfile writes and reads back (JSON,
+// CSV) and the formats of its sub-packages (JUnit, tiger-bench). Encoders only format: they
+// never measure, compute statistics beyond what the summary holds, or touch the network.
 package report
 
 import (
@@ -12,6 +13,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/report/junit"
 	"github.com/cnperf/cnperf/internal/report/tigerbench"
+	"github.com/cnperf/cnperf/internal/runfile"
 )
 
 // Encoder writes runs in one output format.
@@ -34,8 +36,8 @@ type entry struct {
 // a format is added (no package registers itself).
 var registry = []entry{
 	{"table", "aligned text table for people, one row per case; a mesh run's node × node matrices (default)", EncoderFunc(encodeTable)},
-	{"json", "the run as JSON (an array when several runs are given)", EncoderFunc(encodeJSON)},
-	{"csv", "one row per case with every summary field in base units", EncoderFunc(encodeCSV)},
+	{"json", "the run as JSON (an array when several runs are given)", EncoderFunc(runfile.WriteJSON)},
+	{"csv", "one row per case with every summary field in base units", EncoderFunc(runfile.WriteCSV)},
 	{"k8s-netperf-csv", "k8s-netperf's CSV columns (Mb/s, OP/s, usec)", EncoderFunc(encodeK8sNetperfCSV)},
 	{"perfdash", "perfdash JSON (Kubernetes perf dashboards, cilium)", EncoderFunc(encodePerfdash)},
 	{"html", "one self-contained HTML report with charts", EncoderFunc(encodeHTML)},

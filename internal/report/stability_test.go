@@ -7,6 +7,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/report/compare"
+	"github.com/cnperf/cnperf/internal/runfile"
 )
 
 // testdata/real-adaptive-run.jsonl is a real run on this machine's loopback:
@@ -18,7 +19,7 @@ import (
 // the rest: negative percentages), its results the confidence outcome and stability.
 func readAdaptive(t *testing.T) *api.Run {
 	t.Helper()
-	runs, warnings, err := ReadRunFileWarnings("testdata/real-adaptive-run.jsonl")
+	runs, warnings, err := runfile.ReadWarnings("testdata/real-adaptive-run.jsonl")
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("err %v, warnings %q", err, warnings)
 	}

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/runfile"
 	"strings"
 	"testing"
 )
@@ -12,7 +13,7 @@ import (
 // --profile TCP_RR --parallel 1,10,20,40 --duration 1s --samples 3` on loopback, this
 // machine) as the text table: the main table, then the latency-vs-flows table of seed 003.
 func TestSweepTableGolden(t *testing.T) {
-	runs, err := ReadRunFile(filepath.Join("testdata", "real-sweep-run.jsonl"))
+	runs, err := runfile.Read(filepath.Join("testdata", "real-sweep-run.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

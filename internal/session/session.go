@@ -18,7 +18,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/hostinfo"
-	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/runfile"
 	"github.com/cnperf/cnperf/internal/version"
 )
 
@@ -103,7 +103,7 @@ type Session struct {
 	Log io.Writer
 	// Annotator, when set, annotates every case Record records.
 	Annotator Annotator
-	rw        *report.ResultsWriter
+	rw        *runfile.Writer
 }
 
 // Start starts recording run; with a resultsFile, the run's header is written to it at once
@@ -111,7 +111,7 @@ type Session struct {
 func Start(run *api.Run, resultsFile string) (*Session, error) {
 	s := &Session{Run: run, Log: io.Discard}
 	if resultsFile != "" {
-		rw, err := report.CreateResultsFile(resultsFile, run)
+		rw, err := runfile.Create(resultsFile, run)
 		if err != nil {
 			return nil, fmt.Errorf("--results: %w", err)
 		}
@@ -169,7 +169,7 @@ func (s *Session) Finish() error {
 // WriteFile writes a finished run to a results file at once (mesh and import, which record
 // their runs when they are complete).
 func WriteFile(path string, run *api.Run) error {
-	w, err := report.CreateResultsFile(path, run)
+	w, err := runfile.Create(path, run)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform/platformtest"
-	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/runfile"
 )
 
 // noting annotates every case with a note, as a sink would add its figures.
@@ -106,7 +106,7 @@ func TestMeasure(t *testing.T) {
 			if ann.calls != tt.wantResults {
 				t.Errorf("%d annotations, want %d", ann.calls, tt.wantResults)
 			}
-			runs, err := report.ReadRunFile(path)
+			runs, err := runfile.Read(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,7 +220,7 @@ func TestWriteFile(t *testing.T) {
 	if err := WriteFile(path, run); err != nil {
 		t.Fatal(err)
 	}
-	runs, err := report.ReadRunFile(path)
+	runs, err := runfile.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/runfile"
 )
 
 // TestCNIComparison checks what test/e2e/harness/e2e-cnis.sh (make e2e-cnis) made: the same
@@ -42,7 +42,7 @@ func TestCNIComparison(t *testing.T) {
 		path := filepath.Join(dir, name+".jsonl")
 		files = append(files, path)
 		t.Run(name, func(t *testing.T) {
-			runs, err := report.ReadRunFile(path)
+			runs, err := runfile.Read(path)
 			if err != nil || len(runs) != 1 {
 				t.Fatalf("read %s: %v (%d runs)", path, err, len(runs))
 			}

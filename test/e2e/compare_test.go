@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/runfile"
 )
 
 // TestCompareRoutedVxlan compares a run on a `routed` cluster with the same plan on a `vxlan`
@@ -22,7 +22,7 @@ func TestCompareRoutedVxlan(t *testing.T) {
 		t.Skip("CNPERF_E2E_COMPARE_BASE/NEW unset: run test/e2e/harness/compare-modes.sh (it makes a routed and a vxlan run)")
 	}
 	mtu := func(path string) int {
-		runs, err := report.ReadRunFile(path)
+		runs, err := runfile.Read(path)
 		if err != nil || len(runs) != 1 {
 			t.Fatalf("read %s: %v (%d runs)", path, err, len(runs))
 		}

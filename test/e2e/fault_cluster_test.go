@@ -27,7 +27,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
-	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/runfile"
 )
 
 // nodes is the number of nodes of the cluster.
@@ -270,7 +270,7 @@ func TestFaultClientKubeletStopped(t *testing.T) {
 		if err2 != nil {
 			t.Errorf("with %s NotReady and %d nodes the run failed: %v", node, cl.nodes(), err2)
 		}
-		runs2, _, rerr := report.ReadRunFileWarnings(results2)
+		runs2, _, rerr := runfile.ReadWarnings(results2)
 		if rerr != nil {
 			t.Fatal(rerr)
 		}

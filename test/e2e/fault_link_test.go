@@ -25,7 +25,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sys/unix"
 
-	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/runfile"
 )
 
 // nsRun runs argv in the network namespace file netns.
@@ -335,7 +335,7 @@ func TestFaultLossyLink(t *testing.T) {
 	if err != nil {
 		t.Errorf("cnperf: %v", err)
 	}
-	runs, _, rerr := report.ReadRunFileWarnings(results)
+	runs, _, rerr := runfile.ReadWarnings(results)
 	if rerr != nil {
 		t.Fatal(rerr)
 	}

@@ -21,7 +21,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
-	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/runfile"
 )
 
 // faultRun starts `cnperf run` with two cases (pod-pod-same-node, then pod-pod-cross-node)
@@ -63,7 +63,7 @@ func faultRun(t *testing.T, bin, kubeconfig, ns, runID, results, trigger string,
 // faultFinishedCases checks the results file: the first case finished with both samples.
 func faultFinishedCases(t *testing.T, results string) {
 	t.Helper()
-	runs, warnings, err := report.ReadRunFileWarnings(results)
+	runs, warnings, err := runfile.ReadWarnings(results)
 	if err != nil {
 		t.Fatalf("results file: %v", err)
 	}
@@ -81,7 +81,7 @@ func faultFinishedCases(t *testing.T, results string) {
 // interrupted and must hold every one of its cases (the run went on past the fault).
 func faultRunGoesOn(t *testing.T, results string, cases int) *api.Run {
 	t.Helper()
-	runs, _, err := report.ReadRunFileWarnings(results)
+	runs, _, err := runfile.ReadWarnings(results)
 	if err != nil {
 		t.Fatal(err)
 	}

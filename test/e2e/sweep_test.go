@@ -19,6 +19,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/runfile"
 )
 
 func TestKubeSweepParallelTCPRR(t *testing.T) {
@@ -60,7 +61,7 @@ func TestKubeSweepParallelTCPRR(t *testing.T) {
 
 	// The results: four cases with merged latency; queueing behind 40 flows makes the
 	// median round trip longer than with one (seed 003 saw ×9).
-	runs, err := report.ReadRunFile(results)
+	runs, err := runfile.Read(results)
 	if err != nil || len(runs) != 1 || len(runs[0].Results) != 4 {
 		t.Fatalf("results file: %v, %d runs", err, len(runs))
 	}

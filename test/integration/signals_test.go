@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/runfile"
 )
 
 // buildCnperf builds the real binary (signals must reach a real process, not the test's).
@@ -80,7 +80,7 @@ func TestSIGTERMIsSIGINT(t *testing.T) {
 			if !strings.Contains(all, "cnperf: "+name+": stopping; finished cases are kept") {
 				t.Errorf("stderr does not say it stops:\n%s", all)
 			}
-			runs, _, rerr := report.ReadRunFileWarnings(results)
+			runs, _, rerr := runfile.ReadWarnings(results)
 			if rerr != nil {
 				t.Fatal(rerr)
 			}

@@ -34,8 +34,8 @@ import (
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/report/figure"
+	"github.com/cnperf/cnperf/internal/runfile"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
@@ -240,7 +240,7 @@ func reprintDir(dir string, target float64) error {
 	seenP, seenV := map[string]bool{}, map[string]bool{}
 	for i := range all {
 		ro := &all[i]
-		runs, err := report.ReadRunFile(filepath.Join(dir, fmt.Sprintf("%s-%s-%d.json", ro.Plan, ro.Variant, ro.Round)))
+		runs, err := runfile.Read(filepath.Join(dir, fmt.Sprintf("%s-%s-%d.json", ro.Plan, ro.Variant, ro.Round)))
 		if err != nil {
 			return err
 		}

@@ -10,7 +10,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/plan"
-	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/runfile"
 	"github.com/cnperf/cnperf/internal/runner"
 )
 
@@ -73,7 +73,7 @@ func replayDir(w io.Writer, dir, ruleList string) error {
 		if filepath.Base(f) == "outcomes.json" {
 			continue
 		}
-		runs, err := report.ReadRunFile(f)
+		runs, err := runfile.Read(f)
 		if err != nil {
 			return err
 		}

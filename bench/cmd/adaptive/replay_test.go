@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/runfile"
 	"github.com/cnperf/cnperf/internal/runner"
 )
 
@@ -37,7 +37,7 @@ func TestReplayReproducesTheRun(t *testing.T) {
 	}
 	n := 0
 	for _, f := range files {
-		runs, err := report.ReadRunFile(f)
+		runs, err := runfile.Read(f)
 		if err != nil {
 			t.Fatal(err)
 		}

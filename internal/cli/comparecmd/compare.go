@@ -11,8 +11,8 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/gate"
 	"github.com/cnperf/cnperf/internal/iostreams"
-	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/report/compare"
+	"github.com/cnperf/cnperf/internal/runfile"
 )
 
 type options struct {
@@ -99,7 +99,7 @@ func (o *options) run(streams iostreams.Streams) error {
 			}
 			o.stdinTaken = true
 		}
-		runs, warnings, err := report.ReadPath(f, streams.In)
+		runs, warnings, err := runfile.ReadPath(f, streams.In)
 		for _, w := range warnings {
 			fmt.Fprintln(streams.ErrOut, "warning:", w)
 		}

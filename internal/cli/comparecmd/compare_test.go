@@ -11,7 +11,7 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/gate"
 	"github.com/cnperf/cnperf/internal/iostreams"
-	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/runfile"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
@@ -37,7 +37,7 @@ func writeLabelledRun(t *testing.T, dir, name, cni string, labels map[string]str
 	run := &api.Run{APIVersion: api.APIVersion, Kind: api.KindRun, UUID: name + "-uuid",
 		Cluster: &api.ClusterDetails{CNI: cni}, Labels: labels}
 	path := filepath.Join(dir, name+".jsonl")
-	w, err := report.CreateResultsFile(path, run)
+	w, err := runfile.Create(path, run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestCompareHostileFiles(t *testing.T) {
 	r.Summary = stats.Summarize(ok) // the lie
 	run := &api.Run{APIVersion: api.APIVersion, Kind: api.KindRun, UUID: "liar-uuid"}
 	liar := filepath.Join(dir, "liar.jsonl")
-	w, err := report.CreateResultsFile(liar, run)
+	w, err := runfile.Create(liar, run)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
-	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/runfile"
 	"github.com/cnperf/cnperf/internal/runner"
 )
 
@@ -98,7 +98,7 @@ func TestImportWritesAResultsFileReportCanRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := report.ReadRunFile(res)
+	runs, err := runfile.Read(res)
 	if err != nil {
 		t.Fatal(err)
 	}

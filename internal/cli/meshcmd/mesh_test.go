@@ -12,7 +12,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
-	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/runfile"
 	"github.com/cnperf/cnperf/internal/session"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -95,7 +95,7 @@ func TestResultsFileKeepsMesh(t *testing.T) {
 	if err := session.WriteFile(path, run); err != nil {
 		t.Fatal(err)
 	}
-	runs, err := report.ReadRunFile(path)
+	runs, err := runfile.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}

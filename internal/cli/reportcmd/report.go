@@ -13,6 +13,7 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/runfile"
 	"github.com/cnperf/cnperf/internal/sink"
 	"github.com/cnperf/cnperf/internal/sink/opensearch"
 )
@@ -120,7 +121,7 @@ func (o *options) run(ctx context.Context, streams iostreams.Streams) error {
 func ReadAll(streams iostreams.Streams, files []string) ([]*api.Run, error) {
 	var all []*api.Run
 	for _, f := range files {
-		runs, warnings, err := report.ReadPath(f, streams.In)
+		runs, warnings, err := runfile.ReadPath(f, streams.In)
 		for _, w := range warnings {
 			fmt.Fprintln(streams.ErrOut, "warning:", w)
 		}

@@ -19,7 +19,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
-	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/runfile"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -51,7 +51,7 @@ func TestReportRendersResultsFileAndJSON(t *testing.T) {
 	dir := t.TempDir()
 	// An interrupted results file (no end record) and a plain JSON run.
 	jl := filepath.Join(dir, "interrupted.jsonl")
-	w, err := report.CreateResultsFile(jl, testRun("run-a"))
+	w, err := runfile.Create(jl, testRun("run-a"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func goldenFile(t *testing.T, name, got string) {
 // result, the mesh section recorded at the end.
 func meshResultsFile(t *testing.T) string {
 	t.Helper()
-	runs, err := report.ReadRunFile(realMesh)
+	runs, err := runfile.Read(realMesh)
 	if err != nil || len(runs) != 1 || runs[0].Mesh == nil {
 		t.Fatalf("%s: %d runs, %v", realMesh, len(runs), err)
 	}
@@ -253,7 +253,7 @@ func meshResultsFile(t *testing.T) string {
 	path := filepath.Join(t.TempDir(), "mesh.jsonl")
 	head := *run
 	head.Results, head.Mesh = nil, nil
-	w, err := report.CreateResultsFile(path, &head)
+	w, err := runfile.Create(path, &head)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/platform/platformtest"
-	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/runfile"
 )
 
 const testUUID = "6f0d5a8e-1c1e-4a39-9a56-0c1d2f3e4a5b"
@@ -84,7 +84,7 @@ func TestRun(t *testing.T) {
 			if err := json.Unmarshal([]byte(stdout), &printed); err != nil {
 				t.Fatalf("stdout is not -o json: %v\n%s", err, stdout)
 			}
-			runs, err := report.ReadRunFile(results)
+			runs, err := runfile.Read(results)
 			if err != nil {
 				t.Fatal(err)
 			}

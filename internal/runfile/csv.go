@@ -1,4 +1,4 @@
-package report
+package runfile
 
 import (
 	"encoding/csv"
@@ -280,7 +280,9 @@ func CSVHeader() []string {
 	return h
 }
 
-func encodeCSV(w io.Writer, runs []*api.Run) error {
+// WriteCSV writes runs as CSV, one row per case with every summary field in base units (the
+// column names are the JSON paths): cnperf run -o csv, read back by ReadCSV.
+func WriteCSV(w io.Writer, runs []*api.Run) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader()); err != nil {
 		return fmt.Errorf("write csv: %w", err)

@@ -1,4 +1,4 @@
-package report
+package runfile
 
 import (
 	"encoding/json"
@@ -8,9 +8,9 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 )
 
-// encodeJSON writes one run as an indented JSON object, exactly as the api types marshal it;
+// WriteJSON writes one run as an indented JSON object, exactly as the api types marshal it;
 // several runs become a JSON array of such objects. ReadRuns reads both back.
-func encodeJSON(w io.Writer, runs []*api.Run) error {
+func WriteJSON(w io.Writer, runs []*api.Run) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	var v any = runs

@@ -1,10 +1,11 @@
-package report
+package runfile
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +14,18 @@ import (
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/report/reporttest"
 )
+
+// encode writes runs with enc, for the readers to read back.
+func encode(t *testing.T, enc func(io.Writer, []*api.Run) error, runs ...*api.Run) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := enc(&b, runs); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
 
 // sameJSON reports where the JSON forms of got and want first differ.
 func sameJSON(t *testing.T, got, want any) {
@@ -43,7 +55,7 @@ func mustJSON(t *testing.T, v any) string {
 // without an end record.
 func writeRun(t *testing.T, path string, run *api.Run, end bool) {
 	t.Helper()
-	w, err := CreateResultsFile(path, run)
+	w, err := Create(path, run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,12 +75,12 @@ func writeRun(t *testing.T, path string, run *api.Run, end bool) {
 
 func TestResultsFileRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "results.jsonl")
-	run := fixtureRun()
+	run := reporttest.Run()
 	run.Notes = []string{"finished normally"}
 	// As the runner does: the cluster is described after the file was created.
 	cluster := run.Cluster
 	run.Cluster = nil
-	w, err := CreateResultsFile(path, run)
+	w, err := Create(path, run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +102,7 @@ func TestResultsFileRoundTrip(t *testing.T) {
 		t.Error("update after close accepted")
 	}
 
-	runs, warnings, err := ReadRunFileWarnings(path)
+	runs, warnings, err := ReadWarnings(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +129,7 @@ func TestResultsFileRoundTrip(t *testing.T) {
 
 func TestResultsFileInterruptedAndTruncated(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "results.jsonl")
-	run := fixtureRun()
+	run := reporttest.Run()
 	run.EndTime = time.Time{} // as the runner writes the header: not ended yet
 	run.Results = run.Results[:3]
 	writeRun(t, path, run, false)
@@ -126,7 +138,7 @@ func TestResultsFileInterruptedAndTruncated(t *testing.T) {
 	f.WriteString(`{"type":"result","uuid":"6f1c2b9e-0d6a-4e1f-9a53-3c2d7b8e4a10","result":{"profile":"TCP_`)
 	f.Close()
 
-	runs, warnings, err := ReadRunFileWarnings(path)
+	runs, warnings, err := ReadWarnings(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,17 +159,17 @@ func TestResultsFileInterruptedAndTruncated(t *testing.T) {
 	if len(r.Notes) != 2 {
 		t.Errorf("notes = %q", r.Notes)
 	}
-	// ReadRunFile folds the warnings into the notes and returns no error.
-	if runs, err := ReadRunFile(path); err != nil || len(runs[0].Notes) != 2 {
-		t.Errorf("ReadRunFile: %v", err)
+	// Read folds the warnings into the notes and returns no error.
+	if runs, err := Read(path); err != nil || len(runs[0].Notes) != 2 {
+		t.Errorf("Read: %v", err)
 	}
 
 	// Appending a second run cuts the partial line first; both runs read back.
-	second := fixtureRun()
+	second := reporttest.Run()
 	second.UUID = "0b5e7a4c-93d1-4c4e-8f0e-5d2a1c9b7e33"
 	second.Results = second.Results[3:5]
 	writeRun(t, path, second, true)
-	runs, warnings, err = ReadRunFileWarnings(path)
+	runs, warnings, err = ReadWarnings(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +182,7 @@ func TestResultsFileInterruptedAndTruncated(t *testing.T) {
 }
 
 func TestReadRunsErrors(t *testing.T) {
-	run := fixtureRun()
+	run := reporttest.Run()
 	header := mustJSON(t, runRecord{Type: RecordRun, Run: &api.Run{APIVersion: api.APIVersion, Kind: api.KindRun, UUID: "u1", Results: []api.Result{}}})
 	res := mustJSON(t, resultRecord{Type: RecordResult, UUID: "u1", Result: &run.Results[0]})
 	tests := []struct {
@@ -199,14 +211,14 @@ func TestReadRunsErrors(t *testing.T) {
 }
 
 func TestReadRunsPlainJSON(t *testing.T) {
-	run := fixtureRun()
-	one := encode(t, "json", run)
-	run2 := fixtureRun()
+	run := reporttest.Run()
+	one := encode(t, WriteJSON, run)
+	run2 := reporttest.Run()
 	run2.UUID = "second"
 	for name, data := range map[string][]byte{
 		"one":          one,
-		"array":        encode(t, "json", run, run2),
-		"concatenated": append(append([]byte{}, one...), encode(t, "json", run2)...),
+		"array":        encode(t, WriteJSON, run, run2),
+		"concatenated": append(append([]byte{}, one...), encode(t, WriteJSON, run2)...),
 	} {
 		runs, warnings, err := ReadRuns(bytes.NewReader(data), name)
 		if err != nil || len(warnings) != 0 {
@@ -218,7 +230,7 @@ func TestReadRunsPlainJSON(t *testing.T) {
 		}
 	}
 	// CSV is read too (summaries only).
-	runs, _, err := ReadRuns(bytes.NewReader(encode(t, "csv", run)), "run.csv")
+	runs, _, err := ReadRuns(bytes.NewReader(encode(t, WriteCSV, run)), "run.csv")
 	if err != nil || len(runs) != 1 || len(runs[0].Results) != 7 {
 		t.Errorf("csv: %v", err)
 	}
@@ -227,22 +239,22 @@ func TestReadRunsPlainJSON(t *testing.T) {
 func TestCreateResultsFileRefusesForeignFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "notes.txt")
 	os.WriteFile(path, []byte("my precious notes\n"), 0o644)
-	if _, err := CreateResultsFile(path, fixtureRun()); err == nil || !strings.Contains(err.Error(), "not a cnperf results file") {
+	if _, err := Create(path, reporttest.Run()); err == nil || !strings.Contains(err.Error(), "not a cnperf results file") {
 		t.Errorf("err = %v", err)
 	}
 	data, _ := os.ReadFile(path)
 	if string(data) != "my precious notes\n" {
 		t.Errorf("foreign file modified: %q", data)
 	}
-	if _, err := CreateResultsFile(filepath.Join(t.TempDir(), "x"), &api.Run{}); err == nil {
+	if _, err := Create(filepath.Join(t.TempDir(), "x"), &api.Run{}); err == nil {
 		t.Error("run without uuid accepted")
 	}
 }
 
 func TestResultsWriterAfterClose(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.jsonl")
-	run := fixtureRun()
-	w, err := CreateResultsFile(path, run)
+	run := reporttest.Run()
+	w, err := Create(path, run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,8 +273,8 @@ func TestResultsWriterAfterClose(t *testing.T) {
 // after two cases were appended, and reads the file back.
 func TestResultsFileSurvivesKill(t *testing.T) {
 	if path := os.Getenv("CNPERF_TEST_RESULTS_CHILD"); path != "" {
-		run := fixtureRun()
-		w, err := CreateResultsFile(path, run)
+		run := reporttest.Run()
+		w, err := Create(path, run)
 		if err != nil {
 			fmt.Println("error:", err)
 			os.Exit(3)
@@ -289,7 +301,7 @@ func TestResultsFileSurvivesKill(t *testing.T) {
 	if strings.TrimSpace(line) != "ready" {
 		t.Fatalf("child said %q", line)
 	}
-	runs, err := ReadRunFile(path)
+	runs, err := Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,9 @@
-package report
+// Package runfile is a run on disk: the results file (JSON Lines, appended and fsynced as each
+// case ends) and its writer, and the readers of everything cnperf reads back — results files,
+// the JSON of -o json and the CSV of -o csv (written here too, since its columns are what the
+// reader parses) — which refuse hostile input and recompute summaries that contradict their
+// samples.
+package runfile
 
 import (
 	"bufio"
@@ -29,7 +34,7 @@ import (
 // which replaces the run's metadata read so far and keeps its results; the end record also
 // carries "cluster" and "notes" when the run has them.
 //
-// A file may hold several runs one after the other (CreateResultsFile appends). A run without
+// A file may hold several runs one after the other (Create appends). A run without
 // an "end" line was interrupted (or is still running). Readers skip a truncated last line — the
 // line a writer killed mid-write leaves — with a warning.
 
@@ -81,8 +86,8 @@ type anyRecord struct {
 	Notes       []string            `json:"notes"`
 }
 
-// ResultsWriter appends one run to a results file. It is safe for concurrent use.
-type ResultsWriter struct {
+// Writer appends one run to a results file. It is safe for concurrent use.
+type Writer struct {
 	mu     sync.Mutex
 	f      *os.File
 	path   string
@@ -90,11 +95,11 @@ type ResultsWriter struct {
 	closed bool
 }
 
-// CreateResultsFile opens path for appending (creating it if needed) and writes the run's
+// Create opens path for appending (creating it if needed) and writes the run's
 // header line (the run without results). An existing file must be a cnperf results file: its
 // runs are kept and this run is appended after them; a partial last line left by a writer
 // that was killed mid-write is cut off first. The run needs a UUID.
-func CreateResultsFile(path string, run *api.Run) (*ResultsWriter, error) {
+func Create(path string, run *api.Run) (*Writer, error) {
 	if run == nil || run.UUID == "" {
 		return nil, fmt.Errorf("results file %s: the run has no uuid", path)
 	}
@@ -106,7 +111,7 @@ func CreateResultsFile(path string, run *api.Run) (*ResultsWriter, error) {
 		f.Close()
 		return nil, err
 	}
-	w := &ResultsWriter{f: f, path: path, uuid: run.UUID}
+	w := &Writer{f: f, path: path, uuid: run.UUID}
 	if err := w.writeLine(runRecord{Type: RecordRun, Run: header(run)}); err != nil {
 		f.Close()
 		return nil, err
@@ -130,7 +135,7 @@ func header(run *api.Run) *api.Run {
 // UpdateRun records run metadata learnt after the run started (e.g. the cluster details):
 // readers replace the run's metadata with run's (its results are ignored here) and keep the
 // results appended so far. Its UUID must be the writer's.
-func (w *ResultsWriter) UpdateRun(run api.Run) error {
+func (w *Writer) UpdateRun(run api.Run) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -188,9 +193,9 @@ func prepareAppend(f *os.File, path string) error {
 }
 
 // Path is the file's path.
-func (w *ResultsWriter) Path() string { return w.path }
+func (w *Writer) Path() string { return w.path }
 
-func (w *ResultsWriter) writeLine(v any) error {
+func (w *Writer) writeLine(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("results file %s: encode: %w", w.path, err)
@@ -208,7 +213,7 @@ func (w *ResultsWriter) writeLine(v any) error {
 }
 
 // AppendResult writes one finished case and fsyncs it.
-func (w *ResultsWriter) AppendResult(r api.Result) error {
+func (w *Writer) AppendResult(r api.Result) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -220,7 +225,7 @@ func (w *ResultsWriter) AppendResult(r api.Result) error {
 // Close writes the end line from end's EndTime, Interrupted, Timing and Notes (the run's
 // complete notes, which replace the header's when read back), fsyncs and closes the file.
 // Closing twice is an error.
-func (w *ResultsWriter) Close(end api.Run) error {
+func (w *Writer) Close(end api.Run) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -240,18 +245,18 @@ func (w *ResultsWriter) Close(end api.Run) error {
 	return nil
 }
 
-// ReadRunFile reads the runs in a results file (JSON Lines), a JSON document printed by
+// Read reads the runs in a results file (JSON Lines), a JSON document printed by
 // `cnperf run -o json` (one run or an array of runs, or several documents one after the
 // other) or a CSV written by `-o csv` (summaries only). Warnings — a truncated last line, a run
-// without an end record — are added to the affected run's Notes; ReadRunFileWarnings also
+// without an end record — are added to the affected run's Notes; ReadWarnings also
 // returns them for logging.
-func ReadRunFile(path string) ([]*api.Run, error) {
-	runs, _, err := ReadRunFileWarnings(path)
+func Read(path string) ([]*api.Run, error) {
+	runs, _, err := ReadWarnings(path)
 	return runs, err
 }
 
-// ReadRunFileWarnings is ReadRunFile that also returns the warnings.
-func ReadRunFileWarnings(path string) ([]*api.Run, []string, error) {
+// ReadWarnings is Read that also returns the warnings.
+func ReadWarnings(path string) ([]*api.Run, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -260,12 +265,12 @@ func ReadRunFileWarnings(path string) ([]*api.Run, []string, error) {
 	return ReadRuns(f, path)
 }
 
-// ReadPath reads the runs of one path with ReadRunFileWarnings; "-" reads stdin instead.
+// ReadPath reads the runs of one path with ReadWarnings; "-" reads stdin instead.
 func ReadPath(path string, stdin io.Reader) ([]*api.Run, []string, error) {
 	if path == "-" {
 		return ReadRuns(stdin, "-")
 	}
-	return ReadRunFileWarnings(path)
+	return ReadWarnings(path)
 }
 
 // ReadRuns reads runs from r; name is used in messages (a file name, or "-" for stdin). It
