@@ -232,16 +232,14 @@ func chartSpecs(runs []*api.Run) []chartSpec {
 		if !present[p] {
 			continue
 		}
-		switch {
-		case p == api.TCPCRR:
-			specs = append(specs, chartSpec{p, figure.ConnectionRate, "TCP_CRR connection rate"})
-		case p.IsRR():
-			specs = append(specs, chartSpec{p, figure.TransactionRate, string(p) + " transaction rate"})
-		default:
-			specs = append(specs, chartSpec{p, figure.Throughput, string(p) + " throughput"})
-			if p == api.UDPStream {
-				specs = append(specs, chartSpec{p, figure.PacketRate, "UDP_STREAM packet rate"})
-			}
+		f := figure.MainFor(p)
+		what := map[string]string{figure.ConnectionRate.Key: "connection rate", figure.TransactionRate.Key: "transaction rate"}[f.Key]
+		if what == "" {
+			what = f.Label
+		}
+		specs = append(specs, chartSpec{p, f, string(p) + " " + what})
+		if p == api.UDPStream {
+			specs = append(specs, chartSpec{p, figure.PacketRate, "UDP_STREAM packet rate"})
 		}
 	}
 	return specs

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/report/figure"
 )
 
 // PerfdashData is perfdash's document ("PerfData" in kubernetes/perf-tests clusterloader2's
@@ -64,9 +65,9 @@ func Perfdash(runs []*api.Run) PerfdashData {
 				out.DataItems = append(out.DataItems, PerfdashDataItem{
 					Data: map[string]float64{"Throughput": st.Mean / 1e6}, Unit: "Mb/s", Labels: labels("Throughput")})
 			}
-			rate := s.TransactionsPerSecond
-			if r.Profile == api.TCPCRR && s.ConnectionsPerSecond != nil {
-				rate = s.ConnectionsPerSecond
+			var rate *api.Stat
+			if f, ok := figure.Main(r); ok && (f.Key == figure.ConnectionRate.Key || f.Key == figure.TransactionRate.Key) {
+				rate = f.Stat(s)
 			}
 			if rate != nil && r.Profile.IsRR() {
 				out.DataItems = append(out.DataItems, PerfdashDataItem{

@@ -151,21 +151,29 @@ var All = []Figure{Throughput, PacketRate, TransactionRate, ConnectionRate,
 // transactions/s for RR; failing that, the first rate the summary carries. ok is false when
 // the summary carries no rate at all (a failed case).
 func Main(r *api.Result) (Figure, bool) {
-	var order []Figure
-	switch {
-	case r.Profile == api.TCPCRR:
-		order = []Figure{ConnectionRate, TransactionRate, Throughput, PacketRate}
-	case r.Profile.IsRR():
-		order = []Figure{TransactionRate, ConnectionRate, Throughput, PacketRate}
-	default:
-		order = []Figure{Throughput, PacketRate, TransactionRate, ConnectionRate}
-	}
+	order := mainOrder(r.Profile)
 	for _, f := range order {
 		if f.Stat(&r.Summary) != nil {
 			return f, true
 		}
 	}
 	return order[0], false
+}
+
+// MainFor is profile p's headline figure, the one Main picks when the summary carries it:
+// for what is said of every result of a profile at once (a chart per profile).
+func MainFor(p api.Profile) Figure { return mainOrder(p)[0] }
+
+// mainOrder is the order in which Main looks for a profile's headline figure.
+func mainOrder(p api.Profile) []Figure {
+	switch {
+	case p == api.TCPCRR:
+		return []Figure{ConnectionRate, TransactionRate, Throughput, PacketRate}
+	case p.IsRR():
+		return []Figure{TransactionRate, ConnectionRate, Throughput, PacketRate}
+	default:
+		return []Figure{Throughput, PacketRate, TransactionRate, ConnectionRate}
+	}
 }
 
 // Present returns the figures the summary carries, in report order.

@@ -108,3 +108,24 @@ func TestLatencyFromSampleHistogram(t *testing.T) {
 }
 
 func fpt(v float64) *float64 { return &v }
+
+func TestMainFor(t *testing.T) {
+	for _, tc := range []struct {
+		p    api.Profile
+		want Figure
+	}{
+		{api.TCPStream, Throughput}, {api.TCPMaerts, Throughput}, {api.UDPStream, Throughput},
+		{api.TCPRR, TransactionRate}, {api.UDPRR, TransactionRate}, {api.TCPCRR, ConnectionRate},
+	} {
+		if got := MainFor(tc.p); got.Key != tc.want.Key {
+			t.Errorf("MainFor(%s) = %s, want %s", tc.p, got.Key, tc.want.Key)
+		}
+		// Main of a result that carries every rate is MainFor of its profile.
+		st := &api.Stat{N: 1, Mean: 1}
+		r := api.Result{Profile: tc.p, Summary: api.Summary{ThroughputBitsPerSecond: st, PacketsPerSecond: st,
+			TransactionsPerSecond: st, ConnectionsPerSecond: st}}
+		if got, ok := Main(&r); !ok || got.Key != tc.want.Key {
+			t.Errorf("Main(%s) = %s %t, want %s", tc.p, got.Key, ok, tc.want.Key)
+		}
+	}
+}
