@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/report/reporttest"
 	"github.com/cnperf/cnperf/internal/runfile"
 )
 
@@ -36,7 +37,7 @@ func TestLookup(t *testing.T) {
 }
 
 func TestTableGolden(t *testing.T) {
-	golden(t, "table.golden", encode(t, "table", fixtureRun()))
+	reporttest.Golden(t, "table.golden", encode(t, "table", fixtureRun()))
 }
 
 func TestTableSeveralRunsGolden(t *testing.T) {
@@ -48,7 +49,7 @@ func TestTableSeveralRunsGolden(t *testing.T) {
 	b.Interrupted = true
 	b.Results = b.Results[2:4]
 	b.Notes = []string{"results file has no end record"}
-	golden(t, "table-two-runs.golden", encode(t, "table", a, b))
+	reporttest.Golden(t, "table-two-runs.golden", encode(t, "table", a, b))
 }
 
 func TestTableNeverShowsZeroForFailedCase(t *testing.T) {
@@ -98,7 +99,7 @@ func TestJSONRoundTrip(t *testing.T) {
 func TestCSVGoldenAndRoundTrip(t *testing.T) {
 	run := fixtureRun()
 	out := encode(t, "csv", run)
-	golden(t, "run.csv", out)
+	reporttest.Golden(t, "run.csv", out)
 
 	back, err := runfile.ReadCSV(bytes.NewReader(out), "run.csv")
 	if err != nil {
@@ -158,7 +159,7 @@ func TestReadCSVErrors(t *testing.T) {
 
 func TestK8sNetperfCSVGolden(t *testing.T) {
 	out := encode(t, "k8s-netperf-csv", fixtureRun())
-	golden(t, "k8s-netperf.csv", out)
+	reporttest.Golden(t, "k8s-netperf.csv", out)
 	recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +187,7 @@ func TestK8sNetperfCSVGolden(t *testing.T) {
 
 func TestPerfdashGolden(t *testing.T) {
 	out := encode(t, "perfdash", fixtureRun())
-	golden(t, "perfdash.json", out)
+	reporttest.Golden(t, "perfdash.json", out)
 	var doc PerfdashData
 	if err := json.Unmarshal(out, &doc); err != nil {
 		t.Fatal(err)
@@ -276,7 +277,7 @@ func TestTableLabRunGolden(t *testing.T) {
 	if !bytes.Contains(out, []byte("\n\nRelative to host-host (medians of the samples; latency is the p50 round trip):\n")) {
 		t.Errorf("a lab run's table lacks the relative view:\n%s", out)
 	}
-	golden(t, "table-lab.golden", out)
+	reporttest.Golden(t, "table-lab.golden", out)
 }
 
 // TestFormatTable: every format, the sub-packages' too, is in the one table, in help order.

@@ -2,10 +2,9 @@ package report
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/report/reporttest"
 	"github.com/cnperf/cnperf/internal/runfile"
 	"github.com/cnperf/cnperf/internal/safetext"
 )
@@ -14,19 +13,7 @@ import (
 // from the real captures in testdata as seeds (their first lines), as a table, CSV and HTML
 // without panicking; HTML must be well-formed XML text.
 func FuzzEncode(f *testing.F) {
-	for _, pat := range []string{"*.jsonl", "*.json", "*.csv"} {
-		files, _ := filepath.Glob(filepath.Join("testdata", pat))
-		for _, p := range files {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				f.Fatal(err)
-			}
-			if lines := bytes.SplitAfter(b, []byte("\n")); len(lines) > 3 {
-				b = bytes.Join(lines[:3], nil)
-			}
-			f.Add(b)
-		}
-	}
+	reporttest.Seeds(f, "testdata")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		runs, _, err := runfile.ReadRuns(bytes.NewReader(data), "fuzz")
 		if err != nil {

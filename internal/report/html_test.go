@@ -19,6 +19,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/report/figure"
+	"github.com/cnperf/cnperf/internal/report/reporttest"
 	"github.com/cnperf/cnperf/internal/runfile"
 )
 
@@ -203,7 +204,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 	if g := regexp.MustCompile(`data-heatmap-cells="(\d+)"`).FindStringSubmatch(dom); g == nil || g[1] != "18" {
 		t.Errorf("heatmap cells laid out with a size: %v, want 18 (2 matrices of 3 × 3)", g)
 	}
-	if *update {
+	if reporttest.Updating() {
 		// docs/img/report-sweep-mesh.png: the sweep chart and the heatmaps, cut from a
 		// screenshot of the page at the positions the page's script recorded.
 		sweepScreenshot(t, bin, wholeFile, dom, filepath.Join("..", "..", "docs", "img", "report-sweep-mesh.png"))
@@ -223,7 +224,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 	shot := filepath.Join(t.TempDir(), "report.png")
 	chromium(t, bin, realFile, "--window-size=1200,2150", "--screenshot="+shot)
 	checkScreenshot(t, shot)
-	if *update {
+	if reporttest.Updating() {
 		dst := filepath.Join("..", "..", "docs", "img", "report.png")
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			t.Fatal(err)

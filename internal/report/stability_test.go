@@ -7,6 +7,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/report/compare"
+	"github.com/cnperf/cnperf/internal/report/reporttest"
 	"github.com/cnperf/cnperf/internal/runfile"
 )
 
@@ -44,7 +45,7 @@ func TestRealAdaptiveRunReads(t *testing.T) {
 }
 
 func TestTableAdaptiveGolden(t *testing.T) {
-	golden(t, "table-adaptive.golden", encode(t, "table", readAdaptive(t)))
+	reporttest.Golden(t, "table-adaptive.golden", encode(t, "table", readAdaptive(t)))
 }
 
 func TestChecksInHTMLAndCompare(t *testing.T) {

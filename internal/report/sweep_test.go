@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/report/reporttest"
 	"github.com/cnperf/cnperf/internal/runfile"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ func TestSweepTableGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := encode(t, "table", runs...)
-	golden(t, "table-sweep.golden", out)
+	reporttest.Golden(t, "table-sweep.golden", out)
 	if !strings.Contains(string(out), "TCP_RR native loopback 1B — latency and transaction rate vs parallel flows") {
 		t.Errorf("no sweep section:\n%s", out)
 	}
@@ -54,7 +55,7 @@ func TestSweepTableStreamsGolden(t *testing.T) {
 			failed(1, "dial udp 127.0.0.1:7101: connect: connection refused"), failed(2, "dial udp 127.0.0.1:7101: connect: connection refused")}),
 	}
 	out := encode(t, "table", run)
-	golden(t, "table-sweep-streams.golden", out)
+	reporttest.Golden(t, "table-sweep-streams.golden", out)
 	for _, w := range []string{"TCP_STREAM native loopback x1 — throughput vs message size",
 		"UDP_STREAM native loopback 1400B — throughput and packet rate vs parallel flows",
 		"FAILED: every sample failed: dial udp 127.0.0.1:7101: connect: connection refused"} {

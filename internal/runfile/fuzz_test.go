@@ -2,37 +2,21 @@ package runfile
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/report/reporttest"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
 // FuzzReadRuns fuzzes the readers (JSON Lines, run JSON, CSV) with real captures as seeds
-// (their first lines): this package's testdata and the encoders' (../report/testdata: runs
-// of every kind, JSON and CSV). What they accept must be sound: figures finite and
+// (their first lines): the encoders' testdata (../report/testdata: runs of every kind, JSON
+// and CSV). What they accept must be sound: figures finite and
 // non-negative, summaries that agree with their samples. internal/report's FuzzEncode renders
 // what they accept.
 func FuzzReadRuns(f *testing.F) {
-	for _, dir := range []string{"testdata", filepath.Join("..", "report", "testdata")} {
-		for _, pat := range []string{"*.jsonl", "*.json", "*.csv"} {
-			files, _ := filepath.Glob(filepath.Join(dir, pat))
-			for _, p := range files {
-				b, err := os.ReadFile(p)
-				if err != nil {
-					f.Fatal(err)
-				}
-				// The first three lines (a run, a result, more): whole files make every
-				// execution slow without reaching more code.
-				if lines := bytes.SplitAfter(b, []byte("\n")); len(lines) > 3 {
-					b = bytes.Join(lines[:3], nil)
-				}
-				f.Add(b)
-			}
-		}
-	}
+	reporttest.Seeds(f, filepath.Join("..", "report", "testdata"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		runs, _, err := ReadRuns(bytes.NewReader(data), "fuzz")
 		if err != nil {

@@ -4,34 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/report/reporttest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 // fixture is the tiger-bench encoder's fixture run (a testconfig.yaml run with every test kind,
 // a partly failed case and a case that failed as a whole).
@@ -58,7 +38,7 @@ func encode(t *testing.T, runs ...*api.Run) []byte {
 }
 
 func TestGolden(t *testing.T) {
-	golden(t, "run.xml", encode(t, fixture(t)))
+	reporttest.Golden(t, "run.xml", encode(t, fixture(t)))
 }
 
 func TestCountsAndCauses(t *testing.T) {

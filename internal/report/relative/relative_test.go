@@ -2,12 +2,10 @@ package relative
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/report/reporttest"
 )
 
 func stat(v float64) *api.Stat { return &api.Stat{N: 3, Mean: v, Median: v, Min: v, Max: v} }
@@ -101,7 +99,7 @@ func TestWrite(t *testing.T) {
 	if err := Write(&b, relativeFixture()); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "relative.txt", b.Bytes())
+	reporttest.Golden(t, "relative.txt", b.Bytes())
 }
 
 func TestPolicy(t *testing.T) {
@@ -131,27 +129,6 @@ func TestApplies(t *testing.T) {
 		if got := Applies(tc.results); got != tc.want {
 			t.Errorf("%s: Applies = %t, want %t", tc.name, got, tc.want)
 		}
-	}
-}
-
-var update = flag.Bool("update", false, "rewrite testdata/relative.txt")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update after checking):\n--- got\n%s\n--- want\n%s", name, got, want)
 	}
 }
 

@@ -3,9 +3,6 @@ package tigerbench
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,28 +10,9 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/config"
+	"github.com/cnperf/cnperf/internal/report/reporttest"
 	"github.com/cnperf/cnperf/internal/stats"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 func f(v float64) *float64 { return &v }
 
@@ -147,14 +125,14 @@ func encode(t *testing.T, runs ...*api.Run) []byte {
 
 func TestGolden(t *testing.T) {
 	run := fixtureRun(t)
-	golden(t, "results.json", encode(t, run))
-	golden(t, "results-plain.json", encode(t, plainRun()))
+	reporttest.Golden(t, "results.json", encode(t, run))
+	reporttest.Golden(t, "results-plain.json", encode(t, plainRun()))
 	// The fixture itself, for the junit encoder's tests.
 	b, err := json.MarshalIndent(run, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "run.json", append(b, '\n'))
+	reporttest.Golden(t, "run.json", append(b, '\n'))
 }
 
 // TestSchema checks the structure against tiger-bench's own reference results.json: the keys of
