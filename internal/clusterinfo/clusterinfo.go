@@ -324,11 +324,11 @@ func CNIFromNodes(nodes []corev1.Node) (cni CNI, ok bool) {
 // gains the mode; a guess from interfaces alone (a plain "bridge": Flannel's host-gw backend
 // has a cni0 and no flannel.1) or nothing gives way to the nodes' annotations.
 func mergeNodeCNI(detected, fromNodes CNI) CNI {
-	switch {
-	case detected.Name == fromNodes.Name || detected.Name == "Canal":
+	switch detected.Name {
+	case fromNodes.Name, "Canal":
 		detected.Mode = fromNodes.Mode
 		return detected
-	case detected.Name == "unknown" || detected.Name == "bridge":
+	case "unknown", "bridge":
 		return fromNodes
 	}
 	return detected

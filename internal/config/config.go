@@ -70,10 +70,10 @@ type Loaded struct {
 type Schedule int
 
 const (
-	// ScheduleCases: the plan's cases, one after the other, through the session and runner
+	// ScheduleCases runs the plan's cases, one after the other, through the session and runner
 	// on the chosen platform.
 	ScheduleCases Schedule = iota
-	// ScheduleTigerBench: tiger-bench's tests (standing config, TTFR, DNS, Calico
+	// ScheduleTigerBench runs tiger-bench's tests (standing config, TTFR, DNS, Calico
 	// reconfiguration around cnperf's cases, internal/tigerbench); they need a Kubernetes
 	// cluster.
 	ScheduleTigerBench

@@ -200,8 +200,8 @@ func readTigerBench(d *decoder, root *yaml.Node, lines LineIndex) (*api.Plan, []
 		if t.TestKind == TigerBenchDNSPerf {
 			// defaultAndValidate's checks of a dnsperf test.
 			df := fieldName("DNSPerf")
-			switch dc := t.DNSPerf; {
-			case dc == nil:
+			switch dc := t.DNSPerf; dc {
+			case nil:
 				d.errorf(item, df, "DNSPerf is required for a dnsperf test (tiger-bench's validator: required_if=TestKind dnsperf)")
 			default:
 				if dc.TargetURL == "" && dc.TargetDomain == "" {

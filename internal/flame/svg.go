@@ -67,7 +67,7 @@ func WriteSVG(w io.Writer, root *Node, o SVGOptions) error {
 		if label := fit(n.Name, wpx); label != "" {
 			fmt.Fprintf(bw, `<text x="%.2f" y="%d">%s</text>`, float64(padX)+x+3, y+fontSize, esc(label))
 		}
-		bw.WriteString("</g>\n")
+		_, _ = bw.WriteString("</g>\n") // a write error stays in bw; Flush returns it
 		cx := x
 		for _, c := range n.Children {
 			draw(c, cx, level+1)
@@ -75,8 +75,8 @@ func WriteSVG(w io.Writer, root *Node, o SVGOptions) error {
 		}
 	}
 	draw(root, 0, 0)
-	bw.WriteString("</svg>\n")
-	return bw.Flush()
+	_, _ = bw.WriteString("</svg>\n")
+	return bw.Flush() // the first error of any write above
 }
 
 // fit shortens a label to the frame's width ("" when not even 3 characters fit).

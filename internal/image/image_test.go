@@ -142,7 +142,9 @@ func TestBuildScratchArchive(t *testing.T) {
 func TestBuildErrors(t *testing.T) {
 	bin := staticBinary(t)
 	notELF := filepath.Join(t.TempDir(), "cnperf")
-	os.WriteFile(notELF, []byte("#!/bin/sh\n"), 0o755)
+	if err := os.WriteFile(notELF, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	dynamic := "/usr/bin/iperf3"
 	if info, err := inspectELF(dynamic); err != nil || info.interp == "" {
 		t.Skip("no dynamically linked /usr/bin/iperf3")
@@ -286,7 +288,9 @@ func TestImportRunContainerd(t *testing.T) {
 	}
 	defer os.RemoveAll(dir)
 	cfg := filepath.Join(dir, "config.toml")
-	os.WriteFile(cfg, []byte("version = 2\ndisabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n"), 0o644)
+	if err := os.WriteFile(cfg, []byte("version = 2\ndisabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	sock := filepath.Join(dir, "sock")
 	var logb bytes.Buffer
 	ctd := exec.Command("containerd", "--config", cfg, "--address", sock, "--root", filepath.Join(dir, "root"), "--state", filepath.Join(dir, "state"))
@@ -295,10 +299,10 @@ func TestImportRunContainerd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() {
-		ctd.Process.Kill()
-		ctd.Wait()
+		_ = ctd.Process.Kill()
+		_ = ctd.Wait()
 		// the container's rootfs mounts are gone with --rm; unmount what containerd left
-		exec.Command("umount", "-R", filepath.Join(dir, "state")).Run()
+		_ = exec.Command("umount", "-R", filepath.Join(dir, "state")).Run()
 	}()
 	ctr := func(args ...string) (string, error) {
 		out, err := exec.CommandContext(ctx, "ctr", append([]string{"--address", sock, "-n", "k8s.io"}, args...)...).CombinedOutput()

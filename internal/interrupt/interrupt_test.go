@@ -56,7 +56,7 @@ func TestThreeSignals(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	defer func() { _ = cmd.Process.Kill() }()
 	lines := make(chan string, 100)
 	go func() {
 		sc := bufio.NewScanner(out)

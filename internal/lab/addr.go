@@ -65,7 +65,6 @@ func cidr(addr netip.Addr, p netip.Prefix) string   { return fmt.Sprintf("%s/%d"
 func vtepMAC(node int) string                       { return fmt.Sprintf("0a:58:c6:12:00:%02x", node) }
 func (a addrPlan) String() string                   { return a.base.String() }
 func (a addrPlan) overlaps(p netip.Prefix) bool     { return a.base.Overlaps(p) }
-func (a addrPlan) contains(addr netip.Addr) bool    { return a.base.Contains(addr) }
 func (a addrPlan) nodeCIDR(node int) string         { return cidr(a.nodeIP(node), a.underlay()) }
 func (a addrPlan) podAddrCIDR(node, pod int) string { return cidr(a.podIP(node, pod), a.podCIDR(node)) }
 

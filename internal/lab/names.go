@@ -14,9 +14,6 @@ const Prefix = "cnp-"
 // LinkPrefix starts the name of every interface cnperf creates (all inside its namespaces).
 const LinkPrefix = "cnp"
 
-// tagRE matches a run tag: six lower-case hex digits.
-var tagRE = regexp.MustCompile(`^[0-9a-f]{6}$`)
-
 // nsRE matches a lab namespace name and captures its tag.
 var nsRE = regexp.MustCompile(`^cnp-([0-9a-f]{6})-[a-z0-9-]+$`)
 

@@ -79,7 +79,6 @@ type flowState struct {
 	lastSeq uint64 // UDP_STREAM client: last sequence number sent in the measured window
 	lostTx  int64  // UDP_RR client: transactions given up after a receive timeout
 	zc      zeroCopyStats
-	err     error
 	// connPlus1 is a TCP_CRR flow's connection of the moment plus one (0: none), so that an
 	// abort can shut it down: CRR sockets have no timeouts. connMu keeps the descriptor from
 	// being closed (and its number reused) while an abort shuts it down.

@@ -437,7 +437,7 @@ func (ss *serverSession) close() {
 	// the acceptor may still be running (setup failed before start): drain its answer
 	if ss.acceptPending {
 		select {
-		case <-ss.acceptDone:
+		case <-ss.acceptDone: //nolint:errcheck // closing: what the acceptor met no longer matters
 		case <-time.After(flowSetupTimeout + time.Second):
 		}
 	}

@@ -15,7 +15,7 @@ func streamSend(f *flowState, msgSize int, rateBps float64, mode string, stop fu
 	for i := range buf {
 		buf[i] = byte(i)
 	}
-	var memfd int = -1
+	memfd := -1
 	if mode == "sendfile" {
 		fd, err := unix.MemfdCreate("cnperf-sendfile", unix.MFD_CLOEXEC)
 		if err != nil {

@@ -2,7 +2,6 @@ package mesh
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -351,9 +350,6 @@ func (o *Options) cellFromResult(j cellJob, r *api.Result, index int) api.MeshCe
 	}
 	return cell
 }
-
-// errNoAgents is returned when a network has no agent at all.
-var errNoAgents = errors.New("no agent is up")
 
 // streamInterval is how often the node streams send a /proc snapshot: a window's edges
 // are off by at most this much (plus the stream's latency), however slow exec is.

@@ -222,7 +222,9 @@ func TestImpossibleFiguresRefused(t *testing.T) {
 		recs[2][col] = v
 		var b bytes.Buffer
 		w := csv.NewWriter(&b)
-		w.WriteAll(recs)
+		if err := w.WriteAll(recs); err != nil {
+			t.Fatal(err)
+		}
 		return b.String()
 	}
 	tests := []struct{ name, in, want string }{

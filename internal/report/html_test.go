@@ -102,7 +102,7 @@ func chromium(t *testing.T, bin, file string, extra ...string) (string, string) 
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	if cmd.Process != nil {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // leftover helpers of our own group
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // leftover helpers of our own group
 	}
 	if err != nil {
 		t.Fatalf("chromium %v: %v\n%s", extra, err, errOut.String())
@@ -375,8 +375,8 @@ func checkHeatmapDOM(t *testing.T, dom, id string, nodes []string, mat *api.Mesh
 		}
 		txt := cellText.FindStringSubmatch(c[0])
 		w := want[[2]string{cl, sv}]
-		switch {
-		case w == nil:
+		switch w {
+		case nil:
 			if c[1] != "none" || c[4] != "" || txt == nil || txt[1] != "·" {
 				t.Errorf("%s: %s → %s should be not measured: class %q value %q text %v", id, cl, sv, c[1], c[4], txt)
 			}

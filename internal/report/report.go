@@ -95,8 +95,8 @@ func FormatHelp() string {
 	return b.String()
 }
 
-// ReportFormatHelp is FormatHelp plus the formats of saved mesh runs, for cnperf report.
-func ReportFormatHelp() string {
+// FormatHelpWithMesh is FormatHelp plus the formats of saved mesh runs, for cnperf report.
+func FormatHelpWithMesh() string {
 	var b strings.Builder
 	b.WriteString(FormatHelp())
 	for _, e := range meshFormats {

@@ -292,7 +292,7 @@ func ReadRuns(r io.Reader, name string) ([]*api.Run, []string, error) {
 		}
 		if bytes.HasPrefix(b, []byte{0xef}) {
 			if bom, _ := br.Peek(3); bytes.Equal(bom, []byte("\ufeff")) {
-				br.Discard(3)
+				_, _ = br.Discard(3) // peeked: buffered, cannot fail
 				continue
 			}
 		}
@@ -302,7 +302,7 @@ func ReadRuns(r io.Reader, name string) ([]*api.Run, []string, error) {
 		if skipped++; skipped > MaxLineBytes {
 			return nil, nil, fmt.Errorf("%s: more than %d MiB of white space and no data: not a cnperf results file", name, MaxLineBytes>>20)
 		}
-		br.Discard(1)
+		_, _ = br.Discard(1) // peeked: buffered, cannot fail
 	}
 	head, _ := br.Peek(len("run.uuid,"))
 	switch {

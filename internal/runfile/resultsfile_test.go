@@ -135,7 +135,9 @@ func TestResultsFileInterruptedAndTruncated(t *testing.T) {
 	writeRun(t, path, run, false)
 	// A writer killed mid-line leaves a partial last line.
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString(`{"type":"result","uuid":"6f1c2b9e-0d6a-4e1f-9a53-3c2d7b8e4a10","result":{"profile":"TCP_`)
+	if _, err := f.WriteString(`{"type":"result","uuid":"6f1c2b9e-0d6a-4e1f-9a53-3c2d7b8e4a10","result":{"profile":"TCP_`); err != nil {
+		t.Fatal(err)
+	}
 	f.Close()
 
 	runs, warnings, err := ReadWarnings(path)
@@ -238,7 +240,9 @@ func TestReadRunsPlainJSON(t *testing.T) {
 
 func TestCreateResultsFileRefusesForeignFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "notes.txt")
-	os.WriteFile(path, []byte("my precious notes\n"), 0o644)
+	if err := os.WriteFile(path, []byte("my precious notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Create(path, reporttest.Run()); err == nil || !strings.Contains(err.Error(), "not a cnperf results file") {
 		t.Errorf("err = %v", err)
 	}
@@ -279,8 +283,12 @@ func TestResultsFileSurvivesKill(t *testing.T) {
 			fmt.Println("error:", err)
 			os.Exit(3)
 		}
-		w.AppendResult(run.Results[0])
-		w.AppendResult(run.Results[1])
+		if err := w.AppendResult(run.Results[0]); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.AppendResult(run.Results[1]); err != nil {
+			t.Fatal(err)
+		}
 		fmt.Println("ready")
 		time.Sleep(time.Minute) // killed here
 		os.Exit(0)
@@ -296,8 +304,8 @@ func TestResultsFileSurvivesKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	line, _ := bufio.NewReader(out).ReadString('\n')
-	cmd.Process.Kill() // the child's own PID
-	cmd.Wait()
+	_ = cmd.Process.Kill() // the child's own PID
+	_ = cmd.Wait()
 	if strings.TrimSpace(line) != "ready" {
 		t.Fatalf("child said %q", line)
 	}

@@ -90,15 +90,15 @@ var DefaultFutility = Futility{MinSamples: 4, Factor: 1}
 type StopReason int
 
 const (
-	// Continue: the case takes another sample.
+	// Continue means the case takes another sample.
 	Continue StopReason = iota
-	// TargetMet: the interval is within the target.
+	// TargetMet means the interval is within the target.
 	TargetMet
-	// AllFailed: the minimum number of samples ran and every one failed.
+	// AllFailed means the minimum number of samples ran and every one failed.
 	AllFailed
-	// GaveUp: the spread says the target needs more than the futility rule allows.
+	// GaveUp means the spread says the target needs more than the futility rule allows.
 	GaveUp
-	// AtLimit: the case took its maximum number of samples.
+	// AtLimit means the case took its maximum number of samples.
 	AtLimit
 )
 

@@ -42,16 +42,16 @@ func TestWriterSplitWrites(t *testing.T) {
 	for i := 0; i <= len(in); i++ {
 		var b bytes.Buffer
 		w := NewWriter(&b, false)
-		w.Write([]byte(in[:i]))
-		w.Write([]byte(in[i:]))
+		_, _ = w.Write([]byte(in[:i]))
+		_, _ = w.Write([]byte(in[i:]))
 		if b.String() != want {
 			t.Errorf("split at %d: %q, want %q", i, b.String(), want)
 		}
 	}
 	var b bytes.Buffer
 	w := NewWriter(&b, true)
-	w.Write([]byte("\r\x1b[Kcase 1/2  sample 1/3"))
-	w.Write([]byte("\r\x1b[K  sample 1 failed: \x1b[2Jiperf3: error\n"))
+	_, _ = w.Write([]byte("\r\x1b[Kcase 1/2  sample 1/3"))
+	_, _ = w.Write([]byte("\r\x1b[K  sample 1 failed: \x1b[2Jiperf3: error\n"))
 	if got, want := b.String(), "\r\x1b[Kcase 1/2  sample 1/3\r\x1b[K  sample 1 failed: iperf3: error\n"; got != want {
 		t.Errorf("%q, want %q", got, want)
 	}

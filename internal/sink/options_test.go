@@ -10,9 +10,13 @@ import (
 func TestOptions(t *testing.T) {
 	dir := t.TempDir()
 	pw := filepath.Join(dir, "pw")
-	os.WriteFile(pw, []byte("hunter2\n"), 0o600)
+	if err := os.WriteFile(pw, []byte("hunter2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tok := filepath.Join(dir, "tok")
-	os.WriteFile(tok, []byte(" abc \n"), 0o600)
+	if err := os.WriteFile(tok, []byte(" abc \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	f := Options{OpenSearchURL: "https://os:9200", Index: "perf", OpenSearchUsername: "bob",
 		OpenSearchPasswordFile: pw, PrometheusURL: "https://prom:9090", PrometheusTokenFile: tok, InsecureSkipTLSVerify: true}

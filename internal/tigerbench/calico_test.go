@@ -96,7 +96,7 @@ func TestCalicoOperatorApplyAndRestore(t *testing.T) {
 	}
 
 	// A later test that asks for nothing gets the cluster as the run found it.
-	ch, err = c.Apply(ctx, CalicoSettings{Dataplane: "iptables"})
+	_, err = c.Apply(ctx, CalicoSettings{Dataplane: "iptables"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package tigerbench
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -80,8 +81,10 @@ func (k *fakeKubelet) log(_ context.Context, _, pod, _ string) ([]byte, error) {
 }
 
 func seqOf(name string) int {
-	var n int
-	fmt.Sscanf(name[strings.LastIndex(name, "-")+1:], "%d", &n)
+	n, err := strconv.Atoi(name[strings.LastIndex(name, "-")+1:])
+	if err != nil {
+		return -1 // not a sequence number: no pod of the test has it
+	}
 	return n
 }
 
@@ -107,7 +110,9 @@ func TestTTFRCountsEveryPod(t *testing.T) {
 	missed := 0
 	for _, w := range res.Warnings {
 		if strings.Contains(w, "skipped") {
-			fmt.Sscanf(w[strings.Index(w, ": ")+2:], "%d", &missed)
+			if _, err := fmt.Sscanf(w[strings.Index(w, ": ")+2:], "%d", &missed); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	if res.PodsCreated+missed != 20 {

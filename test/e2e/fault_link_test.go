@@ -348,8 +348,8 @@ func TestFaultLossyLink(t *testing.T) {
 			t.Errorf("%s failed: %s", res.Profile, res.Error)
 			continue
 		}
-		switch {
-		case res.Profile == "TCP_RR":
+		switch res.Profile {
+		case "TCP_RR":
 			seen["rr"] = true
 			retrans := 0.0
 			for _, s := range res.Samples {
@@ -367,7 +367,7 @@ func TestFaultLossyLink(t *testing.T) {
 			if retrans == 0 {
 				t.Errorf("TCP_RR with %d %% loss counted no retransmit", lossPct)
 			}
-		case res.Profile == "UDP_STREAM":
+		case "UDP_STREAM":
 			seen["udp"] = true
 			for _, s := range res.Samples {
 				if s.LossPercent == nil {

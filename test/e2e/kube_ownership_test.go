@@ -54,7 +54,7 @@ func startRun(t *testing.T, bin, kubeconfig, ns, runID, after string) (*exec.Cmd
 		sc := bufio.NewScanner(stderr)
 		once := false
 		for sc.Scan() {
-			log.Write([]byte(sc.Text() + "\n"))
+			_, _ = log.Write([]byte(sc.Text() + "\n")) // a bytes.Buffer: never fails
 			if !once && strings.Contains(sc.Text(), after) {
 				once = true
 				close(seen)

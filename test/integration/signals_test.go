@@ -46,7 +46,7 @@ func TestSIGTERMIsSIGINT(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			defer cmd.Process.Kill()
+			defer func() { _ = cmd.Process.Kill() }()
 			var log []string
 			sc := bufio.NewScanner(stderr)
 			sent := time.Time{}

@@ -37,7 +37,6 @@ type options struct {
 	warmup   time.Duration
 	paths    []string
 	only     *regexp.Regexp
-	keep     bool
 	verbose  bool
 }
 

@@ -157,7 +157,9 @@ func TestCompareHostileFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.AppendResult(r)
+	if err := w.AppendResult(r); err != nil {
+		t.Fatal(err)
+	}
 	w.Close(*run)
 	out, errOut, err := execute(good, liar)
 	if err != nil {

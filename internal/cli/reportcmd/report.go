@@ -40,7 +40,7 @@ cnperf mesh printed them, instead of one row per pair; -o mesh-csv and -o mesh-c
 give the matrices and the cells as cnperf mesh -o csv / -o cells did.
 
 Formats:
-` + report.ReportFormatHelp() + `
+` + report.FormatHelpWithMesh() + `
 With --prometheus URL every result without metrics gets the node CPU, agent pod CPU and
 memory and interface drops of its time window from Prometheus (while Prometheus still holds
 them). With --opensearch URL the runs are also indexed into OpenSearch/Elasticsearch

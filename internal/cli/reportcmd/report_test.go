@@ -60,7 +60,9 @@ func TestReportRendersResultsFileAndJSON(t *testing.T) {
 	}
 	js := filepath.Join(dir, "run.json")
 	b, _ := json.Marshal(testRun("run-b"))
-	os.WriteFile(js, b, 0o644)
+	if err := os.WriteFile(js, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	out, errOut, err := execute(t, "", jl, js)
 	if err != nil {
@@ -87,7 +89,9 @@ func TestReportRendersResultsFileAndJSON(t *testing.T) {
 func TestReportBadInputIsUsageError(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.jsonl")
-	os.WriteFile(bad, []byte(`{"type":"run","run":{"apiVersion":"cnperf.dev/v1alpha1","kind":"Run","uuid":"x"}}`+"\n{oops\n"+`{"type":"end","uuid":"x"}`+"\n"), 0o644)
+	if err := os.WriteFile(bad, []byte(`{"type":"run","run":{"apiVersion":"cnperf.dev/v1alpha1","kind":"Run","uuid":"x"}}`+"\n{oops\n"+`{"type":"end","uuid":"x"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for name, args := range map[string][]string{
 		"corrupt file":   {bad},
 		"missing file":   {filepath.Join(dir, "nope.jsonl")},
@@ -112,17 +116,19 @@ func TestReportIndexesIntoOpenSearch(t *testing.T) {
 		paths = append(paths, r.Method+" "+r.URL.Path)
 		switch r.URL.Path {
 		case "/":
-			w.Write([]byte(`{"version":{"number":"2.18.0","distribution":"opensearch"}}`))
+			_, _ = w.Write([]byte(`{"version":{"number":"2.18.0","distribution":"opensearch"}}`))
 		case "/_bulk":
-			w.Write([]byte(`{"errors":false,"items":[{"index":{"_id":"x","status":201}}]}`))
+			_, _ = w.Write([]byte(`{"errors":false,"items":[{"index":{"_id":"x","status":201}}]}`))
 		default:
-			w.Write([]byte(`{"acknowledged":true}`))
+			_, _ = w.Write([]byte(`{"acknowledged":true}`))
 		}
 	}))
 	defer srv.Close()
 	js := filepath.Join(t.TempDir(), "run.json")
 	b, _ := json.Marshal(testRun("run-c"))
-	os.WriteFile(js, b, 0o644)
+	if err := os.WriteFile(js, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	u := strings.Replace(srv.URL, "http://", "http://elastic:hunter2@", 1)
 	_, errOut, err := execute(t, "", "--opensearch", u, "--allow-plain-http-credentials", "--index", "perf", js)
 	if err != nil {
@@ -150,7 +156,7 @@ func echoServer(t *testing.T, extra string) *httptest.Server {
 		echo := fmt.Sprintf("denied %s %s; Authorization: %s; %s", r.Method, r.URL.String(), r.Header.Get("Authorization"), extra)
 		if strings.HasPrefix(r.URL.Path, "/api/") {
 			w.WriteHeader(http.StatusUnauthorized)
-			json.NewEncoder(w).Encode(map[string]string{"status": "error", "errorType": "unauthorized", "error": echo})
+			_ = json.NewEncoder(w).Encode(map[string]string{"status": "error", "errorType": "unauthorized", "error": echo})
 			return
 		}
 		http.Error(w, `{"error":"`+echo+`"}`, http.StatusBadRequest)
@@ -167,14 +173,20 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 	secrets := []string{pw, basic, token, base64.StdEncoding.EncodeToString([]byte(token)), "s3cr3t-Pa55%3Aword"}
 	dir := t.TempDir()
 	pwFile, tokFile := filepath.Join(dir, "pw"), filepath.Join(dir, "token")
-	os.WriteFile(pwFile, []byte(pw+"\n"), 0o600)
-	os.WriteFile(tokFile, []byte(token+"\n"), 0o600)
+	if err := os.WriteFile(pwFile, []byte(pw+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tokFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	run := testRun("run-s")
 	t0 := run.StartTime
 	run.Results[0].Samples[0].StartTime, run.Results[0].Samples[0].EndTime = t0, t0.Add(2*time.Second)
 	js := filepath.Join(dir, "run.json")
 	b, _ := json.Marshal(run)
-	os.WriteFile(js, b, 0o644)
+	if err := os.WriteFile(js, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	osSrv := echoServer(t, "password was "+pw)
 	promSrv := echoServer(t, "token was "+token)
@@ -299,7 +311,9 @@ func TestReportMeshGolden(t *testing.T) {
 func TestReportMeshFormatsNeedOneMeshRun(t *testing.T) {
 	js := filepath.Join(t.TempDir(), "run.json")
 	b, _ := json.Marshal(testRun("plain"))
-	os.WriteFile(js, b, 0o644)
+	if err := os.WriteFile(js, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name    string
 		args    []string

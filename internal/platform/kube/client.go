@@ -78,7 +78,7 @@ func RESTConfig(kubeconfig, context string) (*rest.Config, error) {
 	if err != nil {
 		if kubeconfig == "" && context == "" && clientcmd.IsEmptyConfig(err) {
 			if ic, ierr := rest.InClusterConfig(); ierr == nil {
-				cfg, err = ic, nil
+				cfg = ic
 			} else {
 				return nil, fmt.Errorf("no cluster configured: no kubeconfig (KUBECONFIG, ~/.kube/config) and not in a cluster (%v)", ierr)
 			}

@@ -32,7 +32,10 @@ func localStreamer(t *testing.T) Streamer {
 		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
-		t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			<-done //nolint:errcheck // killed on purpose: the wait error only says so
+		})
 		select {
 		case err := <-done:
 			done <- err // for the cleanup

@@ -14,14 +14,14 @@ import (
 type NamespaceState int
 
 const (
-	// NamespaceCreated: cnperf created it, so cnperf may delete it.
+	// NamespaceCreated means cnperf created it, so cnperf may delete it.
 	NamespaceCreated NamespaceState = iota
-	// NamespaceExisting: it was there; it is used as is and never deleted.
+	// NamespaceExisting means it was there; it is used as is and never deleted.
 	NamespaceExisting
-	// NamespaceAppeared: someone else created it between the look-up and the create; used
+	// NamespaceAppeared means someone else created it between the look-up and the create; used
 	// as is and never deleted.
 	NamespaceAppeared
-	// NamespaceTerminating: it is being deleted and takes no new objects.
+	// NamespaceTerminating means it is being deleted and takes no new objects.
 	NamespaceTerminating
 )
 

@@ -74,7 +74,9 @@ func TestUnstickerForcesOnlyPodsOfGoneKubelets(t *testing.T) {
 				if i < len(tc.renews) {
 					l := lease("n2", tc.renews[i])
 					if _, err := cs.CoordinationV1().Leases(nodeLeaseNamespace).Update(ctx, l, metav1.UpdateOptions{}); apierrors.IsNotFound(err) {
-						_, err = cs.CoordinationV1().Leases(nodeLeaseNamespace).Create(ctx, l, metav1.CreateOptions{})
+						if _, err := cs.CoordinationV1().Leases(nodeLeaseNamespace).Create(ctx, l, metav1.CreateOptions{}); err != nil {
+							t.Fatal(err)
+						}
 					}
 				}
 				u.poll(ctx)

@@ -42,6 +42,7 @@ type Platform struct {
 	prepared, closed, execs int
 }
 
+// Name implements platform.Platform: PlatformName, "fake" when empty.
 func (p *Platform) Name() string {
 	if p.PlatformName == "" {
 		return "fake"

@@ -107,7 +107,7 @@ func join(num, unit string) string {
 	return num + " " + unit
 }
 
-// Percent formats a ratio in percent with a sign, e.g. "+3.2%", "−12.0%", for changes.
+// SignedPercent formats a ratio in percent with a sign, e.g. "+3.2%", "−12.0%", for changes.
 func SignedPercent(p float64) string {
 	if math.IsNaN(p) || math.IsInf(p, 0) {
 		return "n/a"

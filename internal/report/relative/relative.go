@@ -121,7 +121,7 @@ func p50(r api.Result) *float64 {
 	return r.Summary.LatencyMicroseconds.P50
 }
 
-// Relative compares every result with the first host-host result of the same shape, in the
+// ToHostHost compares every result with the first host-host result of the same shape, in the
 // order of the input. The host-host results compare with themselves (1.00×).
 func ToHostHost(results []api.Result) []Cost {
 	base := map[string]int{}

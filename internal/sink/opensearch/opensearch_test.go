@@ -132,14 +132,17 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"unavailable, password was `+secret+`, Authorization: `+r.Header.Get("Authorization")+`"}`, http.StatusServiceUnavailable)
 		return
 	}
-	switch {
-	case r.URL.Path == "/_bulk":
+	switch r.URL.Path {
+	case "/_bulk":
 		body, _ := io.ReadAll(r.Body)
 		lines := strings.Split(strings.TrimSpace(string(body)), "\n")
 		var items []any
 		for i := 0; i < len(lines); i += 2 {
 			var meta map[string]map[string]string
-			json.Unmarshal([]byte(lines[i]), &meta)
+			if err := json.Unmarshal([]byte(lines[i]), &meta); err != nil {
+				http.Error(w, "bad bulk meta line: "+err.Error(), http.StatusBadRequest) // the client's bug: the test fails on it
+				return
+			}
 			id := meta["index"]["_id"]
 			switch {
 			case strings.HasSuffix(id, "-0001") && f.bulk429 > 0:
@@ -151,9 +154,9 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				items = append(items, map[string]any{"index": map[string]any{"_id": id, "status": 201}})
 			}
 		}
-		json.NewEncoder(w).Encode(map[string]any{"errors": true, "items": items})
+		_ = json.NewEncoder(w).Encode(map[string]any{"errors": true, "items": items})
 	default:
-		w.Write([]byte(`{"acknowledged":true}`))
+		_, _ = w.Write([]byte(`{"acknowledged":true}`))
 	}
 }
 
@@ -223,7 +226,9 @@ func TestTLSVerification(t *testing.T) {
 		t.Errorf("insecure: %v", err)
 	}
 	ca := filepath.Join(t.TempDir(), "ca.pem")
-	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600)
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	c, err := New(Config{URL: srv.URL, CAFile: ca})
 	if err != nil {
 		t.Fatal(err)

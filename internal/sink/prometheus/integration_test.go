@@ -49,13 +49,13 @@ func start(t *testing.T, bin string, args ...string) *bytes.Buffer {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
+	go func() { _ = cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			<-done
 		}
 	})
@@ -135,7 +135,7 @@ func TestCollectFromRealPrometheus(t *testing.T) {
 	}
 	sctx, scancel := context.WithCancel(ctx)
 	defer scancel()
-	go srv.Serve(sctx)
+	go func() { _ = srv.Serve(sctx) }()
 	rep, err := loadgen.Run(ctx, loadgen.ClientConfig{Host: "127.0.0.1", Port: srv.Port(), Profile: "TCP_STREAM",
 		Duration: 3 * time.Second, ClientCPU: -1, ServerCPU: -1, Token: tok})
 	if err != nil {

@@ -61,18 +61,18 @@ func (s *stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	s.auth = append(s.auth, r.Header.Get("Authorization"))
 	q := r.URL.Query().Get("query")
-	ok := func(data any) { json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": data}) }
+	ok := func(data any) { _ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": data}) }
 	vec := func(series ...map[string]any) {
 		ok(map[string]any{"resultType": "vector", "result": series})
 	}
 	one := func(labels map[string]string, v string) map[string]any {
 		return map[string]any{"metric": labels, "value": []any{1700000000.0, v}}
 	}
-	switch {
-	case r.URL.Path == "/api/v1/targets":
+	switch r.URL.Path {
+	case "/api/v1/targets":
 		ok(map[string]any{"activeTargets": []any{map[string]any{"scrapeInterval": s.scrape, "health": "up"}}})
 		return
-	case r.URL.Path == "/api/v1/query_range":
+	case "/api/v1/query_range":
 		s.queries = append(s.queries, "range "+r.URL.Query().Get("step")+" "+q)
 		ok(map[string]any{"resultType": "matrix", "result": []any{map[string]any{"metric": map[string]string{"instance": "n1:9100"},
 			"values": []any{[]any{1.0, "40"}, []any{2.0, "95.5"}, []any{3.0, "60"}}}}})
@@ -107,7 +107,7 @@ func (s *stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		vec(one(map[string]string{"namespace": "kube-system", "pod": "cilium-x7k2p", "node": "worker-1"}, "183500800"))
 	default:
 		w.WriteHeader(400)
-		json.NewEncoder(w).Encode(map[string]any{"status": "error", "errorType": "bad_data", "error": "unexpected query " + q})
+		_ = json.NewEncoder(w).Encode(map[string]any{"status": "error", "errorType": "bad_data", "error": "unexpected query " + q})
 	}
 }
 
