@@ -169,9 +169,32 @@ if [ "$CNI" = flannel ]; then
     log "flannel built"
   fi
 fi
-# ---------------- calico (CNI=calico only; no bring-up yet) ----------------
+# ---------------- calico (CNI=calico only) ----------------
+# calico_manifests SRC DIR: what up.sh applies, from the same source as the binaries: the CRDs
+# (libcalico-go/config/crd) as crds.yaml, and the ServiceAccounts, ClusterRoles and
+# ClusterRoleBindings of calico-node and calico-cni-plugin from manifests/calico-vxlan.yaml as
+# rbac.yaml (kube-controllers is not run: nothing here needs it)
+calico_manifests() {
+  local src=$1 dir=$2 f
+  for f in "$src"/libcalico-go/config/crd/*.yaml; do echo "---"; cat "$f"; done > "$dir/crds.yaml"
+  python3 - "$src/manifests/calico-vxlan.yaml" > "$dir/rbac.yaml" <<'PY'
+import re, sys
+docs = re.split(r"(?m)^---\s*$", open(sys.argv[1]).read())
+keep = []
+for d in docs:
+    kind = re.search(r"(?m)^kind: *(\S+)", d)
+    name = re.search(r"(?m)^metadata:\n(?:  .*\n)*?  name: *(\S+)", d)
+    if kind and name and kind.group(1) in ("ServiceAccount", "ClusterRole", "ClusterRoleBinding") \
+            and name.group(1) in ("calico-node", "calico-cni-plugin"):
+        keep.append(d.strip("\n"))
+if len(keep) != 6:
+    sys.exit("calico-vxlan.yaml: expected 6 RBAC objects of calico-node and calico-cni-plugin, found %d" % len(keep))
+print("\n---\n".join(keep))
+PY
+  [ "$(grep -c '^kind: CustomResourceDefinition' "$dir/crds.yaml")" -ge 15 ] || { echo "calico: CRDs not found in $src" >&2; return 1; }
+}
 if [ "$CNI" = calico ]; then
-  if complete "$CALICO_DIR" $CALICO_BINS; then
+  if complete "$CALICO_DIR" $CALICO_BINS && [ -s "$CALICO_DIR/crds.yaml" ] && [ -s "$CALICO_DIR/rbac.yaml" ]; then
     log "calico $CALICO_COMMIT: cached"
   else
     log "calico $CALICO_COMMIT (release-v3.28): building into $CALICO_DIR (cold: ~10 min on 2 cores)"
@@ -189,7 +212,16 @@ if [ "$CNI" = calico ]; then
     fi
     TMP=$(mktemp -d "$E2E_CACHE/.tmp-calico.XXXXXX")
     # CGO_ENABLED=0: no BPF dataplane (it needs cgo); iptables/nftables and VXLAN remain
-    (cd "$W" && gox build $BUILD_FLAGS -ldflags "$BUILD_LDFLAGS" -o "$TMP/" ./node/cmd/calico-node ./cni-plugin/cmd/calico)
+    # version-stamped as calico's Makefiles do (node, felix, the CNI plugin): calico-node -startup
+    # writes it into ClusterInformation "default" (spec.calicoVersion), where cnperf reads it
+    m=github.com/projectcalico/calico
+    LD="$BUILD_LDFLAGS -X $m/node/pkg/lifecycle/startup.VERSION=$CALICO_VERSION"
+    LD="$LD -X $m/node/buildinfo.GitVersion=$CALICO_VERSION -X $m/felix/buildinfo.GitVersion=$CALICO_VERSION"
+    LD="$LD -X $m/node/buildinfo.GitRevision=$CALICO_COMMIT -X $m/felix/buildinfo.GitRevision=$CALICO_COMMIT"
+    (cd "$W" && gox build $BUILD_FLAGS -ldflags "$LD" -o "$TMP/" ./node/cmd/calico-node)
+    (cd "$W" && gox build $BUILD_FLAGS -ldflags "$BUILD_LDFLAGS -X main.VERSION=$CALICO_VERSION" -o "$TMP/" ./cni-plugin/cmd/calico)
+    "$TMP/calico-node" -v 2>&1 | grep -qx "$CALICO_VERSION" || { echo "calico-node: version stamp missing" >&2; exit 1; }
+    calico_manifests "$W" "$TMP"
     finish "$TMP" "$CALICO_DIR"
     log "calico built"
   fi

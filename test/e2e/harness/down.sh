@@ -52,7 +52,7 @@ nodes=$( { cat "$S/nodes" 2>/dev/null
 # 1. every recorded daemon at once (kubelets first in the list, so none restarts a container);
 #    the cluster is thrown away, so no graceful drain is needed
 # shellcheck disable=SC2046
-STOP_WAIT=3 QUIET_KILL=1 stop $(for i in $nodes; do echo "kubelet-node$i" "kube-proxy-node$i" "flanneld-node$i"; done) \
+STOP_WAIT=3 QUIET_KILL=1 stop $(for i in $nodes; do echo "kubelet-node$i" "kube-proxy-node$i" "flanneld-node$i" "calico-felix-node$i" "calico-tunnel-node$i"; done) \
   coredns kube-scheduler kube-controller-manager kube-apiserver etcd
 log "kubelets, kube-proxies, control plane stopped"
 

@@ -16,14 +16,16 @@ S=$E2E_STATE
 SYSCTLS="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.netfilter.nf_conntrack_max kernel.unprivileged_bpf_disabled net.core.bpf_jit_enable kernel.timer_migration"
 # host dirs kubelet/containerd/CNIs hardcode (a node's mount namespace binds NODE_PRIVATE_DIRS
 # to its own directories, so nothing should ever appear in them)
-HOST_DIRS="/var/lib/kubelet /var/lib/cni /var/log/containers /var/log/pods /run/containerd /etc/cni /opt/cni /run/flannel /run/calico /run/cilium /var/lib/calico"
+HOST_DIRS="/var/lib/kubelet /var/lib/cni /var/log/containers /var/log/pods /run/containerd /etc/cni /opt/cni /run/flannel /run/calico /run/cilium /var/lib/calico /var/log/calico /etc/calico"
 
-chains() {   # chain names in the root netns that a kube-proxy/CNI would create
+chains() {   # chain names in the root netns that a kube-proxy/CNI would create (Calico: cali-*),
+             # and Calico's ipsets (cali40*, cali60*)
   { iptables-save 2>/dev/null; iptables-legacy-save 2>/dev/null; ip6tables-save 2>/dev/null; } |
-    sed -n 's/^:\([^ ]*\) .*/\1/p' | grep -E '^(KUBE-|CNI-|CNPE2E)' | sort -u
+    sed -n 's/^:\([^ ]*\) .*/\1/p' | grep -E '^(KUBE-|CNI-|CNPE2E|cali-|FLANNEL)' | sort -u
+  ipset list -n 2>/dev/null | grep -E '^cali' | sed 's/^/ipset /'
 }
 sysctls() { local k; for k in $SYSCTLS; do echo "$k=$(sysctl -n "$k" 2>/dev/null)"; done; }
-hostfiles() { local d; for d in $HOST_DIRS; do [ -e "$d" ] && find "$d" 2>/dev/null; done | sort; }
+hostfiles() { local d; for d in $HOST_DIRS; do if [ -e "$d" ]; then find "$d" 2>/dev/null; fi; done | sort; }
 
 snapshot() {
   { echo "# chains"; chains; echo "# sysctls"; sysctls; echo "# files"; hostfiles; } > "$1"
@@ -42,7 +44,7 @@ procs() {
     p=$(awk '/^PPid:/{print $2}' "/proc/$p/status" 2>/dev/null)
   done
   find /proc/[0-9]*/exe -maxdepth 0 \( -lname "$K8S_DIR/*" -o -lname "$ETCD_DIR/*" \
-    -o -lname "$COREDNS_DIR/*" -o -lname "$PAUSE_DIR/*" -o -lname "$FLANNEL_DIR/*" \) -printf '%h %l\n' 2>/dev/null | sed 's|^/proc/||'
+    -o -lname "$COREDNS_DIR/*" -o -lname "$PAUSE_DIR/*" -o -lname "$FLANNEL_DIR/*" -o -lname "$CALICO_DIR/*" \) -printf '%h %l\n' 2>/dev/null | sed 's|^/proc/||'
   for f in $(grep -l -a -F -e "$S/" -e "/run/netns/$NAME_PREFIX-" -e "$RUN_DIR/" /proc/[0-9]*/cmdline 2>/dev/null); do
     pid=${f#/proc/}; pid=${pid%/cmdline}
     case "$anc" in *" $pid "*) continue ;; esac
@@ -61,7 +63,7 @@ found() {   # print what is left; return 0 if something is
   add "mounts" "$(awk -v s="$S/" -v r="$RUN_DIR/" -v n="/run/netns/$NAME_PREFIX-" \
     'index($5, s) == 1 || index($5, r) == 1 || index($5, n) == 1 {print $5}' /proc/self/mountinfo)"
   add "netns" "$(cd /run/netns 2>/dev/null && for n in "$NAME_PREFIX"-*; do [ -e "$n" ] && echo "$n"; done)"
-  add "links" "$(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | grep "^$NAME_PREFIX")"
+  add "links" "$(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | grep -E "^($NAME_PREFIX|cali|vxlan\.calico|flannel\.)")"
   add "routes" "$(ip route show 2>/dev/null | grep -E "^(10\.123\.0\.|10\.244\.)|dev $BR")"
   add "addresses" "$(ip -o addr show 2>/dev/null | grep -F " $APISERVER_IP/")"
   add "cgroups" "$(ls -d /sys/fs/cgroup/*/"$CGROUP_NAME" /sys/fs/cgroup/"$CGROUP_NAME" 2>/dev/null)"

@@ -44,13 +44,15 @@ FLANNEL_VERSION=${FLANNEL_VERSION:-0.28.10}
 FLANNEL_CNI_VERSION=${FLANNEL_CNI_VERSION:-0.9.1}
 FLANNEL_DIR=${FLANNEL_DIR:-$E2E_CACHE/flannel-v$FLANNEL_VERSION-cni-v$FLANNEL_CNI_VERSION-$FLAGS_HASH}
 FLANNEL_BINS="flanneld flannel"
-# Calico (CNI=calico: only built so far, no bring-up): the release-v3.28 branch (v3.28.4 + 11),
-# the one version of github.com/projectcalico/calico the module proxy serves; its zip lacks the
-# nested api/ module its go.mod replaces with ./api, which ../shared/third_party holds.
+# Calico (CNI=calico): the release-v3.28 branch (v3.28.4 + 11), the one version of
+# github.com/projectcalico/calico the module proxy serves; its zip lacks the nested api/ module
+# its go.mod replaces with ./api, which ../shared/third_party holds. CALICO_VERSION is stamped
+# into the binaries as calico's Makefiles do (git describe), so ClusterInformation says it.
 CALICO_COMMIT=a0db560f0520
+CALICO_VERSION=v3.28.4-11-g$CALICO_COMMIT
 CALICO_MODULE_VERSION=v1.11.0-cni-plugin.0.20250813170300-$CALICO_COMMIT
 CALICO_API_TARBALL=${CALICO_API_TARBALL:-$REPO_ROOT/../shared/third_party/calico-api-$CALICO_COMMIT.tar.gz}
-CALICO_DIR=${CALICO_DIR:-$E2E_CACHE/calico-$CALICO_COMMIT-$FLAGS_HASH}
+CALICO_DIR=${CALICO_DIR:-$E2E_CACHE/calico-$CALICO_VERSION-$FLAGS_HASH}
 CALICO_BINS="calico-node calico"
 # Cilium (CNI=cilium): the agent and the CNI plugin of v1.15.19 (newer lines need modules the
 # proxy does not serve), CGO_ENABLED=0, from a writable copy of the module (its go.mod and
@@ -69,9 +71,10 @@ case $NET_MODE in
   vxlan) ;;
   *) echo "NET_MODE must be routed (alias hostgw) or vxlan, not '$NET_MODE'" >&2; exit 1 ;;
 esac
-# CNI: bridge (default: the CNI bridge plugin, with NET_MODE routed|vxlan made by the harness)
-# or flannel (flanneld --kube-subnet-mgr per node + the flannel CNI plugin; CNI_MODE, alias
-# FLANNEL_MODE, vxlan (default) or host-gw). For a real CNI, NET_MODE is derived from its mode
+# CNI: bridge (default: the CNI bridge plugin, with NET_MODE routed|vxlan made by the harness),
+# flannel (flanneld --kube-subnet-mgr per node + the flannel CNI plugin; CNI_MODE, alias
+# FLANNEL_MODE, vxlan (default) or host-gw) or calico (calico-node -felix per node + the calico
+# CNI plugin and calico-ipam; CNI_MODE vxlan). For a real CNI, NET_MODE is derived from its mode
 # (vxlan -> vxlan, host-gw -> routed) so tests that only care about encapsulation keep working.
 CNI=${CNI:-bridge}
 case $CNI in
@@ -83,7 +86,10 @@ case $CNI in
       host-gw|hostgw|routed) CNI_MODE=host-gw NET_MODE=routed ;;
       *) echo "CNI_MODE (FLANNEL_MODE) must be vxlan or host-gw for CNI=flannel, not '$CNI_MODE'" >&2; exit 1 ;;
     esac ;;
-  calico) CNI_MODE=${CNI_MODE:-vxlan} NET_MODE=vxlan ;;   # build-bins.sh only (up.sh refuses)
+  calico)
+    CNI_MODE=${CNI_MODE:-vxlan}
+    [ "$CNI_MODE" = vxlan ] || { echo "CNI_MODE must be vxlan for CNI=calico (no BIRD: no BGP routing; the kernel has no IPIP), not '$CNI_MODE'" >&2; exit 1; }
+    NET_MODE=vxlan ;;
   cilium)
     CNI_MODE=${CNI_MODE:-vxlan}
     case $CNI_MODE in
@@ -91,7 +97,7 @@ case $CNI in
       native|routed) CNI_MODE=native NET_MODE=routed ;;
       *) echo "CNI_MODE must be vxlan or native for CNI=cilium, not '$CNI_MODE'" >&2; exit 1 ;;
     esac ;;
-  *) echo "CNI must be bridge, flannel or cilium (calico: build only), not '$CNI'" >&2; exit 1 ;;
+  *) echo "CNI must be bridge, flannel, calico or cilium, not '$CNI'" >&2; exit 1 ;;
 esac
 # zones: 3+ nodes -> two zones by default; 2 nodes -> one zone unless ZONES=2
 case ${ZONES:-} in ""|[1-9]) ;; *) echo "ZONES must be a small number, not '$ZONES'" >&2; exit 1 ;; esac
@@ -120,6 +126,9 @@ MNT_DIR=$RUN_DIR/mnt             # node mount namespaces, one file per node (bin
 NODE_PRIVATE_DIRS="/var/lib/cni /run/flannel /run/containerd"
 # Cilium's state dir and API socket (/var/run/cilium/cilium.sock, hardcoded in its CNI plugin)
 if [ "$CNI" = cilium ]; then NODE_PRIVATE_DIRS="$NODE_PRIVATE_DIRS /run/cilium"; fi
+# Calico: /var/run/calico (= /run/calico: felix's status, the CNI plugin's lock), /var/lib/calico
+# (nodename, mtu), /var/log/calico (file logs, off but bound in case)
+if [ "$CNI" = calico ]; then NODE_PRIVATE_DIRS="$NODE_PRIVATE_DIRS /run/calico /var/lib/calico /var/log/calico"; fi
 PAUSE_IMAGE=localhost/cnperf-e2e/pause:v1
 
 node_name() { echo "node$1"; }

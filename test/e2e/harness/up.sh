@@ -10,9 +10,10 @@
 #   pods: node N gets 10.244.N.0/24. CNI=bridge (default): CNI bridge + host-local;
 #     NET_MODE=routed (alias hostgw): host routes between nodes; NET_MODE=vxlan: VXLAN overlay.
 #     CNI=flannel: flanneld --kube-subnet-mgr per node + the flannel CNI plugin, CNI_MODE
-#     (alias FLANNEL_MODE) vxlan or host-gw
+#     (alias FLANNEL_MODE) vxlan or host-gw. CNI=calico: calico-node (-felix) per node + the
+#     calico CNI plugin with calico-ipam (one IPPool per node podCIDR), VXLAN
 #   services: 10.96.0.0/16, DNS 10.96.0.10
-# usage: up.sh   env: NODES=2 CNI=bridge|flannel NET_MODE=routed|vxlan CNI_MODE=vxlan|host-gw ZONES=1|2 DNS=1|0 EXTRA_IMAGE_TAGS="name:tag ..."
+# usage: up.sh   env: NODES=2 CNI=bridge|flannel|calico NET_MODE=routed|vxlan CNI_MODE=vxlan|host-gw ZONES=1|2 DNS=1|0 EXTRA_IMAGE_TAGS="name:tag ..."
 #                     E2E_KEEP_ON_FAIL=1 (leave a failed bring-up in place for debugging)
 # On success: $E2E_STATE/admin.kubeconfig and $E2E_STATE/e2e.env (source it). On failure
 # everything is torn down again (down.sh) and the exit status is non-zero.
@@ -36,7 +37,11 @@ for t in containerd containerd-shim-runc-v2 runc ctr nsenter setsid ip bridge ip
   command -v $t >/dev/null || die "missing $t (see test/e2e/harness/ci.sh for the apt packages)"
 done
 for p in bridge host-local portmap loopback; do [ -x "$CNI_BIN/$p" ] || die "missing CNI plugin $CNI_BIN/$p"; done
-[ "$CNI" != calico ] || die "CNI=calico: its binaries build (CNI=calico build-bins.sh), the bring-up is not written yet (issue 19)"
+if [ "$CNI" = calico ]; then
+  for b in $CALICO_BINS; do [ -x "$CALICO_DIR/$b" ] || die "missing $CALICO_DIR/$b: run CNI=calico $HARNESS/build-bins.sh"; done
+  for f in crds.yaml rbac.yaml; do [ -s "$CALICO_DIR/$f" ] || die "missing $CALICO_DIR/$f: run CNI=calico $HARNESS/build-bins.sh"; done
+  command -v ipset >/dev/null || die "missing ipset (felix programs ipsets with it; see test/e2e/harness/ci.sh)"
+fi
 [ "$CNI" != cilium ] || die "CNI=cilium: its binaries build (CNI=cilium build-bins.sh), the bring-up is not written yet (issue 19)"
 if [ "$CNI" = flannel ]; then
   for b in $FLANNEL_BINS; do [ -x "$FLANNEL_DIR/$b" ] || die "missing $FLANNEL_DIR/$b: run CNI=flannel $HARNESS/build-bins.sh"; done
@@ -211,11 +216,16 @@ mtu=1500; [ "$NET_MODE" = vxlan ] && mtu=1450
 # the CNI plugins containerd runs: /usr/lib/cni, or for a real CNI a directory that adds its
 # plugin (containerd 1.6 takes one bin_dir; the flannel plugin delegates to bridge and host-local)
 NODE_CNI_BIN=$CNI_BIN
-if [ "$CNI" = flannel ]; then
+if [ "$CNI" = flannel ] || [ "$CNI" = calico ]; then
   NODE_CNI_BIN=$S/cni-bin
   mkdir -p "$NODE_CNI_BIN"
   for p in "$CNI_BIN"/*; do ln -s "$p" "$NODE_CNI_BIN/"; done
-  ln -s "$FLANNEL_DIR/flannel" "$NODE_CNI_BIN/flannel"
+  if [ "$CNI" = flannel ]; then
+    ln -s "$FLANNEL_DIR/flannel" "$NODE_CNI_BIN/flannel"
+  else   # one binary, two plugins: it is calico-ipam when called by that name
+    ln -s "$CALICO_DIR/calico" "$NODE_CNI_BIN/calico"
+    ln -s "$CALICO_DIR/calico" "$NODE_CNI_BIN/calico-ipam"
+  fi
 fi
 for i in $(seq 1 "$NODES"); do
   n=$(node_name "$i"); D=$S/$n
@@ -533,6 +543,123 @@ KCFG
   "plugins": [
     {"type": "flannel", "delegate": {"hairpinMode": true, "isDefaultGateway": true}},
     {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+JSON
+  done
+fi
+if [ "$CNI" = calico ]; then
+  # Calico as calico-vxlan.yaml deploys it, without BIRD/confd (CALICO_NETWORKING_BACKEND=vxlan)
+  # and with the Kubernetes datastore: its CRDs (libcalico-go/config/crd) and the RBAC of
+  # calico-node and calico-cni-plugin (from calico-vxlan.yaml), both put next to the binaries by
+  # build-bins.sh. calico-node is a process per node (not a DaemonSet: there is no image), run as
+  # the image's rc.local runs it: -startup, -allocate-tunnel-addrs once, then -felix and
+  # -allocate-tunnel-addrs as daemons.
+  $KC apply --server-side -f "$CALICO_DIR/crds.yaml" >/dev/null
+  $KC wait --for=condition=Established --timeout=60s -f "$CALICO_DIR/crds.yaml" >/dev/null
+  $KC apply -f "$CALICO_DIR/rbac.yaml" >/dev/null
+  # IPAM: calico-ipam (Calico's own: blocks of /26 with node affinity, handles), from one IPPool
+  # per node holding that node's podCIDR (nodeSelector), so pod addresses stay where the harness
+  # routes them (the root netns reaches node N's pods via 10.244.N.0/24) and are the same as with
+  # CNI=bridge|flannel. VXLAN always (what CALICO_IPV4POOL_VXLAN=Always makes of the default
+  # pool, which NO_DEFAULT_POOLS=true turns off), natOutgoing as the default pool has it.
+  for i in $(seq 1 "$NODES"); do
+    cat <<YAML
+---
+apiVersion: crd.projectcalico.org/v1
+kind: IPPool
+metadata: {name: cnpe2e-$(node_name "$i")}
+spec:
+  cidr: $(pod_cidr "$i")
+  blockSize: 26
+  vxlanMode: Always
+  ipipMode: Never
+  natOutgoing: true
+  nodeSelector: kubernetes.io/hostname == "$(node_name "$i")"
+  allowedUses: [Workload, Tunnel]
+YAML
+  done | $KC apply -f - >/dev/null
+  calico_kubeconfig() { # SERVICEACCOUNT FILE: a kubeconfig with the ServiceAccount's token (24 h)
+    local token
+    token=$($KC -n kube-system create token "$1" --duration=24h)
+    cat > "$2" <<KCFG
+apiVersion: v1
+kind: Config
+clusters:
+- cluster: {server: "https://$APISERVER_IP:6443", certificate-authority: "$P/ca.crt"}
+  name: cnperf-e2e
+users:
+- name: $1
+  user: {token: "$token"}
+contexts:
+- context: {cluster: cnperf-e2e, user: $1}
+  name: $1
+current-context: $1
+KCFG
+  }
+  calico_kubeconfig calico-node "$S/calico-node.kubeconfig"
+  calico_kubeconfig calico-cni-plugin "$S/calico-cni.kubeconfig"
+  for i in $(seq 1 "$NODES"); do
+    n=$(node_name "$i")
+    # the environment of calico-vxlan.yaml's calico-node container, plus what a process outside
+    # that image needs: its node name for felix (rc.local exports FELIX_FELIXHOSTNAME), no
+    # syslog or log files, no usage reporting (nothing may leave the machine), no XDP/BPF
+    cenv=(env DATASTORE_TYPE=kubernetes FELIX_DATASTORETYPE=kubernetes KUBECONFIG="$S/calico-node.kubeconfig"
+      NODENAME="$n" FELIX_FELIXHOSTNAME="$n" CALICO_NETWORKING_BACKEND=vxlan CLUSTER_TYPE=k8s
+      WAIT_FOR_DATASTORE=true IP=autodetect IP_AUTODETECTION_METHOD=interface=eth0
+      NO_DEFAULT_POOLS=true CALICO_IPV4POOL_IPIP=Never CALICO_IPV4POOL_VXLAN=Always
+      CALICO_DISABLE_FILE_LOGGING=true FELIX_DEFAULTENDPOINTTOHOSTACTION=ACCEPT FELIX_IPV6SUPPORT=false
+      FELIX_HEALTHENABLED=true FELIX_LOGFILEPATH=none FELIX_LOGSEVERITYSYS=none FELIX_LOGSEVERITYSCREEN=info
+      FELIX_USAGEREPORTINGENABLED=false FELIX_XDPENABLED=false FELIX_BPFENABLED=false
+      FELIX_DebugSkipCTLBCleanup=true)
+    # FELIX_DebugSkipCTLBCleanup (felix's switch for its FV tests): at start felix removes a BPF
+    # connect-time load balancer left by BPF mode, through BPF syscalls that a build without cgo
+    # only has as stubs that panic ("BPF syscall stub"); there is none to remove here
+    # a pod's only route is "default via 169.254.1.1", which the node's cali* veth answers by
+    # proxy ARP, and the kernel answers proxy ARP only for an address it has a route to through
+    # another device: Calico's nodes have a default route, these have none on purpose (nothing
+    # may leave the machine), so the node gets a route to that one address instead
+    nsx "$i" ip route add 169.254.1.1/32 dev eth0
+    nsn "$i" "${cenv[@]}" "$CALICO_DIR/calico-node" -startup > "$S/logs/calico-startup-$n.log" 2>&1 ||
+      { echo "calico-node -startup failed on $n (log $S/logs/calico-startup-$n.log)" >&2; false; }
+    nsn "$i" "${cenv[@]}" "$CALICO_DIR/calico-node" -allocate-tunnel-addrs -allocate-tunnel-addrs-run-once \
+      >> "$S/logs/calico-startup-$n.log" 2>&1 ||
+      { echo "calico-node -allocate-tunnel-addrs failed on $n (log $S/logs/calico-startup-$n.log)" >&2; false; }
+    # felix exits on purpose when some configuration changes (e.g. an IPPool's encapsulation:
+    # "Exiting for encapsulation change") and counts on being restarted, as the calico/node
+    # image's runit does: so it runs in a loop that restarts it, and that ends it on SIGTERM
+    start "calico-felix-$n" nsenter --net="/run/netns/$(node_ns "$i")" --mount="$(node_mnt "$i")" \
+      bash -c 'trap "kill \$c 2>/dev/null; exit 0" TERM INT
+        while :; do "$@" & c=$!; wait $c; echo "felix exited (status $?): restarting it"; sleep 1; done' \
+      felix-loop "${cenv[@]}" "$CALICO_DIR/calico-node" -felix
+    start "calico-tunnel-$n" nsenter --net="/run/netns/$(node_ns "$i")" --mount="$(node_mnt "$i")" \
+      "${cenv[@]}" "$CALICO_DIR/calico-node" -allocate-tunnel-addrs
+  done
+  for i in $(seq 1 "$NODES"); do
+    n=$(node_name "$i"); D=$S/$n
+    # felix has programmed the node (vxlan.calico) and written the MTU the CNI plugin uses
+    wait_for "felix on $n (vxlan.calico, /var/lib/calico/mtu)" 180 \
+      bash -c 'test -s "$1" && nsenter --net="$2" ip link show vxlan.calico' _ "$D/host/var_lib_calico/mtu" "/run/netns/$(node_ns "$i")"
+    # the CNI configuration as calico-vxlan.yaml's cni_network_config (install-cni fills it in);
+    # written once felix is up, so the node turns Ready only when pods can get a network. mtu 0:
+    # the plugin takes felix's /var/lib/calico/mtu
+    cat > "$D/cni/net.d/10-calico.conflist" <<JSON
+{
+  "name": "k8s-pod-network",
+  "cniVersion": "0.3.1",
+  "plugins": [
+    {
+      "type": "calico",
+      "log_level": "info",
+      "log_file_path": "$S/logs/calico-cni-$n.log",
+      "datastore_type": "kubernetes",
+      "nodename": "$n",
+      "mtu": 0,
+      "ipam": {"type": "calico-ipam"},
+      "policy": {"type": "k8s"},
+      "kubernetes": {"kubeconfig": "$S/calico-cni.kubeconfig"}
+    },
+    {"type": "portmap", "snat": true, "capabilities": {"portMappings": true}}
   ]
 }
 JSON
