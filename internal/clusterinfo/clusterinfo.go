@@ -87,10 +87,16 @@ func Collect(ctx context.Context, in Input) (*api.ClusterDetails, error) {
 	if fromNodes, ok := CNIFromNodes(nodes.Items); ok {
 		cni = mergeNodeCNI(cni, fromNodes)
 	}
-	cd.CNI, cd.CNIVersion, cd.CNIMode = cni.Name, cni.Version, cni.Mode
 	if cni.Name == "Calico" || cni.Name == "Canal" {
 		cd.Calico = calicoDetails(ctx, in.Client, cni)
+		if cni.Version == "" {
+			cni.Version = cd.Calico.Version
+		}
+		if cni.Name == "Calico" {
+			cni.Mode = CalicoMode(cd.Calico)
+		}
 	}
+	cd.CNI, cd.CNIVersion, cd.CNIMode = cni.Name, cni.Version, cni.Mode
 
 	cd.KubeProxyMode = kubeProxyMode(ctx, in, workloads, cni, warn)
 
@@ -298,10 +304,32 @@ func DetectCNI(workloads []Workload, nodeIfaces []string) CNI {
 // flannel.alpha.coreos.com.
 const flannelBackendType = "/backend-type"
 
+// calicoNodeAnnotations are what calico-node writes on its node object (the Kubernetes
+// datastore keeps Calico's node resource there): its address (-startup) and its tunnel
+// addresses (-allocate-tunnel-addrs), in the order looked for.
+var calicoNodeAnnotations = []string{
+	"projectcalico.org/IPv4VXLANTunnelAddr", "projectcalico.org/IPv4IPIPTunnelAddr", "projectcalico.org/IPv4Address",
+}
+
 // CNIFromNodes names the CNI from what it wrote on the node objects: flanneld's annotations
-// (flannel.alpha.coreos.com/backend-type and friends), which exist however flanneld runs (a
-// DaemonSet or a process on the node). ok is false when no node carries them.
+// (flannel.alpha.coreos.com/backend-type and friends) or calico-node's (projectcalico.org/...),
+// which exist however the CNI runs (a DaemonSet or a process on the node). Flannel's come first
+// (Canal's nodes carry both). ok is false when no node carries them.
 func CNIFromNodes(nodes []corev1.Node) (cni CNI, ok bool) {
+	if cni, ok := flannelFromNodes(nodes); ok {
+		return cni, true
+	}
+	for _, n := range nodes {
+		for _, k := range calicoNodeAnnotations {
+			if n.Annotations[k] != "" {
+				return CNI{Name: "Calico", Evidence: "node " + n.Name + " annotation " + k}, true
+			}
+		}
+	}
+	return CNI{}, false
+}
+
+func flannelFromNodes(nodes []corev1.Node) (cni CNI, ok bool) {
 	for _, n := range nodes {
 		keys := make([]string, 0, len(n.Annotations))
 		for k := range n.Annotations {
@@ -435,24 +463,56 @@ func ModeFromConfig(conf string) (mode string, ok bool) {
 	return "iptables", true
 }
 
-// calicoDetails reads Calico's IP pools (encapsulation) and FelixConfiguration (dataplane,
-// WireGuard) from the CRDs, when readable.
+// CalicoMode is Calico's mode as cnperf shows it: encapsulation and dataplane, e.g.
+// "VXLAN, iptables", "None, bpf"; what is not known is left out.
+func CalicoMode(d *api.CalicoDetails) string {
+	if d == nil {
+		return ""
+	}
+	var parts []string
+	for _, p := range []string{d.Encapsulation, d.Dataplane} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// calicoDetails reads Calico's IP pools (encapsulation), FelixConfiguration (dataplane,
+// WireGuard) and ClusterInformation (version, cluster type) from the CRDs, when readable.
 func calicoDetails(ctx context.Context, cs kubernetes.Interface, cni CNI) *api.CalicoDetails {
-	d := &api.CalicoDetails{Product: "calico", Version: cni.Version}
 	rc := cs.Discovery().RESTClient()
 	if rc == nil {
-		return d
+		return &api.CalicoDetails{Product: "calico", Version: cni.Version}
 	}
-	var pools struct {
+	get := func(path string) []byte {
+		raw, err := rc.Get().AbsPath("/apis/crd.projectcalico.org/v1/" + path).DoRaw(ctx)
+		if err != nil {
+			return nil
+		}
+		return raw
+	}
+	return CalicoFromObjects(cni.Version, get("ippools"), get("felixconfigurations"), get("clusterinformations/default"))
+}
+
+// CalicoFromObjects reads Calico's details from its objects as the API returns them (JSON):
+// the IPPool list (encapsulation of the first pool, IP family of all), the FelixConfiguration
+// list ("default": BPF or iptables and its backend, WireGuard) and ClusterInformation
+// "default" (calicoVersion, unless version is already known from an image; clusterType).
+// A nil or unreadable object leaves its details empty.
+func CalicoFromObjects(version string, pools, felixConfigs, clusterInfo []byte) *api.CalicoDetails {
+	d := &api.CalicoDetails{Product: "calico", Version: version}
+	var pl struct {
 		Items []struct {
 			Spec struct {
+				CIDR      string `json:"cidr"`
 				IPIPMode  string `json:"ipipMode"`
 				VXLANMode string `json:"vxlanMode"`
 			} `json:"spec"`
 		} `json:"items"`
 	}
-	if raw, err := rc.Get().AbsPath("/apis/crd.projectcalico.org/v1/ippools").DoRaw(ctx); err == nil && json.Unmarshal(raw, &pools) == nil && len(pools.Items) > 0 {
-		s := pools.Items[0].Spec
+	if pools != nil && json.Unmarshal(pools, &pl) == nil && len(pl.Items) > 0 {
+		s := pl.Items[0].Spec
 		switch {
 		case s.VXLANMode != "" && s.VXLANMode != "Never":
 			d.Encapsulation = "VXLAN" + strings.TrimPrefix(s.VXLANMode, "Always")
@@ -461,6 +521,22 @@ func calicoDetails(ctx context.Context, cs kubernetes.Interface, cni CNI) *api.C
 		default:
 			d.Encapsulation = "None"
 		}
+		var v4, v6 bool
+		for _, p := range pl.Items {
+			if strings.Contains(p.Spec.CIDR, ":") {
+				v6 = true
+			} else if p.Spec.CIDR != "" {
+				v4 = true
+			}
+		}
+		switch {
+		case v4 && v6:
+			d.IPFamily = "dual"
+		case v6:
+			d.IPFamily = "ipv6"
+		case v4:
+			d.IPFamily = "ipv4"
+		}
 	}
 	var felix struct {
 		Items []struct {
@@ -468,16 +544,21 @@ func calicoDetails(ctx context.Context, cs kubernetes.Interface, cni CNI) *api.C
 				Name string `json:"name"`
 			} `json:"metadata"`
 			Spec struct {
-				BPFEnabled       *bool `json:"bpfEnabled"`
-				WireguardEnabled *bool `json:"wireguardEnabled"`
+				BPFEnabled       *bool  `json:"bpfEnabled"`
+				WireguardEnabled *bool  `json:"wireguardEnabled"`
+				IptablesBackend  string `json:"iptablesBackend"`
 			} `json:"spec"`
 		} `json:"items"`
 	}
-	if raw, err := rc.Get().AbsPath("/apis/crd.projectcalico.org/v1/felixconfigurations").DoRaw(ctx); err == nil && json.Unmarshal(raw, &felix) == nil {
+	if felixConfigs != nil && json.Unmarshal(felixConfigs, &felix) == nil {
 		d.Dataplane = "iptables"
 		for _, f := range felix.Items {
 			if f.Metadata.Name != "default" {
 				continue
+			}
+			switch b := strings.ToLower(f.Spec.IptablesBackend); b {
+			case "nft", "legacy":
+				d.Dataplane = "iptables-" + b
 			}
 			if f.Spec.BPFEnabled != nil && *f.Spec.BPFEnabled {
 				d.Dataplane = "bpf"
@@ -486,6 +567,18 @@ func calicoDetails(ctx context.Context, cs kubernetes.Interface, cni CNI) *api.C
 				d.WireguardEnabled = *f.Spec.WireguardEnabled
 			}
 		}
+	}
+	var ci struct {
+		Spec struct {
+			CalicoVersion string `json:"calicoVersion"`
+			ClusterType   string `json:"clusterType"`
+		} `json:"spec"`
+	}
+	if clusterInfo != nil && json.Unmarshal(clusterInfo, &ci) == nil {
+		if d.Version == "" {
+			d.Version = ci.Spec.CalicoVersion
+		}
+		d.ClusterType = ci.Spec.ClusterType
 	}
 	return d
 }

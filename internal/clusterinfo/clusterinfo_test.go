@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/kubernetes/fake"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
 )
 
 func ds(ns, name string, images ...string) Workload {
@@ -176,6 +178,8 @@ func TestCNIFromNodes(t *testing.T) {
 			CNI{Name: "Flannel", Mode: "vxlan", Evidence: "node node1 annotation flannel.alpha.coreos.com/backend-type"}, true},
 		{[]string{"flannel-host-gw-node2.json"},
 			CNI{Name: "Flannel", Mode: "host-gw", Evidence: "node node2 annotation flannel.alpha.coreos.com/backend-type"}, true},
+		{[]string{"calico-vxlan-node1.json"},
+			CNI{Name: "Calico", Evidence: "node node1 annotation projectcalico.org/IPv4VXLANTunnelAddr"}, true},
 		{[]string{"bridge-node1.json"}, CNI{}, false},
 		{nil, CNI{}, false},
 	}
@@ -241,5 +245,52 @@ func TestCollectFlannelProcess(t *testing.T) {
 	}
 	if cd.CNI != "Flannel" || cd.CNIMode != "host-gw" || cd.CNIVersion != "" {
 		t.Errorf("CNI = %q %q mode %q, want Flannel, no version, host-gw", cd.CNI, cd.CNIVersion, cd.CNIMode)
+	}
+}
+
+// readCalico reads an object of the e2e cluster with CNI=calico as the API server returned it
+// (`kubectl get ippools.crd.projectcalico.org -o json` and friends, docs/e2e.md).
+func readCalico(t *testing.T, file string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "calico", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func TestCalicoFromObjects(t *testing.T) {
+	pools, felix, ci := readCalico(t, "ippools.json"), readCalico(t, "felixconfigurations.json"), readCalico(t, "clusterinformation-default.json")
+	bpf := []byte(`{"items":[{"metadata":{"name":"node.node1"},"spec":{"bpfEnabled":false}},{"metadata":{"name":"default"},"spec":{"bpfEnabled":true,"wireguardEnabled":true}}]}`)
+	nft := []byte(`{"items":[{"metadata":{"name":"default"},"spec":{"iptablesBackend":"NFT"}}]}`)
+	tests := []struct {
+		name                      string
+		version                   string
+		pools, felix, clusterInfo []byte
+		want                      api.CalicoDetails
+		mode                      string
+	}{
+		// calico-node run as a process (no image): the version is ClusterInformation's
+		{"e2e cluster, CNI=calico", "", pools, felix, ci,
+			api.CalicoDetails{Product: "calico", Version: "v3.28.4-11-ga0db560f0520", Encapsulation: "VXLAN", Dataplane: "iptables",
+				IPFamily: "ipv4", ClusterType: "k8s,kdd"}, "VXLAN, iptables"},
+		{"an image's tag wins over ClusterInformation", "v3.28.5", pools, felix, ci,
+			api.CalicoDetails{Product: "calico", Version: "v3.28.5", Encapsulation: "VXLAN", Dataplane: "iptables",
+				IPFamily: "ipv4", ClusterType: "k8s,kdd"}, "VXLAN, iptables"},
+		{"default FelixConfiguration in BPF mode", "", nil, bpf, nil,
+			api.CalicoDetails{Product: "calico", Dataplane: "bpf", WireguardEnabled: true}, "bpf"},
+		{"iptables backend set", "", nil, nft, nil, api.CalicoDetails{Product: "calico", Dataplane: "iptables-nft"}, "iptables-nft"},
+		{"nothing readable", "", nil, nil, nil, api.CalicoDetails{Product: "calico"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := CalicoFromObjects(tt.version, tt.pools, tt.felix, tt.clusterInfo)
+			if *got != tt.want {
+				t.Errorf("got  %+v\nwant %+v", *got, tt.want)
+			}
+			if m := CalicoMode(got); m != tt.mode {
+				t.Errorf("mode %q, want %q", m, tt.mode)
+			}
+		})
 	}
 }
