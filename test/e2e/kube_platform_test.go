@@ -42,7 +42,8 @@ type kpCluster struct {
 	zones      int
 	netMode    string
 	// cni and cniMode are what cnperf must detect: "bridge" and "" for the harness's bridge
-	// plugin (NET_MODE is the harness's, not the CNI's), "Flannel" and its backend for flannel.
+	// plugin (NET_MODE is the harness's, not the CNI's), "Flannel" and its backend for flannel,
+	// "Calico" and its encapsulation and dataplane for calico.
 	cni, cniMode string
 	cs           kubernetes.Interface
 }
@@ -66,8 +67,11 @@ func kpClusterFromEnv(t *testing.T) kpCluster {
 	case "", "bridge":
 	case "flannel":
 		cl.cni, cl.cniMode = "Flannel", os.Getenv("CNPERF_E2E_CNI_MODE")
+	case "calico":
+		// encapsulation (the IPPools' vxlanMode Always) and dataplane (FelixConfiguration)
+		cl.cni, cl.cniMode = "Calico", "VXLAN, iptables"
 	default:
-		t.Fatalf("CNPERF_E2E_CNI=%q: this test knows bridge and flannel", c)
+		t.Fatalf("CNPERF_E2E_CNI=%q: this test knows bridge, flannel and calico", c)
 	}
 	return cl
 }

@@ -7,8 +7,10 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 )
@@ -40,6 +42,9 @@ func (p *Platform) explainer(pl *api.Placement) func(context.Context, error) str
 		}
 		if podClient && kubeletUnreachable(err) {
 			why = append(why, fmt.Sprintf("the API server could not reach the kubelet of node %s, where client pod %s runs", pl.Client.Node, pl.Client.Pod))
+		}
+		if len(why) == 0 && unreachable(err) {
+			why = append(why, p.policyTrouble(ctx, pl)...)
 		}
 		return strings.Join(why, "; ")
 	}
@@ -91,4 +96,81 @@ func kubeletUnreachable(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "error dialing backend") ||
 		(strings.Contains(msg, "error sending request") && strings.Contains(msg, "/exec/") && strings.Contains(msg, "dial tcp"))
+}
+
+// unreachable says whether err looks like traffic that got no answer or was refused (what a
+// NetworkPolicy that denies it looks like to the client: dropped packets time out, a REJECT
+// refuses), as opposed to e.g. a tool's bad output.
+func unreachable(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := strings.ToLower(err.Error())
+	for _, s := range []string{"timeout", "timed out", "connection refused", "no route to host", "unreachable", "deadline exceeded", "connect:"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// policyTrouble names the NetworkPolicies of the namespace that select the server pod for
+// ingress or the client pod for egress: when traffic between them gets no answer, one of them
+// (or its absence of an allow rule) is the likely cause. Pods on the host network are not
+// subject to NetworkPolicy. Nil when none select them, or when they cannot be listed.
+func (p *Platform) policyTrouble(ctx context.Context, pl *api.Placement) []string {
+	if pl.Server.Pod == "" && pl.Client.Pod == "" {
+		return nil
+	}
+	pols, err := p.cs.NetworkingV1().NetworkPolicies(p.s.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil || len(pols.Items) == 0 {
+		return nil
+	}
+	var why []string
+	for _, side := range []struct {
+		ep  api.Endpoint
+		typ networkingv1.PolicyType
+		dir string
+	}{{pl.Server, networkingv1.PolicyTypeIngress, "ingress"}, {pl.Client, networkingv1.PolicyTypeEgress, "egress"}} {
+		if side.ep.Pod == "" || side.ep.Node == "local" {
+			continue
+		}
+		pod, err := p.cs.CoreV1().Pods(p.s.Namespace).Get(ctx, side.ep.Pod, metav1.GetOptions{})
+		if err != nil || pod.Spec.HostNetwork {
+			continue
+		}
+		var names []string
+		for i := range pols.Items {
+			np := &pols.Items[i]
+			sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+			if err != nil || !sel.Matches(labels.Set(pod.Labels)) || !policyHasType(np, side.typ) {
+				continue
+			}
+			names = append(names, np.Name)
+		}
+		if len(names) == 0 {
+			continue
+		}
+		list := strings.Join(names, ", ")
+		if len(names) > 3 {
+			list = fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
+		}
+		why = append(why, fmt.Sprintf("%s pod %s/%s is selected for %s by NetworkPolicy %s: traffic they do not allow is dropped (a likely cause)",
+			side.ep.Role, p.s.Namespace, side.ep.Pod, side.dir, list))
+	}
+	return why
+}
+
+// policyHasType says whether a NetworkPolicy applies to traffic of type t: its policyTypes,
+// or when it has none, ingress always and egress when it has egress rules (the API's default).
+func policyHasType(np *networkingv1.NetworkPolicy, t networkingv1.PolicyType) bool {
+	if len(np.Spec.PolicyTypes) == 0 {
+		return t == networkingv1.PolicyTypeIngress || len(np.Spec.Egress) > 0
+	}
+	for _, pt := range np.Spec.PolicyTypes {
+		if pt == t {
+			return true
+		}
+	}
+	return false
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
@@ -28,6 +29,14 @@ func TestExplainer(t *testing.T) {
 	node := func(name string, st corev1.ConditionStatus) *corev1.Node {
 		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
 			{Type: corev1.NodeReady, Status: st, Reason: "NodeStatusUnknown"}}}}
+	}
+	labelled := func(k, v string) func(*corev1.Pod) {
+		return func(p *corev1.Pod) { p.Labels = map[string]string{k: v} }
+	}
+	// denyAll selects the pods with these labels (nil: every pod) and allows nothing of type typ
+	denyAll := func(name string, sel map[string]string, typ networkingv1.PolicyType) *networkingv1.NetworkPolicy {
+		return &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
+			Spec: networkingv1.NetworkPolicySpec{PodSelector: metav1.LabelSelector{MatchLabels: sel}, PolicyTypes: []networkingv1.PolicyType{typ}}}
 	}
 	pl := &api.Placement{Server: api.Endpoint{Role: "server", Pod: "srv", Node: "n1"}, Client: api.Endpoint{Role: "client", Pod: "cli", Node: "n2"}}
 	netErr := errors.New("receive response: connection closed by peer")
@@ -63,6 +72,23 @@ func TestExplainer(t *testing.T) {
 			objs: []any{pod("srv", "n1"), pod("cli", "n2"), node("n1", corev1.ConditionTrue), node("n2", corev1.ConditionTrue)},
 			err:  errors.New(`cnperf agent client failed: exec in pod ns/cli: cnperf agent client --json: Internal error occurred: error sending request: Post "https://10.123.0.12:10250/exec/ns/cli/client?command=sh&error=1&output=1": dial tcp 10.123.0.12:10250: connect: connection refused; exit code -1`),
 			want: "the API server could not reach the kubelet of node n2, where client pod cli runs"},
+		// what a client whose traffic a NetworkPolicy drops sees (captured: the native driver on
+		// the e2e cluster with Calico and a default-deny policy, test/e2e/policy_test.go)
+		{name: "denied by a NetworkPolicy selecting the server", objs: []any{pod("srv", "n1", labelled("app", "srv")), pod("cli", "n2"),
+			node("n1", corev1.ConditionTrue), node("n2", corev1.ConditionTrue), denyAll("deny-all", nil, "Ingress"), denyAll("other", map[string]string{"app": "x"}, "Ingress")},
+			err:  errors.New("cnperf agent client: agent client: TCP_RR to 10.244.1.144:7100: connect to agent at 10.244.1.144:7100: dial tcp 10.244.1.144:7100: i/o timeout"),
+			want: "server pod ns/srv is selected for ingress by NetworkPolicy deny-all: traffic they do not allow is dropped (a likely cause)"},
+		{name: "egress policies on the client, more than three named", objs: []any{pod("srv", "n1"), pod("cli", "n2"),
+			node("n1", corev1.ConditionTrue), node("n2", corev1.ConditionTrue),
+			denyAll("e1", nil, "Egress"), denyAll("e2", nil, "Egress"), denyAll("e3", nil, "Egress"), denyAll("e4", nil, "Egress")},
+			err:  errors.New("connect: connection timed out"),
+			want: "client pod ns/cli is selected for egress by NetworkPolicy e1, e2, e3 and 1 more: traffic they do not allow is dropped (a likely cause)"},
+		{name: "policies do not apply to a host-network server", objs: []any{pod("srv", "n1", func(p *corev1.Pod) { p.Spec.HostNetwork = true }), pod("cli", "n2"),
+			node("n1", corev1.ConditionTrue), node("n2", corev1.ConditionTrue), denyAll("deny-all", nil, "Ingress")},
+			err: errors.New("dial tcp 10.123.0.11:5201: i/o timeout"), want: ""},
+		{name: "a policy is not blamed for a closed connection", objs: []any{pod("srv", "n1"), pod("cli", "n2"),
+			node("n1", corev1.ConditionTrue), node("n2", corev1.ConditionTrue), denyAll("deny-all", nil, "Ingress")},
+			err: netErr, want: ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := fake.NewSimpleClientset()
@@ -73,6 +99,8 @@ func TestExplainer(t *testing.T) {
 					_, err = cs.CoreV1().Pods("ns").Create(context.Background(), o, metav1.CreateOptions{})
 				case *corev1.Node:
 					_, err = cs.CoreV1().Nodes().Create(context.Background(), o, metav1.CreateOptions{})
+				case *networkingv1.NetworkPolicy:
+					_, err = cs.NetworkingV1().NetworkPolicies("ns").Create(context.Background(), o, metav1.CreateOptions{})
 				}
 				if err != nil {
 					t.Fatal(err)
