@@ -373,6 +373,9 @@ func tbSpec(t *testing.T, c tbCluster, gvr schema.GroupVersionResource, name str
 // the run is interrupted in the middle of a test.
 func TestTigerBenchCalicoReconfiguration(t *testing.T) {
 	c := tbClusterFromEnv(t)
+	if os.Getenv("CNPERF_E2E_CNI") == "calico" {
+		t.Skip("the cluster runs Calico: its CRDs are Calico's own, not this test's minimal ones (TestTigerBenchCalicoLive reconfigures that Calico)")
+	}
 	tbNeedAgent(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -554,4 +557,81 @@ func TestTigerBenchSeedExample(t *testing.T) {
 	if got := tbSpec(t, c, tigerbench.GVRIPPool, "default-ipv4-ippool"); got["vxlanMode"] != "CrossSubnet" {
 		t.Errorf("IPPool not restored: %v", got)
 	}
+}
+
+// TestTigerBenchCalicoLive: tiger-bench's Calico reconfiguration against the harness's real
+// Calico (make e2e CNI=calico: calico-node as processes, no tigera-operator, so the manifest
+// path: IPPools and FelixConfiguration "default"). Test 1 switches the encapsulation off
+// (encap: none) and measures host-host (hostNetwork: the pod network has no route between the
+// nodes without VXLAN, as this Calico runs no BGP); felix exits on the change and is restarted
+// by the harness, as calico/node's runit does. Test 2 asks for vxlan with dataplane iptables
+// and measures pod-pod across the nodes, which works only once felix has put VXLAN back. At
+// the end every IPPool and the FelixConfiguration are as they were.
+func TestTigerBenchCalicoLive(t *testing.T) {
+	c := tbClusterFromEnv(t)
+	if os.Getenv("CNPERF_E2E_CNI") != "calico" {
+		t.Skip("needs the harness's real Calico (make e2e CNI=calico)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	pools := func() string {
+		l, err := c.dyn.Resource(tigerbench.GVRIPPool).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, p := range l.Items {
+			fmt.Fprintf(&b, "%s %v\n", p.GetName(), p.Object["spec"])
+		}
+		return b.String()
+	}
+	origPools, origFelix := pools(), tbSpec(t, c, tigerbench.GVRFelixConfiguration, "default")
+	ns1, ns2 := kpNamespace("tb-live"), kpNamespace("tb-live")
+	yaml := fmt.Sprintf(`- testKind: thruput-latency
+  encap: none
+  hostNetwork: true
+  duration: 2
+  iterations: 1
+  testNamespace: %s
+  Perf: {direct: true, service: false, external: false}
+- testKind: thruput-latency
+  encap: vxlan
+  dataplane: iptables
+  duration: 2
+  iterations: 1
+  testNamespace: %s
+  Perf: {direct: true, service: false, external: false}
+`, ns1, ns2)
+	run, err := tbRun(ctx, t, c, yaml, tigerbench.Options{AllowClusterChanges: true})
+	if err != nil {
+		t.Errorf("run: %v", err)
+	}
+	if len(run.TigerBench) != 2 {
+		t.Fatalf("%d tiger-bench tests in the run, want 2", len(run.TigerBench))
+	}
+	for i, want := range []string{"vxlanMode Always -> Never", "vxlanMode Never -> Always"} {
+		tb := run.TigerBench[i]
+		if tb.Calico == nil || tb.Calico.PreviousEncap != "VXLAN" || !strings.Contains(strings.Join(tb.Calico.Changes, "; "), want) {
+			t.Errorf("test %d: calico change record %+v, want %q and previous encapsulation VXLAN", i+1, tb.Calico, want)
+		} else {
+			t.Logf("test %d: changes %q", i+1, tb.Calico.Changes)
+		}
+	}
+	for _, r := range run.Results {
+		t.Logf("%s %s %s: error %q, %d/%d samples failed", r.Profile, r.Driver, r.Path, r.Error, r.Summary.SamplesFailed, r.Summary.SamplesTotal)
+		if r.Failed() {
+			t.Errorf("%s %s on %s failed: %s", r.Profile, r.Path, r.Driver, r.Error)
+		}
+	}
+	if got := pools(); got != origPools {
+		t.Errorf("IPPools not restored:\n got %s\nwant %s", got, origPools)
+	}
+	if got := tbSpec(t, c, tigerbench.GVRFelixConfiguration, "default"); fmt.Sprint(got) != fmt.Sprint(origFelix) {
+		t.Errorf("FelixConfiguration not restored:\n got %v\nwant %v", got, origFelix)
+	}
+	if cd := run.Cluster; cd == nil || cd.Calico == nil || cd.Calico.Version != "v3.28.4-11-ga0db560f0520" || cd.Calico.Encapsulation != "VXLAN" {
+		t.Errorf("cluster details: %+v", cd)
+	}
+	tbNamespaceGone(ctx, t, c.cs, ns1)
+	tbNamespaceGone(ctx, t, c.cs, ns2)
 }
