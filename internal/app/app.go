@@ -5,7 +5,9 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -13,6 +15,7 @@ import (
 	"github.com/cnperf/cnperf/internal/cli/runcmd"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/logging"
 	"github.com/cnperf/cnperf/internal/version"
 )
 
@@ -46,6 +49,12 @@ func isFlagError(cmd *cobra.Command, err error) bool {
 
 // NewRootCommand builds the command tree.
 func NewRootCommand(streams iostreams.Streams) *cobra.Command {
+	// One logger for every command, at the level -v/-q set once the flags are parsed.
+	level := new(slog.LevelVar)
+	if streams.Log == nil {
+		streams.Log = logging.New(streams.ErrOut, level)
+	}
+	var verbose, quiet bool
 	root := &cobra.Command{
 		Use:   "cnperf",
 		Short: "Measure the network performance of Kubernetes clusters",
@@ -56,7 +65,22 @@ uperf, qperf and sockperf, and reports every result with honest statistics.
 Exit codes: 0 all good, 1 a case or sample failed or a gate was exceeded, 2 bad usage or input.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			switch {
+			case verbose && quiet:
+				return &exit.UsageError{Err: errors.New("-v and -q exclude each other")}
+			case verbose:
+				level.Set(logging.Verbose)
+			case quiet:
+				level.Set(logging.Quiet)
+			default:
+				level.Set(logging.Default)
+			}
+			return nil
+		},
 	}
+	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "also print debug lines on stderr")
+	root.PersistentFlags().BoolVarP(&quiet, "quiet", "q", false, "print only errors on stderr (no progress, notes or warnings)")
 	add := func(c *cobra.Command) {
 		markRan(c)
 		root.AddCommand(c)

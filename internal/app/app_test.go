@@ -283,3 +283,28 @@ func TestDryRun(t *testing.T) {
 		})
 	}
 }
+
+// TestVerboseQuiet: -q leaves only errors on stderr (no progress, no lines of the platform),
+// the default shows them, -v adds debug lines; -v and -q together are bad usage.
+func TestVerboseQuiet(t *testing.T) {
+	args := []string{"run", "--platform", "local", "--path", "loopback", "--driver", "native", "--profile", "TCP_RR",
+		"--duration", "1s", "--warmup", "0s", "--samples", "1", "-o", "json"}
+	def := run(t, context.Background(), args...)
+	if def.err != nil || !strings.Contains(def.stderr, "started native server") || strings.Contains(def.stderr, "debug:") {
+		t.Errorf("default: err %v, stderr:\n%s", def.err, def.stderr)
+	}
+	q := run(t, context.Background(), append([]string{"-q"}, args...)...)
+	if q.err != nil || q.stderr != "" {
+		t.Errorf("-q: err %v, stderr:\n%s", q.err, q.stderr)
+	}
+	if decodeRun(t, q.stdout).Results[0].Summary.TransactionsPerSecond == nil {
+		t.Errorf("-q: no figures in the run:\n%s", q.stdout)
+	}
+	v := run(t, context.Background(), append(args, "--dry-run", "--verbose")...)
+	if v.err != nil || !strings.Contains(v.stderr, `debug: case name=`) {
+		t.Errorf("-v: err %v, stderr:\n%s", v.err, v.stderr)
+	}
+	if r := run(t, context.Background(), "-v", "-q", "version"); exit.Code(r.err) != exit.BadInput {
+		t.Errorf("-v -q: err %v, want bad usage", r.err)
+	}
+}

@@ -3,8 +3,10 @@ package iostreams
 
 import (
 	"io"
+	"log/slog"
 	"os"
 
+	"github.com/cnperf/cnperf/internal/logging"
 	"github.com/cnperf/cnperf/internal/safetext"
 
 	"golang.org/x/sys/unix"
@@ -15,6 +17,20 @@ type Streams struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
+	// Log is the command's log on ErrOut at the level of -v/-q (internal/logging); nil means
+	// a logger on ErrOut at the default level (Logger).
+	Log *slog.Logger
+}
+
+// Logger returns s.Log, or a logger on ErrOut at the default level when it is nil.
+func (s Streams) Logger() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	if s.ErrOut == nil {
+		return logging.Discard()
+	}
+	return logging.New(s.ErrOut, logging.Default)
 }
 
 // System returns the process's own streams.

@@ -10,6 +10,7 @@ import (
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/interrupt"
+	"github.com/cnperf/cnperf/internal/logging"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/runner"
@@ -36,7 +37,7 @@ func (s *Session) Measure(ctx context.Context, plat platform.Platform, drivers m
 		if cerr := plat.Close(cctx); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("cleanup: %w", cerr))
 			if left := platform.Leftovers(plat); left != "" {
-				fmt.Fprintln(s.Log, "cnperf: clean-up did not finish; "+left)
+				s.Log.Log(cctx, logging.Always, "cnperf: clean-up did not finish; "+left)
 			}
 		}
 		unregister()
@@ -54,7 +55,7 @@ func (s *Session) Measure(ctx context.Context, plat platform.Platform, drivers m
 		if cd, derr := d.Describe(ctx); derr == nil {
 			run.Cluster = cd
 		} else {
-			fmt.Fprintf(s.Log, "warning: could not describe the cluster: %v\n", derr)
+			s.Log.Warn(fmt.Sprintf("could not describe the cluster: %v", derr))
 		}
 	}
 	if err := s.Update(); err != nil {

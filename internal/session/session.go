@@ -9,7 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -18,6 +18,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/hostinfo"
+	"github.com/cnperf/cnperf/internal/logging"
 	"github.com/cnperf/cnperf/internal/runfile"
 	"github.com/cnperf/cnperf/internal/version"
 )
@@ -99,8 +100,8 @@ type Annotator interface {
 // Session records one run as it happens.
 type Session struct {
 	Run *api.Run
-	// Log gets warnings (stderr).
-	Log io.Writer
+	// Log gets warnings (stderr); Start sets a logger that writes nothing.
+	Log *slog.Logger
 	// Annotator, when set, annotates every case Record records.
 	Annotator Annotator
 	rw        *runfile.Writer
@@ -109,7 +110,7 @@ type Session struct {
 // Start starts recording run; with a resultsFile, the run's header is written to it at once
 // and every case as it is recorded.
 func Start(run *api.Run, resultsFile string) (*Session, error) {
-	s := &Session{Run: run, Log: io.Discard}
+	s := &Session{Run: run, Log: logging.Discard()}
 	if resultsFile != "" {
 		rw, err := runfile.Create(resultsFile, run)
 		if err != nil {
@@ -125,11 +126,11 @@ func Start(run *api.Run, resultsFile string) (*Session, error) {
 func (s *Session) Record(ctx context.Context, res api.Result) error {
 	if s.Annotator != nil {
 		if err := s.Annotator.Annotate(ctx, &res); err != nil {
-			fmt.Fprintf(s.Log, "warning: prometheus metrics for case %q: %v\n", res.Name, err)
+			s.Log.Warn(fmt.Sprintf("prometheus metrics for case %q: %v", res.Name, err))
 		}
 		if res.Metrics != nil {
 			for _, w := range res.Metrics.Warnings {
-				fmt.Fprintf(s.Log, "warning: prometheus: %s\n", w)
+				s.Log.Warn("prometheus: " + w)
 			}
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"net/url"
 	"strings"
 	"time"
@@ -22,6 +22,7 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/logging"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/report"
@@ -102,7 +103,9 @@ on disk, appended as each case ends, so an interrupted run loses no finished cas
 
 // Run runs the command.
 func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.FlagSet) error {
-	log := streams.ErrOut
+	lg := streams.Logger()
+	// what the library packages print line by line (platform choice, servers started, sinks)
+	log := logging.Writer(lg, slog.LevelInfo)
 	if o.DryRun {
 		if err := checkDryRunFormat(o.Output); err != nil {
 			return err
@@ -171,7 +174,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	if loaded != nil {
 		cases, err = loaded.Expand(opts, check)
 		for _, w := range loaded.Warnings {
-			fmt.Fprintf(log, "warning: %s\n", w)
+			lg.Warn(w)
 		}
 	} else {
 		cases, err = plan.ExpandWith(p, opts, check)
@@ -191,15 +194,19 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	if err := o.Platforms.checkPlan(cases); err != nil {
 		return err
 	}
-	warnNotApplicable(log, plat, cases)
+	warnNotApplicable(lg, plat, cases)
+	for _, c := range cases {
+		lg.Debug("case", "name", c.Name, "profile", c.Profile, "driver", c.Driver, "path", c.Path,
+			"duration", c.Duration(), "samples", c.Params.Samples)
+	}
 	if o.DryRun {
 		return printDryRun(streams.Out, o.Output, plat.Name(), cases, nil)
 	}
 	if defaultSuite {
 		c := cases[0]
-		fmt.Fprintf(log, "running the default suite: %d cases (%s), driver native, path loopback, %s samples until the %g%% CI is within ±%g%% (%d to %d each)\n",
+		lg.Info(fmt.Sprintf("running the default suite: %d cases (%s), driver native, path loopback, %s samples until the %g%% CI is within ±%g%% (%d to %d each)",
 			len(cases), joinProfiles(DefaultSuiteProfiles), c.Duration(), c.Params.Confidence.Level, c.Params.Confidence.HalfWidthPercent,
-			c.Params.Samples, c.Params.MaxSamples)
+			c.Params.Samples, c.Params.MaxSamples))
 	}
 
 	drivers := map[string]driver.Driver{}
@@ -228,13 +235,13 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	if err != nil {
 		return err
 	}
-	sess.Log = log
+	sess.Log = lg
 	if prom != nil {
 		sess.Annotator = prom
 	}
 	var progress runner.Progress
-	if !o.NoProgress {
-		progress = &runner.TextProgress{W: log, Terminal: iostreams.IsTerminal(log)}
+	if !o.NoProgress && lg.Enabled(ctx, slog.LevelInfo) { // -q: no progress either
+		progress = &runner.TextProgress{W: streams.ErrOut, Terminal: iostreams.IsTerminal(streams.ErrOut)}
 	}
 	runErr := sess.Measure(ctx, plat, drivers, cases, progress)
 	if err := sess.Finish(); err != nil {
@@ -257,7 +264,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 					u.User = nil // credentials are never printed
 					shown = u.String()
 				}
-				fmt.Fprintf(log, "cnperf: the run may not be fully indexed; index it later (same credentials) with: cnperf report --opensearch %s --index %s %s\n", shown, osCfg.Index, o.ResultsFile)
+				lg.Info(fmt.Sprintf("cnperf: the run may not be fully indexed; index it later (same credentials) with: cnperf report --opensearch %s --index %s %s", shown, osCfg.Index, o.ResultsFile))
 			}
 		}
 		cancel()
@@ -298,7 +305,7 @@ func joinProfiles(ps []api.Profile) string {
 }
 
 // warnNotApplicable says on stderr which plan fields mean nothing on this platform.
-func warnNotApplicable(log io.Writer, plat platform.Platform, cases []plan.Case) {
+func warnNotApplicable(log *slog.Logger, plat platform.Platform, cases []plan.Case) {
 	if !platform.TraitsOf(plat).HostOnly {
 		return
 	}
@@ -313,7 +320,7 @@ func warnNotApplicable(log io.Writer, plat platform.Platform, cases []plan.Case)
 			key := field + "/" + c.Name
 			if set && !seen[key] {
 				seen[key] = true
-				fmt.Fprintf(log, "note: %q of test %q is not applicable on the %s platform; ignored\n", field, c.Name, plat.Name())
+				log.Info(fmt.Sprintf("note: %q of test %q is not applicable on the %s platform; ignored", field, c.Name, plat.Name()))
 			}
 		}
 	}
@@ -323,7 +330,7 @@ func warnNotApplicable(log io.Writer, plat platform.Platform, cases []plan.Case)
 // the kube platform, which its tests need) and its tests without cases.
 func (o *Options) dryRunTigerBench(streams iostreams.Streams, loaded *config.Loaded) error {
 	for _, w := range loaded.Warnings {
-		fmt.Fprintf(streams.ErrOut, "warning: %s\n", w)
+		streams.Logger().Warn(w)
 	}
 	cases, err := tigerbench.Cases(loaded, o.Platforms.kube, "dry-run")
 	if err != nil {
@@ -336,9 +343,10 @@ func (o *Options) dryRunTigerBench(streams iostreams.Streams, loaded *config.Loa
 // reconfiguration around cnperf's own measurements (internal/tigerbench).
 func (o *Options) runTigerBench(ctx context.Context, streams iostreams.Streams, loaded *config.Loaded, runID string,
 	labels map[string]string, enc report.Encoder) error {
-	log := streams.ErrOut
+	lg := streams.Logger()
+	log := logging.Writer(lg, slog.LevelInfo)
 	for _, w := range loaded.Warnings {
-		fmt.Fprintf(log, "warning: %s\n", w)
+		lg.Warn(w)
 	}
 	run := session.NewRun(session.Header{UUID: runID, Platform: "kube", Labels: labels, Host: true, Timing: true})
 	sess, err := session.Start(run, o.ResultsFile)
@@ -350,8 +358,8 @@ func (o *Options) runTigerBench(ctx context.Context, streams iostreams.Streams, 
 		OnResult: sess.Save,
 		OnUpdate: sess.Update,
 	}
-	if !o.NoProgress {
-		deps.Progress = &runner.TextProgress{W: log, Terminal: iostreams.IsTerminal(log)}
+	if !o.NoProgress && lg.Enabled(ctx, slog.LevelInfo) {
+		deps.Progress = &runner.TextProgress{W: streams.ErrOut, Terminal: iostreams.IsTerminal(streams.ErrOut)}
 	}
 	runErr := tigerbench.Run(ctx, loaded, run, deps)
 	if err := sess.Finish(); err != nil {
