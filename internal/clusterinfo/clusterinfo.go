@@ -87,6 +87,11 @@ func Collect(ctx context.Context, in Input) (*api.ClusterDetails, error) {
 	if fromNodes, ok := CNIFromNodes(nodes.Items); ok {
 		cni = mergeNodeCNI(cni, fromNodes)
 	}
+	if cni.Name == "Cilium" || cni.Name == "unknown" || cni.Name == "bridge" {
+		if fromConfig, ok := ciliumConfig(ctx, in.Client, cni, warn); ok {
+			cni = mergeCiliumCNI(cni, fromConfig)
+		}
+	}
 	if cni.Name == "Calico" || cni.Name == "Canal" {
 		cd.Calico = calicoDetails(ctx, in.Client, cni)
 		if cni.Version == "" {

@@ -43,7 +43,8 @@ type kpCluster struct {
 	netMode    string
 	// cni and cniMode are what cnperf must detect: "bridge" and "" for the harness's bridge
 	// plugin (NET_MODE is the harness's, not the CNI's), "Flannel" and its backend for flannel,
-	// "Calico" and its encapsulation and dataplane for calico.
+	// "Calico" and its encapsulation and dataplane for calico, "Cilium" and its routing mode for
+	// cilium.
 	cni, cniMode string
 	cs           kubernetes.Interface
 }
@@ -70,8 +71,13 @@ func kpClusterFromEnv(t *testing.T) kpCluster {
 	case "calico":
 		// encapsulation (the IPPools' vxlanMode Always) and dataplane (FelixConfiguration)
 		cl.cni, cl.cniMode = "Calico", "VXLAN, iptables"
+	case "cilium": // read from cilium-config; the harness keeps kube-proxy
+		cl.cni, cl.cniMode = "Cilium", "tunnel vxlan, eBPF, kube-proxy kept"
+		if os.Getenv("CNPERF_E2E_CNI_MODE") == "native" {
+			cl.cniMode = "native routing, eBPF, kube-proxy kept"
+		}
 	default:
-		t.Fatalf("CNPERF_E2E_CNI=%q: this test knows bridge, flannel and calico", c)
+		t.Fatalf("CNPERF_E2E_CNI=%q: this test knows bridge, flannel, calico and cilium", c)
 	}
 	return cl
 }
@@ -230,7 +236,8 @@ func TestKubePlatformAllPaths(t *testing.T) {
 		t.Fatalf("Describe: %v", err)
 	}
 	wantMTU := 1500
-	if cl.netMode == "vxlan" {
+	if cl.netMode == "vxlan" && cl.cni != "Cilium" {
+		// Cilium keeps the device's MTU on the pod's eth0 and lowers the MTU of its routes
 		wantMTU = 1450
 	}
 	if cd.KubernetesVersion != "v1.34.4" || cd.NodeCount < 2 || cd.CNI != cl.cni || cd.CNIMode != cl.cniMode || cd.KubeProxyMode != "iptables" ||

@@ -52,7 +52,7 @@ nodes=$( { cat "$S/nodes" 2>/dev/null
 # 1. every recorded daemon at once (kubelets first in the list, so none restarts a container);
 #    the cluster is thrown away, so no graceful drain is needed
 # shellcheck disable=SC2046
-STOP_WAIT=3 QUIET_KILL=1 stop $(for i in $nodes; do echo "kubelet-node$i" "kube-proxy-node$i" "flanneld-node$i" "calico-felix-node$i" "calico-tunnel-node$i"; done) \
+STOP_WAIT=3 QUIET_KILL=1 stop $(for i in $nodes; do echo "kubelet-node$i" "kube-proxy-node$i" "flanneld-node$i" "calico-felix-node$i" "calico-tunnel-node$i" "cilium-agent-node$i"; done) \
   coredns kube-scheduler kube-controller-manager kube-apiserver etcd
 log "kubelets, kube-proxies, control plane stopped"
 
@@ -123,7 +123,12 @@ log "cgroups removed"
 
 # 7. global sysctls kubelet changed
 if [ -s "$S/sysctl.orig" ]; then
-  while IFS='=' read -r k v; do sysctl -qw "$k=$v" || echo "WARN: could not restore $k=$v" >&2; done < "$S/sysctl.orig"
+  # only the changed ones (writing a value back is not always harmless: e.g.
+  # kernel.unprivileged_bpf_disabled, once 1, refuses every write until reboot)
+  while IFS='=' read -r k v; do
+    [ "$(sysctl -n "$k" 2>/dev/null)" = "$v" ] && continue
+    sysctl -qw "$k=$v" || echo "WARN: could not restore $k=$v" >&2
+  done < "$S/sysctl.orig"
   log "sysctls restored"
 fi
 

@@ -11,12 +11,15 @@ set -uo pipefail
 HARNESS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HARNESS/lib.sh"
 S=$E2E_STATE
-# global sysctls kubelet changes, the root netns's forwarding/bridge ones, and the global ones
-# CNIs are known to write (Cilium: unprivileged_bpf_disabled, bpf_jit_enable, timer_migration)
-SYSCTLS="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.netfilter.nf_conntrack_max kernel.unprivileged_bpf_disabled net.core.bpf_jit_enable kernel.timer_migration"
+# global sysctls kubelet changes, the root netns's forwarding/bridge ones, and every sysctl
+# the CNIs write: Cilium 1.15's global ones (kernel.unprivileged_bpf_disabled,
+# kernel.timer_migration, net.core.bpf_jit_enable, net.core.fb_tunnels_only_for_init_net) and
+# the per-netns ones it writes in the node's netns, watched here in the root netns
+SYSCTLS="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.netfilter.nf_conntrack_max kernel.unprivileged_bpf_disabled net.core.bpf_jit_enable kernel.timer_migration net.core.fb_tunnels_only_for_init_net net.ipv4.conf.all.forwarding net.ipv4.conf.all.rp_filter net.ipv4.fib_multipath_use_neigh net.ipv4.ip_early_demux net.ipv4.ip_local_reserved_ports"
 # host dirs kubelet/containerd/CNIs hardcode (a node's mount namespace binds NODE_PRIVATE_DIRS
 # to its own directories, so nothing should ever appear in them)
-HOST_DIRS="/var/lib/kubelet /var/lib/cni /var/log/containers /var/log/pods /run/containerd /etc/cni /opt/cni /run/flannel /run/calico /run/cilium /var/lib/calico /var/log/calico /etc/calico"
+# (/sys/fs/bpf: the host's bpffs, where no pin of a node's CNI may appear)
+HOST_DIRS="/var/lib/kubelet /var/lib/cni /var/log/containers /var/log/pods /run/containerd /etc/cni /opt/cni /run/flannel /run/calico /run/cilium /var/lib/calico /var/log/calico /etc/calico /var/lib/cilium /sys/fs/bpf"
 
 chains() {   # chain names in the root netns that a kube-proxy/CNI would create (Calico: cali-*),
              # and Calico's ipsets (cali40*, cali60*)
@@ -25,10 +28,21 @@ chains() {   # chain names in the root netns that a kube-proxy/CNI would create 
   ipset list -n 2>/dev/null | grep -E '^cali' | sed 's/^/ipset /'
 }
 sysctls() { local k; for k in $SYSCTLS; do echo "$k=$(sysctl -n "$k" 2>/dev/null)"; done; }
+# BPF (with bpftool): programs attached to the host's interfaces (tc, xdp: `bpftool net` in the
+# root netns) and to its cgroup tree, which every node shares (`bpftool cgroup tree`), and the
+# loaded programs of the kinds a CNI attaches (sched_cls, xdp, cgroup_sock*): "id type name".
+# A node's programs live as long as its netns and bpffs; nothing of them may outlive the run.
+bpf() {
+  command -v bpftool >/dev/null || return 0
+  bpftool net show 2>/dev/null | grep -E '^[^ ]+\(' | sed 's/^/net /'
+  bpftool cgroup tree 2>/dev/null | awk '/^\// {p = $1; next} NR > 2 && NF >= 2 {$1 = $1; print "cgroup " p " " $0}'
+  bpftool prog show 2>/dev/null | awk '/^[0-9]+: (sched_cls|sched_act|xdp|cgroup_sock|cgroup_sock_addr|cgroup_skb) / {
+    print "prog " $1 " " $2 " " $4}'
+}
 hostfiles() { local d; for d in $HOST_DIRS; do if [ -e "$d" ]; then find "$d" 2>/dev/null; fi; done | sort; }
 
 snapshot() {
-  { echo "# chains"; chains; echo "# sysctls"; sysctls; echo "# files"; hostfiles; } > "$1"
+  { echo "# chains"; chains; echo "# sysctls"; sysctls; echo "# files"; hostfiles; echo "# bpf"; bpf | sort; } > "$1"
 }
 section() { sed -n "/^# $2\$/,/^# /p" "$1" | grep -v '^# '; }
 
@@ -44,7 +58,7 @@ procs() {
     p=$(awk '/^PPid:/{print $2}' "/proc/$p/status" 2>/dev/null)
   done
   find /proc/[0-9]*/exe -maxdepth 0 \( -lname "$K8S_DIR/*" -o -lname "$ETCD_DIR/*" \
-    -o -lname "$COREDNS_DIR/*" -o -lname "$PAUSE_DIR/*" -o -lname "$FLANNEL_DIR/*" -o -lname "$CALICO_DIR/*" \) -printf '%h %l\n' 2>/dev/null | sed 's|^/proc/||'
+    -o -lname "$COREDNS_DIR/*" -o -lname "$PAUSE_DIR/*" -o -lname "$FLANNEL_DIR/*" -o -lname "$CALICO_DIR/*" -o -lname "$CILIUM_DIR/*" \) -printf '%h %l\n' 2>/dev/null | sed 's|^/proc/||'
   for f in $(grep -l -a -F -e "$S/" -e "/run/netns/$NAME_PREFIX-" -e "$RUN_DIR/" /proc/[0-9]*/cmdline 2>/dev/null); do
     pid=${f#/proc/}; pid=${pid%/cmdline}
     case "$anc" in *" $pid "*) continue ;; esac
@@ -73,6 +87,7 @@ found() {   # print what is left; return 0 if something is
     add "iptables chains (new in the root netns)" "$(comm -13 <(section "$base" chains) <(chains))"
     add "sysctls (changed)" "$(comm -13 <(section "$base" sysctls | sort) <(sysctls | sort))"
     add "files (new in host dirs)" "$(comm -13 <(section "$base" files) <(hostfiles))"
+    add "BPF (new: attached in the root netns or to the cgroup tree, or loaded)" "$(comm -13 <(section "$base" bpf) <(bpf | sort))"
   else
     add "iptables chains (root netns)" "$(chains)"
   fi
@@ -87,7 +102,7 @@ case ${1:-check} in
     if out=$(found "${2:-}"); then
       echo "LEFTOVERS FOUND:"; echo "$out"; exit 1
     fi
-    echo "leftover check: nothing left (processes, mounts, netns, links, routes, cgroups, iptables, sysctls, files)"
+    echo "leftover check: nothing left (processes, mounts, netns, links, routes, cgroups, iptables, sysctls, files, BPF)"
     ;;
   *) echo "usage: $0 snapshot FILE | check [FILE] | any" >&2; exit 2 ;;
 esac

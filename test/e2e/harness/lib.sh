@@ -59,7 +59,8 @@ CALICO_BINS="calico-node calico"
 # go.sum: the exact versions Cilium builds with); the datapath sources (bpf/), which the agent
 # compiles with clang at run time, are copied from the same module zip into the cache directory.
 CILIUM_VERSION=${CILIUM_VERSION:-1.15.19}
-CILIUM_DIR=${CILIUM_DIR:-$E2E_CACHE/cilium-v$CILIUM_VERSION-$FLAGS_HASH}
+# (-p1: built with build-bins.sh's one patch, for kernels without loadable modules)
+CILIUM_DIR=${CILIUM_DIR:-$E2E_CACHE/cilium-v$CILIUM_VERSION-p1-$FLAGS_HASH}
 CILIUM_BINS="cilium-agent cilium-cni"
 
 # Cluster shape

@@ -42,9 +42,15 @@ if [ "$CNI" = calico ]; then
   for f in crds.yaml rbac.yaml; do [ -s "$CALICO_DIR/$f" ] || die "missing $CALICO_DIR/$f: run CNI=calico $HARNESS/build-bins.sh"; done
   command -v ipset >/dev/null || die "missing ipset (felix programs ipsets with it; see test/e2e/harness/ci.sh)"
 fi
-[ "$CNI" != cilium ] || die "CNI=cilium: its binaries build (CNI=cilium build-bins.sh), the bring-up is not written yet (issue 19)"
 if [ "$CNI" = flannel ]; then
   for b in $FLANNEL_BINS; do [ -x "$FLANNEL_DIR/$b" ] || die "missing $FLANNEL_DIR/$b: run CNI=flannel $HARNESS/build-bins.sh"; done
+fi
+if [ "$CNI" = cilium ]; then
+  for b in $CILIUM_BINS; do [ -x "$CILIUM_DIR/$b" ] || die "missing $CILIUM_DIR/$b: run CNI=cilium $HARNESS/build-bins.sh"; done
+  # the agent compiles its datapath with clang at run time (Debian's clang 14 will do)
+  for t in clang ipset; do
+    command -v $t >/dev/null || die "missing $t (CNI=cilium needs it: CNI=cilium .ci/install-deps.sh)"
+  done
 fi
 export PATH=$K8S_DIR:$PATH
 KC="$K8S_DIR/kubectl --kubeconfig=$S/admin.kubeconfig"
@@ -101,6 +107,8 @@ for p in /var/lib/kubelet /var/log/containers /var/log/pods $NODE_PRIVATE_DIRS; 
 done > "$S/created-paths"
 # sysctls that kubelet sets globally (restored by down.sh)
 KUBELET_SYSCTLS="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes"
+# and the global ones Cilium writes (it is kept from writing them: see its start below)
+[ "$CNI" != cilium ] || KUBELET_SYSCTLS="$KUBELET_SYSCTLS kernel.timer_migration net.core.bpf_jit_enable net.core.fb_tunnels_only_for_init_net"
 for k in $KUBELET_SYSCTLS; do echo "$k=$(sysctl -n "$k")"; done > "$S/sysctl.orig"
 
 # start NAME CMD... : detached in its own session; its real PID goes to $S/pids/NAME.pid, its
@@ -216,15 +224,17 @@ mtu=1500; [ "$NET_MODE" = vxlan ] && mtu=1450
 # the CNI plugins containerd runs: /usr/lib/cni, or for a real CNI a directory that adds its
 # plugin (containerd 1.6 takes one bin_dir; the flannel plugin delegates to bridge and host-local)
 NODE_CNI_BIN=$CNI_BIN
-if [ "$CNI" = flannel ] || [ "$CNI" = calico ]; then
+if [ "$CNI" = flannel ] || [ "$CNI" = calico ] || [ "$CNI" = cilium ]; then
   NODE_CNI_BIN=$S/cni-bin
   mkdir -p "$NODE_CNI_BIN"
   for p in "$CNI_BIN"/*; do ln -s "$p" "$NODE_CNI_BIN/"; done
   if [ "$CNI" = flannel ]; then
     ln -s "$FLANNEL_DIR/flannel" "$NODE_CNI_BIN/flannel"
-  else   # one binary, two plugins: it is calico-ipam when called by that name
+  elif [ "$CNI" = calico ]; then   # one binary, two plugins: it is calico-ipam when called by that name
     ln -s "$CALICO_DIR/calico" "$NODE_CNI_BIN/calico"
     ln -s "$CALICO_DIR/calico" "$NODE_CNI_BIN/calico-ipam"
+  else
+    ln -s "$CILIUM_DIR/cilium-cni" "$NODE_CNI_BIN/cilium-cni"
   fi
 fi
 for i in $(seq 1 "$NODES"); do
@@ -663,6 +673,117 @@ KCFG
   ]
 }
 JSON
+  done
+fi
+if [ "$CNI" = cilium ]; then
+  # Cilium as its Helm chart deploys it, without the operator (ipam: kubernetes takes the
+  # node's podCIDR, which up.sh set): the CRDs (the agent waits for them; the operator would
+  # register them), ServiceAccount cilium, ClusterRole/ClusterRoleBinding cilium (the chart's
+  # cilium-agent/clusterrole.yaml) and ConfigMap kube-system/cilium-config, which the agent
+  # reads (--config-dir, as the chart mounts it). The agent is a process per node (no image).
+  $KC apply -f "$CILIUM_DIR/crds" >/dev/null
+  $KC wait --for condition=Established --timeout=60s -f "$CILIUM_DIR/crds" >/dev/null
+  $KC apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: cilium, namespace: kube-system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: cilium, labels: {app.kubernetes.io/part-of: cilium}}
+rules:
+- {apiGroups: [networking.k8s.io], resources: [networkpolicies], verbs: [get, list, watch]}
+- {apiGroups: [discovery.k8s.io], resources: [endpointslices], verbs: [get, list, watch]}
+- {apiGroups: [""], resources: [namespaces, services, pods, endpoints, nodes], verbs: [get, list, watch]}
+- {apiGroups: [""], resources: [nodes/status], verbs: [patch]}
+- {apiGroups: [apiextensions.k8s.io], resources: [customresourcedefinitions], verbs: [list, watch, get]}
+- apiGroups: [cilium.io]
+  resources: [ciliumloadbalancerippools, ciliumbgppeeringpolicies, ciliumbgpnodeconfigs, ciliumbgpadvertisements,
+    ciliumbgppeerconfigs, ciliumclusterwideenvoyconfigs, ciliumclusterwidenetworkpolicies, ciliumegressgatewaypolicies,
+    ciliumendpoints, ciliumendpointslices, ciliumenvoyconfigs, ciliumidentities, ciliumlocalredirectpolicies,
+    ciliumnetworkpolicies, ciliumnodes, ciliumnodeconfigs, ciliumcidrgroups, ciliuml2announcementpolicies, ciliumpodippools]
+  verbs: [list, watch]
+- {apiGroups: [cilium.io], resources: [ciliumidentities, ciliumendpoints, ciliumnodes], verbs: [create]}
+- {apiGroups: [cilium.io], resources: [ciliumidentities], verbs: [update]}
+- {apiGroups: [cilium.io], resources: [ciliumendpoints], verbs: [delete, get]}
+- {apiGroups: [cilium.io], resources: [ciliumnodes, ciliumnodes/status], verbs: [get, update]}
+- apiGroups: [cilium.io]
+  resources: [ciliumnetworkpolicies/status, ciliumclusterwidenetworkpolicies/status, ciliumendpoints/status,
+    ciliumendpoints, ciliuml2announcementpolicies/status, ciliumbgpnodeconfigs/status]
+  verbs: [patch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: cilium, labels: {app.kubernetes.io/part-of: cilium}}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cilium}
+subjects:
+- {kind: ServiceAccount, name: cilium, namespace: kube-system}
+YAML
+  token=$($KC -n kube-system create token cilium --duration=24h)
+  cat > "$S/cilium.kubeconfig" <<KCFG
+apiVersion: v1
+kind: Config
+clusters:
+- cluster: {server: "https://$APISERVER_IP:6443", certificate-authority: "$P/ca.crt"}
+  name: cnperf-e2e
+users:
+- name: cilium
+  user: {token: "$token"}
+contexts:
+- context: {cluster: cnperf-e2e, user: cilium, namespace: kube-system}
+  name: cilium
+current-context: cilium
+KCFG
+  # cilium-config: one file per key, as the chart's ConfigMap is mounted into the agent. Kept
+  # kube-proxy (iptables) for services: no kube-proxy replacement and no socket LB (its cgroup
+  # programs would attach to the cgroup tree every node shares with the host); no Hubble, no
+  # L7 proxy (Envoy), no health endpoints (cilium-health is not built)
+  CCFG=$S/cilium-config; mkdir -p "$CCFG"
+  {
+    echo "cluster-name=default"; echo "cluster-id=0"; echo "ipam=kubernetes"
+    echo "enable-ipv4=true"; echo "enable-ipv6=false"; echo "identity-allocation-mode=crd"
+    echo "kube-proxy-replacement=false"; echo "bpf-lb-sock=false"
+    echo "enable-l7-proxy=false"; echo "enable-hubble=false"
+    echo "enable-health-checking=false"; echo "enable-endpoint-health-checking=false"
+    echo "enable-policy=default"; echo "enable-ipv4-masquerade=true"; echo "enable-bpf-masquerade=false"
+    echo "install-iptables-rules=true"; echo "cni-exclusive=true"; echo "cni-chaining-mode=none"
+    echo "k8s-kubeconfig-path=$S/cilium.kubeconfig"
+    if [ "$CNI_MODE" = vxlan ]; then
+      echo "routing-mode=tunnel"; echo "tunnel-protocol=vxlan"
+    else
+      echo "routing-mode=native"; echo "ipv4-native-routing-cidr=$CLUSTER_CIDR"; echo "auto-direct-node-routes=true"
+    fi
+  } | while IFS='=' read -r k v; do printf '%s' "$v" > "$CCFG/$k"; done
+  $KC -n kube-system create configmap cilium-config --from-file="$CCFG" >/dev/null
+  for i in $(seq 1 "$NODES"); do
+    n=$(node_name "$i"); D=$S/$n
+    # its library dir: a writable copy of the datapath sources (the agent writes the probed
+    # feature headers into bpf/include/bpf); its state dir and socket are /var/run/cilium,
+    # the node's own directory
+    mkdir -p "$D/cilium-lib" "$D/cilium-cni-conf" && cp -r "$CILIUM_DIR/bpf" "$D/cilium-lib/bpf"
+    # the agent writes global sysctls (kernel.unprivileged_bpf_disabled=1, which cannot be
+    # undone until reboot, and kernel.timer_migration=0): it runs in a mount namespace of its
+    # own, a copy of the node's, where /proc/sys/kernel is read-only (its writes fail with
+    # EROFS and it goes on, as they are allowed to fail). net.core.bpf_jit_enable does not
+    # exist in a node's netns. Its bpffs (/sys/fs/bpf) is the node's: same superblock.
+    start "cilium-agent-$n" nsenter --net="/run/netns/$(node_ns "$i")" --mount="$(node_mnt "$i")" \
+      unshare --mount --propagation private bash -ec 'mount --bind /proc/sys/kernel /proc/sys/kernel
+        mount -o remount,bind,ro /proc/sys/kernel
+        exec env "$@"' cilium-agent K8S_NODE_NAME="$n" CILIUM_K8S_NAMESPACE=kube-system \
+      "$CILIUM_DIR/cilium-agent" --config-dir="$CCFG" --lib-dir="$D/cilium-lib" \
+      --write-cni-conf-when-ready="$D/cilium-cni-conf/05-cilium.conflist" --cni-log-file=/var/run/cilium/cilium-cni.log
+  done
+  # the agent writes the node's CNI configuration once its datapath is up, so a node turns
+  # Ready only when pods can get a network. It writes it into a directory of its own, and
+  # up.sh moves a copy into containerd's: written straight into containerd's directory (a
+  # temporary file renamed, then rewritten on every change in the directory), containerd 1.6
+  # reloaded on the temporary file's events, found no configuration and stayed "cni plugin
+  # not initialized"
+  for i in $(seq 1 "$NODES"); do
+    n=$(node_name "$i"); D=$S/$n
+    wait_for "cilium agent ready on $n" 300 test -s "$D/cilium-cni-conf/05-cilium.conflist"
+    cp "$D/cilium-cni-conf/05-cilium.conflist" "$D/cni/net.d/.05-cilium.tmp"
+    mv "$D/cni/net.d/.05-cilium.tmp" "$D/cni/net.d/05-cilium.conflist"
   done
 fi
 wait_for "nodes Ready" 180 $KC wait --for=condition=Ready node --all --timeout=2s
