@@ -9,6 +9,7 @@ import (
 	"net"
 	"reflect"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -503,6 +504,15 @@ func (c *Calico) write(ctx context.Context, want CalicoSettings) (changes []stri
 			if err != nil {
 				return changes, restart, err
 			}
+			if want.Dataplane == "nftables" {
+				f, _, err := c.get(ctx, GVRFelixConfiguration, "default")
+				if err != nil {
+					return changes, restart, err
+				}
+				if str(field(f, "spec", "nftablesMode")) != "Enabled" {
+					return changes, restart, errors.New("dataplane nftables: FelixConfiguration default does not keep spec.nftablesMode: this Calico's CRD has no such field, so it has no nftables dataplane")
+				}
+			}
 		} else if want.Dataplane != "" {
 			return changes, restart, errors.New("dataplane: neither an operator Installation nor a FelixConfiguration \"default\" to change")
 		}
@@ -523,13 +533,49 @@ func (c *Calico) update(ctx context.Context, gvr schema.GroupVersionResource, na
 		if len(changes) == 0 {
 			return nil
 		}
-		_, err = c.Dynamic.Resource(gvr).Update(ctx, u, metav1.UpdateOptions{FieldManager: FieldManager})
-		return err
+		out, err := c.Dynamic.Resource(gvr).Update(ctx, u, metav1.UpdateOptions{FieldManager: FieldManager})
+		if err != nil {
+			return err
+		}
+		changes = c.keptChanges(gvr, name, changes, u, out)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("update %s %s: %w", gvr.Resource, name, err)
 	}
 	return changes, nil
+}
+
+// keptChanges drops the change lines of spec fields that the API server did not keep: a CRD
+// without the field prunes it (Calico v3.28's FelixConfiguration has no nftablesMode), so the
+// write changed nothing there. Each one is said on the log; the caller sees it missing.
+func (c *Calico) keptChanges(gvr schema.GroupVersionResource, name string, changes []string, sent, stored *unstructured.Unstructured) []string {
+	sentSpec, _, _ := unstructured.NestedMap(sent.Object, "spec")
+	storedSpec, _, _ := unstructured.NestedMap(stored.Object, "spec")
+	var dropped []string
+	for k := range sentSpec {
+		if _, ok := storedSpec[k]; !ok {
+			dropped = append(dropped, k)
+		}
+	}
+	if len(dropped) == 0 {
+		return changes
+	}
+	sort.Strings(dropped)
+	var kept []string
+	for _, line := range changes {
+		keep := true
+		for _, k := range dropped {
+			if strings.Contains(line, ": "+k+" ") {
+				keep = false
+			}
+		}
+		if keep {
+			kept = append(kept, line)
+		}
+	}
+	c.logf("%s %s: the API server did not keep spec.%s (its CRD has no such field): not changed", gvr.Resource, name, strings.Join(dropped, ", spec."))
+	return kept
 }
 
 // setField sets (or, for nil, removes) a field and describes the change; nothing when equal.

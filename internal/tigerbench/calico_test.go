@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 )
@@ -164,5 +165,45 @@ func TestCalicoSettingsValidate(t *testing.T) {
 	if err := (CalicoSettings{Encap: "gre", Dataplane: "vpp", CPULimit: "lots"}).Validate(); err == nil ||
 		!strings.Contains(err.Error(), "encap") || !strings.Contains(err.Error(), "dataplane") || !strings.Contains(err.Error(), "calicoNodeCPULimit") {
 		t.Errorf("%v", err)
+	}
+}
+
+// Calico v3.28's FelixConfiguration CRD has no nftablesMode: the API server prunes the field on
+// every write (seen on make e2e CNI=calico: `kubectl patch ... nftablesMode` says "no change").
+// A reactor does the same to the fake's updates.
+func TestCalicoFieldDroppedByCRD(t *testing.T) {
+	ctx := context.Background()
+	pool := obj(GVRIPPool, "IPPool", "pool", map[string]any{"cidr": "10.244.1.0/24", "vxlanMode": "Always", "ipipMode": "Never"})
+	felix := obj(GVRFelixConfiguration, "FelixConfiguration", "default", map[string]any{"logSeverityScreen": "Info"})
+	dyn := newDynamic(pool, felix)
+	dyn.PrependReactor("update", "felixconfigurations", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		u := a.(k8stesting.UpdateAction).GetObject().(*unstructured.Unstructured).DeepCopy()
+		unstructured.RemoveNestedField(u.Object, "spec", "nftablesMode")
+		_, err := dyn.Tracker().Get(GVRFelixConfiguration, "", u.GetName())
+		if err != nil {
+			return true, nil, err
+		}
+		return true, u, dyn.Tracker().Update(GVRFelixConfiguration, u, "")
+	})
+	var log strings.Builder
+	c := &Calico{Dynamic: dyn, Log: &log}
+	ch, err := c.Apply(ctx, CalicoSettings{Dataplane: "iptables"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(ch.Changes, "; "); got != "FelixConfiguration default: bpfEnabled (unset) -> false" {
+		t.Errorf("changes %q: the dropped nftablesMode must not be listed", got)
+	}
+	if !strings.Contains(log.String(), "did not keep spec.nftablesMode") {
+		t.Errorf("log does not say the field was dropped:\n%s", log.String())
+	}
+	if _, err := c.Apply(ctx, CalicoSettings{Dataplane: "nftables"}); err == nil || !strings.Contains(err.Error(), "no nftables dataplane") {
+		t.Errorf("nftables on a Calico without it: %v", err)
+	}
+	if err := c.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if f := getObj(t, dyn, GVRFelixConfiguration, "default"); !reflect.DeepEqual(f.Object["spec"], map[string]any{"logSeverityScreen": "Info"}) {
+		t.Errorf("felix not restored: %v", f.Object["spec"])
 	}
 }
