@@ -315,10 +315,21 @@ func TestFaultLossyLink(t *testing.T) {
 		client  = "node2"
 	)
 	t0 := time.Now()
-	// the device pod traffic leaves the client node by: eth0 (routed), the VXLAN device (vxlan)
-	dev := "eth0"
-	if cl.netMode == "vxlan" {
-		dev = "vxcnp"
+	// the device pod traffic leaves the client node by, as its routing table says: eth0
+	// (routed, Flannel host-gw) or the VXLAN device (the harness's vxcnp, flannel.1, vxlan.calico)
+	route, err := nsRun("/run/netns/cnpe2e-"+client, "ip", "-o", "route", "get", "10.244.1.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(route)
+	dev := ""
+	for i := 0; i+1 < len(f); i++ {
+		if f[i] == "dev" {
+			dev = f[i+1]
+		}
+	}
+	if dev == "" {
+		t.Fatalf("no device in the client node's route to the server node's pods: %q", route)
 	}
 	how := injectLinkFaults(t, "/run/netns/cnpe2e-"+client, dev, lossPct, delay)
 	t.Logf("faults: %s", how)
