@@ -22,6 +22,10 @@ type Streams struct {
 	Log *slog.Logger
 }
 
+// LogWriter returns a writer whose every line is an info record of Logger (a line that starts
+// "warning: " a warning): for library code that prints its progress lines to an io.Writer.
+func (s Streams) LogWriter() io.Writer { return logging.Writer(s.Logger(), slog.LevelInfo) }
+
 // Logger returns s.Log, or a logger on ErrOut at the default level when it is nil.
 func (s Streams) Logger() *slog.Logger {
 	if s.Log != nil {

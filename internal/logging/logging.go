@@ -51,8 +51,9 @@ func OrDiscard(l *slog.Logger) *slog.Logger {
 	return l
 }
 
-// Writer returns an io.Writer whose every line becomes one record of l at level (for code that
-// prints progress lines to a writer); nil l writes nothing.
+// Writer returns an io.Writer whose every line becomes one record of l at level, or a warning
+// or an error when it starts "warning: " or "error: " (for code that prints its lines to a
+// writer); nil l writes nothing.
 func Writer(l *slog.Logger, level slog.Level) io.Writer {
 	return &lineWriter{l: OrDiscard(l), level: level}
 }
@@ -160,9 +161,11 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 		line := string(w.buf[:i])
 		w.buf = w.buf[i+1:]
 		level, msg := w.level, line
-		// A line that says it is a warning is one.
+		// A line that says it is a warning or an error is one.
 		if rest, ok := strings.CutPrefix(line, "warning: "); ok {
 			level, msg = slog.LevelWarn, rest
+		} else if rest, ok := strings.CutPrefix(line, "error: "); ok {
+			level, msg = slog.LevelError, rest
 		}
 		w.l.Log(context.Background(), level, msg)
 	}

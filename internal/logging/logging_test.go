@@ -56,8 +56,8 @@ func TestWriter(t *testing.T) {
 		t.Errorf("got %q, want %q", b.String(), want)
 	}
 	b.Reset()
-	fmt.Fprintln(Writer(New(&b, Quiet), slog.LevelInfo), "progress")
-	if b.Len() != 0 {
+	fmt.Fprint(Writer(New(&b, Quiet), slog.LevelInfo), "progress\nwarning: w\nerror: tiger-bench test 2 failed\n")
+	if want := "error: tiger-bench test 2 failed\n"; b.String() != want {
 		t.Errorf("-q printed %q", b.String())
 	}
 	fmt.Fprintln(Writer(nil, slog.LevelInfo), "nowhere") // a nil logger writes nothing

@@ -85,7 +85,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
 }
 
 func (o *Options) run(ctx context.Context, cs kubernetes.Interface, streams iostreams.Streams) error {
-	found, err := kube.Cleanup(ctx, cs, kube.CleanupOptions{RunID: o.RunID, Namespace: o.Namespace, DryRun: o.DryRun, Wait: !o.NoWait}, streams.ErrOut)
+	found, err := kube.Cleanup(ctx, cs, kube.CleanupOptions{RunID: o.RunID, Namespace: o.Namespace, DryRun: o.DryRun, Wait: !o.NoWait}, streams.LogWriter())
 	removed := 0
 	named := map[string]bool{}
 	for _, ns := range o.Standing {
@@ -118,7 +118,7 @@ func (o *Options) run(ctx context.Context, cs kubernetes.Interface, streams iost
 		errs = append(errs, err)
 	}
 	for _, ns := range o.Standing {
-		st := &tigerbench.Standing{Client: cs, Log: streams.ErrOut}
+		st := &tigerbench.Standing{Client: cs, Log: streams.LogWriter()}
 		if o.DryRun {
 			c, err := st.Count(ctx, ns)
 			if err != nil {
@@ -143,7 +143,7 @@ func (o *Options) run(ctx context.Context, cs kubernetes.Interface, streams iost
 		fmt.Fprintf(streams.Out, "removed the standing config of namespace %s (named with --standing) in %.1fs\n", ns, took.Seconds())
 	}
 	if removed == 0 && len(errs) == 0 {
-		fmt.Fprintln(streams.ErrOut, "nothing to clean up")
+		streams.Logger().Info("nothing to clean up")
 	}
 	if len(errs) > 0 {
 		return exit.Failure("cleanup: %v", errors.Join(errs...))

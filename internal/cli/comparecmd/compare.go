@@ -101,7 +101,7 @@ func (o *options) run(streams iostreams.Streams) error {
 		}
 		runs, warnings, err := runfile.ReadPath(f, streams.In)
 		for _, w := range warnings {
-			fmt.Fprintln(streams.ErrOut, "warning:", w)
+			streams.Logger().Warn(w)
 		}
 		if err != nil {
 			return &exit.UsageError{Err: fmt.Errorf("read results: %w", err)}

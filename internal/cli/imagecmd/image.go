@@ -133,7 +133,7 @@ func (o *Options) runBuild(ctx context.Context, streams iostreams.Streams) error
 	if err != nil {
 		return err
 	}
-	bo.Log = streams.ErrOut
+	bo.Log = streams.LogWriter()
 	img, done, err := image.Build(ctx, bo)
 	if err != nil {
 		return err
@@ -152,10 +152,10 @@ func (o *Options) runBuild(ctx context.Context, streams iostreams.Streams) error
 	}
 	fmt.Fprintf(streams.Out, "%s: %s (%s)\n", o.Output, name, dig)
 	for _, l := range o.Loads {
-		if err := image.Load(ctx, out, l, streams.ErrOut); err != nil {
+		if err := image.Load(ctx, out, l, streams.LogWriter()); err != nil {
 			return err
 		}
-		fmt.Fprintf(streams.ErrOut, "image: %s loaded (%s)\n", name, l)
+		streams.Logger().Info(fmt.Sprintf("image: %s loaded (%s)", name, l))
 	}
 	return nil
 }
@@ -173,7 +173,7 @@ func (o *Options) runPush(ctx context.Context, streams iostreams.Streams, ref, f
 		if err != nil {
 			return err
 		}
-		bo.Log = streams.ErrOut
+		bo.Log = streams.LogWriter()
 		if img, done, err = image.Build(ctx, bo); err != nil {
 			return err
 		}
@@ -185,7 +185,7 @@ func (o *Options) runPush(ctx context.Context, streams iostreams.Streams, ref, f
 	}
 	fmt.Fprintf(streams.Out, "%s@%s\n", ref, dig)
 	if ref != version.DefaultImage() {
-		fmt.Fprintf(streams.ErrOut, "image: pushed; run with: cnperf run --image %s ...\n", ref)
+		streams.Logger().Info(fmt.Sprintf("image: pushed; run with: cnperf run --image %s ...", ref))
 	}
 	return nil
 }

@@ -87,7 +87,7 @@ func runUp(ctx context.Context, streams iostreams.Streams, o upOptions) error {
 	if o.runID == "" {
 		o.runID = uuid.NewString()
 	}
-	l, err := lab.New(o.runID, o.lab, true, streams.ErrOut)
+	l, err := lab.New(o.runID, o.lab, true, streams.LogWriter())
 	if err != nil {
 		return err
 	}
@@ -181,7 +181,7 @@ func newList(streams iostreams.Streams) *cobra.Command {
 				return fmt.Errorf("-o %q: use table or json", output)
 			}
 			if len(runs) == 0 {
-				fmt.Fprintln(streams.ErrOut, "no lab namespaces on this host")
+				streams.Logger().Info("no lab namespaces on this host")
 				return nil
 			}
 			tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
@@ -229,12 +229,12 @@ func printReport(streams iostreams.Streams, rep lab.CleanupReport) {
 		fmt.Fprintf(streams.Out, "removed netns %s\n", n)
 	}
 	for _, r := range rep.Skipped {
-		fmt.Fprintf(streams.ErrOut, "kept lab %s: its run (pid %d) is still in progress; --force removes it\n", r.Tag, r.OwnerPID)
+		streams.Logger().Info(fmt.Sprintf("kept lab %s: its run (pid %d) is still in progress; --force removes it", r.Tag, r.OwnerPID))
 	}
 	for _, l := range rep.StrayLinks {
-		fmt.Fprintf(streams.ErrOut, "warning: interface %s in the root namespace is named like the lab's; cnperf never creates one there and leaves it alone\n", l)
+		streams.Logger().Warn(fmt.Sprintf("interface %s in the root namespace is named like the lab's; cnperf never creates one there and leaves it alone", l))
 	}
 	if len(rep.Removed) == 0 && len(rep.Skipped) == 0 {
-		fmt.Fprintln(streams.ErrOut, "nothing to clean up")
+		streams.Logger().Info("nothing to clean up")
 	}
 }

@@ -172,10 +172,10 @@ func (o *createOptions) run(ctx context.Context, streams iostreams.Streams) erro
 		return exit.Failure("%v", err)
 	}
 	if nodes.Note != "" {
-		fmt.Fprintf(streams.ErrOut, "note: %s\n", nodes.Note)
+		streams.Logger().Info(fmt.Sprintf("note: %s", nodes.Note))
 	}
 	o.spec.Nodes = nodes.Names
-	st := &tigerbench.Standing{Client: cs, Log: streams.ErrOut}
+	st := &tigerbench.Standing{Client: cs, Log: streams.LogWriter()}
 	rep, err := st.Apply(ctx, o.spec)
 	if rep != nil {
 		if werr := o.print(streams.Out, rep); werr != nil {
@@ -279,7 +279,7 @@ objects are deleted.`,
 			if err := tigerbench.RemovePreflight(ctx, cs, o.namespace, !keepNS); err != nil {
 				return fmt.Errorf("load remove: %w", err)
 			}
-			took, err := (&tigerbench.Standing{Client: cs, Log: streams.ErrOut}).Remove(ctx, o.namespace, !keepNS, o.parallelism)
+			took, err := (&tigerbench.Standing{Client: cs, Log: streams.LogWriter()}).Remove(ctx, o.namespace, !keepNS, o.parallelism)
 			if err != nil {
 				return exit.Failure("load remove: %v", err)
 			}

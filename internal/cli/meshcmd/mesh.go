@@ -281,7 +281,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	log := streams.ErrOut
+	log := streams.LogWriter()
 	s, err := o.validate()
 	if err != nil {
 		return err

@@ -68,11 +68,11 @@ func (o *options) run(ctx context.Context, streams iostreams.Streams) error {
 	if err != nil {
 		return &exit.UsageError{Err: err}
 	}
-	osCfg, err := o.sinks.OpenSearch(streams.ErrOut)
+	osCfg, err := o.sinks.OpenSearch(streams.LogWriter())
 	if err != nil {
 		return &exit.UsageError{Err: err}
 	}
-	prom, err := o.sinks.Prometheus(streams.ErrOut)
+	prom, err := o.sinks.Prometheus(streams.LogWriter())
 	if err != nil {
 		return &exit.UsageError{Err: err}
 	}
@@ -95,7 +95,7 @@ func (o *options) run(ctx context.Context, streams iostreams.Streams) error {
 				}
 				if r.Metrics != nil {
 					for _, w := range r.Metrics.Warnings {
-						fmt.Fprintf(streams.ErrOut, "warning: prometheus: case %d of run %s: %s\n", i+1, run.UUID, w)
+						streams.Logger().Warn(fmt.Sprintf("prometheus: case %d of run %s: %s", i+1, run.UUID, w))
 					}
 				}
 			}
@@ -109,7 +109,7 @@ func (o *options) run(ctx context.Context, streams iostreams.Streams) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	if osCfg != nil {
-		if err := opensearch.Ship(ctx, *osCfg, runs, streams.ErrOut); err != nil {
+		if err := opensearch.Ship(ctx, *osCfg, runs, streams.LogWriter()); err != nil {
 			return exit.Failure("%w", err)
 		}
 	}
@@ -123,7 +123,7 @@ func ReadAll(streams iostreams.Streams, files []string) ([]*api.Run, error) {
 	for _, f := range files {
 		runs, warnings, err := runfile.ReadPath(f, streams.In)
 		for _, w := range warnings {
-			fmt.Fprintln(streams.ErrOut, "warning:", w)
+			streams.Logger().Warn(w)
 		}
 		if err != nil {
 			return nil, &exit.UsageError{Err: fmt.Errorf("read results: %w", err)}

@@ -22,7 +22,6 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
-	"github.com/cnperf/cnperf/internal/logging"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/report"
@@ -105,7 +104,7 @@ on disk, appended as each case ends, so an interrupted run loses no finished cas
 func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.FlagSet) error {
 	lg := streams.Logger()
 	// what the library packages print line by line (platform choice, servers started, sinks)
-	log := logging.Writer(lg, slog.LevelInfo)
+	log := streams.LogWriter()
 	if o.DryRun {
 		if err := checkDryRunFormat(o.Output); err != nil {
 			return err
@@ -344,7 +343,7 @@ func (o *Options) dryRunTigerBench(streams iostreams.Streams, loaded *config.Loa
 func (o *Options) runTigerBench(ctx context.Context, streams iostreams.Streams, loaded *config.Loaded, runID string,
 	labels map[string]string, enc report.Encoder) error {
 	lg := streams.Logger()
-	log := logging.Writer(lg, slog.LevelInfo)
+	log := streams.LogWriter()
 	for _, w := range loaded.Warnings {
 		lg.Warn(w)
 	}
