@@ -35,6 +35,10 @@ for c in $CNIS; do
   case $c in *:*) ;; *) echo "e2e-cnis: CNIS entry '$c' is not CNI:MODE (e.g. flannel:vxlan)" >&2; exit 2 ;; esac
 done
 
+# the agent image and the host-side cnperf from this checkout (the image directory is shared by
+# every checkout on the machine: never run on what another one built)
+"$HARNESS/../images/build.sh" >"$DIR/images.log" 2>&1 || { echo "e2e-cnis: image build failed:" >&2; tail -20 "$DIR/images.log" >&2; exit 1; }
+
 overrides=()
 [ -n "${CNIS_DURATION:-}" ] && overrides+=(--duration "$CNIS_DURATION")
 [ -n "${CNIS_SAMPLES:-}" ] && overrides+=(--samples "$CNIS_SAMPLES")
