@@ -106,6 +106,17 @@ func TestCNIComparison(t *testing.T) {
 			t.Errorf("compare table has no column %q", want)
 		}
 	}
+	verdict := false
+	for _, v := range []string{" better ", " worse ", " n.s. "} {
+		verdict = verdict || strings.Contains(out, v)
+	}
+	if !verdict {
+		t.Errorf("no verdict of a significance test in the comparison:\n%s", out)
+	}
+	js, errOut, code = kpRunCLI(ctx, append([]string{"compare", "-o", "json"}, files...)...)
+	if code != 0 || !json.Valid([]byte(js)) {
+		t.Errorf("compare -o json exited %d or is not JSON: %s", code, errOut)
+	}
 	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
 	if err != nil {
 		t.Fatalf("the HTML report: %v", err)
