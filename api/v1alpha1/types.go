@@ -487,7 +487,8 @@ type ClusterDetails struct {
 	CNI               string `json:"cni,omitempty"`
 	CNIVersion        string `json:"cniVersion,omitempty"`
 	// CNIMode is how the CNI carries pod traffic as the cluster shows it (Flannel's backend:
-	// "vxlan", "host-gw"); empty when not known.
+	// "vxlan", "host-gw"; Cilium's routing from cilium-config: "tunnel vxlan, eBPF, kube-proxy
+	// kept"); empty when not known.
 	CNIMode       string     `json:"cniMode,omitempty"`
 	KubeProxyMode string     `json:"kubeProxyMode,omitempty"`
 	PodMTUBytes   int        `json:"podMTUBytes,omitempty"`
