@@ -217,17 +217,7 @@ func (o *Options) RunAllToOne(ctx context.Context, env Env, nodes []Node, server
 			done++
 			o.logCell(env, j, r, done, len(nodes), len(rounds))
 		})
-		for ri, round := range rounds {
-			for k, j := range round {
-				results = append(results, res[ri][k])
-				mat.Cells = append(mat.Cells, o.cellFromResult(j, &results[len(results)-1], len(results)-1))
-			}
-		}
-		for k, j := range broken {
-			results = append(results, o.skipped(j, brokenWhy[k]))
-			mat.Cells = append(mat.Cells, o.cellFromResult(j, &results[len(results)-1], len(results)-1))
-		}
-		Finish(&mat, o.OutlierMADs, o.Metric.HigherIsBetter)
+		results = o.fill(&mat, results, rounds, res, broken, brokenWhy)
 		m.Matrices = append(m.Matrices, mat)
 		if len(rounds) > m.Rounds {
 			m.Rounds = len(rounds)

@@ -96,20 +96,28 @@ func (o *Options) RunMesh(ctx context.Context, env Env, nodes []Node, sched *Sch
 			done++
 			o.logCell(env, j, r, done, total, len(sched.Rounds))
 		})
-		for ri, round := range rounds {
-			for i, j := range round {
-				results = append(results, res[ri][i])
-				mat.Cells = append(mat.Cells, o.cellFromResult(j, &results[len(results)-1], len(results)-1))
-			}
-		}
-		for i, j := range broken {
-			results = append(results, o.skipped(j, brokenWhy[i]))
-			mat.Cells = append(mat.Cells, o.cellFromResult(j, &results[len(results)-1], len(results)-1))
-		}
-		Finish(&mat, o.OutlierMADs, o.Metric.HigherIsBetter)
+		results = o.fill(&mat, results, rounds, res, broken, brokenWhy)
 		m.Matrices = append(m.Matrices, mat)
 	}
 	return m, results
+}
+
+// fill appends a matrix's results to results (the measured cells round by round, then the
+// cells that could not run, with why) and its cells, indexing them, to mat, and finishes it
+// (medians, outliers).
+func (o *Options) fill(mat *api.MeshMatrix, results []api.Result, rounds [][]cellJob, res [][]api.Result, broken []cellJob, brokenWhy []string) []api.Result {
+	for ri, round := range rounds {
+		for i, j := range round {
+			results = append(results, res[ri][i])
+			mat.Cells = append(mat.Cells, o.cellFromResult(j, &results[len(results)-1], len(results)-1))
+		}
+	}
+	for i, j := range broken {
+		results = append(results, o.skipped(j, brokenWhy[i]))
+		mat.Cells = append(mat.Cells, o.cellFromResult(j, &results[len(results)-1], len(results)-1))
+	}
+	Finish(mat, o.OutlierMADs, o.Metric.HigherIsBetter)
+	return results
 }
 
 func firstNonEmpty(s ...string) string {
