@@ -534,13 +534,8 @@ func CalicoFromObjects(version string, pools, felixConfigs, clusterInfo []byte) 
 				v4 = true
 			}
 		}
-		switch {
-		case v4 && v6:
-			d.IPFamily = "dual"
-		case v6:
-			d.IPFamily = "ipv6"
-		case v4:
-			d.IPFamily = "ipv4"
+		if f := IPFamily(v4, v6); f != "" {
+			d.IPFamily = f
 		}
 	}
 	var felix struct {
@@ -586,4 +581,18 @@ func CalicoFromObjects(version string, pools, felixConfigs, clusterInfo []byte) 
 		d.ClusterType = ci.Spec.ClusterType
 	}
 	return d
+}
+
+// IPFamily names the families of a set of pools or addresses: "dual", "ipv6", "ipv4", or ""
+// when there is neither.
+func IPFamily(v4, v6 bool) string {
+	switch {
+	case v4 && v6:
+		return "dual"
+	case v6:
+		return "ipv6"
+	case v4:
+		return "ipv4"
+	}
+	return ""
 }

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/clusterinfo"
 )
 
 // The Calico objects cnperf reads and changes.
@@ -237,13 +238,8 @@ func (c *Calico) Describe(ctx context.Context) (*api.CalicoDetails, error) {
 			}
 		}
 	}
-	switch {
-	case v4 && v6:
-		d.IPFamily = "dual"
-	case v6:
-		d.IPFamily = "ipv6"
-	case v4:
-		d.IPFamily = "ipv4"
+	if f := clusterinfo.IPFamily(v4, v6); f != "" {
+		d.IPFamily = f
 	}
 	return d, nil
 }
