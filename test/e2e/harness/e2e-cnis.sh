@@ -43,7 +43,7 @@ overrides=()
 [ -n "${CNIS_DURATION:-}" ] && overrides+=(--duration "$CNIS_DURATION")
 [ -n "${CNIS_SAMPLES:-}" ] && overrides+=(--samples "$CNIS_SAMPLES")
 
-files=() timings=()
+files=() measured=() timings=()
 run_cni() { # CNI MODE: build, bring up, measure, tear down, check leftovers
   local cni=$1 mode=$2 name="$1-$2" rc_up rc_run=1 rc_down rc_left base t0 t_up t_run t_down
   t0=$(now)
@@ -72,7 +72,7 @@ run_cni() { # CNI MODE: build, bring up, measure, tear down, check leftovers
   t_down=$(elapsed "$t0")
   timings+=("$(printf '%-16s up %6.1fs  run %6.1fs  down+check %5.1fs' "$name" "$t_up" "$(echo "$t_run - $t_up" | bc)" "$(echo "$t_down - $t_run" | bc)")")
   echo "    $name: up rc=$rc_up run rc=$rc_run down rc=$rc_down leftovers rc=$rc_left"
-  files+=("$DIR/$name.jsonl")
+  if [ $rc_run = 0 ] && [ -s "$DIR/$name.jsonl" ]; then files+=("$DIR/$name.jsonl") measured+=("$cni:$mode"); fi
   [ $rc_up = 0 ] && [ $rc_run = 0 ] && [ $rc_down = 0 ] && [ $rc_left = 0 ]
 }
 
@@ -89,7 +89,8 @@ if [ ${#files[@]} -ge 2 ]; then
   "$CLI" compare "${files[@]}" | tee "$DIR/compare.txt"
   "$CLI" compare -o markdown "${files[@]}" >"$DIR/compare.md"
   "$CLI" report -o html "${files[@]}" >"$DIR/report.html"
-  CNPERF_E2E_CNIS_DIR=$DIR CNPERF_E2E_CNIS="$CNIS" \
+  # the CNIs that were measured (a CNI that failed already fails the script)
+  CNPERF_E2E_CNIS_DIR=$DIR CNPERF_E2E_CNIS="${measured[*]}" \
     go test -tags e2e ./test/e2e/ -run TestCNIComparison -count=1 -v
   rc_test=$?
 else
