@@ -72,7 +72,7 @@ run_cni() { # CNI MODE: build, bring up, measure, tear down, check leftovers
   t_down=$(elapsed "$t0")
   timings+=("$(printf '%-16s up %6.1fs  run %6.1fs  down+check %5.1fs' "$name" "$t_up" "$(echo "$t_run - $t_up" | bc)" "$(echo "$t_down - $t_run" | bc)")")
   echo "    $name: up rc=$rc_up run rc=$rc_run down rc=$rc_down leftovers rc=$rc_left"
-  if [ $rc_run = 0 ] && [ -s "$DIR/$name.jsonl" ]; then files+=("$DIR/$name.jsonl") measured+=("$cni:$mode"); fi
+  if [ -s "$DIR/$name.jsonl" ]; then files+=("$DIR/$name.jsonl") measured+=("$cni:$mode"); fi
   [ $rc_up = 0 ] && [ $rc_run = 0 ] && [ $rc_down = 0 ] && [ $rc_left = 0 ]
 }
 
