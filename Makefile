@@ -175,7 +175,8 @@ snapshot: $(GORELEASER)
 # ==== end release ====
 
 # ==== lint: golangci-lint (owner: .golangci.yml, docs/contributing.md) ====
-# make lint   golangci-lint with the curated set of .golangci.yml (part of make check); built from
+# make lint   golangci-lint with the curated set of .golangci.yml (part of make check; runs beside
+#             other checkouts' lints on this machine); built from
 #             the Go module proxy once into $(TOOLS_DIR), like actionlint and goreleaser
 # v2.15.0: the newest golangci-lint whose go.mod accepts go 1.26. A cold build takes about
 # 180 s of CPU (see docs/contributing.md, "The linter"); a cold lint of the module about 70 s.
@@ -188,5 +189,5 @@ $(GOLANGCI_LINT):
 	GOBIN=$(dir $@) GOFLAGS=-buildvcs=false $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
 lint: $(GOLANGCI_LINT)
-	$(GOLANGCI_LINT) run ./...
+	$(GOLANGCI_LINT) run --allow-parallel-runners ./...
 # ==== end lint ====
