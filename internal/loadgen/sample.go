@@ -106,7 +106,7 @@ func buildSample(rep *Report, start, end time.Time, hist *hdr.Histogram, histOn 
 			s.Notes = append(s.Notes, fmt.Sprintf("%d transactions lost (no response within %s) and restarted", cw.LostTransactions, ioTimeout))
 		}
 		if histOn && hist.Count() > 0 {
-			s.Latency = latencyOf(hist)
+			s.Latency = hist.Latency()
 			s.Histogram = hist.ToAPI()
 		}
 	}
@@ -122,24 +122,6 @@ func buildSample(rep *Report, start, end time.Time, hist *hdr.Histogram, histOn 
 	s.Notes = append(s.Notes, srv.Notes...)
 	s.CPU = &api.SampleCPU{Client: cpuUsage(rep.ClientCPU, kb, tx), Server: cpuUsage(srv.CPU, kb, tx)}
 	return s, nil
-}
-
-func latencyOf(h *hdr.Histogram) *api.Latency {
-	us := func(ns int64) *float64 { return f64(float64(ns) / 1e3) }
-	return &api.Latency{
-		Count:  i64(h.Count()),
-		Mean:   f64(h.Mean() / 1e3),
-		Min:    us(h.Min()),
-		Max:    us(h.Max()),
-		Stddev: f64(h.Stddev() / 1e3),
-		P50:    us(h.Quantile(0.50)),
-		P75:    us(h.Quantile(0.75)),
-		P90:    us(h.Quantile(0.90)),
-		P99:    us(h.Quantile(0.99)),
-		P999:   us(h.Quantile(0.999)),
-		P9999:  us(h.Quantile(0.9999)),
-		Method: "histogram",
-	}
 }
 
 // cpuUsage converts a side's CPU over the window into percentages and netperf's service demand:

@@ -148,23 +148,7 @@ func mergeHistograms(ok []*api.Sample) (*api.Latency, error) {
 	if merged.Count() == 0 {
 		return nil, fmt.Errorf("histograms hold no transactions")
 	}
-	us := func(ns float64) *float64 { v := ns / 1000; return &v }
-	q := func(p float64) *float64 { return us(float64(merged.Quantile(p))) }
-	count := merged.Count()
-	l := &api.Latency{
-		Count:  &count,
-		Mean:   us(merged.Mean()),
-		Min:    us(float64(merged.Min())),
-		Max:    us(float64(merged.Max())),
-		Stddev: us(merged.Stddev()),
-		P50:    q(0.50),
-		P75:    q(0.75),
-		P90:    q(0.90),
-		P99:    q(0.99),
-		P999:   q(0.999),
-		P9999:  q(0.9999),
-		Method: LatencyHistogram,
-	}
+	l := merged.Latency()
 	if len(ok) > 1 {
 		l.Note = fmt.Sprintf("histograms of %d samples merged", len(ok))
 	}

@@ -274,7 +274,7 @@ func (r Result) ToSample(p api.Profile, threads int, seconds float64) (api.Sampl
 				return api.Sample{}, err
 			}
 			s.Histogram = h.ToAPI()
-			s.Latency = latencyFrom(h)
+			s.Latency = h.Latency()
 			toolkit.AddNote(&s, fmt.Sprintf("latency of %d transactions from uperf's per-flowop history (-X): write start to read end", n))
 		} else {
 			if threads < 1 {
@@ -387,24 +387,4 @@ func historyHistogram(recs []HistoryRecord) (*hdr.Histogram, int, error) {
 		return nil, 0, errors.New("uperf history holds no transaction")
 	}
 	return h, n, nil
-}
-
-func latencyFrom(h *hdr.Histogram) *api.Latency {
-	us := func(ns float64) *float64 { return toolkit.F(ns / 1000) }
-	q := func(p float64) *float64 { return us(float64(h.Quantile(p))) }
-	count := h.Count()
-	return &api.Latency{
-		Count:  &count,
-		Mean:   us(h.Mean()),
-		Min:    us(float64(h.Min())),
-		Max:    us(float64(h.Max())),
-		Stddev: us(h.Stddev()),
-		P50:    q(0.50),
-		P75:    q(0.75),
-		P90:    q(0.90),
-		P99:    q(0.99),
-		P999:   q(0.999),
-		P9999:  q(0.9999),
-		Method: "histogram",
-	}
 }

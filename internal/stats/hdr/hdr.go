@@ -189,6 +189,29 @@ func (h *Histogram) Quantile(q float64) int64 {
 	return h.max
 }
 
+// Latency is the latency summary of the histogram's transactions in microseconds (the
+// histogram holds nanoseconds): count, mean, min, max, stddev and percentiles, method
+// "histogram". The one conversion of the agent's, uperf's and the merged summaries.
+func (h *Histogram) Latency() *api.Latency {
+	us := func(ns float64) *float64 { v := ns / 1000; return &v }
+	q := func(p float64) *float64 { return us(float64(h.Quantile(p))) }
+	count := h.Count()
+	return &api.Latency{
+		Count:  &count,
+		Mean:   us(h.Mean()),
+		Min:    us(float64(h.Min())),
+		Max:    us(float64(h.Max())),
+		Stddev: us(h.Stddev()),
+		P50:    q(0.50),
+		P75:    q(0.75),
+		P90:    q(0.90),
+		P99:    q(0.99),
+		P999:   q(0.999),
+		P9999:  q(0.9999),
+		Method: "histogram",
+	}
+}
+
 // ToAPI serialises the histogram with sparse [index, count] buckets in ascending index order.
 func (h *Histogram) ToAPI() *api.LatencyHistogram {
 	out := &api.LatencyHistogram{
