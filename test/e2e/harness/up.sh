@@ -642,8 +642,15 @@ KCFG
       bash -c 'trap "kill \$c 2>/dev/null; exit 0" TERM INT
         while :; do "$@" & c=$!; wait $c; echo "felix exited (status $?): restarting it"; sleep 1; done' \
       felix-loop "${cenv[@]}" "$CALICO_DIR/calico-node" -felix
+    # the tunnel address allocator as a run-once every 10 s, not its watching daemon: after an
+    # API server restart (TestFaultAPIServerRestart) the daemon of one node stopped for good
+    # (its last words "connection is unauthorized ... Full resync is required"), so when an
+    # encapsulation change later released that node's VXLAN address it never came back and no
+    # pod could reach that node's pods
     start "calico-tunnel-$n" nsenter --net="/run/netns/$(node_ns "$i")" --mount="$(node_mnt "$i")" \
-      "${cenv[@]}" "$CALICO_DIR/calico-node" -allocate-tunnel-addrs
+      bash -c 'trap "kill \$c 2>/dev/null; exit 0" TERM INT
+        while :; do "$@" & c=$!; wait $c; sleep 10 & c=$!; wait $c; done' \
+      tunnel-loop "${cenv[@]}" "$CALICO_DIR/calico-node" -allocate-tunnel-addrs -allocate-tunnel-addrs-run-once
   done
   for i in $(seq 1 "$NODES"); do
     n=$(node_name "$i"); D=$S/$n
