@@ -111,22 +111,8 @@ func parseSettings(c plan.Case) (settings, error) {
 		return settings{}, err
 	}
 	s := settings{opts: o}
-	if s.ctl, err = o.Port(OptPort, DefaultPort); err != nil {
+	if s.ctl, s.data, err = o.ControlDataPorts(Name, c, OptPort, DefaultPort, OptDataPort, DefaultDataPort); err != nil {
 		return settings{}, err
-	}
-	def := DefaultDataPort
-	if s.ctl != DefaultPort {
-		def = s.ctl + 1
-	}
-	if s.data, err = o.Port(OptDataPort, def); err != nil {
-		return settings{}, err
-	}
-	n := toolkit.Parallel(c)
-	if s.data+n-1 > 65535 {
-		return settings{}, fmt.Errorf("netperf: data ports %d..%d exceed 65535", s.data, s.data+n-1)
-	}
-	if s.ctl >= s.data && s.ctl < s.data+n {
-		return settings{}, fmt.Errorf("netperf: control port %d is among the data ports %d..%d", s.ctl, s.data, s.data+n-1)
 	}
 	if s.cpu, err = o.Bool(OptCPU, true); err != nil {
 		return settings{}, err

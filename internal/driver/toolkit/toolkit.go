@@ -168,6 +168,30 @@ func (o *Options) Addr(key string) (string, error) {
 // Port reads a port option (1..65535), def when unset.
 func (o *Options) Port(key string, def int) (int, error) { return o.Int(key, def, 1, 65535) }
 
+// ControlDataPorts reads the ports of a tool with one control port and one data port per
+// flow (netperf, uperf): the control port (ctlKey, defCtl when unset) and the first data port
+// (dataKey; when unset, defData, or the port after a moved control port). The data ports of
+// every flow of c must fit below 65536 and must not include the control port.
+func (o *Options) ControlDataPorts(tool string, c plan.Case, ctlKey string, defCtl int, dataKey string, defData int) (ctl, data int, err error) {
+	if ctl, err = o.Port(ctlKey, defCtl); err != nil {
+		return 0, 0, err
+	}
+	if ctl != defCtl {
+		defData = ctl + 1
+	}
+	if data, err = o.Port(dataKey, defData); err != nil {
+		return 0, 0, err
+	}
+	n := Parallel(c)
+	if data+n-1 > 65535 {
+		return 0, 0, fmt.Errorf("%s: data ports %d..%d exceed 65535", tool, data, data+n-1)
+	}
+	if ctl >= data && ctl < data+n {
+		return 0, 0, fmt.Errorf("%s: control port %d is among the data ports %d..%d", tool, ctl, data, data+n-1)
+	}
+	return ctl, data, nil
+}
+
 // Text returns b as valid UTF-8 (invalid bytes replaced), with NULs removed, so a tool's
 // garbage can go into an error message or a JSON document safely.
 func Text(b []byte) string {

@@ -100,22 +100,8 @@ func parseSettings(c plan.Case) (settings, error) {
 		return settings{}, err
 	}
 	s := settings{opts: o}
-	if s.ctl, err = o.Port(OptPort, DefaultPort); err != nil {
+	if s.ctl, s.data, err = o.ControlDataPorts(Name, c, OptPort, DefaultPort, OptDataPort, DefaultDataPort); err != nil {
 		return settings{}, err
-	}
-	def := DefaultDataPort
-	if s.ctl != DefaultPort {
-		def = s.ctl + 1
-	}
-	if s.data, err = o.Port(OptDataPort, def); err != nil {
-		return settings{}, err
-	}
-	n := toolkit.Parallel(c)
-	if s.data+n-1 > 65535 {
-		return settings{}, fmt.Errorf("uperf: data ports %d..%d exceed 65535", s.data, s.data+n-1)
-	}
-	if s.ctl >= s.data && s.ctl < s.data+n {
-		return settings{}, fmt.Errorf("uperf: control port %d is among the data ports %d..%d", s.ctl, s.data, s.data+n-1)
 	}
 	if s.history, err = o.Bool(OptHistory, false); err != nil {
 		return settings{}, err
