@@ -3,6 +3,7 @@ package runcmd
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -101,6 +102,9 @@ func (p *platformOptions) gate(run *api.Run, log io.Writer) error {
 		return nil
 	}
 	report, violations := gate.Tolerance(run, p.tolerance)
+	if report != "" && !strings.HasSuffix(report, "\n") {
+		report += "\n" // the log takes whole lines
+	}
 	fmt.Fprint(log, report)
 	if len(violations) > 0 {
 		msgs := ""
