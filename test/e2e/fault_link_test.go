@@ -325,21 +325,27 @@ func TestFaultLossyLink(t *testing.T) {
 		client  = "node2"
 	)
 	t0 := time.Now()
-	// the device pod traffic leaves the client node by, as its routing table says: eth0
-	// (routed, Flannel host-gw) or the VXLAN device (the harness's vxcnp, flannel.1, vxlan.calico)
-	route, err := nsRun("/run/netns/cnpe2e-"+client, "ip", "-o", "route", "get", "10.244.1.2")
+	// the device pod traffic leaves the client node by, as its route to the server node's pods
+	// (10.244.1.0/24, or with Calico a /26 block of it) says: eth0 (routed, Flannel host-gw) or
+	// the VXLAN device (the harness's vxcnp, flannel.1, vxlan.calico)
+	routes, err := nsRun("/run/netns/cnpe2e-"+client, "ip", "-o", "route", "show")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := strings.Fields(route)
 	dev := ""
-	for i := 0; i+1 < len(f); i++ {
-		if f[i] == "dev" {
-			dev = f[i+1]
+	for _, l := range strings.Split(routes, "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 || !strings.HasPrefix(f[0], "10.244.1.") || dev != "" {
+			continue
+		}
+		for i := 0; i+1 < len(f); i++ {
+			if f[i] == "dev" {
+				dev = f[i+1]
+			}
 		}
 	}
 	if dev == "" {
-		t.Fatalf("no device in the client node's route to the server node's pods: %q", route)
+		t.Fatalf("no route to the server node's pods (10.244.1.*) on the client node:\n%s", routes)
 	}
 	// Cilium's tunnel: the route names cilium_host, but its eBPF program encapsulates pod traffic
 	// and hands it to cilium_vxlan without the host's netfilter seeing the inner packets; the
