@@ -57,6 +57,53 @@ func ServerPortOptions(d driver.Driver, base, n int) ([]map[string]string, error
 // DeployOneServer starts the all-to-one server pod and its Service on node for net and waits
 // until they are ready.
 func DeployOneServer(ctx context.Context, cs kubernetes.Interface, o AgentOptions, net Network, node string, c plan.Case, d driver.Driver, options []map[string]string, timeout time.Duration) (*OneServer, error) {
+	pod, svc, err := buildOneServer(o, net, node, c, d, options)
+	if err != nil {
+		return nil, err
+	}
+	name := pod.Name
+	if _, err := cs.CoreV1().Pods(o.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return nil, fmt.Errorf("create all-to-one server pod %s/%s: %w", o.Namespace, name, err)
+	}
+	created, err := cs.CoreV1().Services(o.Namespace).Create(ctx, svc, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("create all-to-one Service %s/%s: %w", o.Namespace, name, err)
+	}
+	if timeout <= 0 {
+		timeout = 3 * time.Minute
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		p, err := cs.CoreV1().Pods(o.Namespace).Get(wctx, name, metav1.GetOptions{})
+		if err == nil {
+			if why := podHopeless(p); why != "" {
+				return nil, fmt.Errorf("all-to-one server pod %s on node %s: %s", name, node, why)
+			}
+			if kube.PodReady(p) {
+				return &OneServer{
+					Network: net, ServiceIP: created.Spec.ClusterIP, Options: options,
+					Pod: Agent{Node: node, Pod: name, PodIP: p.Status.PodIP, HostIP: p.Status.HostIP, Network: net},
+				}, nil
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-wctx.Done():
+			state := "not found"
+			if p != nil {
+				state = podPhase(p)
+			}
+			return nil, fmt.Errorf("all-to-one server pod %s on node %s not Ready within %s (%s)", name, node, timeout, state)
+		}
+	}
+}
+
+// buildOneServer builds the all-to-one server pod (one container per driver server per client)
+// and its ClusterIP Service.
+func buildOneServer(o AgentOptions, net Network, node string, c plan.Case, d driver.Driver, options []map[string]string) (*corev1.Pod, *corev1.Service, error) {
 	name := fmt.Sprintf("cnperf-mesh-one-%s-%s", net, kube.ShortID(o.RunID))
 	labels := kube.RunLabels(o.RunID)
 	labels[LabelComponent] = ComponentOne
@@ -120,45 +167,9 @@ func DeployOneServer(ctx context.Context, cs kubernetes.Interface, o AgentOption
 		}
 	}
 	if len(pod.Spec.Containers) == 0 {
-		return nil, fmt.Errorf("driver %s has no server for %s", d.Name(), c.Profile)
+		return nil, nil, fmt.Errorf("driver %s has no server for %s", d.Name(), c.Profile)
 	}
-	if _, err := cs.CoreV1().Pods(o.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		return nil, fmt.Errorf("create all-to-one server pod %s/%s: %w", o.Namespace, name, err)
-	}
-	created, err := cs.CoreV1().Services(o.Namespace).Create(ctx, svc, metav1.CreateOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("create all-to-one Service %s/%s: %w", o.Namespace, name, err)
-	}
-	if timeout <= 0 {
-		timeout = 3 * time.Minute
-	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		p, err := cs.CoreV1().Pods(o.Namespace).Get(wctx, name, metav1.GetOptions{})
-		if err == nil {
-			if why := podHopeless(p); why != "" {
-				return nil, fmt.Errorf("all-to-one server pod %s on node %s: %s", name, node, why)
-			}
-			if kube.PodReady(p) {
-				return &OneServer{
-					Network: net, ServiceIP: created.Spec.ClusterIP, Options: options,
-					Pod: Agent{Node: node, Pod: name, PodIP: p.Status.PodIP, HostIP: p.Status.HostIP, Network: net},
-				}, nil
-			}
-		}
-		select {
-		case <-tick.C:
-		case <-wctx.Done():
-			state := "not found"
-			if p != nil {
-				state = podPhase(p)
-			}
-			return nil, fmt.Errorf("all-to-one server pod %s on node %s not Ready within %s (%s)", name, node, timeout, state)
-		}
-	}
+	return pod, svc, nil
 }
 
 // AllToOne is one all-to-one measurement set: every client agent against one server, by

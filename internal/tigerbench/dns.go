@@ -214,28 +214,12 @@ func (r *DNSRunner) startTarget(ctx context.Context, spec DNSSpec) (string, erro
 	for i := 0; i < spec.TargetPods; i++ {
 		node := spec.Nodes[i%len(spec.Nodes)]
 		name := fmt.Sprintf("cnperf-dns-target-%s-%02d", spec.ID, i)
-		p := dnsPod(spec, name, node, "target", []string{"cnperf", "agent", "ttfr", "--listen", ":" + strconv.Itoa(ServiceTargetPort)})
-		p.Spec.HostNetwork = false
-		p.Spec.DNSPolicy = ""
-		c := &p.Spec.Containers[0]
-		c.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: ServiceTargetPort, Protocol: corev1.ProtocolTCP}}
-		c.ReadinessProbe = &corev1.Probe{
-			ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(ServiceTargetPort)}},
-			PeriodSeconds: 1, TimeoutSeconds: 1, FailureThreshold: 3, SuccessThreshold: 1,
-		}
+		p := dnsTargetPod(spec, name, node)
 		if _, err := r.Client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return "", fmt.Errorf("create dns target pod %s/%s: %w", ns, name, err)
 		}
 	}
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: svcName, Namespace: ns, Labels: dnsLabels(spec, "target")},
-		Spec: corev1.ServiceSpec{
-			Type:     corev1.ServiceTypeClusterIP,
-			Selector: map[string]string{LabelDNS: "target", LabelDNSRun: spec.ID},
-			Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: ServicePort,
-				TargetPort: intstr.FromInt32(ServiceTargetPort)}},
-		},
-	}
+	svc := dnsTargetService(spec, svcName)
 	if _, err := r.Client.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		return "", fmt.Errorf("create dns target service %s/%s: %w", ns, svcName, err)
 	}
@@ -331,6 +315,33 @@ func dnsLabels(spec DNSSpec, role string) map[string]string {
 
 func dnsPod(spec DNSSpec, name, node, role string, argv []string) *corev1.Pod {
 	return oneShotPod(spec.Namespace, name, node, DNSContainer, spec.Image, spec.PullPolicy, spec.HostNetwork, dnsLabels(spec, role), argv)
+}
+
+// dnsTargetPod is one in-cluster target: an HTTP server on the pod network.
+func dnsTargetPod(spec DNSSpec, name, node string) *corev1.Pod {
+	p := dnsPod(spec, name, node, "target", []string{"cnperf", "agent", "ttfr", "--listen", ":" + strconv.Itoa(ServiceTargetPort)})
+	p.Spec.HostNetwork = false
+	p.Spec.DNSPolicy = ""
+	c := &p.Spec.Containers[0]
+	c.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: ServiceTargetPort, Protocol: corev1.ProtocolTCP}}
+	c.ReadinessProbe = &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(ServiceTargetPort)}},
+		PeriodSeconds: 1, TimeoutSeconds: 1, FailureThreshold: 3, SuccessThreshold: 1,
+	}
+	return p
+}
+
+// dnsTargetService is the ClusterIP Service over the target pods.
+func dnsTargetService(spec DNSSpec, name string) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: spec.Namespace, Labels: dnsLabels(spec, "target")},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: map[string]string{LabelDNS: "target", LabelDNSRun: spec.ID},
+			Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: ServicePort,
+				TargetPort: intstr.FromInt32(ServiceTargetPort)}},
+		},
+	}
 }
 
 // cleanup deletes the test's pods and Service and waits for the pods to go.
