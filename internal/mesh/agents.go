@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/cnperf/cnperf/internal/driver"
@@ -40,9 +39,6 @@ const (
 	// HostRoot is where privileged agents mount the node's root filesystem.
 	HostRoot = "/host"
 )
-
-// idleCommand keeps the client container running until it is told to stop.
-var idleCommand = []string{"sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done"}
 
 // AgentOptions say how agents are deployed.
 type AgentOptions struct {
@@ -120,50 +116,23 @@ func BuildDaemonSet(o AgentOptions, net Network, nodes []string) *appsv1.DaemonS
 	for k, v := range sel {
 		labels[k] = v
 	}
-	no := false
-	grace := int64(2)
-	spec := corev1.PodSpec{
-		AutomountServiceAccountToken:  &no,
-		EnableServiceLinks:            &no,
-		TerminationGracePeriodSeconds: &grace,
-		HostNetwork:                   net == NetHost,
-		HostPID:                       o.Privileged,
-		Tolerations:                   o.Tolerations,
-		Affinity:                      nodesAffinity(nodes),
-	}
-	if net == NetHost {
-		spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
-	}
+	po := o.podOptions(net, nodes)
+	po.HostPID = o.Privileged
+	co := o.containerOptions()
 	for _, srv := range o.Servers {
-		c := agentContainer(o, dnsName(srv.Name), srv.Argv)
-		for _, p := range srv.Ports {
-			cp := corev1.ContainerPort{ContainerPort: int32(p.Port), Protocol: kube.Protocol(p.Protocol)}
-			if net == NetHost {
-				cp.HostPort = int32(p.Port)
-			}
-			c.Ports = append(c.Ports, cp)
-		}
-		if p, ok := kube.FirstTCPPort(srv.Ports); ok {
-			// A startup probe stops after its first success: no probe reaches a server
-			// during a measurement.
-			c.StartupProbe = &corev1.Probe{
-				ProbeHandler:     corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(p))}},
-				PeriodSeconds:    1,
-				FailureThreshold: 3600,
-				TimeoutSeconds:   1,
-			}
-		}
-		spec.Containers = append(spec.Containers, c)
+		// A startup probe stops after its first success: no probe reaches a server during a
+		// measurement.
+		po.Containers = append(po.Containers, co.ServerContainer(dnsName(srv.Name), srv, net == NetHost, true))
 	}
-	client := agentContainer(o, ClientContainer, idleCommand)
+	client := co.Container(ClientContainer, kube.IdleCommand)
 	if o.Privileged {
 		// perf runs from the node's own filesystem (chroot /host perf ...): the agent image
 		// need not carry a perf that matches each node's kernel.
-		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "host-root",
+		po.Volumes = append(po.Volumes, corev1.Volume{Name: "host-root",
 			VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}})
 		client.VolumeMounts = append(client.VolumeMounts, corev1.VolumeMount{Name: "host-root", MountPath: HostRoot})
 	}
-	spec.Containers = append(spec.Containers, client)
+	po.Containers = append(po.Containers, client)
 	return &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: DaemonSetName(o.RunID, net), Namespace: o.Namespace, Labels: labels},
 		Spec: appsv1.DaemonSetSpec{
@@ -171,42 +140,22 @@ func BuildDaemonSet(o AgentOptions, net Network, nodes []string) *appsv1.DaemonS
 			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       spec,
+				Spec:       po.Spec(),
 			},
 		},
 	}
 }
 
-func agentContainer(o AgentOptions, name string, command []string) corev1.Container {
-	c := corev1.Container{
-		Name:            name,
-		Image:           o.Image,
-		ImagePullPolicy: o.PullPolicy,
-		Command:         append([]string(nil), command...),
-		Resources:       *o.Resources.DeepCopy(),
-		// the run's agent token from its Secret (kube.CreateTokenSecret): never in the
-		// DaemonSet or pod spec, never on a command line
-		Env: []corev1.EnvVar{kube.TokenEnvVar(o.RunID)},
-	}
-	if o.Privileged {
-		yes := true
-		c.SecurityContext = &corev1.SecurityContext{Privileged: &yes}
-	}
-	return c
+// podOptions are what every mesh pod on net shares (a DaemonSet's template: it restarts).
+func (o AgentOptions) podOptions(net Network, nodes []string) kube.PodOptions {
+	return kube.PodOptions{Namespace: o.Namespace, Nodes: nodes, HostNetwork: net == NetHost,
+		Tolerations: o.Tolerations, GraceSeconds: 2}
 }
 
-// nodesAffinity pins pods to the named nodes through the scheduler: one term per node (the
-// terms are ORed), since a metadata.name field selector takes a single value.
-func nodesAffinity(nodes []string) *corev1.Affinity {
-	terms := make([]corev1.NodeSelectorTerm, len(nodes))
-	for i, n := range nodes {
-		terms[i] = corev1.NodeSelectorTerm{MatchFields: []corev1.NodeSelectorRequirement{{
-			Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{n},
-		}}}
-	}
-	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms},
-	}}
+// containerOptions: the agent image, resources, privilege and the run's agent token from its
+// Secret (kube.CreateTokenSecret): never in the DaemonSet or pod spec, never on a command line.
+func (o AgentOptions) containerOptions() kube.ContainerOptions {
+	return kube.ContainerOptions{Image: o.Image, PullPolicy: o.PullPolicy, Resources: o.Resources, TokenRun: o.RunID, Privileged: o.Privileged}
 }
 
 func dnsName(s string) string {

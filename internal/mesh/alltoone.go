@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
@@ -109,28 +108,10 @@ func buildOneServer(o AgentOptions, net Network, node string, c plan.Case, d dri
 	labels[LabelComponent] = ComponentOne
 	labels[kube.LabelNetwork] = string(net)
 	labels[kube.LabelEndpoint] = name
-	no := false
-	grace := int64(2)
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: labels},
-		Spec: corev1.PodSpec{
-			AutomountServiceAccountToken:  &no,
-			EnableServiceLinks:            &no,
-			TerminationGracePeriodSeconds: &grace,
-			RestartPolicy:                 corev1.RestartPolicyNever,
-			HostNetwork:                   net == NetHost,
-			Tolerations:                   o.Tolerations,
-			Affinity:                      nodesAffinity([]string{node}),
-		},
-	}
-	if net == NetHost {
-		pod.Spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
-	}
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: kube.RunLabels(o.RunID)},
-		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: map[string]string{kube.LabelEndpoint: name}},
-	}
-	seen := map[string]bool{}
+	po := o.podOptions(net, []string{node})
+	po.Name, po.Labels, po.RunOnce = name, labels, true
+	co := o.containerOptions()
+	var servers []driver.Server
 	for i, opts := range options {
 		ci := c
 		ci.Params.Options = plan.MergeOptions(c.Params.Options, opts)
@@ -139,37 +120,19 @@ func buildOneServer(o AgentOptions, net Network, node string, c plan.Case, d dri
 			if len(cname) > 63 {
 				cname = cname[:63]
 			}
-			ctr := agentContainer(o, cname, srv.Argv)
-			for _, p := range srv.Ports {
-				cp := corev1.ContainerPort{ContainerPort: int32(p.Port), Protocol: kube.Protocol(p.Protocol)}
-				if net == NetHost {
-					cp.HostPort = int32(p.Port)
-				}
-				ctr.Ports = append(ctr.Ports, cp)
-				key := fmt.Sprintf("%s-%d", kube.Protocol(p.Protocol), p.Port)
-				if !seen[key] {
-					seen[key] = true
-					svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
-						Name:     fmt.Sprintf("%s-%d", map[corev1.Protocol]string{corev1.ProtocolTCP: "tcp", corev1.ProtocolUDP: "udp", corev1.ProtocolSCTP: "sctp"}[kube.Protocol(p.Protocol)], p.Port),
-						Protocol: kube.Protocol(p.Protocol), Port: int32(p.Port), TargetPort: intstr.FromInt32(int32(p.Port)),
-					})
-				}
-			}
-			if p, ok := kube.FirstTCPPort(srv.Ports); ok {
-				ctr.StartupProbe = &corev1.Probe{
-					ProbeHandler:     corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(p))}},
-					PeriodSeconds:    1,
-					FailureThreshold: 3600,
-					TimeoutSeconds:   1,
-				}
-			}
-			pod.Spec.Containers = append(pod.Spec.Containers, ctr)
+			po.Containers = append(po.Containers, co.ServerContainer(cname, srv, net == NetHost, true))
+			servers = append(servers, srv)
 		}
 	}
-	if len(pod.Spec.Containers) == 0 {
+	if len(po.Containers) == 0 {
 		return nil, nil, fmt.Errorf("driver %s has no server for %s", d.Name(), c.Profile)
 	}
-	return pod, svc, nil
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: kube.RunLabels(o.RunID)},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: map[string]string{kube.LabelEndpoint: name},
+			Ports: kube.ServicePorts(servers)},
+	}
+	return po.Pod(), svc, nil
 }
 
 // AllToOne is one all-to-one measurement set: every client agent against one server, by

@@ -109,20 +109,3 @@ func schedulable(n *corev1.Node) (bool, string) {
 	}
 	return true, ""
 }
-
-// onNodes is a required node affinity to a set of nodes, by name, through the scheduler: one
-// term per node (terms are ORed; a metadata.name field selector takes a single value).
-func onNodes(nodes []string) *corev1.Affinity {
-	if len(nodes) == 0 {
-		return nil
-	}
-	var terms []corev1.NodeSelectorTerm
-	for _, n := range nodes {
-		terms = append(terms, corev1.NodeSelectorTerm{MatchFields: []corev1.NodeSelectorRequirement{{
-			Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{n},
-		}}})
-	}
-	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms},
-	}}
-}

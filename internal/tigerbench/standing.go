@@ -72,10 +72,6 @@ const (
 	ServiceTargetPort = 8080
 )
 
-// idleCommand keeps a standing pod alive and stops it at once when asked (sh as PID 1 ignores
-// SIGTERM without a trap, which would hold every deletion for the grace period).
-var idleCommand = []string{"sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done"}
-
 // StandingSpec is the standing config wanted in one namespace.
 type StandingSpec struct {
 	Namespace    string
@@ -399,7 +395,7 @@ func standingDeployment(spec StandingSpec, name, what string, replicas int) *app
 	grace := int64(2)
 	no := false
 	c := coreac.Container().WithName("standing").WithImage(spec.Image).WithImagePullPolicy(spec.PullPolicy).
-		WithCommand(idleCommand...)
+		WithCommand(kube.IdleCommand...)
 	if what == StandingBackends {
 		c = c.WithPorts(coreac.ContainerPort().WithName("http").WithContainerPort(ServiceTargetPort).WithProtocol(corev1.ProtocolTCP))
 	}

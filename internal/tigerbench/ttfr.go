@@ -503,26 +503,11 @@ func basePod(spec TTFRSpec, name, node, role string, argv []string) *corev1.Pod 
 // oneShotPod is a pod of one container that runs argv once on node (no restart, a 1 s grace
 // period, no service account token or service links); on the host network it keeps cluster DNS.
 func oneShotPod(ns, name, node, container, image string, pull corev1.PullPolicy, hostNetwork bool, labels map[string]string, argv []string) *corev1.Pod {
-	grace := int64(1)
-	no := false
-	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
-		Spec: corev1.PodSpec{
-			RestartPolicy:                 corev1.RestartPolicyNever,
-			TerminationGracePeriodSeconds: &grace,
-			AutomountServiceAccountToken:  &no,
-			EnableServiceLinks:            &no,
-			HostNetwork:                   hostNetwork,
-			Affinity:                      onNodes([]string{node}),
-			Containers: []corev1.Container{{
-				Name: container, Image: image, ImagePullPolicy: pull, Command: slices.Clone(argv),
-			}},
-		},
-	}
-	if hostNetwork {
-		p.Spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
-	}
-	return p
+	return kube.PodOptions{
+		Name: name, Namespace: ns, Labels: labels, Nodes: []string{node}, HostNetwork: hostNetwork,
+		GraceSeconds: 1, RunOnce: true,
+		Containers: []corev1.Container{kube.ContainerOptions{Image: image, PullPolicy: pull}.Container(container, argv)},
+	}.Pod()
 }
 
 func serverPodSpec(spec TTFRSpec, name, node string) *corev1.Pod {

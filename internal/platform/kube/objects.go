@@ -2,12 +2,10 @@ package kube
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/cnperf/cnperf/internal/driver"
 )
@@ -42,8 +40,11 @@ const (
 // terminationGrace is short: endpoints hold no state worth a graceful shutdown.
 const terminationGrace int64 = 2
 
-// clientCommand keeps a client pod running until it is told to stop, and stops at once.
-var clientCommand = []string{"sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done"}
+// IdleCommand keeps a container running until it is told to stop, and stops at once (sh as PID
+// 1 ignores SIGTERM without a trap, which would hold every deletion for the grace period):
+// client pods (commands are exec'ed in them), mesh's client containers, tiger-bench's standing
+// pods.
+var IdleCommand = []string{"sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done"}
 
 // RunLabels are the labels that tie an object to a run (platform, mesh, tiger-bench, load).
 func RunLabels(runID string) map[string]string {
@@ -146,144 +147,29 @@ func buildPod(s *settings, runID string, e endpointSpec) *corev1.Pod {
 	if e.Driver != "" {
 		labels[LabelDriver] = dnsLabel(e.Driver)
 	}
-	no := false
-	grace := terminationGrace
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: e.Name, Namespace: s.Namespace, Labels: labels},
-		Spec: corev1.PodSpec{
-			ServiceAccountName:            ServiceAccountName,
-			AutomountServiceAccountToken:  &no,
-			EnableServiceLinks:            &no,
-			RestartPolicy:                 corev1.RestartPolicyNever,
-			TerminationGracePeriodSeconds: &grace,
-			HostNetwork:                   e.Net == netHost,
-			Tolerations:                   s.tolerations,
-			Affinity:                      nodeAffinity(e.Node),
-		},
+	o := PodOptions{
+		Name: e.Name, Namespace: s.Namespace, Labels: labels,
+		HostNetwork: e.Net == netHost, Tolerations: s.tolerations,
+		ServiceAccount: ServiceAccountName, GraceSeconds: terminationGrace, RunOnce: true,
 	}
-	if e.Net == netHost {
-		pod.Spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
+	if e.Node != "" {
+		o.Nodes = []string{e.Node}
 	}
+	co := s.containerOptions(runID)
 	if e.Role == "client" {
-		pod.Spec.Containers = []corev1.Container{container(s, runID, ClientContainer, clientCommand)}
-		return pod
+		o.Containers = []corev1.Container{co.Container(ClientContainer, IdleCommand)}
+		return o.Pod()
 	}
 	for _, srv := range e.Servers {
-		c := container(s, runID, dnsLabel(srv.Name), srv.Argv)
-		for _, p := range srv.Ports {
-			cp := corev1.ContainerPort{ContainerPort: int32(p.Port), Protocol: Protocol(p.Protocol)}
-			if e.Net == netHost {
-				// Declaring the host port lets the scheduler refuse a node where it is taken.
-				cp.HostPort = int32(p.Port)
-			}
-			c.Ports = append(c.Ports, cp)
-		}
-		if srv.Ready == "" {
-			if p, ok := FirstTCPPort(srv.Ports); ok {
-				// A startup probe, not a readiness probe: it stops after the first success, so
-				// no probe connection ever reaches a server during a measurement and a busy
-				// server is never taken out of its Service.
-				c.StartupProbe = &corev1.Probe{
-					ProbeHandler:     corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(p))}},
-					PeriodSeconds:    1,
-					FailureThreshold: startupProbeFailures,
-					SuccessThreshold: 1,
-					TimeoutSeconds:   1,
-				}
-			}
-		}
-		pod.Spec.Containers = append(pod.Spec.Containers, c)
+		// a server that prints when it is ready is waited for by its log, not a probe
+		o.Containers = append(o.Containers, co.ServerContainer(dnsLabel(srv.Name), srv, e.Net == netHost, srv.Ready == ""))
 	}
-	return pod
+	return o.Pod()
 }
 
-func container(s *settings, runID, name string, command []string) corev1.Container {
-	c := corev1.Container{
-		Name:            name,
-		Image:           s.Image,
-		ImagePullPolicy: s.pullPolicy,
-		Command:         append([]string(nil), command...),
-		Resources:       *s.resources.DeepCopy(),
-		// the run's agent token, from the run's Secret: neither in the pod spec nor on a
-		// command line; exec'ed clients inherit it
-		Env: []corev1.EnvVar{TokenEnvVar(runID)},
-	}
-	if s.Privileged {
-		yes := true
-		c.SecurityContext = &corev1.SecurityContext{Privileged: &yes}
-	}
-	return c
-}
-
-// nodeAffinity pins a pod to a node through the scheduler (not spec.nodeName), so taints,
-// resources and host ports are still checked and a refusal is reported as an event.
-func nodeAffinity(node string) *corev1.Affinity {
-	if node == "" {
-		return nil
-	}
-	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-			NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-				MatchFields: []corev1.NodeSelectorRequirement{{
-					Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node},
-				}},
-			}},
-		},
-	}}
-}
-
-// Protocol is a driver port's protocol as Kubernetes spells it (TCP when unset).
-func Protocol(p string) corev1.Protocol {
-	switch strings.ToUpper(p) {
-	case "UDP":
-		return corev1.ProtocolUDP
-	case "SCTP":
-		return corev1.ProtocolSCTP
-	}
-	return corev1.ProtocolTCP
-}
-
-// FirstTCPPort is the first TCP port of ports (a readiness probe target).
-func FirstTCPPort(ports []driver.Port) (int, bool) {
-	for _, p := range ports {
-		if Protocol(p.Protocol) == corev1.ProtocolTCP {
-			return p.Port, true
-		}
-	}
-	return 0, false
-}
-
-// servicePorts lists every (port, protocol) the servers listen on, once, in order. There
-// is no limit on the number of ports.
-func servicePorts(servers []driver.Server) []corev1.ServicePort {
-	type key struct {
-		port  int
-		proto corev1.Protocol
-	}
-	seen := map[key]bool{}
-	var out []corev1.ServicePort
-	for _, srv := range servers {
-		for _, p := range srv.Ports {
-			k := key{p.Port, Protocol(p.Protocol)}
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			out = append(out, corev1.ServicePort{
-				Name:       fmt.Sprintf("%s-%d", strings.ToLower(string(k.proto)), p.Port),
-				Protocol:   k.proto,
-				Port:       int32(p.Port),
-				TargetPort: intstr.FromInt32(int32(p.Port)),
-			})
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Port != out[j].Port {
-			return out[i].Port < out[j].Port
-		}
-		return out[i].Protocol < out[j].Protocol
-	})
-	return out
+// containerOptions are the endpoint containers' image, resources and the run's token.
+func (s *settings) containerOptions(runID string) ContainerOptions {
+	return ContainerOptions{Image: s.Image, PullPolicy: s.pullPolicy, Resources: s.resources, TokenRun: runID, Privileged: s.Privileged}
 }
 
 // buildService exposes one server pod as a ClusterIP or NodePort Service with every port
@@ -297,7 +183,7 @@ func buildService(s *settings, runID string, server endpointSpec, kind corev1.Se
 		Spec: corev1.ServiceSpec{
 			Type:     kind,
 			Selector: map[string]string{LabelEndpoint: server.Name},
-			Ports:    servicePorts(server.Servers),
+			Ports:    ServicePorts(server.Servers),
 		},
 	}
 	var fams []corev1.IPFamily
