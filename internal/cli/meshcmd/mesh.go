@@ -421,7 +421,8 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 	env := mesh.Env{
 		Log: log,
 		Exec: func(a mesh.Agent) platform.Executor {
-			return &mesh.PodExecutor{Stream: stream, Namespace: o.Namespace, Pod: a.Pod, Container: mesh.ClientContainer, DefaultTimeout: 5 * time.Minute}
+			return &kube.PodExecutor{Stream: stream, Namespace: o.Namespace, Pod: a.Pod, Container: mesh.ClientContainer,
+				DefaultTimeout: 5 * time.Minute, MaxOutput: kube.DefaultMaxOutputBytes}
 		},
 	}
 

@@ -101,20 +101,22 @@ func apiRefused(err error, hostport string) bool {
 	return strings.Contains(err.Error(), "dial tcp "+hostport+": connect: connection refused")
 }
 
-// podExecutor runs commands in one container of one pod.
-type podExecutor struct {
-	stream         Streamer
-	namespace, pod string
-	container      string
-	// defaultTimeout applies when a command has none.
-	defaultTimeout time.Duration
-	maxOutput      int
+// PodExecutor runs commands in one container of one pod (platform.Executor): the platform's
+// clients and servers, mesh's agents.
+type PodExecutor struct {
+	Stream         Streamer
+	Namespace, Pod string
+	Container      string
+	// DefaultTimeout applies when a command has none.
+	DefaultTimeout time.Duration
+	// MaxOutput bounds what one exec keeps of each stream.
+	MaxOutput int
 }
 
 // Exec implements platform.Executor. The remote tool runs under a wrapper that announces
 // its PID and bounds it with `timeout`; when ctx ends or the timeout passes, the tool is
 // killed in the pod before Exec returns.
-func (e *podExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Output {
+func (e *PodExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Output {
 	out := driver.Output{Argv: cmd.Argv, StartTime: time.Now(), ExitCode: -1}
 	if len(cmd.Argv) == 0 {
 		out.Err = errors.New("empty command")
@@ -123,16 +125,16 @@ func (e *podExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Outpu
 	}
 	timeout := cmd.Timeout
 	if timeout <= 0 {
-		timeout = e.defaultTimeout
+		timeout = e.DefaultTimeout
 	}
 	deadline := int(math.Ceil((timeout + killGrace).Seconds()))
 	argv := append([]string{"sh", "-c", wrapperScript, "cnperf-exec", strconv.Itoa(deadline)}, cmd.Argv...)
 
-	stdout := &capbuf.Buffer{Max: e.maxOutput}
-	stderr := &pidCapture{out: &capbuf.Buffer{Max: e.maxOutput}}
+	stdout := &capbuf.Buffer{Max: e.MaxOutput}
+	stderr := &pidCapture{out: &capbuf.Buffer{Max: e.MaxOutput}}
 	ectx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := e.stream(ectx, e.namespace, e.pod, e.container, argv, stdout, stderr)
+	err := e.Stream(ectx, e.Namespace, e.Pod, e.Container, argv, stdout, stderr)
 	out.EndTime = time.Now()
 
 	if ectx.Err() != nil {
@@ -159,20 +161,20 @@ func (e *podExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Outpu
 	}
 	out.Stdout, out.Stderr = stdout.Bytes(), stderr.out.Bytes()
 	if stdout.Truncated() || stderr.out.Truncated() {
-		msg := fmt.Sprintf("output exceeded %d bytes and was truncated", e.maxOutput)
+		msg := fmt.Sprintf("output exceeded %d bytes and was truncated", e.MaxOutput)
 		out.Stderr = append(out.Stderr, []byte("\n[cnperf: "+msg+"]")...)
 		if out.Err == nil && stdout.Truncated() {
 			out.Err = errors.New(msg)
 		}
 	}
 	if out.Err != nil {
-		out.Err = &ExecError{Namespace: e.namespace, Pod: e.pod, Argv: cmd.Argv, Stderr: tail(out.Stderr, 512), Err: out.Err}
+		out.Err = &ExecError{Namespace: e.Namespace, Pod: e.Pod, Argv: cmd.Argv, Stderr: tail(out.Stderr, 512), Err: out.Err}
 	}
 	return out
 }
 
 // kill ends the remote process pid (0 = unknown: nothing to do; `timeout` still bounds it).
-func (e *podExecutor) kill(pid int) error {
+func (e *PodExecutor) kill(pid int) error {
 	if pid <= 0 {
 		return nil
 	}
@@ -180,8 +182,31 @@ func (e *podExecutor) kill(pid int) error {
 	defer cancel()
 	var stderr bytes.Buffer
 	argv := []string{"sh", "-c", killScript, "cnperf-kill", strconv.Itoa(pid)}
-	if err := e.stream(ctx, e.namespace, e.pod, e.container, argv, io.Discard, &stderr); err != nil {
-		return fmt.Errorf("kill %d in %s/%s: %w %s", pid, e.namespace, e.pod, err, strings.TrimSpace(stderr.String()))
+	if err := e.Stream(ctx, e.Namespace, e.Pod, e.Container, argv, io.Discard, &stderr); err != nil {
+		return fmt.Errorf("kill %d in %s/%s: %w %s", pid, e.Namespace, e.Pod, err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// ExecStream runs cmd with its standard output streamed to stdout until it ends or ctx ends
+// (then the remote command dies of SIGPIPE on its next write, or of its `timeout`): mesh's
+// node-resource and profile streams.
+func (e *PodExecutor) ExecStream(ctx context.Context, cmd driver.Command, stdout io.Writer) error {
+	if len(cmd.Argv) == 0 {
+		return errors.New("empty command")
+	}
+	timeout := cmd.Timeout
+	if timeout <= 0 {
+		timeout = e.DefaultTimeout
+	}
+	deadline := int(math.Ceil((timeout + killGrace).Seconds()))
+	argv := append([]string{"timeout", "-s", "KILL", strconv.Itoa(deadline)}, cmd.Argv...)
+	stderr := &capbuf.Buffer{Max: e.MaxOutput}
+	ectx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := e.Stream(ectx, e.Namespace, e.Pod, e.Container, argv, stdout, stderr)
+	if err != nil && ectx.Err() == nil {
+		return &ExecError{Namespace: e.Namespace, Pod: e.Pod, Argv: cmd.Argv, Stderr: tail(stderr.Bytes(), 512), Err: err}
 	}
 	return nil
 }

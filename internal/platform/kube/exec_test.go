@@ -50,9 +50,9 @@ func localStreamer(t *testing.T) Streamer {
 	}
 }
 
-func testExecutor(t *testing.T, max int) *podExecutor {
-	return &podExecutor{stream: localStreamer(t), namespace: "cnperf", pod: "cnperf-cli-pod-c-0b5c3e2a", container: "client",
-		defaultTimeout: time.Minute, maxOutput: max}
+func testExecutor(t *testing.T, max int) *PodExecutor {
+	return &PodExecutor{Stream: localStreamer(t), Namespace: "cnperf", Pod: "cnperf-cli-pod-c-0b5c3e2a", Container: "client",
+		DefaultTimeout: time.Minute, MaxOutput: max}
 }
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
@@ -187,5 +187,32 @@ func TestShellJoin(t *testing.T) {
 	want := `iperf3 -c 10.0.0.1 --title 'a b' 'it'\''s' ''`
 	if got != want {
 		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+// TestExecStream: mesh's node-resource and profile streams run through the same executor; the
+// output arrives as it is printed, a failing command is an ExecError naming the pod and the
+// tool's words, and ctx ending is the normal end of a stream.
+func TestExecStream(t *testing.T) {
+	e := testExecutor(t, 1<<20)
+	var out strings.Builder
+	if err := e.ExecStream(context.Background(), driver.Command{Argv: []string{"sh", "-c", "echo one; echo two"}}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "one\ntwo\n" {
+		t.Errorf("stream %q", out.String())
+	}
+	err := e.ExecStream(context.Background(), driver.Command{Argv: []string{"sh", "-c", "echo broken >&2; exit 3"}}, io.Discard)
+	var ee *ExecError
+	if !errors.As(err, &ee) || ee.Pod != "cnperf-cli-pod-c-0b5c3e2a" || !strings.Contains(err.Error(), "broken") {
+		t.Errorf("failing command: %v, want an ExecError with its stderr", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := e.ExecStream(ctx, driver.Command{Argv: []string{"sh", "-c", "echo x; sleep 1"}}, io.Discard); err != nil {
+		t.Errorf("stream ended by ctx: %v", err)
+	}
+	if err := e.ExecStream(context.Background(), driver.Command{}, io.Discard); err == nil {
+		t.Error("empty command accepted")
 	}
 }

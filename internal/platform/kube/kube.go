@@ -511,8 +511,8 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 		if timeout <= 0 {
 			timeout = p.s.ExecTimeout
 		}
-		exe = &podExecutor{stream: p.stream, namespace: p.s.Namespace, pod: cli.spec.Name, container: ClientContainer,
-			defaultTimeout: timeout, maxOutput: p.s.MaxOutputBytes}
+		exe = &PodExecutor{Stream: p.stream, Namespace: p.s.Namespace, Pod: cli.spec.Name, Container: ClientContainer,
+			DefaultTimeout: timeout, MaxOutput: p.s.MaxOutputBytes}
 	}
 
 	t := driver.Target{}
@@ -765,8 +765,8 @@ func (p *Platform) Describe(ctx context.Context) (*api.ClusterDetails, error) {
 	in := clusterinfo.Input{Client: p.cs, Nodes: nodes, Log: p.log}
 	execIn := func(ep *endpoint) clusterinfo.ExecFunc {
 		return func(ctx context.Context, argv []string) (string, error) {
-			e := &podExecutor{stream: p.stream, namespace: p.s.Namespace, pod: ep.spec.Name, container: ClientContainer,
-				defaultTimeout: 20 * time.Second, maxOutput: 1 << 20}
+			e := &PodExecutor{Stream: p.stream, Namespace: p.s.Namespace, Pod: ep.spec.Name, Container: ClientContainer,
+				DefaultTimeout: 20 * time.Second, MaxOutput: 1 << 20}
 			out := e.Exec(ctx, driver.Command{Argv: argv})
 			if out.Err != nil {
 				return "", out.Err
