@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/cnperf/cnperf/internal/platform/kube"
 )
 
 // DefaultTestNodeSelector is the label tiger-bench runs its pods on.
@@ -84,28 +86,19 @@ func describeNodes(usable, refused []string) string {
 	return strings.Join(parts, "; ")
 }
 
-// schedulable says whether pods can run on n: Ready, not cordoned, Linux, no NoSchedule or
-// NoExecute taint (test pods carry no tolerations).
+// schedulable says whether pods can run on n (kube.Schedulable): Ready, not cordoned, Linux,
+// no NoSchedule or NoExecute taint (test pods carry no tolerations).
 func schedulable(n *corev1.Node) (bool, string) {
-	ready := false
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-			ready = true
-		}
-	}
-	if !ready {
+	block, taint := kube.Schedulable(n, nil)
+	switch block {
+	case kube.NodeNotReady:
 		return false, "not Ready"
-	}
-	if n.Spec.Unschedulable {
+	case kube.NodeCordoned:
 		return false, "cordoned"
-	}
-	if os := n.Labels[corev1.LabelOSStable]; os != "" && os != "linux" {
+	case kube.NodeNotLinux:
 		return false, "not Linux"
-	}
-	for _, t := range n.Spec.Taints {
-		if t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute {
-			return false, "tainted " + t.Key + ":" + string(t.Effect)
-		}
+	case kube.NodeTainted:
+		return false, "tainted " + taint.Key + ":" + string(taint.Effect)
 	}
 	return true, ""
 }

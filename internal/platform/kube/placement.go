@@ -159,8 +159,22 @@ func zoneOf(n *corev1.Node) string {
 	return n.Labels[LabelZoneBeta]
 }
 
-// eligible says whether endpoints may run on n, and why not.
-func eligible(n *corev1.Node, selector map[string]string, tols []corev1.Toleration) (bool, string) {
+// NodeBlock is what keeps pods off a node (Schedulable).
+type NodeBlock int
+
+// What keeps pods off a node, in the order Schedulable checks.
+const (
+	NodeUsable   NodeBlock = iota
+	NodeNotReady           // its Ready condition is not True
+	NodeCordoned           // spec.unschedulable
+	NodeNotLinux           // labelled kubernetes.io/os other than linux
+	NodeTainted            // a NoSchedule or NoExecute taint the pods do not tolerate
+)
+
+// Schedulable says whether pods that tolerate tols can run on n, and if not, what stops them
+// (the taint, for NodeTainted): the one node check of the platform and tiger-bench, each of
+// which words the answer for its own flags.
+func Schedulable(n *corev1.Node, tols []corev1.Toleration) (NodeBlock, *corev1.Taint) {
 	ready := false
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
@@ -168,18 +182,13 @@ func eligible(n *corev1.Node, selector map[string]string, tols []corev1.Tolerati
 		}
 	}
 	if !ready {
-		return false, "not Ready"
+		return NodeNotReady, nil
 	}
 	if n.Spec.Unschedulable {
-		return false, "cordoned (unschedulable)"
+		return NodeCordoned, nil
 	}
 	if os, ok := n.Labels[LabelOS]; ok && os != "linux" {
-		return false, fmt.Sprintf("%s=%s (endpoints need Linux)", LabelOS, os)
-	}
-	for _, k := range sortedKeys(selector) {
-		if n.Labels[k] != selector[k] {
-			return false, fmt.Sprintf("does not match --node-selector %s=%s", k, selector[k])
-		}
+		return NodeNotLinux, nil
 	}
 	for i := range n.Spec.Taints {
 		t := &n.Spec.Taints[i]
@@ -194,8 +203,30 @@ func eligible(n *corev1.Node, selector map[string]string, tols []corev1.Tolerati
 			}
 		}
 		if !tolerated {
-			return false, fmt.Sprintf("tainted %s (add --tolerations %s)", taintString(t), tolerationHint(t))
+			return NodeTainted, t
 		}
+	}
+	return NodeUsable, nil
+}
+
+// eligible says whether endpoints may run on n, and why not.
+func eligible(n *corev1.Node, selector map[string]string, tols []corev1.Toleration) (bool, string) {
+	block, taint := Schedulable(n, tols)
+	switch block {
+	case NodeNotReady:
+		return false, "not Ready"
+	case NodeCordoned:
+		return false, "cordoned (unschedulable)"
+	case NodeNotLinux:
+		return false, fmt.Sprintf("%s=%s (endpoints need Linux)", LabelOS, n.Labels[LabelOS])
+	}
+	for _, k := range sortedKeys(selector) {
+		if n.Labels[k] != selector[k] {
+			return false, fmt.Sprintf("does not match --node-selector %s=%s", k, selector[k])
+		}
+	}
+	if block == NodeTainted {
+		return false, fmt.Sprintf("tainted %s (add --tolerations %s)", taintString(taint), tolerationHint(taint))
 	}
 	return true, ""
 }

@@ -289,3 +289,31 @@ func TestRouteFor(t *testing.T) {
 		})
 	}
 }
+
+// TestSchedulable: the one node check of the platform and tiger-bench (which passes no
+// tolerations), in its order: Ready, cordon, OS, taints.
+func TestSchedulable(t *testing.T) {
+	perf := []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "perf", Effect: corev1.TaintEffectNoSchedule}}
+	for _, tt := range []struct {
+		name  string
+		n     corev1.Node
+		tols  []corev1.Toleration
+		want  NodeBlock
+		taint string
+	}{
+		{"usable", node("n1", ""), nil, NodeUsable, ""},
+		{"not ready before cordoned", node("n1", "", notReady, cordoned), nil, NodeNotReady, ""},
+		{"cordoned", node("n1", "", cordoned), nil, NodeCordoned, ""},
+		{"windows", node("n1", "", labelled(LabelOS, "windows")), nil, NodeNotLinux, ""},
+		{"no os label", node("n1", "", func(n *corev1.Node) { delete(n.Labels, LabelOS) }), nil, NodeUsable, ""},
+		{"PreferNoSchedule is no bar", node("n1", "", tainted("soft", "", corev1.TaintEffectPreferNoSchedule)), nil, NodeUsable, ""},
+		{"NoExecute", node("n1", "", tainted("gone", "", corev1.TaintEffectNoExecute)), nil, NodeTainted, "gone"},
+		{"NoSchedule", node("n1", "", tainted("dedicated", "perf", corev1.TaintEffectNoSchedule)), nil, NodeTainted, "dedicated"},
+		{"NoSchedule tolerated", node("n1", "", tainted("dedicated", "perf", corev1.TaintEffectNoSchedule)), perf, NodeUsable, ""},
+	} {
+		got, taint := Schedulable(&tt.n, tt.tols)
+		if got != tt.want || (taint == nil) != (tt.taint == "") || (taint != nil && taint.Key != tt.taint) {
+			t.Errorf("%s: %v %v, want %v %q", tt.name, got, taint, tt.want, tt.taint)
+		}
+	}
+}
