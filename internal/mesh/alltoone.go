@@ -71,33 +71,15 @@ func DeployOneServer(ctx context.Context, cs kubernetes.Interface, o AgentOption
 	if timeout <= 0 {
 		timeout = 3 * time.Minute
 	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		p, err := cs.CoreV1().Pods(o.Namespace).Get(wctx, name, metav1.GetOptions{})
-		if err == nil {
-			if why := podHopeless(p); why != "" {
-				return nil, fmt.Errorf("all-to-one server pod %s on node %s: %s", name, node, why)
-			}
-			if kube.PodReady(p) {
-				return &OneServer{
-					Network: net, ServiceIP: created.Spec.ClusterIP, Options: options,
-					Pod: Agent{Node: node, Pod: name, PodIP: p.Status.PodIP, HostIP: p.Status.HostIP, Network: net},
-				}, nil
-			}
-		}
-		select {
-		case <-tick.C:
-		case <-wctx.Done():
-			state := "not found"
-			if p != nil {
-				state = podPhase(p)
-			}
-			return nil, fmt.Errorf("all-to-one server pod %s on node %s not Ready within %s (%s)", name, node, timeout, state)
-		}
+	pods, err := kube.WaitReady(ctx, cs, o.Namespace, kube.LabelEndpoint+"="+name, []string{name}, timeout)
+	if err != nil {
+		return nil, fmt.Errorf("all-to-one server pod %s on node %s: %w", name, node, err)
 	}
+	p := pods[name]
+	return &OneServer{
+		Network: net, ServiceIP: created.Spec.ClusterIP, Options: options,
+		Pod: Agent{Node: node, Pod: name, PodIP: p.Status.PodIP, HostIP: p.Status.HostIP, Network: net},
+	}, nil
 }
 
 // buildOneServer builds the all-to-one server pod (one container per driver server per client)

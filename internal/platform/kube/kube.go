@@ -301,7 +301,7 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 	}
 	p.logf("waiting for %d endpoint pods in namespace %s (image %s)", len(names), p.s.Namespace, p.s.Image)
 	wstart := time.Now()
-	pods, err := waitReady(ctx, p.cs, p.s.Namespace, RunSelector(p.runID), names, p.s.PodStartTimeout)
+	pods, err := WaitReady(ctx, p.cs, p.s.Namespace, RunSelector(p.runID), names, p.s.PodStartTimeout)
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ var fatalEvents = map[string]int32{
 	"FailedMount":            3,
 }
 
-// podState is what waitReady knows of one pod.
+// podState is what WaitReady knows of one pod.
 type podState struct {
 	pod    *corev1.Pod
 	events []*corev1.Event
@@ -111,10 +111,12 @@ func specImage(p *corev1.Pod, name, fallback string) string {
 	return fallback
 }
 
-// waitReady waits, with watches, until every named pod is Running and Ready. It returns as
-// soon as one of them cannot start (image pull, scheduling, sandbox/CNI failure, a server
-// that exits), with the pod's conditions, container states and warning events.
-func waitReady(ctx context.Context, cs kubernetes.Interface, ns, selector string, names []string, timeout time.Duration) (map[string]*corev1.Pod, error) {
+// WaitReady waits, with watches, until every named pod (of those selector selects in ns) is
+// Running and Ready: the one readiness wait of the platform's endpoints and mesh's all-to-one
+// server. It returns as soon as one of them cannot start (image pull, scheduling,
+// sandbox/CNI failure, a server that exits) with a *StartError: the pod's conditions,
+// container states and warning events.
+func WaitReady(ctx context.Context, cs kubernetes.Interface, ns, selector string, names []string, timeout time.Duration) (map[string]*corev1.Pod, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	states := map[string]*podState{}
