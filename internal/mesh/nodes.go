@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/cnperf/cnperf/internal/platform/kube"
 )
 
 // ZoneLabel is the well-known zone label.
@@ -80,34 +82,18 @@ func ListNodes(ctx context.Context, cs kubernetes.Interface, f NodeFilter) ([]No
 	return nodes, skipped, nil
 }
 
+// unusable says why agents cannot run on n (kube.Schedulable), or "".
 func unusable(n *corev1.Node, tolerations []corev1.Toleration) string {
-	ready := false
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			ready = c.Status == corev1.ConditionTrue
-		}
-	}
-	if !ready {
+	block, taint := kube.Schedulable(n, tolerations)
+	switch block {
+	case kube.NodeNotReady:
 		return "not Ready"
-	}
-	if n.Spec.Unschedulable {
+	case kube.NodeCordoned:
 		return "cordoned (unschedulable)"
-	}
-	for i := range n.Spec.Taints {
-		t := &n.Spec.Taints[i]
-		if t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute {
-			continue
-		}
-		tolerated := false
-		for j := range tolerations {
-			if tolerations[j].ToleratesTaint(t) {
-				tolerated = true
-				break
-			}
-		}
-		if !tolerated {
-			return fmt.Sprintf("taint %s not tolerated (see --tolerations)", t.ToString())
-		}
+	case kube.NodeNotLinux:
+		return fmt.Sprintf("%s=%s (agents need Linux)", kube.LabelOS, n.Labels[kube.LabelOS])
+	case kube.NodeTainted:
+		return fmt.Sprintf("taint %s not tolerated (see --tolerations)", taint.ToString())
 	}
 	return ""
 }
