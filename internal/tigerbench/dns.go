@@ -22,7 +22,6 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/interrupt"
-	"github.com/cnperf/cnperf/internal/platform/kube"
 	tbreport "github.com/cnperf/cnperf/internal/report/tigerbench"
 	"github.com/cnperf/cnperf/internal/ttfr"
 )
@@ -306,11 +305,7 @@ func (r *DNSRunner) await(ctx context.Context, ns, name string, timeout time.Dur
 }
 
 func dnsLabels(spec DNSSpec, role string) map[string]string {
-	l := map[string]string{kube.LabelManagedBy: kube.ManagedByValue, LabelDNS: role, LabelDNSRun: spec.ID, LabelApp: "dns-" + role}
-	if spec.RunID != "" {
-		l[kube.LabelRun] = spec.RunID
-	}
-	return l
+	return testPodLabels("dns", LabelDNS, LabelDNSRun, spec.ID, spec.RunID, role)
 }
 
 func dnsPod(spec DNSSpec, name, node, role string, argv []string) *corev1.Pod {

@@ -488,10 +488,16 @@ func joinHostPort(ip string, port int) string {
 }
 
 func ttfrLabels(spec TTFRSpec, role string) map[string]string {
-	l := map[string]string{kube.LabelManagedBy: kube.ManagedByValue, LabelTTFR: role, LabelTTFRRun: spec.ID,
-		LabelApp: "ttfr-" + role}
-	if spec.RunID != "" {
-		l[kube.LabelRun] = spec.RunID
+	return testPodLabels("ttfr", LabelTTFR, LabelTTFRRun, spec.ID, spec.RunID, role)
+}
+
+// testPodLabels are the labels of a TTFR or DNS test's pods and Services: cnperf's, the
+// role under roleLabel, the test's id under testLabel, app "KIND-ROLE" (tiger-bench's policies
+// select pods with an app label) and, when known, the run.
+func testPodLabels(kind, roleLabel, testLabel, id, runID, role string) map[string]string {
+	l := map[string]string{kube.LabelManagedBy: kube.ManagedByValue, roleLabel: role, testLabel: id, LabelApp: kind + "-" + role}
+	if runID != "" {
+		l[kube.LabelRun] = runID
 	}
 	return l
 }
