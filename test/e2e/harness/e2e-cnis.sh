@@ -45,16 +45,17 @@ overrides=()
 
 files=() measured=() timings=()
 run_cni() { # CNI MODE: build, bring up, measure, tear down, check leftovers
-  local cni=$1 mode=$2 name="$1-$2" rc_up rc_run=1 rc_down rc_left base t0 t_up t_run t_down
-  t0=$(now)
+  local cni=$1 mode=$2 name="$1-$2" rc_up rc_run=1 rc_down rc_left base t t_up t_run=0 t_down
   CNI=$cni "$HARNESS/build-bins.sh" >"$DIR/$name.build.log" 2>&1 || { echo "    $name: build failed (see $DIR/$name.build.log)"; tail -5 "$DIR/$name.build.log"; return 1; }
   base=$(mktemp /tmp/cnperf-e2e-baseline.XXXXXX)
   "$HARNESS/leftovers.sh" snapshot "$base"
   say "bring-up CNI=$cni CNI_MODE=$mode"
+  t=$(now)
   local net=$mode; [ "$cni" = bridge ] || net=
   CNI=$cni CNI_MODE=$mode NET_MODE=${net:-routed} "$HARNESS/up.sh"; rc_up=$?
-  t_up=$(elapsed "$t0")
+  t_up=$(elapsed "$t")
   if [ $rc_up = 0 ]; then
+    t=$(now)
     say "cnperf run on $name"
     (
       . "$S/e2e.env"
@@ -62,15 +63,16 @@ run_cni() { # CNI MODE: build, bring up, measure, tear down, check leftovers
         --label "cni=$name" --no-progress --results "$DIR/$name.jsonl" -o table
     ) | tee "$DIR/$name.table"
     rc_run=${PIPESTATUS[0]}
+    t_run=$(elapsed "$t")
   fi
-  t_run=$(elapsed "$t0")
   if [ "$rc_up" = 3 ]; then rm -f "$base"; return 1; fi  # someone else's cluster: leave it
   say "teardown $name"
+  t=$(now)
   "$HARNESS/down.sh"; rc_down=$?
   "$HARNESS/leftovers.sh" check "$base"; rc_left=$?
   rm -f "$base"
-  t_down=$(elapsed "$t0")
-  timings+=("$(printf '%-16s up %6.1fs  run %6.1fs  down+check %5.1fs' "$name" "$t_up" "$(echo "$t_run - $t_up" | bc)" "$(echo "$t_down - $t_run" | bc)")")
+  t_down=$(elapsed "$t")
+  timings+=("$(printf '%-16s up %6.1fs  run %6.1fs  down+check %5.1fs' "$name" "$t_up" "$t_run" "$t_down")")
   echo "    $name: up rc=$rc_up run rc=$rc_run down rc=$rc_down leftovers rc=$rc_left"
   if [ -s "$DIR/$name.jsonl" ]; then files+=("$DIR/$name.jsonl") measured+=("$cni:$mode"); fi
   [ $rc_up = 0 ] && [ $rc_run = 0 ] && [ $rc_down = 0 ] && [ $rc_left = 0 ]
