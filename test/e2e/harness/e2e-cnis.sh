@@ -34,6 +34,8 @@ done
 for c in $CNIS; do
   case $c in *:*) ;; *) echo "e2e-cnis: CNIS entry '$c' is not CNI:MODE (e.g. flannel:vxlan)" >&2; exit 2 ;; esac
 done
+set -- $CNIS
+[ $# -ge 2 ] || { echo "e2e-cnis: CNIS='$CNIS' names $# CNI; a comparison needs at least two (e.g. CNIS=\"bridge:routed flannel:vxlan\")" >&2; exit 2; }
 
 # the agent image and the host-side cnperf from this checkout (the image directory is shared by
 # every checkout on the machine: never run on what another one built)
@@ -96,6 +98,7 @@ if [ ${#files[@]} -ge 2 ]; then
     go test -tags e2e ./test/e2e/ -run TestCNIComparison -count=1 -v
   rc_test=$?
 else
+  echo "==> e2e-cnis: fewer than two CNIs were measured: nothing to compare" >&2
   rc_test=1
 fi
 echo
