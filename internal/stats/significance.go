@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -20,6 +21,8 @@ type TestResult struct {
 	// Test is MethodWelch or MethodMannWhitney.
 	Test string `json:"test"`
 	// Statistic is Welch's t (mean(a) − mean(b) over its standard error) or Mann–Whitney's U of a.
+	// It is ±Inf when neither side varies and the means differ; JSON has no infinity, so
+	// MarshalJSON writes it as null with StatisticInfinite set to "+" or "-".
 	Statistic float64 `json:"statistic"`
 	// DF is the Welch–Satterthwaite degrees of freedom (Welch only).
 	DF float64 `json:"df,omitempty"`
@@ -29,6 +32,31 @@ type TestResult struct {
 	Exact bool `json:"exact,omitempty"`
 	// Reason says why this test was chosen (set by ChooseAndTest).
 	Reason string `json:"reason,omitempty"`
+}
+
+// MarshalJSON writes the result with a non-finite statistic as null and its sign in
+// "statisticInfinite" (JSON numbers cannot be infinite: encoding/json refuses them and a
+// whole `cnperf compare -o json` failed on two constant sample sets).
+func (r TestResult) MarshalJSON() ([]byte, error) {
+	out := struct {
+		Test              string   `json:"test"`
+		Statistic         *float64 `json:"statistic"`
+		StatisticInfinite string   `json:"statisticInfinite,omitempty"`
+		DF                float64  `json:"df,omitempty"`
+		PValue            float64  `json:"pValue"`
+		Exact             bool     `json:"exact,omitempty"`
+		Reason            string   `json:"reason,omitempty"`
+	}{Test: r.Test, DF: r.DF, PValue: r.PValue, Exact: r.Exact, Reason: r.Reason}
+	switch {
+	case math.IsInf(r.Statistic, 1):
+		out.StatisticInfinite = "+"
+	case math.IsInf(r.Statistic, -1):
+		out.StatisticInfinite = "-"
+	case math.IsNaN(r.Statistic):
+	default:
+		out.Statistic = &r.Statistic
+	}
+	return json.Marshal(out)
 }
 
 // WelchTTest runs Welch's unequal-variance t-test of a against b. Both need at least two

@@ -1,8 +1,11 @@
 package stats
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -106,5 +109,56 @@ func TestChooseAndTest(t *testing.T) {
 	}
 	if _, err := ChooseAndTest([]float64{1}, []float64{1, 2, 3}); !errors.Is(err, ErrTooFewSamples) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestTestResultJSONWithoutInfinity: two constant sample sets with different means give an
+// infinite Welch statistic, which encoding/json refuses; the result must still encode, the
+// statistic as null with its sign kept.
+func TestTestResultJSONWithoutInfinity(t *testing.T) {
+	cases := []struct {
+		name string
+		a, b []float64
+		want string
+	}{
+		{"constant, a lower", []float64{0, 0}, []float64{3, 3}, `"statistic":null,"statisticInfinite":"-"`},
+		{"constant, a higher", []float64{5, 5, 5}, []float64{1, 1}, `"statistic":null,"statisticInfinite":"+"`},
+		{"constant, equal", []float64{2, 2}, []float64{2, 2}, `"statistic":0`},
+		{"varying", []float64{1, 2, 3}, []float64{2, 3, 4}, `"statistic":-1.22474487139158`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := WelchTTest(c.a, c.b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatalf("marshal %+v: %v", r, err)
+			}
+			if !strings.Contains(string(b), c.want) {
+				t.Errorf("got %s, want it to contain %s", b, c.want)
+			}
+			if strings.Count(string(b), `"statistic"`) != 1 {
+				t.Errorf("statistic written more than once: %s", b)
+			}
+		})
+	}
+}
+
+// TestTestResultJSONHasEveryField: MarshalJSON lists the fields by hand; a field added to
+// TestResult must be added there too.
+func TestTestResultJSONHasEveryField(t *testing.T) {
+	r := TestResult{Test: MethodMannWhitney, Statistic: 3, DF: 4, PValue: 0.5, Exact: true, Reason: "x"}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if n := reflect.TypeOf(r).NumField(); len(m) != n {
+		t.Errorf("JSON has %d keys, TestResult %d fields: %s", len(m), n, b)
 	}
 }

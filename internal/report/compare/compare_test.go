@@ -299,3 +299,34 @@ func TestRenderGolden(t *testing.T) {
 		reporttest.Golden(t, f.file, b.Bytes())
 	}
 }
+
+// TestCompareJSONConstantSamples: the e2e-cnis run in CI compared TCP_RR whose two p50s per
+// CNI landed in one histogram bucket each (constant sides, different means): Welch's t is
+// infinite there, and `compare -o json` failed as a whole. Every format must render it.
+func TestCompareJSONConstantSamples(t *testing.T) {
+	ins := []Input{
+		{Source: "a.jsonl", Runs: []*api.Run{run("a", "", stream("native", api.PathHostHost, 9, 9))}},
+		{Source: "b.jsonl", Runs: []*api.Run{run("b", "", stream("native", api.PathHostHost, 8, 8))}},
+	}
+	c, err := Compare(ins, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := findMetric(t, c, "host-host", "throughputBitsPerSecond")
+	if tp.Cells[1].Verdict != Worse || tp.Cells[1].Test == nil || !math.IsInf(tp.Cells[1].Test.Statistic, -1) {
+		t.Fatalf("constant 8 vs 9: %+v %+v", tp.Cells[1], tp.Cells[1].Test)
+	}
+	for _, format := range Formats {
+		var b strings.Builder
+		if err := Write(&b, c, format); err != nil {
+			t.Errorf("%s: %v", format, err)
+		}
+	}
+	var b strings.Builder
+	if err := Write(&b, c, "json"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"statisticInfinite": "-"`) {
+		t.Errorf("json does not say the statistic is -Inf:\n%s", b.String())
+	}
+}
