@@ -72,8 +72,9 @@ race:
 # make e2e-test   run the e2e tests against the cluster started by e2e-up
 # make e2e-down   tear the cluster down and check that nothing is left
 # make e2e-build  build (or find cached) binaries and the images, nothing else
-# Variables (environment or make arguments): NODES=2|3 CNI=bridge|flannel CNI_MODE=vxlan|host-gw
-#   (flannel) NET_MODE=routed|vxlan (bridge) ZONES=1|2 DNS=1|0
+# Variables (environment or make arguments): NODES=2|3 CNI=bridge|flannel|calico|cilium
+#   CNI_MODE=vxlan|host-gw (flannel), vxlan (calico), vxlan|native (cilium)
+#   NET_MODE=routed|vxlan (bridge) ZONES=1|2 DNS=1|0
 E2E_HARNESS := test/e2e/harness
 E2E_STATE ?= /var/lib/cnperf-e2e/state
 
