@@ -90,6 +90,9 @@ type Calico struct {
 	Log     io.Writer
 	// SettleTimeout bounds the wait for calico-node to roll out after a change (default 10m).
 	SettleTimeout time.Duration
+	// SettleGrace is how long a change is given before anything is judged or measured
+	// (default DefaultSettleGrace).
+	SettleGrace time.Duration
 
 	orig *calicoSnapshot
 }
@@ -703,6 +706,14 @@ func (c *Calico) checkBPFPrerequisite(ctx context.Context) error {
 	return nil
 }
 
+// DefaultSettleGrace is how long cnperf gives felix to apply a change before it judges a
+// rollout or, with nothing to watch, measures. Felix applies an IPPool or FelixConfiguration
+// change without a restart, and nothing in the API says when it has: tiger-bench waits 7 s
+// before it reads the operator's status and 10 s for felix to log a change. On the e2e
+// cluster (Calico without a calico-node DaemonSet) a TCP_STREAM started at once after VXLAN
+// was switched back on failed to connect.
+const DefaultSettleGrace = 10 * time.Second
+
 // settle waits until calico-node has rolled out the change (restarting its pods first when
 // asked, as tiger-bench does for CPU limits) and the operator reports Calico available.
 func (c *Calico) settle(ctx context.Context, restart bool) error {
@@ -710,13 +721,22 @@ func (c *Calico) settle(ctx context.Context, restart bool) error {
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
+	grace := c.SettleGrace
+	if grace <= 0 {
+		grace = DefaultSettleGrace
+	}
 	if c.Client == nil {
 		return nil
 	}
 	ds, ns := c.calicoNodeDaemonSet(ctx)
 	if ds == nil {
-		c.logf("no calico-node DaemonSet found (calico-system, kube-system): not waiting for a rollout")
-		return nil
+		c.logf("no calico-node DaemonSet found (calico-system, kube-system): no rollout to watch; giving felix %s to apply the change", grace)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(grace):
+			return nil
+		}
 	}
 	if restart {
 		if err := c.Client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "k8s-app=calico-node"}); err != nil {
@@ -726,10 +746,10 @@ func (c *Calico) settle(ctx context.Context, restart bool) error {
 	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	// Give the operator time to act on the change before judging the rollout.
+	// Give the operator and felix time to act on the change before judging the rollout.
 	select {
 	case <-wctx.Done():
-	case <-time.After(5 * time.Second):
+	case <-time.After(grace):
 	}
 	err := wait.PollUntilContextCancel(wctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
 		d, err := c.Client.AppsV1().DaemonSets(ns).Get(ctx, "calico-node", metav1.GetOptions{})

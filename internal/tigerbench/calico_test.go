@@ -5,12 +5,14 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
@@ -205,5 +207,37 @@ func TestCalicoFieldDroppedByCRD(t *testing.T) {
 	}
 	if f := getObj(t, dyn, GVRFelixConfiguration, "default"); !reflect.DeepEqual(f.Object["spec"], map[string]any{"logSeverityScreen": "Info"}) {
 		t.Errorf("felix not restored: %v", f.Object["spec"])
+	}
+}
+
+// TestCalicoSettleWithoutDaemonSet: a Calico whose calico-node is not a DaemonSet (the e2e
+// cluster runs it as processes) gives no rollout to watch; Apply must still give felix its
+// grace before tests measure (a TCP_STREAM started at once after VXLAN was switched back on
+// failed to connect), and say so. The fake clientset stands in for an API server without the
+// DaemonSet; test/e2e's TestTigerBenchCalicoLive runs this against a real Calico.
+func TestCalicoSettleWithoutDaemonSet(t *testing.T) {
+	pool := obj(GVRIPPool, "IPPool", "default-ipv4-ippool", map[string]any{"cidr": "10.244.0.0/16", "vxlanMode": "Always", "ipipMode": "Never"})
+	var log strings.Builder
+	const grace = 80 * time.Millisecond
+	c := &Calico{Dynamic: newDynamic(pool), Client: fake.NewSimpleClientset(), Log: &log, SettleGrace: grace}
+	start := time.Now()
+	ch, err := c.Apply(context.Background(), CalicoSettings{Encap: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ch.Changes) == 0 {
+		t.Fatal("no change applied")
+	}
+	if took := time.Since(start); took < grace {
+		t.Errorf("Apply returned after %s, before the %s grace", took, grace)
+	}
+	if !strings.Contains(log.String(), "giving felix 80ms to apply the change") {
+		t.Errorf("log does not say it waits:\n%s", log.String())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c.SettleGrace = time.Hour
+	if err := c.Restore(ctx); err == nil || !strings.Contains(err.Error(), "context canceled") {
+		t.Errorf("Restore with a cancelled context waited or did not say why: %v", err)
 	}
 }
