@@ -100,8 +100,11 @@ func (s *Series) WaitFor(ctx context.Context, t time.Time) error {
 }
 
 // Window measures the node between start and end: from the last snapshot that arrived at or
-// before start to the first that arrived at or after end (the window is never shorter than
-// asked; WindowSeconds says how long it really was).
+// before start to the first that arrived at or after end. A snapshot is read before it
+// arrives, so the window opens at or before start; it closes when the closing snapshot was
+// read, its delivery delay (the rest of its /proc reads, the stream, the reader's wake-up)
+// before it arrived, which on a loaded node can be before end: the window is then shorter
+// than asked by up to that delay. WindowSeconds says how long it really was.
 func (s *Series) Window(start, end time.Time) (api.NodeResources, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
