@@ -36,10 +36,17 @@ const pidMarker = "@cnperf-pid="
 const wrapperScript = `echo "` + pidMarker + `$$" >&2; t=$1; shift; ` +
 	`if command -v timeout >/dev/null 2>&1; then exec timeout -s KILL "$t" "$@"; fi; exec "$@"`
 
-// killScript ends a remote PID: TERM, then KILL when it is still there after ~2 s.
-const killScript = `p=$1; kill -TERM "$p" 2>/dev/null || exit 0; i=0; ` +
-	`while [ $i -lt 20 ]; do kill -0 "$p" 2>/dev/null || exit 0; sleep 0.1 2>/dev/null || sleep 1; i=$((i+1)); done; ` +
-	`kill -KILL "$p" 2>/dev/null; exit 0`
+// killScript ends a remote PID and the process group it leads, if it leads one: TERM, then
+// KILL when either is still there after ~2 s. GNU timeout puts itself and the tool in a group
+// of their own, and a signal that reaches it after its fork but before it has recorded the
+// child's PID makes it exit without passing the signal on (coreutils 9.1, seen under load):
+// the tool, orphaned, would then run on with no deadline at all. The group holds only what
+// the wrapper started; where the wrapper leads no group (busybox timeout, which execs the tool
+// in place; no timeout) there is no group to signal and the PID is the tool.
+const killScript = `p=$1; g=; kill -TERM "-$p" 2>/dev/null && g=-$p; kill -TERM "$p" 2>/dev/null || [ -n "$g" ] || exit 0; i=0; ` +
+	`while [ $i -lt 20 ]; do kill -0 "$p" 2>/dev/null || { [ -n "$g" ] && kill -0 "$g" 2>/dev/null; } || exit 0; ` +
+	`sleep 0.1 2>/dev/null || sleep 1; i=$((i+1)); done; ` +
+	`kill -KILL "$p" 2>/dev/null; [ -z "$g" ] || kill -KILL "$g" 2>/dev/null; exit 0`
 
 // killGrace is how long a remote tool may outlive its deadline before `timeout` kills it.
 const killGrace = 10 * time.Second
@@ -173,7 +180,8 @@ func (e *PodExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Outpu
 	return out
 }
 
-// kill ends the remote process pid (0 = unknown: nothing to do; `timeout` still bounds it).
+// kill ends the remote process pid and the group it leads (0 = unknown: nothing to do;
+// `timeout` still bounds it).
 func (e *PodExecutor) kill(pid int) error {
 	if pid <= 0 {
 		return nil

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -55,7 +57,49 @@ func testExecutor(t *testing.T, max int) *PodExecutor {
 		DefaultTimeout: time.Minute, MaxOutput: max}
 }
 
-func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+// alive says whether pid still runs: a zombie has exited (it waits for a parent to reap it,
+// which for an orphan is PID 1, slow to do so on some machines).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// pid (comm) STATE ...; comm may hold spaces and parentheses
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
+}
+
+// pidSeen wraps e's streamer and returns a channel closed once the wrapper's first stderr
+// line (its PID) has reached the executor. The fake streamer copies stderr in an os/exec
+// goroutine that, on a loaded machine, may run after the tool has started and even after the
+// stream is cut; a real stream cut before that line arrives leaves the tool to its
+// `timeout` deadline (Exec cannot kill a PID it never got), which is not what these tests check.
+func pidSeen(e *PodExecutor) <-chan struct{} {
+	seen := make(chan struct{})
+	var once sync.Once
+	inner := e.Stream
+	e.Stream = func(ctx context.Context, ns, pod, container string, argv []string, stdout, stderr io.Writer) error {
+		return inner(ctx, ns, pod, container, argv, stdout, lineSignal{w: stderr, line: func() { once.Do(func() { close(seen) }) }})
+	}
+	return seen
+}
+
+// lineSignal passes writes on to w and calls line after one that held a newline.
+type lineSignal struct {
+	w    io.Writer
+	line func()
+}
+
+func (l lineSignal) Write(p []byte) (int, error) {
+	n, err := l.w.Write(p)
+	if bytes.IndexByte(p[:n], '\n') >= 0 {
+		l.line()
+	}
+	return n, err
+}
 
 // waitPID reads the PID a test command wrote.
 func waitPID(t *testing.T, file string) int {
@@ -106,11 +150,14 @@ func TestExecCancelKillsRemoteTool(t *testing.T) {
 		want    string
 	}{
 		{name: "ctrl-c", timeout: time.Minute, cancel: true, want: "stopped: context canceled"},
-		{name: "timeout", timeout: 300 * time.Millisecond, want: "did not finish within 300ms and was killed"},
+		// 1 s: time for the wrapper's PID line to reach the executor even on a loaded CI
+		// machine (see pidSeen), short enough to keep the test quick
+		{name: "timeout", timeout: time.Second, want: "did not finish within 1s and was killed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pidFile := filepath.Join(t.TempDir(), "pid")
 			e := testExecutor(t, 1<<20)
+			seen := pidSeen(e)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			argv := []string{"sh", "-c", `echo $$ > "$1"; exec sleep 60`, "sh", pidFile}
@@ -118,6 +165,11 @@ func TestExecCancelKillsRemoteTool(t *testing.T) {
 			go func() { res <- e.Exec(ctx, driver.Command{Argv: argv, Timeout: tc.timeout}) }()
 			pid := waitPID(t, pidFile)
 			if tc.cancel {
+				select { // Ctrl-C once the executor knows the PID and the tool runs
+				case <-seen:
+				case <-time.After(30 * time.Second):
+					t.Fatal("the wrapper's PID line never reached the executor")
+				}
 				cancel()
 			}
 			out := <-res
