@@ -543,14 +543,24 @@ func TestRecordErrorStops(t *testing.T) {
 func TestParallelFlows(t *testing.T) {
 	var mu sync.Mutex
 	running, peak := 0, 0
+	all := make(chan struct{})
 	overlap := func(t *testing.T, ctx context.Context, cmd driver.Command) driver.Output {
 		mu.Lock()
 		running++
 		if running > peak {
 			peak = running
 		}
+		if running == 3 {
+			close(all)
+		}
 		mu.Unlock()
-		time.Sleep(100 * time.Millisecond)
+		// Each command runs until all three have started: a fixed sleep would let a loaded
+		// machine start the third after the first had ended. Commands run one after another
+		// never get there, and the test fails after the wait.
+		select {
+		case <-all:
+		case <-time.After(5 * time.Second):
+		}
 		mu.Lock()
 		running--
 		mu.Unlock()
