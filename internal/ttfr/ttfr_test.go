@@ -64,11 +64,11 @@ func TestMeasureWaitsForLateServer(t *testing.T) {
 	delay := 300 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	start := time.Now() // before the server's delay begins, or the server may come up sooner after start
 	go func() {
 		time.Sleep(delay)
 		_ = Serve(ctx, addr, nil)
 	}()
-	start := time.Now()
 	res := Measure(context.Background(), ClientConfig{Target: addr, Timeout: 20 * time.Second, Start: start})
 	if !res.OK {
 		t.Fatalf("%+v", res)
