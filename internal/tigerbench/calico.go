@@ -731,14 +731,7 @@ func (c *Calico) settle(ctx context.Context, restart bool) error {
 	ds, ns := c.calicoNodeDaemonSet(ctx)
 	if ds == nil {
 		c.logf("no calico-node DaemonSet found (calico-system, kube-system): no rollout to watch; giving felix %s to apply the change", grace)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(grace):
-			return nil
-		}
-	}
-	if restart {
+	} else if restart {
 		if err := c.Client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "k8s-app=calico-node"}); err != nil {
 			c.logf("warning: restart calico-node pods: %v (they will restart by themselves, more slowly)", err)
 		}
@@ -746,10 +739,14 @@ func (c *Calico) settle(ctx context.Context, restart bool) error {
 	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	// Give the operator and felix time to act on the change before judging the rollout.
+	// Give the operator and felix time to act on the change before judging the rollout (or,
+	// without a DaemonSet, before anything is measured).
 	select {
 	case <-wctx.Done():
 	case <-time.After(grace):
+	}
+	if ds == nil {
+		return ctx.Err()
 	}
 	err := wait.PollUntilContextCancel(wctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
 		d, err := c.Client.AppsV1().DaemonSets(ns).Get(ctx, "calico-node", metav1.GetOptions{})
