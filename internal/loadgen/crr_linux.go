@@ -95,7 +95,8 @@ func crrTransaction(fd int, sa unix.Sockaddr, req, resp []byte, rst bool) error 
 	// (shutdown(SHUT_WR), then recv until 0); when its FIN crosses the server's (a simultaneous
 	// close, every connection on the e2e cluster's Cilium, whose server FIN came after the
 	// response) both sides keep TIME_WAIT, and after ~14 k connections every connect searches
-	// the port range: 4 k conn/s in the first sample, 450 in the next.
+	// the port range: 4 k conn/s in the first sample, 450 in the next. The peer is always
+	// crrServer, which closes first; the session's abort ends this wait otherwise.
 	var tail [64]byte
 	for {
 		n, err := recvSock(fd, tail[:])
