@@ -21,6 +21,8 @@ type options struct {
 	alpha      float64
 	failOnPct  float64
 	gate       bool
+	allowMiss  bool
+	allowIntr  bool
 	files      []string
 	stdinTaken bool
 }
@@ -50,9 +52,12 @@ value differs between the files, as KEY=VALUE (e.g. cni=routed and cni=vxlan), e
 in the runs' cluster details, else by the local topology flavour, else by the file name: the
 first that tells every column apart. A file holding several runs is one column.
 
---fail-on-regression PCT turns compare into a CI gate: it exits 1 when a rate or latency
-p50/p99 is significantly worse by PCT percent or more, is worse by PCT or more with too few
-samples to test, or when a case that succeeded in the base failed.
+--fail-on-regression PCT turns compare into a CI gate: it exits 1, saying why, when a rate or
+latency p50/p99 is significantly worse by PCT percent or more, is worse by PCT or more with too
+few samples to test, or when a case that succeeded in the base failed; and when a later run
+cannot vouch for itself: it has no results, it was interrupted (--allow-interrupted compares
+what it has), it lacks a case the base has (--allow-missing passes that), or a figure is not a
+finite number. A run that stopped early never passes by accident.
 
 Exit codes: 0 compared (and the gate passed), 1 the gate failed, 2 bad usage or an
 unreadable file.`,
@@ -71,6 +76,8 @@ unreadable file.`,
 	f.StringArrayVar(&o.labels, "label", nil, "column label, once per file in order (default: a differing run label KEY=VALUE, CNI, topology or file name)")
 	f.Float64Var(&o.alpha, "alpha", 0.05, "significance level of the tests")
 	f.Float64Var(&o.failOnPct, "fail-on-regression", 0, "exit 1 when a rate or latency p50/p99 is worse by this many percent or more (see above)")
+	f.BoolVar(&o.allowMiss, "allow-missing", false, "with --fail-on-regression: pass cases of the base that a later run lacks")
+	f.BoolVar(&o.allowIntr, "allow-interrupted", false, "with --fail-on-regression: pass a later run that was interrupted (compare its finished cases)")
 	return c
 }
 
@@ -83,6 +90,9 @@ func (o *options) run(streams iostreams.Streams) error {
 	}
 	if o.gate && o.failOnPct < 0 {
 		return exit.Usage("--fail-on-regression %v must not be negative", o.failOnPct)
+	}
+	if !o.gate && (o.allowMiss || o.allowIntr) {
+		return exit.Usage("--allow-missing and --allow-interrupted relax the gate: they need --fail-on-regression")
 	}
 	okFormat := false
 	for _, f := range compare.Formats {
@@ -120,7 +130,7 @@ func (o *options) run(streams iostreams.Streams) error {
 		return fmt.Errorf("compare: %w", err)
 	}
 	if o.gate {
-		return gate.Regression(cmp, o.failOnPct)
+		return gate.Regression(cmp, compare.GateOptions{ThresholdPercent: o.failOnPct, AllowMissing: o.allowMiss, AllowInterrupted: o.allowIntr})
 	}
 	return nil
 }

@@ -81,7 +81,7 @@ func TestCompareCommandGate(t *testing.T) {
 	if !errors.As(err, &regErr) || len(regErr.Regressions) != 1 || exit.Code(err) != 1 {
 		t.Fatalf("err = %v", err)
 	}
-	if !strings.Contains(err.Error(), "regression gate of 5% exceeded") || !strings.Contains(out, "worse") {
+	if !strings.Contains(err.Error(), "regression gate of 5% failed") || !strings.Contains(out, "worse") {
 		t.Errorf("err %q, out %q", err, out)
 	}
 	// Gate 15%: passes.

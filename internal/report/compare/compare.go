@@ -46,6 +46,9 @@ const (
 	Failed Verdict = "failed"
 	// Missing: the case was not run in this column (or not in the base).
 	Missing Verdict = "missing"
+	// Invalid: the figure is not a finite number (NaN or infinite) on this side or the base's:
+	// nothing can be said, and a gate fails on it.
+	Invalid Verdict = "invalid"
 )
 
 // Column describes one compared input.
@@ -54,6 +57,11 @@ type Column struct {
 	Source string   `json:"source,omitempty"`
 	Runs   []string `json:"runs"`
 	CNI    string   `json:"cni,omitempty"`
+	// Results is the number of results (cases) the column's runs hold.
+	Results int `json:"results"`
+	// Interrupted is true when a run of the column was interrupted (an end record saying so,
+	// or none: the writer was killed): its later cases are missing and its last may be partial.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Cell is one figure of one case in one column.
@@ -69,7 +77,7 @@ type Cell struct {
 	ChangePercent *float64          `json:"changePercent,omitempty"`
 	Test          *stats.TestResult `json:"test,omitempty"`
 	Verdict       Verdict           `json:"verdict,omitempty"`
-	// Note explains an untested or missing verdict.
+	// Note explains an untested, missing, failed or invalid verdict.
 	Note string `json:"note,omitempty"`
 }
 
@@ -90,7 +98,8 @@ type Case struct {
 	Label string `json:"label"`
 	// Results holds the case's result in each column (nil where it was not run).
 	Results []*api.Result `json:"-"`
-	// Status per column: "ok", "failed" (no figure) or "missing".
+	// Status per column: "ok", "failed" (no figure), "invalid" (the headline figure is not a
+	// finite number) or "missing".
 	Status []string `json:"status"`
 	// Checks per column: how far its result can be trusted (figure.Checks: confidence target,
 	// outliers, trend, ramp-up), "" when there is nothing to say; nil when no column has any.
@@ -132,6 +141,12 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 		cols[i] = column{}
 		for _, run := range in.Runs {
 			c.Runs = append(c.Runs, run.UUID)
+			c.Results += len(run.Results)
+			if run.Interrupted {
+				c.Interrupted = true
+				cmp.Warnings = append(cmp.Warnings, fmt.Sprintf("%s: run %s was interrupted: %d finished case(s), later cases missing, the last may be partial",
+					labels[i], run.UUID, len(run.Results)))
+			}
 			for j := range run.Results {
 				r := &run.Results[j]
 				k := figure.CaseKey(r)
@@ -159,6 +174,8 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 				cs.Status = append(cs.Status, "missing")
 			case !hasFigure(r):
 				cs.Status = append(cs.Status, "failed")
+			case !mainFinite(r):
+				cs.Status = append(cs.Status, "invalid")
 			default:
 				cs.Status = append(cs.Status, "ok")
 			}
@@ -205,6 +222,18 @@ func hasFigure(r *api.Result) bool {
 	return ok
 }
 
+// mainFinite reports whether a result's headline figure is a finite number.
+func mainFinite(r *api.Result) bool {
+	f, ok := figure.Main(r)
+	if !ok {
+		return false
+	}
+	v, _ := f.Value(&r.Summary)
+	return finite(v)
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
 func compareCase(results []*api.Result, alpha float64) []Metric {
 	var out []Metric
 	for _, f := range figure.All {
@@ -231,6 +260,11 @@ func compareCase(results []*api.Result, alpha float64) []Metric {
 					if st := statOf(f, r); st != nil {
 						c.HalfCI = (st.CI95High - st.CI95Low) / 2
 						c.N = st.N
+					}
+					if !finite(c.Value) || !finite(c.HalfCI) {
+						// JSON has no NaN or infinity, and no verdict can rest on one.
+						c.Verdict, c.Note = Invalid, fmt.Sprintf("%s %v ± %v is not a finite number", f.Label, c.Value, c.HalfCI)
+						c.Present, c.Value, c.HalfCI = false, 0, 0
 					}
 				}
 				samples = sampleValues(f, r)
@@ -275,6 +309,11 @@ func sampleValues(f figure.Figure, r *api.Result) []float64 {
 
 func judge(c *Cell, base Cell, baseSamples, samples []float64, r, baseResult *api.Result, f figure.Figure, alpha float64) {
 	switch {
+	case c.Verdict == Invalid:
+		return
+	case base.Verdict == Invalid:
+		c.Verdict, c.Note = Invalid, "the base: "+base.Note
+		return
 	case baseResult == nil:
 		c.Verdict, c.Note = Missing, "not in the base run"
 		return

@@ -330,3 +330,63 @@ func TestCompareJSONConstantSamples(t *testing.T) {
 		t.Errorf("json does not say the statistic is -Inf:\n%s", b.String())
 	}
 }
+
+// TestGateProblems: what fails a gate besides regressions (issue 28, finding 1): a later run
+// without results, interrupted, lacking a case of the base, or with a figure that is not a
+// finite number; the Allow options relax only what they name.
+func TestGateProblems(t *testing.T) {
+	a := stream("native", api.PathLoopback, 9.40, 9.42, 9.38)
+	b := stream("native", api.PathPodPodSameNode, 9.40, 9.42, 9.38)
+	nan := stream("native", api.PathLoopback, 9.40, 9.42, 9.38)
+	nan.Summary.ThroughputBitsPerSecond.Mean = math.NaN()
+	interrupted := run("new", "", a)
+	interrupted.Interrupted = true
+	for _, c := range []struct {
+		name string
+		base *api.Run
+		new  *api.Run
+		opt  GateOptions
+		want []string
+	}{
+		{"same", run("b", "", a, b), run("new", "", a, b), GateOptions{}, nil},
+		{"missing", run("b", "", a, b), run("new", "", a), GateOptions{}, []string{"[new]: missing"}},
+		{"missing allowed", run("b", "", a, b), run("new", "", a), GateOptions{AllowMissing: true}, nil},
+		{"only new has a case", run("b", "", a), run("new", "", a, b), GateOptions{}, nil},
+		{"empty", run("b", "", a), run("new", ""), GateOptions{AllowMissing: true, AllowInterrupted: true}, []string{"[new]: no results"}},
+		{"interrupted", run("b", "", a), interrupted, GateOptions{}, []string{"[new]: the run was interrupted after 1 case(s)"}},
+		{"interrupted allowed", run("b", "", a), interrupted, GateOptions{AllowInterrupted: true}, nil},
+		{"NaN in the new run", run("b", "", a), run("new", "", nan), GateOptions{AllowMissing: true, AllowInterrupted: true},
+			[]string{"[new]: not a finite number: throughput NaN"}},
+		{"NaN in the base", run("b", "", nan), run("new", "", a), GateOptions{}, []string{"[base]: not a finite number: throughput NaN"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmp, err := Compare([]Input{{Label: "base", Runs: []*api.Run{c.base}}, {Label: "new", Runs: []*api.Run{c.new}}}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := cmp.Gate(c.opt)
+			var lines []string
+			for _, r := range got {
+				lines = append(lines, r.String())
+			}
+			if len(got) != len(c.want) {
+				t.Fatalf("gate: %q, want %d problem(s) %q", lines, len(c.want), c.want)
+			}
+			for i, w := range c.want {
+				if !strings.Contains(lines[i], w) {
+					t.Errorf("problem %d: %q lacks %q", i, lines[i], w)
+				}
+			}
+			// The JSON and text encoders never meet a NaN: the cell is invalid, not "ok".
+			for _, format := range Formats {
+				var out bytes.Buffer
+				if err := Write(&out, cmp, format); err != nil {
+					t.Errorf("%s: %v", format, err)
+				}
+				if strings.Contains(out.String(), "NaN bit/s") {
+					t.Errorf("%s prints a NaN value:\n%s", format, out.String())
+				}
+			}
+		})
+	}
+}

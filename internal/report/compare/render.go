@@ -63,6 +63,9 @@ func CellText(m Metric, i int) string {
 	if c.Present {
 		val = figure.FormatIn(c.Value, c.HalfCI, m.Figure.Unit.Pick(scaleFrom))
 	}
+	if c.Verdict == Invalid {
+		return "INVALID"
+	}
 	if i == 0 {
 		return val
 	}
@@ -105,6 +108,9 @@ func writeText(w io.Writer, c *Comparison, markdown bool) error {
 		l := col.Label
 		if i == 0 {
 			l += " (base)"
+		}
+		if col.Interrupted {
+			l += " (interrupted)"
 		}
 		header = append(header, l)
 		right[2+i] = true
