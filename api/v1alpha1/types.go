@@ -195,8 +195,19 @@ type Latency struct {
 	// "tool" (as the tool printed them), "tool-rtt-from-one-way" (tool printed one-way time, doubled),
 	// "per-sample-median" (several samples without raw data: the median of each percentile, flagged).
 	Method string `json:"method,omitempty"`
-	Note   string `json:"note,omitempty"`
+	// Provenance says whether the figures were measured ("measured": the tool or cnperf timed
+	// the transactions) or computed from the transaction rate ("derived": a mean round trip of
+	// parallel flows ÷ rate, which assumes one transaction in flight per flow; never a
+	// percentile). Empty in results written before cnperf recorded it.
+	Provenance string `json:"provenance,omitempty"`
+	Note       string `json:"note,omitempty"`
 }
+
+// Latency provenances (Latency.Provenance).
+const (
+	LatencyMeasured = "measured"
+	LatencyDerived  = "derived"
+)
 
 // Sample is one measurement of a case. A failed sample has Error set and no figures.
 type Sample struct {

@@ -292,3 +292,59 @@ func TestFormatTable(t *testing.T) {
 		}
 	}
 }
+
+// TestLatencyProvenanceShown: a latency derived from the rate is never shown as a measured
+// one: the table marks the row with a footnote, JSON and CSV carry the provenance.
+func TestLatencyProvenanceShown(t *testing.T) {
+	derived := func(tps float64) func(*api.Sample) {
+		return func(x *api.Sample) {
+			x.TransactionsPerSecond = reporttest.F(tps)
+			x.Latency = &api.Latency{Mean: reporttest.F(1e6 / tps), Method: "rate-derived", Provenance: api.LatencyDerived}
+		}
+	}
+	measured := func(tps float64) func(*api.Sample) {
+		return func(x *api.Sample) {
+			x.TransactionsPerSecond = reporttest.F(tps)
+			x.Latency = &api.Latency{Mean: reporttest.F(50), P50: reporttest.F(40), P99: reporttest.F(90), Method: "tool",
+				Provenance: api.LatencyMeasured}
+		}
+	}
+	run := fixtureRun()
+	run.Results = []api.Result{
+		reporttest.Result(api.TCPRR, "uperf", api.PathLoopback, 1, 1, []api.Sample{
+			reporttest.Sample(1, derived(20000)), reporttest.Sample(2, derived(21000))}),
+		reporttest.Result(api.TCPRR, "netperf", api.PathLoopback, 1, 1, []api.Sample{
+			reporttest.Sample(1, measured(20000))}),
+	}
+	if p := run.Results[0].Summary.LatencyMicroseconds.Provenance; p != api.LatencyDerived {
+		t.Fatalf("summary provenance %q", p)
+	}
+	table := string(encode(t, "table", run))
+	lines := strings.Split(table, "\n")
+	var uperfRow, netperfRow string
+	for _, l := range lines {
+		if f := strings.Fields(l); len(f) > 2 && f[1] == "TCP_RR" {
+			switch f[2] {
+			case "uperf":
+				uperfRow = l
+			case "netperf":
+				netperfRow = l
+			}
+		}
+	}
+	if !strings.Contains(uperfRow, " -* ") || strings.Contains(netperfRow, "*") ||
+		!strings.Contains(table, "* latency DERIVED from the transaction rate") {
+		t.Errorf("table does not mark the derived latency:\n%s", table)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(encode(t, "csv", run))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := recs[0]
+	if h[len(h)-1] != "latencyMicroseconds.provenance" || recs[1][len(h)-1] != "derived" || recs[2][len(h)-1] != "measured" {
+		t.Errorf("CSV provenance column: %q / %q / %q", h[len(h)-1], recs[1][len(h)-1], recs[2][len(h)-1])
+	}
+	if !strings.Contains(string(encode(t, "json", run)), `"provenance": "derived"`) {
+		t.Error("JSON lacks the provenance")
+	}
+}

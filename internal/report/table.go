@@ -126,7 +126,12 @@ func writeRunTable(w io.Writer, run *api.Run) error {
 		}
 		m := strings.Repeat("*", len(marks)+1)
 		marks[method] = m
-		footnotes = append(footnotes, fmt.Sprintf("%s latency method %q: %s", m, method, methodText(method)))
+		if method == api.LatencyDerived {
+			footnotes = append(footnotes, m+" latency DERIVED from the transaction rate (flows ÷ rate), not measured: "+
+				"a mean round trip only, in -o json (latencyMicroseconds.provenance \"derived\")")
+		} else {
+			footnotes = append(footnotes, fmt.Sprintf("%s latency method %q: %s", m, method, methodText(method)))
+		}
 		return m
 	}
 	for i := range run.Results {
@@ -153,7 +158,11 @@ func writeRunTable(w io.Writer, run *api.Run) error {
 			}
 		}
 		row[colP50], row[colP99] = "-", "-"
-		if l := r.Summary.LatencyMicroseconds; l != nil && (l.P50 != nil || l.P99 != nil) {
+		if l := r.Summary.LatencyMicroseconds; l != nil && l.Provenance == api.LatencyDerived {
+			// Never a percentile: the P50 cell says that the result's latency is derived.
+			row[colP50] += mark(api.LatencyDerived)
+			t.Hide[colP50] = false
+		} else if l != nil && (l.P50 != nil || l.P99 != nil) {
 			m := mark(l.Method)
 			if l.P50 != nil {
 				row[colP50] = figure.Number(*l.P50) + m
@@ -436,6 +445,9 @@ func writeSweepTables(w io.Writer, run *api.Run, mark func(string) string) error
 			row[swParam] = sw.Param.Format(pt.Value)
 			if l := r.Summary.LatencyMicroseconds; l != nil {
 				m := mark(l.Method)
+				if l.Provenance == api.LatencyDerived {
+					m = mark(api.LatencyDerived)
+				}
 				set := func(col int, v *float64) {
 					if v != nil {
 						row[col] = figure.Number(*v) + m

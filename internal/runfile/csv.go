@@ -212,6 +212,7 @@ func latCols() []csvColumn {
 		f("p9999", func(l *api.Latency) **float64 { return &l.P9999 }),
 		strCol("latencyMicroseconds.method", func(_ *api.Run, r *api.Result) *string { return &latency(r).Method }),
 		strCol("latencyMicroseconds.note", func(_ *api.Run, r *api.Result) *string { return &latency(r).Note }),
+		strCol("latencyMicroseconds.provenance", func(_ *api.Run, r *api.Result) *string { return &latency(r).Provenance }),
 	}
 }
 

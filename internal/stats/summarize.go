@@ -230,6 +230,7 @@ func perSampleMedian(lats []*api.Latency) *api.Latency {
 		out.Mean = med(func(l *api.Latency) *float64 { return l.Mean })
 	}
 
+	out.Provenance = pooledProvenance(lats)
 	// Say where the figures came from, including the samples' own method (e.g. one-way doubled).
 	methods := map[string]bool{}
 	for _, l := range lats {
@@ -253,6 +254,26 @@ func perSampleMedian(lats []*api.Latency) *api.Latency {
 	}
 	out.Note = note
 	return out
+}
+
+// pooledProvenance is the provenance of figures pooled from several samples: derived when
+// any sample's is (a derived figure taints the pool), measured when every sample's is, else
+// unknown (results written before cnperf recorded it).
+func pooledProvenance(lats []*api.Latency) string {
+	measured := true
+	for _, l := range lats {
+		switch l.Provenance {
+		case api.LatencyDerived:
+			return api.LatencyDerived
+		case api.LatencyMeasured:
+		default:
+			measured = false
+		}
+	}
+	if measured {
+		return api.LatencyMeasured
+	}
+	return ""
 }
 
 func joinNote(a, b string) string {

@@ -199,3 +199,30 @@ func TestSummarizeLatencyFallsBack(t *testing.T) {
 		t.Errorf("corrupt only: %+v", l)
 	}
 }
+
+func TestSummarizeLatencyProvenance(t *testing.T) {
+	m := func(p string) api.Sample {
+		return api.Sample{Latency: &api.Latency{Mean: f(10), Method: "tool", Provenance: p}}
+	}
+	tests := []struct {
+		name    string
+		samples []api.Sample
+		want    string
+	}{
+		{"one measured", []api.Sample{m(api.LatencyMeasured)}, api.LatencyMeasured},
+		{"one derived", []api.Sample{m(api.LatencyDerived)}, api.LatencyDerived},
+		{"all measured", []api.Sample{m(api.LatencyMeasured), m(api.LatencyMeasured)}, api.LatencyMeasured},
+		{"a derived one taints the pool", []api.Sample{m(api.LatencyMeasured), m(api.LatencyDerived)}, api.LatencyDerived},
+		{"unknown (old results)", []api.Sample{m(api.LatencyMeasured), m("")}, ""},
+		{"histograms", []api.Sample{{Histogram: histOf(t, 1, 10)}, {Histogram: histOf(t, 2, 10)}}, api.LatencyMeasured},
+	}
+	for _, tt := range tests {
+		for i := range tt.samples {
+			tt.samples[i].Index = i + 1
+		}
+		l := Summarize(tt.samples).LatencyMicroseconds
+		if l == nil || l.Provenance != tt.want {
+			t.Errorf("%s: %+v, want provenance %q", tt.name, l, tt.want)
+		}
+	}
+}

@@ -26,6 +26,8 @@
 # as profiles/NAME.xml (the .cmd line names it as profile.xml).
 #
 # Usage: testdata/tools/capture.sh [iperf3|qperf|sockperf|iperf2|netperf|uperf ...]   (default: all)
+# A part alone (its fixtures only; the full tool run includes it): uperf-peers, netperf-peers,
+# sockperf-peers: the forms k8s-netperf and people's saved outputs have that cnperf misread.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -323,6 +325,37 @@ urun() {
 	(cd "$LOGS" && run "$dir" "$name" "$ver" uperf -m profile.xml "$@")
 }
 
+# k8s_uperf_profile FILE NAME PROTO PORT OPS — a profile as k8s-netperf writes it
+# (pkg/drivers/uperf.go createUperfProfile, v0.1.43: unquoted flowop types, one group of
+# nprocs="1"), its duration 1 s.
+k8s_uperf_profile() {
+	f=$1 name=$2 proto=$3 port=$4 ops=$5
+	mkdir -p "$(dirname "$f")"
+	printf '<?xml version=1.0?>\n<profile name="%s">\n<group nprocs="1">\n<transaction iterations="1">\n' "$name" >"$f"
+	printf '  <flowop type="connect" options="remotehost=%s protocol=%s port=%s"/>\n' $HOST "$proto" "$port" >>"$f"
+	printf '</transaction>\n<transaction duration="1">\n%b</transaction>\n' "$ops" >>"$f"
+	printf '<transaction iterations="1">\n  <flowop type=disconnect />\n</transaction>\n</group>\n</profile>\n' >>"$f"
+}
+
+# capture_uperf_peers: the runs k8s-netperf makes (uperf -v -a -R -i 1 on its own profiles,
+# the slave's Run Statistics line then starts with "[host] Success"), and an RR run without -a
+# (no Txn table: the round trip can only be derived from the rate). Needs the uperf server of
+# capture_uperf (or starts its own when run alone: capture.sh uperf-peers).
+capture_uperf_peers() {
+	d=$ROOT/internal/driver/uperf/testdata/captured
+	v=$(uperf -V 2>&1 | head -1)
+	P=$d/profiles
+	data=$((UPERF_PORT + 1))
+	k8s_uperf_profile "$P/k8s_tcp_rr_v.xml" rr-tcp-1024-1 tcp $data \
+		'  <flowop type=write options="size=1024"/>\n  <flowop type=read  options="size=1024"/>\n'
+	urun "$d" k8s_tcp_rr_v "$v" -v -a -R -i 1 -P $UPERF_PORT
+	k8s_uperf_profile "$P/k8s_udp_stream_v.xml" stream-udp-1024-1 udp $data \
+		'  <flowop type=write options="count=16 size=1024"/>\n'
+	urun "$d" k8s_udp_stream_v "$v" -v -a -R -i 1 -P $UPERF_PORT
+	uperf_profile "$P/tcp_rr_p1_noall.xml" cnperf-TCP_RR nthreads 1 tcp $data write:1 read:1
+	urun "$d" tcp_rr_p1_noall "$v" -R -i 1 -P $UPERF_PORT
+}
+
 capture_uperf() {
 	d=$ROOT/internal/driver/uperf/testdata/captured
 	v=$(uperf -V 2>&1 | head -1)
@@ -359,6 +392,7 @@ capture_uperf() {
 		done
 		urun "$d" "raw_tcp_stream_$attr" "$v" -a -R -i 1 -P $UPERF_PORT
 	done
+	capture_uperf_peers
 	uperf_profile "$P/default_tcp_maerts.xml" tcp-maerts nthreads 1 tcp - read:65536
 	urun "$d" default_tcp_maerts "$v" -a -P $UPERF_PORT
 	uperf_profile "$P/default_udp_rr.xml" rr-udp nthreads 1 udp - write:1 read:1
@@ -389,6 +423,11 @@ for t in $tools; do
 	iperf2) command -v iperf >/dev/null && capture_iperf2 || echo "iperf (2) not installed; skipped" ;;
 	netperf) command -v netperf >/dev/null && capture_netperf || echo "netperf not installed (.ci/install-third-party.sh); skipped" ;;
 	uperf) command -v uperf >/dev/null && capture_uperf || echo "uperf not installed (.ci/install-third-party.sh); skipped" ;;
+	uperf-peers)
+		start_server "$LOGS/uperf-server.log" uperf -s -P $UPERF_PORT
+		capture_uperf_peers
+		cleanup
+		;;
 	*) echo "unknown tool $t" >&2; exit 2 ;;
 	esac
 done

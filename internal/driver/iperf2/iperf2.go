@@ -188,8 +188,9 @@ func ParseOutput(data []byte) (api.Sample, error) {
 		TransactionsPerSecond: toolkit.F(float64(n) / secs),
 		Latency: &api.Latency{
 			Count: toolkit.I(n), Mean: us(f(4)), Min: us(f(5)), Max: us(f(6)), Stddev: us(f(7)),
-			Method: "tool",
-			Note:   "iperf 2 bounce-back round trips, printed in ms with 3 decimals (1 µs resolution); its 100 µs histogram bins are too coarse for percentiles",
+			Method:     "tool",
+			Provenance: api.LatencyMeasured,
+			Note:       "iperf 2 bounce-back round trips, printed in ms with 3 decimals (1 µs resolution); its 100 µs histogram bins are too coarse for percentiles",
 		},
 	}
 	return s, nil

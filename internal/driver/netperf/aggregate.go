@@ -86,7 +86,7 @@ func Aggregate(p api.Profile, flows []api.Sample) (api.Sample, error) {
 // poolLatency combines per-flow latency summaries. Weights are the flows' transaction counts,
 // estimated as rate × elapsed time (netperf prints both, not the count).
 func poolLatency(flows []api.Sample) (*api.Latency, error) {
-	out := &api.Latency{Method: "tool"}
+	out := &api.Latency{Method: "tool", Provenance: api.LatencyMeasured}
 	var wSum, meanSum, sqSum float64
 	poolable := true
 	any := false

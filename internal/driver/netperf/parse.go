@@ -561,7 +561,7 @@ func (r Result) rrSample(p api.Profile) (api.Sample, error) {
 		// Every TCP_CRR transaction opens and closes a connection.
 		s.ConnectionsPerSecond = toolkit.F(rate)
 	}
-	lat := &api.Latency{Method: "tool"}
+	lat := &api.Latency{Method: "tool", Provenance: api.LatencyMeasured}
 	have := false
 	set := func(key string, dst **float64) {
 		if x, ok := v[key]; ok && x >= 0 {

@@ -206,8 +206,9 @@ func latSample(r Result) (api.Sample, error) {
 	rttUs := 2 * oneWay * 1e6
 	s := api.Sample{
 		Latency: &api.Latency{
-			Mean:   toolkit.F(rttUs),
-			Method: "tool-rtt-from-one-way",
+			Mean:       toolkit.F(rttUs),
+			Method:     "tool-rtt-from-one-way",
+			Provenance: api.LatencyMeasured,
 			Note: fmt.Sprintf("qperf prints one-way latency (the run time over the messages both sides received); "+
 				"doubled to round-trip: %.6g µs one-way → %.6g µs RTT", oneWay*1e6, rttUs),
 		},

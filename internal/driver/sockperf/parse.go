@@ -156,7 +156,7 @@ func (r Result) ToSample(caseSize int, mode string) (api.Sample, error) {
 		return api.Sample{}, fmt.Errorf("sockperf received no replies in its measured window (%d sent)", r.Sent)
 	}
 	k := 1.0
-	lat := &api.Latency{Method: "tool"}
+	lat := &api.Latency{Method: "tool", Provenance: api.LatencyMeasured}
 	if !r.FullRTT {
 		k = 2
 		lat.Method = "tool-rtt-from-one-way"

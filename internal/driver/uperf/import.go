@@ -3,6 +3,7 @@ package uperf
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
@@ -43,6 +44,20 @@ func profileFromName(name string) api.Profile {
 	return ""
 }
 
+// sizeFromName is the message size in k8s-netperf's profile names ("rr-tcp-1024-1": protocol,
+// message size, parallelism), else 0.
+func sizeFromName(name string) int {
+	parts := strings.Split(name, "-")
+	if len(parts) != 4 || (parts[0] != "rr" && parts[0] != "stream") {
+		return 0
+	}
+	n, err := strconv.Atoi(parts[2])
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
 // ImportAs is Import with the profile given.
 func (Driver) ImportAs(name string, data []byte, profile api.Profile) ([]driver.ImportedCase, error) {
 	r, err := ParseOutput(data)
@@ -52,6 +67,7 @@ func (Driver) ImportAs(name string, data []byte, profile api.Profile) ([]driver.
 	if profile == "" {
 		profile = profileFromName(r.ProfileName)
 	}
+	msg := sizeFromName(r.ProfileName)
 	if profile == "" {
 		return nil, fmt.Errorf("%s: uperf profile %q does not say which test it is; give the profile", name, r.ProfileName)
 	}
@@ -65,6 +81,6 @@ func (Driver) ImportAs(name string, data []byte, profile api.Profile) ([]driver.
 	}
 	// The measured window runs from the transaction's start to its last progress line; its
 	// whole seconds are the duration the profile asked for.
-	p := api.Params{Samples: 1, Parallel: threads, DurationSeconds: math.Round(s.DurationSeconds)}
+	p := api.Params{Samples: 1, Parallel: threads, DurationSeconds: math.Round(s.DurationSeconds), MessageSizeBytes: msg}
 	return []driver.ImportedCase{{Profile: profile, Params: p, Sample: s}}, nil
 }

@@ -52,6 +52,16 @@ type HistoryRecord struct {
 	EndNs, DeltaNs int64
 }
 
+// TxnStat is one row of the "Txn" table that -a prints (src/print.c, per group): the
+// transaction's index in its group (0-based: Txn1 is the second transaction, whose progress
+// lines are named Txn2), how many times it ran and the mean, max and min time of one run
+// (one iteration: in an RR profile one write and one read, a round trip), as uperf timed them.
+type TxnStat struct {
+	Index               int
+	Count               int64
+	AvgNs, MaxNs, MinNs float64
+}
+
 // Result is a parsed uperf master output.
 type Result struct {
 	ProfileName string
@@ -59,15 +69,18 @@ type Result struct {
 	Raw         []RawLine
 	Summary     []SummaryLine // default output (no -R), last line per name
 	Hosts       []HostStat    // slaves, then "master"
+	Txns        []TxnStat     // -a's Txn table, every group's rows
 	HasHistory  bool
 	History     []HistoryRecord
 	Messages    []string // error and warning lines
 }
 
 var (
-	rawRE     = regexp.MustCompile(`^timestamp_ms:([0-9.]+) name:(\S*) nr_bytes:(\d+) nr_ops:(\d+)$`)
-	startRE   = regexp.MustCompile(`^Starting (\d+) (?:threads|processes)(?:, (\d+) processes)? running profile:(\S+)`)
-	hostRE    = regexp.MustCompile(`^(\S+)\s+[0-9.]+[nums]?s\s+\S+\s+\S+\s+(\d+)\s+([0-9.]+)$`)
+	rawRE   = regexp.MustCompile(`^timestamp_ms:([0-9.]+) name:(\S*) nr_bytes:(\d+) nr_ops:(\d+)$`)
+	startRE = regexp.MustCompile(`^Starting (\d+) (?:threads|processes)(?:, (\d+) processes)? running profile:(\S+)`)
+	// With -v a slave's line starts with its handshake's "[host] Success" (no newline between).
+	hostRE    = regexp.MustCompile(`^(?:\[\S+\] Success)?(\S+)\s+[0-9.]+[nums]?s\s+\S+\s+\S+\s+(\d+)\s+([0-9.]+)$`)
+	txnRE     = regexp.MustCompile(`^Txn(\d+)\s+(\d+)\s+(\S+)\s+\S+\s+(\S+)\s+(\S+)$`)
 	historyRE = regexp.MustCompile(`^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*$`)
 	summaryRE = regexp.MustCompile(`^(Txn\d+|Total|Group\d+|Thr\d+)\s+(\S+)\s+/\s+([0-9.]+)\(s\)\s+=\s+(\S+)\s+([0-9.]+)op/s$`)
 	errorRE   = regexp.MustCompile(`(?i)(error|abort|fail|cannot|refused|timed out|warning: errors)`)
@@ -116,6 +129,14 @@ func ParseOutput(data []byte) (Result, error) {
 			r.Summary = append(r.Summary, l)
 			continue
 		}
+		if m := txnRE.FindStringSubmatch(t); m != nil {
+			x, err := txnStat(m)
+			if err != nil {
+				return Result{}, err
+			}
+			r.Txns = append(r.Txns, x)
+			continue
+		}
 		if m := startRE.FindStringSubmatch(t); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			if m[2] != "" {
@@ -145,6 +166,69 @@ func ParseOutput(data []byte) (Result, error) {
 		return Result{}, errors.New("uperf printed nothing on stdout")
 	}
 	return r, nil
+}
+
+// txnStat reads a Txn table row; uperf prints times with ns, us, ms or s.
+func txnStat(m []string) (TxnStat, error) {
+	x := TxnStat{}
+	x.Index, _ = strconv.Atoi(m[1])
+	x.Count, _ = strconv.ParseInt(m[2], 10, 64)
+	for i, dst := range []*float64{&x.AvgNs, &x.MaxNs, &x.MinNs} {
+		v, err := nanoseconds(m[3+i])
+		if err != nil {
+			return TxnStat{}, fmt.Errorf("uperf Txn table, row %q: %w", strings.Join(strings.Fields(m[0]), " "), err)
+		}
+		*dst = v
+	}
+	return x, nil
+}
+
+// nanoseconds reads a time uperf printed ("431.00ns", "24.83us", "18.42ms", "1.20s").
+func nanoseconds(s string) (float64, error) {
+	for _, u := range []struct {
+		suffix string
+		ns     float64
+	}{{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}} {
+		if num, ok := strings.CutSuffix(s, u.suffix); ok {
+			v, err := strconv.ParseFloat(num, 64)
+			if err != nil || v < 0 {
+				break
+			}
+			return v * u.ns, nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not a time (ns, us, ms or s)", s)
+}
+
+// txnLatency is the measured transaction's time per iteration from -a's Txn table (its rows
+// of index 1, one per group, pooled by count): an RR transaction's iteration is one round
+// trip, so its mean, min and max are uperf's own measurement. nil without the table.
+func (r Result) txnLatency() *api.Latency {
+	var n int64
+	var sum float64
+	minNs, maxNs := math.Inf(1), 0.0
+	for _, x := range r.Txns {
+		if x.Index != 1 || x.Count <= 0 {
+			continue
+		}
+		n += x.Count
+		sum += float64(x.Count) * x.AvgNs
+		minNs = math.Min(minNs, x.MinNs)
+		maxNs = math.Max(maxNs, x.MaxNs)
+	}
+	if n == 0 || sum <= 0 {
+		return nil
+	}
+	return &api.Latency{
+		Count:      toolkit.I(n),
+		Mean:       toolkit.F(sum / float64(n) / 1e3),
+		Min:        toolkit.F(minNs / 1e3),
+		Max:        toolkit.F(maxNs / 1e3),
+		Method:     "tool",
+		Provenance: api.LatencyMeasured,
+		Note: fmt.Sprintf("round trip as uperf timed it (-a Txn table): mean, min and max of %d iterations of the measured "+
+			"transaction (a write and a read); uperf prints no percentiles (option history=true gives them)", n),
+	}
 }
 
 // units: decimal_to_string's prefixes, in order.
@@ -276,15 +360,19 @@ func (r Result) ToSample(p api.Profile, threads int, seconds float64) (api.Sampl
 			s.Histogram = h.ToAPI()
 			s.Latency = h.Latency()
 			toolkit.AddNote(&s, fmt.Sprintf("latency of %d transactions from uperf's per-flowop history (-X): write start to read end", n))
+		} else if l := r.txnLatency(); l != nil {
+			s.Latency = l
 		} else {
 			if threads < 1 {
 				threads = 1
 			}
 			s.Latency = &api.Latency{
-				Mean:   toolkit.F(float64(threads) / tps * 1e6),
-				Method: "rate-derived",
-				Note: fmt.Sprintf("mean round trip = %d thread(s) ÷ transaction rate (one transaction in flight per thread); "+
-					"no percentiles without per-transaction data (option history=true)", threads),
+				Mean:       toolkit.F(float64(threads) / tps * 1e6),
+				Method:     "rate-derived",
+				Provenance: api.LatencyDerived,
+				Note: fmt.Sprintf("DERIVED, not measured: mean round trip = %d thread(s) ÷ transaction rate (one transaction "+
+					"in flight per thread; the output has no -a Txn table); no percentiles without per-transaction data "+
+					"(option history=true)", threads),
 			}
 		}
 		return s, nil

@@ -334,9 +334,20 @@ func TestHandVerified(t *testing.T) {
 		if *s.Transactions != l.Ops/2 || !near(*s.TransactionsPerSecond, float64(l.Ops/2)) {
 			t.Errorf("%s: %v tps, last line %+v", name, *s.TransactionsPerSecond, l)
 		}
-		// Without per-transaction data only the mean is valid: threads ÷ rate; never a p99.
-		if s.Latency.Method != "rate-derived" || !near(*s.Latency.Mean, threads/float64(l.Ops/2)*1e6) || s.Latency.P99 != nil {
+		// Without per-transaction data uperf's -a Txn table still times the transaction: its
+		// mean is the measured round trip (never threads ÷ rate), and there is no p99.
+		if s.Latency.Method != "tool" || s.Latency.Provenance != api.LatencyMeasured || s.Latency.P99 != nil ||
+			*s.Latency.Count <= 0 || math.Abs(*s.Latency.Mean-threads/float64(l.Ops/2)*1e6) > 0.5**s.Latency.Mean {
 			t.Errorf("%s latency %+v", name, s.Latency)
+		}
+	}
+	// The figures uperf printed, read from the raw files by eye (Txn table, row Txn1).
+	for name, want := range map[string][3]float64{
+		"tcp_rr_p1": {24.83, 6.51, 18420}, "udp_rr_p1": {21.48, 5.78, 21910},
+	} {
+		lat := parse(t, name).Latency
+		if !near(*lat.Mean, want[0]) || !near(*lat.Min, want[1]) || !near(*lat.Max, want[2]) {
+			t.Errorf("%s: mean %v min %v max %v, uperf printed %v", name, *lat.Mean, *lat.Min, *lat.Max, want)
 		}
 	}
 	// UDP: the slaves' operation counts over the master's (Run Statistics) give the loss.
@@ -483,5 +494,40 @@ func TestImportDefaultOutput(t *testing.T) {
 		if got := profileFromName(name); got != want {
 			t.Errorf("%s: %s", name, got)
 		}
+	}
+}
+
+// TestPeersCaptures imports the runs k8s-netperf makes (uperf -v -a -R -i 1 on its own
+// profiles) and an RR run without -a, with the figures uperf printed read by eye from the raw
+// files (testdata/tools/capture.sh uperf-peers).
+func TestPeersCaptures(t *testing.T) {
+	imp := func(name string) api.Sample {
+		t.Helper()
+		got, err := Driver{}.Import(name, fixture.Load(t, captured, name).Stdout)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		fixture.Golden(t, filepath.Join("testdata/golden/import", name+".json"), got)
+		return got[0].Sample
+	}
+	// The round trip is uperf's own mean per transaction (Txn1 60.37us), not 1/rate.
+	s := imp("k8s_tcp_rr_v")
+	if l := s.Latency; l.Provenance != api.LatencyMeasured || !near(*l.Mean, 60.37) || !near(*l.Min, 13.90) || !near(*l.Max, 27360) {
+		t.Errorf("k8s_tcp_rr_v latency %+v", l)
+	}
+	if derived := 1e6 / *s.TransactionsPerSecond; near(derived, *s.Latency.Mean) {
+		t.Errorf("mean %v is 1/rate", *s.Latency.Mean)
+	}
+	// -v puts "[127.0.0.1] Success" before the slave's Run Statistics line: its 24485
+	// operations of the master's 39523 are what was received.
+	s = imp("k8s_udp_stream_v")
+	if s.LossPercent == nil || !near(*s.LossPercent, 100*(1-24485.0/39523)) {
+		t.Errorf("k8s_udp_stream_v loss %v, notes %q", s.LossPercent, s.Notes)
+	}
+	// Without -a there is no Txn table: the mean is derived from the rate and says so.
+	s = imp("tcp_rr_p1_noall")
+	if l := s.Latency; l.Provenance != api.LatencyDerived || l.Method != "rate-derived" || !near(*l.Mean, 1e6 / *s.TransactionsPerSecond) ||
+		!strings.Contains(l.Note, "DERIVED") {
+		t.Errorf("tcp_rr_p1_noall latency %+v", l)
 	}
 }

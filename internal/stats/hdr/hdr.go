@@ -197,18 +197,19 @@ func (h *Histogram) Latency() *api.Latency {
 	q := func(p float64) *float64 { return us(float64(h.Quantile(p))) }
 	count := h.Count()
 	return &api.Latency{
-		Count:  &count,
-		Mean:   us(h.Mean()),
-		Min:    us(float64(h.Min())),
-		Max:    us(float64(h.Max())),
-		Stddev: us(h.Stddev()),
-		P50:    q(0.50),
-		P75:    q(0.75),
-		P90:    q(0.90),
-		P99:    q(0.99),
-		P999:   q(0.999),
-		P9999:  q(0.9999),
-		Method: "histogram",
+		Count:      &count,
+		Mean:       us(h.Mean()),
+		Min:        us(float64(h.Min())),
+		Max:        us(float64(h.Max())),
+		Stddev:     us(h.Stddev()),
+		P50:        q(0.50),
+		P75:        q(0.75),
+		P90:        q(0.90),
+		P99:        q(0.99),
+		P999:       q(0.999),
+		P9999:      q(0.9999),
+		Method:     "histogram",
+		Provenance: api.LatencyMeasured,
 	}
 }
 
