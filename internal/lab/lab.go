@@ -13,7 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cnperf/cnperf/internal/interrupt"
+	"github.com/cnperf/cnperf/internal/measure"
 	"io"
 	"os"
 	"os/exec"
@@ -122,7 +122,7 @@ func (l *Lab) Cluster(ctx context.Context, spec Spec) (*Cluster, error) {
 	}
 	c := &Cluster{Spec: spec, tag: l.tag, addrs: l.addrs}
 	if err := c.build(ctx, l.marker, l.log); err != nil {
-		dctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 30*time.Second)
+		dctx, cancel := measure.Cleanup(ctx, 30*time.Second)
 		defer cancel()
 		if derr := c.destroy(dctx); derr != nil {
 			err = errors.Join(err, fmt.Errorf("and removing the partial cluster failed: %w", derr))

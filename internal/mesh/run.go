@@ -9,7 +9,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
-	"github.com/cnperf/cnperf/internal/interrupt"
+	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/mesh/meshview"
 	"github.com/cnperf/cnperf/internal/noderes"
 	"github.com/cnperf/cnperf/internal/plan"
@@ -155,7 +155,7 @@ func (o *Options) runCell(ctx context.Context, env Env, j cellJob) (res api.Resu
 		res.Samples = append(res.Samples, s.Sample)
 	}
 	if stopProfile != nil {
-		sctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), time.Minute)
+		sctx, cancel := measure.Cleanup(ctx, time.Minute)
 		res.Profiles = stopProfile(sctx)
 		cancel()
 	}
@@ -219,7 +219,7 @@ func (o *Options) nodeWindows(env Env, j cellJob, streams []*noderes.Series) fun
 					wg.Add(1)
 					go func(i int, sm *noderes.Sampler) {
 						defer wg.Done()
-						r, err := sm.Stop(interrupt.Cleanup(ctx))
+						r, err := sm.Stop(measure.Detached(ctx))
 						mu.Lock()
 						defer mu.Unlock()
 						if err != nil {
@@ -425,7 +425,7 @@ func (o *Options) windows(ctx context.Context, streams []*noderes.Series, start,
 		if s == nil {
 			continue
 		}
-		wctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 10*time.Second+streamInterval)
+		wctx, cancel := measure.Cleanup(ctx, 10*time.Second+streamInterval)
 		err := s.WaitFor(wctx, end)
 		cancel()
 		if err == nil {

@@ -10,6 +10,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/plan"
 )
 
@@ -120,4 +121,15 @@ func Leftovers(p Platform) string {
 // calls it before anything is deployed.
 type PathChecker interface {
 	CheckPath(c plan.Case) error
+}
+
+// Unit is p as one unit of a run (internal/measure): Prepare sets p up for cases, Close
+// removes what it created, Leftovers is p's LeftoverDescriber message. The caller adds what
+// it measures and how it words a failed set-up.
+func Unit(p Platform, cases []plan.Case, drivers map[string]driver.Driver) measure.Unit {
+	return measure.Unit{
+		Prepare:   func(ctx context.Context) error { return p.Prepare(ctx, cases, drivers) },
+		Close:     p.Close,
+		Leftovers: func() string { return Leftovers(p) },
+	}
 }

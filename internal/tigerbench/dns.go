@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-	"github.com/cnperf/cnperf/internal/interrupt"
+	"github.com/cnperf/cnperf/internal/measure"
 	tbreport "github.com/cnperf/cnperf/internal/report/tigerbench"
 	"github.com/cnperf/cnperf/internal/ttfr"
 )
@@ -130,7 +130,7 @@ func (r *DNSRunner) Run(ctx context.Context, spec DNSSpec) (res *api.DNSResult, 
 	ns := spec.Namespace
 	sel := LabelDNSRun + "=" + spec.ID
 	defer func() {
-		cctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 2*time.Minute)
+		cctx, cancel := measure.Cleanup(ctx, 2*time.Minute)
 		defer cancel()
 		if cerr := r.cleanup(cctx, ns, sel); cerr != nil {
 			err = errors.Join(err, cerr)
@@ -284,7 +284,7 @@ func (r *DNSRunner) await(ctx context.Context, ns, name string, timeout time.Dur
 		}
 		return out, errors.New(why)
 	}
-	lctx, lcancel := context.WithTimeout(interrupt.Cleanup(ctx), 30*time.Second)
+	lctx, lcancel := measure.Cleanup(ctx, 30*time.Second)
 	defer lcancel()
 	var logs []byte
 	if r.Logs != nil {

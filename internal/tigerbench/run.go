@@ -28,7 +28,7 @@ import (
 	"github.com/cnperf/cnperf/internal/config"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/exit"
-	"github.com/cnperf/cnperf/internal/interrupt"
+	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/platform/kube"
@@ -205,7 +205,7 @@ func Run(ctx context.Context, loaded *config.Loaded, run *api.Run, deps Deps) (e
 			return
 		}
 		// Restore whatever happened (failure, Ctrl-C), on a context that is not the run's.
-		rctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 15*time.Minute)
+		rctx, cancel := measure.Cleanup(ctx, 15*time.Minute)
 		defer cancel()
 		if rerr := r.calico.Restore(rctx); rerr != nil {
 			fmt.Fprintf(log, "error: %v\n", rerr)
@@ -391,7 +391,7 @@ func (r *tbRun) runTest(ctx context.Context, i int, t config.TigerBenchTestConfi
 			}
 			return
 		}
-		rctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 5*time.Minute)
+		rctx, cancel := measure.Cleanup(ctx, 5*time.Minute)
 		defer cancel()
 		took, err := st.Remove(rctx, t.TestNamespace, true, r.deps.Options.Parallelism)
 		if rec.Standing != nil {
@@ -475,7 +475,7 @@ func (r *tbRun) measureCases(ctx context.Context, rec *api.TigerBenchTest, cases
 		return
 	}
 	defer func() {
-		cctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 2*time.Minute)
+		cctx, cancel := measure.Cleanup(ctx, 2*time.Minute)
 		defer cancel()
 		if err := plat.Close(cctx); err != nil {
 			fail("cleanup: %v", err)
@@ -511,7 +511,7 @@ func (r *tbRun) describe(ctx context.Context, plat platform.ClusterDescriber) {
 		return
 	}
 	// Cluster details are worth having even from an interrupted run.
-	ctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), time.Minute)
+	ctx, cancel := measure.Cleanup(ctx, time.Minute)
 	defer cancel()
 	if r.run.Cluster == nil {
 		var cd *api.ClusterDetails

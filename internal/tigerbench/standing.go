@@ -26,7 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-	"github.com/cnperf/cnperf/internal/interrupt"
+	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/platform/kube"
 )
 
@@ -486,7 +486,7 @@ func (st *Standing) waitDeployments(ctx context.Context, ns string, timeout time
 	if err == nil {
 		return nil
 	}
-	why := st.podProblems(interrupt.Cleanup(ctx), ns)
+	why := st.podProblems(measure.Detached(ctx), ns)
 	var state []string
 	for _, n := range names {
 		if s, ok := last[n]; ok {

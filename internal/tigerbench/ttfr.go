@@ -24,7 +24,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-	"github.com/cnperf/cnperf/internal/interrupt"
+	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/platform/kube"
 	tbreport "github.com/cnperf/cnperf/internal/report/tigerbench"
 	"github.com/cnperf/cnperf/internal/ttfr"
@@ -163,7 +163,7 @@ func (r *TTFRRunner) Run(ctx context.Context, spec TTFRSpec) (res *api.TTFRResul
 	runSel := LabelTTFRRun + "=" + spec.ID
 	// Whatever happens, every pod of this test goes.
 	defer func() {
-		cctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 2*time.Minute)
+		cctx, cancel := measure.Cleanup(ctx, 2*time.Minute)
 		defer cancel()
 		if cerr := r.cleanup(cctx, ns, runSel); cerr != nil {
 			err = errors.Join(err, cerr)
@@ -221,7 +221,7 @@ func (r *TTFRRunner) Run(ctx context.Context, spec TTFRSpec) (res *api.TTFRResul
 				deleteWG.Add(1)
 				go func(name string) {
 					defer deleteWG.Done()
-					r.deletePod(interrupt.Cleanup(ctx), ns, name)
+					r.deletePod(measure.Detached(ctx), ns, name)
 				}(p.name)
 			}
 		}
@@ -456,7 +456,7 @@ func (r *TTFRRunner) startServers(ctx context.Context, spec TTFRSpec) (map[strin
 	if err != nil {
 		var why []string
 		for _, name := range names {
-			p, gerr := r.Client.CoreV1().Pods(ns).Get(interrupt.Cleanup(ctx), name, metav1.GetOptions{})
+			p, gerr := r.Client.CoreV1().Pods(ns).Get(measure.Detached(ctx), name, metav1.GetOptions{})
 			if gerr == nil {
 				if pr := podProblem(p); pr != "" {
 					why = append(why, name+": "+pr)
@@ -571,7 +571,7 @@ func (r *TTFRRunner) watchClients(ctx context.Context, ns, id string, st *ttfrSt
 		go func() {
 			fetchSem <- struct{}{}
 			defer func() { <-fetchSem }()
-			lctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 20*time.Second)
+			lctx, cancel := measure.Cleanup(ctx, 20*time.Second)
 			out, err := r.logs(lctx, ns, pod.Name, TTFRContainer)
 			cancel()
 			v, failure := parseClientLog(out, err, why)

@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/interrupt"
+	"github.com/cnperf/cnperf/internal/measure"
 )
 
 // processStart is the TTFR clock's start: package initialisation, before main.
@@ -203,7 +203,7 @@ func Serve(ctx context.Context, addr string, ready func(net.Addr)) error {
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 2*time.Second)
+		sctx, cancel := measure.Cleanup(ctx, 2*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 		return nil

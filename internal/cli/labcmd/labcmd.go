@@ -15,9 +15,9 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/cli/flags"
-	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/report/figure"
 )
 
@@ -106,7 +106,7 @@ func runUp(ctx context.Context, streams iostreams.Streams, o upOptions) error {
 			}
 			c, err := l.Cluster(ctx, spec)
 			if err != nil {
-				cctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 30*time.Second)
+				cctx, cancel := measure.Cleanup(ctx, 30*time.Second)
 				defer cancel()
 				if cerr := l.Close(cctx); cerr != nil {
 					return fmt.Errorf("%w; removing the clusters already built also failed: %v", err, cerr)

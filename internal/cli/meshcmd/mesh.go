@@ -25,6 +25,7 @@ import (
 	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/loadgen"
+	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/mesh"
 	"github.com/cnperf/cnperf/internal/mesh/meshview"
 	"github.com/cnperf/cnperf/internal/plan"
@@ -365,7 +366,7 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 	lease, lerr := kube.StartLease(ctx, cs, o.Namespace, runID, "mesh", log)
 	if lerr != nil {
 		if nsCreated {
-			cctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 2*time.Minute)
+			cctx, cancel := measure.Cleanup(ctx, 2*time.Minute)
 			_ = mesh.Cleanup(cctx, cs, o.Namespace, runID, nsCreated)
 			cancel()
 		}
@@ -374,7 +375,7 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 	unregister := interrupt.Register(ctx, func() string { return left })
 	defer func() {
 		defer unregister()
-		cctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 2*time.Minute)
+		cctx, cancel := measure.Cleanup(ctx, 2*time.Minute)
 		defer cancel()
 		if o.Keep {
 			fmt.Fprintf(log, "mesh: --keep: agents left in namespace %s (run %s); remove them with: %s\n", o.Namespace, runID, cleanupCmd)

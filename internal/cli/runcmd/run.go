@@ -20,8 +20,8 @@ import (
 	"github.com/cnperf/cnperf/internal/driver"
 	_ "github.com/cnperf/cnperf/internal/driver/all" // register every driver
 	"github.com/cnperf/cnperf/internal/exit"
-	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/report"
@@ -254,7 +254,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	if osCfg != nil && len(run.Results) > 0 {
 		// Index even an interrupted run's finished cases; a failure here is reported, and the
 		// results file and stdout already hold everything.
-		sctx, cancel := context.WithTimeout(interrupt.Cleanup(ctx), 2*time.Minute)
+		sctx, cancel := measure.Cleanup(ctx, 2*time.Minute)
 		if err := opensearch.Ship(sctx, *osCfg, []*api.Run{run}, log); err != nil {
 			runErr = errors.Join(runErr, exit.Failure("index into OpenSearch: %w", err))
 			if o.ResultsFile != "" {
