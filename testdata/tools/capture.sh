@@ -230,6 +230,19 @@ run_pair() {
 	wait $p0 $p1 || true
 }
 
+# capture_netperf_peers: forms people save that cnperf misread: classic TCP_RR -v 2 (its
+# "RoundTrip Latency usec/Tran" table and histogram) and the omni -O human-readable output.
+# Needs the netserver of capture_netperf (or starts its own: capture.sh netperf-peers).
+capture_netperf_peers() {
+	d=$ROOT/internal/driver/netperf/testdata/captured
+	v=$(netperf -V 2>&1 | head -1)
+	h="-H $HOST -p $NETPERF_PORT"
+	run "$d" classic_tcp_rr_v2 "$v" netperf $h -t TCP_RR -l 1 -v 2
+	run "$d" omni_human_tcp_rr "$v" netperf $h -t TCP_RR -l 1 -- -O
+	run "$d" omni_human_tcp_stream "$v" netperf $h -t TCP_STREAM -l 1 -- -O
+	run "$d" omni_human_sel_tcp_rr "$v" netperf $h -t TCP_RR -l 1 -j -- -O THROUGHPUT,THROUGHPUT_UNITS,MEAN_LATENCY,P99_LATENCY,REQUEST_SIZE,RESPONSE_SIZE,PROTOCOL,DIRECTION
+}
+
 capture_netperf() {
 	d=$ROOT/internal/driver/netperf/testdata/captured
 	v=$(netperf -V 2>&1 | head -1)
@@ -275,6 +288,7 @@ capture_netperf() {
 	# the Mizar procedure's -o CSV (seed 003) and k8s-netperf's -k selectors (seed 000)
 	run "$d" mizar_csv "$v" netperf $h -l 1 -t TCP_RR -- -o min_latency,mean_latency,max_latency,stddev_latency,transaction_rate
 	run "$d" k8s_netperf_stream "$v" netperf $h -l 1 -t TCP_STREAM -- -k rt_latency,p99_latency,throughput,throughput_units,remote_recv_calls,local_send_calls,local_transport_retrans -m 1024 -P ,$data -R 1
+	capture_netperf_peers
 	# a run cut short (what a sample timeout does)
 	run "$d" interrupted "$v" timeout -s TERM 1.5 netperf -P 0 $h -t TCP_STREAM -l 5 -f m -- -k $NETPERF_STREAM_K -P ,$data
 	run "$d" classic_interrupted "$v" timeout -s INT 1.5 netperf $h -t TCP_RR -l 5
@@ -423,6 +437,11 @@ for t in $tools; do
 	iperf2) command -v iperf >/dev/null && capture_iperf2 || echo "iperf (2) not installed; skipped" ;;
 	netperf) command -v netperf >/dev/null && capture_netperf || echo "netperf not installed (.ci/install-third-party.sh); skipped" ;;
 	uperf) command -v uperf >/dev/null && capture_uperf || echo "uperf not installed (.ci/install-third-party.sh); skipped" ;;
+	netperf-peers)
+		start_server "$LOGS/netserver.log" netserver -D -p $NETPERF_PORT
+		capture_netperf_peers
+		cleanup
+		;;
 	uperf-peers)
 		start_server "$LOGS/uperf-server.log" uperf -s -P $UPERF_PORT
 		capture_uperf_peers

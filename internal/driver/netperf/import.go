@@ -73,6 +73,9 @@ func parseAny(text string) (Result, error) {
 			rows = append(rows, r)
 		}
 	}
+	if r, err := ParseHuman([]byte(text)); err == nil {
+		return r, nil
+	}
 	if r, err := ParseCSV([]byte(text)); err == nil || shapeOf(rows) == classicNone {
 		return r, err
 	}
@@ -138,7 +141,17 @@ func (r Result) params(p api.Profile) api.Params {
 		if b, ok, _ := r.Float("BURST_SIZE"); ok && b > 0 {
 			pr.Burst = int(b)
 		}
-	} else if m, ok, _ := r.Float("LOCAL_SEND_SIZE"); ok && p != api.TCPMaerts {
+	} else if p == api.TCPMaerts {
+		// netserver sends: REMOTE_SEND_SIZE; a -P 0 table is read as a stream table, its "Send
+		// Message Size" column (the sender's) under LOCAL_SEND_SIZE.
+		key := "REMOTE_SEND_SIZE"
+		if r.Headerless {
+			key = "LOCAL_SEND_SIZE"
+		}
+		if m, ok, _ := r.Float(key); ok {
+			pr.MessageSizeBytes = int(m)
+		}
+	} else if m, ok, _ := r.Float("LOCAL_SEND_SIZE"); ok {
 		pr.MessageSizeBytes = int(m)
 	}
 	return pr

@@ -488,6 +488,10 @@ func TestImportClassic(t *testing.T) {
 		{name: "omni_csv_tcp_rr"},
 		{name: "omni_keyval_tcp_rr"},
 		{name: "omni_keyval_udp_stream"},
+		{name: "classic_tcp_rr_v2", tps: 20402.71, elapsed: 1.00},
+		{name: "omni_human_tcp_rr", elapsed: 1.00},
+		{name: "omni_human_tcp_stream", bps: 2855.67e6, elapsed: 1.01},
+		{name: "omni_human_sel_tcp_rr", tps: 23669.96},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -533,6 +537,30 @@ func TestImportClassic(t *testing.T) {
 			}
 			fixture.Golden(t, filepath.Join("testdata/golden/import", tt.name+".json"), got)
 		})
+	}
+	// The figures of the new forms, read from the raw files by eye.
+	// -v 2: netperf's RoundTrip Latency line, which netperf computes from the rate (derived).
+	if l := importOne(t, "classic_tcp_rr_v2", "").Sample.Latency; l == nil || *l.Mean != 49.013 ||
+		l.Provenance != api.LatencyDerived {
+		t.Errorf("classic_tcp_rr_v2 latency %+v", l)
+	}
+	// -O: the columns are the titles stacked over the values.
+	sel := importOne(t, "omni_human_sel_tcp_rr", "")
+	if l := sel.Sample.Latency; l == nil || *l.Mean != 42.19 || *l.P99 != 290 || l.Provenance != api.LatencyMeasured ||
+		sel.Profile != api.TCPRR || sel.Params.MessageSizeBytes != 1 {
+		t.Errorf("omni_human_sel_tcp_rr %+v latency %+v", sel.Params, l)
+	}
+	if st := importOne(t, "omni_human_tcp_stream", ""); st.Params.MessageSizeBytes != 16384 {
+		t.Errorf("omni_human_tcp_stream message size %d", st.Params.MessageSizeBytes)
+	}
+	// The MAERTS table's message size is netserver's send size.
+	for _, name := range []string{"classic_tcp_maerts", "classic_tcp_maerts_cpu"} {
+		if m := importOne(t, name, "").Params.MessageSizeBytes; m != 16384 {
+			t.Errorf("%s message size %d", name, m)
+		}
+	}
+	if m := importOne(t, "classic_tcp_maerts_nobanner", api.TCPMaerts).Params.MessageSizeBytes; m != 16384 {
+		t.Errorf("classic_tcp_maerts_nobanner message size %d", m)
 	}
 	// Units (netlib.c calc_thruput_interval): -f g is 10^9 bits/s, -f K is KBytes of 1024 bytes.
 	for name, mult := range map[string]float64{"classic_tcp_stream_fg": 1e9, "classic_tcp_stream_fk": 8 * 1024} {

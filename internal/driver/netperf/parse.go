@@ -21,6 +21,8 @@ type Result struct {
 	Other  []string
 	// Headerless is true for a classic table printed with -P 0 (no banner, no units line).
 	Headerless bool
+	// Notes are the parser's remarks for the sample.
+	Notes []string
 }
 
 var (
@@ -106,7 +108,81 @@ var csvTitles = map[string]string{
 	"request size bytes":                   "REQUEST_SIZE",
 	"response size bytes":                  "RESPONSE_SIZE",
 	"initial burst requests":               "BURST_SIZE",
+	"local send size":                      "LOCAL_SEND_SIZE",
+	"remote send size":                     "REMOTE_SEND_SIZE",
+	"protocol":                             "PROTOCOL",
+	"direction":                            "DIRECTION",
 }
+
+// ParseHuman parses netperf's -O output (the omni tests' human-readable form: a banner unless
+// -P 0, the column titles stacked over several lines, one line of values). netperf pads every
+// column to one width and starts each title word and value at the column's start
+// (nettest_omni.c print_omni_human), so the values line's tokens give the columns and the
+// title lines sliced at those positions give each column's title, the -o CSV title.
+func ParseHuman(data []byte) (Result, error) {
+	text := strings.ReplaceAll(toolkit.Text(data), "\r", "")
+	r := Result{Values: map[string]string{}}
+	var lines []string
+	for _, l := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(l)
+		switch {
+		case t == "":
+		case r.Banner == "" && len(lines) == 0 && strings.Contains(t, " TEST") && bannerRE.MatchString(t):
+			r.Banner = t
+		default:
+			lines = append(lines, strings.TrimRight(l, " \t"))
+		}
+	}
+	if len(lines) < 2 {
+		return Result{}, errors.New("netperf -O output: no column titles over a line of values")
+	}
+	vals := lines[len(lines)-1]
+	var starts []int
+	for i := range vals {
+		if vals[i] != ' ' && (i == 0 || vals[i-1] == ' ') {
+			starts = append(starts, i)
+		}
+	}
+	titles := make([][]string, len(starts))
+	for _, l := range lines[:len(lines)-1] {
+		for j, st := range starts {
+			end := len(l)
+			if j+1 < len(starts) && starts[j+1] < end {
+				end = starts[j+1]
+			}
+			if st < end {
+				if w := strings.TrimSpace(l[st:end]); w != "" {
+					titles[j] = append(titles[j], w)
+				}
+			}
+		}
+	}
+	known := false
+	for j, st := range starts {
+		end := len(vals)
+		if j+1 < len(starts) {
+			end = starts[j+1]
+		}
+		key := columnKey(strings.Join(titles[j], " "))
+		if _, ok := titleKeys[key]; ok {
+			known = true
+		}
+		r.Values[key] = strings.TrimSpace(vals[st:end])
+	}
+	if !known {
+		return Result{}, errors.New("netperf -O output: no column title netperf prints")
+	}
+	return r, nil
+}
+
+// titleKeys are the selectors csvTitles names.
+var titleKeys = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range csvTitles {
+		m[k] = true
+	}
+	return m
+}()
 
 // ParseCSV parses netperf's -o output (netperf manual, "Omni Output Selection"): a banner
 // unless -P 0, a line of column titles unless -P 0, and one line of values. Without the
@@ -200,7 +276,13 @@ var (
 	classicStreamUnitsRE = regexp.MustCompile(`^bytes\s+bytes\s+bytes\s+secs\.\s+(\S+)(\s+%.*)?$`)
 	classicUDPUnitsRE    = regexp.MustCompile(`^bytes\s+bytes\s+secs\s+#\s+#\s+(\S+)(\s+%.*)?$`)
 	classicRRUnitsRE     = regexp.MustCompile(`(?i)^bytes\s+bytes\s+bytes\s+bytes\s+secs\.\s+per sec(\s+%.*)?$`)
-	burstRE              = regexp.MustCompile(`first burst (\d+)`)
+	// -v 2 adds to an RR table (nettest_omni.c, "Alignment Offset RoundTrip Trans Throughput"):
+	// alignment and offset local/remote, the round-trip latency in usec/Tran, the transaction
+	// rate and the outbound and inbound throughput in 10^6 bits/s; then a histogram of decades.
+	verboseRRTitleRE = regexp.MustCompile(`^(Alignment\s+Offset\s+RoundTrip|Local\s+Remote\s+Local\s+Remote\s+Latency)`)
+	verboseRRUnitsRE = regexp.MustCompile(`^Send\s+Recv\s+Send\s+Recv\s+usec/Tran\s+per sec\s+Outbound\s+Inbound$`)
+	histogramRE      = regexp.MustCompile(`^(Histogram of |(UNIT|TEN|HUNDRED)_(USEC|MSEC|SEC)\s*:|>100_SECS:|HIST_TOTAL:)`)
+	burstRE          = regexp.MustCompile(`first burst (\d+)`)
 )
 
 // classicKind is the shape of a classic table.
@@ -258,10 +340,19 @@ func ParseClassic(data []byte) (Result, error) {
 	r := Result{Values: map[string]string{}}
 	kind, units := classicNone, ""
 	var rows [][]string
+	var verbose []string // the -v 2 row
+	inVerbose, histogram := false, false
 	for _, line := range strings.Split(text, "\n") {
 		t := strings.TrimSpace(line)
 		switch {
 		case t == "":
+		case verboseRRTitleRE.MatchString(t):
+		case verboseRRUnitsRE.MatchString(t):
+			inVerbose = true
+		case inVerbose && verbose == nil && len(numericRow(t)) == 8:
+			verbose = numericRow(t)
+		case histogramRE.MatchString(t):
+			histogram = true
 		case r.Banner == "" && len(rows) == 0 && strings.Contains(t, " TEST") && bannerRE.MatchString(t):
 			r.Banner = t
 		case classicStreamUnitsRE.MatchString(t):
@@ -312,6 +403,14 @@ func ParseClassic(data []byte) (Result, error) {
 		// Recv socket, send socket, send message size, elapsed, throughput [, CPU local and
 		// remote, service demand local and remote]
 		v["RSR_SIZE"], v["LSS_SIZE"], v["LOCAL_SEND_SIZE"], v["ELAPSED_TIME"], v["THROUGHPUT"] = row[0], row[1], row[2], row[3], row[4]
+		if r.Profile() == api.TCPMaerts {
+			// MAERTS: netperf receives; the send socket and message size are netserver's
+			// (send_tcp_maerts prints the same columns from the other side).
+			delete(v, "RSR_SIZE")
+			delete(v, "LSS_SIZE")
+			delete(v, "LOCAL_SEND_SIZE")
+			v["LSR_SIZE"], v["RSS_SIZE"], v["REMOTE_SEND_SIZE"] = row[0], row[1], row[2]
+		}
 		if len(row) == 9 {
 			cpu(5, 6, 7, 8, "usec/KB")
 		}
@@ -340,6 +439,12 @@ func ParseClassic(data []byte) (Result, error) {
 		if m := burstRE.FindStringSubmatch(r.Banner); m != nil {
 			v["BURST_SIZE"] = m[1]
 		}
+		if verbose != nil {
+			v["RT_LATENCY"] = verbose[4]
+		}
+	}
+	if histogram {
+		r.Notes = append(r.Notes, "netperf's -v 2 histogram (ten buckets per decade of time: 10-19 µs, 20-29 µs, ...) is not read: too coarse for percentiles (omni -j gives them)")
 	}
 	return r, nil
 }
@@ -469,6 +574,9 @@ func (r Result) ToSample(p api.Profile) (api.Sample, error) {
 	for _, l := range r.Other {
 		toolkit.AddNote(&s, "netperf said: "+l)
 	}
+	for _, n := range r.Notes {
+		toolkit.AddNote(&s, n)
+	}
 	return s, nil
 }
 
@@ -578,8 +686,13 @@ func (r Result) rrSample(p api.Profile) (api.Sample, error) {
 	set("STDDEV_LATENCY", &lat.Stddev)
 	if !have {
 		if rt, ok := v["RT_LATENCY"]; ok && rt > 0 {
+			// netperf computes it from the rate: 10^6 ÷ (transactions ÷ elapsed) × (1 + burst)
+			// (nettest_omni.c send_omni_inner), it times no transaction.
 			lat.Mean = toolkit.F(rt)
-			lat.Note = "mean from netperf's RT_LATENCY (no per-transaction statistics: run with -j and the *_LATENCY selectors)"
+			lat.Method, lat.Provenance = "rate-derived", api.LatencyDerived
+			lat.Note = "DERIVED, not measured: netperf's round-trip latency (RT_LATENCY, the classic -v 2 \"RoundTrip Latency " +
+				"usec/Tran\") is 10^6 ÷ transaction rate × (1 + burst), computed by netperf from the rate; run omni with -j " +
+				"and the *_LATENCY selectors for measured latency"
 			have = true
 		}
 	} else {
