@@ -170,6 +170,15 @@ capture_qperf() {
 	derive "$d" nonutf8 tcp_lat_m64 nonutf8
 }
 
+# capture_sockperf_peers: the file --full-log writes (the statistics, then one CSV line per
+# packet; it names no protocol), of a TCP ping-pong at 500 messages/s to keep it small. Needs
+# the TCP server of capture_sockperf (or starts its own: capture.sh sockperf-peers).
+capture_sockperf_peers() {
+	d=$ROOT/internal/driver/sockperf/testdata/captured
+	v=$(sockperf --version 2>&1 | head -1)
+	run "$d" fulllog_pp_tcp_m64 "$v" sh -c "sockperf ping-pong --tcp -i $HOST -p $SOCKPERF_PORT -t 2 -m 64 --mps 500 --full-rtt --full-log $LOGS/full.csv >/dev/null; rc=\$?; cat $LOGS/full.csv; exit \$rc"
+}
+
 capture_sockperf() {
 	d=$ROOT/internal/driver/sockperf/testdata/captured
 	v=$(sockperf --version 2>&1 | head -1)
@@ -187,6 +196,7 @@ capture_sockperf() {
 	run "$d" tp_udp_m1400_mps "$v" sockperf throughput $c -t 2 -m 1400 --mps 20000
 	run "$d" ul_udp_m64_fullrtt "$v" sockperf under-load $c -t 2 -m 64 --mps 10000 --full-rtt
 	run "$d" ul_tcp_m64_fullrtt "$v" sockperf under-load --tcp $c -t 2 -m 64 --mps 10000 --full-rtt
+	capture_sockperf_peers
 	cleanup
 	run "$d" refused "$v" sockperf ping-pong --tcp -i $HOST -p $DEAD_PORT -t 1 -m 64 --full-rtt
 	run "$d" no_server_udp "$v" sockperf ping-pong -i $HOST -p $DEAD_PORT -t 1 -m 64 --full-rtt
@@ -437,6 +447,11 @@ for t in $tools; do
 	iperf2) command -v iperf >/dev/null && capture_iperf2 || echo "iperf (2) not installed; skipped" ;;
 	netperf) command -v netperf >/dev/null && capture_netperf || echo "netperf not installed (.ci/install-third-party.sh); skipped" ;;
 	uperf) command -v uperf >/dev/null && capture_uperf || echo "uperf not installed (.ci/install-third-party.sh); skipped" ;;
+	sockperf-peers)
+		start_server "$LOGS/server-tcp.log" sockperf sr --tcp -i $HOST -p $SOCKPERF_PORT
+		capture_sockperf_peers
+		cleanup
+		;;
 	netperf-peers)
 		start_server "$LOGS/netserver.log" netserver -D -p $NETPERF_PORT
 		capture_netperf_peers

@@ -61,11 +61,12 @@ standard input.
 
 Accepted outputs:
   iperf3    the -J JSON document (several appended documents are several runs)
-  netperf   keyval (-k), CSV with its column titles (-o), and the classic tables of every
+  netperf   keyval (-k), CSV with its column titles (-o), omni -O, and the classic tables of every
             test, with or without -c -C and banner (-P 0: give --profile); several
             tests in one file are split at their banner lines
   qperf     any -v level and unit style (one block per test)
-  sockperf  a client's output (ping-pong, under-load, throughput)
+  sockperf  a client's output (ping-pong, under-load, throughput), or its --full-log file
+            (it names no protocol: give --profile)
   uperf     a master's default or -R output, nthreads or nprocs groups (with cnperf's
             history appended, percentiles too)
 
@@ -87,7 +88,7 @@ Exit codes: 0 imported, 2 bad usage or a file that cannot be imported.`,
 	}
 	f := c.Flags()
 	f.StringVar(&o.driver, "driver", "", "the tool that wrote the files: iperf3, netperf, qperf, sockperf or uperf (required)")
-	f.StringVar(&o.profile, "profile", "", "the profile, when the output does not say (e.g. netperf run with -P 0)")
+	f.StringVar(&o.profile, "profile", "", "the profile, when the output does not say (e.g. netperf run with -P 0, a sockperf --full-log file)")
 	f.StringVar(&o.path, "path", "", "the path the tool measured, recorded in the results (e.g. pod-pod-cross-node)")
 	f.StringVarP(&o.output, "output", "o", "json", "output format: "+strings.Join(report.Formats(), ", "))
 	f.StringVar(&o.results, "results", "", "also write the run to this results file (JSON Lines; read by report/compare)")

@@ -10,16 +10,46 @@ import (
 
 var _ driver.Importer = Driver{}
 
-// Import implements driver.Importer for one saved sockperf client output. The protocol comes
-// from the "# TCP"/"# UDP" line (UDP when absent: sockperf's default); ping-pong and
-// under-load both become RR cases (under-load is recorded as option mode=under-load when the
-// server answered far fewer messages than were sent).
-func (Driver) Import(name string, data []byte) ([]driver.ImportedCase, error) {
+// Import implements driver.Importer for one saved sockperf client output or --full-log file.
+// The protocol comes from the "# TCP"/"# UDP" line sockperf prints on stdout; a --full-log file
+// has none, so it needs the profile (ImportAs, import --profile). Ping-pong and under-load both
+// become RR cases (under-load is recorded as option mode=under-load when the server answered
+// far fewer messages than were sent).
+func (d Driver) Import(name string, data []byte) ([]driver.ImportedCase, error) {
+	return d.ImportAs(name, data, "")
+}
+
+// ImportAs is Import with the profile given (TCP_RR or UDP_RR for ping-pong and under-load,
+// TCP_STREAM or UDP_STREAM for throughput); it must agree with what the output says.
+func (Driver) ImportAs(name string, data []byte, profile api.Profile) ([]driver.ImportedCase, error) {
 	r, err := ParseOutput(data, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	udp := r.Protocol != "TCP"
+	kind := "ping-pong or under-load run: TCP_RR or UDP_RR"
+	if r.Throughput {
+		kind = "throughput run: TCP_STREAM or UDP_STREAM"
+	}
+	proto := r.Protocol
+	if profile != "" {
+		ok := profile.IsRR() && profile != api.TCPCRR
+		if r.Throughput {
+			ok = profile == api.TCPStream || profile == api.UDPStream
+		}
+		given := "TCP"
+		if profile.IsUDP() {
+			given = "UDP"
+		}
+		if !ok || (proto != "" && proto != given) {
+			return nil, fmt.Errorf("%s: --profile %s does not fit this sockperf output (a %s %s)", name, profile, proto, kind)
+		}
+		proto = given
+	}
+	if proto == "" {
+		return nil, fmt.Errorf("%s: the sockperf output does not say whether it ran TCP or UDP (no \"# TCP\"/\"# UDP\" line; "+
+			"a --full-log file has none): give it with --profile (a %s)", name, kind)
+	}
+	udp := proto != "TCP"
 	p := api.Params{Samples: 1, Parallel: 1, MessageSizeBytes: r.MessageSize}
 	var prof api.Profile
 	mode := ModePingPong

@@ -13,7 +13,8 @@ import (
 
 // Result is one parsed sockperf client run (sockperf 3.x output).
 type Result struct {
-	// Protocol is "TCP" or "UDP" from the "[ 0] IP = ... PORT = ... # TCP" line, or "".
+	// Protocol is "TCP" or "UDP" from the "[ 0] IP = ... PORT = ... # TCP" line, or "" (a
+	// --full-log file has no such line).
 	Protocol string
 	// Throughput is true for a throughput run, false for ping-pong / under-load.
 	Throughput bool
@@ -37,32 +38,36 @@ type Result struct {
 	OutOfOrder   int64
 
 	// Throughput runs.
-	TotalSent       int64
-	TotalSeconds    float64
-	MessageRate     float64
+	TotalSent    int64
+	TotalSeconds float64
+	MessageRate  float64
+	// MessageSize is the --msg-size sockperf used, from its parameters line (every mode).
 	MessageSize     int
 	BandwidthMiBps  float64
 	haveMessageRate bool
 }
 
 var (
-	ansiRE     = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
-	errorRE    = regexp.MustCompile(`(?i)sockperf: ERROR: (.*)`)
-	protoRE    = regexp.MustCompile(`PORT\s*=\s*\d+\s*#\s*(TCP|UDP)`)
-	totalRE    = regexp.MustCompile(`\[Total Run\] RunTime=([0-9.]+) sec`)
-	validRE    = regexp.MustCompile(`\[Valid Duration\] RunTime=([0-9.]+) sec; SentMessages=(\d+); ReceivedMessages=(\d+)`)
-	avgRE      = regexp.MustCompile(`====> avg-(rtt|latency)=([0-9.]+) \(std-dev=([0-9.]+)\)`)
-	burstRE    = regexp.MustCompile(`Round trip of burst of (\d+) messages`)
-	dropRE     = regexp.MustCompile(`# dropped messages = (\d+); # duplicated messages = (\d+); # out-of-order messages = (\d+)`)
-	obsRE      = regexp.MustCompile(`Total (\d+) observations`)
-	pctRE      = regexp.MustCompile(`---> percentile ([0-9.]+) =\s*([0-9.]+)`)
-	maxRE      = regexp.MustCompile(`---> <MAX> observation =\s*([0-9.]+)`)
-	minRE      = regexp.MustCompile(`---> <MIN> observation =\s*([0-9.]+)`)
-	totalTPRE  = regexp.MustCompile(`Total of (\d+) messages sent in ([0-9.]+) sec`)
-	rateRE     = regexp.MustCompile(`Summary: Message Rate is (\d+) \[msg/sec\]`)
-	bwRE       = regexp.MustCompile(`Summary: BandWidth is ([0-9.]+) MBps`)
-	msgSizeRE  = regexp.MustCompile(`using msg-size=(\d+)`)
-	noReplyMsg = "No messages were received from the server"
+	ansiRE    = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
+	errorRE   = regexp.MustCompile(`(?i)sockperf: ERROR: (.*)`)
+	protoRE   = regexp.MustCompile(`PORT\s*=\s*\d+\s*#\s*(TCP|UDP)`)
+	totalRE   = regexp.MustCompile(`\[Total Run\] RunTime=([0-9.]+) sec`)
+	validRE   = regexp.MustCompile(`\[Valid Duration\] RunTime=([0-9.]+) sec; SentMessages=(\d+); ReceivedMessages=(\d+)`)
+	avgRE     = regexp.MustCompile(`====> avg-(rtt|latency)=([0-9.]+) \(std-dev=([0-9.]+)\)`)
+	burstRE   = regexp.MustCompile(`Round trip of burst of (\d+) messages`)
+	dropRE    = regexp.MustCompile(`# dropped messages = (\d+); # duplicated messages = (\d+); # out-of-order messages = (\d+)`)
+	obsRE     = regexp.MustCompile(`Total (\d+) observations`)
+	pctRE     = regexp.MustCompile(`---> percentile ([0-9.]+) =\s*([0-9.]+)`)
+	maxRE     = regexp.MustCompile(`---> <MAX> observation =\s*([0-9.]+)`)
+	minRE     = regexp.MustCompile(`---> <MIN> observation =\s*([0-9.]+)`)
+	totalTPRE = regexp.MustCompile(`Total of (\d+) messages sent in ([0-9.]+) sec`)
+	rateRE    = regexp.MustCompile(`Summary: Message Rate is (\d+) \[msg/sec\]`)
+	bwRE      = regexp.MustCompile(`Summary: BandWidth is ([0-9.]+) MBps`)
+	msgSizeRE = regexp.MustCompile(`using msg-size=(\d+)`)
+	// "test was performed using the following parameters: --mps=... --msg-size=64 ...", the
+	// line every report (and a --full-log file) has.
+	paramSizeRE = regexp.MustCompile(`following parameters:.*--msg-size=(\d+)`)
+	noReplyMsg  = "No messages were received from the server"
 )
 
 // ParseOutput parses a sockperf client's stdout (and stderr, for errors).
@@ -84,6 +89,9 @@ func ParseOutput(stdout, stderr []byte) (Result, error) {
 	var r Result
 	if m := protoRE.FindStringSubmatch(text); m != nil {
 		r.Protocol = m[1]
+	}
+	if m := paramSizeRE.FindStringSubmatch(text); m != nil {
+		r.MessageSize, _ = strconv.Atoi(m[1])
 	}
 	if m := rateRE.FindStringSubmatch(text); m != nil {
 		r.Throughput = true

@@ -239,3 +239,39 @@ func TestImport(t *testing.T) {
 		}
 	}
 }
+
+// TestImportFullLog: a --full-log file names no protocol, so its import asks for --profile
+// (never a silent UDP guess), and keeps the --msg-size of sockperf's parameters line.
+func TestImportFullLog(t *testing.T) {
+	data := fixture.Load(t, captured, "fulllog_pp_tcp_m64").Stdout
+	if _, err := (Driver{}).Import("full.csv", data); err == nil || !strings.Contains(err.Error(), "give it with --profile") ||
+		!strings.Contains(err.Error(), "TCP_RR or UDP_RR") {
+		t.Errorf("no profile: %v", err)
+	}
+	got, err := Driver{}.ImportAs("full.csv", data, api.TCPRR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read by eye from the file: --msg-size=64, avg-rtt 999 observations.
+	s := got[0].Sample
+	if got[0].Profile != api.TCPRR || got[0].Params.MessageSizeBytes != 64 || s.Latency == nil || *s.Latency.Count <= 0 {
+		t.Errorf("%+v %+v", got[0].Params, s.Latency)
+	}
+	fixture.Golden(t, filepath.Join("testdata/golden/import", "fulllog_pp_tcp_m64.json"), got)
+	// The profile must fit: a throughput profile for a ping-pong run, UDP for a TCP stdout.
+	if _, err := (Driver{}).ImportAs("full.csv", data, api.TCPStream); err == nil || !strings.Contains(err.Error(), "does not fit") {
+		t.Errorf("stream profile: %v", err)
+	}
+	tcp := fixture.Load(t, captured, "pp_tcp_m64_fullrtt").Stdout
+	if _, err := (Driver{}).ImportAs("x", tcp, api.UDPRR); err == nil || !strings.Contains(err.Error(), "does not fit") {
+		t.Errorf("UDP_RR for a TCP run: %v", err)
+	}
+	// A throughput report says its message size ("using msg-size="); a ping-pong report on
+	// stdout does not (only --full-log writes the parameters line).
+	for name, want := range map[string]int{"tp_udp_m1400": 1400, "pp_tcp_m64_fullrtt": 0} {
+		got, err := Driver{}.Import(name, fixture.Load(t, captured, name).Stdout)
+		if err != nil || got[0].Params.MessageSizeBytes != want {
+			t.Errorf("%s: %v %+v", name, err, got)
+		}
+	}
+}
