@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver/netperf"
 	"github.com/cnperf/cnperf/internal/report/reporttest"
 	"github.com/cnperf/cnperf/internal/runfile"
 )
@@ -227,7 +229,7 @@ func sortedStrings(s []string) []string {
 }
 
 // TestK8sNetperfCSVDefinitions: the figures k8s-netperf writes, by its definitions (pkg/archive
-// WriteCSVResult): UDP_STREAM as sent, the interval 0,0 for one sample, latency the mean of the
+// WriteCSVResult): UDP_STREAM as received, the interval 0,0 for one sample, latency the mean of the
 // samples' p99.
 func TestK8sNetperfCSVDefinitions(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
@@ -238,10 +240,11 @@ func TestK8sNetperfCSVDefinitions(t *testing.T) {
 		samples []api.Sample
 		want    []string // Confidence low, high, Avg Throughput, Throughput Metric, 99%tile
 	}{
-		{"udp as sent", api.UDPStream, []api.Sample{
+		// k8s-netperf writes the rate netserver received (omni THROUGHPUT), not the sent one.
+		{"udp as received", api.UDPStream, []api.Sample{
 			{ThroughputBitsPerSecond: f(800e6), BytesSent: i(1250e6), DurationSeconds: 10},
 			{ThroughputBitsPerSecond: f(700e6), BytesSent: i(1250e6), DurationSeconds: 10}},
-			[]string{"1000", "1000", "1000.000000", "Mb/s", ""}},
+			[]string{"114.6897631912666", "1385.3102368087334", "750.000000", "Mb/s", ""}},
 		{"one sample", api.TCPStream, []api.Sample{{ThroughputBitsPerSecond: f(5e9)}},
 			[]string{"0", "0", "5000.000000", "Mb/s", ""}},
 		{"p99 mean of samples", api.TCPRR, []api.Sample{
@@ -282,7 +285,7 @@ func TestTableLabRunGolden(t *testing.T) {
 
 // TestFormatTable: every format, the sub-packages' too, is in the one table, in help order.
 func TestFormatTable(t *testing.T) {
-	want := []string{"table", "json", "csv", "k8s-netperf-csv", "perfdash", "html", "junit", "tiger-bench"}
+	want := []string{"table", "json", "csv", "k8s-netperf-csv", "k8s-netperf-loss-csv", "perfdash", "html", "junit", "tiger-bench"}
 	if got := Formats(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("Formats() = %v, want %v", got, want)
 	}
@@ -346,5 +349,63 @@ func TestLatencyProvenanceShown(t *testing.T) {
 	}
 	if !strings.Contains(string(encode(t, "json", run)), `"provenance": "derived"`) {
 		t.Error("JSON lacks the provenance")
+	}
+}
+
+// TestK8sNetperfUDPIsReceived: k8s-netperf's UDP_STREAM figure is netperf's omni THROUGHPUT,
+// which is what netserver received (REMOTE_RECV_THROUGHPUT), read here from a real capture
+// through the netperf driver: the cell must be that figure, not the sent rate.
+func TestK8sNetperfUDPIsReceived(t *testing.T) {
+	stdout, err := os.ReadFile("../driver/netperf/testdata/captured/udp_stream.stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyval, err := netperf.ParseKeyval(stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := keyval.ToSample(api.UDPStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &api.Result{Profile: api.UDPStream, Driver: "netperf", Path: api.PathLoopback,
+		Params: api.Params{Samples: 1, Parallel: 1, MessageSizeBytes: 1400}, Samples: []api.Sample{s}}
+	row, ok := k8sNetperfRow(r)
+	if !ok {
+		t.Fatal("no row")
+	}
+	// THROUGHPUT=882.11, REMOTE_RECV_THROUGHPUT=882.11, LOCAL_SEND_THROUGHPUT=1809.22 (10^6bits/s)
+	if keyval.Values["THROUGHPUT"] != "882.11" || row[19] != "882.110000" {
+		t.Errorf("THROUGHPUT %s, k8s-netperf cell %s", keyval.Values["THROUGHPUT"], row[19])
+	}
+}
+
+// TestK8sNetperfLossCSV: k8s-netperf's loss-rt CSV (pkg/archive WriteSpecificCSV): its header,
+// a UDP Percent Loss row per UDP_STREAM case, a TCP Retransmissions row per TCP_STREAM case.
+func TestK8sNetperfLossCSV(t *testing.T) {
+	out := encode(t, "k8s-netperf-loss-csv", fixtureRun())
+	reporttest.Golden(t, "k8s-netperf-loss.csv", out)
+	recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const header = "Type,Driver,Profile,Same node,Host Network,VM mode,Service,External Server,UDN Info,Bridge Info," +
+		"SR-IOV Info,Macvlan Info,Localnet Info,Duration,Parallelism,# of Samples,Message Size,Burst," +
+		"Confidence metric - low,Confidence metric - high,Value"
+	if got := strings.Join(recs[0], ","); got != header {
+		t.Errorf("header = %s", got)
+	}
+	// Two TCP_STREAM cases (the failed one left out) and one UDP_STREAM case.
+	var types []string
+	for _, r := range recs[1:] {
+		types = append(types, r[0]+" "+r[2])
+	}
+	want := []string{"TCP Retransmissions TCP_STREAM", "TCP Retransmissions TCP_STREAM", "UDP Percent Loss UDP_STREAM"}
+	if !slices.Equal(types, want) {
+		t.Errorf("rows %q, want %q", types, want)
+	}
+	// The mean of the samples: retransmits 0, 0, 2; loss 0.12, 0.31, 0.08 %.
+	if recs[1][20] != "0.666667" || recs[3][20] != "0.170000" {
+		t.Errorf("values %q %q", recs[1][20], recs[3][20])
 	}
 }

@@ -5,27 +5,37 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
-// K8sNetperfCSVHeader is k8s-netperf's result CSV header, as its pkg/archive WriteCSVResult
-// writes it (commonCsvHeaderFields and four more; k8s-netperf fb9a2ec).
-var K8sNetperfCSVHeader = []string{"Driver", "Profile", "Same node", "Host Network", "VM mode", "Service",
+// k8sNetperfCommonHeader is k8s-netperf's commonCsvHeaderFields (pkg/archive, fb9a2ec): the
+// columns both of its CSV files start with (the loss/retransmit file after its "Type").
+var k8sNetperfCommonHeader = []string{"Driver", "Profile", "Same node", "Host Network", "VM mode", "Service",
 	"External Server", "UDN Info", "Bridge Info", "SR-IOV Info", "Macvlan Info", "Localnet Info",
 	"Duration", "Parallelism", "# of Samples", "Message Size", "Burst",
-	"Confidence metric - low", "Confidence metric - high",
-	"Avg Throughput", "Throughput Metric", "99%tile Observed Latency", "Latency Metric"}
+	"Confidence metric - low", "Confidence metric - high"}
+
+// K8sNetperfCSVHeader is k8s-netperf's result CSV header, as its pkg/archive WriteCSVResult
+// writes it (commonCsvHeaderFields and four more; k8s-netperf fb9a2ec).
+var K8sNetperfCSVHeader = append(append([]string(nil), k8sNetperfCommonHeader...),
+	"Avg Throughput", "Throughput Metric", "99%tile Observed Latency", "Latency Metric")
+
+// K8sNetperfLossCSVHeader is the header of k8s-netperf's loss and retransmit CSV
+// ("loss-rt-result-*.csv", pkg/archive WriteSpecificCSV): Type, the common columns, Value.
+var K8sNetperfLossCSVHeader = append(append([]string{"Type"}, k8sNetperfCommonHeader...), "Value")
 
 // encodeK8sNetperfCSV writes k8s-netperf's result CSV: one row per case that has a figure, with
 // k8s-netperf's definitions (pkg/archive commonCsvDataFields and WriteCSVResult):
 //
 //   - Avg Throughput: the mean over the samples of each sample's figure, streams in Mb/s (10^6
-//     bit/s), RR and CRR in OP/s, written with six decimals. UDP_STREAM is the rate as sent,
-//     as k8s-netperf's netperf (omni THROUGHPUT of a send test) and iperf3 (end.sum) give it,
-//     computed from each sample's bytes sent and window; cnperf's own outputs give the rate as
-//     received (docs/reporting.md).
+//     bit/s), RR and CRR in OP/s, written with six decimals. UDP_STREAM is the rate RECEIVED,
+//     as k8s-netperf writes it: its netperf driver reads omni THROUGHPUT, which for a UDP send
+//     test netperf computes from what netserver received (THROUGHPUT equals
+//     REMOTE_RECV_THROUGHPUT, not LOCAL_SEND_THROUGHPUT: capture udp_stream in
+//     internal/driver/netperf/testdata/captured). cnperf's figure is the same received rate.
 //   - Confidence metric - low/high: the 95% Student-t interval of the same per-sample figures,
 //     0 and 0 with one sample, as k8s-netperf writes them.
 //   - 99%tile Observed Latency: the mean over the samples of each sample's p99 in usec (not the
@@ -36,19 +46,62 @@ var K8sNetperfCSVHeader = []string{"Driver", "Profile", "Same node", "Host Netwo
 // Where k8s-netperf would write 0 for a missing figure, this writes an empty cell; a case with
 // no successful sample is left out (it has no figure to write).
 func encodeK8sNetperfCSV(w io.Writer, runs []*api.Run) error {
+	return writeK8sNetperfRows(w, K8sNetperfCSVHeader, runs, func(r *api.Result) [][]string {
+		if row, ok := k8sNetperfRow(r); ok {
+			return [][]string{row}
+		}
+		return nil
+	})
+}
+
+// encodeK8sNetperfLossCSV writes k8s-netperf's loss and retransmit CSV (pkg/archive
+// WriteSpecificCSV): a "UDP Percent Loss" row for each UDP_STREAM case and a "TCP
+// Retransmissions" row for each case whose profile contains TCP_STREAM (TCP_STREAM_LAT too, as
+// k8s-netperf's strings.Contains has it), Value the mean over the samples with six decimals.
+// A case without the figure (a driver that does not count retransmits) gets an empty Value
+// where k8s-netperf would write 0; a case with no successful sample is left out.
+func encodeK8sNetperfLossCSV(w io.Writer, runs []*api.Run) error {
+	return writeK8sNetperfRows(w, K8sNetperfLossCSVHeader, runs, func(r *api.Result) [][]string {
+		common, ok := k8sNetperfCommon(r)
+		if !ok {
+			return nil
+		}
+		value := func(get func(*api.Sample) *float64) string {
+			var xs []float64
+			for i := range r.Samples {
+				if s := &r.Samples[i]; stats.Successful(s) && get(s) != nil {
+					xs = append(xs, *get(s))
+				}
+			}
+			if len(xs) == 0 {
+				return ""
+			}
+			return fmt.Sprintf("%f", stats.Mean(xs))
+		}
+		var rows [][]string
+		if r.Profile == api.UDPStream {
+			v := value(func(s *api.Sample) *float64 { return s.LossPercent })
+			rows = append(rows, append(append([]string{"UDP Percent Loss"}, common...), v))
+		}
+		if strings.Contains(string(r.Profile), string(api.TCPStream)) {
+			v := value(func(s *api.Sample) *float64 { return s.Retransmits })
+			rows = append(rows, append(append([]string{"TCP Retransmissions"}, common...), v))
+		}
+		return rows
+	})
+}
+
+func writeK8sNetperfRows(w io.Writer, header []string, runs []*api.Run, rows func(*api.Result) [][]string) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(K8sNetperfCSVHeader); err != nil {
+	if err := cw.Write(header); err != nil {
 		return fmt.Errorf("write csv: %w", err)
 	}
 	for _, run := range runs {
 		for i := range run.Results {
-			r := &run.Results[i]
-			row, ok := k8sNetperfRow(r)
-			if !ok {
-				continue
-			}
-			if err := cw.Write(row); err != nil {
-				return fmt.Errorf("write csv: %w", err)
+			for _, row := range rows(&run.Results[i]) {
+				if err := cw.Write(row); err != nil {
+					return fmt.Errorf("write csv: %w", err)
+				}
 			}
 		}
 	}
@@ -62,13 +115,6 @@ func encodeK8sNetperfCSV(w io.Writer, runs []*api.Run) error {
 // k8sNetperfFigure is one sample's figure in k8s-netperf's unit, or false.
 func k8sNetperfFigure(p api.Profile, s *api.Sample) (float64, bool) {
 	switch {
-	case p == api.UDPStream:
-		if s.BytesSent != nil && s.DurationSeconds > 0 {
-			return float64(*s.BytesSent) * 8 / s.DurationSeconds / 1e6, true
-		}
-		if s.ThroughputBitsPerSecond != nil {
-			return *s.ThroughputBitsPerSecond / 1e6, true
-		}
 	case p.IsStream():
 		if s.ThroughputBitsPerSecond != nil {
 			return *s.ThroughputBitsPerSecond / 1e6, true
@@ -83,12 +129,9 @@ func k8sNetperfFigure(p api.Profile, s *api.Sample) (float64, bool) {
 	return 0, false
 }
 
-func k8sNetperfRow(r *api.Result) ([]string, bool) {
-	metric := "OP/s"
-	if r.Profile.IsStream() {
-		metric = "Mb/s"
-	}
-	var figs, p99s []float64
+// k8sNetperfFigures are the successful samples' figures.
+func k8sNetperfFigures(r *api.Result) []float64 {
+	var figs []float64
 	for i := range r.Samples {
 		s := &r.Samples[i]
 		if !stats.Successful(s) {
@@ -97,10 +140,14 @@ func k8sNetperfRow(r *api.Result) ([]string, bool) {
 		if v, ok := k8sNetperfFigure(r.Profile, s); ok {
 			figs = append(figs, v)
 		}
-		if v, ok := stats.SampleP99(s); ok {
-			p99s = append(p99s, v)
-		}
 	}
+	return figs
+}
+
+// k8sNetperfCommon is k8s-netperf's commonCsvDataFields of a case, or false when the case has
+// no figure.
+func k8sNetperfCommon(r *api.Result) ([]string, bool) {
+	figs := k8sNetperfFigures(r)
 	if len(figs) == 0 {
 		return nil, false
 	}
@@ -108,10 +155,6 @@ func k8sNetperfRow(r *api.Result) ([]string, bool) {
 	lo, hi := 0.0, 0.0
 	if len(figs) > 1 {
 		lo, hi = st.CI95Low, st.CI95High
-	}
-	lat := ""
-	if len(p99s) > 0 {
-		lat = fmt.Sprint(stats.Mean(p99s))
 	}
 	p := r.Params
 	sameNode := r.Path == api.PathPodPodSameNode || r.Path == api.PathLoopback
@@ -137,9 +180,36 @@ func k8sNetperfRow(r *api.Result) ([]string, bool) {
 		strconv.Itoa(p.Burst),
 		strconv.FormatFloat(lo, 'f', -1, 64),
 		strconv.FormatFloat(hi, 'f', -1, 64),
-		fmt.Sprintf("%f", st.Mean),
+	}, true
+}
+
+func k8sNetperfRow(r *api.Result) ([]string, bool) {
+	common, ok := k8sNetperfCommon(r)
+	if !ok {
+		return nil, false
+	}
+	metric := "OP/s"
+	if r.Profile.IsStream() {
+		metric = "Mb/s"
+	}
+	var p99s []float64
+	for i := range r.Samples {
+		s := &r.Samples[i]
+		if !stats.Successful(s) {
+			continue
+		}
+		if v, ok := stats.SampleP99(s); ok {
+			p99s = append(p99s, v)
+		}
+	}
+	lat := ""
+	if len(p99s) > 0 {
+		lat = fmt.Sprint(stats.Mean(p99s))
+	}
+	return append(common,
+		fmt.Sprintf("%f", stats.Mean(k8sNetperfFigures(r))),
 		metric,
 		lat,
 		"usec",
-	}, true
+	), true
 }

@@ -39,6 +39,7 @@ var registry = []entry{
 	{"json", "the run as JSON (an array when several runs are given)", EncoderFunc(runfile.WriteJSON)},
 	{"csv", "one row per case with every summary field in base units", EncoderFunc(runfile.WriteCSV)},
 	{"k8s-netperf-csv", "k8s-netperf's CSV columns (Mb/s, OP/s, usec)", EncoderFunc(encodeK8sNetperfCSV)},
+	{"k8s-netperf-loss-csv", "k8s-netperf's loss and retransmit CSV (UDP Percent Loss, TCP Retransmissions)", EncoderFunc(encodeK8sNetperfLossCSV)},
 	{"perfdash", "perfdash JSON (Kubernetes perf dashboards, cilium)", EncoderFunc(encodePerfdash)},
 	{"html", "one self-contained HTML report with charts", EncoderFunc(encodeHTML)},
 	{junit.Format, "JUnit XML for CI systems: one testcase per case, failures with their cause", EncoderFunc(junit.Encode)},
