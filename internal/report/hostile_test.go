@@ -241,7 +241,16 @@ func TestImpossibleFiguresRefused(t *testing.T) {
 		{"NaN in CSV", csvWith(27, "NaN"), "f:3: summary.throughputBitsPerSecond.mean is NaN: a figure must be a finite number"},
 		{"Inf in CSV", csvWith(27, "+Inf"), "f:3: summary.throughputBitsPerSecond.mean is +Inf"},
 		{"more failed than total in CSV", csvWith(25, "7"), "f:3: summary: samplesFailed 7 is more than samplesTotal 3"},
-		{"mean above max in CSV", csvWith(27, "1e300"), "f:3: summary.throughputBitsPerSecond: mean 1e+300 and median"},
+		{"mean above max in CSV", csvWith(27, "9e12"), "f:3: summary.throughputBitsPerSecond: mean 9e+12 and median"},
+		// Issue 28 finding 7: huge finite figures made the statistics NaN ("NaN bit/s ... ok").
+		{"huge sample figure", jsonl(`"throughputBitsPerSecond":15774776591.929955`, `"throughputBitsPerSecond":1e300`),
+			"f:2: samples[0].throughputBitsPerSecond is 1e+300: beyond physical sense (more than 10 Tbit/s)"},
+		{"huge summary figure in CSV", csvWith(27, "1e300"),
+			"f:3: summary.throughputBitsPerSecond.mean is 1e+300: beyond physical sense (more than 10 Tbit/s)"},
+		{"loss above 100 %", jsonl(`"retransmits":4,"bytesSent":3940810752`, `"retransmits":4,"lossPercent":150,"bytesSent":3940810752`),
+			"f:2: samples[0].lossPercent is 150: beyond physical sense (more than 100 %)"},
+		{"a latency of years", jsonl(`"retransmits":4,"bytesSent":3940810752`, `"retransmits":4,"jitterMicroseconds":1e17,"bytesSent":3940810752`),
+			"f:2: samples[0].jitterMicroseconds is 1e+17: beyond physical sense (more than one day)"},
 		{"negative in CSV", csvWith(24, "-1"), "f:3: summary.samplesTotal is -1"},
 	}
 	for _, tt := range tests {

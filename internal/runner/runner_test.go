@@ -600,3 +600,30 @@ func (flows) Parse(_ plan.Case, outs []driver.Output) (api.Sample, error) {
 	v := float64(len(outs))
 	return api.Sample{ThroughputBitsPerSecond: &v}, nil
 }
+
+// TestAbsurdFigureFailsTheSample (issue 28, finding 7): a tool that prints a rate of 1e300
+// (the real iperf3 capture with its receiver rate edited, derived input) must not become a
+// figure, which overflowed the statistics into NaN: the sample fails with the field and the
+// reason, the other samples are summarised as usual.
+func TestAbsurdFigureFailsTheSample(t *testing.T) {
+	absurd := func(t *testing.T, ctx context.Context, cmd driver.Command) driver.Output {
+		o := replay("iperf3", "tcp_stream")(t, ctx, cmd)
+		o.Stdout = bytes.ReplaceAll(o.Stdout, []byte("8472799261.4128075"), []byte("1e300"))
+		return o
+	}
+	p := &script{t: t, steps: []step{replay("iperf3", "tcp_stream"), absurd, replay("iperf3", "tcp_stream")}}
+	res, err := newRunner(p, &events{}).Run(context.Background(), []plan.Case{iperfCase(0, 3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res[0]
+	if e := r.Samples[1].Error; !strings.Contains(e, "iperf3 output not believed: sample.throughputBitsPerSecond is 1e+300: beyond physical sense (more than 10 Tbit/s)") {
+		t.Errorf("sample 2 error %q", e)
+	}
+	if st := r.Summary.ThroughputBitsPerSecond; st == nil || st.N != 2 || !near(st.Mean, iperfStreamBps) {
+		t.Errorf("summary %+v", st)
+	}
+	if !strings.Contains(r.Samples[1].Raw, "1e300") {
+		t.Errorf("the failed sample lost its raw output: %q", r.Samples[1].Raw)
+	}
+}

@@ -84,6 +84,13 @@ func (sp Sampler) attempt(ctx context.Context, c plan.Case, index int, warmup bo
 	}
 	outs := platform.ExecAll(ctx, sp.Exec, cmds, timeout)
 	s, err := d.Parse(c, outs)
+	if err == nil {
+		// A tool that prints garbage (a rate of 1e300) must not become a figure: it would
+		// overflow the statistics. The sample fails with the reason; its raw output is kept.
+		if ferr := stats.CheckFigures(s, "sample"); ferr != nil {
+			err = fmt.Errorf("%s output not believed: %w", d.Name(), ferr)
+		}
+	}
 	if err != nil {
 		if done != nil {
 			done(ctx, nil)

@@ -21,7 +21,8 @@ const Confidence = 0.95
 // n = 1 gives stddev 0, CoV 0 and ci95Low = ci95High = mean: one sample carries no
 // information about its own spread, so the interval is degenerate rather than infinite;
 // readers must look at n before trusting the interval.
-// NaN or infinite inputs are skipped (they never come from a real measurement).
+// NaN or infinite inputs are skipped (they never come from a real measurement). Huge finite
+// inputs give finite figures (see Mean); the interval is clamped to the float64 range.
 func Describe(xs []float64) *api.Stat {
 	vals := make([]float64, 0, len(xs))
 	for _, x := range xs {
@@ -51,7 +52,8 @@ func Describe(xs []float64) *api.Stat {
 		s.CoV = s.Stddev / math.Abs(mean)
 	}
 	half := CIHalfWidth(s.Stddev, n)
-	s.CI95Low, s.CI95High = mean-half, mean+half
+	// Clamped to the float64 range: only values near 1.8e308 reach it, and JSON has no infinity.
+	s.CI95Low, s.CI95High = math.Max(mean-half, -math.MaxFloat64), math.Min(mean+half, math.MaxFloat64)
 	return s
 }
 
@@ -62,14 +64,27 @@ func CIHalfWidth(sd float64, n int) float64 {
 		return 0
 	}
 	t := StudentTQuantile(1-(1-Confidence)/2, float64(n-1))
-	return t * sd / math.Sqrt(float64(n))
+	if h := t * sd / math.Sqrt(float64(n)); !math.IsInf(h, 0) {
+		return h
+	}
+	return t * (sd / math.Sqrt(float64(n))) // t·sd overflowed: a huge sd
+
 }
 
-// Mean is the arithmetic mean of xs (NaN for none), summed with Kahan compensation.
+// Mean is the arithmetic mean of xs (NaN for none), summed with Kahan compensation. Values so
+// large that their sum would overflow (|x| ≥ 2^500, about 3e150) are scaled by a power of two
+// first, which is exact: the mean of finite values is finite.
 func Mean(xs []float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
 	}
+	if s := scaleOf(xs); s != 1 {
+		return mean(scaled(xs, s)) * s
+	}
+	return mean(xs)
+}
+
+func mean(xs []float64) float64 {
 	var sum, comp float64
 	for _, x := range xs {
 		y := x - comp
@@ -80,21 +95,64 @@ func Mean(xs []float64) float64 {
 	return sum / float64(len(xs))
 }
 
+// bigValue is where scaling starts: the square of 2^500 still fits a float64 (max ~1.8e308)
+// with room for sums of many such squares.
+const bigValue = 0x1p500
+
+// scaleOf is 1 when every |x| is below bigValue, else the power of two at or above the largest
+// |x| halved: dividing by it is exact and brings every value into (-2, 2), where sums and
+// squares cannot overflow (2^1024 itself is not a float64). NaN and infinities are ignored
+// (callers skip or refuse them).
+func scaleOf(xs []float64) float64 {
+	var m float64
+	for _, x := range xs {
+		if a := math.Abs(x); a > m && !math.IsInf(a, 0) {
+			m = a
+		}
+	}
+	if m < bigValue {
+		return 1
+	}
+	_, exp := math.Frexp(m) // m = frac · 2^exp with frac in [0.5, 1)
+	return math.Ldexp(1, exp-1)
+}
+
+func scaled(xs []float64, s float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = x / s
+	}
+	return out
+}
+
 // StdDev is the sample standard deviation of xs (n−1 denominator); 0 for fewer than two values.
-// It uses two passes around the mean, which is exact enough for rates of 1e11 bit/s.
+// It uses two passes around the mean, which is exact enough for rates of 1e11 bit/s; huge
+// values are scaled as in Mean, so the result is finite for finite values.
 func StdDev(xs []float64) float64 {
 	if len(xs) < 2 {
 		return 0
 	}
-	return math.Sqrt(Variance(xs))
+	if s := scaleOf(xs); s != 1 {
+		return math.Sqrt(variance(scaled(xs, s))) * s
+	}
+	return math.Sqrt(variance(xs))
 }
 
-// Variance is the sample variance of xs (n−1 denominator); 0 for fewer than two values.
+// Variance is the sample variance of xs (n−1 denominator); 0 for fewer than two values. Huge
+// values are scaled as in Mean; the variance is +Inf only when it truly exceeds the float64
+// range (a spread beyond about 1e154).
 func Variance(xs []float64) float64 {
 	if len(xs) < 2 {
 		return 0
 	}
-	m := Mean(xs)
+	if s := scaleOf(xs); s != 1 {
+		return variance(scaled(xs, s)) * s * s
+	}
+	return variance(xs)
+}
+
+func variance(xs []float64) float64 {
+	m := mean(xs)
 	var ss, comp float64
 	for _, x := range xs {
 		d := x - m
@@ -131,6 +189,9 @@ func Skewness(xs []float64) float64 {
 	n := float64(len(xs))
 	if len(xs) < 3 {
 		return 0
+	}
+	if s := scaleOf(xs); s != 1 {
+		xs = scaled(xs, s) // G1 does not depend on the scale; cubes of huge values overflow
 	}
 	m := Mean(xs)
 	var m2, m3 float64

@@ -25,6 +25,14 @@ func TestDescribe(t *testing.T) {
 			CoV: 0.4276180, Min: 2, Max: 9, CI95Low: 3.2125121, CI95High: 6.7874879}},
 		{"throughput scale", []float64{9.41e9, 9.38e9, 9.52e9}, &api.Stat{N: 3, Mean: 9436666666.67, Median: 9.41e9,
 			Stddev: 73711147.958, CoV: 0.0078111425, Min: 9.38e9, Max: 9.52e9, CI95Low: 9253558024.25, CI95High: 9619775309.09}},
+		// Issue 28 finding 7: squares of values ≥ ~1e154 overflowed to +Inf (stddev, CI, CoV
+		// Inf or NaN); scaled by a power of two the figures are the "eight values" ones × 1e300.
+		{"huge values", []float64{9e300, 2e300, 4e300, 4e300, 5e300, 4e300, 5e300, 7e300}, &api.Stat{N: 8, Mean: 5e300,
+			Median: 4.5e300, Stddev: 2.1380899e300, CoV: 0.4276180, Min: 2e300, Max: 9e300, CI95Low: 3.2125121e300, CI95High: 6.7874879e300}},
+		// t(0.975, 2) · s/√3 = 1.4342176e307: the interval's top, 1.81e308, is past the
+		// largest float64 and is clamped to it rather than become +Inf.
+		{"near the float64 limit", []float64{1.7e308, 1.7e308, 1.6e308}, &api.Stat{N: 3, Mean: 1.6666666667e308, Median: 1.7e308,
+			Stddev: 5.7735027e306, CoV: 0.0346410162, Min: 1.6e308, Max: 1.7e308, CI95Low: 1.5232449e308, CI95High: math.MaxFloat64}},
 		{"zero mean", []float64{-1, 1}, &api.Stat{N: 2, Mean: 0, Median: 0, Stddev: 1.4142136, CoV: 0,
 			Min: -1, Max: 1, CI95Low: -12.7062047, CI95High: 12.7062047}},
 	}
@@ -42,7 +50,8 @@ func TestDescribe(t *testing.T) {
 			}
 			check := func(field string, g, w float64) {
 				tol := 1e-6 * math.Max(1, math.Abs(w))
-				if math.Abs(g-w) > tol {
+				if !(math.Abs(g-w) <= tol) { // NaN must fail too
+
 					t.Errorf("%s = %.10g, want %.10g", field, g, w)
 				}
 			}

@@ -66,6 +66,9 @@ func WelchTTest(a, b []float64) (TestResult, error) {
 	if len(a) < 2 || len(b) < 2 {
 		return TestResult{}, fmt.Errorf("welch t-test needs ≥2 values per side, got %d and %d: %w", len(a), len(b), ErrTooFewSamples)
 	}
+	if s := scaleOf(append(append([]float64(nil), a...), b...)); s != 1 {
+		a, b = scaled(a, s), scaled(b, s) // t and df do not depend on the scale
+	}
 	n1, n2 := float64(len(a)), float64(len(b))
 	m1, m2 := Mean(a), Mean(b)
 	q1, q2 := Variance(a)/n1, Variance(b)/n2

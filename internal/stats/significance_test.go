@@ -162,3 +162,28 @@ func TestTestResultJSONHasEveryField(t *testing.T) {
 		t.Errorf("JSON has %d keys, TestResult %d fields: %s", len(m), n, b)
 	}
 }
+
+// TestWelchHugeValues: Welch's t and df do not depend on the scale, so values × 1e300 give
+// the same test as the values themselves (their variances overflowed to +Inf before: p NaN).
+func TestWelchHugeValues(t *testing.T) {
+	a, b := []float64{9.41, 9.38, 9.52, 9.44}, []float64{8.45, 8.47, 8.44, 8.50}
+	want, err := WelchTTest(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := func(xs []float64) []float64 {
+		out := make([]float64, len(xs))
+		for i, x := range xs {
+			out[i] = x * 1e300
+		}
+		return out
+	}
+	got, err := WelchTTest(big(a), big(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(got.Statistic-want.Statistic) > 1e-9*math.Abs(want.Statistic) || math.Abs(got.PValue-want.PValue) > 1e-9 ||
+		math.Abs(got.DF-want.DF) > 1e-9*want.DF {
+		t.Errorf("huge: %+v, want %+v", got, want)
+	}
+}

@@ -201,7 +201,11 @@ func CIHalfWidthAt(level, sd float64, n int) float64 {
 		return math.Inf(1)
 	}
 	t := StudentTQuantile(1-(1-level)/2, float64(n-1))
-	return t * sd / math.Sqrt(float64(n))
+	if h := t * sd / math.Sqrt(float64(n)); !math.IsInf(h, 0) {
+		return h
+	}
+	return t * (sd / math.Sqrt(float64(n))) // t·sd overflowed: a huge sd
+
 }
 
 // RelativeHalfWidth is the confidence interval's half-width at level as a percentage of the

@@ -171,6 +171,9 @@ func Import(imp driver.Importer, driverName string, profile api.Profile, path ap
 			if profile != "" && ic.Profile != profile {
 				return nil, fmt.Errorf("import %s: the output is a %s test, not %s", name, ic.Profile, profile)
 			}
+			if err := stats.CheckFigures(ic.Sample, "sample"); err != nil {
+				return nil, fmt.Errorf("import %s: %w", name, err)
+			}
 			s := ic.Sample
 			if len(cases) == 1 && s.Raw == "" && len(data) <= runner.MaxRawBytes {
 				s.Raw = strings.ToValidUTF8(string(data), "\uFFFD")
