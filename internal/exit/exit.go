@@ -4,6 +4,9 @@
 //	1  a case failed, a sample failed, or a gate (tolerance, regression) was exceeded
 //	2  bad usage or bad input (flags, plan file), detected before anything ran
 //
+// and 128 + the signal's number (130, 143) for a process ended by SIGINT/SIGTERM before it
+// had anything to clean up, or by a third signal (internal/interrupt exits with it).
+//
 // Only main calls os.Exit; everything below returns errors wrapped in these types.
 package exit
 

@@ -1,5 +1,10 @@
-// Package interrupt turns SIGINT and SIGTERM (the same to cnperf) into three escalating
-// stops:
+// Package interrupt turns SIGINT and SIGTERM (the same to cnperf) into an exit at once or,
+// for a command that has something to clean up, into three escalating stops.
+//
+// Until a command arms the handler (Arm, or Register), a signal ends the process at once
+// with 128 + the signal's number (130 for SIGINT, 143 for SIGTERM) and prints nothing: a
+// command blocked reading a file, a FIFO or standard input has nothing to stop gracefully.
+// Once armed (a run that creates things, from just before it creates the first):
 //
 //  1. the first cancels the run's context: the case in progress stops, finished cases are
 //     kept, and clean-up and result shipping run (on Cleanup contexts, which the first
@@ -9,7 +14,7 @@
 //     Leftovers);
 //  3. the third exits at once, after printing what the registered Leftovers say.
 //
-// Only main installs it (Notify); commands use Cleanup and Register from the context.
+// Only main installs it (Notify); commands use Arm, Cleanup and Register from the context.
 package interrupt
 
 import (
@@ -32,6 +37,7 @@ type Signals struct {
 	abort    context.CancelFunc
 
 	mu        sync.Mutex
+	armed     bool
 	n         int
 	nextID    int
 	leftovers map[int]func() string
@@ -39,9 +45,9 @@ type Signals struct {
 
 type key struct{}
 
-// Notify installs the handler: the returned context ends at the first SIGINT or SIGTERM;
-// messages go to w; the third signal calls exit (os.Exit in main) with 128 + the signal's
-// number. stop uninstalls it.
+// Notify installs the handler: until Arm, a SIGINT or SIGTERM calls exit (os.Exit in main)
+// with 128 + the signal's number at once; once armed, the returned context ends at the first
+// signal, messages go to w, and the third signal calls exit. stop uninstalls it.
 func Notify(parent context.Context, w io.Writer, exit func(int)) (ctx context.Context, stop func()) {
 	s := &Signals{w: w, exit: exit, leftovers: map[int]func() string{}}
 	s.abortCtx, s.abort = context.WithCancel(context.Background())
@@ -80,8 +86,21 @@ func name(sig os.Signal) string {
 	return sig.String()
 }
 
+// code is the exit code for a process ended by sig: 128 + its number, as a shell reports it.
+func code(sig os.Signal) int {
+	if ss, ok := sig.(syscall.Signal); ok {
+		return 128 + int(ss)
+	}
+	return 130
+}
+
 func (s *Signals) handle(sig os.Signal) {
 	s.mu.Lock()
+	if !s.armed {
+		s.mu.Unlock()
+		s.exit(code(sig))
+		return
+	}
 	s.n++
 	n := s.n
 	var left []string
@@ -107,11 +126,7 @@ func (s *Signals) handle(sig os.Signal) {
 		for _, m := range left {
 			fmt.Fprintln(s.w, "cnperf: "+m)
 		}
-		code := 130
-		if ss, ok := sig.(syscall.Signal); ok {
-			code = 128 + int(ss)
-		}
-		s.exit(code)
+		s.exit(code(sig))
 	}
 }
 
@@ -155,7 +170,18 @@ func CutShort(ctx context.Context) bool {
 	return s != nil && s.abortCtx.Err() != nil
 }
 
-// Register adds f, which says what may be left in the cluster or on the host and how to
+// Arm makes the signals graceful for the rest of the command (see the package comment): a
+// command calls it just before it starts what must be cleaned up or finished on a signal
+// (a run's results file, cluster objects, lab namespaces). Without Notify it does nothing.
+func Arm(ctx context.Context) {
+	if s := from(ctx); s != nil {
+		s.mu.Lock()
+		s.armed = true
+		s.mu.Unlock()
+	}
+}
+
+// Register arms the handler (Arm) and adds f, which says what may be left in the cluster or on the host and how to
 // remove it ("" when nothing is), to what the third signal prints before exiting; the
 // returned function removes it (call it once clean-up has finished).
 func Register(ctx context.Context, f func() string) (unregister func()) {
@@ -164,6 +190,7 @@ func Register(ctx context.Context, f func() string) (unregister func()) {
 		return func() {}
 	}
 	s.mu.Lock()
+	s.armed = true
 	id := s.nextID
 	s.nextID++
 	s.leftovers[id] = f

@@ -36,9 +36,23 @@ func child() {
 	fmt.Println("BUG: the third signal did not exit")
 }
 
+// unarmedChild is a command with nothing to clean up, blocked reading its standard input.
+func unarmedChild() {
+	ctx, stop := Notify(context.Background(), os.Stdout, os.Exit)
+	defer stop()
+	fmt.Println("ready")
+	b := make([]byte, 1)
+	_, _ = os.Stdin.Read(b)
+	fmt.Println("BUG: the read returned; ctx:", ctx.Err())
+}
+
 func TestMain(m *testing.M) {
-	if os.Getenv("INTERRUPT_TEST_CHILD") == "1" {
+	switch os.Getenv("INTERRUPT_TEST_CHILD") {
+	case "1":
 		child()
+		os.Exit(0)
+	case "unarmed":
+		unarmedChild()
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -115,6 +129,53 @@ func TestThreeSignals(t *testing.T) {
 	}
 }
 
+// TestUnarmedExitsAtOnce: a command that never armed the handler (blocked reading input,
+// nothing to clean up) ends at the first signal with 128+signal and prints nothing.
+func TestUnarmedExitsAtOnce(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "INTERRUPT_TEST_CHILD=unarmed")
+			stdin, err := cmd.StdinPipe() // never written: the child blocks reading it
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdin.Close()
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = cmd.Process.Kill() }()
+			sc := bufio.NewScanner(out)
+			if !sc.Scan() || sc.Text() != "ready" {
+				t.Fatalf("child did not start: %q", sc.Text())
+			}
+			start := time.Now()
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			var rest []string
+			for sc.Scan() {
+				rest = append(rest, sc.Text())
+			}
+			err = cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 128+int(sig) {
+				t.Errorf("exit: %v, want code %d", err, 128+int(sig))
+			}
+			if el := time.Since(start); el > 5*time.Second {
+				t.Errorf("took %s to exit", el)
+			}
+			if len(rest) > 0 {
+				t.Errorf("printed after the signal: %q", rest)
+			}
+		})
+	}
+}
+
 // TestWithoutNotify: library callers and tests without the handler get plain detached
 // contexts.
 func TestWithoutNotify(t *testing.T) {
@@ -125,4 +186,5 @@ func TestWithoutNotify(t *testing.T) {
 		t.Errorf("Cleanup without Notify: err %v", c.Err())
 	}
 	Register(ctx, func() string { return "x" })()
+	Arm(ctx)
 }

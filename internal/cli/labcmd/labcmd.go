@@ -15,6 +15,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/cli/flags"
+	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/measure"
@@ -87,6 +88,8 @@ func runUp(ctx context.Context, streams iostreams.Streams, o upOptions) error {
 	if o.runID == "" {
 		o.runID = uuid.NewString()
 	}
+	// From here on a signal removes what was built; before, it ends cnperf at once.
+	interrupt.Arm(ctx)
 	l, err := lab.New(o.runID, o.lab, true, streams.LogWriter())
 	if err != nil {
 		return err

@@ -334,6 +334,8 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 		return printDryRun(streams.Out, o.Output, nodes, sched, server, s, o.Concurrent)
 	}
 
+	// From here on a signal stops the mesh and cleans up; before, it ends cnperf at once.
+	interrupt.Arm(ctx)
 	run := session.NewRun(session.Header{UUID: runID, Platform: "kube", Start: started})
 	run.Cluster = &api.ClusterDetails{NodeCount: len(nodes)}
 	for _, n := range nodes {

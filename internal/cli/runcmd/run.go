@@ -20,6 +20,7 @@ import (
 	"github.com/cnperf/cnperf/internal/driver"
 	_ "github.com/cnperf/cnperf/internal/driver/all" // register every driver
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/plan"
@@ -219,6 +220,9 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		}
 	}
 
+	// From here on a signal stops the run gracefully (finished cases kept, clean-up); before,
+	// while the plan is read (a FIFO, standard input) and checked, it ends cnperf at once.
+	interrupt.Arm(ctx)
 	run := session.NewRun(session.Header{UUID: runID, Platform: plat.Name(), Labels: labels, Host: true, Timing: true})
 	if p.Metadata.Labels != nil {
 		if run.Labels == nil {
@@ -347,6 +351,7 @@ func (o *Options) runTigerBench(ctx context.Context, streams iostreams.Streams, 
 	for _, w := range loaded.Warnings {
 		lg.Warn(w)
 	}
+	interrupt.Arm(ctx) // as in Run: graceful from here on
 	run := session.NewRun(session.Header{UUID: runID, Platform: "kube", Labels: labels, Host: true, Timing: true})
 	sess, err := session.Start(run, o.ResultsFile)
 	if err != nil {
