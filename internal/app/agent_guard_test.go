@@ -6,12 +6,16 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/loadgen"
+	"github.com/cnperf/cnperf/internal/procexec"
+	"github.com/cnperf/cnperf/internal/sink/opensearch"
+	"github.com/cnperf/cnperf/internal/sink/prometheus"
 )
 
 // agentProc is a running `cnperf agent serve` child of this test.
@@ -19,6 +23,7 @@ type agentProc struct {
 	pid   int
 	argv  []string
 	token string
+	env   []string
 }
 
 // findAgent looks for a child of this process running `agent serve`.
@@ -48,7 +53,8 @@ func findAgent() (*agentProc, error) {
 		}
 		env, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
 		a := &agentProc{pid: pid, argv: argv}
-		for _, kv := range strings.Split(string(env), "\x00") {
+		a.env = strings.Split(string(env), "\x00")
+		for _, kv := range a.env {
 			if v, ok := strings.CutPrefix(kv, loadgen.TokenEnv+"="); ok {
 				a.token = v
 			}
@@ -60,8 +66,13 @@ func findAgent() (*agentProc, error) {
 
 // A local run's agent listens on loopback only, takes its token from the environment (not
 // its command line), refuses a client without it, and the token shows nowhere in the output.
+// The sinks' credentials in cnperf's environment do not reach it (issue 28 finding 11).
 func TestLocalAgentGuarded(t *testing.T) {
 	t.Setenv(loadgen.TokenEnv, "")
+	credentials := []string{opensearch.EnvUsername, opensearch.EnvPassword, prometheus.EnvToken}
+	for _, name := range credentials {
+		t.Setenv(name, "secret-"+name)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	done := make(chan result, 1)
@@ -84,6 +95,11 @@ func TestLocalAgentGuarded(t *testing.T) {
 	cmdline := strings.Join(a.argv, " ")
 	if len(a.token) < loadgen.MinTokenBytes {
 		t.Fatalf("agent %d (%s) has no token in its environment", a.pid, cmdline)
+	}
+	for _, kv := range a.env {
+		if strings.Contains(kv, "secret-") {
+			t.Errorf("a credential of cnperf's environment reached the agent: %s", kv)
+		}
 	}
 	if strings.Contains(cmdline, a.token) {
 		t.Fatalf("the token is on the agent's command line: %s", cmdline)
@@ -141,4 +157,14 @@ func TestLocalAgentGuarded(t *testing.T) {
 		t.Fatal("the token shows in the run's output")
 	}
 	t.Logf("agent pid %d: %s (token in its environment only)", a.pid, cmdline)
+}
+
+// TestCredentialEnvComplete: every variable cnperf takes a credential from is one that no
+// child process inherits (procexec.CredentialEnv).
+func TestCredentialEnvComplete(t *testing.T) {
+	for _, name := range []string{opensearch.EnvUsername, opensearch.EnvPassword, prometheus.EnvToken, loadgen.TokenEnv} {
+		if !slices.Contains(procexec.CredentialEnv, name) {
+			t.Errorf("procexec.CredentialEnv lacks %s", name)
+		}
+	}
 }

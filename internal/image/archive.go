@@ -19,6 +19,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/cnperf/cnperf/internal/procexec"
 )
 
 // WriteArchive writes img as an OCI image layout in a tar file (what `ctr images import`,
@@ -289,7 +291,9 @@ func Load(ctx context.Context, archive, target string, log io.Writer) error {
 	if log != nil {
 		fmt.Fprintf(log, "image: %s\n", strings.Join(argv, " "))
 	}
-	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = procexec.Environ() // no credentials for kind or ctr
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(string(out)))
 	}

@@ -29,6 +29,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/cnperf/cnperf/internal/procexec"
 )
 
 // Scratch is the --base value for an image with nothing but what cnperf needs.
@@ -367,7 +369,9 @@ func shellFiles(shell, arch string) ([]file, error) {
 		{path: "/root", dir: true, mode: 0o700},
 	}
 	applets := shellApplets
-	if out, err := exec.Command(shell, "--list").Output(); err == nil { // it runs here: every applet
+	list := exec.Command(shell, "--list")
+	list.Env = procexec.Environ()              // no credentials for busybox
+	if out, err := list.Output(); err == nil { // it runs here: every applet
 		applets = strings.Fields(string(out))
 	}
 	for _, a := range applets {
@@ -480,7 +484,9 @@ func addFiles(adds []Add, arch string) ([]file, error) {
 // BinaryVersion asks a cnperf binary for the image it deploys (`cnperf version --image`)
 // and its version; it fails when the binary cannot run here (another OS or architecture).
 func BinaryVersion(ctx context.Context, bin string) (image, ver string, err error) {
-	out, err := exec.CommandContext(ctx, bin, "version", "--image").Output()
+	cmd := exec.CommandContext(ctx, bin, "version", "--image")
+	cmd.Env = procexec.Environ() // no credentials for another cnperf binary
+	out, err := cmd.Output()
 	if err != nil {
 		return "", "", fmt.Errorf("%s version --image: %w", bin, err)
 	}

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cnperf/cnperf/internal/procexec"
 )
 
 // NetNSDir is where iproute2 keeps named network namespaces (`ip netns add`).
@@ -228,6 +230,7 @@ const maxErrOutput = 2000
 
 func runWith(ctx context.Context, stdin []byte, start func(*exec.Cmd) error, where string, argv ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = procexec.Environ() // no credentials for ip, nft, iptables, sysctl
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if stdin != nil {

@@ -1,6 +1,7 @@
 // Package procexec runs one command on this machine the way every platform does: in its own
 // process group (so a tool's children end with it), killed with SIGTERM and then SIGKILL when
-// its context ends or its timeout passes, its output captured up to a bound.
+// its context ends or its timeout passes, its output captured up to a bound, and without
+// cnperf's credentials in its environment (Environ).
 package procexec
 
 import (
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
@@ -19,9 +21,42 @@ import (
 // killGrace is how long a killed tool has between SIGTERM and SIGKILL.
 const killGrace = 2 * time.Second
 
+// CredentialEnv are the environment variables through which cnperf takes credentials: the
+// OpenSearch and Prometheus sinks' (internal/sink/opensearch EnvUsername, EnvPassword;
+// internal/sink/prometheus EnvToken) and the agent token (internal/loadgen TokenEnv). No child
+// process inherits them (Environ); the agent token reaches the agents only where a platform
+// adds it on purpose. internal/app's tests check that the list holds every one of them.
+var CredentialEnv = []string{
+	"CNPERF_OPENSEARCH_USERNAME",
+	"CNPERF_OPENSEARCH_PASSWORD",
+	"CNPERF_PROMETHEUS_TOKEN",
+	"CNPERF_AGENT_TOKEN",
+}
+
+// Environ is the environment of every child process cnperf starts: this process's
+// environment without CredentialEnv, then extra (added on purpose, e.g. a run's agent token
+// for its own agents).
+func Environ(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		secret := false
+		for _, c := range CredentialEnv {
+			if name == c {
+				secret = true
+				break
+			}
+		}
+		if !secret {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}
+
 // Options say how Run runs a command.
 type Options struct {
-	// Env is added to this process's environment.
+	// Env is added to this process's environment (without its credentials: Environ).
 	Env []string
 	// Timeout bounds the command; 0 means only ctx does.
 	Timeout time.Duration
@@ -87,11 +122,12 @@ func Run(ctx context.Context, argv []string, o Options) (driver.Output, Truncate
 }
 
 // Command builds an *exec.Cmd for argv in its own process group (so the whole tree can be
-// killed, and it dies with cnperf), with env added to this process's environment. Servers that
-// run in the background are started from it and ended with KillGroup.
+// killed, and it dies with cnperf), with env added to this process's environment (Environ: no
+// credentials). Servers that run in the background are started from it and ended with
+// KillGroup.
 func Command(argv, env []string) *exec.Cmd {
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = Environ(env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	return cmd
 }

@@ -57,3 +57,33 @@ func TestRun(t *testing.T) {
 		})
 	}
 }
+
+// TestChildHasNoCredentials runs env through Run and Command: cnperf's credential variables
+// (issue 28 finding 11: they reached every child) are not in a child's environment, the rest
+// of cnperf's environment is, and what a caller adds on purpose is.
+func TestChildHasNoCredentials(t *testing.T) {
+	for _, name := range CredentialEnv {
+		t.Setenv(name, "secret-"+name)
+	}
+	t.Setenv("PROCEXEC_KEPT", "kept")
+	out, _ := Run(context.Background(), []string{"env"}, Options{Env: []string{"CNPERF_AGENT_TOKEN=given"}, MaxOutput: 1 << 20})
+	if out.Err != nil || out.ExitCode != 0 {
+		t.Fatalf("env: %v (exit %d)", out.Err, out.ExitCode)
+	}
+	bg := Command([]string{"env"}, nil)
+	bgOut, err := bg.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, env := range map[string]string{"Run": "\n" + string(out.Stdout), "Command": "\n" + string(bgOut)} {
+		if strings.Contains(env, "secret-") {
+			t.Errorf("%s: a credential reached the child:\n%s", what, env)
+		}
+		if !strings.Contains(env, "\nPROCEXEC_KEPT=kept\n") {
+			t.Errorf("%s: the rest of the environment did not reach the child", what)
+		}
+	}
+	if !strings.Contains("\n"+string(out.Stdout), "\nCNPERF_AGENT_TOKEN=given\n") {
+		t.Errorf("Run: the variable added on purpose did not reach the child")
+	}
+}
