@@ -14,7 +14,6 @@ package measure
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
@@ -51,8 +50,8 @@ type Options struct {
 }
 
 // Run runs units: Prepare each in order, then Measure each in order, then Close each prepared
-// unit in reverse order, whatever happened. The error joins every unit's errors; a Close error
-// is wrapped "cleanup: ...".
+// unit in reverse order, whatever happened. The error joins every unit's errors (a unit words
+// its own).
 func Run(ctx context.Context, o Options, units ...Unit) (err error) {
 	var timing api.Timing
 	defer func() {
@@ -118,7 +117,7 @@ func closeUnit(ctx context.Context, o Options, u Unit) error {
 			o.Say(cctx, "cnperf: clean-up did not finish; "+left)
 		}
 	}
-	return fmt.Errorf("cleanup: %w", cerr)
+	return cerr
 }
 
 // Cleanup is a context for clean-up or result shipping that may start after ctx ended: it

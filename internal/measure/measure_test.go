@@ -51,7 +51,7 @@ func TestRun(t *testing.T) {
 		{name: "first prepare fails: the second never starts", fail: map[string]string{"a": "prepare"},
 			wantLog: "prepare a,close a", wantErr: []string{"prepare a failed"}},
 		{name: "measure and close fail: errors joined, leftovers said", fail: map[string]string{"a": "measure", "b": "close"},
-			wantLog: "prepare a,prepare b,measure a,close b,close a", wantErr: []string{"measure a failed", "cleanup: close b failed"},
+			wantLog: "prepare a,prepare b,measure a,close b,close a", wantErr: []string{"measure a failed", "close b failed"},
 			wantSaid: "cnperf: clean-up did not finish; b may be left"},
 		{name: "interrupted: clean-up runs on a live context", interrupt: true,
 			wantLog: "prepare a,prepare b,measure a,measure b,close b,close a"},

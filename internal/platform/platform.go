@@ -5,6 +5,7 @@ package platform
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -124,12 +125,17 @@ type PathChecker interface {
 }
 
 // Unit is p as one unit of a run (internal/measure): Prepare sets p up for cases, Close
-// removes what it created, Leftovers is p's LeftoverDescriber message. The caller adds what
-// it measures and how it words a failed set-up.
+// removes what it created ("cleanup: ..." when that fails), Leftovers is p's
+// LeftoverDescriber message. The caller adds what it measures and how it words a failed set-up.
 func Unit(p Platform, cases []plan.Case, drivers map[string]driver.Driver) measure.Unit {
 	return measure.Unit{
-		Prepare:   func(ctx context.Context) error { return p.Prepare(ctx, cases, drivers) },
-		Close:     p.Close,
+		Prepare: func(ctx context.Context) error { return p.Prepare(ctx, cases, drivers) },
+		Close: func(ctx context.Context) error {
+			if err := p.Close(ctx); err != nil {
+				return fmt.Errorf("cleanup: %w", err)
+			}
+			return nil
+		},
 		Leftovers: func() string { return Leftovers(p) },
 	}
 }

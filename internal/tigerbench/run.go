@@ -121,7 +121,7 @@ func Cases(loaded *config.Loaded, base kube.Options, runID string) ([]plan.Case,
 // run.Results and the tests to run.TigerBench, and sets run.Cluster. Bad input (settings that
 // need --allow-cluster-changes, plan errors) is an *exit.UsageError returned before anything
 // is created; failed tests and cases give an *exit.FailureError at the end.
-func Run(ctx context.Context, loaded *config.Loaded, run *api.Run, deps Deps) (err error) {
+func Run(ctx context.Context, loaded *config.Loaded, run *api.Run, deps Deps) error {
 	log := deps.Log
 	if log == nil {
 		log = io.Discard
@@ -189,7 +189,7 @@ func Run(ctx context.Context, loaded *config.Loaded, run *api.Run, deps Deps) (e
 	}
 	fmt.Fprintf(log, "tiger-bench: %d tests on nodes %s\n", len(tests), strings.Join(nodes.Names, ", "))
 
-	r := &tbRun{deps: deps, log: log, run: run, cs: cs, cfg: cfg, nodes: nodes, drivers: drivers, total: len(tests)}
+	r := &tbRun{deps: deps, log: log, run: run, loaded: loaded, cs: cs, cfg: cfg, nodes: nodes, drivers: drivers, total: len(tests)}
 	if dyn != nil {
 		r.calico = &Calico{Dynamic: dyn, Client: cs, Log: log}
 		// Calico as the run found it, before any test reconfigures it (each test's changes are
@@ -200,19 +200,27 @@ func Run(ctx context.Context, loaded *config.Loaded, run *api.Run, deps Deps) (e
 			r.calicoFound = d
 		}
 	}
-	defer func() {
-		if r.calico == nil {
-			return
-		}
-		// Restore whatever happened (failure, Ctrl-C), on a context that is not the run's.
-		rctx, cancel := measure.Cleanup(ctx, 15*time.Minute)
-		defer cancel()
-		if rerr := r.calico.Restore(rctx); rerr != nil {
-			fmt.Fprintf(log, "error: %v\n", rerr)
-			err = errors.Join(err, rerr)
-		}
-	}()
+	// The tests are one unit: whatever happens (failure, Ctrl-C), Calico is restored at the end.
+	unit := measure.Unit{
+		Measure: func(ctx context.Context) error { return r.runTests(ctx, byTest, kubeOpts) },
+		Close: func(ctx context.Context) error {
+			if r.calico == nil {
+				return nil
+			}
+			if rerr := r.calico.Restore(ctx); rerr != nil {
+				fmt.Fprintf(log, "error: %v\n", rerr)
+				return rerr
+			}
+			return nil
+		},
+		CloseTimeout: 15 * time.Minute,
+	}
+	return measure.Run(ctx, measure.Options{Say: r.say}, unit)
+}
 
+// runTests runs the tests one after the other and records them in the run.
+func (r *tbRun) runTests(ctx context.Context, byTest [][]plan.Case, kubeOpts []kube.Options) error {
+	run, tests := r.run, r.loaded.TigerBench
 	for i, t := range tests {
 		if ctx.Err() != nil {
 			break
@@ -294,6 +302,7 @@ func withTestPorts(c plan.Case, t config.TigerBenchTestConfig) plan.Case {
 
 type tbRun struct {
 	deps    Deps
+	loaded  *config.Loaded
 	log     io.Writer
 	run     *api.Run
 	cs      kubernetes.Interface
@@ -344,8 +353,8 @@ func (r *tbRun) image() (string, corev1.PullPolicy) {
 }
 
 // runTest runs one test and returns its record; failures are recorded, not returned.
-func (r *tbRun) runTest(ctx context.Context, i int, t config.TigerBenchTestConfig, cases []plan.Case, ko kube.Options) api.TigerBenchTest {
-	rec := api.TigerBenchTest{Index: i, Kind: t.TestKind, Group: config.TigerBenchGroup(i, t.TestKind), StartTime: time.Now().UTC()}
+func (r *tbRun) runTest(ctx context.Context, i int, t config.TigerBenchTestConfig, cases []plan.Case, ko kube.Options) (rec api.TigerBenchTest) {
+	rec = api.TigerBenchTest{Index: i, Kind: t.TestKind, Group: config.TigerBenchGroup(i, t.TestKind), StartTime: time.Now().UTC()}
 	defer func() { rec.EndTime = time.Now().UTC() }()
 	rec.Config = testConfigJSON(t, cases)
 	fmt.Fprintf(r.log, "tiger-bench: test %d of %d: %s in namespace %s\n", i+1, r.total, t.TestKind, t.TestNamespace)
@@ -375,44 +384,69 @@ func (r *tbRun) runTest(ctx context.Context, i int, t config.TigerBenchTestConfi
 		return rec
 	}
 
-	// Standing config.
+	// Standing config: a unit of the test, removed at its end (also on error and Ctrl-C)
+	// unless leaveStandingConfig.
 	img, pp := r.image()
 	st := &Standing{Client: r.standingClient(), Log: r.log, RunID: r.deps.RunID}
 	spec := StandingSpec{Namespace: t.TestNamespace, Pods: t.NumPods, Services: t.NumServices, Policies: t.NumPolicies,
 		IdlePolicies: t.NumIdlePolicies, Nodes: r.nodes.Names, Image: img, PullPolicy: pp,
 		Parallelism: r.deps.Options.Parallelism, ReadyTimeout: r.deps.Options.StandingTimeout}
-	sc, err := st.Apply(ctx, spec)
-	rec.Standing = sc
-	defer func() {
-		if t.LeaveStandingConfig {
-			if rec.Standing != nil {
-				rec.Standing.Kept = true
-				fmt.Fprintf(r.log, "tiger-bench: standing config left in namespace %s (leaveStandingConfig; remove it with: cnperf load remove -n %s, or cnperf cleanup --standing %s)\n", t.TestNamespace, t.TestNamespace, t.TestNamespace)
+	standing := measure.Unit{
+		Prepare: func(ctx context.Context) error {
+			sc, err := st.Apply(ctx, spec)
+			rec.Standing = sc
+			if err != nil {
+				return fmt.Errorf("standing config: %w", err)
 			}
-			return
-		}
-		rctx, cancel := measure.Cleanup(ctx, 5*time.Minute)
-		defer cancel()
-		took, err := st.Remove(rctx, t.TestNamespace, true, r.deps.Options.Parallelism)
-		if rec.Standing != nil {
-			rec.Standing.RemoveSeconds = took.Seconds()
-		}
-		if err != nil {
-			fail("remove standing config: %v", err)
-		}
-	}()
-	if err != nil {
-		fail("standing config: %v", err)
-		return rec
+			return nil
+		},
+		Measure: func(ctx context.Context) error {
+			r.measureTest(ctx, &rec, i, t, cases, ko, fail)
+			return nil
+		},
+		Close: func(ctx context.Context) error {
+			if t.LeaveStandingConfig {
+				if rec.Standing != nil {
+					rec.Standing.Kept = true
+					fmt.Fprintf(r.log, "tiger-bench: standing config left in namespace %s (leaveStandingConfig; remove it with: cnperf load remove -n %s, or cnperf cleanup --standing %s)\n", t.TestNamespace, t.TestNamespace, t.TestNamespace)
+				}
+				return nil
+			}
+			took, err := st.Remove(ctx, t.TestNamespace, true, r.deps.Options.Parallelism)
+			if rec.Standing != nil {
+				rec.Standing.RemoveSeconds = took.Seconds()
+			}
+			if err != nil {
+				return fmt.Errorf("remove standing config: %w", err)
+			}
+			return nil
+		},
+		CloseTimeout: 5 * time.Minute,
 	}
+	if !t.LeaveStandingConfig {
+		standing.Leftovers = func() string {
+			return fmt.Sprintf("may be left in the cluster: standing config in namespace %s; remove it with: cnperf load remove -n %s",
+				t.TestNamespace, t.TestNamespace)
+		}
+	}
+	for _, err := range measure.Errors(measure.Run(ctx, measure.Options{Say: r.say}, standing)) {
+		fail("%v", err)
+	}
+	return rec
+}
 
+// measureTest measures a test whose standing config is in place, by its kind; failures are
+// recorded in rec.
+func (r *tbRun) measureTest(ctx context.Context, rec *api.TigerBenchTest, i int, t config.TigerBenchTestConfig, cases []plan.Case,
+	ko kube.Options, fail func(string, ...any)) {
+	img, pp := r.image()
 	id := kube.ShortID(r.deps.RunID) + fmt.Sprintf("-%d", i)
 	switch t.TestKind {
 	case config.TigerBenchThruputLatency, config.TigerBenchIperf:
 		if len(cases) == 0 {
-			return rec // iterations 0 or no scenario: standing config only
+			return // iterations 0 or no scenario: standing config only
 		}
-		r.measureCases(ctx, &rec, cases, ko, fail)
+		r.measureCases(ctx, rec, cases, ko, fail)
 	case config.TigerBenchTTFR:
 		tc := t.TTFRConfig
 		if tc == nil {
@@ -439,7 +473,7 @@ func (r *tbRun) runTest(ctx context.Context, i int, t config.TigerBenchTestConfi
 		name, port, err := DNSTarget(dc.TargetURL, dc.TargetDomain)
 		if err != nil {
 			fail("%v", err)
-			return rec
+			return
 		}
 		if dc.Mode != "" || dc.TestDNSPolicy || dc.RunStress || dc.NumDomains > 0 {
 			rec.Warnings = append(rec.Warnings, "DNSPerf Mode, TestDNSPolicy, RunStress and NumDomains configure Calico Enterprise's DNS policy, which cnperf does not set up; lookups and connects are measured without it")
@@ -454,7 +488,6 @@ func (r *tbRun) runTest(ctx context.Context, i int, t config.TigerBenchTestConfi
 		}
 		r.describe(ctx, nil)
 	}
-	return rec
 }
 
 // measureCases runs a thruput-latency or iperf test's cases through cnperf's runner on the
@@ -463,44 +496,44 @@ func (r *tbRun) measureCases(ctx context.Context, rec *api.TigerBenchTest, cases
 	if r.nodes.Selector != "" && len(ko.NodeSelector) == 0 {
 		ko.NodeSelector = equalitySelector(r.nodes.Selector)
 	}
-	var plat *kube.Platform
-	var err error
-	if r.cfg != nil {
-		plat, err = kube.NewWithClient(ko, r.deps.RunID, r.log, r.cs, r.cfg)
-	} else {
-		plat, err = kube.NewWithClient(ko, r.deps.RunID, r.log, r.cs, nil)
-	}
+	plat, err := kube.NewWithClient(ko, r.deps.RunID, r.log, r.cs, r.cfg)
 	if err != nil {
 		fail("kube platform: %v", err)
 		return
 	}
-	defer func() {
-		cctx, cancel := measure.Cleanup(ctx, 2*time.Minute)
-		defer cancel()
-		if err := plat.Close(cctx); err != nil {
-			fail("cleanup: %v", err)
+	u := platform.Unit(plat, cases, r.drivers)
+	prepare := u.Prepare
+	u.Prepare = func(ctx context.Context) error {
+		if err := prepare(ctx); err != nil {
+			return fmt.Errorf("set up the kube platform: %w", err)
 		}
-	}()
-	if err := plat.Prepare(ctx, cases, r.drivers); err != nil {
-		fail("set up the kube platform: %v", err)
-		return
+		r.describe(ctx, plat)
+		return nil
 	}
-	r.describe(ctx, plat)
-	run := &runner.Runner{Platform: plat, Drivers: r.drivers, Progress: r.deps.Progress,
-		OnResult: func(res api.Result) error {
-			r.run.Results = append(r.run.Results, res)
-			if r.deps.OnResult != nil {
-				if err := r.deps.OnResult(res); err != nil {
-					r.fatal = err
-					return err
+	u.Measure = func(ctx context.Context) error {
+		run := &runner.Runner{Platform: plat, Drivers: r.drivers, Progress: r.deps.Progress,
+			OnResult: func(res api.Result) error {
+				r.run.Results = append(r.run.Results, res)
+				if r.deps.OnResult != nil {
+					if err := r.deps.OnResult(res); err != nil {
+						r.fatal = err
+						return err
+					}
 				}
-			}
-			return nil
-		}}
-	if _, err := run.Run(ctx, cases); err != nil && !errors.Is(err, runner.ErrInterrupted) {
+				return nil
+			}}
+		if _, err := run.Run(ctx, cases); err != nil && !errors.Is(err, runner.ErrInterrupted) {
+			return err
+		}
+		return nil
+	}
+	for _, err := range measure.Errors(measure.Run(ctx, measure.Options{Say: r.say}, u)) {
 		fail("%v", err)
 	}
 }
+
+// say prints a line a person must see (what a failed clean-up may have left).
+func (r *tbRun) say(_ context.Context, line string) { fmt.Fprintln(r.log, line) }
 
 var _ platform.ClusterDescriber = (*kube.Platform)(nil)
 

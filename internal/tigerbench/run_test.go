@@ -127,6 +127,9 @@ func TestRunKeepsStandingConfig(t *testing.T) {
 	if !rec.Standing.Kept || rec.Standing.IdlePolicies != 4 || len(run.Results) != 0 {
 		t.Errorf("%+v %+v", rec, rec.Standing)
 	}
+	if rec.EndTime.IsZero() || rec.EndTime.Before(rec.StartTime) {
+		t.Errorf("test ran %v to %v, want an end after its start", rec.StartTime, rec.EndTime)
+	}
 	c, err := (&Standing{Client: cs}).Count(ctx, "testns")
 	if err != nil || c.IdlePolicies != 4 {
 		t.Errorf("kept standing config: %+v %v", c, err)
