@@ -5,6 +5,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/cnperf/cnperf/internal/logging"
 	"github.com/cnperf/cnperf/internal/safetext"
@@ -53,6 +55,16 @@ func Safe(s Streams) Streams {
 
 // IsTerminal reports whether w is a terminal (for live progress lines).
 func IsTerminal(w io.Writer) bool {
+	f := file(w)
+	if f == nil {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// file is the *os.File under w's wrappers, or nil.
+func file(w io.Writer) *os.File {
 	for {
 		u, ok := w.(interface{ Unwrap() io.Writer })
 		if !ok {
@@ -60,10 +72,24 @@ func IsTerminal(w io.Writer) bool {
 		}
 		w = u.Unwrap()
 	}
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
+	f, _ := w.(*os.File)
+	return f
+}
+
+// Columns is the width tables written to w should fit: $COLUMNS when it is a positive
+// number (an explicit request, honoured for pipes and files too), else the terminal's width
+// when w is a terminal, else 0 (unknown: the encoders' default).
+func Columns(w io.Writer) int {
+	if n, err := strconv.Atoi(strings.TrimSpace(os.Getenv("COLUMNS"))); err == nil && n > 0 {
+		return n
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	f := file(w)
+	if f == nil {
+		return 0
+	}
+	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+	if err != nil || ws.Col == 0 {
+		return 0
+	}
+	return int(ws.Col)
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver/netperf"
@@ -26,6 +27,22 @@ func encode(t *testing.T, format string, runs ...*api.Run) []byte {
 	return b.Bytes()
 }
 
+// tableGolden checks both table views of runs against testdata/NAME.golden (the default
+// view, whose every line must fit DefaultWidth) and testdata/NAME-wide.golden (-o wide), and
+// returns the default view.
+func tableGolden(t *testing.T, name string, runs ...*api.Run) []byte {
+	t.Helper()
+	out := encode(t, "table", runs...)
+	for i, l := range strings.Split(string(out), "\n") {
+		if n := utf8.RuneCountInString(l); n > DefaultWidth {
+			t.Errorf("%s line %d is %d columns wide (> %d):\n%s", name, i+1, n, DefaultWidth, l)
+		}
+	}
+	reporttest.Golden(t, name+".golden", out)
+	reporttest.Golden(t, name+"-wide.golden", encode(t, "wide", runs...))
+	return out
+}
+
 func TestLookup(t *testing.T) {
 	for _, f := range Formats() {
 		if _, err := Lookup(f); err != nil {
@@ -39,7 +56,7 @@ func TestLookup(t *testing.T) {
 }
 
 func TestTableGolden(t *testing.T) {
-	reporttest.Golden(t, "table.golden", encode(t, "table", fixtureRun()))
+	tableGolden(t, "table", fixtureRun())
 }
 
 func TestTableSeveralRunsGolden(t *testing.T) {
@@ -51,28 +68,37 @@ func TestTableSeveralRunsGolden(t *testing.T) {
 	b.Interrupted = true
 	b.Results = b.Results[2:4]
 	b.Notes = []string{"results file has no end record"}
-	reporttest.Golden(t, "table-two-runs.golden", encode(t, "table", a, b))
+	tableGolden(t, "table-two-runs", a, b)
 }
 
+// TestTableNeverShowsZeroForFailedCase: a failed case shows no figure, and its cause is in
+// its row (-o wide) or under the table by case number (the default view).
 func TestTableNeverShowsZeroForFailedCase(t *testing.T) {
-	out := string(encode(t, "table", fixtureRun()))
-	var failedLine string
-	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "host-host") {
-			failedLine = l
+	for _, tc := range []struct {
+		format, failedLine, cause, delta string
+	}{
+		{"wide", "FAILED: every sample failed: dial tcp 10.0.0.12:7000: connect: connection refused", "PARTIAL: 1 of 3 samples failed", "−8.6% vs native"},
+		{"table", "FAILED", "#7 FAILED: every sample failed: dial tcp 10.0.0.12:7000: connect: connection refused", "Δ DRIVERS"},
+	} {
+		out := string(encode(t, tc.format, fixtureRun()))
+		var failedLine string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "host-host") {
+				failedLine = l
+			}
 		}
-	}
-	if !strings.Contains(failedLine, "FAILED: every sample failed: dial tcp 10.0.0.12:7000: connect: connection refused") {
-		t.Errorf("failed case line lacks cause: %q", failedLine)
-	}
-	if strings.Contains(failedLine, "bit/s") {
-		t.Errorf("failed case shows a figure: %q", failedLine)
-	}
-	if !strings.Contains(out, "PARTIAL: 1 of 3 samples failed") {
-		t.Errorf("partial failure not shown:\n%s", out)
-	}
-	if !strings.Contains(out, "−3.3% vs native") && !strings.Contains(out, "vs native") {
-		t.Errorf("driver disagreement not shown:\n%s", out)
+		if !strings.HasSuffix(failedLine, tc.failedLine) {
+			t.Errorf("%s: failed case line %q does not end with %q", tc.format, failedLine, tc.failedLine)
+		}
+		if strings.Contains(failedLine, "bit/s") {
+			t.Errorf("%s: failed case shows a figure: %q", tc.format, failedLine)
+		}
+		if !strings.Contains(out, tc.cause) || !strings.Contains(out, "PARTIAL: 1 of 3 samples failed") {
+			t.Errorf("%s: cause %q or partial failure not shown:\n%s", tc.format, tc.cause, out)
+		}
+		if !strings.Contains(out, tc.delta) {
+			t.Errorf("%s: driver disagreement %q not shown:\n%s", tc.format, tc.delta, out)
+		}
 	}
 }
 
@@ -276,16 +302,15 @@ func TestTableLabRunGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := encode(t, "table", runs...)
+	out := tableGolden(t, "table-lab", runs...)
 	if !bytes.Contains(out, []byte("\n\nRelative to host-host (medians of the samples; latency is the p50 round trip):\n")) {
 		t.Errorf("a lab run's table lacks the relative view:\n%s", out)
 	}
-	reporttest.Golden(t, "table-lab.golden", out)
 }
 
 // TestFormatTable: every format, the sub-packages' too, is in the one table, in help order.
 func TestFormatTable(t *testing.T) {
-	want := []string{"table", "json", "csv", "k8s-netperf-csv", "k8s-netperf-loss-csv", "perfdash", "html", "junit", "tiger-bench"}
+	want := []string{"table", "wide", "json", "csv", "k8s-netperf-csv", "k8s-netperf-loss-csv", "perfdash", "html", "junit", "tiger-bench"}
 	if got := Formats(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("Formats() = %v, want %v", got, want)
 	}

@@ -32,10 +32,56 @@ type entry struct {
 	enc        Encoder
 }
 
+// Widths of the tables for people. The default view of a table fits the width of the
+// output (Width): DefaultWidth when it is unknown, never more than DefaultWidth (prose and
+// columns read best there; -o wide has no limit) and never less than MinWidth (narrower
+// terminals get MinWidth-column lines and wrap them).
+const (
+	DefaultWidth = 120
+	MinWidth     = 60
+)
+
+// Option tunes an encoder for where it prints.
+type Option func(*options)
+
+type options struct{ width int }
+
+// Width is the width of the output in columns (iostreams.Columns: COLUMNS, or the
+// terminal's); 0 means unknown (DefaultWidth). Only the table views use it.
+func Width(columns int) Option { return func(o *options) { o.width = columns } }
+
+// fitWidth is the width a default view fits for a requested width (see DefaultWidth).
+func fitWidth(columns int) int {
+	switch {
+	case columns <= 0 || columns > DefaultWidth:
+		return DefaultWidth
+	case columns < MinWidth:
+		return MinWidth
+	}
+	return columns
+}
+
+// sized is an encoder whose layout depends on the output's width.
+type sized interface {
+	withWidth(columns int) Encoder
+}
+
+func build(e entry, opts []Option) Encoder {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if s, ok := e.enc.(sized); ok {
+		return s.withWidth(o.width)
+	}
+	return e.enc
+}
+
 // registry is the table of output formats, in the order help texts show them: the one place
 // a format is added (no package registers itself).
 var registry = []entry{
-	{"table", "aligned text table for people, one row per case; a mesh run's node × node matrices (default)", EncoderFunc(encodeTable)},
+	{"table", "text table for people, one row per case, fitting the terminal (COLUMNS, at most 120 columns); a mesh run's node × node matrices (default)", tableEncoder{}},
+	{"wide", "the text table with every column, each case's failure cause and checks in its row (any width)", tableEncoder{wide: true}},
 	{"json", "the run as JSON (an array when several runs are given)", EncoderFunc(runfile.WriteJSON)},
 	{"csv", "one row per case with every summary field in base units", EncoderFunc(runfile.WriteCSV)},
 	{"k8s-netperf-csv", "k8s-netperf's CSV columns (Mb/s, OP/s, usec)", EncoderFunc(encodeK8sNetperfCSV)},
@@ -55,20 +101,20 @@ var meshFormats = []entry{
 }
 
 // Lookup returns the encoder for a format name.
-func Lookup(format string) (Encoder, error) {
+func Lookup(format string, opts ...Option) (Encoder, error) {
 	for _, e := range registry {
 		if e.name == format {
-			return e.enc, nil
+			return build(e, opts), nil
 		}
 	}
 	return nil, fmt.Errorf("unknown output format %q (known: %s)", format, strings.Join(Formats(), ", "))
 }
 
 // LookupReport is Lookup plus the formats of saved mesh runs, for cnperf report.
-func LookupReport(format string) (Encoder, error) {
+func LookupReport(format string, opts ...Option) (Encoder, error) {
 	for _, e := range append(append([]entry(nil), registry...), meshFormats...) {
 		if e.name == format {
-			return e.enc, nil
+			return build(e, opts), nil
 		}
 	}
 	names := Formats()
@@ -107,8 +153,8 @@ func FormatHelpWithMesh() string {
 }
 
 // Encode writes runs in the named format.
-func Encode(w io.Writer, format string, runs []*api.Run) error {
-	e, err := Lookup(format)
+func Encode(w io.Writer, format string, runs []*api.Run, opts ...Option) error {
+	e, err := Lookup(format, opts...)
 	if err != nil {
 		return err
 	}
@@ -116,4 +162,4 @@ func Encode(w io.Writer, format string, runs []*api.Run) error {
 }
 
 // Get is Lookup (the name the runner uses).
-func Get(format string) (Encoder, error) { return Lookup(format) }
+func Get(format string, opts ...Option) (Encoder, error) { return Lookup(format, opts...) }

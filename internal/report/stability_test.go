@@ -7,7 +7,6 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/report/compare"
-	"github.com/cnperf/cnperf/internal/report/reporttest"
 	"github.com/cnperf/cnperf/internal/runfile"
 )
 
@@ -45,7 +44,7 @@ func TestRealAdaptiveRunReads(t *testing.T) {
 }
 
 func TestTableAdaptiveGolden(t *testing.T) {
-	reporttest.Golden(t, "table-adaptive.golden", encode(t, "table", readAdaptive(t)))
+	tableGolden(t, "table-adaptive", readAdaptive(t))
 }
 
 func TestChecksInHTMLAndCompare(t *testing.T) {

@@ -44,7 +44,19 @@ const (
 var tableHeader = []string{"#", "PROFILE", "DRIVER", "PATH", "MSG", "PAR", "BURST", "SAMPLES", "RESULT (mean ± 95% CI)",
 	"COV", "P50 µs", "P99 µs", "RETRANS", "LOSS", "Δ DRIVERS", "CHECKS", "STATUS"}
 
-func encodeTable(w io.Writer, runs []*api.Run) error {
+// tableEncoder is the table for people: the default view fits width columns (fitWidth),
+// moving long texts (failure causes, checks) below the table and leaving out the least
+// important columns when they do not fit; the wide view (-o wide) shows every column with
+// the long texts in their rows.
+type tableEncoder struct {
+	wide  bool
+	width int // as asked (Width); fitWidth gives the width a default view fits
+}
+
+func (e tableEncoder) withWidth(columns int) Encoder { e.width = columns; return e }
+
+// Encode writes each run's table.
+func (e tableEncoder) Encode(w io.Writer, runs []*api.Run) error {
 	// Names, notes and errors come from tools and files: no control sequence reaches a reader.
 	w = safetext.NewWriter(w, false)
 	for i, run := range runs {
@@ -53,12 +65,17 @@ func encodeTable(w io.Writer, runs []*api.Run) error {
 				return err
 			}
 		}
-		if err := writeRunTable(w, run); err != nil {
+		if err := e.writeRun(w, run); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// dropOrder is the order the default view leaves columns out when the table is wider than
+// the width it fits: the case's identity (#, profile, driver, path) and its result and
+// status stay.
+var dropOrder = []int{colRetrans, colCoV, colP50, colP99, colLoss, colDelta, colChecks, colPar, colSamples, colBurst, colMsg}
 
 // RunTitle is the one-line description of a run that heads its table.
 func RunTitle(run *api.Run) string {
@@ -96,8 +113,38 @@ func RunTitle(run *api.Run) string {
 	return strings.Join(parts, "  ")
 }
 
-func writeRunTable(w io.Writer, run *api.Run) error {
-	if _, err := fmt.Fprintln(w, RunTitle(run)); err != nil {
+// writeWrapped prints s wrapped to width with a hanging indent: first starts the first
+// line, rest the others.
+func writeWrapped(w io.Writer, s string, width int, first, rest string) error {
+	for _, l := range text.Wrap(s, width, first, rest) {
+		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeTitle prints a run's title (RunTitle), broken between its parts to fit width.
+func writeTitle(w io.Writer, run *api.Run, width int) error {
+	parts := strings.Split(RunTitle(run), "  ")
+	line := parts[0]
+	for _, p := range parts[1:] {
+		if text.Width(line)+2+text.Width(p) > width {
+			if _, err := fmt.Fprintln(w, line); err != nil {
+				return err
+			}
+			line = "  " + p
+			continue
+		}
+		line += "  " + p
+	}
+	_, err := fmt.Fprintln(w, line)
+	return err
+}
+
+func (e tableEncoder) writeRun(w io.Writer, run *api.Run) error {
+	width := fitWidth(e.width)
+	if err := writeTitle(w, run, width); err != nil {
 		return err
 	}
 	if len(run.Results) == 0 {
@@ -114,9 +161,12 @@ func writeRunTable(w io.Writer, run *api.Run) error {
 			colResult: true, colCoV: true, colP50: true, colP99: true, colRetrans: true, colLoss: true, colDelta: true},
 		Hide: map[int]bool{colP50: true, colP99: true, colRetrans: true, colLoss: true, colDelta: true, colChecks: true},
 	}
-	deltas := driverDeltas(run.Results)
+	// The default view shows BURST only when a case has one (0 is no burst).
+	t.Hide[colBurst] = !e.wide
+	deltas := driverDeltas(run.Results, e.wide)
+	var details []string // the default view's long texts, by case
 	marks := map[string]string{}
-	var footnotes []string
+	var footnotes, methodNotes []string
 	mark := func(method string) string {
 		if method == "" || method == stats.LatencyHistogram || method == "tool" {
 			return ""
@@ -127,10 +177,10 @@ func writeRunTable(w io.Writer, run *api.Run) error {
 		m := strings.Repeat("*", len(marks)+1)
 		marks[method] = m
 		if method == api.LatencyDerived {
-			footnotes = append(footnotes, m+" latency DERIVED from the transaction rate (flows ÷ rate), not measured: "+
+			methodNotes = append(methodNotes, m+" latency DERIVED from the transaction rate (flows ÷ rate), not measured: "+
 				"a mean round trip only, in -o json (latencyMicroseconds.provenance \"derived\")")
 		} else {
-			footnotes = append(footnotes, fmt.Sprintf("%s latency method %q: %s", m, method, methodText(method)))
+			methodNotes = append(methodNotes, fmt.Sprintf("%s latency method %q: %s", m, method, methodText(method)))
 		}
 		return m
 	}
@@ -147,6 +197,9 @@ func writeRunTable(w io.Writer, run *api.Run) error {
 		row[colMsg] = figure.Bytes(r.Params.MessageSizeBytes)
 		row[colPar] = strconv.Itoa(r.Params.Parallel)
 		row[colBurst] = strconv.Itoa(r.Params.Burst)
+		if r.Params.Burst != 0 {
+			t.Hide[colBurst] = false
+		}
 		ok := r.Summary.SamplesTotal - r.Summary.SamplesFailed
 		row[colSamples] = fmt.Sprintf("%d/%d", ok, r.Summary.SamplesTotal)
 		row[colResult], row[colCoV] = "-", "-"
@@ -188,33 +241,66 @@ func writeRunTable(w io.Writer, run *api.Run) error {
 			t.Hide[colDelta] = false
 		}
 		row[colChecks] = "-"
-		if c := figure.Checks(r); len(c) > 0 {
-			row[colChecks] = strings.Join(c, "; ")
+		if c := figure.CheckList(r); len(c) > 0 {
+			tags, texts := make([]string, len(c)), make([]string, len(c))
+			for k := range c {
+				tags[k], texts[k] = c[k].Tag, c[k].Text
+			}
+			row[colChecks] = strings.Join(texts, "; ")
+			if !e.wide {
+				row[colChecks] = strings.Join(tags, ", ")
+				details = append(details, fmt.Sprintf("#%d checks: %s", i+1, strings.Join(texts, "; ")))
+			}
 			t.Hide[colChecks] = false
 		}
 		row[colStatus] = statusCell(r)
+		if !e.wide && row[colStatus] != "ok" {
+			details = append(details, fmt.Sprintf("#%d %s", i+1, row[colStatus]))
+			row[colStatus], _, _ = strings.Cut(row[colStatus], ":")
+		}
 		t.Rows = append(t.Rows, row)
+	}
+	hasChecks := !t.Hide[colChecks]
+	var hidden []string
+	if !e.wide {
+		hidden = t.Fit(width, "  ", dropOrder)
 	}
 	if len(t.Rows) > 0 {
 		if err := t.Write(w, "  "); err != nil {
 			return err
 		}
 	}
-	if !t.Hide[colDelta] {
-		footnotes = append(footnotes, "Δ DRIVERS: difference of the mean from the first driver that measured the same case in this run")
+	// The latency methods' marks are on P50/P99 cells and in sweep tables.
+	if !t.Hide[colP50] || !t.Hide[colP99] || len(sweep.Find(run.Results)) > 0 {
+		footnotes = append(footnotes, methodNotes...)
 	}
-	if !t.Hide[colChecks] {
+	if !t.Hide[colDelta] {
+		ref := "; the first driver's row reads ref"
+		if e.wide {
+			ref = ""
+		}
+		footnotes = append(footnotes, "Δ DRIVERS: difference of the mean from the first driver that measured the same case in this run"+ref)
+	}
+	if hasChecks {
 		footnotes = append(footnotes, checksFootnote)
+	}
+	if len(hidden) > 0 {
+		footnotes = append(footnotes, fmt.Sprintf("not shown to fit %d columns: %s (-o wide shows every column)", width, strings.Join(hidden, ", ")))
 	}
 	for _, n := range run.Notes {
 		footnotes = append(footnotes, "note: "+n)
 	}
-	for _, n := range footnotes {
-		if _, err := fmt.Fprintln(w, "  "+n); err != nil {
+	for _, d := range details {
+		if err := writeWrapped(w, d, width, "  ", "      "); err != nil {
 			return err
 		}
 	}
-	if err := writeSweepTables(w, run, mark); err != nil {
+	for _, n := range footnotes {
+		if err := writeWrapped(w, n, width, "  ", "    "); err != nil {
+			return err
+		}
+	}
+	if err := writeSweepTables(w, run, mark, e.wide, width); err != nil {
 		return err
 	}
 	if !relative.Applies(run.Results) {
@@ -352,8 +438,9 @@ func oneLine(s string) string {
 // driverDeltas finds cases measured by several drivers in one run (same workload and
 // topology, different driver) and returns, per result index, the change of its main figure's
 // mean from the first driver that measured it, e.g. "−3.2% vs iperf3". The first driver's
-// own row reads "ref". Results without a figure are skipped.
-func driverDeltas(results []api.Result) map[int]string {
+// own row reads "ref". Results without a figure are skipped. Without long, the cell is the
+// change only ("−3.2%").
+func driverDeltas(results []api.Result, long bool) map[int]string {
 	type group struct {
 		idx     []int
 		drivers map[string]bool
@@ -394,7 +481,10 @@ func driverDeltas(results []api.Result) map[int]string {
 			if st == nil {
 				continue
 			}
-			out[i] = figure.SignedPercent(figure.ChangePercent(base, st.Mean)) + " vs " + ref.Driver
+			out[i] = figure.SignedPercent(figure.ChangePercent(base, st.Mean))
+			if long {
+				out[i] += " vs " + ref.Driver
+			}
 		}
 	}
 	return out
@@ -419,7 +509,9 @@ const (
 // mean/p50/p99 where the profile has latency, the headline rate with its confidence
 // interval, and the status. mark flags latency computed without per-transaction data, as in
 // the main table (its footnotes are already printed, so only known methods are marked).
-func writeSweepTables(w io.Writer, run *api.Run, mark func(string) string) error {
+// The default view (not wide) shortens the status to its first word (the causes are under
+// the run's table, by case number) and leaves columns out to fit width.
+func writeSweepTables(w io.Writer, run *api.Run, mark func(string) string, wide bool, width int) error {
 	for _, sw := range sweep.Find(run.Results) {
 		sw := sw
 		first := &run.Results[sw.Points[0].Index]
@@ -475,14 +567,31 @@ func writeSweepTables(w io.Writer, run *api.Run, mark func(string) string) error
 			row[swStatus] = statusCell(r)
 			if row[swStatus] != "ok" {
 				t.Hide[swStatus] = false
+				if !wide {
+					st, _, _ := strings.Cut(row[swStatus], ":")
+					row[swStatus] = fmt.Sprintf("%s (#%d)", st, pt.Index+1)
+				}
 			}
 			t.Rows = append(t.Rows, row)
 		}
-		if _, err := fmt.Fprintf(w, "\n  %s\n", sweep.Title(&sw, first)); err != nil {
+		var hidden []string
+		if !wide {
+			hidden = t.Fit(width, "    ", []int{swPPS, swLatMean, swP50, swLoss, swP99, swSamples})
+		}
+		if _, err := fmt.Fprintln(w); err != nil {
+			return err
+		}
+		if err := writeWrapped(w, sweep.Title(&sw, first), width, "  ", "    "); err != nil {
 			return err
 		}
 		if err := t.Write(w, "    "); err != nil {
 			return err
+		}
+		if len(hidden) > 0 {
+			note := fmt.Sprintf("not shown to fit %d columns: %s (-o wide shows every column)", width, strings.Join(hidden, ", "))
+			if err := writeWrapped(w, note, width, "    ", "      "); err != nil {
+				return err
+			}
 		}
 		if len(sw.Duplicates) > 0 {
 			idx := make([]string, len(sw.Duplicates))

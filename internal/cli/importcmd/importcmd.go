@@ -98,7 +98,7 @@ Exit codes: 0 imported, 2 bad usage or a file that cannot be imported.`,
 }
 
 func (o *options) run(streams iostreams.Streams) error {
-	enc, err := report.Lookup(o.output)
+	enc, err := report.Lookup(o.output, report.Width(iostreams.Columns(streams.Out)))
 	if err != nil {
 		return exit.Usage("--output: %v", err)
 	}

@@ -64,7 +64,7 @@ unknown format, or runs the format cannot render (a mesh format and a run that i
 }
 
 func (o *options) run(ctx context.Context, streams iostreams.Streams) error {
-	enc, err := report.LookupReport(o.output)
+	enc, err := report.LookupReport(o.output, report.Width(iostreams.Columns(streams.Out)))
 	if err != nil {
 		return &exit.UsageError{Err: err}
 	}

@@ -40,8 +40,9 @@ type DryRunTigerBench struct {
 	Config config.TigerBenchTestConfig `json:"config"`
 }
 
-// dryRunFormats are the -o values --dry-run prints.
-var dryRunFormats = []string{"table", "json"}
+// dryRunFormats are the -o values --dry-run prints (wide prints the table: it has no
+// narrower view).
+var dryRunFormats = []string{"table", "wide", "json"}
 
 // printDryRun writes the cases that would run: a table, or a JSON array with -o json. It runs
 // nothing and creates nothing.
@@ -173,7 +174,7 @@ func tigerBenchTestsWithoutCases(loaded *config.Loaded, cases []plan.Case) []Dry
 
 func checkDryRunFormat(format string) error {
 	if !slices.Contains(dryRunFormats, format) {
-		return exit.Usage("--dry-run prints %s, not %q (-o)", strings.Join(dryRunFormats, " or "), format)
+		return exit.Usage("--dry-run prints %s, not %q (-o)", strings.Join(dryRunFormats, ", "), format)
 	}
 	return nil
 }

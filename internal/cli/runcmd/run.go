@@ -111,7 +111,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 			return err
 		}
 	}
-	enc, err := report.Lookup(o.Output)
+	enc, err := report.Lookup(o.Output, report.Width(iostreams.Columns(streams.Out)))
 	if err != nil {
 		return exit.Usage("--output: %v", err)
 	}

@@ -15,6 +15,19 @@ import (
 // Samples are numbered from 1, as the table numbers cases. Empty when there is nothing to say.
 func Checks(r *api.Result) []string {
 	var out []string
+	for _, c := range CheckList(r) {
+		out = append(out, c.Text)
+	}
+	return out
+}
+
+// Check is one remark of Checks: Text as Checks prints it, Tag a short form for narrow
+// tables ("CI met", "CI MISSED", "outliers", "trend ↑", "ramp-up").
+type Check struct{ Tag, Text string }
+
+// CheckList is Checks with each remark's short tag.
+func CheckList(r *api.Result) []Check {
+	var out []Check
 	if c := r.Confidence; c != nil {
 		width := "no CI"
 		if c.FinalHalfWidthPercent != nil {
@@ -25,7 +38,7 @@ func Checks(r *api.Result) []string {
 			target += " at " + strconv.FormatFloat(c.Level, 'g', -1, 64) + "%"
 		}
 		if c.Met {
-			out = append(out, fmt.Sprintf("%s ≤ %s in %d", width, target, c.Samples))
+			out = append(out, Check{"CI met", fmt.Sprintf("%s ≤ %s in %d", width, target, c.Samples)})
 		} else {
 			reasons := make([]string, len(c.Reasons))
 			for i, why := range c.Reasons {
@@ -35,7 +48,7 @@ func Checks(r *api.Result) []string {
 			if c.GaveUp {
 				after += " (gave up)"
 			}
-			out = append(out, fmt.Sprintf("MISSED %s > %s after %s: %s", width, target, after, strings.Join(reasons, ", ")))
+			out = append(out, Check{"CI MISSED", fmt.Sprintf("MISSED %s > %s after %s: %s", width, target, after, strings.Join(reasons, ", "))})
 		}
 	}
 	st := r.Stability
@@ -47,14 +60,14 @@ func Checks(r *api.Result) []string {
 		if len(st.ExcludedSamples) > 0 {
 			s += " excluded"
 		}
-		out = append(out, s)
+		out = append(out, Check{"outliers", s})
 	}
 	if t := st.Trend; t != nil && t.Significant {
 		dir := "↑"
 		if t.SpearmanRho < 0 {
 			dir = "↓"
 		}
-		out = append(out, fmt.Sprintf("trend %s ρ %.2f %s", dir, t.SpearmanRho, PValueText(t.PValue)))
+		out = append(out, Check{"trend " + dir, fmt.Sprintf("trend %s ρ %.2f %s", dir, t.SpearmanRho, PValueText(t.PValue))})
 	}
 	if n := len(st.RampUpSamples); n > 0 {
 		total := 0
@@ -63,7 +76,7 @@ func Checks(r *api.Result) []string {
 				total++
 			}
 		}
-		out = append(out, fmt.Sprintf("ramp-up in %d/%d samples", n, total))
+		out = append(out, Check{"ramp-up", fmt.Sprintf("ramp-up in %d/%d samples", n, total)})
 	}
 	return out
 }

@@ -54,6 +54,16 @@ func cell(row []string, i int) string {
 // Write prints the table with two spaces between columns, each line prefixed by indent.
 // Trailing spaces are trimmed.
 func (t *Table) Write(w io.Writer, indent string) error {
+	for _, l := range t.lines(indent) {
+		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lines are the lines Write prints: the header, then the rows.
+func (t *Table) lines(indent string) []string {
 	cols := t.visible()
 	widths := make(map[int]int, len(cols))
 	for _, i := range cols {
@@ -71,15 +81,12 @@ func (t *Table) Write(w io.Writer, indent string) error {
 		}
 		return strings.TrimRight(indent+strings.Join(parts, "  "), " ")
 	}
-	if _, err := fmt.Fprintln(w, line(t.Header)); err != nil {
-		return err
-	}
+	out := make([]string, 0, len(t.Rows)+1)
+	out = append(out, line(t.Header))
 	for _, r := range t.Rows {
-		if _, err := fmt.Fprintln(w, line(r)); err != nil {
-			return err
-		}
+		out = append(out, line(r))
 	}
-	return nil
+	return out
 }
 
 // WriteMarkdown prints the table as a GitHub-flavoured Markdown table.
@@ -113,4 +120,58 @@ func (t *Table) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// LineWidth is the width of the widest line Write prints with indent.
+func (t *Table) LineWidth(indent string) int {
+	max := 0
+	for _, l := range t.lines(indent) {
+		if n := Width(l); n > max {
+			max = n
+		}
+	}
+	return max
+}
+
+// Fit hides the columns of drop, in that order, until every line Write prints with indent
+// is at most width columns wide or drop is exhausted, and returns the headers of the
+// columns it hid (a column already hidden is skipped). The table may stay wider than width
+// when the columns that are not in drop do not fit.
+func (t *Table) Fit(width int, indent string, drop []int) []string {
+	if t.Hide == nil {
+		t.Hide = map[int]bool{}
+	}
+	var hid []string
+	for _, i := range drop {
+		if t.LineWidth(indent) <= width {
+			break
+		}
+		if t.Hide[i] {
+			continue
+		}
+		t.Hide[i] = true
+		hid = append(hid, t.Header[i])
+	}
+	return hid
+}
+
+// Wrap breaks s into lines of at most width columns at spaces: the first line starts with
+// first, the others with rest (a hanging indent). A word longer than a line is not broken.
+func Wrap(s string, width int, first, rest string) []string {
+	var lines []string
+	line := first
+	empty := true
+	for _, word := range strings.Fields(s) {
+		switch {
+		case empty:
+			line += word
+		case Width(line)+1+Width(word) > width:
+			lines = append(lines, line)
+			line = rest + word
+		default:
+			line += " " + word
+		}
+		empty = false
+	}
+	return append(lines, strings.TrimRight(line, " "))
 }

@@ -1,0 +1,101 @@
+package integration
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// freePort is a TCP port nothing listens on now (other tests and helpers share the machine:
+// the native server's default ports may be taken).
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// runBin runs the real binary with COLUMNS set to columns ("" = unset) and stdout a pipe,
+// and returns stdout; it fails the test when the command fails.
+func runBin(t *testing.T, bin, columns string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "COLUMNS=") {
+			env = append(env, e)
+		}
+	}
+	if columns != "" {
+		env = append(env, "COLUMNS="+columns)
+	}
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("cnperf %s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
+
+// fits fails the test when a line of out is wider than width display columns (cnperf prints
+// ASCII and one-column runes such as µ, ±, Δ, −).
+func fits(t *testing.T, what, out string, width int) {
+	t.Helper()
+	for i, l := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(l); n > width {
+			t.Errorf("%s: line %d is %d columns wide (> %d):\n%s\n\nwhole output:\n%s", what, i+1, n, width, l, out)
+			return
+		}
+	}
+}
+
+// TestTablesFitTheTerminal: cnperf run on the default local suite (loopback, short samples,
+// one run with a confidence target so the CHECKS column shows) prints a table that fits 120
+// columns without COLUMNS and 80 with COLUMNS=80; cnperf report of the runs too; -o wide keeps
+// every column and each case's checks in its row.
+func TestTablesFitTheTerminal(t *testing.T) {
+	bin := buildCnperf(t)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	port, data := strconv.Itoa(freePort(t)), strconv.Itoa(freePort(t))
+	common := []string{"run", "--platform", "local", "--duration", "200ms", "--no-progress",
+		"--option", "port=" + port, "--option", "dataPort=" + data}
+	runA := runBin(t, bin, "", append(common, "--samples", "2", "--results", a, "--label", "try=a")...)
+	runB := runBin(t, bin, "", append(common, "--confidence", "95,5", "--samples", "3,3", "--results", b, "--label", "try=b")...)
+	for _, out := range []string{runA, runB} {
+		if !strings.Contains(out, "RESULT (mean ± 95% CI)") || !strings.Contains(out, "TCP_CRR") {
+			t.Fatalf("cnperf run printed no table of the default suite:\n%s", out)
+		}
+		fits(t, "cnperf run", out, 120)
+	}
+	if !strings.Contains(runB, "CHECKS") || !strings.Contains(runB, "#1 checks: ") {
+		t.Errorf("the run with a confidence target shows no checks:\n%s", runB)
+	}
+	fits(t, "cnperf report", runBin(t, bin, "", "report", a, b), 120)
+	narrow := runBin(t, bin, "80", "report", a, b)
+	fits(t, "COLUMNS=80 cnperf report", narrow, 80)
+	for _, want := range []string{"RESULT (mean ± 95% CI)", "STATUS", "not shown to fit 80 columns:", "-o wide"} {
+		if !strings.Contains(narrow, want) {
+			t.Errorf("COLUMNS=80 cnperf report lacks %q:\n%s", want, narrow)
+		}
+	}
+	wide := runBin(t, bin, "80", "report", "-o", "wide", b)
+	for _, want := range []string{"BURST", "COV", "RETRANS", "MISSED CI ±"} {
+		if !strings.Contains(wide, want) {
+			t.Errorf("cnperf report -o wide lacks %q:\n%s", want, wide)
+		}
+	}
+	if strings.Contains(wide, "not shown to fit") {
+		t.Errorf("cnperf report -o wide left columns out:\n%s", wide)
+	}
+}
