@@ -62,7 +62,8 @@ func NewRootCommand(streams iostreams.Streams) *cobra.Command {
 between pods, hosts and services, with its built-in load generator or with netperf, iperf3,
 uperf, qperf and sockperf, and reports every result with honest statistics.
 
-Exit codes: 0 all good, 1 a case or sample failed or a gate was exceeded, 2 bad usage or input.`,
+Exit codes: 0 all good; 1 something failed while running (a case, a sample, a gate, an
+interruption, indexing, the cluster); 2 bad usage or input, found before anything ran.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(*cobra.Command, []string) error {

@@ -216,12 +216,13 @@ func loadBytes(name string, data []byte, format string) (l *Loaded, err error) {
 		return nil, out
 	}
 	// Values (durations, sizes, names, ranges) are checked now; what needs the driver registry
+	// or the command line (the shortest sample, --allow-short-samples)
 	// is checked at expansion.
 	// A tiger-bench file may hold only tests without cases (ttfr, dnsperf, standing config).
 	if format == FormatTigerBench && len(l.Plan.Tests) == 0 {
 		return l, nil
 	}
-	if err := plan.Validate(l.Plan, plan.Options{DefaultPaths: []api.Path{""}}, nil); err != nil {
+	if err := plan.Validate(l.Plan, plan.Options{DefaultPaths: []api.Path{""}, AllowShortSamples: true}, nil); err != nil {
 		return nil, AnnotateErrors(l, err)
 	}
 	return l, nil

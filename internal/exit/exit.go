@@ -1,8 +1,11 @@
 // Package exit maps errors to cnperf's documented exit codes:
 //
 //	0  everything ran and every case passed
-//	1  a case failed, a sample failed, or a gate (tolerance, regression) was exceeded
-//	2  bad usage or bad input (flags, plan file), detected before anything ran
+//	1  something failed while running: a case, a sample, a gate (tolerance, regression), an
+//	   interruption, indexing into OpenSearch, the cluster, the lab or the agent
+//	2  bad usage or bad input (flags, plan file, results files), detected before anything ran
+//
+// README.md's "Exit codes" table says the same; keep the two together.
 //
 // and 128 + the signal's number (130, 143) for a process ended by SIGINT/SIGTERM before it
 // had anything to clean up, or by a third signal (internal/interrupt exits with it).

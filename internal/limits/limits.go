@@ -25,7 +25,8 @@ import (
 const (
 	// MaxCases is the most cases one plan may expand to.
 	MaxCases = 10000
-	// MaxSamples is the most samples a case with a confidence target may take (maxSamples).
+	// MaxSamples is the most samples a case may take: samples, and maxSamples with a
+	// confidence target.
 	MaxSamples = 1000
 	// MaxParallelFlows, MaxBurst and MaxMessageSizeBytes are the most any driver accepts;
 	// each case is then held to its own driver's row (For).
@@ -34,6 +35,10 @@ const (
 	MaxMessageSizeBytes = NativeMaxMessageSizeBytes
 	// MaxDuration is the longest measured time of one sample.
 	MaxDuration = 24 * time.Hour
+	// MinDuration is the shortest measured time of one sample unless the caller allows shorter
+	// ones (plan.Options.AllowShortSamples, `cnperf run --allow-short-samples`): below it the
+	// connection set-up, timer resolution and scheduling are most of what a sample measures.
+	MinDuration = 100 * time.Millisecond
 	// MaxWarmup is the longest warm-up before a case's samples.
 	MaxWarmup = time.Hour
 	// MaxTimeout is the longest per-sample timeout a plan may set.

@@ -34,6 +34,8 @@ type Options struct {
 	// DriverWarmup, when set, gives a driver's own default warm-up in seconds (ok false: the
 	// built-in 0), for cases whose group and defaults set no warmup.
 	DriverWarmup func(driver string) (seconds float64, ok bool)
+	// AllowShortSamples lets a sample's duration be shorter than limits.MinDuration.
+	AllowShortSamples bool
 }
 
 // Expand validates p and expands it into the ordered list of cases, with the built-in
@@ -266,12 +268,15 @@ func (x *expander) read(g *api.TestGroup, prefix string) group {
 	r.burst = x.intList(g.Burst, prefix, "burst", "burst", 0, MaxBurst)
 
 	r.duration = x.duration(g.Duration, at("duration"), "duration", false, limits.MaxDuration)
+	if r.duration != nil && !r.duration.bad {
+		x.checkShort(r.duration.v, r.duration.path, strings.TrimSpace(g.Duration))
+	}
 	r.warmup = x.duration(g.Warmup, at("warmup"), "warm-up", true, limits.MaxWarmup)
 	if g.Samples != nil {
 		v := *g.Samples
 		r.samples = &one[int]{item: item[int]{v, at("samples")}}
-		if v < 1 {
-			x.errs.Add(at("samples"), "samples must be at least 1, got %d", v)
+		if msg := intRange("samples", v, 1, MaxSamples); msg != "" {
+			x.errs.Add(at("samples"), "%s", msg)
 			r.samples.bad = true
 		}
 	}
@@ -366,6 +371,15 @@ func intRange(what string, v, lo, hi int) string {
 		return fmt.Sprintf("%s %d is larger than the limit of %d%s", what, v, hi, unit)
 	}
 	return ""
+}
+
+// checkShort refuses a sample duration below limits.MinDuration unless the options allow it.
+func (x *expander) checkShort(seconds float64, path, shown string) {
+	if x.opts.AllowShortSamples || seconds >= limits.MinDuration.Seconds() {
+		return
+	}
+	x.errs.Add(path, "duration %s is shorter than the %s a sample must last at least (set-up and timers would be most of "+
+		"what it measures; --allow-short-samples allows it)", shown, limits.MinDuration)
 }
 
 func (x *expander) duration(s, path, what string, zeroOK bool, most time.Duration) *one[float64] {
@@ -791,14 +805,22 @@ func joinPaths(ps []api.Path) string {
 
 // LimitFields names the fields CaseLimits reports against (e.g. a command's flags).
 type LimitFields struct {
-	Parallel, Burst, MessageSize, ResponseSize, Duration, Warmup string
+	Parallel, Burst, MessageSize, ResponseSize, Duration, Warmup, Samples string
+	// AllowShortSamples lets the duration be shorter than limits.MinDuration.
+	AllowShortSamples bool
 }
 
 // CaseLimits holds one case to its driver's row of the limits table (limits.For), as
 // ExpandWith does for every case of a plan; for commands that build their cases without a
 // plan (mesh). Every problem is returned as a *FieldErrors at the given field names.
 func CaseLimits(c Case, f LimitFields) error {
-	x := &expander{}
+	x := &expander{opts: Options{AllowShortSamples: f.AllowShortSamples}}
+	if c.Params.DurationSeconds > 0 {
+		x.checkShort(c.Params.DurationSeconds, f.Duration, secs(c.Params.DurationSeconds))
+	}
+	if msg := intRange("samples", c.Params.Samples, 1, MaxSamples); msg != "" && f.Samples != "" {
+		x.errs.Add(f.Samples, "%s", msg)
+	}
 	x.checkLimits(c, item[int]{c.Params.MessageSizeBytes, f.MessageSize}, caseSources{parallel: f.Parallel, burst: f.Burst,
 		respSize: f.ResponseSize, duration: f.Duration, warmup: f.Warmup})
 	return x.errs.Err()

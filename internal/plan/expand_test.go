@@ -132,6 +132,18 @@ func TestExpandOptions(t *testing.T) {
 	}
 }
 
+// TestExpandAllowShortSamples: the caller's option lets a sample last less than 100 ms.
+func TestExpandAllowShortSamples(t *testing.T) {
+	p := plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Duration: "10ms"})
+	if _, err := plan.ExpandWith(p, plan.Options{}, driver.Check); err == nil {
+		t.Fatal("a 10ms sample was accepted without AllowShortSamples")
+	}
+	cases, err := plan.ExpandWith(p, plan.Options{AllowShortSamples: true}, driver.Check)
+	if err != nil || len(cases) != 1 || cases[0].Params.DurationSeconds != 0.01 {
+		t.Fatalf("with AllowShortSamples: %v %+v", err, cases)
+	}
+}
+
 func TestExpandConfidence(t *testing.T) {
 	target := &api.ConfidenceTarget{Level: 95, HalfWidthPercent: 5}
 	tests := []struct {
@@ -236,6 +248,11 @@ func TestExpandErrors(t *testing.T) {
 			[]string{`tests[0].timeout: timeout 12s must be longer than duration + warm-up (12s)`}},
 		{"samples", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Samples: ptr(0)}),
 			[]string{`tests[0].samples: samples must be at least 1, got 0`}},
+		// Finding 8 of issue 28: a 1 ns sample and an unbounded sample count were accepted.
+		{"sample too short", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Duration: "99ms"}),
+			[]string{`tests[0].duration: duration 99ms is shorter than the 100ms a sample must last at least (set-up and timers would be most of what it measures; --allow-short-samples allows it)`}},
+		{"too many samples", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Samples: ptr(1001)}),
+			[]string{`tests[0].samples: samples 1001 is larger than the limit of 1000`}},
 		{"maxSamples without confidence", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, MaxSamples: ptr(30)}),
 			[]string{`tests[0].maxSamples: maxSamples applies only with a confidence target (confidence: {level: 95, halfWidthPercent: 5})`}},
 		{"maxSamples below samples", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Samples: ptr(5), MaxSamples: ptr(4),

@@ -108,13 +108,14 @@ type Session struct {
 }
 
 // Start starts recording run; with a resultsFile, the run's header is written to it at once
-// and every case as it is recorded.
+// and every case as it is recorded. A results file that cannot be created is bad input (exit
+// code 2): callers start the session before anything runs.
 func Start(run *api.Run, resultsFile string) (*Session, error) {
 	s := &Session{Run: run, Log: logging.Discard()}
 	if resultsFile != "" {
 		rw, err := runfile.Create(resultsFile, run)
 		if err != nil {
-			return nil, fmt.Errorf("--results: %w", err)
+			return nil, exit.Usage("--results: %w", err)
 		}
 		s.rw = rw
 	}

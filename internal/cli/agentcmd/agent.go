@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -143,6 +144,12 @@ func (o *serveOptions) run(ctx context.Context, streams iostreams.Streams) error
 	}
 	if o.maxConns < 1 {
 		return exit.Usage("agent serve: --max-connections must be at least 1")
+	}
+	if o.bind != "" {
+		// bad input (exit 2) like the other flags; loadgen checks it again for its other callers
+		if _, err := netip.ParseAddr(o.bind); err != nil {
+			return exit.Usage("agent serve: --bind %q: want an IP address", o.bind)
+		}
 	}
 	tok, err := readToken("serve", o.tokenFile)
 	if err != nil {

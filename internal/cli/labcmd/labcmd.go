@@ -15,6 +15,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/cli/flags"
+	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/lab"
@@ -73,7 +74,7 @@ func selectPaths(names []string) ([]api.Path, error) {
 			return lab.Paths, nil
 		}
 		if !lab.Supports(api.Path(n)) {
-			return nil, fmt.Errorf("--path %q: the lab builds %s", n, joinPaths(lab.Paths))
+			return nil, exit.Usage("--path %q: the lab builds %s", n, joinPaths(lab.Paths))
 		}
 		out = append(out, api.Path(n))
 	}
@@ -148,12 +149,12 @@ func newDown(streams iostreams.Streams) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tag := strings.ToLower(args[0])
 			if lab.TagOf(lab.Prefix+tag+"-x") == "" {
-				return fmt.Errorf("%q is not a lab tag (six hex digits, as `cnperf lab list` shows)", args[0])
+				return exit.Usage("%q is not a lab tag (six hex digits, as `cnperf lab list` shows)", args[0])
 			}
 			rep, err := lab.Cleanup(cmd.Context(), lab.CleanupOptions{Tag: tag, Force: true})
 			printReport(streams, rep)
 			if err == nil && len(rep.Removed) == 0 {
-				return fmt.Errorf("no lab with tag %s", tag)
+				return exit.Usage("no lab with tag %s (`cnperf lab list` shows the labs on this host)", tag)
 			}
 			return err
 		},
@@ -181,7 +182,7 @@ func newList(streams iostreams.Streams) *cobra.Command {
 				return enc.Encode(runs)
 			case "table":
 			default:
-				return fmt.Errorf("-o %q: use table or json", output)
+				return exit.Usage("-o %q: use table or json", output)
 			}
 			if len(runs) == 0 {
 				streams.Logger().Info("no lab namespaces on this host")

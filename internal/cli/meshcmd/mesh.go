@@ -227,7 +227,7 @@ func (o *Options) validate() (*settings, error) {
 	}
 	c := plan.Case{Profile: s.profile, Path: api.PathPodPodCrossNode, Driver: d.Name(), Params: s.params}
 	if err := plan.CaseLimits(c, plan.LimitFields{Parallel: "--parallel", Burst: "--burst", MessageSize: "--message-size",
-		Duration: "--duration", Warmup: "--warmup"}); err != nil {
+		Duration: "--duration", Warmup: "--warmup", Samples: "--samples"}); err != nil {
 		return nil, exit.Usage("%v", err)
 	}
 	if err := driver.Check(c); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,10 +66,10 @@ func printDryRun(w io.Writer, format, platformName string, cases []plan.Case, te
 	fmt.Fprintf(w, "platform: %s\n", platformName)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tGROUP\tPROFILE\tDRIVER\tPATH\tSIZE\tPAR\tBURST\tDURATION\tWARMUP\tSAMPLES\tOTHER")
-	var total time.Duration
+	var totalSeconds float64 // in seconds: a sum of many long cases can exceed a time.Duration
 	for _, c := range out {
 		p := c.Params
-		total += time.Duration(float64(p.Samples)*p.DurationSeconds*float64(time.Second)) + time.Duration(p.WarmupSeconds*float64(time.Second))
+		totalSeconds += float64(p.Samples)*p.DurationSeconds + p.WarmupSeconds
 		path := string(c.Path)
 		if path == "" {
 			path = "(platform's choice)"
@@ -87,7 +88,7 @@ func printDryRun(w io.Writer, format, platformName string, cases []plan.Case, te
 	for _, t := range tests {
 		fmt.Fprintf(w, "tiger-bench test %d (line %d): %s%s\n", t.Index+1, t.Line, t.Kind, tigerBenchSettings(t.Config))
 	}
-	fmt.Fprintf(w, "%d cases, at least %s of measurement\n", len(out), total)
+	fmt.Fprintf(w, "%d cases, at least %s of measurement\n", len(out), longSecs(totalSeconds))
 	return nil
 }
 
@@ -97,6 +98,14 @@ func size(p api.Params) string {
 		s += "/" + strconv.Itoa(p.ResponseSizeBytes)
 	}
 	return s
+}
+
+// longSecs is secs for sums that may not fit a time.Duration (about 292 years): those in hours.
+func longSecs(s float64) string {
+	if s >= float64(math.MaxInt64/int64(time.Second)) {
+		return fmt.Sprintf("%.0fh", s/3600)
+	}
+	return secs(s)
 }
 
 func secs(s float64) string { return time.Duration(s * float64(time.Second)).String() }

@@ -2,6 +2,7 @@ package runcmd
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -14,6 +15,9 @@ import (
 // what to run. defaultSuite reports the latter.
 func (o *Options) buildPlan(fs *pflag.FlagSet) (p *api.Plan, loaded *config.Loaded, defaultSuite bool, err error) {
 	set := func(name string) bool { f := fs.Lookup(name); return f != nil && f.Changed }
+	if err := emptyPlanFlags(fs); err != nil {
+		return nil, nil, false, err
+	}
 	if o.ConfigFile != "" {
 		loaded, err = config.Load(o.ConfigFile)
 		if err != nil {
@@ -63,6 +67,18 @@ var DefaultSuiteSamples = [2]int{3, 8}
 var planFlags = []string{config.FlagProfile, config.FlagDriver, config.FlagPath, config.FlagDuration, config.FlagWarmup,
 	config.FlagSamples, config.FlagMessageSize, config.FlagResponseSize, config.FlagParallel, config.FlagBurst,
 	config.FlagRate, config.FlagTimeout, config.FlagIPFamily, config.FlagOption, config.FlagConfidence, config.FlagExclude}
+
+// emptyPlanFlags refuses a plan flag given with an empty value (--profile ”): it would
+// otherwise mean "not given" and silently run the defaults.
+func emptyPlanFlags(fs *pflag.FlagSet) error {
+	for _, name := range planFlags {
+		f := fs.Lookup(name)
+		if f != nil && f.Changed && f.Value.Type() == "string" && strings.TrimSpace(f.Value.String()) == "" {
+			return exit.Usage("--%s: empty value; give one or leave the flag out for the default", name)
+		}
+	}
+	return nil
+}
 
 func anyPlanFlagSet(set func(string) bool) bool {
 	for _, f := range planFlags {

@@ -22,6 +22,7 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/limits"
 	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
@@ -44,11 +45,13 @@ type Options struct {
 	NoProgress  bool
 	// DryRun reads, validates and expands the plan and prints its cases without running
 	// anything: no cluster is contacted, no server started, nothing created.
-	DryRun     bool
-	Flags      config.FlagValues
-	Platforms  platformOptions
-	Sinks      sink.Options
-	TigerBench tigerbench.Options
+	DryRun bool
+	// AllowShortSamples lets samples be shorter than limits.MinDuration (100 ms).
+	AllowShortSamples bool
+	Flags             config.FlagValues
+	Platforms         platformOptions
+	Sinks             sink.Options
+	TigerBench        tigerbench.Options
 
 	// platform, when set, is the platform instead of the one --platform chooses (tests).
 	platform platform.Platform
@@ -87,6 +90,8 @@ on disk, appended as each case ends, so an interrupted run loses no finished cas
 	fs.BoolVar(&o.NoProgress, "no-progress", false, "do not print progress on stderr")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "read, validate and expand the plan and print the cases it would run (-o table or json), the platform and the warnings; contacts no cluster, starts and creates nothing; exit 0 when valid, 2 when not")
 	addPlanFlags(fs, &o.Flags)
+	fs.BoolVar(&o.AllowShortSamples, "allow-short-samples", false,
+		"allow --duration below "+limits.MinDuration.String()+" (set-up and timers then dominate a sample)")
 	// Plural spellings are accepted: --paths all, --profiles, --drivers.
 	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		switch name {
@@ -169,7 +174,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		return nil
 	}
 	opts := plan.Options{DefaultPaths: platform.TraitsOf(plat).DefaultPaths, DriverMessageSize: driver.DefaultMessageSize,
-		DriverWarmup: driver.DefaultWarmup}
+		DriverWarmup: driver.DefaultWarmup, AllowShortSamples: o.AllowShortSamples}
 	var cases []plan.Case
 	if loaded != nil {
 		cases, err = loaded.Expand(opts, check)

@@ -1,0 +1,112 @@
+package integration
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// cliResult is what one invocation of the real binary did.
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// runCLI runs the built binary with args, no cluster configured (KUBECONFIG and HOME point at
+// nothing), stdin from stdin.
+func runCLI(t *testing.T, bin, stdin string, env []string, args ...string) cliResult {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	home := t.TempDir()
+	cmd.Env = append(os.Environ(), "KUBECONFIG=", "HOME="+home, "KUBERNETES_SERVICE_HOST=", "COLUMNS=", "CNPERF_AGENT_TOKEN=")
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("%v: %v", args, err)
+	}
+	return cliResult{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// cliBinary is the binary under test: $CNPERF_TEST_BINARY when set (to show that a test fails
+// on an older build), else one built from this tree.
+func cliBinary(t *testing.T) string {
+	if b := os.Getenv("CNPERF_TEST_BINARY"); b != "" {
+		return b
+	}
+	return buildCnperf(t)
+}
+
+// TestCLIEdges runs the real binary on the inputs issue 28 found mishandled (findings 8 and 9
+// and the kubectl conventions): each row's exit code and the words its message must hold.
+func TestCLIEdges(t *testing.T) {
+	bin := cliBinary(t)
+	dir := t.TempDir()
+	var flows []string
+	for i := 1; i <= 120; i++ {
+		flows = append(flows, strconv.Itoa(i))
+	}
+	parallel120 := strings.Join(flows, ",")
+	tests := []struct {
+		name   string
+		args   []string
+		env    []string
+		stdin  string
+		code   int
+		stderr []string // substrings of stderr
+		stdout []string // substrings of stdout
+	}{
+		// Finding 8: absurd settings.
+		{name: "1ns sample", args: []string{"run", "--dry-run", "--profile", "TCP_RR", "--duration", "1ns"}, code: 2,
+			stderr: []string{"--duration: duration 1ns is shorter than the 100ms a sample must last at least", "--allow-short-samples"}},
+		{name: "short sample allowed", args: []string{"run", "--dry-run", "--profile", "TCP_RR", "--duration", "10ms", "--allow-short-samples"},
+			stdout: []string{"10ms"}},
+		{name: "too many samples", args: []string{"run", "--dry-run", "--profile", "TCP_RR", "--samples", "100000000000"}, code: 2,
+			stderr: []string{"--samples: samples 100000000000 is larger than the limit of 1000"}},
+		{name: "estimate beyond 292 years", args: []string{"run", "--dry-run", "--profile", "TCP_RR", "--samples", "1000", "--duration", "24h",
+			"--parallel", parallel120}, stdout: []string{"120 cases, at least 2880000h of measurement"}},
+		// Finding 9: exit codes as the README's table says.
+		{name: "results path", args: []string{"run", "--profile", "TCP_RR", "--duration", "1s", "--samples", "1", "--results", filepath.Join(dir, "no", "such", "dir", "r.jsonl")},
+			code: 2, stderr: []string{"--results:"}},
+		{name: "lab down bad tag", args: []string{"lab", "down", "zzz"}, code: 2, stderr: []string{`"zzz" is not a lab tag`}},
+		{name: "agent serve empty token", args: []string{"agent", "serve", "--token-file", "/dev/null"}, code: 2,
+			stderr: []string{"--token-file /dev/null is empty"}},
+		{name: "agent serve bad bind", args: []string{"agent", "serve", "--bind", "nonsense"}, env: []string{"CNPERF_AGENT_TOKEN=" + strings.Repeat("a", 64)},
+			code: 2, stderr: []string{`--bind "nonsense": want an IP address`}},
+		{name: "unknown command", args: []string{"rnu"}, code: 2, stderr: []string{`unknown command "rnu"`}},
+		{name: "report missing file", args: []string{"report", filepath.Join(dir, "none.jsonl")}, code: 2, stderr: []string{"no such file"}},
+		// kubectl conventions.
+		{name: "empty profile", args: []string{"run", "--dry-run", "--profile", ""}, code: 2, stderr: []string{"--profile: empty value"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := tt.args
+			r := runCLI(t, bin, tt.stdin, tt.env, args...)
+			if r.code != tt.code {
+				t.Errorf("cnperf %s: exit %d, want %d\nstderr:\n%s", strings.Join(args, " "), r.code, tt.code, r.stderr)
+			}
+			for _, s := range tt.stderr {
+				if !strings.Contains(r.stderr, s) {
+					t.Errorf("cnperf %s: stderr lacks %q:\n%s", strings.Join(args, " "), s, r.stderr)
+				}
+			}
+			for _, s := range tt.stdout {
+				if !strings.Contains(r.stdout, s) {
+					t.Errorf("cnperf %s: stdout lacks %q:\n%s", strings.Join(args, " "), s, r.stdout)
+				}
+			}
+		})
+	}
+}
