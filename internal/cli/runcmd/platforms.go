@@ -37,8 +37,11 @@ func (p *platformOptions) addFlags(fs *pflag.FlagSet) {
 	flags.Kube(fs, &p.kube)
 }
 
-// choose picks the platform. auto means kube when a cluster is configured, else local. With
-// dryRun the kube platform gets no client: it can check paths but never reach the cluster.
+// choose picks the platform. auto means kube when --kubeconfig or --context is given or a
+// cluster is configured, else local. An explicit --kubeconfig or --context must load (a
+// missing or unreadable file, an unknown context: exit 2, as kubectl), also with --dry-run;
+// with --platform local it is refused, never ignored. With dryRun the kube platform gets no
+// client: it can check paths but never reach the cluster.
 func (p *platformOptions) choose(name, runID string, log io.Writer, defaultSuite, dryRun bool) (platform.Platform, error) {
 	newKube := p.newKube
 	if dryRun {
@@ -46,9 +49,19 @@ func (p *platformOptions) choose(name, runID string, log io.Writer, defaultSuite
 	}
 	p.local.External, p.kube.External = p.external, p.external
 	p.local.RunID = runID
+	explicit := p.kube.Kubeconfig != "" || p.kube.Context != ""
+	if explicit && name != "local" {
+		if _, err := kube.RESTConfig(p.kube.Kubeconfig, p.kube.Context); err != nil {
+			return nil, exit.Usage("%s: %v", explicitFlags(p.kube), err)
+		}
+	}
 	switch name {
 	case "auto", "":
-		if ok, why := kube.Detect(); ok && !defaultSuite || ok && p.kube.Kubeconfig != "" {
+		if explicit {
+			fmt.Fprintf(log, "using the kube platform (%s)\n", explicitFlags(p.kube))
+			return newKube(runID, log)
+		}
+		if ok, why := kube.Detect(); ok && !defaultSuite {
 			fmt.Fprintf(log, "using the kube platform (%s)\n", why)
 			return newKube(runID, log)
 		} else if ok {
@@ -58,12 +71,27 @@ func (p *platformOptions) choose(name, runID string, log io.Writer, defaultSuite
 		}
 		return local.New(p.local, log), nil
 	case "local":
+		if explicit {
+			return nil, exit.Usage("%s: the local platform uses no cluster; drop the flag or use --platform kube", explicitFlags(p.kube))
+		}
 		return local.New(p.local, log), nil
 	case "kube":
 		return newKube(runID, log)
 	default:
 		return nil, exit.Usage("--platform: unknown platform %q (expected auto, local or kube)", name)
 	}
+}
+
+// explicitFlags names the kube flags given, with their values.
+func explicitFlags(o kube.Options) string {
+	var f []string
+	if o.Kubeconfig != "" {
+		f = append(f, "--kubeconfig "+o.Kubeconfig)
+	}
+	if o.Context != "" {
+		f = append(f, "--context "+o.Context)
+	}
+	return strings.Join(f, " ")
 }
 
 func (p *platformOptions) newKube(runID string, log io.Writer) (platform.Platform, error) {

@@ -84,7 +84,7 @@ on disk, appended as each case ends, so an interrupted run loses no finished cas
 	fs.StringVarP(&o.ConfigFile, "config", "c", "", "plan file: cnperf Plan YAML, k8s-netperf netperf.yml (v1/v2) or tiger-bench testconfig.yaml")
 	fs.StringVarP(&o.Output, "output", "o", "table", "output format: "+strings.Join(report.Formats(), ", "))
 	fs.StringVar(&o.ResultsFile, "results", "", "write the run to this file as each case ends (JSON Lines; read by report/compare)")
-	fs.StringVar(&o.Platform, "platform", "auto", "where endpoints live: auto (kube when a cluster is configured, else local), local, kube")
+	fs.StringVar(&o.Platform, "platform", "auto", "where endpoints live: auto (kube with --kubeconfig/--context or a configured cluster, else local), local, kube")
 	fs.StringVar(&o.UUID, "uuid", "", "run id to use instead of a random UUID")
 	fs.StringArrayVar(&o.Labels, "label", nil, "label the run, KEY=VALUE (repeatable), e.g. --label cni=calico")
 	fs.BoolVar(&o.NoProgress, "no-progress", false, "do not print progress on stderr")
@@ -209,8 +209,8 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	}
 	if defaultSuite {
 		c := cases[0]
-		lg.Info(fmt.Sprintf("running the default suite: %d cases (%s), driver native, path loopback, %s samples until the %g%% CI is within ±%g%% (%d to %d each)",
-			len(cases), joinProfiles(DefaultSuiteProfiles), c.Duration(), c.Params.Confidence.Level, c.Params.Confidence.HalfWidthPercent,
+		lg.Info(fmt.Sprintf("running the default suite: %d cases (%s), driver native, path %s, %s samples until the %g%% CI is within ±%g%% (%d to %d each)",
+			len(cases), joinProfiles(DefaultSuiteProfiles), c.Path, c.Duration(), c.Params.Confidence.Level, c.Params.Confidence.HalfWidthPercent,
 			c.Params.Samples, c.Params.MaxSamples))
 	}
 
