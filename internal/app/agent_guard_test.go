@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/procexec"
 	"github.com/cnperf/cnperf/internal/sink/opensearch"
@@ -55,7 +56,7 @@ func findAgent() (*agentProc, error) {
 		a := &agentProc{pid: pid, argv: argv}
 		a.env = strings.Split(string(env), "\x00")
 		for _, kv := range a.env {
-			if v, ok := strings.CutPrefix(kv, loadgen.TokenEnv+"="); ok {
+			if v, ok := strings.CutPrefix(kv, agenttoken.Env+"="); ok {
 				a.token = v
 			}
 		}
@@ -68,7 +69,7 @@ func findAgent() (*agentProc, error) {
 // its command line), refuses a client without it, and the token shows nowhere in the output.
 // The sinks' credentials in cnperf's environment do not reach it (issue 28 finding 11).
 func TestLocalAgentGuarded(t *testing.T) {
-	t.Setenv(loadgen.TokenEnv, "")
+	t.Setenv(agenttoken.Env, "")
 	credentials := []string{opensearch.EnvUsername, opensearch.EnvPassword, prometheus.EnvToken}
 	for _, name := range credentials {
 		t.Setenv(name, "secret-"+name)
@@ -162,7 +163,7 @@ func TestLocalAgentGuarded(t *testing.T) {
 // TestCredentialEnvComplete: every variable cnperf takes a credential from is one that no
 // child process inherits (procexec.CredentialEnv).
 func TestCredentialEnvComplete(t *testing.T) {
-	for _, name := range []string{opensearch.EnvUsername, opensearch.EnvPassword, prometheus.EnvToken, loadgen.TokenEnv} {
+	for _, name := range []string{opensearch.EnvUsername, opensearch.EnvPassword, prometheus.EnvToken, agenttoken.Env} {
 		if !slices.Contains(procexec.CredentialEnv, name) {
 			t.Errorf("procexec.CredentialEnv lacks %s", name)
 		}

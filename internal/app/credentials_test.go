@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/loadgen"
+	"github.com/cnperf/cnperf/internal/agenttoken"
 )
 
 // A real local `cnperf run` with the agent token and OpenSearch credentials given through the
@@ -28,7 +28,7 @@ func TestRunCredentialsNeverShown(t *testing.T) {
 		http.Error(w, fmt.Sprintf(`{"error":"denied %s %s; Authorization: %s; password was %s"}`, r.Method, r.URL, r.Header.Get("Authorization"), pw), http.StatusBadRequest)
 	}))
 	defer srv.Close()
-	t.Setenv(loadgen.TokenEnv, token)
+	t.Setenv(agenttoken.Env, token)
 	t.Setenv("CNPERF_OPENSEARCH_USERNAME", "elastic")
 	t.Setenv("CNPERF_OPENSEARCH_PASSWORD", pw)
 	results := filepath.Join(t.TempDir(), "run.jsonl")

@@ -39,7 +39,7 @@ type ClientConfig struct {
 	NoHistogram       bool    // do not time transactions (to measure the histogram's cost)
 	ConnectTimeout    time.Duration
 	Software          string
-	// Token is the run's secret the server was started with (TokenEnv); it is sent in the
+	// Token is the run's secret the server was started with (agenttoken.Env); it is sent in the
 	// setup message only and is in no report.
 	Token string
 }

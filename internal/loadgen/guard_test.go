@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/loadgen/control"
 )
 
@@ -87,8 +88,8 @@ func TestTokenRequired(t *testing.T) {
 
 func TestServerNeedsToken(t *testing.T) {
 	for _, tok := range []string{"", "short", strings.Repeat("x", control.MaxTokenBytes+1)} {
-		if _, err := NewServer(ServerConfig{Bind: "127.0.0.1", Token: tok}); err == nil || !strings.Contains(err.Error(), TokenEnv) {
-			t.Errorf("token %q: err = %v, want one naming %s", tok, err, TokenEnv)
+		if _, err := NewServer(ServerConfig{Bind: "127.0.0.1", Token: tok}); err == nil || !strings.Contains(err.Error(), agenttoken.Env) {
+			t.Errorf("token %q: err = %v, want one naming %s", tok, err, agenttoken.Env)
 		}
 	}
 }

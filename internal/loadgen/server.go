@@ -11,13 +11,12 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/loadgen/control"
 )
 
@@ -45,7 +44,7 @@ type ServerConfig struct {
 	Log io.Writer
 	// Software names the server in the handshake, e.g. "cnperf v0.1.0".
 	Software string
-	// Token is the run's secret (see NewToken): only a client that presents it in its setup
+	// Token is the run's secret (see agenttoken.New): only a client that presents it in its setup
 	// message can start a test. Required.
 	Token string
 
@@ -78,28 +77,6 @@ type Server struct {
 	wg    sync.WaitGroup
 }
 
-// NewToken returns a new run token: 32 random bytes as 64 hex digits.
-func NewToken() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("generate agent token: %w", err)
-	}
-	return hex.EncodeToString(b), nil
-}
-
-// RunToken is the token a run hands its agents: $CNPERF_AGENT_TOKEN when set (the user's own
-// agents, e.g. an external server started by hand), else a new random one.
-func RunToken() (string, error) {
-	if t := strings.TrimSpace(os.Getenv(TokenEnv)); t != "" {
-		return t, nil
-	}
-	return NewToken()
-}
-
-// TokenEnv is the environment variable that hands the run's token to `cnperf agent serve` and
-// `cnperf agent client` (never a command-line argument: every local user can read those).
-const TokenEnv = "CNPERF_AGENT_TOKEN"
-
 // MinTokenBytes is the shortest token a server accepts to be started with.
 const MinTokenBytes = 16
 
@@ -113,7 +90,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	if len(cfg.Token) < MinTokenBytes || len(cfg.Token) > control.MaxTokenBytes {
 		return nil, fmt.Errorf("agent token must be %d..%d bytes (got %d): set %s (cnperf agent token prints a new one)",
-			MinTokenBytes, control.MaxTokenBytes, len(cfg.Token), TokenEnv)
+			MinTokenBytes, control.MaxTokenBytes, len(cfg.Token), agenttoken.Env)
 	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultMaxConns

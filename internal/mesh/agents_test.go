@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/driver/native"
-	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform/kube"
 )
@@ -70,7 +70,7 @@ func TestBuildDaemonSet(t *testing.T) {
 		// the run's agent token: from the run's Secret, never in the DaemonSet's spec
 		for _, c := range spec.Containers {
 			if len(c.Env) != 1 || !reflect.DeepEqual(c.Env[0], kube.TokenEnvVar(o.RunID)) || c.Env[0].Value != "" {
-				t.Fatalf("container %s env %+v: want %s from secret %s", c.Name, c.Env, loadgen.TokenEnv, kube.TokenSecretName(o.RunID))
+				t.Fatalf("container %s env %+v: want %s from secret %s", c.Name, c.Env, agenttoken.Env, kube.TokenSecretName(o.RunID))
 			}
 		}
 	}

@@ -25,8 +25,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/exit"
-	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/platform/kube"
 	"github.com/cnperf/cnperf/internal/tigerbench"
 )
@@ -84,7 +84,7 @@ func withoutVerb(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns,
 // user may), so the test knows what must never show.
 func e2eToken(t *testing.T) string {
 	tok := strings.ReplaceAll(uuid.NewString()+uuid.NewString(), "-", "")
-	t.Setenv(loadgen.TokenEnv, tok)
+	t.Setenv(agenttoken.Env, tok)
 	return tok
 }
 
@@ -124,7 +124,7 @@ func watchToken(t *testing.T, cs kubernetes.Interface, ns, token string) *tokenW
 				}
 				for _, c := range p.Spec.Containers {
 					for _, e := range c.Env {
-						if e.Name == loadgen.TokenEnv && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil &&
+						if e.Name == agenttoken.Env && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil &&
 							strings.HasPrefix(e.ValueFrom.SecretKeyRef.Name, "cnperf-token-") {
 							w.fromSecret++
 						}

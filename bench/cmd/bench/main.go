@@ -28,7 +28,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/loadgen"
+	"github.com/cnperf/cnperf/internal/agenttoken"
 )
 
 type options struct {
@@ -64,9 +64,9 @@ func main() {
 		os.Exit(2)
 	}
 	// the cnperf agents it starts take their token from the environment they inherit
-	tok, err := loadgen.RunToken()
+	tok, err := agenttoken.ForRun()
 	if err == nil {
-		err = os.Setenv(loadgen.TokenEnv, tok)
+		err = os.Setenv(agenttoken.Env, tok)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/flame"
 	"github.com/cnperf/cnperf/internal/iostreams"
@@ -41,11 +42,11 @@ data flows use one more port, TCP or UDP, that can be fixed with --data-port for
 and Kubernetes Services.
 
 A server runs tests only for clients that present its token: both sides read it from the
-environment variable ` + loadgen.TokenEnv + ` or from the file named by --token-file, never from
+environment variable ` + agenttoken.Env + ` or from the file named by --token-file, never from
 the command line (every local user can read command lines). 'cnperf agent token' prints a new
 one:
 
-  export ` + loadgen.TokenEnv + `=$(cnperf agent token)
+  export ` + agenttoken.Env + `=$(cnperf agent token)
 
 Profiles: TCP_STREAM, TCP_SENDFILE, TCP_MAERTS (server sends), UDP_STREAM, TCP_RR, UDP_RR,
 TCP_CRR (connect, request, response, close).`,
@@ -59,10 +60,10 @@ TCP_CRR (connect, request, response, close).`,
 func newTokenCommand(streams iostreams.Streams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "token",
-		Short: "Print a new random agent token (64 hex digits) for " + loadgen.TokenEnv,
+		Short: "Print a new random agent token (64 hex digits) for " + agenttoken.Env,
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			tok, err := loadgen.NewToken()
+			tok, err := agenttoken.New()
 			if err != nil {
 				return err
 			}
@@ -85,11 +86,11 @@ func readToken(cmd, file string) (string, error) {
 		}
 		return tok, nil
 	}
-	if tok := strings.TrimSpace(os.Getenv(loadgen.TokenEnv)); tok != "" {
+	if tok := strings.TrimSpace(os.Getenv(agenttoken.Env)); tok != "" {
 		return tok, nil
 	}
 	return "", exit.Usage("agent %s: no agent token: set %s or --token-file FILE to the token the server was started with ('cnperf agent token' prints a new one)",
-		cmd, loadgen.TokenEnv)
+		cmd, agenttoken.Env)
 }
 
 type serveOptions struct {
@@ -111,13 +112,13 @@ func newServeCommand(streams iostreams.Streams) *cobra.Command {
 standard error once it accepts clients, and one line per test. It stops on SIGINT/SIGTERM,
 or after the first test with --once.
 
-It runs a test only for a client that presents its token (` + loadgen.TokenEnv + ` or
+It runs a test only for a client that presents its token (` + agenttoken.Env + ` or
 --token-file; required). Limits: at most --max-connections control connections at once (more
 are refused at once), ` + loadgen.DefaultSetupTimeout.String() + ` to complete hello and setup, a test holds
 the server for its warm-up and duration plus ` + loadgen.DefaultHoldMargin.String() + ` at most, socket buffers
 no larger than the kernel's net.core.wmem_max/rmem_max (never forced), CPU pinning only to
 CPUs the agent may run on; out of file descriptors it waits and goes on accepting.`,
-		Example: `  export ` + loadgen.TokenEnv + `=$(cnperf agent token)
+		Example: `  export ` + agenttoken.Env + `=$(cnperf agent token)
   cnperf agent serve --bind 127.0.0.1
   cnperf agent serve --port 7100 --data-port 7101 --bind 10.0.0.5 --token-file /run/cnperf/token`,
 		Args: cobra.NoArgs,
@@ -130,7 +131,7 @@ CPUs the agent may run on; out of file descriptors it waits and goes on acceptin
 	f.StringVar(&o.bind, "bind", "", "address to listen on (default: all addresses)")
 	f.IntVar(&o.dataPort, "data-port", 0, "fixed data port for every test, TCP and UDP (0: a free port per test)")
 	f.BoolVar(&o.once, "once", false, "exit after one test")
-	f.StringVar(&o.tokenFile, "token-file", "", "read the agent token from FILE (default: $"+loadgen.TokenEnv+")")
+	f.StringVar(&o.tokenFile, "token-file", "", "read the agent token from FILE (default: $"+agenttoken.Env+")")
 	f.IntVar(&o.maxConns, "max-connections", loadgen.DefaultMaxConns, "control connections open at once; more are refused")
 	return c
 }
@@ -230,7 +231,7 @@ of every transaction in the window (merged log-linear histogram).`,
 	f.BoolVar(&o.noHist, "no-histogram", false, "do not time transactions (to measure what the histogram costs)")
 	f.DurationVar(&o.connectTO, "connect-timeout", 5*time.Second, "timeout for connecting to the server")
 	f.BoolVar(&o.jsonOut, "json", false, "print one cnperf Sample as JSON on stdout")
-	f.StringVar(&o.tokenFile, "token-file", "", "read the agent token from FILE (default: $"+loadgen.TokenEnv+")")
+	f.StringVar(&o.tokenFile, "token-file", "", "read the agent token from FILE (default: $"+agenttoken.Env+")")
 	return c
 }
 

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
-	"github.com/cnperf/cnperf/internal/loadgen"
 )
 
 func freePort(t *testing.T) int {
@@ -64,7 +64,7 @@ const testToken = "0123456789abcdef0123456789abcdef"
 
 func serve(t *testing.T, args ...string) (int, *syncBuffer) {
 	t.Helper()
-	t.Setenv(loadgen.TokenEnv, testToken)
+	t.Setenv(agenttoken.Env, testToken)
 	port := freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	log := &syncBuffer{}
@@ -126,7 +126,7 @@ func TestClientHuman(t *testing.T) {
 }
 
 func TestClientFailureJSON(t *testing.T) {
-	t.Setenv(loadgen.TokenEnv, testToken)
+	t.Setenv(agenttoken.Env, testToken)
 	out, _, err := execute(context.Background(), []string{"client", "--host", "127.0.0.1", "--port", strconv.Itoa(freePort(t)),
 		"--duration", "1s", "--json", "--connect-timeout", "1s"})
 	if err == nil || exit.Code(err) != exit.Failed {
@@ -150,14 +150,14 @@ func TestToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := []string{"client", "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--profile", "TCP_RR", "--duration", "100ms"}
-	t.Setenv(loadgen.TokenEnv, "")
-	if _, _, err := execute(context.Background(), client); exit.Code(err) != exit.BadInput || !strings.Contains(err.Error(), loadgen.TokenEnv) {
-		t.Fatalf("no token: err = %v, want a usage error naming %s", err, loadgen.TokenEnv)
+	t.Setenv(agenttoken.Env, "")
+	if _, _, err := execute(context.Background(), client); exit.Code(err) != exit.BadInput || !strings.Contains(err.Error(), agenttoken.Env) {
+		t.Fatalf("no token: err = %v, want a usage error naming %s", err, agenttoken.Env)
 	}
 	if _, stderr, err := execute(context.Background(), append(client, "--token-file", file)); err != nil {
 		t.Fatalf("token from a file: %v\n%s", err, stderr)
 	}
-	t.Setenv(loadgen.TokenEnv, strings.Repeat("9", len(testToken)))
+	t.Setenv(agenttoken.Env, strings.Repeat("9", len(testToken)))
 	_, _, err := execute(context.Background(), client)
 	if err == nil || exit.Code(err) != exit.Failed || !strings.Contains(err.Error(), "token") {
 		t.Fatalf("wrong token: err = %v, want a failure about the token", err)

@@ -19,12 +19,12 @@ import (
 	"k8s.io/client-go/rest"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/driver"
 	_ "github.com/cnperf/cnperf/internal/driver/all" // every driver
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
-	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/mesh"
 	"github.com/cnperf/cnperf/internal/mesh/meshview"
@@ -405,7 +405,7 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 		NodeResources: o.NodeResources, MaxParallelPairs: o.MaxParallelPairs,
 	}
 	mo.Params.Options = plan.MergeOptions(s.params.Options, meshOpts)
-	token, err := loadgen.RunToken()
+	token, err := agenttoken.ForRun()
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/driver/toolkit/fixture"
 	"github.com/cnperf/cnperf/internal/loadgen"
@@ -161,7 +162,7 @@ func TestCapture(t *testing.T) {
 	if !*capture {
 		t.Skip("use -capture to rewrite testdata/captured from real runs")
 	}
-	tok, err := loadgen.NewToken()
+	tok, err := agenttoken.New()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,9 +26,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/clusterinfo"
 	"github.com/cnperf/cnperf/internal/driver"
-	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
 )
@@ -499,7 +499,7 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 	var exe platform.Executor
 	if r.clientNode == roleLocal {
 		exe = localExecutor{defaultTimeout: p.s.ExecTimeout, maxOutput: p.s.MaxOutputBytes,
-			env: []string{loadgen.TokenEnv + "=" + p.s.AgentToken}}
+			env: []string{agenttoken.Env + "=" + p.s.AgentToken}}
 		pl.Client = api.Endpoint{Role: "client", Node: "local"}
 	} else {
 		cli := p.clients[clientKey{r.clientNet, r.clientNode}]

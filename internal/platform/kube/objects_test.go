@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/driver"
-	"github.com/cnperf/cnperf/internal/loadgen"
 )
 
 const testRun = "0b5c3e2a-1f0d-4c6b-9a51-0d7e3f2a9c11"
@@ -198,9 +198,9 @@ func TestBuildPod(t *testing.T) {
 				if len(c.Env) > 0 {
 					ref = c.Env[0].ValueFrom
 				}
-				if len(c.Env) != 1 || c.Env[0].Name != loadgen.TokenEnv || c.Env[0].Value != "" || ref == nil || ref.SecretKeyRef == nil ||
+				if len(c.Env) != 1 || c.Env[0].Name != agenttoken.Env || c.Env[0].Value != "" || ref == nil || ref.SecretKeyRef == nil ||
 					ref.SecretKeyRef.Name != TokenSecretName(testRun) || ref.SecretKeyRef.Key != TokenSecretKey {
-					t.Errorf("container %s: env %+v, want %s from secret %s key %s", c.Name, c.Env, loadgen.TokenEnv, TokenSecretName(testRun), TokenSecretKey)
+					t.Errorf("container %s: env %+v, want %s from secret %s key %s", c.Name, c.Env, agenttoken.Env, TokenSecretName(testRun), TokenSecretKey)
 				}
 			}
 			// nowhere in the serialized pod (what kubectl get pod -o yaml shows)

@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/cnperf/cnperf/internal/loadgen"
+	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/version"
 )
 
@@ -22,7 +22,7 @@ type Options struct {
 	NoPreflight bool
 	// AgentToken is the run's token for the built-in agent, handed to every endpoint
 	// container in its environment (the pod spec, never a command line); empty:
-	// loadgen.RunToken().
+	// agenttoken.ForRun().
 	AgentToken string
 	// Kubeconfig is the kubeconfig file; empty means $KUBECONFIG, then ~/.kube/config, then
 	// the in-cluster service account.
@@ -84,7 +84,7 @@ const (
 // withDefaults fills zero values.
 func (o Options) withDefaults() Options {
 	if o.AgentToken == "" {
-		o.AgentToken, _ = loadgen.RunToken() // crypto/rand does not fail on Linux
+		o.AgentToken, _ = agenttoken.ForRun() // crypto/rand does not fail on Linux
 	}
 	if o.Namespace == "" {
 		o.Namespace = DefaultNamespace

@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cnperf/cnperf/internal/agenttoken"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/cnperf/cnperf/internal/loadgen"
 )
 
 // The run's agent token reaches the pods through a Secret in the run's namespace: the pod
@@ -63,6 +62,6 @@ func DeleteTokenSecret(ctx context.Context, cs kubernetes.Interface, ns, runID s
 // TokenEnvVar is the environment variable that gives a container the run's token from its
 // Secret: the pod spec names the Secret, never the token.
 func TokenEnvVar(runID string) corev1.EnvVar {
-	return corev1.EnvVar{Name: loadgen.TokenEnv, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+	return corev1.EnvVar{Name: agenttoken.Env, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 		LocalObjectReference: corev1.LocalObjectReference{Name: TokenSecretName(runID)}, Key: TokenSecretKey}}}
 }

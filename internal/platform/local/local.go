@@ -21,10 +21,10 @@ import (
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/capbuf"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/procexec"
@@ -43,7 +43,7 @@ type Options struct {
 	Lab *lab.Options
 	// RunID names the lab's namespaces (cnp-<first six hex digits>-…); empty: a new uuid.
 	RunID string
-	// AgentToken is the run's token for the built-in agent; empty: loadgen.RunToken().
+	// AgentToken is the run's token for the built-in agent; empty: agenttoken.ForRun().
 	AgentToken string
 }
 
@@ -78,10 +78,10 @@ func New(opts Options, log io.Writer) *Platform {
 	}
 	if opts.AgentToken == "" {
 		// crypto/rand does not fail on Linux; an empty token would make every agent refuse to start
-		opts.AgentToken, _ = loadgen.RunToken()
+		opts.AgentToken, _ = agenttoken.ForRun()
 	}
 	host, _ := os.Hostname()
-	return &Platform{opts: opts, resolver: Resolver{AgentBinary: opts.AgentBinary, Env: []string{loadgen.TokenEnv + "=" + opts.AgentToken}},
+	return &Platform{opts: opts, resolver: Resolver{AgentBinary: opts.AgentBinary, Env: []string{agenttoken.Env + "=" + opts.AgentToken}},
 		log: log, hostname: host}
 }
 

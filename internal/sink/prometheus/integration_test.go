@@ -16,6 +16,7 @@ import (
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/loadgen"
 )
 
@@ -125,7 +126,7 @@ func TestCollectFromRealPrometheus(t *testing.T) {
 	}
 
 	// A real loopback TCP_STREAM case with the built-in generator.
-	tok, err := loadgen.NewToken()
+	tok, err := agenttoken.New()
 	if err != nil {
 		t.Fatal(err)
 	}
