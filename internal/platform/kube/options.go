@@ -2,9 +2,7 @@ package kube
 
 import (
 	"fmt"
-	"net"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/cnperf/cnperf/internal/agenttoken"
+	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/version"
 )
 
@@ -142,7 +141,7 @@ func (o Options) parse() (*settings, error) {
 		return nil, err
 	}
 	if o.External != "" {
-		if s.externalHost, s.externalPorts, err = parseExternal(o.External); err != nil {
+		if s.externalHost, s.externalPorts, err = platform.ParseExternal(o.External); err != nil {
 			return nil, err
 		}
 	}
@@ -263,32 +262,6 @@ func parseResources(in []string, guaranteed bool) (corev1.ResourceRequirements, 
 		}
 	}
 	return rr, nil
-}
-
-// parseExternal splits "HOST[:PORT[,PORT...]]" (an IPv6 host goes in brackets when ports
-// follow).
-func parseExternal(v string) (string, []int, error) {
-	host, portList := v, ""
-	if h, p, err := net.SplitHostPort(v); err == nil {
-		host, portList = h, p
-	} else if i := strings.LastIndex(v, ":"); i > 0 && !strings.Contains(v[:i], ":") {
-		host, portList = v[:i], v[i+1:]
-	}
-	host = strings.Trim(host, "[]")
-	if host == "" {
-		return "", nil, fmt.Errorf("--external %q: no host", v)
-	}
-	var ports []int
-	if portList != "" {
-		for _, f := range strings.Split(portList, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 1 || n > 65535 {
-				return "", nil, fmt.Errorf("--external %q: %q is not a port (1-65535)", v, f)
-			}
-			ports = append(ports, n)
-		}
-	}
-	return host, ports, nil
 }
 
 // validateDNSLabel returns why s is not an RFC 1123 label, or "".

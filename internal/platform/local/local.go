@@ -106,34 +106,10 @@ func (p *Platform) CheckPath(c plan.Case) error {
 		if p.opts.External == "" {
 			return fmt.Errorf("path %q needs --external HOST[:PORT[,PORT...]]", c.Path)
 		}
-		_, _, err := parseExternal(p.opts.External)
+		_, _, err := platform.ParseExternal(p.opts.External)
 		return err
 	}
 	return fmt.Errorf("path %q is not available on the local platform (available: %s, %s)", c.Path, api.PathLoopback, api.PathExternalService)
-}
-
-// parseExternal splits "HOST[:PORT[,PORT...]]".
-func parseExternal(s string) (string, []int, error) {
-	host, portList := s, ""
-	if h, p, err := net.SplitHostPort(s); err == nil {
-		host, portList = h, p
-	} else if i := strings.LastIndex(s, ":"); i > 0 && !strings.Contains(s[:i], ":") {
-		host, portList = s[:i], s[i+1:]
-	}
-	if host == "" {
-		return "", nil, fmt.Errorf("--external %q: no host", s)
-	}
-	var ports []int
-	if portList != "" {
-		for _, f := range strings.Split(portList, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 1 || n > 65535 {
-				return "", nil, fmt.Errorf("--external %q: %q is not a port (1-65535)", s, f)
-			}
-			ports = append(ports, n)
-		}
-	}
-	return host, ports, nil
 }
 
 // serverProc is one running server.
@@ -500,7 +476,7 @@ func (p *Platform) Close(ctx context.Context) error {
 
 // externalPair dials the configured external target; nothing of cnperf's serves it.
 func (p *Platform) externalPair(c plan.Case) (*platform.Pair, error) {
-	host, ports, err := parseExternal(p.opts.External)
+	host, ports, err := platform.ParseExternal(p.opts.External)
 	if err != nil {
 		return nil, err
 	}
