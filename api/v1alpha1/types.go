@@ -68,6 +68,16 @@ const (
 	PathExternalService Path = "external-service"
 )
 
+// Network is the network an endpoint's traffic flows on: the pod network or the node's own
+// (hostNetwork).
+type Network string
+
+// Networks.
+const (
+	NetworkPod  Network = "pod"
+	NetworkHost Network = "host"
+)
+
 // Paths lists every path in a stable order.
 var Paths = []Path{PathLoopback, PathHostHost, PathPodPodSameNode, PathPodPodCrossNode, PathPodPodCrossZone,
 	PathPodHost, PathHostPod, PathPodClusterIP, PathPodNodePort, PathExternalService}

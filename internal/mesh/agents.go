@@ -15,17 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
-	"github.com/cnperf/cnperf/internal/platform/kube"
-)
-
-// Network is where an agent's traffic flows: the pod network or the node's own (hostNetwork).
-type Network string
-
-// Networks.
-const (
-	NetPod  Network = "pod"
-	NetHost Network = "host"
+	"github.com/cnperf/cnperf/internal/kube"
 )
 
 // Labels on the mesh's objects (besides the kube platform's managed-by/name/run labels, so
@@ -65,12 +57,12 @@ type AgentOptions struct {
 // Agent is one node's agent pod.
 type Agent struct {
 	Node, Pod, PodIP, HostIP string
-	Network                  Network
+	Network                  api.Network
 }
 
 // AgentSet is one DaemonSet's agents, by node.
 type AgentSet struct {
-	Network Network
+	Network api.Network
 	Name    string
 	ByNode  map[string]Agent
 	// Failed are the nodes whose agent did not start, with what Kubernetes said.
@@ -103,14 +95,14 @@ func EnsureNamespace(ctx context.Context, cs kubernetes.Interface, name, runID s
 }
 
 // DaemonSetName is the agent DaemonSet's name for a network.
-func DaemonSetName(runID string, net Network) string {
+func DaemonSetName(runID string, net api.Network) string {
 	return fmt.Sprintf("cnperf-mesh-%s-%s", net, kube.ShortID(runID))
 }
 
 // BuildDaemonSet is the agent DaemonSet for a network, restricted to nodes. Its pods run the
 // servers (one container each) and an idle client container commands are exec'ed in. It uses
 // the OnDelete strategy so growing its node list starts new pods without restarting old ones.
-func BuildDaemonSet(o AgentOptions, net Network, nodes []string) *appsv1.DaemonSet {
+func BuildDaemonSet(o AgentOptions, net api.Network, nodes []string) *appsv1.DaemonSet {
 	sel := map[string]string{kube.LabelRun: o.RunID, LabelComponent: ComponentAgent, kube.LabelNetwork: string(net)}
 	labels := kube.RunLabels(o.RunID)
 	for k, v := range sel {
@@ -122,7 +114,7 @@ func BuildDaemonSet(o AgentOptions, net Network, nodes []string) *appsv1.DaemonS
 	for _, srv := range o.Servers {
 		// A startup probe stops after its first success: no probe reaches a server during a
 		// measurement.
-		po.Containers = append(po.Containers, co.ServerContainer(dnsName(srv.Name), srv, net == NetHost, true))
+		po.Containers = append(po.Containers, co.ServerContainer(dnsName(srv.Name), srv, net == api.NetworkHost, true))
 	}
 	client := co.Container(ClientContainer, kube.IdleCommand)
 	if o.Privileged {
@@ -147,8 +139,8 @@ func BuildDaemonSet(o AgentOptions, net Network, nodes []string) *appsv1.DaemonS
 }
 
 // podOptions are what every mesh pod on net shares (a DaemonSet's template: it restarts).
-func (o AgentOptions) podOptions(net Network, nodes []string) kube.PodOptions {
-	return kube.PodOptions{Namespace: o.Namespace, Nodes: nodes, HostNetwork: net == NetHost,
+func (o AgentOptions) podOptions(net api.Network, nodes []string) kube.PodOptions {
+	return kube.PodOptions{Namespace: o.Namespace, Nodes: nodes, HostNetwork: net == api.NetworkHost,
 		Tolerations: o.Tolerations, GraceSeconds: 2}
 }
 
@@ -177,7 +169,7 @@ func dnsName(s string) string {
 // DeployAgents creates the agent DaemonSet for net on nodes, growing its node list by
 // o.Batch nodes at a time once the previous batch is Ready, and returns the agents that
 // came up. Nodes whose agent does not start are reported in Failed, not fatal.
-func DeployAgents(ctx context.Context, cs kubernetes.Interface, o AgentOptions, net Network, nodes []string, log io.Writer) (*AgentSet, error) {
+func DeployAgents(ctx context.Context, cs kubernetes.Interface, o AgentOptions, net api.Network, nodes []string, log io.Writer) (*AgentSet, error) {
 	if len(nodes) == 0 {
 		return nil, errors.New("mesh: no nodes for the agents")
 	}
@@ -233,7 +225,7 @@ var badWaiting = map[string]bool{
 
 // waitAgents polls the DaemonSet's pods until every node of the batch has a Ready agent or
 // a hopeless one, or the timeout passes.
-func waitAgents(ctx context.Context, cs kubernetes.Interface, o AgentOptions, net Network, nodes []string, timeout time.Duration) ([]Agent, []Skipped, error) {
+func waitAgents(ctx context.Context, cs kubernetes.Interface, o AgentOptions, net api.Network, nodes []string, timeout time.Duration) ([]Agent, []Skipped, error) {
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	selector := fmt.Sprintf("%s=%s,%s=%s,%s=%s", kube.LabelRun, o.RunID, LabelComponent, ComponentAgent, kube.LabelNetwork, net)

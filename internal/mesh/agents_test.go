@@ -17,8 +17,8 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/driver/native"
+	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/plan"
-	"github.com/cnperf/cnperf/internal/platform/kube"
 )
 
 func TestBuildDaemonSet(t *testing.T) {
@@ -26,9 +26,9 @@ func TestBuildDaemonSet(t *testing.T) {
 	o := AgentOptions{Namespace: "ns", RunID: "1234abcd-ffff", Image: "img:v1", PullPolicy: corev1.PullNever,
 		Servers: native.Driver{}.Servers([]plan.Case{c})}
 	for _, tc := range []struct {
-		net        Network
+		net        api.Network
 		privileged bool
-	}{{NetPod, false}, {NetHost, false}, {NetPod, true}} {
+	}{{api.NetworkPod, false}, {api.NetworkHost, false}, {api.NetworkPod, true}} {
 		o.Privileged = tc.privileged
 		ds := BuildDaemonSet(o, tc.net, []string{"a", "b"})
 		spec := ds.Spec.Template.Spec
@@ -43,7 +43,7 @@ func TestBuildDaemonSet(t *testing.T) {
 		if ds.Labels[kube.LabelManagedBy] != kube.ManagedByValue || ds.Labels[kube.LabelRun] != o.RunID {
 			t.Fatalf("labels %v: cnperf cleanup would not find it", ds.Labels)
 		}
-		if spec.HostNetwork != (tc.net == NetHost) || spec.HostPID != tc.privileged {
+		if spec.HostNetwork != (tc.net == api.NetworkHost) || spec.HostPID != tc.privileged {
 			t.Fatalf("%s: hostNetwork %v hostPID %v", tc.net, spec.HostNetwork, spec.HostPID)
 		}
 		terms := spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
@@ -57,7 +57,7 @@ func TestBuildDaemonSet(t *testing.T) {
 		if strings.Join(srv.Command, " ") != "cnperf agent serve --port 7300 --data-port 7301" || srv.StartupProbe == nil {
 			t.Fatalf("server container %v probe %v", srv.Command, srv.StartupProbe)
 		}
-		if hp := srv.Ports[0].HostPort; (hp == 7300) != (tc.net == NetHost) {
+		if hp := srv.Ports[0].HostPort; (hp == 7300) != (tc.net == api.NetworkHost) {
 			t.Fatalf("%s: host port %d", tc.net, hp)
 		}
 		cli := spec.Containers[1]
@@ -94,7 +94,7 @@ func TestDeployAgentsInBatches(t *testing.T) {
 		defer close(done)
 		made := map[string]bool{}
 		for ctx.Err() == nil {
-			ds, err := cs.AppsV1().DaemonSets("ns").Get(ctx, DaemonSetName("run1", NetPod), metav1.GetOptions{})
+			ds, err := cs.AppsV1().DaemonSets("ns").Get(ctx, DaemonSetName("run1", api.NetworkPod), metav1.GetOptions{})
 			if err == nil {
 				terms := ds.Spec.Template.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
 				mu.Lock()
@@ -122,7 +122,7 @@ func TestDeployAgentsInBatches(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}()
-	set, err := DeployAgents(ctx, cs, o, NetPod, nodes, nil)
+	set, err := DeployAgents(ctx, cs, o, api.NetworkPod, nodes, nil)
 	cancel()
 	<-done
 	if err != nil {

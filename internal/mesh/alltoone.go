@@ -11,8 +11,8 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/plan"
-	"github.com/cnperf/cnperf/internal/platform/kube"
 )
 
 // Ways to reach the all-to-one server.
@@ -25,7 +25,7 @@ const (
 // per client (so that clients can run at once: most servers serve one test at a time), each
 // on its own ports, and a ClusterIP Service over all of them.
 type OneServer struct {
-	Network   Network
+	Network   api.Network
 	Pod       Agent
 	ServiceIP string
 	// Options are the case options that point client i at server i (its ports).
@@ -55,7 +55,7 @@ func ServerPortOptions(d driver.Driver, base, n int) ([]map[string]string, error
 
 // DeployOneServer starts the all-to-one server pod and its Service on node for net and waits
 // until they are ready.
-func DeployOneServer(ctx context.Context, cs kubernetes.Interface, o AgentOptions, net Network, node string, c plan.Case, d driver.Driver, options []map[string]string, timeout time.Duration) (*OneServer, error) {
+func DeployOneServer(ctx context.Context, cs kubernetes.Interface, o AgentOptions, net api.Network, node string, c plan.Case, d driver.Driver, options []map[string]string, timeout time.Duration) (*OneServer, error) {
 	pod, svc, err := buildOneServer(o, net, node, c, d, options)
 	if err != nil {
 		return nil, err
@@ -84,7 +84,7 @@ func DeployOneServer(ctx context.Context, cs kubernetes.Interface, o AgentOption
 
 // buildOneServer builds the all-to-one server pod (one container per driver server per client)
 // and its ClusterIP Service.
-func buildOneServer(o AgentOptions, net Network, node string, c plan.Case, d driver.Driver, options []map[string]string) (*corev1.Pod, *corev1.Service, error) {
+func buildOneServer(o AgentOptions, net api.Network, node string, c plan.Case, d driver.Driver, options []map[string]string) (*corev1.Pod, *corev1.Service, error) {
 	name := fmt.Sprintf("cnperf-mesh-one-%s-%s", net, kube.ShortID(o.RunID))
 	labels := kube.RunLabels(o.RunID)
 	labels[LabelComponent] = ComponentOne
@@ -102,18 +102,15 @@ func buildOneServer(o AgentOptions, net Network, node string, c plan.Case, d dri
 			if len(cname) > 63 {
 				cname = cname[:63]
 			}
-			po.Containers = append(po.Containers, co.ServerContainer(cname, srv, net == NetHost, true))
+			po.Containers = append(po.Containers, co.ServerContainer(cname, srv, net == api.NetworkHost, true))
 			servers = append(servers, srv)
 		}
 	}
 	if len(po.Containers) == 0 {
 		return nil, nil, fmt.Errorf("driver %s has no server for %s", d.Name(), c.Profile)
 	}
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: kube.RunLabels(o.RunID)},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: map[string]string{kube.LabelEndpoint: name},
-			Ports: kube.ServicePorts(servers)},
-	}
+	svc := kube.ServiceOptions{Name: name, Namespace: o.Namespace, Labels: kube.RunLabels(o.RunID), Type: corev1.ServiceTypeClusterIP,
+		Selector: map[string]string{kube.LabelEndpoint: name}, Ports: kube.ServicePorts(servers)}.Service()
 	return po.Pod(), svc, nil
 }
 

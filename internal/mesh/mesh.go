@@ -11,16 +11,16 @@ import (
 
 // Target is the address a client dials to reach agent a directly.
 func Target(a Agent) driver.Target {
-	if a.Network == NetHost {
+	if a.Network == api.NetworkHost {
 		return driver.Target{Host: a.HostIP}
 	}
 	return driver.Target{Host: a.PodIP}
 }
 
 // PathOf is the path between two nodes on a network.
-func PathOf(net Network, client, server Node) api.Path {
+func PathOf(net api.Network, client, server Node) api.Path {
 	switch {
-	case net == NetHost:
+	case net == api.NetworkHost:
 		return api.PathHostHost
 	case client.Name == server.Name:
 		return api.PathPodPodSameNode

@@ -9,11 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/cnperf/cnperf/internal/platform/kube"
+	"github.com/cnperf/cnperf/internal/kube"
 )
-
-// ZoneLabel is the well-known zone label.
-const ZoneLabel = "topology.kubernetes.io/zone"
 
 // Node is a node that takes part in a mesh.
 type Node struct {
@@ -65,7 +62,7 @@ func ListNodes(ctx context.Context, cs kubernetes.Interface, f NodeFilter) ([]No
 				skipped = append(skipped, Skipped{n.Name, why})
 				continue
 			}
-			nodes = append(nodes, Node{Name: n.Name, Zone: n.Labels[ZoneLabel], InternalIP: internalIP(n)})
+			nodes = append(nodes, Node{Name: n.Name, Zone: n.Labels[kube.LabelZone], InternalIP: internalIP(n)})
 		}
 		if list.Continue == "" {
 			break

@@ -38,11 +38,11 @@ func TestObjectsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	onePod, oneSvc, err := buildOneServer(o, NetPod, "node-a", c, d, opts)
+	onePod, oneSvc, err := buildOneServer(o, api.NetworkPod, "node-a", c, d, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	oneHostPod, _, err := buildOneServer(priv, NetHost, "node-b", c, d, []map[string]string{nil})
+	oneHostPod, _, err := buildOneServer(priv, api.NetworkHost, "node-b", c, d, []map[string]string{nil})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +50,8 @@ func TestObjectsGolden(t *testing.T) {
 		name string
 		obj  any
 	}{
-		{"daemonset-pod", BuildDaemonSet(o, NetPod, []string{"node-a", "node-b"})},
-		{"daemonset-host-privileged", BuildDaemonSet(priv, NetHost, []string{"node-a"})},
+		{"daemonset-pod", BuildDaemonSet(o, api.NetworkPod, []string{"node-a", "node-b"})},
+		{"daemonset-host-privileged", BuildDaemonSet(priv, api.NetworkHost, []string{"node-a"})},
 		{"one-server-pod", onePod},
 		{"one-server-service", oneSvc},
 		{"one-server-host-privileged", oneHostPod},

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/platform"
 )
@@ -44,7 +45,7 @@ func TestFlameProfilerPerf(t *testing.T) {
 	}}
 	dir := t.TempDir()
 	p := &FlameProfiler{Dir: dir, Perf: true, Exec: func(Agent) platform.Executor { return ex }, Window: time.Second}
-	wrap, stop := p.Start(context.Background(), CellInfo{Network: NetPod, Client: Agent{Node: "n1", Pod: "a1"}, Server: Agent{Node: "n2", Pod: "a2"}})
+	wrap, stop := p.Start(context.Background(), CellInfo{Network: api.NetworkPod, Client: Agent{Node: "n1", Pod: "a1"}, Server: Agent{Node: "n2", Pod: "a2"}})
 	if wrap != nil {
 		t.Fatal("perf needs no client wrapper")
 	}
@@ -100,7 +101,7 @@ func TestFlameProfilerPprof(t *testing.T) {
 	}}
 	dir := t.TempDir()
 	p := &FlameProfiler{Dir: dir, Exec: func(Agent) platform.Executor { return ex }}
-	wrap, stop := p.Start(context.Background(), CellInfo{Network: NetHost, Client: Agent{Node: "n1"}, Server: Agent{Node: "n2"}})
+	wrap, stop := p.Start(context.Background(), CellInfo{Network: api.NetworkHost, Client: Agent{Node: "n1"}, Server: Agent{Node: "n2"}})
 	client := wrap(ex)
 	for i := 0; i < 2; i++ {
 		if out := client.Exec(context.Background(), driver.Command{Argv: []string{"cnperf", "agent", "client", "--json"}}); out.ExitCode != 0 {

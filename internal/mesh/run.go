@@ -48,7 +48,7 @@ type Profiler interface {
 
 // CellInfo says where a cell runs.
 type CellInfo struct {
-	Network        Network
+	Network        api.Network
 	Client, Server Agent
 	Round          int
 }
@@ -62,7 +62,7 @@ type Env struct {
 
 // cellJob is one pair to measure.
 type cellJob struct {
-	net            Network
+	net            api.Network
 	client, server Agent
 	target         driver.Target
 	round          int
@@ -76,9 +76,9 @@ type cellJob struct {
 }
 
 // Case is the plan case of one cell.
-func (o *Options) Case(path api.Path, net Network, extra map[string]string) plan.Case {
+func (o *Options) Case(path api.Path, net api.Network, extra map[string]string) plan.Case {
 	p := o.Params
-	p.HostNetwork = net == NetHost
+	p.HostNetwork = net == api.NetworkHost
 	if len(extra) > 0 || len(p.Options) > 0 {
 		opts := map[string]string{}
 		for k, v := range p.Options {
@@ -100,8 +100,8 @@ func (o *Options) runCell(ctx context.Context, env Env, j cellJob) (res api.Resu
 		Name: "mesh", Group: string(j.net), Profile: c.Profile, Driver: c.Driver, Path: c.Path, Params: c.Params,
 		StartTime: time.Now(), Samples: []api.Sample{},
 		Placement: &api.Placement{
-			Client: api.Endpoint{Role: "client", Node: j.client.Node, Pod: j.client.Pod, PodIP: j.client.PodIP, HostIP: j.client.HostIP, HostNetwork: j.net == NetHost},
-			Server: api.Endpoint{Role: "server", Node: j.server.Node, Pod: j.server.Pod, PodIP: j.server.PodIP, HostIP: j.server.HostIP, HostNetwork: j.net == NetHost, Address: j.target.Host},
+			Client: api.Endpoint{Role: "client", Node: j.client.Node, Pod: j.client.Pod, PodIP: j.client.PodIP, HostIP: j.client.HostIP, HostNetwork: j.net == api.NetworkHost},
+			Server: api.Endpoint{Role: "server", Node: j.server.Node, Pod: j.server.Pod, PodIP: j.server.PodIP, HostIP: j.server.HostIP, HostNetwork: j.net == api.NetworkHost, Address: j.target.Host},
 			Target: j.target.Host,
 		},
 	}

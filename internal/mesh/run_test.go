@@ -109,7 +109,7 @@ func (f *fakeCluster) startRound(n int) {
 func TestRunMeshRoundsConcurrentlyWithoutOverlap(t *testing.T) {
 	const n = 6
 	var nodes []Node
-	set := &AgentSet{Network: NetPod, ByNode: map[string]Agent{}}
+	set := &AgentSet{Network: api.NetworkPod, ByNode: map[string]Agent{}}
 	f := &fakeCluster{byIP: map[string]string{}, active: map[string]string{}, reads: map[string]int{},
 		slow: map[[2]string]float64{{"n2", "n4"}: 2e9}}
 	for i := 0; i < n; i++ {
@@ -120,7 +120,7 @@ func TestRunMeshRoundsConcurrentlyWithoutOverlap(t *testing.T) {
 			continue
 		}
 		ip := fmt.Sprintf("10.0.0.%d", i)
-		set.ByNode[name] = Agent{Node: name, Pod: "agent-" + name, PodIP: ip, Network: NetPod}
+		set.ByNode[name] = Agent{Node: name, Pod: "agent-" + name, PodIP: ip, Network: api.NetworkPod}
 		f.byIP[ip] = name
 	}
 	sched, err := NewSchedule(n, ScheduleOptions{})
@@ -199,13 +199,13 @@ func TestRunMeshRoundsConcurrentlyWithoutOverlap(t *testing.T) {
 func TestRunMeshInterrupted(t *testing.T) {
 	const n = 4
 	var nodes []Node
-	set := &AgentSet{Network: NetHost, ByNode: map[string]Agent{}}
+	set := &AgentSet{Network: api.NetworkHost, ByNode: map[string]Agent{}}
 	f := &fakeCluster{byIP: map[string]string{}, active: map[string]string{}, reads: map[string]int{}}
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("n%d", i)
 		nodes = append(nodes, Node{Name: name})
 		ip := fmt.Sprintf("192.168.0.%d", i)
-		set.ByNode[name] = Agent{Node: name, HostIP: ip, Network: NetHost}
+		set.ByNode[name] = Agent{Node: name, HostIP: ip, Network: api.NetworkHost}
 		f.byIP[ip] = name
 	}
 	sched, _ := NewSchedule(n, ScheduleOptions{})
@@ -270,13 +270,13 @@ func (e streamExec) ExecStream(ctx context.Context, cmd driver.Command, stdout i
 func TestRunMeshStreamsNodeResources(t *testing.T) {
 	const n = 3
 	var nodes []Node
-	set := &AgentSet{Network: NetPod, ByNode: map[string]Agent{}}
+	set := &AgentSet{Network: api.NetworkPod, ByNode: map[string]Agent{}}
 	f := &fakeCluster{byIP: map[string]string{}, active: map[string]string{}, reads: map[string]int{}}
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("n%d", i)
 		nodes = append(nodes, Node{Name: name})
 		ip := fmt.Sprintf("10.0.0.%d", i)
-		set.ByNode[name] = Agent{Node: name, PodIP: ip, Network: NetPod}
+		set.ByNode[name] = Agent{Node: name, PodIP: ip, Network: api.NetworkPod}
 		f.byIP[ip] = name
 	}
 	sched, _ := NewSchedule(n, ScheduleOptions{Self: true})

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/kube"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -281,7 +282,7 @@ func node(name string, ready, cordoned bool, taints []corev1.Taint) *corev1.Node
 		st = corev1.ConditionTrue
 	}
 	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{ZoneLabel: "zone-" + name[len(name)-1:]}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kube.LabelZone: "zone-" + name[len(name)-1:]}},
 		Spec:       corev1.NodeSpec{Unschedulable: cordoned, Taints: taints},
 		Status: corev1.NodeStatus{
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: st}},

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/measure"
 	tbreport "github.com/cnperf/cnperf/internal/report/tigerbench"
 	"github.com/cnperf/cnperf/internal/ttfr"
@@ -328,15 +329,12 @@ func dnsTargetPod(spec DNSSpec, name, node string) *corev1.Pod {
 
 // dnsTargetService is the ClusterIP Service over the target pods.
 func dnsTargetService(spec DNSSpec, name string) *corev1.Service {
-	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: spec.Namespace, Labels: dnsLabels(spec, "target")},
-		Spec: corev1.ServiceSpec{
-			Type:     corev1.ServiceTypeClusterIP,
-			Selector: map[string]string{LabelDNS: "target", LabelDNSRun: spec.ID},
-			Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: ServicePort,
-				TargetPort: intstr.FromInt32(ServiceTargetPort)}},
-		},
-	}
+	return kube.ServiceOptions{
+		Name: name, Namespace: spec.Namespace, Labels: dnsLabels(spec, "target"), Type: corev1.ServiceTypeClusterIP,
+		Selector: map[string]string{LabelDNS: "target", LabelDNSRun: spec.ID},
+		Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: ServicePort,
+			TargetPort: intstr.FromInt32(ServiceTargetPort)}},
+	}.Service()
 }
 
 // cleanup deletes the test's pods and Service and waits for the pods to go.

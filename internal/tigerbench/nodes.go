@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/cnperf/cnperf/internal/platform/kube"
+	"github.com/cnperf/cnperf/internal/kube"
 )
 
 // DefaultTestNodeSelector is the label tiger-bench runs its pods on.

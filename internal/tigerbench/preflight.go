@@ -9,8 +9,8 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/config"
+	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/plan"
-	"github.com/cnperf/cnperf/internal/platform/kube"
 )
 
 // Preflight asks the API server, with SelfSubjectAccessReviews and before anything is created,

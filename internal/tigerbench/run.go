@@ -28,10 +28,11 @@ import (
 	"github.com/cnperf/cnperf/internal/config"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
-	"github.com/cnperf/cnperf/internal/platform/kube"
+	kubeplatform "github.com/cnperf/cnperf/internal/platform/kube"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/version"
 )
@@ -61,7 +62,7 @@ const (
 type Deps struct {
 	// Kube are the Kubernetes platform's flags (kubeconfig, context, image, tolerations...).
 	// Namespace is ignored: each test runs in its testNamespace.
-	Kube    kube.Options
+	Kube    kubeplatform.Options
 	Options Options
 	RunID   string
 	// OnResult is called with each finished case after it is appended to run.Results (e.g. to
@@ -87,15 +88,15 @@ var DefaultTestPath = api.PathPodPodCrossNode
 // runs and without a cluster: `cnperf run` and `cnperf run --dry-run` both read them here.
 // Message sizes are the drivers' own defaults (qperf's 64 KiB for tcp_bw: tiger-bench runs
 // qperf without -m). An invalid plan is an *exit.UsageError.
-func Cases(loaded *config.Loaded, base kube.Options, runID string) ([]plan.Case, error) {
+func Cases(loaded *config.Loaded, base kubeplatform.Options, runID string) ([]plan.Case, error) {
 	tests := loaded.TigerBench
 	groups := map[string]int{}
 	for i, t := range tests {
 		groups[config.TigerBenchGroup(i, t.TestKind)] = i
 	}
-	checkers := make([]*kube.Platform, len(tests))
+	checkers := make([]*kubeplatform.Platform, len(tests))
 	for i, t := range tests {
-		p, err := kube.NewWithClient(testKubeOptions(base, t), runID, io.Discard, nil, nil)
+		p, err := kubeplatform.NewWithClient(testKubeOptions(base, t), runID, io.Discard, nil, nil)
 		if err != nil {
 			return nil, exit.Usage("%s:%d: test [%d] (testNamespace %q): %v", loaded.File, t.Line, i, t.TestNamespace, err)
 		}
@@ -137,7 +138,7 @@ func Run(ctx context.Context, loaded *config.Loaded, run *api.Run, deps Deps) er
 	for i, t := range tests {
 		groups[config.TigerBenchGroup(i, t.TestKind)] = i
 	}
-	kubeOpts := make([]kube.Options, len(tests))
+	kubeOpts := make([]kubeplatform.Options, len(tests))
 	for i, t := range tests {
 		kubeOpts[i] = testKubeOptions(deps.Kube, t)
 	}
@@ -219,7 +220,7 @@ func Run(ctx context.Context, loaded *config.Loaded, run *api.Run, deps Deps) er
 }
 
 // runTests runs the tests one after the other and records them in the run.
-func (r *tbRun) runTests(ctx context.Context, byTest [][]plan.Case, kubeOpts []kube.Options) error {
+func (r *tbRun) runTests(ctx context.Context, byTest [][]plan.Case, kubeOpts []kubeplatform.Options) error {
 	run, tests := r.run, r.loaded.TigerBench
 	for i, t := range tests {
 		if ctx.Err() != nil {
@@ -269,7 +270,7 @@ func checkClusterChanges(loaded *config.Loaded, allow bool) error {
 
 // testKubeOptions are the platform options for one test: its namespace, and the external
 // address of its external scenario.
-func testKubeOptions(base kube.Options, t config.TigerBenchTestConfig) kube.Options {
+func testKubeOptions(base kubeplatform.Options, t config.TigerBenchTestConfig) kubeplatform.Options {
 	o := base
 	o.Namespace = t.TestNamespace
 	o.Keep = false
@@ -353,7 +354,7 @@ func (r *tbRun) image() (string, corev1.PullPolicy) {
 }
 
 // runTest runs one test and returns its record; failures are recorded, not returned.
-func (r *tbRun) runTest(ctx context.Context, i int, t config.TigerBenchTestConfig, cases []plan.Case, ko kube.Options) (rec api.TigerBenchTest) {
+func (r *tbRun) runTest(ctx context.Context, i int, t config.TigerBenchTestConfig, cases []plan.Case, ko kubeplatform.Options) (rec api.TigerBenchTest) {
 	rec = api.TigerBenchTest{Index: i, Kind: t.TestKind, Group: config.TigerBenchGroup(i, t.TestKind), StartTime: time.Now().UTC()}
 	defer func() { rec.EndTime = time.Now().UTC() }()
 	rec.Config = testConfigJSON(t, cases)
@@ -438,7 +439,7 @@ func (r *tbRun) runTest(ctx context.Context, i int, t config.TigerBenchTestConfi
 // measureTest measures a test whose standing config is in place, by its kind; failures are
 // recorded in rec.
 func (r *tbRun) measureTest(ctx context.Context, rec *api.TigerBenchTest, i int, t config.TigerBenchTestConfig, cases []plan.Case,
-	ko kube.Options, fail func(string, ...any)) {
+	ko kubeplatform.Options, fail func(string, ...any)) {
 	img, pp := r.image()
 	id := kube.ShortID(r.deps.RunID) + fmt.Sprintf("-%d", i)
 	switch t.TestKind {
@@ -492,11 +493,11 @@ func (r *tbRun) measureTest(ctx context.Context, rec *api.TigerBenchTest, i int,
 
 // measureCases runs a thruput-latency or iperf test's cases through cnperf's runner on the
 // Kubernetes platform, in the test's namespace.
-func (r *tbRun) measureCases(ctx context.Context, rec *api.TigerBenchTest, cases []plan.Case, ko kube.Options, fail func(string, ...any)) {
+func (r *tbRun) measureCases(ctx context.Context, rec *api.TigerBenchTest, cases []plan.Case, ko kubeplatform.Options, fail func(string, ...any)) {
 	if r.nodes.Selector != "" && len(ko.NodeSelector) == 0 {
 		ko.NodeSelector = equalitySelector(r.nodes.Selector)
 	}
-	plat, err := kube.NewWithClient(ko, r.deps.RunID, r.log, r.cs, r.cfg)
+	plat, err := kubeplatform.NewWithClient(ko, r.deps.RunID, r.log, r.cs, r.cfg)
 	if err != nil {
 		fail("kube platform: %v", err)
 		return
@@ -535,7 +536,7 @@ func (r *tbRun) measureCases(ctx context.Context, rec *api.TigerBenchTest, cases
 // say prints a line a person must see (what a failed clean-up may have left).
 func (r *tbRun) say(_ context.Context, line string) { fmt.Fprintln(r.log, line) }
 
-var _ platform.ClusterDescriber = (*kube.Platform)(nil)
+var _ platform.ClusterDescriber = (*kubeplatform.Platform)(nil)
 
 // describe sets run.Cluster once: from the platform when one ran (nodes, CNI, MTU), else from
 // the API; Calico's details are added from its resources when Calico is present.

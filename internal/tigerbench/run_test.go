@@ -17,8 +17,9 @@ import (
 	"github.com/cnperf/cnperf/internal/config"
 	_ "github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
-	"github.com/cnperf/cnperf/internal/platform/kube"
-	"github.com/cnperf/cnperf/internal/platform/kube/kubetest"
+	"github.com/cnperf/cnperf/internal/kube"
+	"github.com/cnperf/cnperf/internal/kube/kubetest"
+	kubeplatform "github.com/cnperf/cnperf/internal/platform/kube"
 )
 
 func readyNode(name string, labels map[string]string) *corev1.Node {
@@ -160,7 +161,7 @@ func TestEqualitySelector(t *testing.T) {
 	}
 }
 
-type kubeOptions = kube.Options
+type kubeOptions = kubeplatform.Options
 
 // With one permission missing, a tiger-bench run stops before creating anything (no namespace,
 // no standing config, no Calico change) and names the permission and the manifest.

@@ -26,8 +26,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/measure"
-	"github.com/cnperf/cnperf/internal/platform/kube"
 )
 
 // FieldManager is the server-side apply field manager of everything cnperf applies.

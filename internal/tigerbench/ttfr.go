@@ -24,8 +24,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/measure"
-	"github.com/cnperf/cnperf/internal/platform/kube"
 	tbreport "github.com/cnperf/cnperf/internal/report/tigerbench"
 	"github.com/cnperf/cnperf/internal/ttfr"
 )

@@ -19,7 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cnperf/cnperf/internal/exit"
-	"github.com/cnperf/cnperf/internal/platform/kube"
+	"github.com/cnperf/cnperf/internal/kube"
 )
 
 // startRun starts `cnperf run` on the cluster and returns once it prints a line containing

@@ -31,8 +31,9 @@ import (
 	"github.com/cnperf/cnperf/internal/driver"
 	_ "github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/gate"
+	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/plan"
-	"github.com/cnperf/cnperf/internal/platform/kube"
+	kubeplatform "github.com/cnperf/cnperf/internal/platform/kube"
 	"github.com/cnperf/cnperf/internal/runner"
 )
 
@@ -214,7 +215,7 @@ func TestKubePlatformAllPaths(t *testing.T) {
 	runID := uuid.NewString()
 	ns := kpNamespace("cnperf-e2e-paths")
 	var log kpSyncBuffer
-	p, err := kube.New(kube.Options{Kubeconfig: cl.kubeconfig, Namespace: ns, PodStartTimeout: 3 * time.Minute}, runID, &log)
+	p, err := kubeplatform.New(kubeplatform.Options{Kubeconfig: cl.kubeconfig, Namespace: ns, PodStartTimeout: 3 * time.Minute}, runID, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +416,7 @@ func TestKubePlatformCancel(t *testing.T) {
 	runID := uuid.NewString()
 	ns := kpNamespace("cnperf-e2e-cancel")
 	var log kpSyncBuffer
-	p, err := kube.New(kube.Options{Kubeconfig: cl.kubeconfig, Namespace: ns}, runID, &log)
+	p, err := kubeplatform.New(kubeplatform.Options{Kubeconfig: cl.kubeconfig, Namespace: ns}, runID, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +477,7 @@ func TestKubePlatformCancel(t *testing.T) {
 func TestKubePlatformFailsFast(t *testing.T) {
 	cl := kpClusterFromEnv(t)
 	runID := uuid.NewString()
-	p, err := kube.New(kube.Options{Kubeconfig: cl.kubeconfig, Namespace: kpNamespace("cnperf-e2e-fail"),
+	p, err := kubeplatform.New(kubeplatform.Options{Kubeconfig: cl.kubeconfig, Namespace: kpNamespace("cnperf-e2e-fail"),
 		Image: "localhost/cnperf/not-there:v0", ImagePullPolicy: "Never", PodStartTimeout: 10 * time.Minute}, runID, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -505,7 +506,7 @@ func TestKubePlatformCrossZoneOneZone(t *testing.T) {
 		t.Skip("the cluster has two zones (pod-pod-cross-zone runs in TestKubePlatformAllPaths)")
 	}
 	runID := uuid.NewString()
-	p, err := kube.New(kube.Options{Kubeconfig: cl.kubeconfig, Namespace: kpNamespace("cnperf-e2e-zone")}, runID, nil)
+	p, err := kubeplatform.New(kubeplatform.Options{Kubeconfig: cl.kubeconfig, Namespace: kpNamespace("cnperf-e2e-zone")}, runID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -526,7 +527,7 @@ func TestKubePlatformGuaranteed(t *testing.T) {
 	cl := kpClusterFromEnv(t)
 	runID := uuid.NewString()
 	ns := kpNamespace("cnperf-e2e-qos")
-	p, err := kube.New(kube.Options{Kubeconfig: cl.kubeconfig, Namespace: ns, Resources: []string{"cpu=200m", "memory=128Mi"}, Guaranteed: true}, runID, nil)
+	p, err := kubeplatform.New(kubeplatform.Options{Kubeconfig: cl.kubeconfig, Namespace: ns, Resources: []string{"cpu=200m", "memory=128Mi"}, Guaranteed: true}, runID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

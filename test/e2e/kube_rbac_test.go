@@ -24,7 +24,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/cnperf/cnperf/internal/exit"
-	"github.com/cnperf/cnperf/internal/platform/kube"
+	"github.com/cnperf/cnperf/internal/kube"
 )
 
 // applyManifest creates the objects of a deploy/rbac manifest with its namespace from renamed

@@ -15,7 +15,7 @@ import (
 	"github.com/google/uuid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/cnperf/cnperf/internal/platform/kube"
+	"github.com/cnperf/cnperf/internal/kube"
 )
 
 // releaseTag is the version the release-build test stamps, as a tag vX.Y.Z would. It is not

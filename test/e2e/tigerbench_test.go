@@ -37,7 +37,8 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/config"
 	_ "github.com/cnperf/cnperf/internal/driver/all"
-	"github.com/cnperf/cnperf/internal/platform/kube"
+	"github.com/cnperf/cnperf/internal/kube"
+	kubeplatform "github.com/cnperf/cnperf/internal/platform/kube"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/report/junit"
 	tbreport "github.com/cnperf/cnperf/internal/report/tigerbench"
@@ -83,8 +84,8 @@ func tbNeedAgent(t *testing.T) {
 	}
 }
 
-func (c tbCluster) kubeOptions() kube.Options {
-	return kube.Options{Kubeconfig: c.kubeconfig, Image: c.image, PodStartTimeout: 3 * time.Minute}
+func (c tbCluster) kubeOptions() kubeplatform.Options {
+	return kubeplatform.Options{Kubeconfig: c.kubeconfig, Image: c.image, PodStartTimeout: 3 * time.Minute}
 }
 
 // tbRun runs a testconfig.yaml through tigerbench.Run as `cnperf run -c` does.

@@ -17,7 +17,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
-	"github.com/cnperf/cnperf/internal/platform/kube/kubetest"
+	"github.com/cnperf/cnperf/internal/kube/kubetest"
 )
 
 // The fake clientset stands in for a cluster (no API server runs in unit tests); this

@@ -25,12 +25,12 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/mesh"
 	"github.com/cnperf/cnperf/internal/mesh/meshview"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
-	"github.com/cnperf/cnperf/internal/platform/kube"
 	"github.com/cnperf/cnperf/internal/session"
 	"github.com/cnperf/cnperf/internal/version"
 )
@@ -174,7 +174,7 @@ type settings struct {
 	drv      driver.Driver
 	params   api.Params
 	metric   meshview.Metric
-	networks []mesh.Network
+	networks []api.Network
 	vias     []string
 	tols     []corev1.Toleration
 	pull     corev1.PullPolicy
@@ -246,7 +246,7 @@ func (o *Options) validate() (*settings, error) {
 		}
 		if !seen[n] {
 			seen[n] = true
-			s.networks = append(s.networks, mesh.Network(n))
+			s.networks = append(s.networks, api.Network(n))
 		}
 	}
 	if len(s.networks) == 0 {
@@ -346,7 +346,7 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 	}
 
 	// Agents (and the all-to-one server) live only as long as the run.
-	privileged := o.Privileged || contains(s.networks, mesh.NetHost)
+	privileged := o.Privileged || contains(s.networks, api.NetworkHost)
 	// every permission the mesh needs, asked before anything is created
 	_, nsErr := cs.CoreV1().Namespaces().Get(ctx, o.Namespace, metav1.GetOptions{})
 	if err := kube.Preflight(ctx, cs, kube.MeshManifest, kube.MeshAccess(o.Namespace, !apierrors.IsNotFound(nsErr))); err != nil {
@@ -416,7 +416,7 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 		Namespace: o.Namespace, RunID: runID, Image: o.Image, PullPolicy: s.pull, Tolerations: s.tols,
 		Privileged: o.Privileged, Batch: o.AgentBatch, StartTimeout: o.StartTimeout,
 	}
-	probe := mo.Case(api.PathPodPodCrossNode, mesh.NetPod, nil)
+	probe := mo.Case(api.PathPodPodCrossNode, api.NetworkPod, nil)
 	if server == nil {
 		agentOpts.Servers = s.drv.Servers([]plan.Case{probe})
 	}
@@ -530,7 +530,7 @@ func (o *Options) write(w io.Writer, run *api.Run) error {
 	return meshview.WriteTable(w, run)
 }
 
-func networkNames(ns []mesh.Network) []string {
+func networkNames(ns []api.Network) []string {
 	out := make([]string, len(ns))
 	for i, n := range ns {
 		out[i] = string(n)
@@ -538,7 +538,7 @@ func networkNames(ns []mesh.Network) []string {
 	return out
 }
 
-func contains(ns []mesh.Network, n mesh.Network) bool {
+func contains(ns []api.Network, n api.Network) bool {
 	for _, x := range ns {
 		if x == n {
 			return true

@@ -11,10 +11,11 @@ import (
 	"github.com/cnperf/cnperf/internal/cli/flags"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/gate"
+	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
-	"github.com/cnperf/cnperf/internal/platform/kube"
+	kubeplatform "github.com/cnperf/cnperf/internal/platform/kube"
 	"github.com/cnperf/cnperf/internal/platform/local"
 )
 
@@ -22,7 +23,7 @@ import (
 type platformOptions struct {
 	local     local.Options
 	lab       lab.Options
-	kube      kube.Options
+	kube      kubeplatform.Options
 	external  string
 	tolerance float64
 }
@@ -95,7 +96,7 @@ func explicitFlags(o kube.Options) string {
 }
 
 func (p *platformOptions) newKube(runID string, log io.Writer) (platform.Platform, error) {
-	k, err := kube.New(p.kube, runID, log)
+	k, err := kubeplatform.New(p.kube, runID, log)
 	if err != nil {
 		return nil, exit.Usage("kube platform: %v", err)
 	}
@@ -104,9 +105,9 @@ func (p *platformOptions) newKube(runID string, log io.Writer) (platform.Platfor
 
 // dryKube is the kube platform without a clientset, for --dry-run: it checks paths and
 // options as a real run would, and cannot reach a cluster.
-func (p *platformOptions) dryKube(runID string) (*kube.Platform, error) {
+func (p *platformOptions) dryKube(runID string) (*kubeplatform.Platform, error) {
 	p.kube.External = p.external
-	k, err := kube.NewWithClient(p.kube, runID, io.Discard, nil, nil)
+	k, err := kubeplatform.NewWithClient(p.kube, runID, io.Discard, nil, nil)
 	if err != nil {
 		return nil, exit.Usage("kube platform: %v", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/cnperf/cnperf/internal/kube"
+
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,7 +37,7 @@ func (p *Platform) explainer(pl *api.Placement) func(context.Context, error) str
 		if podClient && len(why) == 0 && !kubeletUnreachable(err) && p.stream != nil {
 			// Nothing seen in the API: can the client pod still be reached? (A kubelet that
 			// died during the exec ends the stream without an error or an exit code.)
-			perr := p.stream(ctx, p.s.Namespace, pl.Client.Pod, ClientContainer, []string{"true"}, io.Discard, io.Discard)
+			perr := p.stream(ctx, p.s.Namespace, pl.Client.Pod, kube.ClientContainer, []string{"true"}, io.Discard, io.Discard)
 			if kubeletUnreachable(perr) {
 				err = perr
 			}
@@ -70,7 +72,7 @@ func (p *Platform) endpointTrouble(ctx context.Context, ep api.Endpoint) string 
 			notes = append(notes, fmt.Sprintf("container %s restarted %d times", cs.Name, cs.RestartCount))
 		}
 	}
-	if !PodReady(pod) {
+	if !kube.PodReady(pod) {
 		notes = append(notes, "not ready")
 	}
 	if n, err := p.cs.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{}); err == nil {

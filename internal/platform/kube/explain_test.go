@@ -6,6 +6,8 @@ import (
 	"io"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/kube"
+
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -111,7 +113,7 @@ func TestExplainer(t *testing.T) {
 				t.Fatal(err)
 			}
 			p.stream = func(_ context.Context, ns, pod, container string, argv []string, _, _ io.Writer) error {
-				if ns != "ns" || pod != "cli" || container != ClientContainer || len(argv) != 1 || argv[0] != "true" {
+				if ns != "ns" || pod != "cli" || container != kube.ClientContainer || len(argv) != 1 || argv[0] != "true" {
 					t.Errorf("probe exec %s/%s/%s %q", ns, pod, container, argv)
 				}
 				return tc.probe

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/kube"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,7 +41,7 @@ type Platform struct {
 	runID  string
 	log    io.Writer
 	cs     kubernetes.Interface
-	stream Streamer
+	stream kube.Streamer
 
 	mu sync.Mutex
 	// nsAttempted: a create of the namespace was sent; nsCreated: it succeeded.
@@ -52,8 +54,8 @@ type Platform struct {
 	clients                map[clientKey]*endpoint
 	services               map[serviceKey]*corev1.Service
 	setup, teardown        time.Duration
-	lease                  *Lease // the proof that this run is alive
-	tokenSecret            bool   // the agent token's Secret was created
+	lease                  *kube.Lease // the proof that this run is alive
+	tokenSecret            bool        // the agent token's Secret was created
 }
 
 var (
@@ -65,11 +67,11 @@ var (
 
 type serverKey struct {
 	driver string
-	net    network
+	net    api.Network
 }
 
 type clientKey struct {
-	net  network
+	net  api.Network
 	node nodeRole
 }
 
@@ -92,7 +94,7 @@ func New(o Options, runID string, log io.Writer) (*Platform, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs, cfg, err := NewClientset(s.Kubeconfig, s.Context)
+	cs, cfg, err := kube.NewClientset(s.Kubeconfig, s.Context)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +117,7 @@ func newPlatform(s *settings, runID string, log io.Writer, cs kubernetes.Interfa
 	}
 	p := &Platform{s: s, runID: runID, log: log, cs: cs}
 	if cfg != nil {
-		p.stream = RemoteStreamer(cs, cfg)
+		p.stream = kube.RemoteStreamer(cs, cfg)
 	} else {
 		p.stream = func(context.Context, string, string, string, []string, io.Writer, io.Writer) error {
 			return errors.New("exec is not available: no REST config")
@@ -149,7 +151,7 @@ func (p *Platform) CheckPath(c plan.Case) error {
 		return err
 	}
 	if r.access == accessExternal && p.s.externalHost == "" {
-		return fmt.Errorf("path %s needs --external HOST[:PORT[,PORT...]] (what exposes the server pods labelled %s=server)", c.Path, LabelRole)
+		return fmt.Errorf("path %s needs --external HOST[:PORT[,PORT...]] (what exposes the server pods labelled %s=server)", c.Path, kube.LabelRole)
 	}
 	switch c.Params.IPFamily {
 	case "", "ipv4", "ipv6":
@@ -192,7 +194,7 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 	nd := needsOf(routes, cases)
 
 	if !p.s.NoPreflight {
-		if err := Preflight(ctx, p.cs, RunManifest, verbs("", "", "nodes", "", "get", "list")); err != nil {
+		if err := kube.Preflight(ctx, p.cs, kube.RunManifest, kube.Verbs("", "", "nodes", "", "get", "list")); err != nil {
 			return err
 		}
 	}
@@ -224,26 +226,26 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 	}
 	needPriv := p.s.Privileged
 	for _, e := range specs {
-		needPriv = needPriv || e.Net == netHost
+		needPriv = needPriv || e.Net == api.NetworkHost
 	}
 	if !p.s.NoPreflight {
 		// every permission the run needs, asked before anything is created
 		_, nsErr := p.cs.CoreV1().Namespaces().Get(ctx, p.s.Namespace, metav1.GetOptions{})
-		if err := Preflight(ctx, p.cs, RunManifest, RunAccess(p.s.Namespace, !apierrors.IsNotFound(nsErr), len(svcs) > 0)); err != nil {
+		if err := kube.Preflight(ctx, p.cs, kube.RunManifest, kube.RunAccess(p.s.Namespace, !apierrors.IsNotFound(nsErr), len(svcs) > 0)); err != nil {
 			return err
 		}
 	}
 	if err := p.ensureNamespace(ctx, needPriv); err != nil {
 		return err
 	}
-	lease, err := StartLease(ctx, p.cs, p.s.Namespace, p.runID, "run", p.log)
+	lease, err := kube.StartLease(ctx, p.cs, p.s.Namespace, p.runID, "run", p.log)
 	if err != nil {
 		return err
 	}
 	p.mu.Lock()
 	p.lease = lease
 	p.mu.Unlock()
-	if err := CreateTokenSecret(ctx, p.cs, p.s.Namespace, p.runID, p.s.AgentToken, lease); err != nil {
+	if err := kube.CreateTokenSecret(ctx, p.cs, p.s.Namespace, p.runID, p.s.AgentToken, lease); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -301,7 +303,7 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 	}
 	p.logf("waiting for %d endpoint pods in namespace %s (image %s)", len(names), p.s.Namespace, p.s.Image)
 	wstart := time.Now()
-	pods, err := WaitReady(ctx, p.cs, p.s.Namespace, RunSelector(p.runID), names, p.s.PodStartTimeout)
+	pods, err := kube.WaitReady(ctx, p.cs, p.s.Namespace, kube.RunSelector(p.runID), names, p.s.PodStartTimeout)
 	if err != nil {
 		return err
 	}
@@ -402,7 +404,7 @@ func (p *Platform) endpointSpecs(cases []plan.Case, routes []route, drivers map[
 
 func (p *Platform) serviceKeyOf(sv *corev1.Service) serviceKey {
 	for k, ep := range p.servers {
-		if sv.Spec.Selector[LabelEndpoint] == ep.spec.Name {
+		if sv.Spec.Selector[kube.LabelEndpoint] == ep.spec.Name {
 			return serviceKey{k, sv.Spec.Type}
 		}
 	}
@@ -422,7 +424,7 @@ func contains(list []string, s string) bool {
 // (and never deleted).
 func (p *Platform) ensureNamespace(ctx context.Context, privileged bool) error {
 	ns := p.s.Namespace
-	state, err := CreateNamespace(ctx, p.cs, BuildNamespace(ns, p.runID, privileged), func() {
+	state, err := kube.CreateNamespace(ctx, p.cs, kube.BuildNamespace(ns, p.runID, privileged), func() {
 		p.mu.Lock()
 		p.nsAttempted = true
 		p.mu.Unlock()
@@ -430,12 +432,12 @@ func (p *Platform) ensureNamespace(ctx context.Context, privileged bool) error {
 	switch {
 	case err != nil:
 		return err
-	case state == NamespaceTerminating:
+	case state == kube.NamespaceTerminating:
 		return fmt.Errorf("namespace %s is being deleted (a previous run's cleanup?); wait for it to go or use another -n", ns)
-	case state == NamespaceExisting:
+	case state == kube.NamespaceExisting:
 		p.logf("using existing namespace %s (it will not be deleted)", ns)
 		return nil
-	case state == NamespaceAppeared:
+	case state == kube.NamespaceAppeared:
 		p.logf("namespace %s appeared meanwhile; using it (it will not be deleted)", ns)
 		p.mu.Lock()
 		p.nsAttempted = false
@@ -462,7 +464,7 @@ func (p *Platform) waitServerMessages(ctx context.Context, specs []endpointSpec)
 			wg.Add(1)
 			go func(pod string, srv driver.Server) {
 				defer wg.Done()
-				if err := waitLogLine(ctx, p.cs, p.s.Namespace, pod, dnsLabel(srv.Name), srv.Ready, p.s.PodStartTimeout); err != nil {
+				if err := kube.WaitLogLine(ctx, p.cs, p.s.Namespace, pod, dnsLabel(srv.Name), srv.Ready, p.s.PodStartTimeout); err != nil {
 					mu.Lock()
 					errs = append(errs, err)
 					mu.Unlock()
@@ -511,7 +513,7 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 		if timeout <= 0 {
 			timeout = p.s.ExecTimeout
 		}
-		exe = &PodExecutor{Stream: p.stream, Namespace: p.s.Namespace, Pod: cli.spec.Name, Container: ClientContainer,
+		exe = &kube.PodExecutor{Stream: p.stream, Namespace: p.s.Namespace, Pod: cli.spec.Name, Container: kube.ClientContainer,
 			DefaultTimeout: timeout, MaxOutput: p.s.MaxOutputBytes}
 	}
 
@@ -519,7 +521,7 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 	switch r.access {
 	case accessDirect:
 		addr := pl.Server.PodIP
-		if r.serverNet == netHost {
+		if r.serverNet == api.NetworkHost {
 			addr = pl.Server.HostIP
 		}
 		if addr == "" {
@@ -576,14 +578,14 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 
 // describe says where an endpoint really runs, from its pod's status.
 func (p *Platform) describe(ep *endpoint, role, family string) api.Endpoint {
-	out := api.Endpoint{Role: role, Pod: ep.spec.Name, Namespace: p.s.Namespace, HostNetwork: ep.spec.Net == netHost}
+	out := api.Endpoint{Role: role, Pod: ep.spec.Name, Namespace: p.s.Namespace, HostNetwork: ep.spec.Net == api.NetworkHost}
 	pod := ep.pod
 	if pod == nil {
 		return out
 	}
 	out.Node = pod.Spec.NodeName
 	if n := p.nodes[out.Node]; n != nil {
-		out.Zone = zoneOf(n)
+		out.Zone = kube.Zone(n)
 	}
 	var podIPs, hostIPs []string
 	for _, ip := range pod.Status.PodIPs {
@@ -678,7 +680,7 @@ func (p *Platform) Close(ctx context.Context) error {
 	lease.Stop()
 	if attempted && !created {
 		// The create may have reached the server although the call failed (e.g. Ctrl-C).
-		if ns, err := p.cs.CoreV1().Namespaces().Get(ctx, p.s.Namespace, metav1.GetOptions{}); err == nil && ns.Labels[LabelRun] == p.runID {
+		if ns, err := p.cs.CoreV1().Namespaces().Get(ctx, p.s.Namespace, metav1.GetOptions{}); err == nil && ns.Labels[kube.LabelRun] == p.runID {
 			created = true
 		}
 	}
@@ -686,16 +688,16 @@ func (p *Platform) Close(ctx context.Context) error {
 	// the token first, by name (no right to list Secrets); in a namespace cnperf created it
 	// would go with it, and after a kill it goes with the Lease that owns it
 	if secret && !created {
-		err = DeleteTokenSecret(ctx, p.cs, p.s.Namespace, p.runID)
+		err = kube.DeleteTokenSecret(ctx, p.cs, p.s.Namespace, p.runID)
 	}
 	if created {
 		// Start the pods' termination at once: the namespace controller would first spend
 		// seconds discovering every resource type.
-		_ = p.cs.CoreV1().Pods(p.s.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: RunSelector(p.runID)})
-		err = deleteNamespace(ctx, p.cs, p.s.Namespace, true, newUnsticker(p.cs, p.s.Namespace, "", p.log))
+		_ = p.cs.CoreV1().Pods(p.s.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: kube.RunSelector(p.runID)})
+		err = kube.DeleteNamespaceWith(ctx, p.cs, p.s.Namespace, true, kube.NewUnsticker(p.cs, p.s.Namespace, "", p.log))
 	} else {
-		sel := RunSelector(p.runID)
-		err = errors.Join(err, deleteRunObjects(ctx, p.cs, p.s.Namespace, sel, true, newUnsticker(p.cs, p.s.Namespace, sel, p.log)))
+		sel := kube.RunSelector(p.runID)
+		err = errors.Join(err, kube.DeleteRunObjectsWith(ctx, p.cs, p.s.Namespace, sel, true, kube.NewUnsticker(p.cs, p.s.Namespace, sel, p.log)))
 	}
 	if err == nil {
 		p.mu.Lock()
@@ -730,7 +732,7 @@ func (p *Platform) Leftovers() string {
 			p.s.Namespace, p.runID, p.cleanupCommand())
 	}
 	return fmt.Sprintf("may be left in the cluster: run %s's pods, Services, ServiceAccount, token Secret and Lease in namespace %s (labelled %s=%s); remove them with: %s --namespace %s",
-		p.runID, p.s.Namespace, LabelRun, p.runID, p.cleanupCommand(), p.s.Namespace)
+		p.runID, p.s.Namespace, kube.LabelRun, p.runID, p.cleanupCommand(), p.s.Namespace)
 }
 
 // Describe implements platform.ClusterDescriber: versions, nodes of the endpoints, CNI,
@@ -752,10 +754,10 @@ func (p *Platform) Describe(ctx context.Context) (*api.ClusterDetails, error) {
 	for _, k := range sortedClientKeys(p.clients) {
 		ep := p.clients[k]
 		addNode(ep)
-		if ep.pod != nil && ep.spec.Net == netPod && podClient == nil {
+		if ep.pod != nil && ep.spec.Net == api.NetworkPod && podClient == nil {
 			podClient = ep
 		}
-		if ep.pod != nil && ep.spec.Net == netHost && hostClient == nil {
+		if ep.pod != nil && ep.spec.Net == api.NetworkHost && hostClient == nil {
 			hostClient = ep
 		}
 	}
@@ -765,14 +767,14 @@ func (p *Platform) Describe(ctx context.Context) (*api.ClusterDetails, error) {
 	in := clusterinfo.Input{Client: p.cs, Nodes: nodes, Log: p.log}
 	execIn := func(ep *endpoint) clusterinfo.ExecFunc {
 		return func(ctx context.Context, argv []string) (string, error) {
-			e := &PodExecutor{Stream: p.stream, Namespace: p.s.Namespace, Pod: ep.spec.Name, Container: ClientContainer,
+			e := &kube.PodExecutor{Stream: p.stream, Namespace: p.s.Namespace, Pod: ep.spec.Name, Container: kube.ClientContainer,
 				DefaultTimeout: 20 * time.Second, MaxOutput: 1 << 20}
 			out := e.Exec(ctx, driver.Command{Argv: argv})
 			if out.Err != nil {
 				return "", out.Err
 			}
 			if out.ExitCode != 0 {
-				return "", fmt.Errorf("%s exited %d: %s", shellJoin(argv), out.ExitCode, tail(out.Stderr, 200))
+				return "", fmt.Errorf("%s exited %d: %s", kube.ShellJoin(argv), out.ExitCode, kube.Tail(out.Stderr, 200))
 			}
 			return string(out.Stdout), nil
 		}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/kube"
+
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -166,7 +168,7 @@ func TestPrepareAndPair(t *testing.T) {
 	}
 
 	// One server pod per driver and network, one client pod per network and node.
-	pods, _ := c.cs.CoreV1().Pods("cnperf").List(ctx, metav1.ListOptions{LabelSelector: RunSelector(testRun)})
+	pods, _ := c.cs.CoreV1().Pods("cnperf").List(ctx, metav1.ListOptions{LabelSelector: kube.RunSelector(testRun)})
 	var names []string
 	for _, pod := range pods.Items {
 		names = append(names, pod.Name)
@@ -178,10 +180,10 @@ func TestPrepareAndPair(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ns.Labels[LabelRun] != testRun || ns.Labels["pod-security.kubernetes.io/enforce"] != "privileged" {
+	if ns.Labels[kube.LabelRun] != testRun || ns.Labels["pod-security.kubernetes.io/enforce"] != "privileged" {
 		t.Errorf("namespace labels = %v", ns.Labels)
 	}
-	if _, err := c.cs.CoreV1().ServiceAccounts("cnperf").Get(ctx, ServiceAccountName, metav1.GetOptions{}); err != nil {
+	if _, err := c.cs.CoreV1().ServiceAccounts("cnperf").Get(ctx, kube.ServiceAccountName, metav1.GetOptions{}); err != nil {
 		t.Errorf("service account: %v", err)
 	}
 	svcs, _ := c.cs.CoreV1().Services("cnperf").List(ctx, metav1.ListOptions{})
@@ -270,18 +272,18 @@ func TestExistingNamespaceIsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	// the token reaches the pods through the run's Secret only
-	sec, err := c.cs.CoreV1().Secrets("perf").Get(ctx, TokenSecretName(testRun), metav1.GetOptions{})
-	if err != nil || string(sec.Data[TokenSecretKey]) != p.s.AgentToken {
+	sec, err := c.cs.CoreV1().Secrets("perf").Get(ctx, kube.TokenSecretName(testRun), metav1.GetOptions{})
+	if err != nil || string(sec.Data[kube.TokenSecretKey]) != p.s.AgentToken {
 		t.Errorf("token secret: %v", err)
 	}
-	pods, _ := c.cs.CoreV1().Pods("perf").List(ctx, metav1.ListOptions{LabelSelector: RunSelector(testRun)})
+	pods, _ := c.cs.CoreV1().Pods("perf").List(ctx, metav1.ListOptions{LabelSelector: kube.RunSelector(testRun)})
 	if js, _ := json.Marshal(pods); len(pods.Items) == 0 || strings.Contains(string(js), p.s.AgentToken) {
 		t.Errorf("%d pods; the token is in their spec", len(pods.Items))
 	}
 	if err := p.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.cs.CoreV1().Secrets("perf").Get(ctx, TokenSecretName(testRun), metav1.GetOptions{}); err == nil {
+	if _, err := c.cs.CoreV1().Secrets("perf").Get(ctx, kube.TokenSecretName(testRun), metav1.GetOptions{}); err == nil {
 		t.Error("the token's Secret is left after Close")
 	}
 	if _, err := c.cs.CoreV1().Namespaces().Get(ctx, "perf", metav1.GetOptions{}); err != nil {
@@ -320,7 +322,7 @@ func TestKeep(t *testing.T) {
 	if len(pods.Items) != 2 {
 		t.Errorf("--keep left %d pods, want 2", len(pods.Items))
 	}
-	found, err := Cleanup(ctx, c.cs, CleanupOptions{RunID: testRun, Wait: false}, io.Discard)
+	found, err := kube.Cleanup(ctx, c.cs, kube.CleanupOptions{RunID: testRun, Wait: false}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,21 +339,21 @@ func TestCleanupLeavesForeignObjects(t *testing.T) {
 	c := newCluster(t)
 	objs := []runtime.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shared"}},
-		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ours", Namespace: "shared", Labels: RunLabels("run-1")}},
-		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "other-run", Namespace: "shared", Labels: RunLabels("run-2")}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ours", Namespace: "shared", Labels: kube.RunLabels("run-1")}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "other-run", Namespace: "shared", Labels: kube.RunLabels("run-2")}},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "theirs", Namespace: "shared"}},
-		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "ours-svc", Namespace: "shared", Labels: RunLabels("run-1")}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "ours-svc", Namespace: "shared", Labels: kube.RunLabels("run-1")}},
 	}
 	for _, o := range objs {
 		if err := c.cs.Tracker().Add(o); err != nil {
 			t.Fatal(err)
 		}
 	}
-	found, err := Cleanup(ctx, c.cs, CleanupOptions{RunID: "run-1", DryRun: true}, io.Discard)
+	found, err := kube.Cleanup(ctx, c.cs, kube.CleanupOptions{RunID: "run-1", DryRun: true}, io.Discard)
 	if err != nil || len(found) != 2 {
 		t.Fatalf("dry run found %+v (%v), want the pod and service of run-1", found, err)
 	}
-	if _, err := Cleanup(ctx, c.cs, CleanupOptions{RunID: "run-1", Wait: true}, io.Discard); err != nil {
+	if _, err := kube.Cleanup(ctx, c.cs, kube.CleanupOptions{RunID: "run-1", Wait: true}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	pods, _ := c.cs.CoreV1().Pods("shared").List(ctx, metav1.ListOptions{})
@@ -416,7 +418,7 @@ func TestPrepareFailsFast(t *testing.T) {
 		{
 			name: "server exits",
 			fate: func(p *corev1.Pod) *corev1.PodStatus {
-				if p.Labels[LabelRole] != "server" {
+				if p.Labels[kube.LabelRole] != "server" {
 					return nil
 				}
 				return &corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
@@ -436,7 +438,7 @@ func TestPrepareFailsFast(t *testing.T) {
 			if err == nil {
 				t.Fatal("Prepare succeeded")
 			}
-			se, ok := err.(*StartError)
+			se, ok := err.(*kube.StartError)
 			if !ok || se.Reason != "failed" {
 				t.Fatalf("error %T %v, want a StartError (failed)", err, err)
 			}
@@ -482,7 +484,7 @@ func TestSandboxFailureEvents(t *testing.T) {
 		for i := 0; ; i++ {
 			ev := &corev1.Event{
 				ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("ev-%d", i), Namespace: "cnperf", UID: types.UID(fmt.Sprint("uid-", i))},
-				InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: clientPodName(testRun, netPod, roleServerNode), Namespace: "cnperf"},
+				InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: clientPodName(testRun, api.NetworkPod, roleServerNode), Namespace: "cnperf"},
 				Type:           corev1.EventTypeWarning, Reason: "FailedCreatePodSandBox", Count: 1,
 				Message: `Failed to create pod sandbox: plugin type="bridge" failed (add): failed to allocate for range 0: no IP addresses available`,
 			}
@@ -553,7 +555,7 @@ func TestExternalService(t *testing.T) {
 		t.Errorf("placement %+v", pair.Placement)
 	}
 	// The server pod runs, labelled for whatever exposes it.
-	pods, _ := c.cs.CoreV1().Pods("cnperf").List(ctx, metav1.ListOptions{LabelSelector: LabelRole + "=server," + LabelDriver + "=qperf"})
+	pods, _ := c.cs.CoreV1().Pods("cnperf").List(ctx, metav1.ListOptions{LabelSelector: kube.LabelRole + "=server," + kube.LabelDriver + "=qperf"})
 	if len(pods.Items) != 1 {
 		t.Errorf("%d qperf server pods", len(pods.Items))
 	}
@@ -571,8 +573,8 @@ func TestPreflightNamesTheMissingPermission(t *testing.T) {
 			}
 			cases := []plan.Case{{Profile: api.TCPStream, Path: api.PathPodPodSameNode, Driver: "iperf3", Params: api.Params{DurationSeconds: 1, Samples: 1}}}
 			err = p.Prepare(context.Background(), cases, testDrivers)
-			var me *MissingPermissionsError
-			if !errors.As(err, &me) || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), RunManifest) {
+			var me *kube.MissingPermissionsError
+			if !errors.As(err, &me) || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), kube.RunManifest) {
 				t.Fatalf("err = %v, want a missing-permission error naming %q", err, missing)
 			}
 			t.Log(err)

@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/driver/toolkit/fixture"
 )
@@ -23,16 +24,16 @@ func TestObjectsGolden(t *testing.T) {
 		{Name: "sockperf_udp", Argv: []string{"sockperf", "sr", "-p", "11111"}, Ports: []driver.Port{{Port: 11111, Protocol: "UDP"}}, Ready: "Warmup"},
 		{Name: "qperf", Argv: []string{"qperf", "-lp", "32000"}, Ports: []driver.Port{{Port: 32000, Protocol: "TCP"}, {Port: 32001, Protocol: "TCP"}}},
 	}
-	srvPod := endpointSpec{Name: serverPodName(testRun, "native", netPod), Role: "server", Driver: "native", Net: netPod, Node: "node-a", Servers: servers}
-	srvHost := endpointSpec{Name: serverPodName(testRun, "native", netHost), Role: "server", Driver: "native", Net: netHost, Node: "node-b", Servers: servers}
+	srvPod := endpointSpec{Name: serverPodName(testRun, "native", api.NetworkPod), Role: "server", Driver: "native", Net: api.NetworkPod, Node: "node-a", Servers: servers}
+	srvHost := endpointSpec{Name: serverPodName(testRun, "native", api.NetworkHost), Role: "server", Driver: "native", Net: api.NetworkHost, Node: "node-b", Servers: servers}
 	for _, tt := range []struct {
 		name string
 		obj  any
 	}{
 		{"server-pod", buildPod(s, testRun, srvPod)},
 		{"server-host-privileged", buildPod(priv, testRun, srvHost)},
-		{"client-pod", buildPod(s, testRun, endpointSpec{Name: clientPodName(testRun, netPod, roleClientNode), Role: "client", Net: netPod, Node: "node-c"})},
-		{"client-host-anywhere", buildPod(priv, testRun, endpointSpec{Name: clientPodName(testRun, netHost, roleServerNode), Role: "client", Net: netHost})},
+		{"client-pod", buildPod(s, testRun, endpointSpec{Name: clientPodName(testRun, api.NetworkPod, roleClientNode), Role: "client", Net: api.NetworkPod, Node: "node-c"})},
+		{"client-host-anywhere", buildPod(priv, testRun, endpointSpec{Name: clientPodName(testRun, api.NetworkHost, roleServerNode), Role: "client", Net: api.NetworkHost})},
 		{"service-clusterip", buildService(s, testRun, srvPod, corev1.ServiceTypeClusterIP, nil)},
 		{"service-nodeport-dual", buildService(s, testRun, srvHost, corev1.ServiceTypeNodePort, []string{"ipv6", "ipv4"})},
 		{"service-single", buildService(s, testRun, srvPod, corev1.ServiceTypeClusterIP, []string{"ipv4"})},

@@ -7,9 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/kube"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/cnperf/cnperf/internal/agenttoken"
@@ -65,7 +67,7 @@ func TestBuildPod(t *testing.T) {
 	}{
 		{
 			name: "pod-network server",
-			spec: endpointSpec{Name: "srv", Role: "server", Driver: "iperf3", Net: netPod, Node: "node1", Servers: iperf},
+			spec: endpointSpec{Name: "srv", Role: "server", Driver: "iperf3", Net: api.NetworkPod, Node: "node1", Servers: iperf},
 			check: func(t *testing.T, p *corev1.Pod) {
 				if p.Spec.HostNetwork {
 					t.Error("hostNetwork set on a pod-network server")
@@ -83,7 +85,7 @@ func TestBuildPod(t *testing.T) {
 				if c.Ports[0].HostPort != 0 {
 					t.Error("host port declared on a pod-network server")
 				}
-				if p.Labels[LabelDriver] != "iperf3" || p.Labels[LabelRole] != "server" || p.Labels[LabelNetwork] != "pod" {
+				if p.Labels[kube.LabelDriver] != "iperf3" || p.Labels[kube.LabelRole] != "server" || p.Labels[kube.LabelNetwork] != "pod" {
 					t.Errorf("labels = %v", p.Labels)
 				}
 				if qosClass(p) != corev1.PodQOSBestEffort {
@@ -93,7 +95,7 @@ func TestBuildPod(t *testing.T) {
 		},
 		{
 			name: "hostNetwork server",
-			spec: endpointSpec{Name: "srv", Role: "server", Driver: "iperf3", Net: netHost, Node: "node1", Servers: iperf},
+			spec: endpointSpec{Name: "srv", Role: "server", Driver: "iperf3", Net: api.NetworkHost, Node: "node1", Servers: iperf},
 			check: func(t *testing.T, p *corev1.Pod) {
 				if !p.Spec.HostNetwork || p.Spec.DNSPolicy != corev1.DNSClusterFirstWithHostNet {
 					t.Errorf("hostNetwork %v dnsPolicy %q", p.Spec.HostNetwork, p.Spec.DNSPolicy)
@@ -108,7 +110,7 @@ func TestBuildPod(t *testing.T) {
 		},
 		{
 			name: "two servers, one container each; a message-ready server has no probe",
-			spec: endpointSpec{Name: "srv", Role: "server", Driver: "sockperf", Net: netPod, Node: "node1", Servers: sockperf},
+			spec: endpointSpec{Name: "srv", Role: "server", Driver: "sockperf", Net: api.NetworkPod, Node: "node1", Servers: sockperf},
 			check: func(t *testing.T, p *corev1.Pod) {
 				if len(p.Spec.Containers) != 2 {
 					t.Fatalf("%d containers, want 2", len(p.Spec.Containers))
@@ -123,9 +125,9 @@ func TestBuildPod(t *testing.T) {
 		},
 		{
 			name: "client",
-			spec: endpointSpec{Name: "cli", Role: "client", Net: netPod, Node: "node2"},
+			spec: endpointSpec{Name: "cli", Role: "client", Net: api.NetworkPod, Node: "node2"},
 			check: func(t *testing.T, p *corev1.Pod) {
-				if len(p.Spec.Containers) != 1 || p.Spec.Containers[0].Name != ClientContainer {
+				if len(p.Spec.Containers) != 1 || p.Spec.Containers[0].Name != kube.ClientContainer {
 					t.Fatalf("containers = %+v", p.Spec.Containers)
 				}
 				terms := p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
@@ -138,7 +140,7 @@ func TestBuildPod(t *testing.T) {
 			name: "guaranteed, privileged, tolerations, pull policy",
 			opts: Options{Resources: []string{"cpu=2", "memory=1Gi"}, Guaranteed: true, Privileged: true,
 				Tolerations: []string{"dedicated=perf:NoSchedule"}, Image: "example.com/cnperf:test", ImagePullPolicy: "Never"},
-			spec: endpointSpec{Name: "srv", Role: "server", Driver: "iperf3", Net: netPod, Node: "node1", Servers: iperf},
+			spec: endpointSpec{Name: "srv", Role: "server", Driver: "iperf3", Net: api.NetworkPod, Node: "node1", Servers: iperf},
 			check: func(t *testing.T, p *corev1.Pod) {
 				if qosClass(p) != corev1.PodQOSGuaranteed {
 					t.Errorf("QoS = %s, want Guaranteed", qosClass(p))
@@ -158,7 +160,7 @@ func TestBuildPod(t *testing.T) {
 		{
 			name: "requests only: burstable",
 			opts: Options{Resources: []string{"requests.cpu=500m"}},
-			spec: endpointSpec{Name: "cli", Role: "client", Net: netPod, Node: "node2"},
+			spec: endpointSpec{Name: "cli", Role: "client", Net: api.NetworkPod, Node: "node2"},
 			check: func(t *testing.T, p *corev1.Pod) {
 				if qosClass(p) != corev1.PodQOSBurstable {
 					t.Errorf("QoS = %s, want Burstable", qosClass(p))
@@ -174,15 +176,15 @@ func TestBuildPod(t *testing.T) {
 			if p.Namespace != "cnperf" {
 				t.Errorf("namespace = %q", p.Namespace)
 			}
-			for k, v := range RunLabels(testRun) {
+			for k, v := range kube.RunLabels(testRun) {
 				if p.Labels[k] != v {
 					t.Errorf("label %s = %q, want %q", k, p.Labels[k], v)
 				}
 			}
-			if p.Labels[LabelEndpoint] != p.Name {
+			if p.Labels[kube.LabelEndpoint] != p.Name {
 				t.Error("endpoint label missing")
 			}
-			if *p.Spec.AutomountServiceAccountToken || p.Spec.ServiceAccountName != ServiceAccountName {
+			if *p.Spec.AutomountServiceAccountToken || p.Spec.ServiceAccountName != kube.ServiceAccountName {
 				t.Error("endpoint pods must not get an API token")
 			}
 			if p.Spec.RestartPolicy != corev1.RestartPolicyNever {
@@ -199,8 +201,8 @@ func TestBuildPod(t *testing.T) {
 					ref = c.Env[0].ValueFrom
 				}
 				if len(c.Env) != 1 || c.Env[0].Name != agenttoken.Env || c.Env[0].Value != "" || ref == nil || ref.SecretKeyRef == nil ||
-					ref.SecretKeyRef.Name != TokenSecretName(testRun) || ref.SecretKeyRef.Key != TokenSecretKey {
-					t.Errorf("container %s: env %+v, want %s from secret %s key %s", c.Name, c.Env, agenttoken.Env, TokenSecretName(testRun), TokenSecretKey)
+					ref.SecretKeyRef.Name != kube.TokenSecretName(testRun) || ref.SecretKeyRef.Key != kube.TokenSecretKey {
+					t.Errorf("container %s: env %+v, want %s from secret %s key %s", c.Name, c.Env, agenttoken.Env, kube.TokenSecretName(testRun), kube.TokenSecretKey)
 				}
 			}
 			// nowhere in the serialized pod (what kubectl get pod -o yaml shows)
@@ -214,14 +216,14 @@ func TestBuildPod(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	for _, name := range []string{
-		serverPodName(testRun, "iperf3", netHost), clientPodName(testRun, netPod, roleZoneNode),
-		serviceName(testRun, "sockperf", netHost, corev1.ServiceTypeNodePort), serviceName("weird/ID_with.stuff", "native", netPod, corev1.ServiceTypeClusterIP),
+		serverPodName(testRun, "iperf3", api.NetworkHost), clientPodName(testRun, api.NetworkPod, roleZoneNode),
+		serviceName(testRun, "sockperf", api.NetworkHost, corev1.ServiceTypeNodePort), serviceName("weird/ID_with.stuff", "native", api.NetworkPod, corev1.ServiceTypeClusterIP),
 	} {
 		if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
 			t.Errorf("%q: %v", name, errs)
 		}
 	}
-	if a, b := serverPodName(testRun, "iperf3", netPod), serverPodName(testRun, "iperf3", netHost); a == b {
+	if a, b := serverPodName(testRun, "iperf3", api.NetworkPod), serverPodName(testRun, "iperf3", api.NetworkHost); a == b {
 		t.Error("pod and host servers share a name")
 	}
 }
@@ -236,7 +238,7 @@ func TestBuildServiceManyPorts(t *testing.T) {
 	}
 	srv.Ports = append(srv.Ports, driver.Port{Name: "dup", Port: 20000, Protocol: "TCP"})
 	s := mustParse(t, Options{})
-	e := endpointSpec{Name: "srv-pod", Role: "server", Driver: "netperf", Net: netPod, Servers: []driver.Server{srv}}
+	e := endpointSpec{Name: "srv-pod", Role: "server", Driver: "netperf", Net: api.NetworkPod, Servers: []driver.Server{srv}}
 	for _, tt := range []struct {
 		kind     corev1.ServiceType
 		families []string
@@ -260,7 +262,7 @@ func TestBuildServiceManyPorts(t *testing.T) {
 				t.Errorf("port %d targets %s", p.Port, p.TargetPort.String())
 			}
 		}
-		if svc.Spec.Type != tt.kind || svc.Spec.Selector[LabelEndpoint] != "srv-pod" {
+		if svc.Spec.Type != tt.kind || svc.Spec.Selector[kube.LabelEndpoint] != "srv-pod" {
 			t.Errorf("type %s selector %v", svc.Spec.Type, svc.Spec.Selector)
 		}
 		got := corev1.IPFamilyPolicy("")
@@ -274,10 +276,10 @@ func TestBuildServiceManyPorts(t *testing.T) {
 }
 
 func TestDuplicateHostPorts(t *testing.T) {
-	a := endpointSpec{Role: "server", Driver: "iperf3", Net: netHost, Node: "n1", Servers: []driver.Server{{Ports: []driver.Port{{Port: 5201, Protocol: "TCP"}}}}}
-	b := endpointSpec{Role: "server", Driver: "native", Net: netHost, Node: "n1", Servers: []driver.Server{{Ports: []driver.Port{{Port: 5201, Protocol: "TCP"}}}}}
+	a := endpointSpec{Role: "server", Driver: "iperf3", Net: api.NetworkHost, Node: "n1", Servers: []driver.Server{{Ports: []driver.Port{{Port: 5201, Protocol: "TCP"}}}}}
+	b := endpointSpec{Role: "server", Driver: "native", Net: api.NetworkHost, Node: "n1", Servers: []driver.Server{{Ports: []driver.Port{{Port: 5201, Protocol: "TCP"}}}}}
 	c := b
-	c.Net = netPod
+	c.Net = api.NetworkPod
 	if err := duplicateHostPorts([]endpointSpec{a, c}); err != nil {
 		t.Errorf("pod-network servers never clash: %v", err)
 	}
@@ -348,7 +350,7 @@ func TestNodePortKeepsPortsInRange(t *testing.T) {
 	// tiger-bench exposes qperf on 32000/32221: tools that tell the client which data port
 	// to dial need the NodePort to keep the number.
 	srv := driver.Server{Name: "qperf", Ports: []driver.Port{{Port: 32000, Protocol: "TCP"}, {Port: 32221, Protocol: "TCP"}, {Port: 19765, Protocol: "TCP"}}}
-	e := endpointSpec{Name: "srv", Role: "server", Driver: "qperf", Net: netPod, Servers: []driver.Server{srv}}
+	e := endpointSpec{Name: "srv", Role: "server", Driver: "qperf", Net: api.NetworkPod, Servers: []driver.Server{srv}}
 	s := mustParse(t, Options{})
 	got := map[int32]int32{}
 	for _, p := range buildService(s, testRun, e, corev1.ServiceTypeNodePort, nil).Spec.Ports {
@@ -361,47 +363,6 @@ func TestNodePortKeepsPortsInRange(t *testing.T) {
 	for _, p := range buildService(s, testRun, e, corev1.ServiceTypeClusterIP, nil).Spec.Ports {
 		if p.NodePort != 0 {
 			t.Errorf("ClusterIP service asks for node port %d", p.NodePort)
-		}
-	}
-}
-
-func TestTokenSecret(t *testing.T) {
-	tok := strings.Repeat("ab", 32)
-	owner := &metav1.OwnerReference{APIVersion: "coordination.k8s.io/v1", Kind: "Lease", Name: LeaseName(testRun), UID: "uid-1"}
-	s := buildTokenSecret("cnperf", testRun, tok, owner)
-	if s.Name != TokenSecretName(testRun) || s.Namespace != "cnperf" || string(s.Data[TokenSecretKey]) != tok {
-		t.Errorf("secret %s/%s data %v", s.Namespace, s.Name, s.Data)
-	}
-	if s.Immutable == nil || !*s.Immutable || s.Type != corev1.SecretTypeOpaque {
-		t.Errorf("immutable %v type %s", s.Immutable, s.Type)
-	}
-	if !reflect.DeepEqual(s.OwnerReferences, []metav1.OwnerReference{*owner}) {
-		t.Errorf("owner %+v: the Secret must go with the run's Lease", s.OwnerReferences)
-	}
-	for k, v := range RunLabels(testRun) {
-		if s.Labels[k] != v {
-			t.Errorf("label %s = %q, want %q", k, s.Labels[k], v)
-		}
-	}
-	if errs := validation.IsDNS1123Subdomain(s.Name); len(errs) > 0 {
-		t.Errorf("name %q: %v", s.Name, errs)
-	}
-}
-
-// A container the kubelet cannot create yet because its cache of the run's Secret has not
-// synced (seen on the e2e cluster: "failed to sync secret cache: timed out waiting for the
-// condition") is retried by the kubelet; any other CreateContainerConfigError is fatal.
-func TestPodFatalWaiting(t *testing.T) {
-	for _, tc := range []struct{ reason, message, want string }{
-		{"CreateContainerConfigError", "failed to sync secret cache: timed out waiting for the condition", ""},
-		{"CreateContainerConfigError", `secret "cnperf-token-0b5c3e2a" not found`, "CreateContainerConfigError"},
-		{"ErrImagePull", "pull access denied", "ErrImagePull"},
-		{"ContainerCreating", "", ""},
-	} {
-		p := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: "c",
-			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: tc.reason, Message: tc.message}}}}}}
-		if got := podFatal(p); got != tc.want {
-			t.Errorf("%s %q: podFatal = %q, want %q", tc.reason, tc.message, got, tc.want)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/kube"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -77,7 +79,6 @@ const (
 	DefaultNamespace       = "cnperf"
 	DefaultPodStartTimeout = 3 * time.Minute
 	DefaultExecTimeout     = 5 * time.Minute
-	DefaultMaxOutputBytes  = 32 << 20
 )
 
 // withDefaults fills zero values.
@@ -104,7 +105,7 @@ func (o Options) withDefaults() Options {
 		o.ExecTimeout = DefaultExecTimeout
 	}
 	if o.MaxOutputBytes <= 0 {
-		o.MaxOutputBytes = DefaultMaxOutputBytes
+		o.MaxOutputBytes = kube.DefaultMaxOutputBytes
 	}
 	return o
 }
@@ -134,7 +135,7 @@ func (o Options) parse() (*settings, error) {
 	if s.nodeSelector, err = parseNodeSelector(o.NodeSelector); err != nil {
 		return nil, err
 	}
-	if s.tolerations, err = ParseTolerations(o.Tolerations); err != nil {
+	if s.tolerations, err = kube.ParseTolerations(o.Tolerations); err != nil {
 		return nil, err
 	}
 	if s.resources, err = parseResources(o.Resources, o.Guaranteed); err != nil {
@@ -165,44 +166,6 @@ func parseNodeSelector(in []string) (map[string]string, error) {
 			return nil, fmt.Errorf("--node-selector: %q is not KEY=VALUE", kv)
 		}
 		out[k] = v
-	}
-	return out, nil
-}
-
-// ParseTolerations reads --tolerations items, KEY[=VALUE][:EFFECT]; "*" tolerates everything.
-// cnperf run and cnperf mesh share it.
-func ParseTolerations(in []string) ([]corev1.Toleration, error) {
-	var out []corev1.Toleration
-	for _, t := range in {
-		t = strings.TrimSpace(t)
-		if t == "" {
-			continue
-		}
-		if t == "*" {
-			out = append(out, corev1.Toleration{Operator: corev1.TolerationOpExists})
-			continue
-		}
-		kv, effect, hasEffect := strings.Cut(t, ":")
-		tol := corev1.Toleration{}
-		if hasEffect {
-			switch corev1.TaintEffect(effect) {
-			case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
-				tol.Effect = corev1.TaintEffect(effect)
-			default:
-				return nil, fmt.Errorf("--tolerations: %q: effect %q is not NoSchedule, PreferNoSchedule or NoExecute", t, effect)
-			}
-		}
-		k, v, hasValue := strings.Cut(kv, "=")
-		if k == "" {
-			return nil, fmt.Errorf("--tolerations: %q has no key (KEY[=VALUE][:EFFECT], or * for all)", t)
-		}
-		tol.Key = k
-		if hasValue {
-			tol.Operator, tol.Value = corev1.TolerationOpEqual, v
-		} else {
-			tol.Operator = corev1.TolerationOpExists
-		}
-		out = append(out, tol)
 	}
 	return out, nil
 }

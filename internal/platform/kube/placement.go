@@ -5,32 +5,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cnperf/cnperf/internal/kube"
+
 	corev1 "k8s.io/api/core/v1"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/plan"
-)
-
-// Well-known node labels.
-const (
-	LabelZone            = "topology.kubernetes.io/zone"
-	LabelZoneBeta        = "failure-domain.beta.kubernetes.io/zone"
-	LabelRegion          = "topology.kubernetes.io/region"
-	LabelInstanceType    = "node.kubernetes.io/instance-type"
-	LabelInstanceTypeOld = "beta.kubernetes.io/instance-type"
-	LabelOS              = "kubernetes.io/os"
-	LabelControlPlane    = "node-role.kubernetes.io/control-plane"
-	LabelMaster          = "node-role.kubernetes.io/master"
-	// LabelNetperfRole is k8s-netperf's node hint: netperf=server or netperf=client.
-	LabelNetperfRole = "netperf"
-)
-
-// network is an endpoint's network: the pod network or the node's (hostNetwork).
-type network string
-
-const (
-	netPod  network = "pod"
-	netHost network = "host"
 )
 
 // nodeRole names the node an endpoint goes to.
@@ -55,15 +35,15 @@ const (
 
 // route is where a case's endpoints go and how the client reaches the server.
 type route struct {
-	serverNet  network
-	clientNet  network
+	serverNet  api.Network
+	clientNet  api.Network
 	clientNode nodeRole
 	access     access
 }
 
 // routeFor maps a case to its route. The servers always run on the server node.
 func routeFor(c plan.Case, externalClient string) (route, error) {
-	r := route{serverNet: netPod, clientNet: netPod, clientNode: roleClientNode, access: accessDirect}
+	r := route{serverNet: api.NetworkPod, clientNet: api.NetworkPod, clientNode: roleClientNode, access: accessDirect}
 	switch c.Path {
 	case api.PathPodPodSameNode:
 		r.clientNode = roleServerNode
@@ -71,11 +51,11 @@ func routeFor(c plan.Case, externalClient string) (route, error) {
 	case api.PathPodPodCrossZone:
 		r.clientNode = roleZoneNode
 	case api.PathHostHost:
-		r.serverNet, r.clientNet = netHost, netHost
+		r.serverNet, r.clientNet = api.NetworkHost, api.NetworkHost
 	case api.PathPodHost:
-		r.serverNet = netHost
+		r.serverNet = api.NetworkHost
 	case api.PathHostPod:
-		r.clientNet = netHost
+		r.clientNet = api.NetworkHost
 	case api.PathPodClusterIP:
 		r.access = accessClusterIP
 	case api.PathPodNodePort:
@@ -94,7 +74,7 @@ func routeFor(c plan.Case, externalClient string) (route, error) {
 	if c.Params.HostNetwork {
 		switch c.Path {
 		case api.PathPodPodSameNode, api.PathPodPodCrossNode, api.PathPodPodCrossZone, api.PathHostHost, api.PathPodClusterIP:
-			r.serverNet, r.clientNet = netHost, netHost
+			r.serverNet, r.clientNet = api.NetworkHost, api.NetworkHost
 		default:
 			return r, fmt.Errorf("hostNetwork: true does not apply to path %q (use host-host, pod-host or host-pod)", c.Path)
 		}
@@ -152,93 +132,29 @@ func (np *nodePlacement) node(r nodeRole) string {
 	return ""
 }
 
-func zoneOf(n *corev1.Node) string {
-	if z := n.Labels[LabelZone]; z != "" {
-		return z
-	}
-	return n.Labels[LabelZoneBeta]
-}
-
-// NodeBlock is what keeps pods off a node (Schedulable).
-type NodeBlock int
-
-// What keeps pods off a node, in the order Schedulable checks.
-const (
-	NodeUsable   NodeBlock = iota
-	NodeNotReady           // its Ready condition is not True
-	NodeCordoned           // spec.unschedulable
-	NodeNotLinux           // labelled kubernetes.io/os other than linux
-	NodeTainted            // a NoSchedule or NoExecute taint the pods do not tolerate
-)
-
-// Schedulable says whether pods that tolerate tols can run on n, and if not, what stops them
-// (the taint, for NodeTainted): the one node check of the platform and tiger-bench, each of
-// which words the answer for its own flags.
-func Schedulable(n *corev1.Node, tols []corev1.Toleration) (NodeBlock, *corev1.Taint) {
-	ready := false
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-			ready = true
-		}
-	}
-	if !ready {
-		return NodeNotReady, nil
-	}
-	if n.Spec.Unschedulable {
-		return NodeCordoned, nil
-	}
-	if os, ok := n.Labels[LabelOS]; ok && os != "linux" {
-		return NodeNotLinux, nil
-	}
-	for i := range n.Spec.Taints {
-		t := &n.Spec.Taints[i]
-		if t.Effect == corev1.TaintEffectPreferNoSchedule {
-			continue
-		}
-		tolerated := false
-		for j := range tols {
-			if tols[j].ToleratesTaint(t) {
-				tolerated = true
-				break
-			}
-		}
-		if !tolerated {
-			return NodeTainted, t
-		}
-	}
-	return NodeUsable, nil
-}
-
 // eligible says whether endpoints may run on n, and why not.
 func eligible(n *corev1.Node, selector map[string]string, tols []corev1.Toleration) (bool, string) {
-	block, taint := Schedulable(n, tols)
+	block, taint := kube.Schedulable(n, tols)
 	switch block {
-	case NodeNotReady:
+	case kube.NodeNotReady:
 		return false, "not Ready"
-	case NodeCordoned:
+	case kube.NodeCordoned:
 		return false, "cordoned (unschedulable)"
-	case NodeNotLinux:
-		return false, fmt.Sprintf("%s=%s (endpoints need Linux)", LabelOS, n.Labels[LabelOS])
+	case kube.NodeNotLinux:
+		return false, fmt.Sprintf("%s=%s (endpoints need Linux)", kube.LabelOS, n.Labels[kube.LabelOS])
 	}
 	for _, k := range sortedKeys(selector) {
 		if n.Labels[k] != selector[k] {
 			return false, fmt.Sprintf("does not match --node-selector %s=%s", k, selector[k])
 		}
 	}
-	if block == NodeTainted {
-		return false, fmt.Sprintf("tainted %s (add --tolerations %s)", taintString(taint), tolerationHint(taint))
+	if block == kube.NodeTainted {
+		return false, fmt.Sprintf("tainted %s (add --tolerations %s)", kube.TaintString(taint), tolerationHint(taint))
 	}
 	return true, ""
 }
 
-func taintString(t *corev1.Taint) string {
-	if t.Value != "" {
-		return fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect)
-	}
-	return fmt.Sprintf("%s:%s", t.Key, t.Effect)
-}
-
-func tolerationHint(t *corev1.Taint) string { return taintString(t) }
+func tolerationHint(t *corev1.Taint) string { return kube.TaintString(t) }
 
 // choosePlacement picks the server node and the client nodes the plan needs. It contacts
 // nothing: nodes is the cluster's node list.
@@ -254,7 +170,7 @@ func choosePlacement(nodes []corev1.Node, s *settings, nd needs) (*nodePlacement
 	var rejected []string
 	for _, n := range sorted {
 		byName[n.Name] = n
-		np.zones[n.Name] = zoneOf(n)
+		np.zones[n.Name] = kube.Zone(n)
 		if good, why := eligible(n, s.nodeSelector, s.tolerations); good {
 			ok = append(ok, n)
 		} else {
@@ -319,7 +235,7 @@ func choosePlacement(nodes []corev1.Node, s *settings, nd needs) (*nodePlacement
 		}
 		if nd.zoneNode {
 			if sz == "" {
-				return nil, fmt.Errorf("path pod-pod-cross-zone: server node %s has no %s label", server.Name, LabelZone)
+				return nil, fmt.Errorf("path pod-pod-cross-zone: server node %s has no %s label", server.Name, kube.LabelZone)
 			}
 			if np.Client != "" && np.zones[np.Client] != "" && np.zones[np.Client] != sz {
 				np.Zone = np.Client
@@ -332,7 +248,7 @@ func choosePlacement(nodes []corev1.Node, s *settings, nd needs) (*nodePlacement
 				}
 				if len(cands) == 0 {
 					return nil, fmt.Errorf("path pod-pod-cross-zone needs nodes in two zones (%s), but every usable node is in zone %q (%s)%s",
-						LabelZone, sz, nodeNames(ok), describeRejected())
+						kube.LabelZone, sz, nodeNames(ok), describeRejected())
 				}
 				np.Zone = preferred(cands, "client", nil, nd, np).Name
 			}
@@ -346,7 +262,7 @@ func choosePlacement(nodes []corev1.Node, s *settings, nd needs) (*nodePlacement
 // server, when the plan needs a client node it prefers a server that leaves one.
 func preferred(nodes []*corev1.Node, hint string, better func(*corev1.Node) bool, nd needs, np *nodePlacement) *corev1.Node {
 	for _, n := range nodes {
-		if n.Labels[LabelNetperfRole] == hint {
+		if n.Labels[kube.LabelNetperfRole] == hint {
 			return n
 		}
 	}
@@ -358,9 +274,9 @@ func preferred(nodes []*corev1.Node, hint string, better func(*corev1.Node) bool
 		}
 	}
 	for _, n := range nodes {
-		_, cp := n.Labels[LabelControlPlane]
-		_, m := n.Labels[LabelMaster]
-		if hint == "server" && n.Labels[LabelNetperfRole] == "client" {
+		_, cp := n.Labels[kube.LabelControlPlane]
+		_, m := n.Labels[kube.LabelMaster]
+		if hint == "server" && n.Labels[kube.LabelNetperfRole] == "client" {
 			continue
 		}
 		if !cp && !m {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/kube"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -14,7 +16,7 @@ import (
 // node builds a Ready Linux node; opts adjust it.
 func node(name, zone string, opts ...func(*corev1.Node)) corev1.Node {
 	n := corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{LabelOS: "linux", "kubernetes.io/hostname": name}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kube.LabelOS: "linux", "kubernetes.io/hostname": name}},
 		Status: corev1.NodeStatus{
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
 			Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0." + name[len(name)-1:]}},
@@ -23,7 +25,7 @@ func node(name, zone string, opts ...func(*corev1.Node)) corev1.Node {
 		},
 	}
 	if zone != "" {
-		n.Labels[LabelZone] = zone
+		n.Labels[kube.LabelZone] = zone
 	}
 	for _, o := range opts {
 		o(&n)
@@ -121,7 +123,7 @@ func TestChoosePlacement(t *testing.T) {
 		{
 			name: "tainted control plane is skipped",
 			nodes: []corev1.Node{
-				node("cp1", "", labelled(LabelControlPlane, ""), tainted(LabelControlPlane, "", corev1.TaintEffectNoSchedule)),
+				node("cp1", "", labelled(kube.LabelControlPlane, ""), tainted(kube.LabelControlPlane, "", corev1.TaintEffectNoSchedule)),
 				node("node1", ""), node("node2", ""),
 			},
 			paths:  []api.Path{api.PathHostHost},
@@ -161,7 +163,7 @@ func TestChoosePlacement(t *testing.T) {
 		},
 		{
 			name:    "windows nodes are not used",
-			nodes:   []corev1.Node{node("win1", "", labelled(LabelOS, "windows"))},
+			nodes:   []corev1.Node{node("win1", "", labelled(kube.LabelOS, "windows"))},
 			paths:   []api.Path{api.PathPodPodSameNode},
 			wantErr: "no node can run endpoints",
 		},
@@ -250,20 +252,20 @@ func TestRouteFor(t *testing.T) {
 		want    route
 		wantErr string
 	}{
-		{path: api.PathPodPodSameNode, want: route{netPod, netPod, roleServerNode, accessDirect}},
-		{path: api.PathPodPodCrossNode, want: route{netPod, netPod, roleClientNode, accessDirect}},
-		{path: api.PathPodPodCrossZone, want: route{netPod, netPod, roleZoneNode, accessDirect}},
-		{path: api.PathHostHost, want: route{netHost, netHost, roleClientNode, accessDirect}},
-		{path: api.PathPodHost, want: route{netHost, netPod, roleClientNode, accessDirect}},
-		{path: api.PathHostPod, want: route{netPod, netHost, roleClientNode, accessDirect}},
-		{path: api.PathPodClusterIP, want: route{netPod, netPod, roleClientNode, accessClusterIP}},
-		{path: api.PathPodNodePort, want: route{netPod, netPod, roleClientNode, accessNodePort}},
-		{path: api.PathExternalService, want: route{netPod, netPod, roleClientNode, accessExternal}},
-		{path: api.PathExternalService, ext: "local", want: route{netPod, netPod, roleLocal, accessExternal}},
+		{path: api.PathPodPodSameNode, want: route{api.NetworkPod, api.NetworkPod, roleServerNode, accessDirect}},
+		{path: api.PathPodPodCrossNode, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, accessDirect}},
+		{path: api.PathPodPodCrossZone, want: route{api.NetworkPod, api.NetworkPod, roleZoneNode, accessDirect}},
+		{path: api.PathHostHost, want: route{api.NetworkHost, api.NetworkHost, roleClientNode, accessDirect}},
+		{path: api.PathPodHost, want: route{api.NetworkHost, api.NetworkPod, roleClientNode, accessDirect}},
+		{path: api.PathHostPod, want: route{api.NetworkPod, api.NetworkHost, roleClientNode, accessDirect}},
+		{path: api.PathPodClusterIP, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, accessClusterIP}},
+		{path: api.PathPodNodePort, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, accessNodePort}},
+		{path: api.PathExternalService, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, accessExternal}},
+		{path: api.PathExternalService, ext: "local", want: route{api.NetworkPod, api.NetworkPod, roleLocal, accessExternal}},
 		// k8s-netperf's switches on a pod path
-		{path: api.PathPodPodCrossNode, params: api.Params{HostNetwork: true}, want: route{netHost, netHost, roleClientNode, accessDirect}},
-		{path: api.PathPodPodSameNode, params: api.Params{HostNetwork: true}, want: route{netHost, netHost, roleServerNode, accessDirect}},
-		{path: api.PathPodPodCrossNode, params: api.Params{Service: true}, want: route{netPod, netPod, roleClientNode, accessClusterIP}},
+		{path: api.PathPodPodCrossNode, params: api.Params{HostNetwork: true}, want: route{api.NetworkHost, api.NetworkHost, roleClientNode, accessDirect}},
+		{path: api.PathPodPodSameNode, params: api.Params{HostNetwork: true}, want: route{api.NetworkHost, api.NetworkHost, roleServerNode, accessDirect}},
+		{path: api.PathPodPodCrossNode, params: api.Params{Service: true}, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, accessClusterIP}},
 		{path: api.PathPodNodePort, params: api.Params{HostNetwork: true}, wantErr: "hostNetwork: true does not apply"},
 		{path: api.PathLoopback, wantErr: "--platform local"},
 	}
@@ -298,20 +300,20 @@ func TestSchedulable(t *testing.T) {
 		name  string
 		n     corev1.Node
 		tols  []corev1.Toleration
-		want  NodeBlock
+		want  kube.NodeBlock
 		taint string
 	}{
-		{"usable", node("n1", ""), nil, NodeUsable, ""},
-		{"not ready before cordoned", node("n1", "", notReady, cordoned), nil, NodeNotReady, ""},
-		{"cordoned", node("n1", "", cordoned), nil, NodeCordoned, ""},
-		{"windows", node("n1", "", labelled(LabelOS, "windows")), nil, NodeNotLinux, ""},
-		{"no os label", node("n1", "", func(n *corev1.Node) { delete(n.Labels, LabelOS) }), nil, NodeUsable, ""},
-		{"PreferNoSchedule is no bar", node("n1", "", tainted("soft", "", corev1.TaintEffectPreferNoSchedule)), nil, NodeUsable, ""},
-		{"NoExecute", node("n1", "", tainted("gone", "", corev1.TaintEffectNoExecute)), nil, NodeTainted, "gone"},
-		{"NoSchedule", node("n1", "", tainted("dedicated", "perf", corev1.TaintEffectNoSchedule)), nil, NodeTainted, "dedicated"},
-		{"NoSchedule tolerated", node("n1", "", tainted("dedicated", "perf", corev1.TaintEffectNoSchedule)), perf, NodeUsable, ""},
+		{"usable", node("n1", ""), nil, kube.NodeUsable, ""},
+		{"not ready before cordoned", node("n1", "", notReady, cordoned), nil, kube.NodeNotReady, ""},
+		{"cordoned", node("n1", "", cordoned), nil, kube.NodeCordoned, ""},
+		{"windows", node("n1", "", labelled(kube.LabelOS, "windows")), nil, kube.NodeNotLinux, ""},
+		{"no os label", node("n1", "", func(n *corev1.Node) { delete(n.Labels, kube.LabelOS) }), nil, kube.NodeUsable, ""},
+		{"PreferNoSchedule is no bar", node("n1", "", tainted("soft", "", corev1.TaintEffectPreferNoSchedule)), nil, kube.NodeUsable, ""},
+		{"NoExecute", node("n1", "", tainted("gone", "", corev1.TaintEffectNoExecute)), nil, kube.NodeTainted, "gone"},
+		{"NoSchedule", node("n1", "", tainted("dedicated", "perf", corev1.TaintEffectNoSchedule)), nil, kube.NodeTainted, "dedicated"},
+		{"NoSchedule tolerated", node("n1", "", tainted("dedicated", "perf", corev1.TaintEffectNoSchedule)), perf, kube.NodeUsable, ""},
 	} {
-		got, taint := Schedulable(&tt.n, tt.tols)
+		got, taint := kube.Schedulable(&tt.n, tt.tols)
 		if got != tt.want || (taint == nil) != (tt.taint == "") || (taint != nil && taint.Key != tt.taint) {
 			t.Errorf("%s: %v %v, want %v %q", tt.name, got, taint, tt.want, tt.taint)
 		}

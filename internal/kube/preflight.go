@@ -88,8 +88,8 @@ func Preflight(ctx context.Context, cs kubernetes.Interface, manifest string, ne
 	return &MissingPermissionsError{Missing: missing, Manifest: manifest}
 }
 
-// verbs expands one resource into an Access per verb.
-func verbs(ns, group, resource, sub string, vs ...string) []Access {
+// Verbs expands one resource into an Access per verb.
+func Verbs(ns, group, resource, sub string, vs ...string) []Access {
 	out := make([]Access, len(vs))
 	for i, v := range vs {
 		out[i] = Access{Verb: v, Group: group, Resource: resource, Subresource: sub, Namespace: ns}
@@ -107,23 +107,23 @@ const RunManifest = "deploy/rbac/run.yaml"
 // when allowed and left empty otherwise, so they are not required.
 func RunAccess(ns string, nsExists, services bool) []Access {
 	var a []Access
-	a = append(a, verbs("", "", "nodes", "", "get", "list")...)
+	a = append(a, Verbs("", "", "nodes", "", "get", "list")...)
 	a = append(a, Access{Verb: "get", Resource: "namespaces", Name: ns})
 	if !nsExists {
 		a = append(a, Access{Verb: "create", Resource: "namespaces"}, Access{Verb: "delete", Resource: "namespaces", Name: ns})
 	}
-	a = append(a, verbs(ns, "", "pods", "", "get", "list", "watch", "create", "delete", "deletecollection")...)
-	a = append(a, verbs(ns, "", "pods", "exec", "create")...)
-	a = append(a, verbs(ns, "", "pods", "log", "get")...)
-	a = append(a, verbs(ns, "", "events", "", "list", "watch")...)
-	a = append(a, verbs(ns, "", "serviceaccounts", "", "get", "list", "create", "delete")...)
-	a = append(a, verbs(ns, "", "secrets", "", "create", "delete")...) // the agent token's Secret
-	a = append(a, verbs(ns, "", "services", "", "list", "delete")...)
+	a = append(a, Verbs(ns, "", "pods", "", "get", "list", "watch", "create", "delete", "deletecollection")...)
+	a = append(a, Verbs(ns, "", "pods", "exec", "create")...)
+	a = append(a, Verbs(ns, "", "pods", "log", "get")...)
+	a = append(a, Verbs(ns, "", "events", "", "list", "watch")...)
+	a = append(a, Verbs(ns, "", "serviceaccounts", "", "get", "list", "create", "delete")...)
+	a = append(a, Verbs(ns, "", "secrets", "", "create", "delete")...) // the agent token's Secret
+	a = append(a, Verbs(ns, "", "services", "", "list", "delete")...)
 	if services {
-		a = append(a, verbs(ns, "", "services", "", "create")...)
+		a = append(a, Verbs(ns, "", "services", "", "create")...)
 	}
-	a = append(a, verbs(ns, "apps", "daemonsets", "", "list")...)
-	a = append(a, verbs(ns, "coordination.k8s.io", "leases", "", "get", "list", "create", "patch", "delete")...)
+	a = append(a, Verbs(ns, "apps", "daemonsets", "", "list")...)
+	a = append(a, Verbs(ns, "coordination.k8s.io", "leases", "", "get", "list", "create", "patch", "delete")...)
 	return a
 }
 
@@ -135,16 +135,16 @@ const MeshManifest = "deploy/rbac/mesh.yaml"
 // and logs, the all-to-one server pod, and its Lease.
 func MeshAccess(ns string, nsExists bool) []Access {
 	var a []Access
-	a = append(a, verbs("", "", "nodes", "", "get", "list")...)
+	a = append(a, Verbs("", "", "nodes", "", "get", "list")...)
 	a = append(a, Access{Verb: "get", Resource: "namespaces", Name: ns})
 	if !nsExists {
 		a = append(a, Access{Verb: "create", Resource: "namespaces"}, Access{Verb: "delete", Resource: "namespaces", Name: ns})
 	}
-	a = append(a, verbs(ns, "apps", "daemonsets", "", "get", "list", "create", "update", "delete", "deletecollection")...)
-	a = append(a, verbs(ns, "", "pods", "", "get", "list", "create", "delete")...)
-	a = append(a, verbs(ns, "", "pods", "exec", "create")...)
-	a = append(a, verbs(ns, "", "secrets", "", "create", "delete")...) // the agent token's Secret
-	a = append(a, verbs(ns, "coordination.k8s.io", "leases", "", "get", "list", "create", "patch", "delete")...)
+	a = append(a, Verbs(ns, "apps", "daemonsets", "", "get", "list", "create", "update", "delete", "deletecollection")...)
+	a = append(a, Verbs(ns, "", "pods", "", "get", "list", "create", "delete")...)
+	a = append(a, Verbs(ns, "", "pods", "exec", "create")...)
+	a = append(a, Verbs(ns, "", "secrets", "", "create", "delete")...) // the agent token's Secret
+	a = append(a, Verbs(ns, "coordination.k8s.io", "leases", "", "get", "list", "create", "patch", "delete")...)
 	return a
 }
 
@@ -162,15 +162,15 @@ const (
 // watching its pods come up.
 func StandingAccess(ns string, nsExists bool) []Access {
 	var a []Access
-	a = append(a, verbs("", "", "nodes", "", "get", "list")...)
+	a = append(a, Verbs("", "", "nodes", "", "get", "list")...)
 	a = append(a, Access{Verb: "get", Resource: "namespaces", Name: ns})
 	if !nsExists {
 		a = append(a, Access{Verb: "create", Resource: "namespaces"})
 	}
-	a = append(a, verbs(ns, "apps", "deployments", "", "get", "create", "patch", "delete")...)
-	a = append(a, verbs(ns, "", "services", "", "list", "create", "patch", "delete")...)
-	a = append(a, verbs(ns, "networking.k8s.io", "networkpolicies", "", "list", "create", "patch", "delete")...)
-	a = append(a, verbs(ns, "", "pods", "", "list")...)
+	a = append(a, Verbs(ns, "apps", "deployments", "", "get", "create", "patch", "delete")...)
+	a = append(a, Verbs(ns, "", "services", "", "list", "create", "patch", "delete")...)
+	a = append(a, Verbs(ns, "networking.k8s.io", "networkpolicies", "", "list", "create", "patch", "delete")...)
+	a = append(a, Verbs(ns, "", "pods", "", "list")...)
 	return a
 }
 
@@ -182,21 +182,21 @@ func StandingRemoveAccess(ns string, deleteNamespace bool) []Access {
 	if deleteNamespace {
 		a = append(a, Access{Verb: "delete", Resource: "namespaces", Name: ns})
 	}
-	a = append(a, verbs(ns, "apps", "deployments", "", "delete")...)
-	a = append(a, verbs(ns, "", "services", "", "list", "delete")...)
-	a = append(a, verbs(ns, "networking.k8s.io", "networkpolicies", "", "list", "delete")...)
-	a = append(a, verbs(ns, "", "pods", "", "list")...)
-	a = append(a, verbs(ns, "coordination.k8s.io", "leases", "", "list")...)
+	a = append(a, Verbs(ns, "apps", "deployments", "", "delete")...)
+	a = append(a, Verbs(ns, "", "services", "", "list", "delete")...)
+	a = append(a, Verbs(ns, "networking.k8s.io", "networkpolicies", "", "list", "delete")...)
+	a = append(a, Verbs(ns, "", "pods", "", "list")...)
+	a = append(a, Verbs(ns, "coordination.k8s.io", "leases", "", "list")...)
 	return a
 }
 
 // TestPodAccess is what tiger-bench's TTFR and DNS tests need in ns: their pods, with logs,
 // and (DNS) the Service of the target pods.
 func TestPodAccess(ns string, services bool) []Access {
-	a := verbs(ns, "", "pods", "", "get", "list", "create", "delete")
-	a = append(a, verbs(ns, "", "pods", "log", "get")...)
+	a := Verbs(ns, "", "pods", "", "get", "list", "create", "delete")
+	a = append(a, Verbs(ns, "", "pods", "log", "get")...)
 	if services {
-		a = append(a, verbs(ns, "", "services", "", "list", "create", "delete")...)
+		a = append(a, Verbs(ns, "", "services", "", "list", "create", "delete")...)
 	}
 	return a
 }
@@ -206,13 +206,13 @@ func TestPodAccess(ns string, services bool) []Access {
 // (deploy/rbac/calico.yaml grants both).
 func CalicoAccess() []Access {
 	var a []Access
-	a = append(a, verbs("", "operator.tigera.io", "installations", "", "get", "list", "update")...)
-	a = append(a, verbs("", "operator.tigera.io", "tigerstatuses", "", "get", "list")...)
-	a = append(a, verbs("", "crd.projectcalico.org", "ippools", "", "get", "list", "update")...)
-	a = append(a, verbs("", "crd.projectcalico.org", "felixconfigurations", "", "get", "list", "update")...)
+	a = append(a, Verbs("", "operator.tigera.io", "installations", "", "get", "list", "update")...)
+	a = append(a, Verbs("", "operator.tigera.io", "tigerstatuses", "", "get", "list")...)
+	a = append(a, Verbs("", "crd.projectcalico.org", "ippools", "", "get", "list", "update")...)
+	a = append(a, Verbs("", "crd.projectcalico.org", "felixconfigurations", "", "get", "list", "update")...)
 	a = append(a, Access{Verb: "get", Group: "apps", Resource: "daemonsets", Namespace: "calico-system", Name: "calico-node"})
 	for _, ns := range []string{"calico-system", "kube-system"} {
-		a = append(a, verbs(ns, "", "pods", "", "list", "deletecollection")...)
+		a = append(a, Verbs(ns, "", "pods", "", "list", "deletecollection")...)
 	}
 	return a
 }

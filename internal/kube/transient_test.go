@@ -56,13 +56,13 @@ func TestCleanupRetriesWhileAPIServerIsDown(t *testing.T) {
 		wantErr  bool
 	}{
 		{name: "namespace", resource: "namespaces", failures: 3,
-			run: func(ctx context.Context, cs *fake.Clientset) error { return deleteNamespace(ctx, cs, "ns", true, nil) }},
+			run: func(ctx context.Context, cs *fake.Clientset) error { return DeleteNamespace(ctx, cs, "ns", true) }},
 		{name: "run objects", resource: "pods", failures: 3,
 			run: func(ctx context.Context, cs *fake.Clientset) error {
-				return deleteRunObjects(ctx, cs, "ns", RunSelector("r1"), true, nil)
+				return DeleteRunObjects(ctx, cs, "ns", RunSelector("r1"), true)
 			}},
 		{name: "namespace, down for good", resource: "namespaces", failures: 1 << 30, wantErr: true,
-			run: func(ctx context.Context, cs *fake.Clientset) error { return deleteNamespace(ctx, cs, "ns", true, nil) }},
+			run: func(ctx context.Context, cs *fake.Clientset) error { return DeleteNamespace(ctx, cs, "ns", true) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := fake.NewSimpleClientset(

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -206,7 +208,7 @@ func LiveRunsIn(ctx context.Context, cs kubernetes.Interface, ns, except string)
 		return nil, err
 	}
 	var out []RunState
-	for _, run := range sortedKeys(states) {
+	for _, run := range slices.Sorted(maps.Keys(states)) {
 		if st := states[run]; run != except && (st.Alive || st.Kept) {
 			out = append(out, st)
 		}

@@ -66,7 +66,7 @@ func TestUnstickerForcesOnlyPodsOfGoneKubelets(t *testing.T) {
 			ctx := context.Background()
 			cs := fake.NewSimpleClientset(tc.pod, tc.node)
 			var log bytes.Buffer
-			u := newUnsticker(cs, "ns", "", &log)
+			u := NewUnsticker(cs, "ns", "", &log)
 			now := t0
 			u.now = func() time.Time { return now }
 			u.last = t0.Add(-stuckEvery)
@@ -121,7 +121,7 @@ func TestUnstickerKeepsToSelector(t *testing.T) {
 	cs := fake.NewSimpleClientset(mk("ours", RunLabels("r1")), mk("theirs", nil),
 		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse}}}})
 	var log bytes.Buffer
-	newUnsticker(cs, "ns", RunSelector("r1"), &log).poll(ctx)
+	NewUnsticker(cs, "ns", RunSelector("r1"), &log).poll(ctx)
 	left, err := cs.CoreV1().Pods("ns").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -235,7 +235,7 @@ func TestPIDCapture(t *testing.T) {
 }
 
 func TestShellJoin(t *testing.T) {
-	got := shellJoin([]string{"iperf3", "-c", "10.0.0.1", "--title", "a b", "it's", ""})
+	got := ShellJoin([]string{"iperf3", "-c", "10.0.0.1", "--title", "a b", "it's", ""})
 	want := `iperf3 -c 10.0.0.1 --title 'a b' 'it'\''s' ''`
 	if got != want {
 		t.Errorf("got %s, want %s", got, want)

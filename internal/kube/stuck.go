@@ -22,14 +22,14 @@ const (
 	stuckEvery = 2 * time.Second
 )
 
-// unsticker finishes deletions a dead kubelet can never confirm. A pod being deleted goes
+// Unsticker finishes deletions a dead kubelet can never confirm. A pod being deleted goes
 // away only when its node's kubelet has stopped its containers; when that kubelet has stopped
 // (its node is not Ready, or it no longer renews its Lease), the pod, and the namespace
-// around it, would wait for it forever. unsticker force-deletes such pods once they are past
+// around it, would wait for it forever. Unsticker force-deletes such pods once they are past
 // their grace period, and says so: only pods already being deleted, on nodes whose kubelet is
 // gone, so nothing is removed that was not already being removed. Their containers stop when
 // the kubelet is back (it removes pods the API server no longer has).
-type unsticker struct {
+type Unsticker struct {
 	cs       kubernetes.Interface
 	ns       string
 	selector string // "" = every pod of ns (a namespace being deleted)
@@ -48,14 +48,16 @@ type leaseSeen struct {
 	firstSeen time.Time
 }
 
-func newUnsticker(cs kubernetes.Interface, ns, selector string, log io.Writer) *unsticker {
-	return &unsticker{cs: cs, ns: ns, selector: selector, log: log, now: time.Now,
+// NewUnsticker watches the pods of ns that match selector ("" = all) and logs to log what
+// it forces.
+func NewUnsticker(cs kubernetes.Interface, ns, selector string, log io.Writer) *Unsticker {
+	return &Unsticker{cs: cs, ns: ns, selector: selector, log: log, now: time.Now,
 		leases: map[string]leaseSeen{}, forced: map[string]bool{}}
 }
 
 // poll looks at most every stuckEvery; errors are ignored (the caller keeps waiting and
 // reports its own timeout).
-func (u *unsticker) poll(ctx context.Context) {
+func (u *Unsticker) poll(ctx context.Context) {
 	if u == nil || u.now().Sub(u.last) < stuckEvery {
 		return
 	}
@@ -89,7 +91,7 @@ func (u *unsticker) poll(ctx context.Context) {
 }
 
 // kubeletGone says why the kubelet of node is gone, or "" when it seems alive.
-func (u *unsticker) kubeletGone(ctx context.Context, node string) string {
+func (u *Unsticker) kubeletGone(ctx context.Context, node string) string {
 	n, err := u.cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 	if err != nil {
 		return "" // cannot tell: keep waiting
@@ -109,7 +111,7 @@ func (u *unsticker) kubeletGone(ctx context.Context, node string) string {
 // leaseSilence says "its kubelet has not renewed …" once the node's Lease has kept the same
 // renew time for half its duration (two missed renewals at the kubelet's default of a
 // quarter) of this process's own watching; "" before.
-func (u *unsticker) leaseSilence(node string, l *coordinationv1.Lease) string {
+func (u *Unsticker) leaseSilence(node string, l *coordinationv1.Lease) string {
 	if l.Spec.RenewTime == nil {
 		return ""
 	}

@@ -51,6 +51,9 @@ const killScript = `p=$1; g=; kill -TERM "-$p" 2>/dev/null && g=-$p; kill -TERM 
 // killGrace is how long a remote tool may outlive its deadline before `timeout` kills it.
 const killGrace = 10 * time.Second
 
+// DefaultMaxOutputBytes bounds what one exec may print on each stream when nothing else does.
+const DefaultMaxOutputBytes = 32 << 20
+
 // Streamer runs argv in a container with stdout and stderr attached. It is the seam the
 // unit tests replace (exec needs a kubelet; the fake clientset has none); cnperf mesh runs
 // its agents' commands through it too.
@@ -175,7 +178,7 @@ func (e *PodExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Outpu
 		}
 	}
 	if out.Err != nil {
-		out.Err = &ExecError{Namespace: e.Namespace, Pod: e.Pod, Argv: cmd.Argv, Stderr: tail(out.Stderr, 512), Err: out.Err}
+		out.Err = &ExecError{Namespace: e.Namespace, Pod: e.Pod, Argv: cmd.Argv, Stderr: Tail(out.Stderr, 512), Err: out.Err}
 	}
 	return out
 }
@@ -214,7 +217,7 @@ func (e *PodExecutor) ExecStream(ctx context.Context, cmd driver.Command, stdout
 	defer cancel()
 	err := e.Stream(ectx, e.Namespace, e.Pod, e.Container, argv, stdout, stderr)
 	if err != nil && ectx.Err() == nil {
-		return &ExecError{Namespace: e.Namespace, Pod: e.Pod, Argv: cmd.Argv, Stderr: tail(stderr.Bytes(), 512), Err: err}
+		return &ExecError{Namespace: e.Namespace, Pod: e.Pod, Argv: cmd.Argv, Stderr: Tail(stderr.Bytes(), 512), Err: err}
 	}
 	return nil
 }
@@ -228,7 +231,7 @@ type ExecError struct {
 }
 
 func (e *ExecError) Error() string {
-	msg := fmt.Sprintf("exec in pod %s/%s: %s: %v", e.Namespace, e.Pod, shellJoin(e.Argv), e.Err)
+	msg := fmt.Sprintf("exec in pod %s/%s: %s: %v", e.Namespace, e.Pod, ShellJoin(e.Argv), e.Err)
 	if s := strings.TrimSpace(e.Stderr); s != "" {
 		msg += " (stderr: " + s + ")"
 	}
@@ -237,8 +240,8 @@ func (e *ExecError) Error() string {
 
 func (e *ExecError) Unwrap() error { return e.Err }
 
-// shellJoin quotes argv for messages so it can be pasted into a shell.
-func shellJoin(argv []string) string {
+// ShellJoin quotes argv for messages so it can be pasted into a shell.
+func ShellJoin(argv []string) string {
 	out := make([]string, len(argv))
 	for i, a := range argv {
 		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
@@ -250,7 +253,8 @@ func shellJoin(argv []string) string {
 	return strings.Join(out, " ")
 }
 
-func tail(b []byte, n int) string {
+// Tail is the last n bytes of b, trimmed, marked "..." when cut.
+func Tail(b []byte, n int) string {
 	s := strings.TrimSpace(string(b))
 	if len(s) > n {
 		s = "..." + s[len(s)-n:]

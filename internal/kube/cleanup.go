@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,12 +26,12 @@ const pollInterval = 250 * time.Millisecond
 // DeleteNamespace deletes a namespace and, when wait is true, waits until it is gone (its
 // pods have terminated).
 func DeleteNamespace(ctx context.Context, cs kubernetes.Interface, name string, waitGone bool) error {
-	return deleteNamespace(ctx, cs, name, waitGone, nil)
+	return DeleteNamespaceWith(ctx, cs, name, waitGone, nil)
 }
 
-// deleteNamespace is DeleteNamespace; while it waits, u (when not nil) force-deletes the
+// DeleteNamespaceWith is DeleteNamespace; while it waits, u (when not nil) force-deletes the
 // namespace's pods that a stopped kubelet keeps terminating forever, and says so.
-func deleteNamespace(ctx context.Context, cs kubernetes.Interface, name string, waitGone bool, u *unsticker) error {
+func DeleteNamespaceWith(ctx context.Context, cs kubernetes.Interface, name string, waitGone bool, u *Unsticker) error {
 	bg := metav1.DeletePropagationBackground
 	err := retryTransient(ctx, func() error {
 		return cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg})
@@ -60,12 +62,12 @@ func deleteNamespace(ctx context.Context, cs kubernetes.Interface, name string, 
 // DeleteRunObjects deletes the DaemonSets, pods, Services, ServiceAccounts and Leases matching
 // selector in namespace ns and, when wait is true, waits until the pods are gone.
 func DeleteRunObjects(ctx context.Context, cs kubernetes.Interface, ns, selector string, waitGone bool) error {
-	return deleteRunObjects(ctx, cs, ns, selector, waitGone, nil)
+	return DeleteRunObjectsWith(ctx, cs, ns, selector, waitGone, nil)
 }
 
-// deleteRunObjects is DeleteRunObjects; while it waits, u (when not nil) force-deletes the
+// DeleteRunObjectsWith is DeleteRunObjects; while it waits, u (when not nil) force-deletes the
 // pods that a stopped kubelet keeps terminating forever, and says so.
-func deleteRunObjects(ctx context.Context, cs kubernetes.Interface, ns, selector string, waitGone bool, u *unsticker) error {
+func DeleteRunObjectsWith(ctx context.Context, cs kubernetes.Interface, ns, selector string, waitGone bool, u *Unsticker) error {
 	if err := retryTransient(ctx, func() error { return deleteRunObjectsOnce(ctx, cs, ns, selector) }); err != nil || !waitGone {
 		return err
 	}
@@ -115,7 +117,7 @@ func transientAPIError(err error) bool {
 // deleteRunObjectsOnce deletes the run's objects (one pass, no waiting).
 func deleteRunObjectsOnce(ctx context.Context, cs kubernetes.Interface, ns, selector string) error {
 	var errs []error
-	grace := terminationGrace
+	grace := TerminationGraceSeconds
 	lo := metav1.ListOptions{LabelSelector: selector}
 	// DaemonSets first (cnperf mesh's agents), or their controller recreates the pods below.
 	dss, err := cs.AppsV1().DaemonSets(ns).List(ctx, lo)
@@ -333,7 +335,7 @@ func Cleanup(ctx context.Context, cs kubernetes.Interface, o CleanupOptions, log
 		return found, errors.Join(errs...)
 	}
 
-	grace := terminationGrace
+	grace := TerminationGraceSeconds
 	nsTouched := map[string]string{} // namespace -> run
 	for _, l := range found {
 		if !l.Remove {
@@ -363,14 +365,14 @@ func Cleanup(ctx context.Context, cs kubernetes.Interface, o CleanupOptions, log
 	if o.Wait && len(errs) == 0 {
 		for _, l := range found {
 			if l.Kind == "Namespace" && l.Remove {
-				if err := deleteNamespace(ctx, cs, l.Name, true, newUnsticker(cs, l.Name, "", log)); err != nil {
+				if err := DeleteNamespaceWith(ctx, cs, l.Name, true, NewUnsticker(cs, l.Name, "", log)); err != nil {
 					errs = append(errs, err)
 				}
 			}
 		}
-		for _, ns := range sortedKeys(nsTouched) {
+		for _, ns := range slices.Sorted(maps.Keys(nsTouched)) {
 			sel := RunSelector(nsTouched[ns])
-			if err := deleteRunObjects(ctx, cs, ns, sel, true, newUnsticker(cs, ns, sel, log)); err != nil {
+			if err := DeleteRunObjectsWith(ctx, cs, ns, sel, true, NewUnsticker(cs, ns, sel, log)); err != nil {
 				errs = append(errs, err)
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -140,7 +142,7 @@ func WaitReady(ctx context.Context, cs kubernetes.Interface, ns, selector string
 	}
 	fail := func(reason string, only string) error {
 		e := &StartError{Reason: reason}
-		for _, n := range sortedKeys(states) {
+		for _, n := range slices.Sorted(maps.Keys(states)) {
 			st := states[n]
 			if only != "" && n != only {
 				continue
@@ -402,9 +404,9 @@ func eventTime(e *corev1.Event) time.Time {
 	return e.CreationTimestamp.Time
 }
 
-// waitLogLine follows a container's log until a line contains want (servers whose readiness
+// WaitLogLine follows a container's log until a line contains want (servers whose readiness
 // is a message rather than an open TCP port).
-func waitLogLine(ctx context.Context, cs kubernetes.Interface, ns, pod, container, want string, timeout time.Duration) error {
+func WaitLogLine(ctx context.Context, cs kubernetes.Interface, ns, pod, container, want string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	rc, err := cs.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: true}).Stream(ctx)

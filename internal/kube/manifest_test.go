@@ -21,7 +21,7 @@ func readGrants(t *testing.T, files ...string) grants {
 	t.Helper()
 	g := grants{namespaced: map[string][]rbacv1.PolicyRule{}}
 	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join("..", "..", "..", "deploy", "rbac", f))
+		b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "rbac", f))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,7 @@
 package kube
 
 import (
-	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -177,37 +175,4 @@ func FirstTCPPort(ports []driver.Port) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// ServicePorts lists every (port, protocol) the servers listen on, once, by port and then
-// protocol, named "tcp-5201". There is no limit on the number of ports.
-func ServicePorts(servers []driver.Server) []corev1.ServicePort {
-	type key struct {
-		port  int
-		proto corev1.Protocol
-	}
-	seen := map[key]bool{}
-	var out []corev1.ServicePort
-	for _, srv := range servers {
-		for _, p := range srv.Ports {
-			k := key{p.Port, Protocol(p.Protocol)}
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			out = append(out, corev1.ServicePort{
-				Name:       fmt.Sprintf("%s-%d", strings.ToLower(string(k.proto)), p.Port),
-				Protocol:   k.proto,
-				Port:       int32(p.Port),
-				TargetPort: intstr.FromInt32(int32(p.Port)),
-			})
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Port != out[j].Port {
-			return out[i].Port < out[j].Port
-		}
-		return out[i].Protocol < out[j].Protocol
-	})
-	return out
 }
