@@ -84,7 +84,7 @@ func (p *platformOptions) choose(name, runID string, log io.Writer, defaultSuite
 }
 
 // explicitFlags names the kube flags given, with their values.
-func explicitFlags(o kube.Options) string {
+func explicitFlags(o kubeplatform.Options) string {
 	var f []string
 	if o.Kubeconfig != "" {
 		f = append(f, "--kubeconfig "+o.Kubeconfig)
