@@ -137,7 +137,7 @@ func TestReadGigabyteLine(t *testing.T) {
 func TestReadLargeDocument(t *testing.T) {
 	c := &counting{r: &longLine{prefix: "[", filler: ' ', size: gigabyte}}
 	_, _, err := runfile.ReadRuns(c, "doc.json")
-	if err == nil || !strings.Contains(err.Error(), "doc.json: a JSON document larger than 256 MiB") {
+	if err == nil || !strings.Contains(err.Error(), "doc.json: a JSON document larger than 96 MiB") {
 		t.Errorf("err %v", err)
 	}
 	if c.n > runfile.MaxDocumentBytes+1<<20 {

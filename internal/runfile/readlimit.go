@@ -16,9 +16,49 @@ const (
 	// MaxLineBytes bounds one line of a JSON Lines results file or of a CSV file.
 	MaxLineBytes = 64 << 20
 	// MaxDocumentBytes bounds a JSON document (`cnperf run -o json` output), which is read
-	// whole.
-	MaxDocumentBytes = 256 << 20
+	// whole and then decoded: about 8 times its size in memory at the peak (measured:
+	// docs/reporting.md), so less than MaxReadBytes.
+	MaxDocumentBytes = 96 << 20
+	// MaxReadBytes bounds what one command (cnperf report, compare) reads over all its files:
+	// the runs read are held in memory at about 5 times their size on disk, and a report must
+	// stay within 1 GiB (measured: docs/reporting.md, "How much they read").
+	MaxReadBytes = 128 << 20
 )
+
+// Budget is what the readers may still take in for one command, shared by all the files it
+// reads (NewBudget). Past it they stop with an error (tooMuch) before holding more.
+type Budget struct {
+	left int64
+}
+
+// NewBudget is a budget of max bytes (MaxReadBytes for a command).
+func NewBudget(max int64) *Budget { return &Budget{left: max} }
+
+// take charges n bytes; false when the budget is exhausted.
+func (b *Budget) take(n int) bool {
+	b.left -= int64(n)
+	return b.left >= 0
+}
+
+func tooMuch() error {
+	return fmt.Errorf("more than %d MiB of runs read in one command, the limit that keeps a report within about 1 GiB of memory: "+
+		"report or compare fewer runs at once (a results file holds one JSON line per run, case and end: split it with head, tail or grep)",
+		MaxReadBytes>>20)
+}
+
+// budgetReader charges what passes through it to a budget.
+type budgetReader struct {
+	r io.Reader
+	b *Budget
+}
+
+func (br *budgetReader) Read(p []byte) (int, error) {
+	n, err := br.r.Read(p)
+	if !br.b.take(n) {
+		return 0, tooMuch()
+	}
+	return n, err
+}
 
 // errLineTooLong is returned by readLine past MaxLineBytes.
 var errLineTooLong = errors.New("line too long")
@@ -94,7 +134,7 @@ func readAllBounded(r io.Reader, name string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s: a JSON document larger than %d MiB: this is not a cnperf run (cnperf reads JSON Lines results files of any size)", name, max>>20)
+		return nil, fmt.Errorf("%s: a JSON document larger than %d MiB: too large to read whole (a results file, JSON Lines, is read a line at a time)", name, max>>20)
 	}
 	return data, nil
 }

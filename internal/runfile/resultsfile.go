@@ -267,19 +267,35 @@ func ReadWarnings(path string) ([]*api.Run, []string, error) {
 
 // ReadPath reads the runs of one path with ReadWarnings; "-" reads stdin instead.
 func ReadPath(path string, stdin io.Reader) ([]*api.Run, []string, error) {
+	return ReadPathWithin(path, stdin, NewBudget(MaxReadBytes))
+}
+
+// ReadPathWithin is ReadPath charging what it reads to b, the budget of a command that reads
+// several files.
+func ReadPathWithin(path string, stdin io.Reader, b *Budget) ([]*api.Run, []string, error) {
 	if path == "-" {
-		return ReadRuns(stdin, "-")
+		return readRuns(stdin, "-", b)
 	}
-	return ReadWarnings(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	return readRuns(f, path, b)
 }
 
 // ReadRuns reads runs from r; name is used in messages (a file name, or "-" for stdin). It
 // streams: a JSON Lines file is read one line at a time, each line at most MaxLineBytes; a
-// JSON document is read whole up to MaxDocumentBytes. Every result is checked (checkResult):
-// negative or non-finite figures are refused with file:line, and a summary that contradicts
+// JSON document is read whole up to MaxDocumentBytes; in all at most MaxReadBytes (the runs
+// are held in memory). Every result is checked (checkResult): negative, non-finite or
+// physically impossible figures are refused with file:line, and a summary that contradicts
 // its samples is recomputed from them with a warning.
 func ReadRuns(r io.Reader, name string) ([]*api.Run, []string, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	return readRuns(r, name, NewBudget(MaxReadBytes))
+}
+
+func readRuns(r io.Reader, name string, budget *Budget) ([]*api.Run, []string, error) {
+	br := bufio.NewReaderSize(&budgetReader{r: r, b: budget}, 64<<10)
 	// Skip leading white space and a byte-order mark, a bounded amount of them.
 	skipped := 0
 	for {

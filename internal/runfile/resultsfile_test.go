@@ -317,3 +317,66 @@ func TestResultsFileSurvivesKill(t *testing.T) {
 		t.Errorf("after kill: %d runs, %d results", len(runs), len(runs[0].Results))
 	}
 }
+
+// TestBudgetSharedByFiles (issue 28, finding 4): what one command reads is bounded over all its
+// files and formats (JSON Lines, a JSON document, CSV), so a report never holds more than the
+// budget's worth of runs; each file alone fits.
+func TestBudgetSharedByFiles(t *testing.T) {
+	dir := t.TempDir()
+	run := reporttest.Run()
+	jsonl := filepath.Join(dir, "run.jsonl")
+	writeRun(t, jsonl, run, true)
+	doc := filepath.Join(dir, "run.json")
+	if err := os.WriteFile(doc, encode(t, WriteJSON, run), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	csvFile := filepath.Join(dir, "run.csv")
+	if err := os.WriteFile(csvFile, encode(t, WriteCSV, run), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{jsonl, doc, csvFile} {
+		st, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := st.Size()
+		// The budget of the file's size plus the reader's look-ahead reads it whole...
+		if _, _, err := ReadPathWithin(f, nil, NewBudget(size+64<<10)); err != nil {
+			t.Errorf("%s alone: %v", f, err)
+		}
+		// ...and a second file against the same budget is refused, naming the limit.
+		b := NewBudget(size * 3 / 2)
+		if _, _, err := ReadPathWithin(f, nil, b); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		_, _, err = ReadPathWithin(f, nil, b)
+		if err == nil || !strings.Contains(err.Error(), "MiB of runs read in one command") || !strings.HasPrefix(err.Error(), f) {
+			t.Errorf("%s twice within 1.5 times its size: %v", f, err)
+		}
+	}
+}
+
+// TestWriteJSONStreamsTheSameBytes: the streaming JSON writer prints exactly what
+// json.Encoder with a two-space indent prints, for one run, several, none, and runs without
+// results.
+func TestWriteJSONStreamsTheSameBytes(t *testing.T) {
+	full := reporttest.Run()
+	empty := reporttest.Run()
+	empty.Results = []api.Result{}
+	for _, runs := range [][]*api.Run{{full}, {full, empty, full}, {}, {empty}} {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		var v any = runs
+		if len(runs) == 1 {
+			v = runs[0]
+		}
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		got := encode(t, WriteJSON, runs...)
+		if !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("%d runs: streamed JSON differs:\n%s\nwant:\n%s", len(runs), got, want.Bytes())
+		}
+	}
+}

@@ -102,6 +102,7 @@ func (o *options) run(streams iostreams.Streams) error {
 		return exit.Usage("unknown output format %q (known: %s)", o.output, strings.Join(compare.Formats, ", "))
 	}
 	var inputs []compare.Input
+	budget := runfile.NewBudget(runfile.MaxReadBytes) // one for all the files
 	for i, f := range o.files {
 		if f == "-" {
 			if o.stdinTaken {
@@ -109,7 +110,7 @@ func (o *options) run(streams iostreams.Streams) error {
 			}
 			o.stdinTaken = true
 		}
-		runs, warnings, err := runfile.ReadPath(f, streams.In)
+		runs, warnings, err := runfile.ReadPathWithin(f, streams.In, budget)
 		for _, w := range warnings {
 			streams.Logger().Warn(w)
 		}

@@ -120,8 +120,9 @@ func (o *options) run(ctx context.Context, streams iostreams.Streams) error {
 // stderr. A file that cannot be read or parsed is a usage error (exit 2).
 func ReadAll(streams iostreams.Streams, files []string) ([]*api.Run, error) {
 	var all []*api.Run
+	budget := runfile.NewBudget(runfile.MaxReadBytes) // one for all the files
 	for _, f := range files {
-		runs, warnings, err := runfile.ReadPath(f, streams.In)
+		runs, warnings, err := runfile.ReadPathWithin(f, streams.In, budget)
 		for _, w := range warnings {
 			streams.Logger().Warn(w)
 		}
