@@ -12,6 +12,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/report/junit"
+	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/report/tigerbench"
 	"github.com/cnperf/cnperf/internal/runfile"
 )
@@ -32,14 +33,9 @@ type entry struct {
 	enc        Encoder
 }
 
-// Widths of the tables for people. The default view of a table fits the width of the
-// output (Width): DefaultWidth when it is unknown, never more than DefaultWidth (prose and
-// columns read best there; -o wide has no limit) and never less than MinWidth (narrower
-// terminals get MinWidth-column lines and wrap them).
-const (
-	DefaultWidth = 120
-	MinWidth     = 60
-)
+// DefaultWidth is the width the default table view fits when the output's is unknown, and
+// at most (text.FitWidth).
+const DefaultWidth = text.DefaultWidth
 
 // Option tunes an encoder for where it prints.
 type Option func(*options)
@@ -47,19 +43,9 @@ type Option func(*options)
 type options struct{ width int }
 
 // Width is the width of the output in columns (iostreams.Columns: COLUMNS, or the
-// terminal's); 0 means unknown (DefaultWidth). Only the table views use it.
+// terminal's); 0 means unknown (DefaultWidth). Only the table views use it: they fit
+// text.FitWidth(columns).
 func Width(columns int) Option { return func(o *options) { o.width = columns } }
-
-// fitWidth is the width a default view fits for a requested width (see DefaultWidth).
-func fitWidth(columns int) int {
-	switch {
-	case columns <= 0 || columns > DefaultWidth:
-		return DefaultWidth
-	case columns < MinWidth:
-		return MinWidth
-	}
-	return columns
-}
 
 // sized is an encoder whose layout depends on the output's width.
 type sized interface {

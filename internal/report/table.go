@@ -44,13 +44,13 @@ const (
 var tableHeader = []string{"#", "PROFILE", "DRIVER", "PATH", "MSG", "PAR", "BURST", "SAMPLES", "RESULT (mean ± 95% CI)",
 	"COV", "P50 µs", "P99 µs", "RETRANS", "LOSS", "Δ DRIVERS", "CHECKS", "STATUS"}
 
-// tableEncoder is the table for people: the default view fits width columns (fitWidth),
+// tableEncoder is the table for people: the default view fits text.FitWidth(width) columns,
 // moving long texts (failure causes, checks) below the table and leaving out the least
 // important columns when they do not fit; the wide view (-o wide) shows every column with
 // the long texts in their rows.
 type tableEncoder struct {
 	wide  bool
-	width int // as asked (Width); fitWidth gives the width a default view fits
+	width int // as asked (Width); text.FitWidth gives the width a default view fits
 }
 
 func (e tableEncoder) withWidth(columns int) Encoder { e.width = columns; return e }
@@ -143,7 +143,7 @@ func writeTitle(w io.Writer, run *api.Run, width int) error {
 }
 
 func (e tableEncoder) writeRun(w io.Writer, run *api.Run) error {
-	width := fitWidth(e.width)
+	width := text.FitWidth(e.width)
 	if err := writeTitle(w, run, width); err != nil {
 		return err
 	}

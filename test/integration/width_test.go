@@ -62,7 +62,8 @@ func fits(t *testing.T, what, out string, width int) {
 // TestTablesFitTheTerminal: cnperf run on the default local suite (loopback, short samples,
 // one run with a confidence target so the CHECKS column shows) prints a table that fits 120
 // columns without COLUMNS and 80 with COLUMNS=80; cnperf report of the runs too; -o wide keeps
-// every column and each case's checks in its row.
+// every column and each case's checks in its row. cnperf compare of the two runs fits 120
+// columns, and 80 (three columns) with COLUMNS=80.
 func TestTablesFitTheTerminal(t *testing.T) {
 	bin := buildCnperf(t)
 	dir := t.TempDir()
@@ -97,5 +98,17 @@ func TestTablesFitTheTerminal(t *testing.T) {
 	}
 	if strings.Contains(wide, "not shown to fit") {
 		t.Errorf("cnperf report -o wide left columns out:\n%s", wide)
+	}
+
+	cmp := runBin(t, bin, "", "compare", a, b)
+	fits(t, "cnperf compare", cmp, 120)
+	for _, want := range []string{"try=a (base)", "try=b", "TCP_RR native loopback 1B x1\n  transactions ↑", "checks of "} {
+		if !strings.Contains(cmp, want) {
+			t.Errorf("cnperf compare lacks %q:\n%s", want, cmp)
+		}
+	}
+	fits(t, "COLUMNS=80 cnperf compare", runBin(t, bin, "80", "compare", a, b, a), 80)
+	if w := runBin(t, bin, "", "compare", "-o", "wide", a, b); !strings.Contains(w, "W p") && !strings.Contains(w, "U p") {
+		t.Errorf("cnperf compare -o wide has no tests:\n%s", w)
 	}
 }

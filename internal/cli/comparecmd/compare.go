@@ -127,7 +127,7 @@ func (o *options) run(streams iostreams.Streams) error {
 	if err != nil {
 		return &exit.UsageError{Err: err}
 	}
-	if err := compare.Write(streams.Out, cmp, o.output); err != nil {
+	if err := compare.WriteWidth(streams.Out, cmp, o.output, iostreams.Columns(streams.Out)); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
 	if o.gate {

@@ -71,7 +71,7 @@ func TestCompareCommandGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "routed (base)") || !strings.Contains(out, "−10.1% worse W") {
+	if !strings.Contains(out, "routed (base)") || !strings.Contains(out, "−10.1% worse") {
 		t.Errorf("table:\n%s", out)
 	}
 

@@ -8,6 +8,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/report/reporttest"
+	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/stats/hdr"
 )
@@ -291,7 +292,7 @@ func TestRenderGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []struct{ format, file string }{{"table", "cni.txt"}, {"markdown", "cni.md"}, {"json", "cni.json"}} {
+	for _, f := range []struct{ format, file string }{{"table", "cni.txt"}, {"wide", "cni-wide.txt"}, {"markdown", "cni.md"}, {"json", "cni.json"}} {
 		var b bytes.Buffer
 		if err := Write(&b, c, f.format); err != nil {
 			t.Fatal(err)
@@ -388,5 +389,45 @@ func TestGateProblems(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTableFitsWidth: the table view of the CNI comparison fits 120 and 80 columns, giving up
+// the tests, then the intervals, then splitting the later columns into blocks with the base;
+// at 60 each block has one later column.
+func TestTableFitsWidth(t *testing.T) {
+	c, err := Compare(cniInputs(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		columns, fit int
+		want, not    []string
+	}{
+		{0, 120, []string{"9.400 ± 0.020 Gbit/s", "−10.1% worse", "-o wide adds each test"}, []string{"W p<0.001", "split"}},
+		{80, 80, []string{"9.400 Gbit/s", "the 95% CI half-widths", "split into 2 tables"}, []string{"±  0.020", "W p"}},
+		{60, -1, []string{"split into 2 tables to fit 60 columns"}, nil},
+	} {
+		var b strings.Builder
+		if err := WriteWidth(&b, c, "table", tc.columns); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for i, l := range strings.Split(out, "\n") {
+			if n := text.Width(l); tc.fit > 0 && n > tc.fit {
+				t.Errorf("width %d: line %d is %d wide:\n%s", tc.columns, i+1, n, out)
+				break
+			}
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("width %d lacks %q:\n%s", tc.columns, w, out)
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(out, w) {
+				t.Errorf("width %d has %q:\n%s", tc.columns, w, out)
+			}
+		}
 	}
 }

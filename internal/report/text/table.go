@@ -10,6 +10,25 @@ import (
 	"github.com/cnperf/cnperf/internal/safetext"
 )
 
+// Widths of the tables for people. A default view fits the width of the output (FitWidth):
+// DefaultWidth when it is unknown, never more than DefaultWidth (prose and columns read best
+// there; the wide views have no limit) and never less than MinWidth.
+const (
+	DefaultWidth = 120
+	MinWidth     = 60
+)
+
+// FitWidth is the width a default view fits when the output is columns wide (0: unknown).
+func FitWidth(columns int) int {
+	switch {
+	case columns <= 0 || columns > DefaultWidth:
+		return DefaultWidth
+	case columns < MinWidth:
+		return MinWidth
+	}
+	return columns
+}
+
 // Table is a grid of cells with a header row.
 type Table struct {
 	Header []string
@@ -18,6 +37,9 @@ type Table struct {
 	Rows  [][]string
 	// Hide marks columns left out of the output by index.
 	Hide map[int]bool
+	// Titles are lines printed as they are (after indent) before the row of their index, e.g.
+	// a group's name above its rows: they take no part in the columns' widths. Write only.
+	Titles map[int]string
 }
 
 // Width is the display width of s: one column per rune (cnperf prints µ, ±, Δ, − and ASCII).
@@ -81,9 +103,12 @@ func (t *Table) lines(indent string) []string {
 		}
 		return strings.TrimRight(indent+strings.Join(parts, "  "), " ")
 	}
-	out := make([]string, 0, len(t.Rows)+1)
+	out := make([]string, 0, len(t.Rows)+len(t.Titles)+1)
 	out = append(out, line(t.Header))
-	for _, r := range t.Rows {
+	for i, r := range t.Rows {
+		if title, ok := t.Titles[i]; ok {
+			out = append(out, strings.TrimRight(indent+safetext.Terminal(title), " "))
+		}
 		out = append(out, line(r))
 	}
 	return out
