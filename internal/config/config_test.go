@@ -198,7 +198,7 @@ func TestLoadFileNameInErrors(t *testing.T) {
 	}
 }
 
-// check stands in for driver.Check (the drivers are other packages): a driver that runs
+// check stands in for internal/driver/all.Check (the drivers are other packages): a driver that runs
 // streams only and cannot run parallel flows.
 func check(c plan.Case) error {
 	switch c.Driver {

@@ -11,8 +11,7 @@ import (
 	"testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-	"github.com/cnperf/cnperf/internal/driver"
-	_ "github.com/cnperf/cnperf/internal/driver/all" // the drivers' default message sizes
+	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/plan"
 )
 
@@ -69,8 +68,8 @@ func TestGoldenExpansions(t *testing.T) {
 		{"k8s-netperf-v2-suite.yml", plan.Options{DefaultDrivers: []string{"netperf", "iperf3"}}},
 		// As internal/tigerbench expands them: the drivers' own default sizes (qperf's 64 KiB
 		// for tcp_bw: tiger-bench runs qperf without -m).
-		{"tiger-bench-testconfig.yaml", plan.Options{DriverMessageSize: driver.DefaultMessageSize}},
-		{"tiger-bench-iperf.yaml", plan.Options{DriverMessageSize: driver.DefaultMessageSize}},
+		{"tiger-bench-testconfig.yaml", plan.Options{DriverMessageSize: all.DefaultMessageSize}},
+		{"tiger-bench-iperf.yaml", plan.Options{DriverMessageSize: all.DefaultMessageSize}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

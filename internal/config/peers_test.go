@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/plan"
 )
 
@@ -43,7 +43,7 @@ func TestPeerFiles(t *testing.T) {
 				l, err := LoadBytes(filepath.Base(v.File), data)
 				var cases []plan.Case
 				if err == nil {
-					cases, err = l.Expand(plan.Options{DefaultPaths: []api.Path{""}, DriverMessageSize: driver.DefaultMessageSize}, driver.Check)
+					cases, err = l.Expand(plan.Options{DefaultPaths: []api.Path{""}, DriverMessageSize: all.DefaultMessageSize}, all.Check)
 				}
 				got := "accept"
 				if err != nil {

@@ -29,6 +29,9 @@ type Capabilities struct {
 	// InlineWarmup is true when the driver excludes warm-up from the measured window itself;
 	// otherwise the runner runs a separate, discarded warm-up sample.
 	InlineWarmup bool
+	// RawOutput is true when the client's output is the tool's own report, worth keeping in
+	// a sample for audits (the runner keeps a short one); the native agent's JSON sample is not.
+	RawOutput bool
 }
 
 // Supports reports whether the driver can run profile p.
@@ -93,18 +96,61 @@ type Output struct {
 	EndTime   time.Time
 }
 
-// Driver is a load generator.
+// Driver is a load generator. It turns a case into a Job: the case's options, sizes and
+// profile specifics are read and checked once, and the job builds the servers, the client
+// commands of every sample and the parser of their outputs.
 type Driver interface {
 	Name() string
 	Capabilities() Capabilities
-	// Servers lists the servers the driver needs to serve all the given cases.
-	Servers(cases []plan.Case) []Server
+	// Job reads and checks the case once. An error names the bad option or setting; Check
+	// returns it before anything is deployed.
+	Job(c plan.Case) (Job, error)
+}
+
+// Job is one case as its driver runs it (Driver.Job).
+type Job interface {
+	// Servers lists the servers the case needs on the server endpoint; Servers (the function)
+	// merges those of many cases.
+	Servers() []Server
 	// Client builds the client commands for one sample; they run concurrently and all their
 	// outputs go to Parse. warmup is true for a discarded warm-up run.
-	Client(c plan.Case, t Target, warmup bool) ([]Command, error)
+	Client(t Target, warmup bool) ([]Command, error)
 	// Parse turns the outputs into one sample. An error means the sample failed; the error
 	// carries the tool's own message. Parse never returns a zero figure for a failed sample.
-	Parse(c plan.Case, outs []Output) (api.Sample, error)
+	Parse(outs []Output) (api.Sample, error)
+}
+
+// Servers lists the servers driver d needs to serve all the given cases: the servers of every
+// case's job, one per server name in order of first appearance (the first case's argv), with
+// the ports of every case under that name (e.g. the data ports of the widest case). Cases of
+// other drivers are left out, and so are cases whose job cannot be built: Check refuses them.
+func Servers(d Driver, cases []plan.Case) []Server {
+	var out []Server
+	at := map[string]int{}
+	for _, c := range cases {
+		if c.Driver != "" && c.Driver != d.Name() {
+			continue
+		}
+		j, err := d.Job(c)
+		if err != nil {
+			continue
+		}
+		for _, s := range j.Servers() {
+			i, seen := at[s.Name]
+			if !seen {
+				at[s.Name] = len(out)
+				s.Ports = append([]Port(nil), s.Ports...)
+				out = append(out, s)
+				continue
+			}
+			for _, p := range s.Ports {
+				if !slices.ContainsFunc(out[i].Ports, func(q Port) bool { return q.Name == p.Name }) {
+					out[i].Ports = append(out[i].Ports, p)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Importer parses a tool's saved raw output (cnperf import). Drivers that can, implement it.
@@ -121,60 +167,56 @@ type ImportedCase struct {
 	Sample  api.Sample
 }
 
-var registry = map[string]Driver{}
+// List is a set of drivers with distinct names: the program's is internal/driver/all.List.
+// Lookups, help texts and plan checks read it; no driver registers itself.
+type List []Driver
 
-// Register makes a driver available by name; drivers call it from init.
-func Register(d Driver) {
-	if _, dup := registry[d.Name()]; dup {
-		panic("driver registered twice: " + d.Name())
+// Get returns the driver named name.
+func (l List) Get(name string) (Driver, error) {
+	for _, d := range l {
+		if d.Name() == name {
+			return d, nil
+		}
 	}
-	registry[d.Name()] = d
+	return nil, fmt.Errorf("unknown driver %q (known: %s)", name, strings.Join(l.Names(), ", "))
 }
 
-// Get returns a registered driver.
-func Get(name string) (Driver, error) {
-	d, ok := registry[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown driver %q (known: %s)", name, strings.Join(Names(), ", "))
-	}
-	return d, nil
-}
-
-// Names lists registered drivers, sorted.
-func Names() []string {
-	out := make([]string, 0, len(registry))
-	for n := range registry {
-		out = append(out, n)
+// Names lists the drivers' names, sorted.
+func (l List) Names() []string {
+	out := make([]string, 0, len(l))
+	for _, d := range l {
+		out = append(out, d.Name())
 	}
 	sort.Strings(out)
 	return out
 }
 
-// WhoCan lists the registered drivers that support profile p, sorted.
-func WhoCan(p api.Profile) []string {
+// WhoCan lists the drivers that support profile p, sorted.
+func (l List) WhoCan(p api.Profile) []string {
 	var out []string
-	for _, n := range Names() {
-		if registry[n].Capabilities().Supports(p) {
-			out = append(out, n)
+	for _, d := range l {
+		if d.Capabilities().Supports(p) {
+			out = append(out, d.Name())
 		}
 	}
+	sort.Strings(out)
 	return out
 }
 
 // Check reports whether the named driver can run case c, with a message that names the
 // drivers that can when it cannot. The plan validator calls it for every case.
-func Check(c plan.Case) error {
-	d, err := Get(c.Driver)
+func (l List) Check(c plan.Case) error {
+	d, err := l.Get(c.Driver)
 	if err != nil {
 		return err
 	}
-	if err := CheckOptions(c); err != nil {
+	if err := l.CheckOptions(c); err != nil {
 		return err
 	}
 	caps := d.Capabilities()
 	if !caps.Supports(c.Profile) {
 		msg := fmt.Sprintf("driver %q cannot run profile %s", c.Driver, c.Profile)
-		if who := WhoCan(c.Profile); len(who) > 0 {
+		if who := l.WhoCan(c.Profile); len(who) > 0 {
 			msg += fmt.Sprintf(" (drivers that can: %s)", strings.Join(who, ", "))
 		}
 		return fmt.Errorf("%s", msg)
@@ -191,14 +233,14 @@ func Check(c plan.Case) error {
 	if c.Params.ResponseSizeBytes > 0 && !caps.ResponseSize {
 		return fmt.Errorf("driver %q cannot set a response size different from the request size", c.Driver)
 	}
-	if v, ok := d.(Validator); ok {
-		if err := v.Validate(c); err != nil {
-			return err
-		}
+	// Every driver refuses a case whose job (a bad option value) or client command (a size the
+	// tool cannot send) cannot be built here, before anything is deployed, not at its first
+	// sample.
+	j, err := d.Job(c)
+	if err != nil {
+		return err
 	}
-	// Every driver refuses a case whose client command cannot be built (a bad option value, a
-	// size the tool cannot send) here, before anything is deployed, not at its first sample.
-	if _, err := d.Client(c, validationTarget, false); err != nil {
+	if _, err := j.Client(validationTarget, false); err != nil {
 		return err
 	}
 	return nil
@@ -217,16 +259,17 @@ type OptionLister interface {
 // ErrUnknownOption marks an option key that no driver reads (CheckOptions).
 var ErrUnknownOption = errors.New("unknown option")
 
-// CheckOptions refuses the option keys of c that nothing would read: a plain key no registered
-// driver knows, a key prefixed with a name that is not a driver ("netpref.port"), and a key
+// CheckOptions refuses the option keys of c that nothing would read: a plain key no driver of
+// the list knows, a key prefixed with a name that is not a driver ("netpref.port"), and a key
 // prefixed with a driver that does not know it ("iperf3.bidr"). The message suggests the
 // nearest known key. A plain key another driver knows is allowed: a group may list several
 // drivers, and each reads its own keys (the others note them as unused).
-func CheckOptions(c plan.Case) error {
+func (l List) CheckOptions(c plan.Case) error {
 	all := map[string]bool{}
 	var allKeys []string
-	for _, n := range Names() {
-		for _, k := range knownOptions(registry[n]) {
+	for _, n := range l.Names() {
+		d, _ := l.Get(n)
+		for _, k := range knownOptions(d) {
 			if !all[k] {
 				all[k] = true
 				allKeys = append(allKeys, k)
@@ -248,8 +291,8 @@ func CheckOptions(c plan.Case) error {
 			}
 			continue
 		}
-		d, ok := registry[name]
-		if !ok {
+		d, err := l.Get(name)
+		if err != nil {
 			return unknownOption(k, allKeys, fmt.Sprintf("no driver is named %q", name))
 		}
 		if !slices.Contains(knownOptions(d), bare) {
@@ -293,13 +336,6 @@ func knownOptions(d Driver) []string {
 	return nil
 }
 
-// Validator is implemented by drivers with limits beyond Capabilities that building the client
-// command does not find (server options); Check calls it, then builds the client command,
-// so such cases are refused before anything runs.
-type Validator interface {
-	Validate(c plan.Case) error
-}
-
 // PortMover is implemented by drivers whose server ports can be chosen through case options,
 // so a platform can move servers off ports that are already taken on a shared host.
 type PortMover interface {
@@ -322,8 +358,8 @@ type MessageSizer interface {
 }
 
 // DefaultMessageSize returns the named driver's own default message size for p, if it has one.
-func DefaultMessageSize(driverName string, p api.Profile) (int, bool) {
-	d, err := Get(driverName)
+func (l List) DefaultMessageSize(driverName string, p api.Profile) (int, bool) {
+	d, err := l.Get(driverName)
 	if err != nil {
 		return 0, false
 	}
@@ -340,8 +376,8 @@ type Warmer interface {
 }
 
 // DefaultWarmup returns the named driver's own default warm-up in seconds, if it has one.
-func DefaultWarmup(driverName string) (float64, bool) {
-	d, err := Get(driverName)
+func (l List) DefaultWarmup(driverName string) (float64, bool) {
+	d, err := l.Get(driverName)
 	if err != nil {
 		return 0, false
 	}

@@ -16,6 +16,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/agenttoken"
+	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/driver/native"
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/plan"
@@ -24,7 +25,7 @@ import (
 func TestBuildDaemonSet(t *testing.T) {
 	c := plan.Case{Profile: api.TCPStream, Driver: "native", Params: api.Params{Options: map[string]string{"port": "7300", "dataPort": "7301"}}}
 	o := AgentOptions{Namespace: "ns", RunID: "1234abcd-ffff", Image: "img:v1", PullPolicy: corev1.PullNever,
-		Servers: native.Driver{}.Servers([]plan.Case{c})}
+		Servers: driver.Servers(native.Driver{}, []plan.Case{c})}
 	for _, tc := range []struct {
 		net        api.Network
 		privileged bool

@@ -97,7 +97,7 @@ func buildOneServer(o AgentOptions, net api.Network, node string, c plan.Case, d
 	for i, opts := range options {
 		ci := c
 		ci.Params.Options = plan.MergeOptions(c.Params.Options, opts)
-		for _, srv := range d.Servers([]plan.Case{ci}) {
+		for _, srv := range driver.Servers(d, []plan.Case{ci}) {
 			cname := fmt.Sprintf("srv-%d-%s", i, dnsName(srv.Name))
 			if len(cname) > 63 {
 				cname = cname[:63]

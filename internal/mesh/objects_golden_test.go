@@ -8,6 +8,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/driver/toolkit/fixture"
 	"github.com/cnperf/cnperf/internal/plan"
 
@@ -29,7 +30,7 @@ func TestObjectsGolden(t *testing.T) {
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}}}
 	priv := o
 	priv.Privileged = true
-	d, err := driver.Get("native")
+	d, err := all.Get("native")
 	if err != nil {
 		t.Fatal(err)
 	}

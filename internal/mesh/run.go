@@ -113,7 +113,12 @@ func (o *Options) runCell(ctx context.Context, env Env, j cellJob) (res api.Resu
 		runner.Summarize(&res)
 		res.NodeResources = meanNodeResources(res.Samples)
 	}()
-	sp := runner.Sampler{Driver: o.Driver, Exec: env.Exec(j.client), Target: j.target}
+	job, err := o.Driver.Job(c)
+	if err != nil {
+		res.Error = fmt.Sprintf("driver %s: %v", o.Driver.Name(), err)
+		return res
+	}
+	sp := runner.Sampler{Driver: o.Driver, Job: job, Exec: env.Exec(j.client), Target: j.target}
 	var stopProfile func(context.Context) []api.CPUProfile
 	if o.Profiler != nil {
 		srv := j.server

@@ -59,7 +59,7 @@ func Validate(p *api.Plan, opts Options, check func(Case) error) error {
 // the built-in defaults (see DefaultDurationSeconds and its table). Burst and responseSize
 // apply to request/response profiles only: stream cases get burst 0 and no response size.
 //
-// check (driver.Check in production; nil skips it) is called for every case; its message is
+// check (internal/driver/all.Check in production; nil skips it) is called for every case; its message is
 // attached to the field that makes the case impossible (the profile, the driver, parallel,
 // burst, rate or responseSize). Every problem is returned at once as a *FieldErrors whose
 // paths use the plan's YAML names ("tests[1].profiles[0]"); no case is returned then.

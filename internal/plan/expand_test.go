@@ -13,34 +13,39 @@ import (
 )
 
 // capsDriver is a driver with capabilities only. The real drivers live in packages that are
-// built separately; here the real driver.Check runs against these registered stand-ins so the
-// tests exercise the production check without depending on a driver's implementation.
+// built separately; here the real check (driver.List.Check) runs against a list of these
+// stand-ins so the tests exercise the production check without depending on a driver's
+// implementation.
 type capsDriver struct {
 	name string
 	caps driver.Capabilities
 }
 
-func (d capsDriver) Name() string                        { return d.name }
-func (d capsDriver) Capabilities() driver.Capabilities   { return d.caps }
-func (d capsDriver) Servers([]plan.Case) []driver.Server { return nil }
-func (d capsDriver) KnownOptions() []string              { return []string{"a", "b"} }
-func (d capsDriver) Parse(plan.Case, []driver.Output) (api.Sample, error) {
+func (d capsDriver) Name() string                      { return d.name }
+func (d capsDriver) Capabilities() driver.Capabilities { return d.caps }
+func (d capsDriver) KnownOptions() []string            { return []string{"a", "b"} }
+func (d capsDriver) Job(plan.Case) (driver.Job, error) { return capsJob{d.name}, nil }
+
+type capsJob struct{ name string }
+
+func (j capsJob) Servers() []driver.Server { return nil }
+func (j capsJob) Parse([]driver.Output) (api.Sample, error) {
 	return api.Sample{}, errors.New("not a real driver")
 }
 
-// Client builds a command for every case: driver.Check builds one against a dummy target, and
+// Client builds a command for every case: the check builds one against a dummy target, and
 // these stand-ins have no limits beyond their capabilities.
-func (d capsDriver) Client(plan.Case, driver.Target, bool) ([]driver.Command, error) {
-	return []driver.Command{{Argv: []string{d.name}}}, nil
+func (j capsJob) Client(driver.Target, bool) ([]driver.Command, error) {
+	return []driver.Command{{Argv: []string{j.name}}}, nil
 }
 
-func init() {
-	driver.Register(capsDriver{"test-all", driver.Capabilities{
-		Profiles: api.Profiles, Parallel: true, Burst: true, MessageSize: true, ResponseSize: true, Rate: true}})
-	driver.Register(capsDriver{"test-stream", driver.Capabilities{
-		Profiles: []api.Profile{api.TCPStream, api.UDPStream}, Parallel: true, MessageSize: true, Rate: true}})
-	driver.Register(capsDriver{"test-single", driver.Capabilities{
-		Profiles: []api.Profile{api.TCPStream, api.TCPRR}, MessageSize: true}})
+var testDrivers = driver.List{
+	capsDriver{"test-all", driver.Capabilities{
+		Profiles: api.Profiles, Parallel: true, Burst: true, MessageSize: true, ResponseSize: true, Rate: true}},
+	capsDriver{"test-stream", driver.Capabilities{
+		Profiles: []api.Profile{api.TCPStream, api.UDPStream}, Parallel: true, MessageSize: true, Rate: true}},
+	capsDriver{"test-single", driver.Capabilities{
+		Profiles: []api.Profile{api.TCPStream, api.TCPRR}, MessageSize: true}},
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -56,7 +61,7 @@ func TestExpandOrderAndDefaults(t *testing.T) {
 				ResponseSize: ptr(200), Rate: "1.5M"},
 		},
 	}
-	cases, err := plan.Expand(p, driver.Check)
+	cases, err := plan.Expand(p, testDrivers.Check)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +123,7 @@ func TestExpandOptions(t *testing.T) {
 		{Name: "a", Profiles: []api.Profile{api.TCPStream}},
 		{Name: "b", Profiles: []api.Profile{api.TCPStream}, Paths: []api.Path{api.PathHostHost}, Drivers: []string{"test-stream"}},
 	}}
-	cases, err := plan.ExpandWith(p, plan.Options{DefaultPaths: []api.Path{""}, DefaultDrivers: []string{"test-single", "test-stream"}}, driver.Check)
+	cases, err := plan.ExpandWith(p, plan.Options{DefaultPaths: []api.Path{""}, DefaultDrivers: []string{"test-single", "test-stream"}}, testDrivers.Check)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,10 +140,10 @@ func TestExpandOptions(t *testing.T) {
 // TestExpandAllowShortSamples: the caller's option lets a sample last less than 100 ms.
 func TestExpandAllowShortSamples(t *testing.T) {
 	p := plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Duration: "10ms"})
-	if _, err := plan.ExpandWith(p, plan.Options{}, driver.Check); err == nil {
+	if _, err := plan.ExpandWith(p, plan.Options{}, testDrivers.Check); err == nil {
 		t.Fatal("a 10ms sample was accepted without AllowShortSamples")
 	}
-	cases, err := plan.ExpandWith(p, plan.Options{AllowShortSamples: true}, driver.Check)
+	cases, err := plan.ExpandWith(p, plan.Options{AllowShortSamples: true}, testDrivers.Check)
 	if err != nil || len(cases) != 1 || cases[0].Params.DurationSeconds != 0.01 {
 		t.Fatalf("with AllowShortSamples: %v %+v", err, cases)
 	}
@@ -163,7 +168,7 @@ func TestExpandConfidence(t *testing.T) {
 			g := tc.group
 			g.Profiles, g.Drivers = []api.Profile{api.TCPRR}, []string{"test-all"}
 			d := tc.defaults
-			cases, err := plan.Expand(&api.Plan{Defaults: &d, Tests: []api.TestGroup{g}}, driver.Check)
+			cases, err := plan.Expand(&api.Plan{Defaults: &d, Tests: []api.TestGroup{g}}, testDrivers.Check)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -333,10 +338,10 @@ func TestExpandErrors(t *testing.T) {
 	}
 }
 
-// checkWithPaths is driver.Check plus a platform that cannot make NodePort paths (as the
+// checkWithPaths is testDrivers.Check plus a platform that cannot make NodePort paths (as the
 // runner composes them).
 func checkWithPaths(c plan.Case) error {
-	if err := driver.Check(c); err != nil {
+	if err := testDrivers.Check(c); err != nil {
 		return err
 	}
 	if c.Path == api.PathPodNodePort {
@@ -380,14 +385,14 @@ func TestExpandDriverWarmup(t *testing.T) {
 			g.Profiles, g.Drivers = []api.Profile{api.TCPStream}, []string{tc.driver}
 			d := tc.defaults
 			p := &api.Plan{Defaults: &d, Tests: []api.TestGroup{g}}
-			cases, err := plan.ExpandWith(p, opts, driver.Check)
+			cases, err := plan.ExpandWith(p, opts, testDrivers.Check)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := cases[0].Params.WarmupSeconds; got != tc.want {
 				t.Errorf("warm-up %v, want %v", got, tc.want)
 			}
-			cases, _ = plan.Expand(p, driver.Check)
+			cases, _ = plan.Expand(p, testDrivers.Check)
 			if got := cases[0].Params.WarmupSeconds; got != tc.withoutOptions {
 				t.Errorf("without the option: warm-up %v, want %v", got, tc.withoutOptions)
 			}

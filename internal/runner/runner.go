@@ -114,13 +114,18 @@ func (r *Runner) runCase(ctx context.Context, c plan.Case) (res api.Result) {
 		res.Error = fmt.Sprintf("driver %q is not loaded", c.Driver)
 		return res
 	}
+	job, err := d.Job(c)
+	if err != nil {
+		res.Error = fmt.Sprintf("driver %s: %v", d.Name(), err)
+		return res
+	}
 	pair, err := r.Platform.Pair(ctx, c)
 	if err != nil {
 		res.Error = fmt.Sprintf("place endpoints: %v", err)
 		return res
 	}
 	res.Placement, res.Topology = pair.Placement, pair.Topology
-	sp := Sampler{Driver: d, Exec: pair.Client, Target: pair.Target, Explain: pair.Explain}
+	sp := Sampler{Driver: d, Job: job, Exec: pair.Client, Target: pair.Target, Explain: pair.Explain}
 
 	if c.Params.WarmupSeconds > 0 && !d.Capabilities().InlineWarmup {
 		w := sp.Sample(ctx, c, -1, true)

@@ -164,7 +164,7 @@ const iperfStreamBps = 8472799261.412807
 func qperfBps(t *testing.T, name string) float64 {
 	t.Helper()
 	f := fixture.Load(t, filepath.Join("..", "driver", "qperf", "testdata", "captured"), name)
-	s, err := qperf.Driver{}.Parse(qperfCase(0, 1), []driver.Output{f.Output()})
+	s, err := fixture.Parse(qperf.Driver{}, qperfCase(0, 1), []driver.Output{f.Output()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -588,15 +588,16 @@ type flows struct{ n int }
 
 func (flows) Name() string                        { return "flows" }
 func (flows) Capabilities() driver.Capabilities   { return driver.Capabilities{Parallel: true} }
-func (flows) Servers([]plan.Case) []driver.Server { return nil }
-func (f flows) Client(plan.Case, driver.Target, bool) ([]driver.Command, error) {
+func (f flows) Job(plan.Case) (driver.Job, error) { return f, nil }
+func (flows) Servers() []driver.Server            { return nil }
+func (f flows) Client(driver.Target, bool) ([]driver.Command, error) {
 	out := make([]driver.Command, f.n)
 	for i := range out {
 		out[i] = driver.Command{Argv: []string{"flow", fmt.Sprint(i)}}
 	}
 	return out, nil
 }
-func (flows) Parse(_ plan.Case, outs []driver.Output) (api.Sample, error) {
+func (flows) Parse(outs []driver.Output) (api.Sample, error) {
 	v := float64(len(outs))
 	return api.Sample{ThroughputBitsPerSecond: &v}, nil
 }

@@ -27,12 +27,14 @@ const (
 )
 
 // Sampler takes the samples of a case: the one sample attempt of `cnperf run`, tiger-bench
-// (both through Runner) and `cnperf mesh`. It builds the driver's client commands, runs them
-// at once on Exec (bounded by the case's sample timeout, or the warm-up's), parses their
-// outputs, retries a sample the driver calls refused for a moment (driver.Retrier), and
+// (both through Runner) and `cnperf mesh`. It builds the job's client commands, runs them at
+// once on Exec (bounded by the case's sample timeout, or the warm-up's), parses their outputs
+// with the job, retries a sample the driver calls refused for a moment (driver.Retrier), and
 // records a failed sample with its cause and the tools' raw output (capped at MaxRawBytes).
 type Sampler struct {
 	Driver driver.Driver
+	// Job is the case's job (Driver.Job), built once for all its samples.
+	Job    driver.Job
 	Exec   platform.Executor
 	Target driver.Target
 	// Explain, when set, says what happened to the endpoints after a failed sample
@@ -64,7 +66,7 @@ func (sp Sampler) attempt(ctx context.Context, c plan.Case, index int, warmup bo
 		sr.Sample = api.Sample{Index: index, Warmup: warmup, StartTime: start, EndTime: time.Now(), Error: err.Error()}
 		return sr
 	}
-	cmds, err := d.Client(c, sp.Target, warmup)
+	cmds, err := sp.Job.Client(sp.Target, warmup)
 	if err != nil {
 		return fail(fmt.Errorf("build %s client command: %w", d.Name(), err))
 	}
@@ -83,7 +85,7 @@ func (sp Sampler) attempt(ctx context.Context, c plan.Case, index int, warmup bo
 		done = sp.Around(ctx, warmup)
 	}
 	outs := platform.ExecAll(ctx, sp.Exec, cmds, timeout)
-	s, err := d.Parse(c, outs)
+	s, err := sp.Job.Parse(outs)
 	if err == nil {
 		// A tool that prints garbage (a rate of 1e300) must not become a figure: it would
 		// overflow the statistics. The sample fails with the reason; its raw output is kept.
@@ -124,7 +126,7 @@ func (sp Sampler) attempt(ctx context.Context, c plan.Case, index int, warmup bo
 	if done != nil {
 		done(ctx, &s)
 	}
-	if s.Raw == "" && len(outs) == 1 && len(outs[0].Stdout) <= MaxRawBytes && d.Name() != "native" {
+	if s.Raw == "" && len(outs) == 1 && len(outs[0].Stdout) <= MaxRawBytes && d.Capabilities().RawOutput {
 		s.Raw = string(outs[0].Stdout)
 	}
 	sr.Sample = s

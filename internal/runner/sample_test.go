@@ -85,9 +85,13 @@ func TestSampler(t *testing.T) {
 				steps = append(steps, h.logged(s))
 			}
 			ex := &script{t: t, steps: steps}
-			sp := Sampler{Driver: tt.driver, Exec: ex, Target: driver.Target{Host: "127.0.0.1"}, Around: h.around}
 			c := iperfCase(0, 3)
 			c.Driver = tt.driver.Name()
+			job, err := tt.driver.Job(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp := Sampler{Driver: tt.driver, Job: job, Exec: ex, Target: driver.Target{Host: "127.0.0.1"}, Around: h.around}
 			got := sp.Sample(context.Background(), c, tt.index, tt.warmup)
 			if strings.Join(h.log, "; ") != strings.Join(tt.wantLog, "; ") {
 				t.Errorf("hook and executions:\n got %q\nwant %q", h.log, tt.wantLog)

@@ -27,6 +27,7 @@ import (
 	"github.com/cnperf/cnperf/internal/clusterinfo"
 	"github.com/cnperf/cnperf/internal/config"
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/measure"
@@ -102,9 +103,9 @@ func Cases(loaded *config.Loaded, base kubeplatform.Options, runID string) ([]pl
 		}
 		checkers[i] = p
 	}
-	opts := plan.Options{DefaultPaths: []api.Path{DefaultTestPath}, DriverMessageSize: driver.DefaultMessageSize}
+	opts := plan.Options{DefaultPaths: []api.Path{DefaultTestPath}, DriverMessageSize: all.DefaultMessageSize}
 	cases, err := loaded.Expand(opts, func(c plan.Case) error {
-		if err := driver.Check(c); err != nil {
+		if err := all.Check(c); err != nil {
 			return err
 		}
 		if i, ok := groups[c.Group]; ok {
@@ -155,7 +156,7 @@ func Run(ctx context.Context, loaded *config.Loaded, run *api.Run, deps Deps) er
 		}
 		byTest[i] = append(byTest[i], withTestPorts(c, tests[i]))
 		if _, ok := drivers[c.Driver]; !ok {
-			d, err := driver.Get(c.Driver)
+			d, err := all.Get(c.Driver)
 			if err != nil {
 				return &exit.UsageError{Err: err}
 			}

@@ -29,7 +29,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
-	_ "github.com/cnperf/cnperf/internal/driver/all"
+	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/gate"
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/plan"
@@ -110,7 +110,7 @@ func kpCases(t *testing.T, profiles []api.Profile, paths []api.Path, drivers []s
 	p := &api.Plan{APIVersion: api.APIVersion, Kind: api.KindPlan, Tests: []api.TestGroup{{
 		Name: "e2e", Profiles: profiles, Paths: paths, Drivers: drivers, Duration: "1s", Samples: &samples,
 	}}}
-	cases, err := plan.Expand(p, driver.Check)
+	cases, err := plan.Expand(p, all.Check)
 	if err != nil {
 		t.Fatalf("expand plan: %v", err)
 	}
@@ -121,7 +121,7 @@ func kpDrivers(t *testing.T, cases []plan.Case) map[string]driver.Driver {
 	t.Helper()
 	out := map[string]driver.Driver{}
 	for _, c := range cases {
-		d, err := driver.Get(c.Driver)
+		d, err := all.Get(c.Driver)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -433,8 +433,12 @@ func TestKubePlatformCancel(t *testing.T) {
 		_ = p.Close(bg)
 		t.Fatal(err)
 	}
-	d, _ := driver.Get("iperf3")
-	cmds, err := d.Client(cases[0], pair.Target, false)
+	d, _ := all.Get("iperf3")
+	job, err := d.Job(cases[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds, err := job.Client(pair.Target, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
-	_ "github.com/cnperf/cnperf/internal/driver/all" // every driver, for --driver
+	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/report"
@@ -102,7 +102,7 @@ func (o *options) run(streams iostreams.Streams) error {
 	if err != nil {
 		return exit.Usage("--output: %v", err)
 	}
-	d, err := driver.Get(o.driver)
+	d, err := all.Get(o.driver)
 	if err != nil {
 		return exit.Usage("--driver: %v", err)
 	}

@@ -21,7 +21,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/driver"
-	_ "github.com/cnperf/cnperf/internal/driver/all" // every driver
+	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
@@ -191,7 +191,7 @@ func (o *Options) validate() (*settings, error) {
 	if !s.profile.Valid() {
 		return nil, exit.Usage("--profile %q: want one of %s", o.Profile, profileNames())
 	}
-	d, err := driver.Get(o.Driver)
+	d, err := all.Get(o.Driver)
 	if err != nil {
 		return nil, exit.Usage("--driver: %v", err)
 	}
@@ -230,7 +230,7 @@ func (o *Options) validate() (*settings, error) {
 		Duration: "--duration", Warmup: "--warmup", Samples: "--samples"}); err != nil {
 		return nil, exit.Usage("%v", err)
 	}
-	if err := driver.Check(c); err != nil {
+	if err := all.Check(c); err != nil {
 		return nil, exit.Usage("%v", err)
 	}
 	if s.metric, err = meshview.LookupMetric(o.Metric, s.profile); err != nil {
@@ -418,7 +418,7 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 	}
 	probe := mo.Case(api.PathPodPodCrossNode, api.NetworkPod, nil)
 	if server == nil {
-		agentOpts.Servers = s.drv.Servers([]plan.Case{probe})
+		agentOpts.Servers = driver.Servers(s.drv, []plan.Case{probe})
 	}
 	stream := kube.RemoteStreamer(cs, cfg)
 	env := mesh.Env{

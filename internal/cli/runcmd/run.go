@@ -18,7 +18,7 @@ import (
 	"github.com/cnperf/cnperf/internal/cli/flags"
 	"github.com/cnperf/cnperf/internal/config"
 	"github.com/cnperf/cnperf/internal/driver"
-	_ "github.com/cnperf/cnperf/internal/driver/all" // register every driver
+	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
@@ -165,7 +165,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		return o.runTigerBench(ctx, streams, loaded, runID, labels, enc)
 	}
 	check := func(c plan.Case) error {
-		if err := driver.Check(c); err != nil {
+		if err := all.Check(c); err != nil {
 			return err
 		}
 		if pc, ok := plat.(platform.PathChecker); ok {
@@ -173,8 +173,8 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		}
 		return nil
 	}
-	opts := plan.Options{DefaultPaths: platform.TraitsOf(plat).DefaultPaths, DriverMessageSize: driver.DefaultMessageSize,
-		DriverWarmup: driver.DefaultWarmup, AllowShortSamples: o.AllowShortSamples}
+	opts := plan.Options{DefaultPaths: platform.TraitsOf(plat).DefaultPaths, DriverMessageSize: all.DefaultMessageSize,
+		DriverWarmup: all.DefaultWarmup, AllowShortSamples: o.AllowShortSamples}
 	var cases []plan.Case
 	if loaded != nil {
 		cases, err = loaded.Expand(opts, check)
@@ -217,7 +217,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	drivers := map[string]driver.Driver{}
 	for _, c := range cases {
 		if _, ok := drivers[c.Driver]; !ok {
-			d, err := driver.Get(c.Driver)
+			d, err := all.Get(c.Driver)
 			if err != nil {
 				return &exit.UsageError{Err: err}
 			}

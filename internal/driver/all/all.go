@@ -1,12 +1,64 @@
-// Package all registers every driver; import it for its side effects.
+// Package all is the list of cnperf's drivers: adding a driver is one line here. Lookups by
+// name, the plan's driver checks and every help text or error that names the drivers read it.
 package all
 
 import (
-	_ "github.com/cnperf/cnperf/internal/driver/iperf2"   // iperf 2 bounce-back (TCP_RR)
-	_ "github.com/cnperf/cnperf/internal/driver/iperf3"   // iperf3
-	_ "github.com/cnperf/cnperf/internal/driver/native"   // built-in generator
-	_ "github.com/cnperf/cnperf/internal/driver/netperf"  // netperf 2.7 omni
-	_ "github.com/cnperf/cnperf/internal/driver/qperf"    // qperf
-	_ "github.com/cnperf/cnperf/internal/driver/sockperf" // sockperf
-	_ "github.com/cnperf/cnperf/internal/driver/uperf"    // uperf (XML profiles)
+	"strings"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/driver/iperf2"
+	"github.com/cnperf/cnperf/internal/driver/iperf3"
+	"github.com/cnperf/cnperf/internal/driver/native"
+	"github.com/cnperf/cnperf/internal/driver/netperf"
+	"github.com/cnperf/cnperf/internal/driver/qperf"
+	"github.com/cnperf/cnperf/internal/driver/sockperf"
+	"github.com/cnperf/cnperf/internal/driver/uperf"
+	"github.com/cnperf/cnperf/internal/plan"
 )
+
+// List returns every driver.
+func List() driver.List {
+	return driver.List{
+		native.Driver{},   // built-in generator (cnperf agent)
+		netperf.Driver{},  // netperf 2.7 omni
+		iperf3.Driver{},   // iperf3
+		uperf.Driver{},    // uperf (XML profiles)
+		qperf.Driver{},    // qperf
+		sockperf.Driver{}, // sockperf
+		iperf2.Driver{},   // iperf 2 bounce-back (TCP_RR)
+	}
+}
+
+// Get returns the driver named name.
+func Get(name string) (driver.Driver, error) { return List().Get(name) }
+
+// Names lists the drivers' names, sorted.
+func Names() []string { return List().Names() }
+
+// Joined is the drivers' names, sorted, joined with ", " (help texts).
+func Joined() string { return strings.Join(Names(), ", ") }
+
+// Check reports whether the case's driver can run it (driver.List.Check); the plan validator
+// calls it for every case.
+func Check(c plan.Case) error { return List().Check(c) }
+
+// DefaultMessageSize returns the named driver's own default message size for p, if it has one.
+func DefaultMessageSize(name string, p api.Profile) (int, bool) {
+	return List().DefaultMessageSize(name, p)
+}
+
+// DefaultWarmup returns the named driver's own default warm-up in seconds, if it has one.
+func DefaultWarmup(name string) (float64, bool) { return List().DefaultWarmup(name) }
+
+// Importers lists the names of the drivers that can import a tool's saved output, sorted.
+func Importers() []string {
+	var out []string
+	for _, n := range Names() {
+		d, _ := Get(n)
+		if _, ok := d.(driver.Importer); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -9,11 +9,11 @@ import (
 	"github.com/cnperf/cnperf/internal/plan"
 )
 
-func TestEveryDriverIsRegistered(t *testing.T) {
-	got := strings.Join(driver.Names(), ",")
+func TestEveryDriverIsListed(t *testing.T) {
+	got := strings.Join(Names(), ",")
 	for _, want := range []string{"iperf2", "iperf3", "native", "netperf", "qperf", "sockperf", "uperf"} {
 		if !strings.Contains(","+got+",", ","+want+",") {
-			t.Errorf("driver %s not registered (have %s)", want, got)
+			t.Errorf("driver %s not listed (have %s)", want, got)
 		}
 	}
 }
@@ -59,7 +59,7 @@ func TestCapabilitiesAreEnforced(t *testing.T) {
 		{c("uperf", api.TCPRR, func(p *api.Params) { p.Parallel, p.ResponseSizeBytes = 8, 1024 }), ""},
 	}
 	for _, tt := range tests {
-		err := driver.Check(tt.c)
+		err := Check(tt.c)
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("%s %s refused: %v", tt.c.Driver, tt.c.Profile, err)
@@ -72,7 +72,7 @@ func TestCapabilitiesAreEnforced(t *testing.T) {
 // TestPortMovers: every tool driver can be moved to free ports on a shared host.
 func TestPortMovers(t *testing.T) {
 	for _, name := range []string{"iperf2", "iperf3", "qperf", "sockperf", "netperf", "uperf"} {
-		d, err := driver.Get(name)
+		d, err := Get(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func TestPortMovers(t *testing.T) {
 			p = api.TCPStream
 		}
 		cs := c(name, p)
-		servers := d.Servers([]plan.Case{cs})
+		servers := driver.Servers(d, []plan.Case{cs})
 		var distinct []int
 		for _, port := range servers[0].Ports {
 			seen := false
@@ -106,7 +106,7 @@ func TestPortMovers(t *testing.T) {
 			t.Errorf("%s: no options for %v", name, free)
 			continue
 		}
-		moved := d.Servers([]plan.Case{cs})
+		moved := driver.Servers(d, []plan.Case{cs})
 		for i, port := range moved[0].Ports {
 			old := servers[0].Ports[i].Port
 			for j, x := range distinct {
@@ -115,7 +115,7 @@ func TestPortMovers(t *testing.T) {
 				}
 			}
 		}
-		if _, err := d.Client(cs, driver.Target{Host: "127.0.0.1"}, false); err != nil {
+		if _, err := client(d, cs, driver.Target{Host: "127.0.0.1"}); err != nil {
 			t.Errorf("%s: moved case does not build: %v", name, err)
 		}
 	}
@@ -129,8 +129,8 @@ func TestBinders(t *testing.T) {
 		"native": {"--bind", "127.0.0.1"}, "iperf3": {"-B", "127.0.0.1"}, "iperf2": {"-B", "127.0.0.1"},
 		"netperf": {"-L", "127.0.0.1"}, "sockperf": {"-i", "127.0.0.1"},
 	}
-	for _, name := range driver.Names() {
-		d, _ := driver.Get(name)
+	for _, name := range Names() {
+		d, _ := Get(name)
 		b, ok := d.(driver.Binder)
 		flag, listed := want[name]
 		if ok != listed {
@@ -146,12 +146,12 @@ func TestBinders(t *testing.T) {
 		}
 		cs := c(name, prof)
 		cs.Params.Options = b.BindOptions("127.0.0.1")
-		srvs := d.Servers([]plan.Case{cs})
+		srvs := driver.Servers(d, []plan.Case{cs})
 		if len(srvs) == 0 || !strings.Contains(" "+strings.Join(srvs[0].Argv, " ")+" ", " "+strings.Join(flag, " ")+" ") {
 			t.Errorf("%s: servers %+v, want %q on the command line", name, srvs, flag)
 		}
 		cs.Params.Options = map[string]string{"bind": "-x"}
-		if err := driver.Check(cs); err == nil || !strings.Contains(err.Error(), "bind") {
+		if err := Check(cs); err == nil || !strings.Contains(err.Error(), "bind") {
 			t.Errorf("%s: bind %q accepted (%v)", name, "-x", err)
 		}
 	}
@@ -170,12 +170,37 @@ func TestCheckBuildsTheClientCommand(t *testing.T) {
 		{c("qperf", api.TCPStream), ""},
 		{c("uperf", api.TCPRR), ""},
 	} {
-		err := driver.Check(tt.cs)
+		err := Check(tt.cs)
 		if tt.want == "" && err != nil {
 			t.Errorf("%s %s: %v", tt.cs.Driver, tt.cs.Profile, err)
 		}
 		if tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
 			t.Errorf("%s %s size %d: %v, want an error naming %q", tt.cs.Driver, tt.cs.Profile, tt.cs.Params.MessageSizeBytes, err, tt.want)
 		}
+	}
+}
+
+func client(d driver.Driver, c plan.Case, t driver.Target) ([]driver.Command, error) {
+	j, err := d.Job(c)
+	if err != nil {
+		return nil, err
+	}
+	return j.Client(t, false)
+}
+
+// TestListNamesAreDistinct: the list holds each driver once, and Get finds each by its name.
+func TestListNamesAreDistinct(t *testing.T) {
+	seen := map[string]bool{}
+	for _, d := range List() {
+		if seen[d.Name()] {
+			t.Errorf("driver %s listed twice", d.Name())
+		}
+		seen[d.Name()] = true
+		if got, err := Get(d.Name()); err != nil || got.Name() != d.Name() {
+			t.Errorf("Get(%q) = %v, %v", d.Name(), got, err)
+		}
+	}
+	if _, err := Get("netpref"); err == nil || !strings.Contains(err.Error(), "known: "+Joined()) {
+		t.Errorf("unknown driver: %v", err)
 	}
 }

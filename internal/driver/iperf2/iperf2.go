@@ -34,8 +34,6 @@ const OptPort = "port"
 // Driver is the iperf 2 driver.
 type Driver struct{}
 
-func init() { driver.Register(Driver{}) }
-
 // KnownOptions implements driver.OptionLister.
 func (Driver) KnownOptions() []string { return []string{OptPort, toolkit.OptBind} }
 
@@ -44,53 +42,46 @@ func (Driver) Name() string { return Name }
 
 // Capabilities implements driver.Driver.
 func (Driver) Capabilities() driver.Capabilities {
-	return driver.Capabilities{Profiles: []api.Profile{api.TCPRR}, MessageSize: true}
+	return driver.Capabilities{Profiles: []api.Profile{api.TCPRR}, MessageSize: true, RawOutput: true}
 }
 
-// port reads a case's server port and the address its server listens on ("": every one).
-func port(c plan.Case) (int, string, error) {
+// job is an iperf 2 case with its options read.
+type job struct {
+	c    plan.Case
+	port int
+	bind string // the server's -B ("": every address)
+	opts *toolkit.Options
+}
+
+// Job implements driver.Driver.
+func (Driver) Job(c plan.Case) (driver.Job, error) {
 	o, err := toolkit.ParseOptions(Name, c, OptPort, toolkit.OptBind)
 	if err != nil {
-		return 0, "", err
+		return nil, err
 	}
-	p, err := o.Port(OptPort, DefaultPort)
-	if err != nil {
-		return 0, "", err
+	j := job{c: c, opts: o}
+	if j.port, err = o.Port(OptPort, DefaultPort); err != nil {
+		return nil, err
 	}
-	bind, err := o.Addr(toolkit.OptBind)
-	return p, bind, err
+	if j.bind, err = o.Addr(toolkit.OptBind); err != nil {
+		return nil, err
+	}
+	return j, nil
 }
 
-// Servers implements driver.Driver.
-func (Driver) Servers(cases []plan.Case) []driver.Server {
-	var out []driver.Server
-	seen := map[int]bool{}
-	for _, c := range cases {
-		if c.Driver != "" && c.Driver != Name {
-			continue
-		}
-		p, bind, err := port(c)
-		if err != nil || seen[p] {
-			continue
-		}
-		argv := []string{"iperf", "-s", "-p", strconv.Itoa(p)}
-		if bind != "" {
-			argv = append(argv, "-B", bind)
-		}
-		seen[p] = true
-		name := Name
-		if p != DefaultPort {
-			name = fmt.Sprintf("%s-%d", Name, p)
-		}
-		out = append(out, driver.Server{Name: name, Argv: argv,
-			Ports: []driver.Port{{Name: "control", Port: p, Protocol: "TCP"}}})
+// Servers implements driver.Job.
+func (j job) Servers() []driver.Server {
+	argv := []string{"iperf", "-s", "-p", strconv.Itoa(j.port)}
+	if j.bind != "" {
+		argv = append(argv, "-B", j.bind)
 	}
-	return out
+	return []driver.Server{{Name: toolkit.ServerName(Name, j.port, DefaultPort), Argv: argv,
+		Ports: []driver.Port{{Name: "control", Port: j.port, Protocol: "TCP"}}}}
 }
 
-// Client implements driver.Driver.
-func (Driver) Client(c plan.Case, t driver.Target, warmup bool) ([]driver.Command, error) {
-	argv, err := ClientArgv(c, t, warmup)
+// Client implements driver.Job.
+func (j job) Client(t driver.Target, warmup bool) ([]driver.Command, error) {
+	argv, err := j.argv(t, warmup)
 	if err != nil {
 		return nil, err
 	}
@@ -103,14 +94,11 @@ func (Driver) Client(c plan.Case, t driver.Target, warmup bool) ([]driver.Comman
 // -l 64 to 100 work.
 const MinBounceBytes = 64
 
-// ClientArgv builds the iperf 2 bounce-back client argv.
-func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
+// argv builds the iperf 2 bounce-back client argv.
+func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
+	c, p := j.c, j.port
 	if c.Profile != api.TCPRR {
 		return nil, toolkit.Unsupported(Name, c.Profile)
-	}
-	p, _, err := port(c)
-	if err != nil {
-		return nil, err
 	}
 	if t.Host == "" {
 		return nil, errors.New("iperf2: no target host")
@@ -196,8 +184,8 @@ func ParseOutput(data []byte) (api.Sample, error) {
 	return s, nil
 }
 
-// Parse implements driver.Driver.
-func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
+// Parse implements driver.Job.
+func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 	if err := toolkit.ExpectOutputs(Name, outs, 1); err != nil {
 		return api.Sample{}, err
 	}
@@ -219,9 +207,7 @@ func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
 		return api.Sample{}, fmt.Errorf("iperf exited with code %d: %s", o.ExitCode, toolkit.Describe(o))
 	}
 	s.StartTime, s.EndTime = toolkit.Window(outs)
-	if opts, err := toolkit.ParseOptions(Name, c, OptPort, toolkit.OptBind); err == nil {
-		toolkit.AddNote(&s, opts.UnusedNote())
-	}
+	toolkit.AddNote(&s, j.opts.UnusedNote())
 	return s, nil
 }
 

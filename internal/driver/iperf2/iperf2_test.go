@@ -22,7 +22,7 @@ func rr(size int) plan.Case {
 
 func TestCapturedArgvIsTheDriversArgv(t *testing.T) {
 	for name, size := range map[string]int{"bounceback_l64": 64, "bounceback_l1024": 1024} {
-		got, err := ClientArgv(rr(size), driver.Target{Host: "127.0.0.1"}, false)
+		got, err := fixture.Argv(Driver{}, rr(size), driver.Target{Host: "127.0.0.1"}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,7 +30,7 @@ func TestCapturedArgvIsTheDriversArgv(t *testing.T) {
 			t.Errorf("%s: driver %q, captured %q", name, got, f.Argv)
 		}
 	}
-	if _, err := ClientArgv(plan.Case{Profile: api.TCPStream}, driver.Target{Host: "h"}, false); err == nil {
+	if _, err := fixture.Argv(Driver{}, plan.Case{Profile: api.TCPStream}, driver.Target{Host: "h"}, false); err == nil {
 		t.Error("TCP_STREAM accepted")
 	}
 }
@@ -38,7 +38,7 @@ func TestCapturedArgvIsTheDriversArgv(t *testing.T) {
 func TestParseCapturedGolden(t *testing.T) {
 	for _, name := range []string{"bounceback_l64", "bounceback_l1024", "refused"} {
 		f := fixture.Load(t, captured, name)
-		s, err := Driver{}.Parse(rr(64), []driver.Output{f.Output()})
+		s, err := fixture.Parse(Driver{}, rr(64), []driver.Output{f.Output()})
 		var r fixture.Result
 		if err != nil {
 			r.Error = err.Error()
@@ -52,7 +52,7 @@ func TestParseCapturedGolden(t *testing.T) {
 func TestHandVerified(t *testing.T) {
 	// bounceback_l1024.stdout: "[  1] 0.0000-1.0011 sec ... 33484=0.029/0.019/7.592/0.106 ms".
 	f := fixture.Load(t, captured, "bounceback_l1024")
-	s, err := Driver{}.Parse(rr(1024), []driver.Output{f.Output()})
+	s, err := fixture.Parse(Driver{}, rr(1024), []driver.Output{f.Output()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestHandVerified(t *testing.T) {
 	}
 	// iperf 2 exits 0 when it cannot connect: the message decides.
 	f = fixture.Load(t, captured, "refused")
-	if _, err := (Driver{}).Parse(rr(64), []driver.Output{f.Output()}); err == nil || !strings.Contains(err.Error(), "tcp connect failed: Connection refused") {
+	if _, err := fixture.Parse(Driver{}, rr(64), []driver.Output{f.Output()}); err == nil || !strings.Contains(err.Error(), "tcp connect failed: Connection refused") {
 		t.Errorf("refused: %v", err)
 	}
 	got, err := Driver{}.Import("bb.txt", fixture.Load(t, captured, "bounceback_l64").Stdout)
@@ -79,7 +79,7 @@ func TestBounceMessageSize(t *testing.T) {
 		size int
 		ok   bool
 	}{{0, true}, {1, false}, {63, false}, {64, true}, {1024, true}} {
-		err := driver.Check(rr(tt.size))
+		err := driver.List{Driver{}}.Check(rr(tt.size))
 		if (err == nil) != tt.ok {
 			t.Errorf("message size %d: %v, want ok %v", tt.size, err, tt.ok)
 		}

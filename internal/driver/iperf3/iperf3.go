@@ -42,8 +42,6 @@ var knownOptions = []string{OptPort, OptBidir, OptZerocopy, toolkit.OptBind}
 // Driver is the iperf3 driver.
 type Driver struct{}
 
-func init() { driver.Register(Driver{}) }
-
 // KnownOptions implements driver.OptionLister.
 func (Driver) KnownOptions() []string { return append([]string(nil), knownOptions...) }
 
@@ -59,54 +57,56 @@ func (Driver) Capabilities() driver.Capabilities {
 		Rate:         true,
 		CPU:          true,
 		InlineWarmup: true,
+		RawOutput:    true,
 	}
 }
 
-// server reads a case's server port and the address its server listens on ("": every one).
-func server(c plan.Case) (port int, bind string, err error) {
+// job is an iperf3 case with its options read.
+type job struct {
+	c               plan.Case
+	port            int
+	bind            string // the server's -B ("": every address)
+	bidir, zerocopy bool
+	opts            *toolkit.Options
+}
+
+// Job implements driver.Driver.
+func (Driver) Job(c plan.Case) (driver.Job, error) {
 	o, err := toolkit.ParseOptions(Name, c, knownOptions...)
 	if err != nil {
-		return 0, "", err
+		return nil, err
 	}
-	if port, err = o.Port(OptPort, DefaultPort); err != nil {
-		return 0, "", err
+	j := job{c: c, opts: o}
+	if j.port, err = o.Port(OptPort, DefaultPort); err != nil {
+		return nil, err
 	}
-	bind, err = o.Addr(toolkit.OptBind)
-	return port, bind, err
+	if j.bind, err = o.Addr(toolkit.OptBind); err != nil {
+		return nil, err
+	}
+	if j.bidir, err = o.Bool(OptBidir, false); err != nil {
+		return nil, err
+	}
+	if j.zerocopy, err = o.Bool(OptZerocopy, false); err != nil {
+		return nil, err
+	}
+	return j, nil
 }
 
-// Servers implements driver.Driver: one iperf3 server per distinct port.
-func (Driver) Servers(cases []plan.Case) []driver.Server {
-	var out []driver.Server
-	seen := map[int]bool{}
-	for _, c := range cases {
-		if c.Driver != "" && c.Driver != Name {
-			continue
-		}
-		p, bind, err := server(c)
-		if err != nil || seen[p] {
-			continue
-		}
-		seen[p] = true
-		argv := ServerArgv(p)
-		if bind != "" {
-			argv = append(argv, "-B", bind)
-		}
-		name := Name
-		if p != DefaultPort {
-			name = fmt.Sprintf("%s-%d", Name, p)
-		}
-		out = append(out, driver.Server{
-			Name: name,
-			Argv: argv,
-			Ports: []driver.Port{
-				{Name: "control", Port: p, Protocol: "TCP"},
-				{Name: "data-udp", Port: p, Protocol: "UDP"},
-			},
-			Ready: Ready,
-		})
+// Servers implements driver.Job: one iperf3 server on the case's port.
+func (j job) Servers() []driver.Server {
+	argv := ServerArgv(j.port)
+	if j.bind != "" {
+		argv = append(argv, "-B", j.bind)
 	}
-	return out
+	return []driver.Server{{
+		Name: toolkit.ServerName(Name, j.port, DefaultPort),
+		Argv: argv,
+		Ports: []driver.Port{
+			{Name: "control", Port: j.port, Protocol: "TCP"},
+			{Name: "data-udp", Port: j.port, Protocol: "UDP"},
+		},
+		Ready: Ready,
+	}}
 }
 
 // ServerArgv is the server command: it serves test after test (no --one-off) and flushes its
@@ -115,33 +115,18 @@ func ServerArgv(port int) []string {
 	return []string{"iperf3", "-s", "-p", strconv.Itoa(port), "--forceflush"}
 }
 
-// Client implements driver.Driver.
-func (Driver) Client(c plan.Case, t driver.Target, warmup bool) ([]driver.Command, error) {
-	argv, err := ClientArgv(c, t, warmup)
+// Client implements driver.Job.
+func (j job) Client(t driver.Target, warmup bool) ([]driver.Command, error) {
+	argv, err := j.argv(t, warmup)
 	if err != nil {
 		return nil, err
 	}
 	return []driver.Command{{Argv: argv}}, nil
 }
 
-// ClientArgv builds the iperf3 client argv for one sample.
-func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
-	o, err := toolkit.ParseOptions(Name, c, knownOptions...)
-	if err != nil {
-		return nil, err
-	}
-	p, err := o.Port(OptPort, DefaultPort)
-	if err != nil {
-		return nil, err
-	}
-	bidir, err := o.Bool(OptBidir, false)
-	if err != nil {
-		return nil, err
-	}
-	zerocopy, err := o.Bool(OptZerocopy, false)
-	if err != nil {
-		return nil, err
-	}
+// argv builds the iperf3 client argv for one sample.
+func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
+	c, p, bidir, zerocopy := j.c, j.port, j.bidir, j.zerocopy
 	if zerocopy && c.Profile != api.TCPStream && c.Profile != api.TCPSendfile {
 		return nil, fmt.Errorf("iperf3: option %q applies to TCP_STREAM (it is what TCP_SENDFILE runs), not %s", OptZerocopy, c.Profile)
 	}
@@ -193,8 +178,9 @@ func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
 	return argv, nil
 }
 
-// Parse implements driver.Driver.
-func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
+// Parse implements driver.Job.
+func (j job) Parse(outs []driver.Output) (api.Sample, error) {
+	c := j.c
 	if err := toolkit.ExpectOutputs(Name, outs, 1); err != nil {
 		return api.Sample{}, err
 	}
@@ -221,17 +207,8 @@ func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
 	s := res.Sample
 	start, end := toolkit.Window(outs)
 	s.StartTime, s.EndTime = start, end
-	if o, err := toolkit.ParseOptions(Name, c, knownOptions...); err == nil {
-		toolkit.AddNote(&s, o.UnusedNote())
-	}
+	toolkit.AddNote(&s, j.opts.UnusedNote())
 	return s, nil
-}
-
-// Validate implements driver.Validator: a case whose server command cannot be built (a bad
-// server option) is refused when the plan is checked; driver.Check then builds the client's.
-func (Driver) Validate(c plan.Case) error {
-	_, _, err := server(c)
-	return err
 }
 
 // BindOptions implements driver.Binder: the iperf3 server listens on addr only (-B).

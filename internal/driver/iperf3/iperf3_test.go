@@ -71,7 +71,7 @@ func TestClientArgv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cmds, err := Driver{}.Client(tt.c, tt.t, tt.warmup)
+			cmds, err := fixture.Client(Driver{}, tt.c, tt.t, tt.warmup)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error = %v, want one containing %q", err, tt.err)
@@ -98,7 +98,7 @@ func TestServers(t *testing.T) {
 		tcase(api.TCPStream, func(p *api.Params) { p.Options = map[string]string{"port": "47301"} }),
 		{Driver: "netperf", Profile: api.TCPRR},
 	}
-	got := Driver{}.Servers(cases)
+	got := driver.Servers(Driver{}, cases)
 	if len(got) != 2 {
 		t.Fatalf("got %d servers: %+v", len(got), got)
 	}
@@ -142,7 +142,7 @@ func TestCapturedArgvIsTheDriversArgv(t *testing.T) {
 	}
 	for name, c := range cases {
 		f := fixture.Load(t, captured, name)
-		got, err := ClientArgv(c, target, false)
+		got, err := fixture.Argv(Driver{}, c, target, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func TestParseCapturedGolden(t *testing.T) {
 	for _, name := range fixture.Names(t, captured) {
 		t.Run(name, func(t *testing.T) {
 			f := fixture.Load(t, captured, name)
-			s, err := Driver{}.Parse(caseFor(name), []driver.Output{f.Output()})
+			s, err := fixture.Parse(Driver{}, caseFor(name), []driver.Output{f.Output()})
 			var r fixture.Result
 			if err != nil {
 				r.Error = err.Error()
@@ -179,7 +179,7 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a)
 func parseFixture(t *testing.T, name string) api.Sample {
 	t.Helper()
 	f := fixture.Load(t, captured, name)
-	s, err := Driver{}.Parse(caseFor(name), []driver.Output{f.Output()})
+	s, err := fixture.Parse(Driver{}, caseFor(name), []driver.Output{f.Output()})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -245,20 +245,20 @@ func TestFailures(t *testing.T) {
 	}
 	for name, want := range tests {
 		f := fixture.Load(t, captured, name)
-		_, err := Driver{}.Parse(caseFor(name), []driver.Output{f.Output()})
+		_, err := fixture.Parse(Driver{}, caseFor(name), []driver.Output{f.Output()})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", name, err, want)
 		}
 	}
 	// A run killed by the sample timeout (exit error, nothing printed) names the execution error.
-	_, err := Driver{}.Parse(tcase(api.TCPStream), []driver.Output{{Argv: []string{"iperf3"}, ExitCode: -1,
+	_, err := fixture.Parse(Driver{}, tcase(api.TCPStream), []driver.Output{{Argv: []string{"iperf3"}, ExitCode: -1,
 		Err: errString("iperf3 did not finish within 31s and was killed")}})
 	if err == nil || !strings.Contains(err.Error(), "did not finish") {
 		t.Errorf("killed run: %v", err)
 	}
 	// The profile must match what ran.
 	f := fixture.Load(t, captured, "udp_stream")
-	if _, err := (Driver{}).Parse(tcase(api.TCPStream), []driver.Output{f.Output()}); err == nil {
+	if _, err := fixture.Parse(Driver{}, tcase(api.TCPStream), []driver.Output{f.Output()}); err == nil {
 		t.Error("UDP output accepted for a TCP case")
 	}
 }

@@ -58,8 +58,6 @@ var knownOptions = []string{OptPort, OptDataPort, OptBind, OptCRRClose, OptZeroC
 // Driver is the native driver.
 type Driver struct{}
 
-func init() { driver.Register(Driver{}) }
-
 // KnownOptions implements driver.OptionLister.
 func (Driver) KnownOptions() []string { return append([]string(nil), knownOptions...) }
 
@@ -91,76 +89,56 @@ func (Driver) Capabilities() driver.Capabilities {
 	}
 }
 
-type ports struct{ control, data int }
+// job is a native case with its options read.
+type job struct {
+	c             plan.Case
+	control, data int
+	bind          string // the agent server's --bind ("": every address)
+	opts          *toolkit.Options
+}
 
-func portsOf(c plan.Case) (ports, *toolkit.Options, error) {
+// Job implements driver.Driver.
+func (Driver) Job(c plan.Case) (driver.Job, error) {
 	o, err := toolkit.ParseOptions(Name, c, knownOptions...)
 	if err != nil {
-		return ports{}, nil, err
+		return nil, err
 	}
-	p, err := o.Port(OptPort, loadgen.DefaultPort)
-	if err != nil {
-		return ports{}, nil, err
+	j := job{c: c, opts: o}
+	if j.control, err = o.Port(OptPort, loadgen.DefaultPort); err != nil {
+		return nil, err
 	}
-	d, err := o.Port(OptDataPort, loadgen.DefaultDataPort)
-	if err != nil {
-		return ports{}, nil, err
+	if j.data, err = o.Port(OptDataPort, loadgen.DefaultDataPort); err != nil {
+		return nil, err
 	}
-	if p == d {
-		return ports{}, nil, fmt.Errorf("native: control port and data port are both %d", p)
+	if j.control == j.data {
+		return nil, fmt.Errorf("native: control port and data port are both %d", j.control)
 	}
-	return ports{p, d}, o, nil
+	if j.bind, err = o.Addr(OptBind); err != nil {
+		return nil, err
+	}
+	return j, nil
 }
 
-// Servers implements driver.Driver: one agent server per distinct pair of ports.
-func (Driver) Servers(cases []plan.Case) []driver.Server {
-	var out []driver.Server
-	seen := map[ports]bool{}
-	for _, c := range cases {
-		if c.Driver != "" && c.Driver != Name {
-			continue
-		}
-		p, o, err := portsOf(c)
-		if err != nil || seen[p] {
-			continue
-		}
-		b, err := o.Addr(OptBind)
-		if err != nil {
-			continue // refused by Validate
-		}
-		argv := ServerArgv(p.control, p.data)
-		if b != "" {
-			argv = append(argv, "--bind", b)
-		}
-		seen[p] = true
-		name := Name
-		if p != (ports{loadgen.DefaultPort, loadgen.DefaultDataPort}) {
-			name = fmt.Sprintf("%s-%d", Name, p.control)
-		}
-		out = append(out, driver.Server{
-			Name: name,
-			Argv: argv,
-			Ports: []driver.Port{
-				{Name: "control", Port: p.control, Protocol: "TCP"},
-				{Name: "data-tcp", Port: p.data, Protocol: "TCP"},
-				{Name: "data-udp", Port: p.data, Protocol: "UDP"},
-			},
-			Ready: loadgen.ReadyLine,
-		})
+// Servers implements driver.Job: one agent server on the case's pair of ports.
+func (j job) Servers() []driver.Server {
+	argv := ServerArgv(j.control, j.data)
+	if j.bind != "" {
+		argv = append(argv, "--bind", j.bind)
 	}
-	return out
-}
-
-// Validate implements driver.Validator: a bad server bind address is refused when the plan is
-// checked; driver.Check then builds the agent client command (a bad option value, zerocopy on
-// an RR profile).
-func (Driver) Validate(c plan.Case) error {
-	if _, o, err := portsOf(c); err == nil {
-		if _, err := o.Addr(OptBind); err != nil {
-			return err
-		}
+	name := Name
+	if j.control != loadgen.DefaultPort || j.data != loadgen.DefaultDataPort {
+		name = fmt.Sprintf("%s-%d", Name, j.control)
 	}
-	return nil
+	return []driver.Server{{
+		Name: name,
+		Argv: argv,
+		Ports: []driver.Port{
+			{Name: "control", Port: j.control, Protocol: "TCP"},
+			{Name: "data-tcp", Port: j.data, Protocol: "TCP"},
+			{Name: "data-udp", Port: j.data, Protocol: "UDP"},
+		},
+		Ready: loadgen.ReadyLine,
+	}}
 }
 
 // PortOptions implements driver.PortMover: ports are the control and data port.
@@ -179,9 +157,9 @@ func ServerArgv(port, dataPort int) []string {
 	return []string{"cnperf", "agent", "serve", "--port", strconv.Itoa(port), "--data-port", strconv.Itoa(dataPort)}
 }
 
-// Client implements driver.Driver.
-func (Driver) Client(c plan.Case, t driver.Target, warmup bool) ([]driver.Command, error) {
-	argv, err := ClientArgv(c, t, warmup)
+// Client implements driver.Job.
+func (j job) Client(t driver.Target, warmup bool) ([]driver.Command, error) {
+	argv, err := j.argv(t, warmup)
 	if err != nil {
 		return nil, err
 	}
@@ -190,18 +168,15 @@ func (Driver) Client(c plan.Case, t driver.Target, warmup bool) ([]driver.Comman
 
 func seconds(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + "s" }
 
-// ClientArgv builds the agent client argv for one sample. A discarded warm-up run (the runner
-// only asks for one if it ignores InlineWarmup) lasts the warm-up time.
-func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
+// argv builds the agent client argv for one sample. A discarded warm-up run (the runner only
+// asks for one if it ignores InlineWarmup) lasts the warm-up time.
+func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
+	c, o := j.c, j.opts
 	if !c.Profile.Valid() {
 		return nil, toolkit.Unsupported(Name, c.Profile)
 	}
 	if t.Host == "" {
 		return nil, errors.New("native: no target host")
-	}
-	p, o, err := portsOf(c)
-	if err != nil {
-		return nil, err
 	}
 	dur, wu := c.Params.DurationSeconds, c.Params.WarmupSeconds
 	if warmup {
@@ -211,7 +186,7 @@ func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
 		return nil, fmt.Errorf("native: duration %v s must be positive", dur)
 	}
 	argv := []string{"cnperf", "agent", "client", "--json",
-		"--host", t.Host, "--port", strconv.Itoa(t.Port(p.control)), "--data-port", strconv.Itoa(t.Port(p.data)),
+		"--host", t.Host, "--port", strconv.Itoa(t.Port(j.control)), "--data-port", strconv.Itoa(t.Port(j.data)),
 		"--profile", string(c.Profile), "--duration", seconds(dur)}
 	if wu > 0 {
 		argv = append(argv, "--warmup", seconds(wu))
@@ -271,9 +246,10 @@ func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
 	return argv, nil
 }
 
-// Parse implements driver.Driver: the client's stdout must be exactly one Sample with the
+// Parse implements driver.Job: the client's stdout must be exactly one Sample with the
 // figures of the case's profile; anything else fails the sample with the agent's own words.
-func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
+func (j job) Parse(outs []driver.Output) (api.Sample, error) {
+	c := j.c
 	if err := toolkit.ExpectOutputs(Name, outs, 1); err != nil {
 		return api.Sample{}, err
 	}
@@ -294,9 +270,7 @@ func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
 	if err := Check(c.Profile, s); err != nil {
 		return api.Sample{}, fmt.Errorf("%w (%s)", err, toolkit.Describe(o))
 	}
-	if opts, err := toolkit.ParseOptions(Name, c, knownOptions...); err == nil {
-		toolkit.AddNote(&s, opts.UnusedNote())
-	}
+	toolkit.AddNote(&s, j.opts.UnusedNote())
 	return s, nil
 }
 

@@ -33,12 +33,8 @@ func mkCase(p api.Profile, mut func(*api.Params)) plan.Case {
 	return c
 }
 
-func TestRegisteredAndCapabilities(t *testing.T) {
-	d, err := driver.Get(Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caps := d.Capabilities()
+func TestCapabilities(t *testing.T) {
+	caps := Driver{}.Capabilities()
 	for _, p := range api.Profiles {
 		if !caps.Supports(p) {
 			t.Errorf("native cannot run %s", p)
@@ -83,7 +79,7 @@ func TestArgvGolden(t *testing.T) {
 	}
 	var b strings.Builder
 	for _, tc := range cases {
-		cmds, err := Driver{}.Client(tc.c, tc.t, tc.warmup)
+		cmds, err := fixture.Client(Driver{}, tc.c, tc.t, tc.warmup)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -92,7 +88,7 @@ func TestArgvGolden(t *testing.T) {
 		}
 		b.WriteString("# " + tc.name + "\n" + strings.Join(cmds[0].Argv, " ") + "\n")
 	}
-	srv := Driver{}.Servers([]plan.Case{
+	srv := driver.Servers(Driver{}, []plan.Case{
 		mkCase(api.TCPStream, nil), mkCase(api.TCPRR, nil),
 		mkCase(api.TCPCRR, func(p *api.Params) { p.Options = map[string]string{"native.port": "8100", "native.dataPort": "8101"} }),
 		{Driver: "iperf3", Profile: api.TCPStream},
@@ -138,11 +134,11 @@ func TestArgvRejects(t *testing.T) {
 		"zero duration":    mkCase(api.TCPRR, func(p *api.Params) { p.DurationSeconds = 0 }),
 		"unknown profile":  mkCase("TCP_FOO", nil),
 	} {
-		if _, err := (Driver{}).Client(c, plain, false); err == nil {
+		if _, err := fixture.Client(Driver{}, c, plain, false); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if _, err := (Driver{}).Client(mkCase(api.TCPRR, nil), driver.Target{}, false); err == nil {
+	if _, err := fixture.Client(Driver{}, mkCase(api.TCPRR, nil), driver.Target{}, false); err == nil {
 		t.Error("empty host accepted")
 	}
 }
@@ -196,7 +192,7 @@ func TestCapture(t *testing.T) {
 func TestParseCaptured(t *testing.T) {
 	for _, p := range api.Profiles {
 		out := driver.Output{Stdout: readFixture(t, filepath.Join("captured", strings.ToLower(string(p))+".json"))}
-		s, err := Driver{}.Parse(mkCase(p, nil), []driver.Output{out})
+		s, err := fixture.Parse(Driver{}, mkCase(p, nil), []driver.Output{out})
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
@@ -240,7 +236,7 @@ func TestParseFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := Driver{}.Parse(mkCase(tt.profile, nil), []driver.Output{tt.out})
+			s, err := fixture.Parse(Driver{}, mkCase(tt.profile, nil), []driver.Output{tt.out})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want one containing %q", err, tt.want)
 			}
@@ -249,7 +245,7 @@ func TestParseFailures(t *testing.T) {
 			}
 		})
 	}
-	if _, err := (Driver{}).Parse(mkCase(api.TCPRR, nil), nil); err == nil {
+	if _, err := fixture.Parse(Driver{}, mkCase(api.TCPRR, nil), nil); err == nil {
 		t.Fatal("no outputs accepted")
 	}
 }

@@ -78,8 +78,6 @@ func Selectors(p api.Profile) []string {
 // Driver is the netperf driver.
 type Driver struct{}
 
-func init() { driver.Register(Driver{}) }
-
 // KnownOptions implements driver.OptionLister.
 func (Driver) KnownOptions() []string { return append([]string(nil), knownOptions...) }
 
@@ -95,6 +93,7 @@ func (Driver) Capabilities() driver.Capabilities {
 		MessageSize:  true,
 		ResponseSize: true,
 		CPU:          true,
+		RawOutput:    true,
 	}
 }
 
@@ -123,26 +122,31 @@ func parseSettings(c plan.Case) (settings, error) {
 	return s, nil
 }
 
-// Servers implements driver.Driver: one netserver per control port, exposing one data port
-// (TCP and UDP) per parallel flow of the widest case.
-func (Driver) Servers(cases []plan.Case) []driver.Server {
-	binds := map[int]string{} // by control port: the first case's
-	ports := func(c plan.Case) (int, int, bool) {
-		st, err := parseSettings(c)
-		if _, seen := binds[st.ctl]; err == nil && !seen {
-			binds[st.ctl] = st.bind
-		}
-		return st.ctl, st.data, err == nil
+// job is a netperf case with its options read.
+type job struct {
+	c  plan.Case
+	st settings
+}
+
+// Job implements driver.Driver.
+func (Driver) Job(c plan.Case) (driver.Job, error) {
+	st, err := parseSettings(c)
+	if err != nil {
+		return nil, err
 	}
-	return toolkit.PortServers(Name, DefaultPort, cases, ports, func(ctl int) []string {
-		argv := []string{"netserver", "-D", "-p", strconv.Itoa(ctl)}
-		if b := binds[ctl]; b != "" {
-			// the control socket; a test's data socket listens on the address netperf names
-			// with its test-specific -H, every address when it names none (docs/drivers.md)
-			argv = append(argv, "-L", b)
-		}
-		return argv
-	})
+	return job{c: c, st: st}, nil
+}
+
+// Servers implements driver.Job: one netserver on the control port, exposing one data port
+// (TCP and UDP) per parallel flow.
+func (j job) Servers() []driver.Server {
+	argv := []string{"netserver", "-D", "-p", strconv.Itoa(j.st.ctl)}
+	if j.st.bind != "" {
+		// the control socket; a test's data socket listens on the address netperf names
+		// with its test-specific -H, every address when it names none (docs/drivers.md)
+		argv = append(argv, "-L", j.st.bind)
+	}
+	return []driver.Server{toolkit.PortServer(Name, DefaultPort, j.st.ctl, j.st.data, toolkit.Parallel(j.c), argv)}
 }
 
 // BindOptions implements driver.Binder: netserver's control socket listens on addr only (-L).
@@ -150,12 +154,12 @@ func (Driver) BindOptions(addr string) map[string]string {
 	return map[string]string{toolkit.OptBind: addr}
 }
 
-// Client implements driver.Driver: one netperf command per flow.
-func (Driver) Client(c plan.Case, t driver.Target, warmup bool) ([]driver.Command, error) {
-	n := toolkit.Parallel(c)
+// Client implements driver.Job: one netperf command per flow.
+func (j job) Client(t driver.Target, warmup bool) ([]driver.Command, error) {
+	n := toolkit.Parallel(j.c)
 	cmds := make([]driver.Command, 0, n)
 	for i := 0; i < n; i++ {
-		argv, err := ClientArgv(c, t, warmup, i)
+		argv, err := j.argv(t, warmup, i)
 		if err != nil {
 			return nil, err
 		}
@@ -164,14 +168,11 @@ func (Driver) Client(c plan.Case, t driver.Target, warmup bool) ([]driver.Comman
 	return cmds, nil
 }
 
-// ClientArgv builds the netperf argv of flow i of one sample.
-func ClientArgv(c plan.Case, t driver.Target, warmup bool, flow int) ([]string, error) {
+// argv builds the netperf argv of flow i of one sample.
+func (j job) argv(t driver.Target, warmup bool, flow int) ([]string, error) {
+	c, st := j.c, j.st
 	if !c.Profile.Valid() {
 		return nil, toolkit.Unsupported(Name, c.Profile)
-	}
-	st, err := parseSettings(c)
-	if err != nil {
-		return nil, err
 	}
 	if t.Host == "" {
 		return nil, fmt.Errorf("netperf: no target host")
@@ -245,14 +246,11 @@ func responseSize(c plan.Case, req int) int {
 	return req
 }
 
-// Parse implements driver.Driver.
-func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
+// Parse implements driver.Job.
+func (j job) Parse(outs []driver.Output) (api.Sample, error) {
+	c, st := j.c, j.st
 	n := toolkit.Parallel(c)
 	if err := toolkit.ExpectOutputs(Name, outs, n); err != nil {
-		return api.Sample{}, err
-	}
-	st, err := parseSettings(c)
-	if err != nil {
 		return api.Sample{}, err
 	}
 	flows := make([]api.Sample, 0, n)
@@ -273,6 +271,7 @@ func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
 		s = flows[0]
 		s.Index = 0
 	} else {
+		var err error
 		s, err = Aggregate(c.Profile, flows)
 		if err != nil {
 			return api.Sample{}, err

@@ -1,6 +1,7 @@
 package netperf
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -87,7 +88,7 @@ func TestClientArgv(t *testing.T) {
 			if tg.Host == "" {
 				tg = target
 			}
-			argv, err := ClientArgv(tt.c, tg, tt.warmup, tt.flow)
+			argv, err := clientArgv(tt.c, tg, tt.warmup, tt.flow)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error %v, want %q", err, tt.err)
@@ -108,7 +109,7 @@ func TestClientArgv(t *testing.T) {
 }
 
 func TestClientOneCommandPerFlow(t *testing.T) {
-	cmds, err := Driver{}.Client(tcase(api.TCPStream, func(p *api.Params) { p.Parallel = 4 }), target, false)
+	cmds, err := fixture.Client(Driver{}, tcase(api.TCPStream, func(p *api.Params) { p.Parallel = 4 }), target, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestClientOneCommandPerFlow(t *testing.T) {
 }
 
 func TestServers(t *testing.T) {
-	got := Driver{}.Servers([]plan.Case{
+	got := driver.Servers(Driver{}, []plan.Case{
 		tcase(api.TCPRR), tcase(api.TCPStream, func(p *api.Params) { p.Parallel = 3 }),
 		{Driver: "iperf3", Profile: api.TCPStream},
 	})
@@ -191,7 +192,7 @@ func TestCapturedFixturesUseTheDriversArgv(t *testing.T) {
 		if strings.HasSuffix(name, "_flow1") {
 			flow = 1
 		}
-		got, err := ClientArgv(fixtureCase(name), tgt, false, flow)
+		got, err := clientArgv(fixtureCase(name), tgt, false, flow)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +210,7 @@ func TestParseCapturedGolden(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			f := fixture.Load(t, captured, name)
-			s, err := Driver{}.Parse(fixtureCase(name), []driver.Output{f.Output()})
+			s, err := fixture.Parse(Driver{}, fixtureCase(name), []driver.Output{f.Output()})
 			var r fixture.Result
 			if err != nil {
 				r.Error = err.Error()
@@ -229,7 +230,7 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a)
 func parse(t *testing.T, name string) api.Sample {
 	t.Helper()
 	f := fixture.Load(t, captured, name)
-	s, err := Driver{}.Parse(fixtureCase(name), []driver.Output{f.Output()})
+	s, err := fixture.Parse(Driver{}, fixtureCase(name), []driver.Output{f.Output()})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -311,13 +312,13 @@ func TestFailures(t *testing.T) {
 		"nonutf8":     "incomplete",
 	} {
 		f := fixture.Load(t, captured, name)
-		_, err := Driver{}.Parse(fixtureCase(name), []driver.Output{f.Output()})
+		_, err := fixture.Parse(Driver{}, fixtureCase(name), []driver.Output{f.Output()})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", name, err, want)
 		}
 	}
 	// A killed netperf (sample timeout): the execution error is the cause.
-	_, err := Driver{}.Parse(tcase(api.TCPRR), []driver.Output{{ExitCode: -1, Err: errT("netperf did not finish within 40s and was killed")}})
+	_, err := fixture.Parse(Driver{}, tcase(api.TCPRR), []driver.Output{{ExitCode: -1, Err: errT("netperf did not finish within 40s and was killed")}})
 	if err == nil || !strings.Contains(err.Error(), "did not finish") {
 		t.Errorf("killed: %v", err)
 	}
@@ -333,7 +334,7 @@ func TestParallelFlows(t *testing.T) {
 	o0, o1 := f0.Output(), f1.Output()
 	o1.StartTime = o1.StartTime.Add(3 * time.Millisecond)
 	o1.EndTime = o1.EndTime.Add(5 * time.Millisecond)
-	s, err := Driver{}.Parse(c, []driver.Output{o0, o1})
+	s, err := fixture.Parse(Driver{}, c, []driver.Output{o0, o1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +376,7 @@ func TestParallelFlows(t *testing.T) {
 
 	// Streams: throughputs add.
 	st0, st1 := fixture.Load(t, captured, "tcp_stream_p2_flow0"), fixture.Load(t, captured, "tcp_stream_p2_flow1")
-	ss, err := Driver{}.Parse(fixtureCase("tcp_stream_p2_flow0"), []driver.Output{st0.Output(), st1.Output()})
+	ss, err := fixture.Parse(Driver{}, fixtureCase("tcp_stream_p2_flow0"), []driver.Output{st0.Output(), st1.Output()})
 	if err != nil || *ss.ThroughputBitsPerSecond <= *ss.Flows[0].ThroughputBitsPerSecond ||
 		!near(*ss.ThroughputBitsPerSecond, *ss.Flows[0].ThroughputBitsPerSecond+*ss.Flows[1].ThroughputBitsPerSecond) {
 		t.Errorf("stream flows: %v %+v", err, ss)
@@ -384,7 +385,7 @@ func TestParallelFlows(t *testing.T) {
 
 	// One failed flow fails the sample: a partial sum would be a wrong figure.
 	bad := fixture.Load(t, captured, "refused").Output()
-	if _, err := (Driver{}).Parse(c, []driver.Output{o0, bad}); err == nil || !strings.Contains(err.Error(), "flow 2 of 2") {
+	if _, err := fixture.Parse(Driver{}, c, []driver.Output{o0, bad}); err == nil || !strings.Contains(err.Error(), "flow 2 of 2") {
 		t.Errorf("partial failure: %v", err)
 	}
 }
@@ -580,4 +581,16 @@ func TestImportClassic(t *testing.T) {
 		!strings.Contains(err.Error(), "give the profile") {
 		t.Errorf("no profile: %v", err)
 	}
+}
+
+// clientArgv is the argv of flow i of one sample of case c.
+func clientArgv(c plan.Case, t driver.Target, warmup bool, flow int) ([]string, error) {
+	cmds, err := fixture.Client(Driver{}, c, t, warmup)
+	if err != nil {
+		return nil, err
+	}
+	if flow >= len(cmds) {
+		return nil, fmt.Errorf("flow %d of %d commands", flow, len(cmds))
+	}
+	return cmds[flow].Argv, nil
 }

@@ -44,8 +44,6 @@ var knownOptions = []string{OptPort, OptDataPort}
 // Driver is the qperf driver.
 type Driver struct{}
 
-func init() { driver.Register(Driver{}) }
-
 // KnownOptions implements driver.OptionLister.
 func (Driver) KnownOptions() []string { return append([]string(nil), knownOptions...) }
 
@@ -73,6 +71,7 @@ func (Driver) Capabilities() driver.Capabilities {
 		Profiles:    []api.Profile{api.TCPStream, api.UDPStream, api.TCPRR, api.UDPRR},
 		MessageSize: true,
 		CPU:         true,
+		RawOutput:   true,
 	}
 }
 
@@ -91,75 +90,64 @@ func Test(p api.Profile) string {
 	return ""
 }
 
-func ports(c plan.Case) (ctl, data int, o *toolkit.Options, err error) {
-	o, err = toolkit.ParseOptions(Name, c, knownOptions...)
+// job is a qperf case with its options read.
+type job struct {
+	c         plan.Case
+	ctl, data int
+	opts      *toolkit.Options
+}
+
+// Job implements driver.Driver.
+func (Driver) Job(c plan.Case) (driver.Job, error) {
+	o, err := toolkit.ParseOptions(Name, c, knownOptions...)
 	if err != nil {
-		return 0, 0, nil, err
+		return nil, err
 	}
-	if ctl, err = o.Port(OptPort, DefaultPort); err != nil {
-		return 0, 0, nil, err
+	j := job{c: c, opts: o}
+	if j.ctl, err = o.Port(OptPort, DefaultPort); err != nil {
+		return nil, err
 	}
 	def := DefaultDataPort
-	if ctl != DefaultPort {
-		def = ctl + 1
+	if j.ctl != DefaultPort {
+		def = j.ctl + 1
 	}
-	if data, err = o.Port(OptDataPort, def); err != nil {
-		return 0, 0, nil, err
+	if j.data, err = o.Port(OptDataPort, def); err != nil {
+		return nil, err
 	}
-	if data == ctl {
-		return 0, 0, nil, fmt.Errorf("qperf: data port %d must differ from the control port", data)
+	if j.data == j.ctl {
+		return nil, fmt.Errorf("qperf: data port %d must differ from the control port", j.data)
 	}
-	return ctl, data, o, nil
+	return j, nil
 }
 
-// Servers implements driver.Driver: one "qperf -lp PORT" per distinct control port.
-func (Driver) Servers(cases []plan.Case) []driver.Server {
-	var out []driver.Server
-	seen := map[int]bool{}
-	for _, c := range cases {
-		if c.Driver != "" && c.Driver != Name {
-			continue
-		}
-		ctl, data, _, err := ports(c)
-		if err != nil || seen[ctl] {
-			continue
-		}
-		seen[ctl] = true
-		name := Name
-		if ctl != DefaultPort {
-			name = fmt.Sprintf("%s-%d", Name, ctl)
-		}
-		out = append(out, driver.Server{
-			Name: name,
-			Argv: []string{"qperf", "-lp", strconv.Itoa(ctl)},
-			Ports: []driver.Port{
-				{Name: "control", Port: ctl, Protocol: "TCP"},
-				{Name: "data", Port: data, Protocol: "TCP"},
-				{Name: "data-udp", Port: data, Protocol: "UDP"},
-			},
-		})
-	}
-	return out
+// Servers implements driver.Job: "qperf -lp PORT" on the case's control port.
+func (j job) Servers() []driver.Server {
+	return []driver.Server{{
+		Name: toolkit.ServerName(Name, j.ctl, DefaultPort),
+		Argv: []string{"qperf", "-lp", strconv.Itoa(j.ctl)},
+		Ports: []driver.Port{
+			{Name: "control", Port: j.ctl, Protocol: "TCP"},
+			{Name: "data", Port: j.data, Protocol: "TCP"},
+			{Name: "data-udp", Port: j.data, Protocol: "UDP"},
+		},
+	}}
 }
 
-// Client implements driver.Driver.
-func (Driver) Client(c plan.Case, t driver.Target, warmup bool) ([]driver.Command, error) {
-	argv, err := ClientArgv(c, t, warmup)
+// Client implements driver.Job.
+func (j job) Client(t driver.Target, warmup bool) ([]driver.Command, error) {
+	argv, err := j.argv(t, warmup)
 	if err != nil {
 		return nil, err
 	}
 	return []driver.Command{{Argv: argv}}, nil
 }
 
-// ClientArgv builds the qperf client argv for one sample.
-func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
+// argv builds the qperf client argv for one sample.
+func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
+	c, ctl, data := j.c, j.ctl, j.data
 	test := Test(c.Profile)
 	if test == "" {
 		return nil, toolkit.Unsupported(Name, c.Profile)
-	}
-	ctl, data, _, err := ports(c)
-	if err != nil {
-		return nil, err
 	}
 	if t.Host == "" {
 		return nil, fmt.Errorf("qperf: no target host")
@@ -176,8 +164,9 @@ func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
 	return argv, nil
 }
 
-// Parse implements driver.Driver.
-func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
+// Parse implements driver.Job.
+func (j job) Parse(outs []driver.Output) (api.Sample, error) {
+	c := j.c
 	if err := toolkit.ExpectOutputs(Name, outs, 1); err != nil {
 		return api.Sample{}, err
 	}
@@ -203,9 +192,7 @@ func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
 	}
 	s := r.Sample
 	s.StartTime, s.EndTime = toolkit.Window(outs)
-	if opts, err := toolkit.ParseOptions(Name, c, knownOptions...); err == nil {
-		toolkit.AddNote(&s, opts.UnusedNote())
-	}
+	toolkit.AddNote(&s, j.opts.UnusedNote())
 	return s, nil
 }
 

@@ -53,7 +53,7 @@ func TestClientArgv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cmds, err := Driver{}.Client(tt.c, tt.t, tt.warmup)
+			cmds, err := fixture.Client(Driver{}, tt.c, tt.t, tt.warmup)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error %v, want %q", err, tt.err)
@@ -71,7 +71,7 @@ func TestClientArgv(t *testing.T) {
 }
 
 func TestServers(t *testing.T) {
-	got := Driver{}.Servers([]plan.Case{tcase(api.TCPRR), tcase(api.UDPStream),
+	got := driver.Servers(Driver{}, []plan.Case{tcase(api.TCPRR), tcase(api.UDPStream),
 		tcase(api.TCPRR, func(p *api.Params) { p.Options = map[string]string{"port": "47311"} })})
 	if len(got) != 2 {
 		t.Fatalf("%+v", got)
@@ -107,7 +107,7 @@ func TestCapturedArgvIsTheDriversArgv(t *testing.T) {
 		c := caseFor(name)
 		c.Params.MessageSizeBytes = size
 		c.Params.Options = map[string]string{"port": "47311"}
-		got, err := ClientArgv(c, tg, false)
+		got, err := fixture.Argv(Driver{}, c, tg, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ func TestParseCapturedGolden(t *testing.T) {
 	for _, name := range fixture.Names(t, captured) {
 		t.Run(name, func(t *testing.T) {
 			f := fixture.Load(t, captured, name)
-			s, err := Driver{}.Parse(caseFor(name), []driver.Output{f.Output()})
+			s, err := fixture.Parse(Driver{}, caseFor(name), []driver.Output{f.Output()})
 			var r fixture.Result
 			if err != nil {
 				r.Error = err.Error()
@@ -138,7 +138,7 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a)
 func TestHandVerified(t *testing.T) {
 	parse := func(name string) api.Sample {
 		f := fixture.Load(t, captured, name)
-		s, err := Driver{}.Parse(caseFor(name), []driver.Output{f.Output()})
+		s, err := fixture.Parse(Driver{}, caseFor(name), []driver.Output{f.Output()})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -187,13 +187,13 @@ func TestFailures(t *testing.T) {
 		"nonutf8":   "",
 	} {
 		f := fixture.Load(t, captured, name)
-		_, err := Driver{}.Parse(caseFor(name), []driver.Output{f.Output()})
+		_, err := fixture.Parse(Driver{}, caseFor(name), []driver.Output{f.Output()})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", name, err, want)
 		}
 	}
 	f := fixture.Load(t, captured, "tcp_bw_m64")
-	if _, err := (Driver{}).Parse(tcase(api.TCPRR), []driver.Output{f.Output()}); err == nil {
+	if _, err := fixture.Parse(Driver{}, tcase(api.TCPRR), []driver.Output{f.Output()}); err == nil {
 		t.Error("tcp_bw output accepted for TCP_RR")
 	}
 }

@@ -63,8 +63,6 @@ var knownOptions = []string{OptPort, OptFullRTT, OptMode, OptMPS, toolkit.OptBin
 // Driver is the sockperf driver.
 type Driver struct{}
 
-func init() { driver.Register(Driver{}) }
-
 // KnownOptions implements driver.OptionLister.
 func (Driver) KnownOptions() []string { return append([]string(nil), knownOptions...) }
 
@@ -77,6 +75,7 @@ func (Driver) Capabilities() driver.Capabilities {
 		Profiles:    []api.Profile{api.TCPStream, api.UDPStream, api.TCPRR, api.UDPRR},
 		MessageSize: true,
 		Rate:        true,
+		RawOutput:   true,
 	}
 }
 
@@ -124,49 +123,40 @@ func parseSettings(c plan.Case) (settings, error) {
 	return s, nil
 }
 
-// Servers implements driver.Driver: a TCP server when a TCP profile is planned and a UDP
-// server when a UDP profile is, per port.
-func (Driver) Servers(cases []plan.Case) []driver.Server {
-	type key struct {
-		port int
-		udp  bool
+// job is a sockperf case with its options read.
+type job struct {
+	c  plan.Case
+	st settings
+}
+
+// Job implements driver.Driver.
+func (Driver) Job(c plan.Case) (driver.Job, error) {
+	st, err := parseSettings(c)
+	if err != nil {
+		return nil, err
 	}
-	var out []driver.Server
-	seen := map[key]bool{}
-	for _, c := range cases {
-		if c.Driver != "" && c.Driver != Name {
-			continue
-		}
-		st, err := parseSettings(c)
-		if err != nil {
-			continue
-		}
-		k := key{st.port, c.Profile.IsUDP()}
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		bind := st.bind
-		switch {
-		case bind != "":
-		case toolkit.IPv6(c):
-			bind = "::"
-		default:
-			bind = "0.0.0.0"
-		}
-		name, proto := Name+"-tcp", "TCP"
-		argv := []string{"sockperf", "server", "--tcp", "-i", bind, "-p", strconv.Itoa(st.port)}
-		if k.udp {
-			name, proto = Name+"-udp", "UDP"
-			argv = []string{"sockperf", "server", "-i", bind, "-p", strconv.Itoa(st.port)}
-		}
-		if st.port != DefaultPort {
-			name = fmt.Sprintf("%s-%d", name, st.port)
-		}
-		out = append(out, driver.Server{Name: name, Argv: argv, Ready: Ready,
-			Ports: []driver.Port{{Name: "data", Port: st.port, Protocol: proto}}})
+	return job{c: c, st: st}, nil
+}
+
+// Servers implements driver.Job: a TCP server for a TCP profile, a UDP server for a UDP one,
+// on the case's port.
+func (j job) Servers() []driver.Server {
+	bind := j.st.bind
+	switch {
+	case bind != "":
+	case toolkit.IPv6(j.c):
+		bind = "::"
+	default:
+		bind = "0.0.0.0"
 	}
-	return out
+	name, proto := Name+"-tcp", "TCP"
+	argv := []string{"sockperf", "server", "--tcp", "-i", bind, "-p", strconv.Itoa(j.st.port)}
+	if j.c.Profile.IsUDP() {
+		name, proto = Name+"-udp", "UDP"
+		argv = []string{"sockperf", "server", "-i", bind, "-p", strconv.Itoa(j.st.port)}
+	}
+	return []driver.Server{{Name: toolkit.ServerName(name, j.st.port, DefaultPort), Argv: argv, Ready: Ready,
+		Ports: []driver.Port{{Name: "data", Port: j.st.port, Protocol: proto}}}}
 }
 
 // BindOptions implements driver.Binder: sockperf's server listens on addr only (-i).
@@ -174,25 +164,22 @@ func (Driver) BindOptions(addr string) map[string]string {
 	return map[string]string{toolkit.OptBind: addr}
 }
 
-// Client implements driver.Driver.
-func (Driver) Client(c plan.Case, t driver.Target, warmup bool) ([]driver.Command, error) {
-	argv, err := ClientArgv(c, t, warmup)
+// Client implements driver.Job.
+func (j job) Client(t driver.Target, warmup bool) ([]driver.Command, error) {
+	argv, err := j.argv(t, warmup)
 	if err != nil {
 		return nil, err
 	}
 	return []driver.Command{{Argv: argv}}, nil
 }
 
-// ClientArgv builds the sockperf client argv for one sample.
-func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
+// argv builds the sockperf client argv for one sample.
+func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
+	c, st := j.c, j.st
 	switch c.Profile {
 	case api.TCPStream, api.UDPStream, api.TCPRR, api.UDPRR:
 	default:
 		return nil, toolkit.Unsupported(Name, c.Profile)
-	}
-	st, err := parseSettings(c)
-	if err != nil {
-		return nil, err
 	}
 	if t.Host == "" {
 		return nil, fmt.Errorf("sockperf: no target host")
@@ -249,16 +236,13 @@ func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
 	return argv, nil
 }
 
-// Parse implements driver.Driver.
-func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
+// Parse implements driver.Job.
+func (j job) Parse(outs []driver.Output) (api.Sample, error) {
+	c, st := j.c, j.st
 	if err := toolkit.ExpectOutputs(Name, outs, 1); err != nil {
 		return api.Sample{}, err
 	}
 	o := outs[0]
-	st, err := parseSettings(c)
-	if err != nil {
-		return api.Sample{}, err
-	}
 	r, perr := ParseOutput(o.Stdout, o.Stderr)
 	if e := toolkit.Failed(Name, o); e != nil {
 		if perr != nil {

@@ -62,7 +62,7 @@ func TestClientArgv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			argv, err := ClientArgv(tt.c, tg, false)
+			argv, err := fixture.Argv(Driver{}, tt.c, tg, false)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error %v, want %q", err, tt.err)
@@ -80,7 +80,7 @@ func TestClientArgv(t *testing.T) {
 }
 
 func TestServers(t *testing.T) {
-	got := Driver{}.Servers([]plan.Case{tcase(api.TCPRR), tcase(api.TCPStream), tcase(api.UDPRR)})
+	got := driver.Servers(Driver{}, []plan.Case{tcase(api.TCPRR), tcase(api.TCPStream), tcase(api.UDPRR)})
 	if len(got) != 2 {
 		t.Fatalf("%+v", got)
 	}
@@ -130,7 +130,7 @@ func TestCapturedArgvIsTheDriversArgv(t *testing.T) {
 		if f.Derived || !(strings.HasPrefix(name, "pp_") || strings.HasPrefix(name, "tp_") || strings.HasPrefix(name, "ul_")) {
 			continue
 		}
-		got, err := ClientArgv(caseFor(name), driver.Target{Host: "127.0.0.1"}, false)
+		got, err := fixture.Argv(Driver{}, caseFor(name), driver.Target{Host: "127.0.0.1"}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +144,7 @@ func TestParseCapturedGolden(t *testing.T) {
 	for _, name := range fixture.Names(t, captured) {
 		t.Run(name, func(t *testing.T) {
 			f := fixture.Load(t, captured, name)
-			s, err := Driver{}.Parse(caseFor(name), []driver.Output{f.Output()})
+			s, err := fixture.Parse(Driver{}, caseFor(name), []driver.Output{f.Output()})
 			var r fixture.Result
 			if err != nil {
 				r.Error = err.Error()
@@ -161,7 +161,7 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a)
 func TestHandVerified(t *testing.T) {
 	parse := func(name string) api.Sample {
 		f := fixture.Load(t, captured, name)
-		s, err := Driver{}.Parse(caseFor(name), []driver.Output{f.Output()})
+		s, err := fixture.Parse(Driver{}, caseFor(name), []driver.Output{f.Output()})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -211,14 +211,14 @@ func TestFailures(t *testing.T) {
 		"nonutf8":       "not a client report",
 	} {
 		f := fixture.Load(t, captured, name)
-		_, err := Driver{}.Parse(caseFor(name), []driver.Output{f.Output()})
+		_, err := fixture.Parse(Driver{}, caseFor(name), []driver.Output{f.Output()})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", name, err, want)
 		}
 	}
 	// A TCP capture is not a UDP sample.
 	f := fixture.Load(t, captured, "pp_tcp_m64_fullrtt")
-	if _, err := (Driver{}).Parse(tcase(api.UDPRR, size(64)), []driver.Output{f.Output()}); err == nil {
+	if _, err := fixture.Parse(Driver{}, tcase(api.UDPRR, size(64)), []driver.Output{f.Output()}); err == nil {
 		t.Error("TCP output accepted for UDP_RR")
 	}
 }

@@ -325,58 +325,32 @@ func Parallel(c plan.Case) int {
 // IPv6 reports whether the case asks for IPv6.
 func IPv6(c plan.Case) bool { return strings.EqualFold(c.Params.IPFamily, "ipv6") }
 
-// Unsupported is the error for a profile a driver cannot build, naming the drivers that can.
+// Unsupported is the error for a profile a driver cannot build (driver.List.Check refuses
+// such a case first, naming the drivers that can).
 func Unsupported(name string, p api.Profile) error {
-	msg := fmt.Sprintf("driver %q cannot run profile %s", name, p)
-	if who := driver.WhoCan(p); len(who) > 0 {
-		msg += fmt.Sprintf(" (drivers that can: %s)", strings.Join(who, ", "))
-	}
-	return fmt.Errorf("%s", msg)
+	return fmt.Errorf("driver %q cannot run profile %s", name, p)
 }
 
-// PortServers is the server list of a driver whose server listens on a control port and
-// whose flows each use their own data port (netperf, uperf): one server per control port
-// among name's cases, exposing the control port and, per parallel flow of the widest case,
-// one data port (TCP and UDP) counting up from the first. ports reads a case's control and
-// first data port (false leaves the case out: its settings are refused at Client); argv is
-// the server's command line for a control port. A server on another control port than
-// defaultCtl is named "name-ctl".
-func PortServers(name string, defaultCtl int, cases []plan.Case, ports func(plan.Case) (ctl, data int, ok bool), argv func(ctl int) []string) []driver.Server {
-	type srv struct{ data, flows int }
-	var order []int
-	byCtl := map[int]*srv{}
-	for _, c := range cases {
-		if c.Driver != "" && c.Driver != name {
-			continue
-		}
-		ctl, data, ok := ports(c)
-		if !ok {
-			continue
-		}
-		s, seen := byCtl[ctl]
-		if !seen {
-			s = &srv{data: data}
-			byCtl[ctl] = s
-			order = append(order, ctl)
-		}
-		if n := Parallel(c); n > s.flows {
-			s.flows = n
-		}
+// ServerName names a driver's server: the driver's name on its default port, "name-PORT"
+// on another, so servers on different ports never share a name (driver.Servers merges
+// servers by name).
+func ServerName(name string, port, defaultPort int) string {
+	if port == defaultPort {
+		return name
 	}
-	var out []driver.Server
-	for _, ctl := range order {
-		s := byCtl[ctl]
-		ports := []driver.Port{{Name: "control", Port: ctl, Protocol: "TCP"}}
-		for i := 0; i < s.flows; i++ {
-			ports = append(ports,
-				driver.Port{Name: fmt.Sprintf("data-%d", i), Port: s.data + i, Protocol: "TCP"},
-				driver.Port{Name: fmt.Sprintf("data-%d-udp", i), Port: s.data + i, Protocol: "UDP"})
-		}
-		n := name
-		if ctl != defaultCtl {
-			n = fmt.Sprintf("%s-%d", name, ctl)
-		}
-		out = append(out, driver.Server{Name: n, Argv: argv(ctl), Ports: ports})
+	return fmt.Sprintf("%s-%d", name, port)
+}
+
+// PortServer is the server of a tool that listens on a control port and whose flows each use
+// their own data port (netperf, uperf): it exposes the control port and, per flow, one data
+// port (TCP and UDP) counting up from the first. driver.Servers merges the servers of the
+// cases on one control port, so the widest case's data ports are all exposed.
+func PortServer(name string, defaultCtl, ctl, data, flows int, argv []string) driver.Server {
+	ports := []driver.Port{{Name: "control", Port: ctl, Protocol: "TCP"}}
+	for i := 0; i < flows; i++ {
+		ports = append(ports,
+			driver.Port{Name: fmt.Sprintf("data-%d", i), Port: data + i, Protocol: "TCP"},
+			driver.Port{Name: fmt.Sprintf("data-%d-udp", i), Port: data + i, Protocol: "UDP"})
 	}
-	return out
+	return driver.Server{Name: ServerName(name, ctl, defaultCtl), Argv: argv, Ports: ports}
 }

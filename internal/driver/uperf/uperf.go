@@ -69,8 +69,6 @@ var knownOptions = []string{OptPort, OptDataPort, OptHistory}
 // Driver is the uperf driver.
 type Driver struct{}
 
-func init() { driver.Register(Driver{}) }
-
 // KnownOptions implements driver.OptionLister.
 func (Driver) KnownOptions() []string { return append([]string(nil), knownOptions...) }
 
@@ -84,6 +82,7 @@ func (Driver) Capabilities() driver.Capabilities {
 		Parallel:     true,
 		MessageSize:  true,
 		ResponseSize: true,
+		RawOutput:    true,
 		// Per-transaction latency only with option history=true, so not claimed here.
 	}
 }
@@ -109,16 +108,26 @@ func parseSettings(c plan.Case) (settings, error) {
 	return s, nil
 }
 
-// Servers implements driver.Driver: one "uperf -s" per control port, exposing one data port
-// (TCP and UDP) per parallel flow of the widest case.
-func (Driver) Servers(cases []plan.Case) []driver.Server {
-	ports := func(c plan.Case) (int, int, bool) {
-		st, err := parseSettings(c)
-		return st.ctl, st.data, err == nil
+// job is a uperf case with its options read.
+type job struct {
+	c  plan.Case
+	st settings
+}
+
+// Job implements driver.Driver.
+func (Driver) Job(c plan.Case) (driver.Job, error) {
+	st, err := parseSettings(c)
+	if err != nil {
+		return nil, err
 	}
-	return toolkit.PortServers(Name, DefaultPort, cases, ports, func(ctl int) []string {
-		return []string{"uperf", "-s", "-P", strconv.Itoa(ctl)}
-	})
+	return job{c: c, st: st}, nil
+}
+
+// Servers implements driver.Job: "uperf -s" on the control port, exposing one data port
+// (TCP and UDP) per parallel flow.
+func (j job) Servers() []driver.Server {
+	argv := []string{"uperf", "-s", "-P", strconv.Itoa(j.st.ctl)}
+	return []driver.Server{toolkit.PortServer(Name, DefaultPort, j.st.ctl, j.st.data, toolkit.Parallel(j.c), argv)}
 }
 
 // Sizes returns the request (or stream message) size and the response size of a case.
@@ -192,21 +201,18 @@ func Profile(c plan.Case, host string, dataPorts []int, seconds int) (string, er
 	return b.String(), nil
 }
 
-// Client implements driver.Driver.
-func (Driver) Client(c plan.Case, t driver.Target, warmup bool) ([]driver.Command, error) {
-	argv, err := ClientArgv(c, t, warmup)
+// Client implements driver.Job.
+func (j job) Client(t driver.Target, warmup bool) ([]driver.Command, error) {
+	argv, err := j.argv(t, warmup)
 	if err != nil {
 		return nil, err
 	}
 	return []driver.Command{{Argv: argv}}, nil
 }
 
-// ClientArgv builds the client command: a shell that writes the profile and runs uperf.
-func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
-	st, err := parseSettings(c)
-	if err != nil {
-		return nil, err
-	}
+// argv builds the client command: a shell that writes the profile and runs uperf.
+func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
+	c, st := j.c, j.st
 	if t.Host == "" {
 		return nil, fmt.Errorf("uperf: no target host")
 	}
@@ -242,16 +248,13 @@ func ClientArgv(c plan.Case, t driver.Target, warmup bool) ([]string, error) {
 	return []string{"sh", "-c", b.String()}, nil
 }
 
-// Parse implements driver.Driver.
-func (Driver) Parse(c plan.Case, outs []driver.Output) (api.Sample, error) {
+// Parse implements driver.Job.
+func (j job) Parse(outs []driver.Output) (api.Sample, error) {
+	c, st := j.c, j.st
 	if err := toolkit.ExpectOutputs(Name, outs, 1); err != nil {
 		return api.Sample{}, err
 	}
 	o := outs[0]
-	st, err := parseSettings(c)
-	if err != nil {
-		return api.Sample{}, err
-	}
 	r, perr := ParseOutput(o.Stdout)
 	if e := toolkit.Failed(Name, o); e != nil {
 		if perr != nil {

@@ -110,7 +110,7 @@ func TestProfile(t *testing.T) {
 }
 
 func TestClientArgv(t *testing.T) {
-	argv, err := ClientArgv(tcase(api.TCPRR, func(p *api.Params) {
+	argv, err := fixture.Argv(Driver{}, tcase(api.TCPRR, func(p *api.Params) {
 		p.Options = map[string]string{"history": "true", "port": "30000"}
 	}), driver.Target{Host: "svc", Ports: map[int]int{30000: 31000, 30001: 31001}}, false)
 	if err != nil {
@@ -129,11 +129,11 @@ func TestClientArgv(t *testing.T) {
 		}
 	}
 	// A 1-second case runs 1 s: the rate is over the transaction's duration, not between lines.
-	argv, _ = ClientArgv(tcase(api.TCPStream, func(p *api.Params) { p.DurationSeconds = 1 }), target, false)
+	argv, _ = fixture.Argv(Driver{}, tcase(api.TCPStream, func(p *api.Params) { p.DurationSeconds = 1 }), target, false)
 	if !strings.Contains(argv[2], `duration="1s"`) || strings.Contains(argv[2], "-X") {
 		t.Errorf("short case: %s", argv[2])
 	}
-	if _, err := ClientArgv(tcase(api.TCPRR, func(p *api.Params) { p.Burst = 2 }), target, false); err == nil {
+	if _, err := fixture.Argv(Driver{}, tcase(api.TCPRR, func(p *api.Params) { p.Burst = 2 }), target, false); err == nil {
 		t.Error("burst accepted")
 	}
 }
@@ -167,7 +167,7 @@ exit 3
 	if err := os.WriteFile(filepath.Join(dir, "uperf"), []byte(stub), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	argv, err := ClientArgv(tcase(api.TCPRR, func(p *api.Params) { p.Options = map[string]string{"history": "true"} }), target, false)
+	argv, err := fixture.Argv(Driver{}, tcase(api.TCPRR, func(p *api.Params) { p.Options = map[string]string{"history": "true"} }), target, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,12 +195,12 @@ exit 3
 }
 
 func TestServers(t *testing.T) {
-	got := Driver{}.Servers([]plan.Case{tcase(api.TCPRR), tcase(api.UDPStream, func(p *api.Params) { p.Parallel = 3 })})
+	got := driver.Servers(Driver{}, []plan.Case{tcase(api.TCPRR), tcase(api.UDPStream, func(p *api.Params) { p.Parallel = 3 })})
 	if len(got) != 1 || strings.Join(got[0].Argv, " ") != "uperf -s -P 20000" || len(got[0].Ports) != 7 ||
 		got[0].Ports[1].Port != 20001 || got[0].Ports[5].Port != 20003 || got[0].Ports[6].Protocol != "UDP" {
 		t.Errorf("%+v", got)
 	}
-	if _, err := ClientArgv(tcase(api.TCPRR, func(p *api.Params) {
+	if _, err := fixture.Argv(Driver{}, tcase(api.TCPRR, func(p *api.Params) {
 		p.Parallel = 4
 		p.Options = map[string]string{"port": "20003", "dataPort": "20001"}
 	}), target, false); err == nil || !strings.Contains(err.Error(), "among the data ports") {
@@ -275,7 +275,7 @@ func TestParseCapturedGolden(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			f := fixture.Load(t, captured, name)
-			s, err := Driver{}.Parse(fixtureCase(name), []driver.Output{f.Output()})
+			s, err := fixture.Parse(Driver{}, fixtureCase(name), []driver.Output{f.Output()})
 			var r fixture.Result
 			if err != nil {
 				r.Error = err.Error()
@@ -293,7 +293,7 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a)
 func parse(t *testing.T, name string) api.Sample {
 	t.Helper()
 	f := fixture.Load(t, captured, name)
-	s, err := Driver{}.Parse(fixtureCase(name), []driver.Output{f.Output()})
+	s, err := fixture.Parse(Driver{}, fixtureCase(name), []driver.Output{f.Output()})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -376,14 +376,14 @@ func TestFailures(t *testing.T) {
 		"fixed_port_nthreads2": "Error saying goodbye with 127.0.0.1",
 	} {
 		f := fixture.Load(t, captured, name)
-		_, err := Driver{}.Parse(fixtureCase(name), []driver.Output{f.Output()})
+		_, err := fixture.Parse(Driver{}, fixtureCase(name), []driver.Output{f.Output()})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", name, err, want)
 		}
 	}
 	// history asked for but missing.
 	f := fixture.Load(t, captured, "tcp_rr_p1")
-	if _, err := (Driver{}).Parse(fixtureCase("tcp_rr_history"), []driver.Output{f.Output()}); err == nil {
+	if _, err := fixture.Parse(Driver{}, fixtureCase("tcp_rr_history"), []driver.Output{f.Output()}); err == nil {
 		t.Error("missing history accepted")
 	}
 }

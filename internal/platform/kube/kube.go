@@ -349,7 +349,7 @@ func (p *Platform) endpointSpecs(cases []plan.Case, routes []route, drivers map[
 		if !ok {
 			return nil, nil, fmt.Errorf("driver %q is not loaded", sk.driver)
 		}
-		servers := d.Servers(slotCases[sk])
+		servers := driver.Servers(d, slotCases[sk])
 		if len(servers) == 0 {
 			return nil, nil, fmt.Errorf("driver %s lists no server, which the Kubernetes platform cannot place", sk.driver)
 		}

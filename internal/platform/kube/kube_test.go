@@ -33,11 +33,12 @@ type specDriver struct {
 	servers []driver.Server
 }
 
-func (d specDriver) Name() string                                         { return d.name }
-func (d specDriver) Capabilities() driver.Capabilities                    { return driver.Capabilities{} }
-func (d specDriver) Servers([]plan.Case) []driver.Server                  { return d.servers }
-func (d specDriver) Parse(plan.Case, []driver.Output) (api.Sample, error) { return api.Sample{}, nil }
-func (d specDriver) Client(plan.Case, driver.Target, bool) ([]driver.Command, error) {
+func (d specDriver) Name() string                              { return d.name }
+func (d specDriver) Capabilities() driver.Capabilities         { return driver.Capabilities{} }
+func (d specDriver) Job(plan.Case) (driver.Job, error)         { return d, nil }
+func (d specDriver) Servers() []driver.Server                  { return d.servers }
+func (d specDriver) Parse([]driver.Output) (api.Sample, error) { return api.Sample{}, nil }
+func (d specDriver) Client(driver.Target, bool) ([]driver.Command, error) {
 	return nil, nil
 }
 

@@ -12,7 +12,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
-	_ "github.com/cnperf/cnperf/internal/driver/all"
+	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/plan"
 )
 
@@ -56,7 +56,7 @@ func TestLoopbackServersListenOnLoopbackOnly(t *testing.T) {
 			t.Logf("%s is not installed: not checked", tools[name])
 			continue
 		}
-		d, err := driver.Get(name)
+		d, err := all.Get(name)
 		if err != nil {
 			t.Fatal(err)
 		}

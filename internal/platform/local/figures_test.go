@@ -10,6 +10,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/driver/all"
 	_ "github.com/cnperf/cnperf/internal/driver/iperf3"
 	_ "github.com/cnperf/cnperf/internal/driver/native"
 	_ "github.com/cnperf/cnperf/internal/driver/qperf"
@@ -70,7 +71,7 @@ func TestLabFigures(t *testing.T) {
 	drivers := map[string]driver.Driver{}
 	for _, pd := range strings.Split(spec, ",") {
 		prof, drv, _ := strings.Cut(pd, ":")
-		d, err := driver.Get(drv)
+		d, err := all.Get(drv)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -156,7 +156,7 @@ func (p *Platform) prepareLab(ctx context.Context, cases []plan.Case, drivers ma
 		if !ok {
 			return nil, fmt.Errorf("driver %q is not loaded", k.driver)
 		}
-		for _, s := range d.Servers(byNS[k]) {
+		for _, s := range driver.Servers(d, byNS[k]) {
 			if err := p.startLabServer(ctx, nsOf[k.ns], k.driver, s); err != nil {
 				return nil, err
 			}

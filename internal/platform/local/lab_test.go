@@ -12,6 +12,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/driver/iperf3"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/plan"
@@ -53,7 +54,7 @@ func TestLabPathsIperf3(t *testing.T) {
 	if len(cases) != 10 {
 		t.Fatalf("%d cases after expansion, want 10", len(cases))
 	}
-	d, err := driver.Get(iperf3.Name)
+	d, err := all.Get(iperf3.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,6 +60,9 @@ type Platform struct {
 	// portMap maps, per driver, a default server port to the port its server really uses
 	// when the default was taken and the driver could be moved (driver.PortMover).
 	portMap map[string]map[int]int
+	// drivers are the drivers Prepare was given, by name (an external target's ports are
+	// those of the driver's servers).
+	drivers map[string]driver.Driver
 
 	labSide labSide // the network-namespace paths (lab.go)
 }
@@ -123,6 +126,9 @@ type serverProc struct {
 
 // Prepare starts every server the cases need, on loopback.
 func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[string]driver.Driver) error {
+	p.mu.Lock()
+	p.drivers = drivers
+	p.mu.Unlock()
 	cases, err := p.prepareLab(ctx, cases, drivers)
 	if err != nil {
 		return err
@@ -189,7 +195,7 @@ func driverOrder(cases []plan.Case) []string {
 // placeServers returns the servers of d for cases, moved to free ports when one of the
 // default ports is taken and the driver can be moved; moved maps default to actual ports.
 func (p *Platform) placeServers(d driver.Driver, cases []plan.Case) ([]driver.Server, map[int]int, error) {
-	servers := d.Servers(cases)
+	servers := driver.Servers(d, cases)
 	busy := false
 	for _, s := range servers {
 		for _, port := range s.Ports {
@@ -221,7 +227,7 @@ func (p *Platform) placeServers(d driver.Driver, cases []plan.Case) ([]driver.Se
 		c.Params.Options = plan.MergeOptions(c.Params.Options, opts)
 		moved[i] = c
 	}
-	servers = d.Servers(moved)
+	servers = driver.Servers(d, moved)
 	m := map[int]int{}
 	for i, port := range defaults {
 		m[port] = free[i]
@@ -480,13 +486,15 @@ func (p *Platform) externalPair(c plan.Case) (*platform.Pair, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := driver.Get(c.Driver)
-	if err != nil {
-		return nil, err
+	p.mu.Lock()
+	d, ok := p.drivers[c.Driver]
+	p.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("driver %q is not loaded", c.Driver)
 	}
 	t := driver.Target{Host: host, Ports: map[int]int{}}
 	i := 0
-	for _, s := range d.Servers([]plan.Case{c}) {
+	for _, s := range driver.Servers(d, []plan.Case{c}) {
 		for _, port := range s.Ports {
 			if i < len(ports) {
 				t.Ports[port.Port] = ports[i]
