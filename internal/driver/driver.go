@@ -160,6 +160,16 @@ type Importer interface {
 	Import(name string, data []byte) ([]ImportedCase, error)
 }
 
+// FailedRun is an error the tool reported about its own run (iperf3's JSON "error": "unable to
+// connect to server: Connection refused"): the output is genuine and says the run failed.
+// `cnperf import` records such a file as a failed sample with this cause instead of refusing
+// it; anything else (garbage, truncated output) still stops the import.
+type FailedRun struct {
+	Msg string
+}
+
+func (e *FailedRun) Error() string { return e.Msg }
+
 // ImportedCase is a case recovered from a tool's raw output.
 type ImportedCase struct {
 	Profile api.Profile

@@ -25,7 +25,7 @@
 # uperf reads its workload from a profile file: each uperf fixture's profile is kept beside it
 # as profiles/NAME.xml (the .cmd line names it as profile.xml).
 #
-# Usage: testdata/tools/capture.sh [iperf3|qperf|sockperf|iperf2|netperf|uperf ...]   (default: all)
+# Usage: testdata/tools/capture.sh [iperf3|qperf|sockperf|iperf2|netperf|uperf|import ...]   (default: all but import)
 # A part alone (its fixtures only; the full tool run includes it): uperf-peers, netperf-peers,
 # sockperf-peers: the forms k8s-netperf and people's saved outputs have that cnperf misread.
 set -eu
@@ -438,6 +438,25 @@ capture_uperf() {
 	derive "$d" nonutf8 tcp_stream_p1 nonutf8
 }
 
+# capture_import — the inputs of cnperf import's own tests (internal/cli/importcmd): two runs
+# of one iperf3 test (two samples of one case), iperf3 refused, and netperf told to stop after
+# one byte/transaction (-l -1), which prints "Elapsed Time 0.00" and a rate from nothing.
+capture_import() {
+	d=$ROOT/internal/cli/importcmd/testdata/captured
+	v=$(iperf3 --version 2>&1 | head -1)
+	echo "import: iperf3 ($v) -> $d"
+	start_server "$LOGS/server.log" iperf3 -s -p $IPERF3_PORT
+	run "$d" iperf3_tcp_stream_1 "$v" iperf3 -c $HOST -p $IPERF3_PORT -J -t 1
+	run "$d" iperf3_tcp_stream_2 "$v" iperf3 -c $HOST -p $IPERF3_PORT -J -t 1
+	cleanup
+	run "$d" iperf3_refused "$v" iperf3 -c $HOST -p $DEAD_PORT -J -t 1
+	v=$(netperf -V 2>&1 | head -1)
+	start_server "$LOGS/netserver.log" netserver -D -p $NETPERF_PORT
+	run "$d" netperf_tcp_stream_elapsed0 "$v" netperf -H $HOST -p $NETPERF_PORT -t TCP_STREAM -l -1
+	run "$d" netperf_tcp_rr_elapsed0 "$v" netperf -H $HOST -p $NETPERF_PORT -t TCP_RR -l -1
+	cleanup
+}
+
 tools=${*:-iperf3 qperf sockperf iperf2 netperf uperf}
 for t in $tools; do
 	case $t in
@@ -447,6 +466,7 @@ for t in $tools; do
 	iperf2) command -v iperf >/dev/null && capture_iperf2 || echo "iperf (2) not installed; skipped" ;;
 	netperf) command -v netperf >/dev/null && capture_netperf || echo "netperf not installed (.ci/install-third-party.sh); skipped" ;;
 	uperf) command -v uperf >/dev/null && capture_uperf || echo "uperf not installed (.ci/install-third-party.sh); skipped" ;;
+	import) capture_import ;;
 	sockperf-peers)
 		start_server "$LOGS/server-tcp.log" sockperf sr --tcp -i $HOST -p $SOCKPERF_PORT
 		capture_sockperf_peers

@@ -5,6 +5,7 @@ package importcmd
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -71,8 +72,12 @@ Accepted outputs:
             history appended, percentiles too)
 
 Runs of the same test (same profile and parameters) become the samples of one result, in file
-order, so their spread is summarised. A file that is not a successful run of the tool (an
-error message, truncated or garbage output) stops the import with the tool's own words.
+order, so their spread is summarised. The same content given twice (by two names, or twice by
+one) is refused: it would count one measurement as two samples. A file in which the tool
+reports its run failed (iperf3 -J with "error", e.g. unable to connect) is a failed sample
+with that cause, of the import's only test (or of --profile); a file that is not a run of the
+tool at all (an error message, truncated or garbage output) stops the import with the tool's
+own words.
 
 Formats:
 ` + report.FormatHelp() + `
@@ -151,13 +156,36 @@ func (o *options) run(streams iostreams.Streams) error {
 // The run has no UUID or labels yet.
 func Import(imp driver.Importer, driverName string, profile api.Profile, path api.Path, files []string, in io.Reader) (*api.Run, error) {
 	run := session.NewRun(session.Header{Platform: Platform, Imported: true})
-	index := map[string]int{} // case key → result index
+	index := map[string]int{}              // case key → result index
+	seen := map[[sha256.Size]byte]string{} // content → the first file with it
+	var failed []failedFile                // files whose tool reported a failed run
 	for _, f := range files {
 		data, name, err := readFile(f, in)
 		if err != nil {
 			return nil, err
 		}
+		// The same output twice is one measurement counted twice: more samples, a CoV of 0
+		// and a narrower interval than the data supports. Two real runs never print the
+		// same bytes (times, figures), so a repeated file is a mistake, not a coincidence.
+		sum := sha256.Sum256(data)
+		if first, dup := seen[sum]; dup {
+			return nil, fmt.Errorf("import: %s has the same content as %s (sha256 %x): one output given twice would count as two samples; give each file once",
+				name, first, sum[:8])
+		}
+		seen[sum] = name
 		cases, err := importOne(imp, name, data, profile)
+		var fr *driver.FailedRun
+		if errors.As(err, &fr) {
+			// The tool's own report of a failed run: one failed sample with its cause, joined
+			// to its case once every file is read (the output names no test).
+			s := api.Sample{Error: fr.Msg, Notes: []string{"imported from " + name}}
+			if len(data) <= runner.MaxRawBytes {
+				s.Raw = strings.ToValidUTF8(string(data), "\uFFFD")
+			}
+			failed = append(failed, failedFile{name: name, sample: s})
+			run.Notes = append(run.Notes, fmt.Sprintf("imported a failed %s run from %s: %s", driverName, name, fr.Msg))
+			continue
+		}
 		if err != nil {
 			if !strings.Contains(err.Error(), name) {
 				err = fmt.Errorf("%s: %w", name, err)
@@ -198,10 +226,19 @@ func Import(imp driver.Importer, driverName string, profile api.Profile, path ap
 		}
 		run.Notes = append(run.Notes, fmt.Sprintf("imported %d %s result(s) from %s", len(cases), driverName, name))
 	}
+	for _, ff := range failed {
+		i, err := caseOfFailed(run, profile, driverName, path, ff)
+		if err != nil {
+			return nil, err
+		}
+		r := &run.Results[i]
+		ff.sample.Index = len(r.Samples)
+		r.Samples = append(r.Samples, ff.sample)
+	}
 	for i := range run.Results {
 		r := &run.Results[i]
 		r.Params.Samples = len(r.Samples)
-		r.Summary = stats.Summarize(r.Samples)
+		runner.Summarize(r)
 		r.StartTime, r.EndTime = window(r.Samples)
 		if !r.StartTime.IsZero() && (run.StartTime.IsZero() || r.StartTime.Before(run.StartTime)) {
 			run.StartTime = r.StartTime
@@ -211,6 +248,37 @@ func Import(imp driver.Importer, driverName string, profile api.Profile, path ap
 		}
 	}
 	return run, nil
+}
+
+// failedFile is a file whose tool reported a failed run (driver.FailedRun).
+type failedFile struct {
+	name   string
+	sample api.Sample
+}
+
+// caseOfFailed is the result a failed run joins: a failed output names no test, so it joins
+// the import's only case (of the --profile when given), or a case of its own for --profile
+// when the import has none; with several candidates it cannot be placed and is an error.
+func caseOfFailed(run *api.Run, profile api.Profile, driverName string, path api.Path, ff failedFile) (int, error) {
+	var match []int
+	for i, r := range run.Results {
+		if profile == "" || r.Profile == profile {
+			match = append(match, i)
+		}
+	}
+	switch {
+	case len(match) == 1:
+		return match[0], nil
+	case len(match) == 0 && profile != "":
+		run.Results = append(run.Results, api.Result{Profile: profile, Driver: driverName, Path: path,
+			Params: api.Params{Parallel: 1}, Samples: []api.Sample{}})
+		return len(run.Results) - 1, nil
+	case len(match) == 0:
+		return 0, fmt.Errorf("import %s: %s (a failed run; its output names no test): give --profile to record it as a failed sample of that test",
+			ff.name, ff.sample.Error)
+	}
+	return 0, fmt.Errorf("import %s: %s (a failed run; its output names no test): the import has %d tests it could belong to; import it with the files of its test only, or give --profile",
+		ff.name, ff.sample.Error, len(match))
 }
 
 func importOne(imp driver.Importer, name string, data []byte, profile api.Profile) ([]driver.ImportedCase, error) {

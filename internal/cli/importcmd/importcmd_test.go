@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,9 @@ import (
 const drivers = "../../driver"
 
 func fx(parts ...string) string { return filepath.Join(append([]string{drivers}, parts...)...) }
+
+// own is a capture of import's own (testdata/tools/capture.sh import).
+func own(name string) string { return filepath.Join("testdata", "captured", name) }
 
 func execute(t *testing.T, stdin string, args ...string) (string, string, error) {
 	t.Helper()
@@ -51,9 +55,9 @@ func decode(t *testing.T, s string) api.Run {
 }
 
 func TestImportIperf3GroupsRunsOfOneTest(t *testing.T) {
-	a := fx("iperf3", "testdata", "captured", "tcp_stream.stdout")
+	a, a2 := own("iperf3_tcp_stream_1.stdout"), own("iperf3_tcp_stream_2.stdout")
 	b := fx("iperf3", "testdata", "captured", "udp_stream.stdout")
-	out, _, err := execute(t, "", "--driver", "iperf3", "--path", "pod-pod-cross-node", "--label", "cni=calico", a, a, b)
+	out, _, err := execute(t, "", "--driver", "iperf3", "--path", "pod-pod-cross-node", "--label", "cni=calico", a, a2, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,9 +73,10 @@ func TestImportIperf3GroupsRunsOfOneTest(t *testing.T) {
 		r.Samples[1].Index != 1 {
 		t.Errorf("result 0: %+v", r)
 	}
-	// The summary is computed like a run's: two identical samples.
-	want := *r.Samples[0].ThroughputBitsPerSecond
-	if r.Summary.ThroughputBitsPerSecond == nil || r.Summary.ThroughputBitsPerSecond.N != 2 || r.Summary.ThroughputBitsPerSecond.Mean != want {
+	// The summary is computed like a run's: two samples, in file order.
+	want := (*r.Samples[0].ThroughputBitsPerSecond + *r.Samples[1].ThroughputBitsPerSecond) / 2
+	if r.Summary.ThroughputBitsPerSecond == nil || r.Summary.ThroughputBitsPerSecond.N != 2 ||
+		math.Abs(r.Summary.ThroughputBitsPerSecond.Mean-want) > 1e-6*want || r.Summary.ThroughputBitsPerSecond.CoV == 0 {
 		t.Errorf("summary %+v", r.Summary.ThroughputBitsPerSecond)
 	}
 	if run.Results[1].Profile != api.UDPStream || run.Results[1].Summary.LossPercent == nil {
@@ -178,5 +183,67 @@ func TestImportEveryDriver(t *testing.T) {
 		if len(run.Results) != 1 || run.Results[0].Summary.SamplesTotal != 1 || run.Results[0].Summary.SamplesFailed != 0 {
 			t.Errorf("%s: %+v", drv, run.Results)
 		}
+	}
+}
+
+// TestImportEdges (issue 28, finding 10): the same output given twice is refused (it counted
+// as a second sample: "3/3, CoV 0.0 %"); iperf3's own report of a failed run (unable to
+// connect) is one failed sample with its cause instead of failing the whole import; netperf's
+// "Elapsed 0.00" (-l -1) is refused with the reason. Real captures
+// (testdata/tools/capture.sh import).
+func TestImportEdges(t *testing.T) {
+	a, a2, refused := own("iperf3_tcp_stream_1.stdout"), own("iperf3_tcp_stream_2.stdout"), own("iperf3_refused.stdout")
+	copyOfA := filepath.Join(t.TempDir(), "copy.json")
+	if err := os.WriteFile(copyOfA, mustRead(t, a), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"same file three times", []string{"--driver", "iperf3", a, a, a}, "has the same content as " + a},
+		{"same content, two names", []string{"--driver", "iperf3", a, a2, copyOfA}, copyOfA + " has the same content as " + a},
+		{"netperf elapsed 0.00", []string{"--driver", "netperf", own("netperf_tcp_stream_elapsed0.stdout")}, "elapsed time 0 s: the test measured nothing"},
+		{"netperf RR elapsed 0.00", []string{"--driver", "netperf", own("netperf_tcp_rr_elapsed0.stdout")}, "elapsed time 0 s: the test measured nothing"},
+		{"a failed run alone names no test", []string{"--driver", "iperf3", refused}, "give --profile"},
+		{"a failed run among two tests", []string{"--driver", "iperf3", a, fx("iperf3", "testdata", "captured", "udp_stream.stdout"), refused},
+			"the import has 2 tests it could belong to"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := execute(t, "", c.args...)
+			if err == nil || !strings.Contains(err.Error(), c.want) || exit.Code(err) != exit.BadInput {
+				t.Errorf("err %v (exit %d), want %q and exit 2", err, exit.Code(err), c.want)
+			}
+		})
+	}
+
+	// A refused run among the runs of its test: a failed sample with the cause, the others summarised.
+	out, _, err := execute(t, "", "--driver", "iperf3", a, refused, a2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := decode(t, out)
+	if len(run.Results) != 1 {
+		t.Fatalf("%d results", len(run.Results))
+	}
+	r := run.Results[0]
+	if len(r.Samples) != 3 || r.Summary.SamplesTotal != 3 || r.Summary.SamplesFailed != 1 || r.Error != "" ||
+		r.Summary.ThroughputBitsPerSecond == nil || r.Summary.ThroughputBitsPerSecond.N != 2 {
+		t.Fatalf("result: %d samples, summary %+v, error %q", len(r.Samples), r.Summary, r.Error)
+	}
+	if s := r.Samples[2]; s.Error != "iperf3: unable to connect to server: Connection refused" || s.ThroughputBitsPerSecond != nil ||
+		!strings.Contains(s.Raw, `"error"`) {
+		t.Errorf("failed sample: %+v", s)
+	}
+	// Alone with --profile: a case whose every sample failed, with the cause.
+	out, _, err = execute(t, "", "--driver", "iperf3", "--profile", "TCP_STREAM", refused)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run = decode(t, out)
+	if len(run.Results) != 1 || run.Results[0].Profile != api.TCPStream ||
+		run.Results[0].Error != "all 1 samples failed; first: iperf3: unable to connect to server: Connection refused" {
+		t.Errorf("results: %+v", run.Results)
 	}
 }

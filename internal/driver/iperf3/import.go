@@ -16,6 +16,10 @@ var _ driver.Importer = Driver{}
 func (Driver) Import(name string, data []byte) ([]driver.ImportedCase, error) {
 	results, err := ParseAll(data)
 	if err != nil {
+		if len(results) > 0 {
+			// A failed run after good ones: not one failed run, refuse the file as a whole.
+			return nil, fmt.Errorf("%s: %v", name, err)
+		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	out := make([]driver.ImportedCase, 0, len(results))

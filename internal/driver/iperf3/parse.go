@@ -11,6 +11,7 @@ import (
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/driver/toolkit"
 )
 
@@ -152,7 +153,7 @@ func ParseAll(data []byte) ([]Result, error) {
 
 func fromReport(r report) (Result, error) {
 	if msg := strings.TrimSpace(r.Error); msg != "" {
-		return Result{}, fmt.Errorf("iperf3: %s", msg)
+		return Result{}, &driver.FailedRun{Msg: "iperf3: " + msg}
 	}
 	ts := r.Start.TestStart
 	res := Result{

@@ -719,6 +719,11 @@ func (r Result) common(s *api.Sample, p api.Profile) error {
 		return err
 	}
 	if e, ok := v["ELAPSED_TIME"]; ok {
+		if e <= 0 {
+			// netperf -l -1 (stop after one byte or transaction) prints 0.00 and a rate
+			// computed from nothing: no measurement to keep.
+			return fmt.Errorf("netperf: elapsed time %v s: the test measured nothing (it ended at once, e.g. -l with a byte or transaction count)", e)
+		}
 		s.DurationSeconds = e
 	}
 	// -1: could not be determined, -2: not attempted (netperf manual).
