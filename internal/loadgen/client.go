@@ -40,7 +40,7 @@ type ClientConfig struct {
 	ConnectTimeout    time.Duration
 	Software          string
 	// Token is the run's secret the server was started with (agenttoken.Env); it is sent in the
-	// setup message only and is in no report.
+	// hello message only and is in no report.
 	Token string
 }
 
@@ -190,15 +190,14 @@ func (cs *clientSession) send(m *control.Message) error {
 func (cs *clientSession) run(ctx context.Context) (*Report, error) {
 	st := cs.st
 	_ = cs.conn.SetDeadline(time.Now().Add(30 * time.Second))
-	if err := cs.send(&control.Message{Type: control.TypeHello, Hello: &control.Hello{Version: control.Version, Software: cs.cfg.Software}}); err != nil {
+	hello := &control.Hello{Version: control.Version, Software: cs.cfg.Software, Token: cs.cfg.Token}
+	if err := cs.send(&control.Message{Type: control.TypeHello, Hello: hello}); err != nil {
 		return nil, err
 	}
 	if _, err := cs.recv(control.TypeHello); err != nil {
 		return nil, err
 	}
-	withToken := st
-	withToken.Token = cs.cfg.Token
-	if err := cs.send(&control.Message{Type: control.TypeSetup, Setup: &withToken}); err != nil {
+	if err := cs.send(&control.Message{Type: control.TypeSetup, Setup: &st}); err != nil {
 		return nil, err
 	}
 	m, err := cs.recv(control.TypeReady)

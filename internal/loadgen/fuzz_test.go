@@ -45,20 +45,20 @@ func fuzzFrame(m *control.Message) []byte {
 
 // FuzzServer writes arbitrary bytes to a live agent's control port. Whatever arrives, the
 // agent answers only with well-formed frames, never starts a test (ready, started, result)
-// for a client without the run's token, closes the connection in bounded time and keeps
-// serving. `make test` runs it for a few seconds; the seeds are in testdata/fuzz/FuzzServer.
+// for a client without the run's token — nor its own hello, which would say what it is —,
+// closes the connection in bounded time and keeps serving. `make test` runs it for a few seconds; the seeds are in testdata/fuzz/FuzzServer.
 func FuzzServer(f *testing.F) {
 	hello := fuzzFrame(&control.Message{Type: control.TypeHello, Hello: &control.Hello{Version: control.Version}})
-	st := validSetup("")
-	noToken := fuzzFrame(&control.Message{Type: control.TypeSetup, Setup: &st})
-	st.Token = "0123456789abcdef0123456789abcdeX"
-	wrong := fuzzFrame(&control.Message{Type: control.TypeSetup, Setup: &st})
+	wrongHello := fuzzFrame(&control.Message{Type: control.TypeHello, Hello: &control.Hello{Version: control.Version,
+		Token: "0123456789abcdef0123456789abcdeX"}})
+	st := validSetup()
+	setup := fuzzFrame(&control.Message{Type: control.TypeSetup, Setup: &st})
 	start := fuzzFrame(&control.Message{Type: control.TypeStart})
 	f.Add(hello)
-	f.Add(append(append([]byte{}, hello...), noToken...))
-	f.Add(append(append(append([]byte{}, hello...), wrong...), start...))
+	f.Add(append(append([]byte{}, hello...), setup...))
+	f.Add(append(append(append([]byte{}, wrongHello...), setup...), start...))
 	f.Add(append(append([]byte{}, hello...), start...))
-	f.Add(noToken)
+	f.Add(setup)
 	f.Add([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
 	f.Add([]byte("CNPF\xff\xff\xff\xff"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -95,7 +95,7 @@ func FuzzServer(f *testing.F) {
 				t.Fatalf("the agent sent what is not a frame: %v", err)
 			}
 			switch m.Type {
-			case control.TypeHello, control.TypeError:
+			case control.TypeError:
 			default:
 				t.Fatalf("the agent answered %q to a client without the token", m.Type)
 			}

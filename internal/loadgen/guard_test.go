@@ -18,9 +18,9 @@ import (
 	"github.com/cnperf/cnperf/internal/loadgen/control"
 )
 
-// rawSession speaks the control protocol by hand: hello, then setup st; it returns the
-// server's answer to the setup (ready or error) and the connection.
-func rawSession(t *testing.T, s *Server, st control.Setup) (*control.Message, net.Conn) {
+// rawHello speaks the control protocol by hand: a hello with token; it returns the server's
+// answer (its hello, or an error) and the connection.
+func rawHello(t *testing.T, s *Server, token string) (*control.Message, net.Conn) {
 	t.Helper()
 	c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port())))
 	if err != nil {
@@ -28,11 +28,23 @@ func rawSession(t *testing.T, s *Server, st control.Setup) (*control.Message, ne
 	}
 	t.Cleanup(func() { c.Close() })
 	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
-	if err := control.Encode(c, &control.Message{Type: control.TypeHello, Hello: &control.Hello{Version: control.Version}}); err != nil {
+	if err := control.Encode(c, &control.Message{Type: control.TypeHello, Hello: &control.Hello{Version: control.Version, Token: token}}); err != nil {
 		t.Fatal(err)
 	}
-	if m, err := control.Decode(c); err != nil || m.Type != control.TypeHello {
-		t.Fatalf("hello: %v %+v", err, m)
+	m, err := control.Decode(c)
+	if err != nil {
+		t.Fatalf("answer to hello: %v", err)
+	}
+	return m, c
+}
+
+// rawSession is rawHello with the run's token, then setup st; it returns the server's answer
+// to the setup (ready or error) and the connection.
+func rawSession(t *testing.T, s *Server, st control.Setup) (*control.Message, net.Conn) {
+	t.Helper()
+	m, c := rawHello(t, s, testToken)
+	if m.Type != control.TypeHello {
+		t.Fatalf("hello with the token answered %+v", m)
 	}
 	if err := control.Encode(c, &control.Message{Type: control.TypeSetup, Setup: &st}); err != nil {
 		t.Fatal(err)
@@ -44,13 +56,13 @@ func rawSession(t *testing.T, s *Server, st control.Setup) (*control.Message, ne
 	return m, c
 }
 
-func validSetup(token string) control.Setup {
-	return control.Setup{Token: token, Profile: "TCP_RR", DurationNs: int64(200 * time.Millisecond), MessageBytes: 1,
+func validSetup() control.Setup {
+	return control.Setup{Profile: "TCP_RR", DurationNs: int64(200 * time.Millisecond), MessageBytes: 1,
 		ResponseBytes: 1, Parallel: 1, ServerCPU: -1}
 }
 
-// A client without the run's token cannot start a test: the server answers the setup with an
-// error, never with ready, and no data port is opened.
+// A client without the run's token gets nothing: the server answers its hello with an error,
+// never with its own hello (no version, no software), and never with ready.
 func TestTokenRequired(t *testing.T) {
 	var log bytes.Buffer
 	var mu sync.Mutex
@@ -63,9 +75,12 @@ func TestTokenRequired(t *testing.T) {
 		{"upper case", strings.ToUpper(testToken)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, _ := rawSession(t, s, validSetup(tc.token))
-			if m.Type != control.TypeError || !strings.Contains(m.Error, "token") {
-				t.Fatalf("setup with %s answered %+v, want an error about the token", tc.name, m)
+			m, c := rawHello(t, s, tc.token)
+			if m.Type != control.TypeError || !strings.Contains(m.Error, "token") || strings.Contains(m.Error, "cnperf v") {
+				t.Fatalf("hello with %s answered %+v, want an error about the token", tc.name, m)
+			}
+			if _, err := control.Decode(c); err == nil {
+				t.Fatalf("hello with %s: the connection stayed open", tc.name)
 			}
 			// the client's own API says the same
 			_, err := Run(context.Background(), ClientConfig{Host: "127.0.0.1", Port: s.Port(), Profile: "TCP_RR",
@@ -75,7 +90,7 @@ func TestTokenRequired(t *testing.T) {
 			}
 		})
 	}
-	m, _ := rawSession(t, s, validSetup(testToken))
+	m, _ := rawSession(t, s, validSetup())
 	if m.Type != control.TypeReady {
 		t.Fatalf("setup with the token answered %+v, want ready", m)
 	}
@@ -94,24 +109,24 @@ func TestServerNeedsToken(t *testing.T) {
 	}
 }
 
-// The token never reaches a report: it is only in the setup message on the wire.
+// The token never reaches a report: it is only in the hello message on the wire.
 func TestTokenNotInReport(t *testing.T) {
 	s := startServer(t, ServerConfig{})
 	rep := runClient(t, s, ClientConfig{Profile: "TCP_RR", Duration: 100 * time.Millisecond})
-	if rep.Setup.Token != "" {
-		t.Fatalf("report carries the token")
-	}
 	b := fmt.Sprintf("%+v %+v", rep.Sample, rep.Setup)
 	if strings.Contains(b, testToken) {
 		t.Fatal("report shows the token")
 	}
 }
 
-// Hundreds of connections at once: the server keeps at most MaxConns, refuses the others at
-// once with a reason, closes the idle ones after SetupTimeout, and then serves a real test.
+// Hundreds of connections at once that say nothing: the server keeps at most MaxHandshakes
+// of them waiting (a new one closes the oldest), closes the rest after SetupTimeout, and a
+// client with the token is served while they are all still open. Clients with the token
+// beyond MaxConns are refused at once with a reason.
 func TestConnectionFlood(t *testing.T) {
-	const maxConns, flood = 8, 300
-	s := startServer(t, ServerConfig{MaxConns: maxConns, SetupTimeout: 500 * time.Millisecond})
+	const maxConns, maxHandshakes, flood = 2, 8, 300
+	log := &lineCounter{}
+	s := startServer(t, ServerConfig{MaxConns: maxConns, MaxHandshakes: maxHandshakes, SetupTimeout: 2 * time.Second, Log: log})
 	var conns []net.Conn
 	defer func() {
 		for _, c := range conns {
@@ -125,29 +140,47 @@ func TestConnectionFlood(t *testing.T) {
 		}
 		conns = append(conns, c)
 	}
-	refused, closedIdle := 0, 0
+	// a real test while the flood's connections are open
+	rep := runClient(t, s, ClientConfig{Profile: "TCP_RR", Duration: 100 * time.Millisecond})
+	if rep.Sample.Error != "" {
+		t.Fatal(rep.Sample.Error)
+	}
+	closedEarly, closedIdle := 0, 0
+	start := time.Now()
 	for i, c := range conns {
 		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		m, err := control.Decode(c)
 		switch {
-		case err == nil && m.Type == control.TypeError && strings.Contains(m.Error, "too many control connections"):
-			refused++
-			if _, err := control.Decode(c); err == nil {
-				t.Fatalf("connection %d: refused but not closed", i)
+		case errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET):
+			if time.Since(start) < time.Second {
+				closedEarly++ // pushed out by newer connections
+			} else {
+				closedIdle++ // closed when it sent nothing within SetupTimeout
 			}
-		case errors.Is(err, io.EOF):
-			closedIdle++ // kept, then closed when it sent nothing within SetupTimeout
 		default:
-			t.Fatalf("connection %d: %v %+v", i, err, m)
+			t.Fatalf("connection %d: %v %+v (the server must say nothing to a connection without the token)", i, err, m)
 		}
 	}
-	if closedIdle > maxConns || refused < flood-maxConns {
-		t.Fatalf("%d kept and closed for idling, %d refused; want at most %d kept", closedIdle, refused, maxConns)
+	if closedIdle > maxHandshakes || closedEarly < flood-maxHandshakes {
+		t.Fatalf("%d kept until the setup timeout, %d closed early; want at most %d kept", closedIdle, closedEarly, maxHandshakes)
 	}
-	t.Logf("%d connections: %d served until the setup timeout, %d refused at once", flood, closedIdle, refused)
-	rep := runClient(t, s, ClientConfig{Profile: "TCP_RR", Duration: 100 * time.Millisecond})
-	if rep.Sample.Error != "" {
-		t.Fatal(rep.Sample.Error)
+	t.Logf("%d silent connections: %d kept until the setup timeout, %d pushed out by newer ones; %d log lines",
+		flood, closedIdle, closedEarly, log.count())
+	// clients with the token beyond MaxConns: refused at once, with the reason
+	var held []net.Conn
+	for i := 0; i < maxConns; i++ {
+		m, c := rawHello(t, s, testToken)
+		if m.Type != control.TypeHello {
+			t.Fatalf("client %d with the token: %+v", i, m)
+		}
+		held = append(held, c)
+	}
+	m, _ := rawHello(t, s, testToken)
+	if m.Type != control.TypeError || !strings.Contains(m.Error, "too many control connections (limit 2)") {
+		t.Fatalf("one client more than MaxConns: %+v", m)
+	}
+	for _, c := range held {
+		c.Close()
 	}
 }
 
@@ -177,7 +210,7 @@ func TestSetupTimeout(t *testing.T) {
 // duration plus the margin: the server ends it and serves the next client.
 func TestHoldLimit(t *testing.T) {
 	s := startServer(t, ServerConfig{HoldMargin: time.Second, Log: testLog{t}})
-	m, c := rawSession(t, s, validSetup(testToken))
+	m, c := rawSession(t, s, validSetup())
 	if m.Type != control.TypeReady {
 		t.Fatalf("ready: %+v", m)
 	}
@@ -220,11 +253,11 @@ func TestAbsurdRequests(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st := validSetup(testToken)
+			st := validSetup()
 			tc.mod(&st)
 			// the client library refuses these before sending; speak the protocol by hand
-			body := fmt.Sprintf(`{"type":"setup","setup":{"token":%q,"profile":%q,"durationNs":%d,"warmupNs":%d,"messageBytes":%d,"responseBytes":%d,"parallel":%d,"burst":%d,"recvBufferBytes":%d,"serverCPU":%d}}`,
-				st.Token, st.Profile, st.DurationNs, st.WarmupNs, st.MessageBytes, st.ResponseBytes, st.Parallel, st.Burst, st.RecvBufferBytes, st.ServerCPU)
+			body := fmt.Sprintf(`{"type":"setup","setup":{"profile":%q,"durationNs":%d,"warmupNs":%d,"messageBytes":%d,"responseBytes":%d,"parallel":%d,"burst":%d,"recvBufferBytes":%d,"serverCPU":%d}}`,
+				st.Profile, st.DurationNs, st.WarmupNs, st.MessageBytes, st.ResponseBytes, st.Parallel, st.Burst, st.RecvBufferBytes, st.ServerCPU)
 			m := rawFrames(t, s, []byte(body))
 			if m == nil || m.Type != control.TypeError || !strings.Contains(m.Error, tc.want) {
 				t.Fatalf("answer %+v, want an error naming %q", m, tc.want)
@@ -248,7 +281,7 @@ func rawFrames(t *testing.T, s *Server, body []byte) *control.Message {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
-	if err := control.Encode(c, &control.Message{Type: control.TypeHello, Hello: &control.Hello{Version: control.Version}}); err != nil {
+	if err := control.Encode(c, &control.Message{Type: control.TypeHello, Hello: &control.Hello{Version: control.Version, Token: testToken}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := control.Decode(c); err != nil {

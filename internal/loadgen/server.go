@@ -44,16 +44,23 @@ type ServerConfig struct {
 	Log io.Writer
 	// Software names the server in the handshake, e.g. "cnperf v0.1.0".
 	Software string
-	// Token is the run's secret (see agenttoken.New): only a client that presents it in its setup
-	// message can start a test. Required.
+	// Token is the run's secret (see agenttoken.New): only a client that presents it in its
+	// hello gets an answer and can start a test. Required.
 	Token string
 
-	// MaxConns caps the control connections open at once (0: DefaultMaxConns); one more is
-	// told "too many control connections" and closed at once.
+	// MaxConns caps the control connections open at once that proved the token (0:
+	// DefaultMaxConns); one more is told "too many control connections" and closed at once.
 	MaxConns int
+	// MaxHandshakes caps the connections that have not yet proved the token (0:
+	// DefaultMaxHandshakes); a new connection beyond it closes the oldest of them, so peers
+	// that connect and say nothing cannot keep a client with the token out.
+	MaxHandshakes int
 	// SetupTimeout is how long a new connection has to complete hello and setup
 	// (0: DefaultSetupTimeout).
 	SetupTimeout time.Duration
+	// RefusalSummaryEvery is how often refused connections are summed up in one log line
+	// (0: DefaultRefusalSummaryEvery); the first refusal is logged at once.
+	RefusalSummaryEvery time.Duration
 	// HoldMargin is how long a test may hold the test slot beyond its declared warm-up and
 	// duration, for opening its flows and finishing (0: DefaultHoldMargin).
 	HoldMargin time.Duration
@@ -61,9 +68,11 @@ type ServerConfig struct {
 
 // Defaults of the server's limits.
 const (
-	DefaultMaxConns     = 16
-	DefaultSetupTimeout = 5 * time.Second
-	DefaultHoldMargin   = 30 * time.Second
+	DefaultMaxConns            = 16
+	DefaultMaxHandshakes       = 512
+	DefaultSetupTimeout        = 5 * time.Second
+	DefaultHoldMargin          = 30 * time.Second
+	DefaultRefusalSummaryEvery = 10 * time.Second
 )
 
 // Server runs tests for clients, one at a time.
@@ -72,9 +81,14 @@ type Server struct {
 	ln    net.Listener
 	addr  netip.Addr    // data bind address
 	busy  chan struct{} // one test at a time
-	conns chan struct{} // control connections open (capacity MaxConns)
+	conns chan struct{} // control connections open that proved the token (capacity MaxConns)
 	token [sha256.Size]byte
 	wg    sync.WaitGroup
+
+	hsMu       sync.Mutex
+	handshakes map[net.Conn]time.Time // connections that have not proved the token yet
+	refused    *refusals
+	onceTaken  sync.Once
 }
 
 // MinTokenBytes is the shortest token a server accepts to be started with.
@@ -94,6 +108,12 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.MaxHandshakes <= 0 {
+		cfg.MaxHandshakes = DefaultMaxHandshakes
+	}
+	if cfg.RefusalSummaryEvery <= 0 {
+		cfg.RefusalSummaryEvery = DefaultRefusalSummaryEvery
 	}
 	if cfg.SetupTimeout <= 0 {
 		cfg.SetupTimeout = DefaultSetupTimeout
@@ -123,7 +143,8 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		}
 	}
 	return &Server{cfg: cfg, ln: ln, addr: addr, busy: make(chan struct{}, 1), conns: make(chan struct{}, cfg.MaxConns),
-		token: sha256.Sum256([]byte(cfg.Token))}, nil
+		token: sha256.Sum256([]byte(cfg.Token)), handshakes: map[net.Conn]time.Time{},
+		refused: &refusals{log: cfg.Log, every: cfg.RefusalSummaryEvery}}, nil
 }
 
 // Port is the control port the server listens on.
@@ -141,13 +162,20 @@ func (s *Server) Serve(ctx context.Context) error {
 		<-ctx.Done()
 		s.ln.Close()
 	}()
+	defer s.refused.flush()
 	defer s.wg.Wait()
+	onceErr := make(chan error, 1) // --once: the result of the one session served
 	var backoff time.Duration
 	for {
 		conn, err := s.ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-				return nil
+				select {
+				case err := <-onceErr:
+					return err
+				default:
+					return nil
+				}
 			}
 			if !acceptRetryable(err) {
 				return fmt.Errorf("accept control connection: %w", err)
@@ -164,29 +192,15 @@ func (s *Server) Serve(ctx context.Context) error {
 			continue
 		}
 		backoff = 0
-		select {
-		case s.conns <- struct{}{}:
-		default:
-			s.refuse(conn, fmt.Sprintf("too many control connections (limit %d)", s.cfg.MaxConns))
-			continue
-		}
-		if s.cfg.Once {
-			err := s.session(ctx, conn)
-			<-s.conns
-			if err != nil {
-				fmt.Fprintf(s.cfg.Log, "session from %s failed: %v\n", conn.RemoteAddr(), err)
-			}
-			if errors.Is(err, errUnauthorized) {
-				continue // a stranger does not end a --once server
-			}
-			return err
-		}
+		s.admit(conn)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			defer func() { <-s.conns }()
-			if err := s.session(ctx, conn); err != nil {
-				fmt.Fprintf(s.cfg.Log, "session from %s failed: %v\n", conn.RemoteAddr(), err)
+			if served, err := s.handle(ctx, conn); served && s.cfg.Once {
+				s.onceTaken.Do(func() {
+					onceErr <- err
+					cancel()
+				})
 			}
 		}()
 	}
@@ -208,16 +222,104 @@ func acceptRetryable(err error) bool {
 	return false
 }
 
-// refuse tells a connection why it is not served and closes it, without waiting on it.
-func (s *Server) refuse(conn net.Conn, why string) {
-	_ = conn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-	_ = control.Encode(conn, &control.Message{Type: control.TypeError, Error: why})
-	_ = conn.Close()
-	fmt.Fprintf(s.cfg.Log, "refused control connection from %s: %s\n", conn.RemoteAddr(), why)
+// admit records a new connection as a handshake (it has not proved the token yet); when
+// MaxHandshakes are already waiting, the oldest of them is closed to make room. A client with
+// the token sends its hello at once, so peers that connect and say nothing cannot keep it out:
+// they only push each other out.
+func (s *Server) admit(conn net.Conn) {
+	s.hsMu.Lock()
+	defer s.hsMu.Unlock()
+	if len(s.handshakes) >= s.cfg.MaxHandshakes {
+		var oldest net.Conn
+		var at time.Time
+		for c, t := range s.handshakes {
+			if oldest == nil || t.Before(at) {
+				oldest, at = c, t
+			}
+		}
+		delete(s.handshakes, oldest)
+		_ = oldest.Close() // its handle sees the read fail and counts it as refused
+	}
+	s.handshakes[conn] = time.Now()
 }
 
-// errUnauthorized is a setup without the server's token.
-var errUnauthorized = errors.New("setup without this run's token: refused")
+// handshakeDone forgets conn as a handshake.
+func (s *Server) handshakeDone(conn net.Conn) {
+	s.hsMu.Lock()
+	delete(s.handshakes, conn)
+	s.hsMu.Unlock()
+}
+
+// handle serves one accepted connection: its hello must prove the token within SetupTimeout
+// (until then it holds only a handshake place, see admit, and the server says nothing of
+// itself); then it takes one of MaxConns control slots and runs its session. served says
+// whether it proved the token and was served.
+func (s *Server) handle(ctx context.Context, conn net.Conn) (served bool, err error) {
+	defer conn.Close()
+	// hello and setup must arrive within SetupTimeout of the accept
+	_ = conn.SetDeadline(time.Now().Add(s.cfg.SetupTimeout))
+	reason, err := s.authenticate(conn)
+	s.handshakeDone(conn)
+	if err != nil {
+		s.refused.add(conn.RemoteAddr(), reason)
+		return false, err
+	}
+	select {
+	case s.conns <- struct{}{}:
+	default:
+		_ = conn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		_ = control.Encode(conn, &control.Message{Type: control.TypeError,
+			Error: fmt.Sprintf("too many control connections (limit %d)", s.cfg.MaxConns)})
+		s.refused.add(conn.RemoteAddr(), refusedTooMany)
+		return false, nil
+	}
+	defer func() { <-s.conns }()
+	if err := s.session(ctx, conn); err != nil {
+		fmt.Fprintf(s.cfg.Log, "session from %s failed: %v\n", conn.RemoteAddr(), err)
+		return true, err
+	}
+	return true, nil
+}
+
+// Why connections are refused, as the log sums them up.
+const (
+	refusedNoHello    = "no hello in time (or closed)"
+	refusedBadHello   = "not a hello of this protocol"
+	refusedVersion    = "another protocol version"
+	refusedNoToken    = "without the token"
+	refusedTooMany    = "too many control connections"
+)
+
+// authenticate reads the client's hello and checks its version and token; it answers only an
+// error, and why the connection is refused (one of the refused* reasons).
+func (s *Server) authenticate(conn net.Conn) (reason string, err error) {
+	fail := func(why string, e error) (string, error) {
+		_ = control.Encode(conn, &control.Message{Type: control.TypeError, Error: truncate(e.Error(), control.MaxErrorBytes)})
+		return why, e
+	}
+	m, err := control.Decode(conn)
+	if err != nil {
+		var ne net.Error
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || errors.As(err, &ne) {
+			return refusedNoHello, err // nobody listens
+		}
+		return fail(refusedBadHello, err)
+	}
+	if m.Type != control.TypeHello {
+		return fail(refusedBadHello, fmt.Errorf("expected hello, got %q", m.Type))
+	}
+	if m.Hello.Version != control.Version {
+		return fail(refusedVersion, fmt.Errorf("protocol version %d not supported (want %d: a client of the same cnperf release)",
+			m.Hello.Version, control.Version))
+	}
+	if !s.authorized(m.Hello.Token) {
+		return fail(refusedNoToken, errUnauthorized)
+	}
+	return "", nil
+}
+
+// errUnauthorized is a hello without the server's token.
+var errUnauthorized = errors.New("connection without this run's token: refused")
 
 // authorized compares a presented token with the server's in constant time (both hashed, so
 // neither the length nor a prefix of the secret shows in the time taken).
@@ -246,33 +348,17 @@ func (s *Server) session(ctx context.Context, conn net.Conn) (err error) {
 		}
 		return fail(e)
 	}
-	// hello and setup must arrive within SetupTimeout of the accept
-	_ = conn.SetDeadline(time.Now().Add(s.cfg.SetupTimeout))
-	m, err := control.Decode(conn)
-	if err != nil {
-		return failDecode(err)
-	}
-	if m.Type != control.TypeHello {
-		return fail(fmt.Errorf("expected hello, got %q", m.Type))
-	}
-	if m.Hello.Version != control.Version {
-		return fail(fmt.Errorf("protocol version %d not supported (server speaks %d)", m.Hello.Version, control.Version))
-	}
+	// the client proved the token (handle): now the server says who it is
 	if err := control.Encode(conn, &control.Message{Type: control.TypeHello, Hello: &control.Hello{Version: control.Version, Software: s.cfg.Software}}); err != nil {
 		return err
 	}
-	m, err = control.Decode(conn)
+	m, err := control.Decode(conn)
 	if err != nil {
 		return failDecode(err)
 	}
 	if m.Type != control.TypeSetup {
 		return fail(fmt.Errorf("expected setup, got %q", m.Type))
 	}
-	if !s.authorized(m.Setup.Token) {
-		_ = fail(errUnauthorized)
-		return errUnauthorized
-	}
-	m.Setup.Token = ""
 	if err := checkServerLimits(m.Setup); err != nil {
 		return fail(err)
 	}

@@ -8,8 +8,8 @@
 //
 // A test runs as:
 //
-//	client → hello{version}           server → hello{version}
-//	client → setup{token, ...}        server → ready{dataPort, cookie} | error
+//	client → hello{version, token}    server → hello{version} | error
+//	client → setup{...}               server → ready{dataPort, cookie} | error
 //	client opens its data flows
 //	client → start                    server → started   (all flows accepted; traffic begins)
 //	client → measure                  (both sides snapshot counters and CPU: window start)
@@ -30,8 +30,9 @@ import (
 )
 
 // Version is the protocol version this package speaks. A peer with another version is refused.
-// Version 2 added the run's token to the setup message.
-const Version = 2
+// Version 2 added the run's token to the setup message; version 3 moved it to the client's
+// hello, so that a server says nothing of itself (its hello) to a client without the token.
+const Version = 3
 
 // Magic starts every frame.
 const Magic = "CNPF"
@@ -93,14 +94,14 @@ type Message struct {
 type Hello struct {
 	Version  int    `json:"version"`
 	Software string `json:"software,omitempty"` // e.g. "cnperf v0.1.0"
+	// Token is the run's secret, in the client's hello only: the server answers, and runs a
+	// test, only for a client that presents the token it was started with (compared in
+	// constant time). It never leaves the control connection.
+	Token string `json:"token,omitempty"`
 }
 
 // Setup is what the client asks the server to prepare.
 type Setup struct {
-	// Token is the run's secret: the server runs a test only for a client that presents the
-	// token it was started with (compared in constant time). It never leaves the control
-	// connection: reports and results carry a copy of the setup without it.
-	Token             string  `json:"token,omitempty"`
 	Profile           string  `json:"profile"`
 	DurationNs        int64   `json:"durationNs"`
 	WarmupNs          int64   `json:"warmupNs"`
@@ -265,7 +266,10 @@ func (m *Message) Validate() error {
 		if m.Hello.Version < 1 || m.Hello.Version > 1000 {
 			return fmt.Errorf("version %d out of range", m.Hello.Version)
 		}
-		return checkString("software", m.Hello.Software, 256)
+		if err := checkString("software", m.Hello.Software, 256); err != nil {
+			return err
+		}
+		return checkString("token", m.Hello.Token, MaxTokenBytes)
 	case TypeSetup:
 		return m.Setup.Validate()
 	case TypeReady:
@@ -345,7 +349,7 @@ func (s *Setup) Validate() error {
 	if s.ServerCPU < -1 || s.ServerCPU > MaxCPU {
 		return fmt.Errorf("serverCPU %d outside -1..%d", s.ServerCPU, MaxCPU)
 	}
-	return checkString("token", s.Token, MaxTokenBytes)
+	return nil
 }
 
 func (r *Ready) validate() error {
