@@ -283,11 +283,11 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) (served bool, err er
 
 // Why connections are refused, as the log sums them up.
 const (
-	refusedNoHello    = "no hello in time (or closed)"
-	refusedBadHello   = "not a hello of this protocol"
-	refusedVersion    = "another protocol version"
-	refusedNoToken    = "without the token"
-	refusedTooMany    = "too many control connections"
+	refusedNoHello  = "no hello in time (or closed)"
+	refusedBadHello = "not a hello of this protocol"
+	refusedVersion  = "another protocol version"
+	refusedNoToken  = "without the token"
+	refusedTooMany  = "too many control connections"
 )
 
 // authenticate reads the client's hello and checks its version and token; it answers only an

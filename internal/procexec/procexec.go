@@ -23,7 +23,7 @@ const killGrace = 2 * time.Second
 
 // CredentialEnv are the environment variables through which cnperf takes credentials: the
 // OpenSearch and Prometheus sinks' (internal/sink/opensearch EnvUsername, EnvPassword;
-// internal/sink/prometheus EnvToken) and the agent token (internal/loadgen TokenEnv). No child
+// internal/sink/prometheus EnvToken) and the agent token (internal/agenttoken Env). No child
 // process inherits them (Environ); the agent token reaches the agents only where a platform
 // adds it on purpose. internal/app's tests check that the list holds every one of them.
 var CredentialEnv = []string{
