@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -432,5 +433,22 @@ func TestK8sNetperfLossCSV(t *testing.T) {
 	// The mean of the samples: retransmits 0, 0, 2; loss 0.12, 0.31, 0.08 %.
 	if recs[1][20] != "0.666667" || recs[3][20] != "0.170000" {
 		t.Errorf("values %q %q", recs[1][20], recs[3][20])
+	}
+}
+
+// TestTableNaNIsNeverOK (issue 28, finding 7): the table printed "NaN bit/s … ok". The readers
+// and the statistics no longer make a NaN, but a summary built in memory with one must still
+// not read as a success.
+func TestTableNaNIsNeverOK(t *testing.T) {
+	run := fixtureRun()
+	r := &run.Results[0]
+	if r.Summary.ThroughputBitsPerSecond == nil {
+		t.Fatalf("the fixture's first case has no throughput")
+	}
+	r.Summary.SamplesFailed = 0
+	r.Summary.ThroughputBitsPerSecond.Mean = math.NaN()
+	out := string(encode(t, "wide", run))
+	if !strings.Contains(out, "INVALID: throughput is NaN") {
+		t.Errorf("no INVALID status:\n%s", out)
 	}
 }

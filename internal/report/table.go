@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -421,6 +422,12 @@ func statusCell(r *api.Result) string {
 		return "FAILED: " + cause
 	case r.Summary.SamplesFailed > 0:
 		return fmt.Sprintf("PARTIAL: %d of %d samples failed: %s", r.Summary.SamplesFailed, r.Summary.SamplesTotal, cause)
+	}
+	if f, ok := figure.Main(r); ok {
+		// The readers and the statistics never make one, but a NaN must never read "ok".
+		if v, _ := f.Value(&r.Summary); math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Sprintf("INVALID: %s is %v", f.Label, v)
+		}
 	}
 	return "ok"
 }
