@@ -92,8 +92,9 @@ func (o *Options) Case(path api.Path, net api.Network, extra map[string]string) 
 	return plan.Case{Name: "mesh", Profile: o.Profile, Path: path, Driver: o.Driver.Name(), Params: p}
 }
 
-// runCell measures one pair: every sample through the runner's sample attempt, with the
-// node-resource windows on both nodes around it (nodeWindows).
+// runCell measures one pair through the runner's case loop (runner.MeasureCase: warm-up,
+// confidence target, steady-state and outlier marks, summary), with the node-resource
+// windows on both nodes around every sample (nodeWindows).
 func (o *Options) runCell(ctx context.Context, env Env, j cellJob) (res api.Result) {
 	c := o.Case(j.path, j.net, j.opts)
 	res = api.Result{
@@ -108,14 +109,10 @@ func (o *Options) runCell(ctx context.Context, env Env, j cellJob) (res api.Resu
 	if j.via != "" {
 		res.Group += "/" + j.via
 	}
-	defer func() {
-		res.EndTime = time.Now()
-		runner.Summarize(&res)
-		res.NodeResources = meanNodeResources(res.Samples)
-	}()
 	job, err := o.Driver.Job(c)
 	if err != nil {
 		res.Error = fmt.Sprintf("driver %s: %v", o.Driver.Name(), err)
+		runner.Finish(&res, c, false)
 		return res
 	}
 	sp := runner.Sampler{Driver: o.Driver, Job: job, Exec: env.Exec(j.client), Target: j.target}
@@ -131,34 +128,14 @@ func (o *Options) runCell(ctx context.Context, env Env, j cellJob) (res api.Resu
 			sp.Exec = wrap(sp.Exec)
 		}
 	}
-	if c.Params.WarmupSeconds > 0 && !o.Driver.Capabilities().InlineWarmup {
-		if w := sp.Sample(ctx, c, -1, true); w.Error != "" && ctx.Err() == nil {
-			res.Notes = append(res.Notes, "warm-up failed: "+w.Error)
-		}
-	}
 	if o.NodeResources {
 		streams, stop, notes := o.startStreams(ctx, env, j)
 		defer stop()
 		res.Notes = append(res.Notes, notes...)
 		sp.Around = o.nodeWindows(env, j, streams)
 	}
-	n := max(c.Params.Samples, 1)
-	for i := 0; i < n; i++ {
-		if ctx.Err() != nil {
-			res.Error = runner.Interrupted(len(res.Samples), n)
-			break
-		}
-		s := sp.Sample(ctx, c, i, false)
-		if ctx.Err() != nil && s.Error != "" {
-			// Cut short by the interruption: it measured nothing.
-			res.Error = runner.Interrupted(len(res.Samples), n)
-			break
-		}
-		if i == 0 {
-			res.Commands = s.Commands
-		}
-		res.Samples = append(res.Samples, s.Sample)
-	}
+	runner.MeasureCase(ctx, c, sp, nil, &res)
+	res.NodeResources = meanNodeResources(res.Samples)
 	if stopProfile != nil {
 		sctx, cancel := measure.Cleanup(ctx, time.Minute)
 		res.Profiles = stopProfile(sctx)
@@ -382,7 +359,8 @@ func (o *Options) startStreams(ctx context.Context, env Env, j cellJob) ([]*node
 	var wg sync.WaitGroup
 	series := make([]*noderes.Series, len(nodes))
 	// Long enough for every sample; the stream ends with the cell anyway.
-	bound := time.Duration(max(o.Params.Samples, 1)+1)*(o.Case(j.path, j.net, j.opts).SampleTimeout()) + time.Minute
+	c := o.Case(j.path, j.net, j.opts)
+	bound := time.Duration(max(runner.SampleLimit(c), 1)+1)*c.SampleTimeout() + time.Minute
 	for i, a := range nodes {
 		s := noderes.NewSeries(a.Node)
 		series[i] = s

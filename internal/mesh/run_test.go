@@ -311,3 +311,91 @@ func TestRunMeshStreamsNodeResources(t *testing.T) {
 		t.Fatalf("/proc read by exec %v times although the agents stream", f.reads)
 	}
 }
+
+// seqExec answers the native driver's client commands with throughputs from a sequence,
+// per client node, and counts them.
+type seqExec struct {
+	mu   *sync.Mutex
+	n    map[string]int
+	node string
+	gbit []float64
+}
+
+func (e seqExec) Exec(_ context.Context, cmd driver.Command) driver.Output {
+	out := driver.Output{Argv: cmd.Argv, StartTime: time.Now()}
+	e.mu.Lock()
+	i := e.n[e.node]
+	e.n[e.node]++
+	e.mu.Unlock()
+	tp := e.gbit[min(i, len(e.gbit)-1)] * 1e9
+	s := api.Sample{DurationSeconds: 1, ThroughputBitsPerSecond: &tp}
+	for range 6 { // enough intervals for a steady-state mark
+		s.Intervals = append(s.Intervals, api.SampleInterval{BitsPerSecond: &tp})
+	}
+	b, _ := json.Marshal(s)
+	out.Stdout, out.EndTime = b, time.Now()
+	return out
+}
+
+// A mesh cell goes through the runner's case loop: with a confidence target it takes samples
+// beyond --samples until the interval is within the target (and no more), up to the maximum;
+// without one it takes --samples. Every sample gets its steady-state mark and the result its
+// confidence outcome.
+func TestRunMeshHonoursConfidenceTarget(t *testing.T) {
+	// Spread at first, then steady: the 95 % interval is within ±5 % of the mean from the
+	// 8th sample on (9, 11, 10, 10, 10, 10, 10, 10).
+	seq := []float64{9, 11, 10}
+	tests := []struct {
+		name        string
+		confidence  *api.ConfidenceTarget
+		maxSamples  int
+		wantSamples int
+		wantMet     bool
+		wantGaveUp  bool
+	}{
+		{name: "no target: --samples", wantSamples: 3},
+		{name: "target met after 8", confidence: &api.ConfidenceTarget{Level: 95, HalfWidthPercent: 5}, maxSamples: 20, wantSamples: 8, wantMet: true},
+		// after 4 samples the spread needs more than the 5 allowed: given up, as in a run
+		{name: "target out of reach of the maximum", confidence: &api.ConfidenceTarget{Level: 95, HalfWidthPercent: 5}, maxSamples: 5, wantSamples: 4,
+			wantGaveUp: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nodes := []Node{{Name: "n0"}, {Name: "n1"}}
+			set := &AgentSet{Network: api.NetworkPod, ByNode: map[string]Agent{
+				"n0": {Node: "n0", Pod: "agent-n0", PodIP: "10.0.0.1", Network: api.NetworkPod},
+				"n1": {Node: "n1", Pod: "agent-n1", PodIP: "10.0.0.2", Network: api.NetworkPod},
+			}}
+			sched, err := NewSchedule(len(nodes), ScheduleOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			metric, _ := meshview.LookupMetric("", api.TCPStream)
+			o := &Options{Profile: api.TCPStream, Driver: native.Driver{}, Metric: metric, OutlierMADs: 3,
+				Params: api.Params{DurationSeconds: 1, Samples: 3, MaxSamples: tt.maxSamples, Confidence: tt.confidence, Parallel: 1}}
+			var mu sync.Mutex
+			counts := map[string]int{}
+			env := Env{Exec: func(a Agent) platform.Executor { return seqExec{mu: &mu, n: counts, node: a.Node, gbit: seq} }}
+			_, results := o.RunMesh(context.Background(), env, nodes, sched, []*AgentSet{set})
+			if len(results) != 2 {
+				t.Fatalf("%d results, want 2", len(results))
+			}
+			for _, r := range results {
+				if r.Error != "" || len(r.Samples) != tt.wantSamples || counts[r.Placement.Client.Node] != tt.wantSamples {
+					t.Errorf("%s→%s: %d samples (%d run), error %q; want %d", r.Placement.Client.Node, r.Placement.Server.Node,
+						len(r.Samples), counts[r.Placement.Client.Node], r.Error, tt.wantSamples)
+				}
+				if tt.confidence != nil && (r.Confidence == nil || r.Confidence.Met != tt.wantMet || r.Confidence.GaveUp != tt.wantGaveUp) {
+					t.Errorf("%s→%s: confidence outcome %+v, want met %t, given up %t", r.Placement.Client.Node, r.Placement.Server.Node, r.Confidence,
+						tt.wantMet, tt.wantGaveUp)
+				}
+				for _, s := range r.Samples {
+					if s.SteadyState == nil {
+						t.Errorf("%s→%s: sample %d has no steady-state mark", r.Placement.Client.Node, r.Placement.Server.Node, s.Index)
+						break
+					}
+				}
+			}
+		})
+	}
+}

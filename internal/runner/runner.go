@@ -94,40 +94,44 @@ func eta(start time.Time, i int, cases []plan.Case) time.Duration {
 	return left
 }
 
-func (r *Runner) runCase(ctx context.Context, c plan.Case) (res api.Result) {
-	gaveUp := false
-	res = api.Result{
+func (r *Runner) runCase(ctx context.Context, c plan.Case) api.Result {
+	res := api.Result{
 		Name: c.Name, Group: c.Group, Profile: c.Profile, Driver: c.Driver, Path: c.Path,
 		Params: c.Params, StartTime: time.Now(), Samples: []api.Sample{},
 	}
-	defer func() {
-		res.EndTime = time.Now()
-		markOutliers(res.Samples, res.Profile, c.Params.ExcludeOutliers)
-		Summarize(&res)
-		assess(&res)
-		if gaveUp && res.Confidence != nil && !res.Confidence.Met {
-			res.Confidence.GaveUp = true
-		}
-	}()
 	d, ok := r.Drivers[c.Driver]
 	if !ok {
 		res.Error = fmt.Sprintf("driver %q is not loaded", c.Driver)
+		Finish(&res, c, false)
 		return res
 	}
 	job, err := d.Job(c)
 	if err != nil {
 		res.Error = fmt.Sprintf("driver %s: %v", d.Name(), err)
+		Finish(&res, c, false)
 		return res
 	}
 	pair, err := r.Platform.Pair(ctx, c)
 	if err != nil {
 		res.Error = fmt.Sprintf("place endpoints: %v", err)
+		Finish(&res, c, false)
 		return res
 	}
 	res.Placement, res.Topology = pair.Placement, pair.Topology
 	sp := Sampler{Driver: d, Job: job, Exec: pair.Client, Target: pair.Target, Explain: pair.Explain}
+	MeasureCase(ctx, c, sp, r.Progress, &res)
+	return res
+}
 
-	if c.Params.WarmupSeconds > 0 && !d.Capabilities().InlineWarmup {
+// MeasureCase is the case loop, the same for every command that measures (run, tiger-bench,
+// mesh cells): c's warm-up on sp (unless the driver warms up inline), then samples until
+// SampleLimit — with a confidence target until its interval is met or out of reach — each
+// marked for steady state and handed to progress (nil: none); then Finish. res holds the
+// case's header (name, placement, ...) and gets the samples, commands, notes and summary.
+func MeasureCase(ctx context.Context, c plan.Case, sp Sampler, progress Progress, res *api.Result) {
+	gaveUp := false
+	defer func() { Finish(res, c, gaveUp) }()
+	if c.Params.WarmupSeconds > 0 && !sp.Driver.Capabilities().InlineWarmup {
 		w := sp.Sample(ctx, c, -1, true)
 		if w.Error != "" && ctx.Err() == nil {
 			res.Notes = append(res.Notes, "warm-up failed: "+w.Error)
@@ -137,21 +141,21 @@ func (r *Runner) runCase(ctx context.Context, c plan.Case) (res api.Result) {
 	for i := 0; i < limit; i++ {
 		if ctx.Err() != nil {
 			res.Error = Interrupted(len(res.Samples), limit)
-			return res
+			return
 		}
 		s := sp.Sample(ctx, c, i, false)
 		if ctx.Err() != nil && s.Error != "" {
 			// The sample was cut short by the interruption: it measured nothing.
 			res.Error = Interrupted(len(res.Samples), limit)
-			return res
+			return
 		}
 		if i == 0 {
 			res.Commands = s.Commands
 		}
 		setSteadyState(&s.Sample)
 		res.Samples = append(res.Samples, s.Sample)
-		if r.Progress != nil {
-			r.Progress.SampleDone(c, s.Sample)
+		if progress != nil {
+			progress.SampleDone(c, s.Sample)
 		}
 		if c.Params.Confidence != nil {
 			why := Stop(res.Samples, &c.Params, c.Profile, limit, DefaultFutility)
@@ -165,7 +169,19 @@ func (r *Runner) runCase(ctx context.Context, c plan.Case) (res api.Result) {
 			}
 		}
 	}
-	return res
+}
+
+// Finish ends a case's result: its end time, outliers marked (and excluded when the case
+// asks), the summary, and the stability and confidence assessment (gaveUp: the confidence
+// target was given up as out of reach).
+func Finish(res *api.Result, c plan.Case, gaveUp bool) {
+	res.EndTime = time.Now()
+	markOutliers(res.Samples, res.Profile, c.Params.ExcludeOutliers)
+	Summarize(res)
+	assess(res)
+	if gaveUp && res.Confidence != nil && !res.Confidence.Met {
+		res.Confidence.GaveUp = true
+	}
 }
 
 // SampleLimit is the most samples a case takes: Params.MaxSamples with a confidence target
