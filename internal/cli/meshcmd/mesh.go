@@ -13,13 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
@@ -30,7 +27,6 @@ import (
 	"github.com/cnperf/cnperf/internal/mesh"
 	"github.com/cnperf/cnperf/internal/mesh/meshview"
 	"github.com/cnperf/cnperf/internal/plan"
-	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/session"
 	"github.com/cnperf/cnperf/internal/version"
 )
@@ -298,222 +294,30 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
 	return o.run(ctx, streams, log, s, runID, cs, cfg)
 }
 
-func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Writer, s *settings, runID string, cs kubernetes.Interface, cfg *rest.Config) (err error) {
-	started := time.Now()
-	nodes, skipped, err := mesh.ListNodes(ctx, cs, mesh.NodeFilter{LabelSelector: o.NodeSelector, Names: o.Nodes, Tolerations: s.tols})
-	if err != nil {
+func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Writer, s *settings, runID string, cs kubernetes.Interface, cfg *rest.Config) error {
+	m := &meshRun{o: o, s: s, log: log, runID: runID, cs: cs, cfg: cfg, started: time.Now()}
+	if err := m.choose(ctx); err != nil {
 		return err
 	}
-	for _, sk := range skipped {
-		fmt.Fprintf(log, "mesh: skipping node %s: %s\n", sk.Node, sk.Reason)
-	}
-	var server *mesh.Node
-	if o.AllToOne != "" {
-		for i := range nodes {
-			if nodes[i].Name == o.AllToOne {
-				server = &nodes[i]
-			}
-		}
-		if server == nil {
-			return exit.Usage("--all-to-one %s: not a usable node (usable: %s)", o.AllToOne, strings.Join(mesh.Names(nodes), ", "))
-		}
-	}
-	var sched *mesh.Schedule
-	if server == nil {
-		sched, err = mesh.NewSchedule(len(nodes), mesh.ScheduleOptions{SamplePairs: o.Pairs, Seed: o.Seed, Self: o.Self})
-		if err != nil {
-			return exit.Usage("%v (nodes: %d)", err, len(nodes))
-		}
-		fmt.Fprintf(log, "mesh: %d nodes, %d of %d ordered pairs in %d rounds (%s)\n", len(nodes), sched.Pairs, sched.PairsTotal,
-			len(sched.Rounds), strings.Join(networkNames(s.networks), " and ")+" network")
-	} else if len(nodes) == 0 {
-		return exit.Usage("no usable nodes")
-	}
-
 	if o.DryRun {
-		return printDryRun(streams.Out, o.Output, nodes, sched, server, s, o.Concurrent)
+		return printDryRun(streams.Out, o.Output, m.nodes, m.sched, m.server, s, o.Concurrent)
 	}
-
 	// From here on a signal stops the mesh and cleans up; before, it ends cnperf at once.
 	interrupt.Arm(ctx)
-	run := session.NewRun(session.Header{UUID: runID, Platform: "kube", Start: started})
-	run.Cluster = &api.ClusterDetails{NodeCount: len(nodes)}
-	for _, n := range nodes {
-		run.Cluster.Nodes = append(run.Cluster.Nodes, api.NodeInfo{Name: n.Name, Zone: n.Zone, InternalIP: n.InternalIP})
+	m.run = session.NewRun(session.Header{UUID: runID, Platform: "kube", Start: m.started})
+	m.run.Cluster = &api.ClusterDetails{NodeCount: len(m.nodes)}
+	for _, n := range m.nodes {
+		m.run.Cluster.Nodes = append(m.run.Cluster.Nodes, api.NodeInfo{Name: n.Name, Zone: n.Zone, InternalIP: n.InternalIP})
 	}
-	for _, sk := range skipped {
-		run.Notes = append(run.Notes, fmt.Sprintf("node %s skipped: %s", sk.Node, sk.Reason))
+	for _, sk := range m.skipped {
+		m.run.Notes = append(m.run.Notes, fmt.Sprintf("node %s skipped: %s", sk.Node, sk.Reason))
 	}
-
-	// Agents (and the all-to-one server) live only as long as the run.
-	privileged := o.Privileged || contains(s.networks, api.NetworkHost)
-	// every permission the mesh needs, asked before anything is created
-	_, nsErr := cs.CoreV1().Namespaces().Get(ctx, o.Namespace, metav1.GetOptions{})
-	if err := kube.Preflight(ctx, cs, kube.MeshManifest, kube.MeshAccess(o.Namespace, !apierrors.IsNotFound(nsErr))); err != nil {
-		return err
-	}
-	nsCreated, err := mesh.EnsureNamespace(ctx, cs, o.Namespace, runID, privileged)
-	if err != nil {
-		return err
-	}
-	cleanupCmd := "cnperf cleanup --run " + runID
-	if o.Kubeconfig != "" {
-		cleanupCmd += " --kubeconfig " + o.Kubeconfig
-	}
-	if o.Context != "" {
-		cleanupCmd += " --context " + o.Context
-	}
-	left := fmt.Sprintf("may be left in the cluster: run %s's agents in namespace %s; remove them with: %s", runID, o.Namespace, cleanupCmd)
-	// the proof that this run is alive, for cnperf cleanup
-	lease, lerr := kube.StartLease(ctx, cs, o.Namespace, runID, "mesh", log)
-	if lerr != nil {
-		if nsCreated {
-			cctx, cancel := measure.Cleanup(ctx, 2*time.Minute)
-			_ = mesh.Cleanup(cctx, cs, o.Namespace, runID, nsCreated)
-			cancel()
-		}
-		return lerr
-	}
-	unregister := interrupt.Register(ctx, func() string { return left })
-	defer func() {
-		defer unregister()
-		cctx, cancel := measure.Cleanup(ctx, 2*time.Minute)
-		defer cancel()
-		if o.Keep {
-			fmt.Fprintf(log, "mesh: --keep: agents left in namespace %s (run %s); remove them with: %s\n", o.Namespace, runID, cleanupCmd)
-			if kerr := lease.Keep(cctx); kerr != nil {
-				fmt.Fprintf(log, "mesh: %v\n", kerr)
-			}
-			return
-		}
-		lease.Stop()
-		if cerr := mesh.Cleanup(cctx, cs, o.Namespace, runID, nsCreated); cerr != nil {
-			fmt.Fprintf(log, "mesh: cleanup: %v\n", cerr)
-			fmt.Fprintln(log, "cnperf: clean-up did not finish; "+left)
-			if err == nil {
-				err = cerr
-			}
-		}
-	}()
-
-	var meshOpts map[string]string
-	if pm, ok := s.drv.(driver.PortMover); ok {
-		meshOpts = pm.PortOptions([]int{o.Port, o.Port + 1})
-	}
-	mo := &mesh.Options{
-		Profile: s.profile, Driver: s.drv, Params: s.params, Metric: s.metric, OutlierMADs: o.OutlierMADs,
-		NodeResources: o.NodeResources, MaxParallelPairs: o.MaxParallelPairs,
-	}
-	mo.Params.Options = plan.MergeOptions(s.params.Options, meshOpts)
-	token, err := agenttoken.ForRun()
-	if err != nil {
-		return err
-	}
-	if err := kube.CreateTokenSecret(ctx, cs, o.Namespace, runID, token, lease); err != nil {
-		return err
-	}
-	agentOpts := mesh.AgentOptions{
-		Namespace: o.Namespace, RunID: runID, Image: o.Image, PullPolicy: s.pull, Tolerations: s.tols,
-		Privileged: o.Privileged, Batch: o.AgentBatch, StartTimeout: o.StartTimeout,
-	}
-	probe := mo.Case(api.PathPodPodCrossNode, api.NetworkPod, nil)
-	if server == nil {
-		agentOpts.Servers = driver.Servers(s.drv, []plan.Case{probe})
-	}
-	stream := kube.RemoteStreamer(cs, cfg)
-	env := mesh.Env{
-		Log: log,
-		Exec: func(a mesh.Agent) platform.Executor {
-			return &kube.PodExecutor{Stream: stream, Namespace: o.Namespace, Pod: a.Pod, Container: mesh.ClientContainer,
-				DefaultTimeout: 5 * time.Minute, MaxOutput: kube.DefaultMaxOutputBytes}
-		},
-	}
-
-	names := mesh.Names(nodes)
-	var sets []*mesh.AgentSet
-	for _, net := range s.networks {
-		t0 := time.Now()
-		set, derr := mesh.DeployAgents(ctx, cs, agentOpts, net, names, log)
-		if derr != nil {
-			return derr
-		}
-		for _, f := range set.Failed {
-			fmt.Fprintf(log, "mesh: %s agent on %s did not start: %s\n", net, f.Node, f.Reason)
-			run.Notes = append(run.Notes, fmt.Sprintf("%s agent on node %s did not start: %s", net, f.Node, f.Reason))
-		}
-		fmt.Fprintf(log, "mesh: %d of %d %s agents up in %.1fs\n", len(set.ByNode), len(names), net, time.Since(t0).Seconds())
-		if len(set.ByNode) == 0 {
-			return exit.Failure("no %s agent started", net)
-		}
-		sets = append(sets, set)
-	}
-	if o.CPUProfile != "" {
-		var probe *mesh.Agent
-		for _, n := range names {
-			if a, ok := sets[0].ByNode[n]; ok {
-				probe = &a
-				break
-			}
-		}
-		window := time.Duration(float64(o.Samples) * float64(o.Duration+o.Warmup))
-		prof, perr := newProfiler(ctx, o.CPUProfile, o.Privileged, env, probe, window, log)
-		if perr != nil {
-			return exit.Usage("%v", perr)
-		}
-		mo.Profiler = prof
-	}
-	setupDone := time.Now()
-
-	if server == nil {
-		run.Mesh, run.Results = mo.RunMesh(ctx, env, nodes, sched, sets)
-	} else {
-		var a2o []mesh.AllToOne
-		for i, net := range s.networks {
-			n := 1
-			if o.Concurrent {
-				n = len(nodes)
-			}
-			opts, perr := mesh.ServerPortOptions(s.drv, o.Port+100, n)
-			if perr != nil {
-				return exit.Usage("%v", perr)
-			}
-			srv, derr := mesh.DeployOneServer(ctx, cs, agentOpts, net, server.Name, mo.Case(api.PathPodPodCrossNode, net, nil), s.drv, opts, o.StartTimeout)
-			if derr != nil {
-				return derr
-			}
-			for _, via := range s.vias {
-				a2o = append(a2o, mesh.AllToOne{Server: srv, Clients: sets[i], Via: via, Concurrent: o.Concurrent})
-			}
-		}
-		run.Mesh, run.Results = mo.RunAllToOne(ctx, env, nodes, *server, a2o)
-	}
-	run.EndTime = time.Now().UTC()
-	run.Interrupted = ctx.Err() != nil
-	run.Timing = &api.Timing{SetupSeconds: setupDone.Sub(started).Seconds(), MeasureSeconds: time.Since(setupDone).Seconds()}
-
-	if o.ResultsFile != "" {
-		if werr := session.WriteFile(o.ResultsFile, run); werr != nil {
-			return werr
-		}
-	}
-	if werr := o.write(streams.Out, run); werr != nil {
-		return werr
-	}
-	failed := 0
-	for _, m := range run.Mesh.Matrices {
-		for _, c := range m.Cells {
-			if c.Error != "" {
-				failed++
-			}
-		}
-	}
-	if run.Interrupted {
-		return exit.Failure("interrupted")
-	}
-	if failed > 0 {
-		return exit.Failure("%d pair(s) failed", failed)
-	}
-	return nil
+	// The agents (and the all-to-one server) live only as long as the run: one unit, always
+	// removed (unless --keep).
+	agents := measure.Unit{Prepare: m.prepare, Close: m.close, Leftovers: m.leftovers,
+		Measure: func(ctx context.Context) error { return m.measure(ctx, streams.Out) }}
+	say := func(_ context.Context, line string) { fmt.Fprintln(log, line) }
+	return measure.Run(ctx, measure.Options{Say: say}, agents)
 }
 
 func (o *Options) write(w io.Writer, run *api.Run) error {
