@@ -70,6 +70,9 @@ type tick struct {
 type bar struct {
 	Series, Color string
 	Failed        string
+	// Cut is the cause when the case failed as a whole but its finished samples have a
+	// figure (an interrupted case): the bar is drawn faded and dashed, with the cause.
+	Cut string
 	Pos, Lo, Hi   float64 // percent of the track
 	HasCI         bool
 	Value, N      string
@@ -95,6 +98,9 @@ type latChart struct {
 	Legend    []legendItem
 	Lines     []lineItem
 	Note      string
+	// Failed names the drawn series of cases that failed as a whole (an interrupted case's
+	// finished samples), with the cause: their lines are not a complete measurement.
+	Failed []string
 }
 
 type lineItem struct{ Name, Dash string }
@@ -116,11 +122,13 @@ type htmlCompare struct {
 	Warnings []string
 }
 
+// htmlRow is a row of the table of all cases: few enough columns to fit a 1400 px window
+// (traffic, latency and CPU are one column each; p90 and p99.9 in the latency cell's title).
 type htmlRow struct {
-	Run, Index, Profile, Driver, Path, Msg, Par, Burst, Samples string
-	Main, MainSort, CoV, P50, P90, P99, P999, Retrans, Loss     string
-	CPUClient, CPUServer, Checks, Status                        string
-	Failed, Partial                                             bool
+	Run, Index, Profile, Driver, Path, Traffic, Samples string
+	Main, MainSort, CoV, Latency, LatencyMore, Retrans  string
+	Loss, CPU, Checks, Status                           string
+	Failed, Partial                                     bool
 }
 
 type htmlCaseSamples struct {
@@ -337,6 +345,9 @@ func buildBarCharts(runs []*api.Run, labels []string) []barChart {
 				b.HasCI = st.N > 1 && st.CI95High > st.CI95Low
 				b.Value = figure.FormatIn(st.Mean, (st.CI95High-st.CI95Low)/2, scale)
 				b.N = fmt.Sprintf("n=%d", st.N)
+				if CaseFailed(e.r) {
+					b.Cut = "FAILED: " + oneLine(FailureCause(e.r))
+				}
 				if e.r.Summary.SamplesFailed > 0 {
 					b.N += fmt.Sprintf(", %d failed", e.r.Summary.SamplesFailed)
 				}
@@ -418,6 +429,7 @@ func buildLatencyCharts(runs []*api.Run, labels []string) []latChart {
 		dashOf := map[string]string{}
 		var dashOrder []string
 		noPercentiles := false
+		var failed []string
 		for i, run := range runs {
 			for j := range run.Results {
 				r := &run.Results[j]
@@ -442,6 +454,10 @@ func buildLatencyCharts(runs []*api.Run, labels []string) []latChart {
 					dashOrder = append(dashOrder, wl)
 				}
 				s := latSeries{name: colour + " · " + wl, color: cols.get(colour), dash: dashOf[wl]}
+				if CaseFailed(r) {
+					s.name += " (FAILED)"
+					failed = append(failed, fmt.Sprintf("%s · %s: FAILED: %s; drawn from the samples it finished", colour, wl, oneLine(FailureCause(r))))
+				}
 				for _, lp := range latPoints {
 					s.values = append(s.values, lp.get(l))
 				}
@@ -459,7 +475,7 @@ func buildLatencyCharts(runs []*api.Run, labels []string) []latChart {
 			continue
 		}
 		c := latChart{ID: "lat-" + strings.ToLower(string(p)), Title: string(p) + " latency percentiles (round trip)",
-			SVG: svg, Legend: cols.order}
+			SVG: svg, Legend: cols.order, Failed: failed}
 		for _, wl := range dashOrder {
 			c.Lines = append(c.Lines, lineItem{Name: wl, Dash: dashOf[wl]})
 		}
@@ -675,10 +691,13 @@ func statNum(s *api.Stat, unit string) string {
 }
 
 func buildRow(run string, idx int, r *api.Result) htmlRow {
+	traffic := figure.Bytes(r.Params.MessageSizeBytes) + " ×" + strconv.Itoa(r.Params.Parallel)
+	if r.Params.Burst != 0 {
+		traffic += " burst " + strconv.Itoa(r.Params.Burst)
+	}
 	row := htmlRow{Run: run, Index: strconv.Itoa(idx), Profile: string(r.Profile), Driver: r.Driver, Path: pathCell(r),
-		Msg: figure.Bytes(r.Params.MessageSizeBytes), Par: strconv.Itoa(r.Params.Parallel), Burst: strconv.Itoa(r.Params.Burst),
-		Samples: fmt.Sprintf("%d/%d", r.Summary.SamplesTotal-r.Summary.SamplesFailed, r.Summary.SamplesTotal),
-		Main:    "-", MainSort: "", CoV: "-", P50: "-", P90: "-", P99: "-", P999: "-",
+		Traffic: traffic, Samples: fmt.Sprintf("%d/%d", r.Summary.SamplesTotal-r.Summary.SamplesFailed, r.Summary.SamplesTotal),
+		Main: "-", MainSort: "", CoV: "-", Latency: "-",
 		Status: statusCell(r), Failed: CaseFailed(r), Partial: !CaseFailed(r) && r.Summary.SamplesFailed > 0}
 	if f, ok := figure.Main(r); ok {
 		st := f.Stat(&r.Summary)
@@ -688,8 +707,9 @@ func buildRow(run string, idx int, r *api.Result) htmlRow {
 			row.CoV = strconv.FormatFloat(st.CoV*100, 'f', 1, 64) + "%"
 		}
 	}
-	if l := r.Summary.LatencyMicroseconds; l != nil {
-		row.P50, row.P90, row.P99, row.P999 = optNum(l.P50), optNum(l.P90), optNum(l.P99), optNum(l.P999)
+	if l := r.Summary.LatencyMicroseconds; l != nil && (l.P50 != nil || l.P99 != nil) {
+		row.Latency = optNum(l.P50) + " / " + optNum(l.P99)
+		row.LatencyMore = "p90 " + optNum(l.P90) + " µs, p99.9 " + optNum(l.P999) + " µs"
 	}
 	row.Retrans = "-"
 	if st := r.Summary.Retransmits; st != nil {
@@ -697,9 +717,9 @@ func buildRow(run string, idx int, r *api.Result) htmlRow {
 	}
 	row.Loss = statNum(r.Summary.LossPercent, "%")
 	row.Checks = strings.Join(figure.Checks(r), "; ")
-	row.CPUClient, row.CPUServer = "-", "-"
+	row.CPU = "-"
 	if c := r.Summary.CPUPercent; c != nil {
-		row.CPUClient, row.CPUServer = statNum(c.Client, "%"), statNum(c.Server, "%")
+		row.CPU = statNum(c.Client, "%") + " / " + statNum(c.Server, "%")
 	}
 	return row
 }

@@ -214,6 +214,20 @@ func TestHTMLReportInChromium(t *testing.T) {
 		t.Errorf("sweep and mesh page overflows a phone-width window: %v", g)
 	}
 
+	// 1400 px: the table of all cases has no horizontal scrollbar, for the real lab run (one
+	// run, 16 cases) and three real labelled runs, one interrupted (testdata/real-labelled-runs.jsonl).
+	labelled, err := runfile.Read(filepath.Join("testdata", "real-labelled-runs.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	labelledFile, _ := render("labelled.html", labelled)
+	for _, f := range []string{realFile, labelledFile} {
+		dom, _ = chromium(t, bin, f, "--window-size=1400,900", "--dump-dom")
+		if g := regexp.MustCompile(`data-table-overflow-x="(\d+)"`).FindStringSubmatch(dom); g == nil || g[1] != "0" {
+			t.Errorf("%s: the table of all cases is wider than a 1400 px window (px beyond its box): %v", filepath.Base(f), g)
+		}
+	}
+
 	// Phone: the page fits a 390 px wide window (wide tables scroll in their own box).
 	dom, _ = chromium(t, bin, realFile, "--window-size=390,800", "--dump-dom")
 	if m := regexp.MustCompile(`data-overflow-x="(\d+)"`).FindStringSubmatch(dom); m == nil || m[1] != "0" {
@@ -265,6 +279,39 @@ func checkScreenshot(t *testing.T, path string) {
 	}
 	if len(colours) < 20 || blue < 200 {
 		t.Errorf("screenshot looks blank: %d colours, %d chart-blue pixels", len(colours), blue)
+	}
+}
+
+// TestHTMLSeriesLabelsAndInterruptedCase: three real runs labelled cni=calico, cni=cilium and
+// cni=flannel (the last interrupted in its TCP_RR case after 1 of 3 samples) are named by
+// their labels everywhere, not by run id; the interrupted case's bar is drawn faded with its
+// cause, its latency line is named FAILED, and its table row is marked failed.
+func TestHTMLSeriesLabelsAndInterruptedCase(t *testing.T) {
+	runs, err := runfile.Read(filepath.Join("testdata", "real-labelled-runs.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 3 || !runs[2].Interrupted {
+		t.Fatalf("fixture: %d runs, the third interrupted %v", len(runs), len(runs) == 3 && runs[2].Interrupted)
+	}
+	html := string(encode(t, "html", runs...))
+	for _, want := range []string{"3 runs: cni=calico, cni=cilium, cni=flannel", "cni=calico · native", "cni=flannel · native",
+		`<td>cni=flannel</td>`, `class="bar cut"`, "FAILED: interrupted after 1 of 3 samples",
+		"cni=flannel · native · loopback 1B x1: FAILED: interrupted after 1 of 3 samples; drawn from the samples it finished"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if n := strings.Count(html, `class="bar cut"`); n != 1 {
+		t.Errorf("%d faded bars, want 1 (the interrupted case)", n)
+	}
+	for _, r := range runs {
+		if id := r.UUID[:8]; strings.Contains(html, "<td>"+id+"</td>") || strings.Contains(html, id+" · native") {
+			t.Errorf("a series or row is named by run id %s", id)
+		}
+	}
+	if !regexp.MustCompile(`<tr class="failed">\s*<td>cni=flannel</td><td class="num">2</td>`).MatchString(html) {
+		t.Error("the interrupted case's row is not marked failed")
 	}
 }
 

@@ -55,6 +55,9 @@
     });
     // How far the page is wider than the window (0 = fits; wide tables scroll inside their box).
     root.setAttribute("data-overflow-x", String(Math.max(0, root.scrollWidth - root.clientWidth)));
+    // How far the table of all cases is wider than its box (0 = no horizontal scrollbar).
+    var all = document.querySelector("#table .scroll");
+    if (all) { root.setAttribute("data-table-overflow-x", String(Math.max(0, all.scrollWidth - all.clientWidth))); }
   }
   if (document.readyState === "complete") { rendered(); } else { window.addEventListener("load", rendered); }
 })();
