@@ -51,47 +51,6 @@ func (p Profile) Valid() bool {
 	return false
 }
 
-// Path names where traffic flows.
-type Path string
-
-// Known paths.
-const (
-	PathLoopback        Path = "loopback"
-	PathPodPodSameNode  Path = "pod-pod-same-node"
-	PathPodPodCrossNode Path = "pod-pod-cross-node"
-	PathPodPodCrossZone Path = "pod-pod-cross-zone"
-	PathHostHost        Path = "host-host"
-	PathPodHost         Path = "pod-host"
-	PathHostPod         Path = "host-pod"
-	PathPodClusterIP    Path = "pod-clusterip"
-	PathPodNodePort     Path = "pod-nodeport"
-	PathExternalService Path = "external-service"
-)
-
-// Network is the network an endpoint's traffic flows on: the pod network or the node's own
-// (hostNetwork).
-type Network string
-
-// Networks.
-const (
-	NetworkPod  Network = "pod"
-	NetworkHost Network = "host"
-)
-
-// Paths lists every path in a stable order.
-var Paths = []Path{PathLoopback, PathHostHost, PathPodPodSameNode, PathPodPodCrossNode, PathPodPodCrossZone,
-	PathPodHost, PathHostPod, PathPodClusterIP, PathPodNodePort, PathExternalService}
-
-// Valid reports whether p is a known path.
-func (p Path) Valid() bool {
-	for _, q := range Paths {
-		if p == q {
-			return true
-		}
-	}
-	return false
-}
-
 // Params are the knobs of one case. Zero values mean "the driver's default" only where
 // the field's comment says so.
 type Params struct {

@@ -44,21 +44,14 @@ type side struct {
 }
 
 // classify says whether a result is a hostNetwork or a pod-network measurement and on which
-// path class, or ok=false when it takes no part in the comparison (pod-host, host-pod,
-// NodePort, external, cross-zone, loopback).
+// path class (the path row's Tolerance), or ok=false when it takes no part in the comparison
+// (pod-host, host-pod, NodePort, external, cross-zone, loopback).
 func classify(path api.Path, p api.Params) (s side, ok bool) {
-	switch path {
-	case api.PathHostHost:
-		s = side{host: true, class: "cross-node"}
-	case api.PathPodPodCrossNode:
-		s = side{host: p.HostNetwork, class: "cross-node"}
-	case api.PathPodPodSameNode:
-		s = side{host: p.HostNetwork, class: "same-node"}
-	case api.PathPodClusterIP:
-		s = side{host: p.HostNetwork, class: "cross-node+service"}
-	default:
+	row, _ := path.Row()
+	if row.Tolerance == "" {
 		return s, false
 	}
+	s = side{host: row.HostNetwork() || p.HostNetwork, class: row.Tolerance}
 	if p.Service && !strings.HasSuffix(s.class, "+service") {
 		s.class += "+service"
 	}
@@ -238,10 +231,11 @@ func CheckPlan(cases []plan.Case) error {
 
 func pathLabel(r *api.Result) string {
 	s := string(r.Path)
-	if r.Params.HostNetwork && r.Path != api.PathHostHost {
+	row, _ := r.Path.Row()
+	if r.Params.HostNetwork && !row.HostNetwork() {
 		s += "+hostNetwork"
 	}
-	if r.Params.Service && r.Path != api.PathPodClusterIP {
+	if r.Params.Service && row.Access != api.AccessClusterIP {
 		s += "+service"
 	}
 	return s

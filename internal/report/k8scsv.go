@@ -157,9 +157,10 @@ func k8sNetperfCommon(r *api.Result) ([]string, bool) {
 		lo, hi = st.CI95Low, st.CI95High
 	}
 	p := r.Params
-	sameNode := r.Path == api.PathPodPodSameNode || r.Path == api.PathLoopback
-	hostNet := p.HostNetwork || r.Path == api.PathHostHost
-	service := p.Service || r.Path == api.PathPodClusterIP || r.Path == api.PathPodNodePort
+	row, _ := r.Path.Row()
+	sameNode := row.SameHost()
+	hostNet := p.HostNetwork || row.HostNetwork()
+	service := p.Service || row.Service()
 	samples := p.Samples
 	if samples == 0 {
 		samples = r.Summary.SamplesTotal
@@ -171,7 +172,7 @@ func k8sNetperfCommon(r *api.Result) ([]string, bool) {
 		strconv.FormatBool(hostNet),
 		"false",
 		strconv.FormatBool(service),
-		strconv.FormatBool(r.Path == api.PathExternalService),
+		strconv.FormatBool(row.Access == api.AccessExternal),
 		"", "", "", "", "",
 		strconv.Itoa(int(p.DurationSeconds + 0.5)),
 		strconv.Itoa(p.Parallel),

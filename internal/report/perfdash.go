@@ -39,7 +39,7 @@ func Perfdash(runs []*api.Run) PerfdashData {
 			r := &run.Results[i]
 			labels := func(metric string) map[string]string {
 				node := "other-node"
-				if r.Path == api.PathPodPodSameNode || r.Path == api.PathLoopback {
+				if row, _ := r.Path.Row(); row.SameHost() {
 					node = "same-node"
 				}
 				l := map[string]string{
@@ -83,26 +83,22 @@ func Perfdash(runs []*api.Run) PerfdashData {
 	return out
 }
 
-// scenario names the path the way cilium's perf labels do ("pod-to-pod", "host-to-host").
+// scenario names the path the way cilium's perf labels do ("pod-to-pod", "host-to-host"):
+// its networks, with k8s-netperf's hostNetwork switch applied, or how the client gets in.
 func scenario(r *api.Result) string {
-	switch r.Path {
-	case api.PathPodPodSameNode, api.PathPodPodCrossNode, api.PathPodPodCrossZone:
-		if r.Params.HostNetwork {
-			return "host-to-host"
-		}
-		return "pod-to-pod"
-	case api.PathHostHost:
-		return "host-to-host"
-	case api.PathPodHost:
-		return "pod-to-host"
-	case api.PathHostPod:
-		return "host-to-pod"
-	case api.PathPodClusterIP, api.PathPodNodePort:
+	row, ok := r.Path.Row()
+	switch {
+	case !ok || row.ClientNetwork == "":
+		return string(r.Path)
+	case row.Service():
 		return "pod-to-service"
-	case api.PathExternalService:
+	case row.Access == api.AccessExternal:
 		return "pod-to-external"
 	}
-	return string(r.Path)
+	if r.Params.HostNetwork && row.TakesHostNetwork() {
+		row.ClientNetwork, row.ServerNetwork = api.NetworkHost, api.NetworkHost
+	}
+	return string(row.ClientNetwork) + "-to-" + string(row.ServerNetwork)
 }
 
 func encodePerfdash(w io.Writer, runs []*api.Run) error {

@@ -388,10 +388,11 @@ func methodText(method string) string {
 
 func pathCell(r *api.Result) string {
 	s := string(r.Path)
-	if r.Params.HostNetwork && r.Path != api.PathHostHost {
+	row, _ := r.Path.Row()
+	if r.Params.HostNetwork && !row.HostNetwork() {
 		s += "+hostnet"
 	}
-	if r.Params.Service && r.Path != api.PathPodClusterIP && r.Path != api.PathPodNodePort {
+	if r.Params.Service && !row.Service() {
 		s += "+svc"
 	}
 	if r.Params.IPFamily == "ipv6" {

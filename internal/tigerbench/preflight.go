@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/config"
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/plan"
@@ -55,7 +54,7 @@ func Preflight(ctx context.Context, cs kubernetes.Interface, tests []config.Tige
 // usesService reports whether a case goes through a ClusterIP or NodePort Service.
 func usesService(cases []plan.Case) bool {
 	for _, c := range cases {
-		if c.Path == api.PathPodClusterIP || c.Path == api.PathPodNodePort {
+		if row, _ := c.Path.Row(); row.Service() {
 			return true
 		}
 	}

@@ -6,8 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/cnperf/cnperf/internal/kube"
-
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/kube"
 )
 
 // explainer returns the platform.Pair.Explain of a pair: after a failed sample it looks at the

@@ -6,14 +6,13 @@ import (
 	"io"
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/kube"
-
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/kube"
 )
 
 // What a failed sample's error gains from a look at its endpoints. The fake clientset stands

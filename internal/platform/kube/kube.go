@@ -19,8 +19,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/kube"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +29,7 @@ import (
 	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/clusterinfo"
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
 )
@@ -150,7 +149,7 @@ func (p *Platform) CheckPath(c plan.Case) error {
 	if err != nil {
 		return err
 	}
-	if r.access == accessExternal && p.s.externalHost == "" {
+	if r.access == api.AccessExternal && p.s.externalHost == "" {
 		return fmt.Errorf("path %s needs --external HOST[:PORT[,PORT...]] (what exposes the server pods labelled %s=server)", c.Path, kube.LabelRole)
 	}
 	switch c.Params.IPFamily {
@@ -374,9 +373,9 @@ func (p *Platform) endpointSpecs(cases []plan.Case, routes []route, drivers map[
 		}
 		var kind corev1.ServiceType
 		switch r.access {
-		case accessClusterIP:
+		case api.AccessClusterIP:
 			kind = corev1.ServiceTypeClusterIP
-		case accessNodePort:
+		case api.AccessNodePort:
 			kind = corev1.ServiceTypeNodePort
 		default:
 			continue
@@ -519,7 +518,7 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 
 	t := driver.Target{}
 	switch r.access {
-	case accessDirect:
+	case api.AccessDirect:
 		addr := pl.Server.PodIP
 		if r.serverNet == api.NetworkHost {
 			addr = pl.Server.HostIP
@@ -528,7 +527,7 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 			return nil, fmt.Errorf("server pod %s has no %s address", srv.spec.Name, familyName(family))
 		}
 		t.Host = addr
-	case accessClusterIP:
+	case api.AccessClusterIP:
 		sv := p.services[serviceKey{serverKey{c.Driver, r.serverNet}, corev1.ServiceTypeClusterIP}]
 		if sv == nil {
 			return nil, fmt.Errorf("no ClusterIP service for driver %s", c.Driver)
@@ -538,7 +537,7 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 			return nil, fmt.Errorf("service %s has no %s cluster IP (cluster IPs: %s)", sv.Name, familyName(family), strings.Join(sv.Spec.ClusterIPs, ", "))
 		}
 		t.Host = ip
-	case accessNodePort:
+	case api.AccessNodePort:
 		sv := p.services[serviceKey{serverKey{c.Driver, r.serverNet}, corev1.ServiceTypeNodePort}]
 		if sv == nil {
 			return nil, fmt.Errorf("no NodePort service for driver %s", c.Driver)
@@ -552,7 +551,7 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 		for _, sp := range sv.Spec.Ports {
 			t.Ports[int(sp.Port)] = int(sp.NodePort)
 		}
-	case accessExternal:
+	case api.AccessExternal:
 		t.Host = p.s.externalHost
 		if len(p.s.externalPorts) > 0 {
 			// As the local platform: the given ports replace the servers' ports in order.
@@ -569,7 +568,7 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 		}
 	}
 	pl.Target = t.Host
-	if r.access == accessExternal {
+	if r.access == api.AccessExternal {
 		pl.Target = p.s.External
 	}
 	pl.Server.Address = t.Host

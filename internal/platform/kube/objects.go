@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-
 	"github.com/cnperf/cnperf/internal/kube"
 
 	corev1 "k8s.io/api/core/v1"

@@ -6,12 +6,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/kube"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/cnperf/cnperf/internal/agenttoken"
+	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/version"
 )

@@ -5,11 +5,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/cnperf/cnperf/internal/kube"
-
 	corev1 "k8s.io/api/core/v1"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/plan"
 )
 
@@ -23,64 +22,40 @@ const (
 	roleLocal      nodeRole = "local"       // this machine (external-service with --external-client local)
 )
 
-// access is how the client reaches the server.
-type access string
-
-const (
-	accessDirect    access = "direct"    // pod IP or node IP
-	accessClusterIP access = "clusterip" // a ClusterIP Service
-	accessNodePort  access = "nodeport"  // a NodePort Service on the server's node IP
-	accessExternal  access = "external"  // --external-address
-)
-
-// route is where a case's endpoints go and how the client reaches the server.
+// route is where a case's endpoints go and how the client reaches the server: the path's
+// row (api.PathRow) with the case's k8s-netperf switches applied, its node relation made a
+// node role.
 type route struct {
 	serverNet  api.Network
 	clientNet  api.Network
 	clientNode nodeRole
-	access     access
+	access     api.Access
+}
+
+// clientNodes is the node role of a client, by the path's node relation.
+var clientNodes = map[api.Nodes]nodeRole{
+	api.NodesSame:      roleServerNode,
+	api.NodesCross:     roleClientNode,
+	api.NodesCrossZone: roleZoneNode,
 }
 
 // routeFor maps a case to its route. The servers always run on the server node.
 func routeFor(c plan.Case, externalClient string) (route, error) {
-	r := route{serverNet: api.NetworkPod, clientNet: api.NetworkPod, clientNode: roleClientNode, access: accessDirect}
-	switch c.Path {
-	case api.PathPodPodSameNode:
-		r.clientNode = roleServerNode
-	case api.PathPodPodCrossNode:
-	case api.PathPodPodCrossZone:
-		r.clientNode = roleZoneNode
-	case api.PathHostHost:
-		r.serverNet, r.clientNet = api.NetworkHost, api.NetworkHost
-	case api.PathPodHost:
-		r.serverNet = api.NetworkHost
-	case api.PathHostPod:
-		r.clientNet = api.NetworkHost
-	case api.PathPodClusterIP:
-		r.access = accessClusterIP
-	case api.PathPodNodePort:
-		r.access = accessNodePort
-	case api.PathExternalService:
-		r.access = accessExternal
-		if externalClient == "local" {
-			r.clientNode = roleLocal
-		}
-	case api.PathLoopback:
-		return r, fmt.Errorf("path %q runs on the local platform (--platform local); on Kubernetes use pod-pod-same-node", c.Path)
-	default:
-		return r, fmt.Errorf("path %q is not known to the Kubernetes platform", c.Path)
+	row, ok := c.Path.Row()
+	if !ok {
+		return route{}, fmt.Errorf("path %q is not known to the Kubernetes platform", c.Path)
+	}
+	if row.Nodes == api.NodesLocal {
+		return route{}, fmt.Errorf("path %q runs on the local platform (--platform local); on Kubernetes use pod-pod-same-node", c.Path)
 	}
 	// k8s-netperf's hostNetwork and service switches, when a plan sets them on a pod path.
-	if c.Params.HostNetwork {
-		switch c.Path {
-		case api.PathPodPodSameNode, api.PathPodPodCrossNode, api.PathPodPodCrossZone, api.PathHostHost, api.PathPodClusterIP:
-			r.serverNet, r.clientNet = api.NetworkHost, api.NetworkHost
-		default:
-			return r, fmt.Errorf("hostNetwork: true does not apply to path %q (use host-host, pod-host or host-pod)", c.Path)
-		}
+	if c.Params.HostNetwork && !row.TakesHostNetwork() {
+		return route{}, fmt.Errorf("hostNetwork: true does not apply to path %q (use host-host, pod-host or host-pod)", c.Path)
 	}
-	if c.Params.Service && r.access == accessDirect {
-		r.access = accessClusterIP
+	row = row.Effective(c.Params)
+	r := route{serverNet: row.ServerNetwork, clientNet: row.ClientNetwork, clientNode: clientNodes[row.Nodes], access: row.Access}
+	if row.Access == api.AccessExternal && externalClient == "local" {
+		r.clientNode = roleLocal
 	}
 	return r, nil
 }

@@ -4,12 +4,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/kube"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/plan"
 )
 
@@ -252,20 +251,20 @@ func TestRouteFor(t *testing.T) {
 		want    route
 		wantErr string
 	}{
-		{path: api.PathPodPodSameNode, want: route{api.NetworkPod, api.NetworkPod, roleServerNode, accessDirect}},
-		{path: api.PathPodPodCrossNode, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, accessDirect}},
-		{path: api.PathPodPodCrossZone, want: route{api.NetworkPod, api.NetworkPod, roleZoneNode, accessDirect}},
-		{path: api.PathHostHost, want: route{api.NetworkHost, api.NetworkHost, roleClientNode, accessDirect}},
-		{path: api.PathPodHost, want: route{api.NetworkHost, api.NetworkPod, roleClientNode, accessDirect}},
-		{path: api.PathHostPod, want: route{api.NetworkPod, api.NetworkHost, roleClientNode, accessDirect}},
-		{path: api.PathPodClusterIP, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, accessClusterIP}},
-		{path: api.PathPodNodePort, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, accessNodePort}},
-		{path: api.PathExternalService, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, accessExternal}},
-		{path: api.PathExternalService, ext: "local", want: route{api.NetworkPod, api.NetworkPod, roleLocal, accessExternal}},
+		{path: api.PathPodPodSameNode, want: route{api.NetworkPod, api.NetworkPod, roleServerNode, api.AccessDirect}},
+		{path: api.PathPodPodCrossNode, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, api.AccessDirect}},
+		{path: api.PathPodPodCrossZone, want: route{api.NetworkPod, api.NetworkPod, roleZoneNode, api.AccessDirect}},
+		{path: api.PathHostHost, want: route{api.NetworkHost, api.NetworkHost, roleClientNode, api.AccessDirect}},
+		{path: api.PathPodHost, want: route{api.NetworkHost, api.NetworkPod, roleClientNode, api.AccessDirect}},
+		{path: api.PathHostPod, want: route{api.NetworkPod, api.NetworkHost, roleClientNode, api.AccessDirect}},
+		{path: api.PathPodClusterIP, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, api.AccessClusterIP}},
+		{path: api.PathPodNodePort, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, api.AccessNodePort}},
+		{path: api.PathExternalService, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, api.AccessExternal}},
+		{path: api.PathExternalService, ext: "local", want: route{api.NetworkPod, api.NetworkPod, roleLocal, api.AccessExternal}},
 		// k8s-netperf's switches on a pod path
-		{path: api.PathPodPodCrossNode, params: api.Params{HostNetwork: true}, want: route{api.NetworkHost, api.NetworkHost, roleClientNode, accessDirect}},
-		{path: api.PathPodPodSameNode, params: api.Params{HostNetwork: true}, want: route{api.NetworkHost, api.NetworkHost, roleServerNode, accessDirect}},
-		{path: api.PathPodPodCrossNode, params: api.Params{Service: true}, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, accessClusterIP}},
+		{path: api.PathPodPodCrossNode, params: api.Params{HostNetwork: true}, want: route{api.NetworkHost, api.NetworkHost, roleClientNode, api.AccessDirect}},
+		{path: api.PathPodPodSameNode, params: api.Params{HostNetwork: true}, want: route{api.NetworkHost, api.NetworkHost, roleServerNode, api.AccessDirect}},
+		{path: api.PathPodPodCrossNode, params: api.Params{Service: true}, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, api.AccessClusterIP}},
 		{path: api.PathPodNodePort, params: api.Params{HostNetwork: true}, wantErr: "hostNetwork: true does not apply"},
 		{path: api.PathLoopback, wantErr: "--platform local"},
 	}

@@ -102,10 +102,10 @@ func (p *Platform) CheckPath(c plan.Case) error {
 	if labPath(c.Path) {
 		return p.checkLabPath(c)
 	}
-	switch c.Path {
-	case api.PathLoopback:
+	switch row, _ := c.Path.Row(); {
+	case row.Nodes == api.NodesLocal:
 		return nil
-	case api.PathExternalService:
+	case row.Access == api.AccessExternal:
 		if p.opts.External == "" {
 			return fmt.Errorf("path %q needs --external HOST[:PORT[,PORT...]]", c.Path)
 		}
@@ -113,6 +113,12 @@ func (p *Platform) CheckPath(c plan.Case) error {
 		return err
 	}
 	return fmt.Errorf("path %q is not available on the local platform (available: %s, %s)", c.Path, api.PathLoopback, api.PathExternalService)
+}
+
+// external says whether path p goes to what --external names (no server of cnperf's).
+func external(p api.Path) bool {
+	row, _ := p.Row()
+	return row.Access == api.AccessExternal
 }
 
 // serverProc is one running server.
@@ -140,7 +146,7 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 		}
 		var mine []plan.Case
 		for _, c := range cases {
-			if c.Driver == name && c.Path != api.PathExternalService {
+			if c.Driver == name && !external(c.Path) {
 				mine = append(mine, c)
 			}
 		}
@@ -401,7 +407,7 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 	if err := p.CheckPath(c); err != nil {
 		return nil, err
 	}
-	if c.Path == api.PathExternalService {
+	if external(c.Path) {
 		return p.externalPair(c)
 	}
 	if err := p.serversAlive(c.Driver); err != nil {

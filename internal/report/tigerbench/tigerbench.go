@@ -331,18 +331,19 @@ func fromGroup(run *api.Run, g group, cd ClusterDetails) (Result, error) {
 	return res, nil
 }
 
-// scenario maps a cnperf path to tiger-bench's scenario ("" for paths it has no name for).
+// scenario maps a cnperf path to tiger-bench's scenario by how the client reaches the server
+// ("" for paths it has no name for).
 func scenario(p api.Path) string {
-	switch p {
-	case api.PathPodPodCrossNode, api.PathPodPodSameNode, api.PathPodPodCrossZone, api.PathHostHost,
-		api.PathPodHost, api.PathHostPod, api.PathLoopback:
-		return ScenarioDirect
-	case api.PathPodClusterIP, api.PathPodNodePort:
+	row, ok := p.Row()
+	switch {
+	case !ok:
+		return ""
+	case row.Service():
 		return ScenarioService
-	case api.PathExternalService:
+	case row.Access == api.AccessExternal:
 		return ScenarioExternal
 	}
-	return ""
+	return ScenarioDirect
 }
 
 // collector gathers per-sample values per scenario.
