@@ -25,14 +25,18 @@ const (
 	TCPRR       Profile = "TCP_RR"
 	UDPRR       Profile = "UDP_RR"
 	TCPCRR      Profile = "TCP_CRR"
+	// TCPStreamLat is k8s-netperf's latency under load: a TCP stream saturates the path while
+	// small messages go back and forth, and their round-trip latency is the figure to watch
+	// (bufferbloat, qdiscs, CNI queues); the stream's throughput is its headline figure.
+	TCPStreamLat Profile = "TCP_STREAM_LAT"
 )
 
 // Profiles lists every profile in a stable order.
-var Profiles = []Profile{TCPStream, TCPSendfile, TCPMaerts, UDPStream, TCPRR, UDPRR, TCPCRR}
+var Profiles = []Profile{TCPStream, TCPSendfile, TCPMaerts, UDPStream, TCPRR, UDPRR, TCPCRR, TCPStreamLat}
 
 // IsStream reports whether the profile measures bulk throughput.
 func (p Profile) IsStream() bool {
-	return p == TCPStream || p == TCPSendfile || p == TCPMaerts || p == UDPStream
+	return p == TCPStream || p == TCPSendfile || p == TCPMaerts || p == UDPStream || p == TCPStreamLat
 }
 
 // IsRR reports whether the profile measures request/response transactions.
@@ -58,7 +62,7 @@ type Params struct {
 	WarmupSeconds     float64 `json:"warmupSeconds,omitempty"`
 	Samples           int     `json:"samples"`
 	MessageSizeBytes  int     `json:"messageSizeBytes"`
-	ResponseSizeBytes int     `json:"responseSizeBytes,omitempty"` // RR response size; 0 = same as message size
+	ResponseSizeBytes int     `json:"responseSizeBytes,omitempty"` // RR response size (0 = the message size); TCP_STREAM_LAT: the small messages' size (0 = 1)
 	Parallel          int     `json:"parallel"`
 	Burst             int     `json:"burst"`                       // extra transactions in flight (netperf -b); 0 = one at a time
 	RateBitsPerSecond float64 `json:"rateBitsPerSecond,omitempty"` // UDP/TCP target rate; 0 = unlimited

@@ -47,7 +47,7 @@ func TestLoadErrors(t *testing.T) {
 				`plan.yaml:4: defaults.duration: duration must be positive, got 0s`,
 				`plan.yaml:5: defaults.samples: samples must be at least 1, got 0`}},
 		{"unknown profile", "plan.yaml", head + "tests:\n  - name: x\n    drivers: [native]\n    profiles: [TCP_STREAM, TCP_FOO]\n",
-			[]string{`plan.yaml:6: tests[0].profiles[1]: unknown profile "TCP_FOO" (known: TCP_STREAM, TCP_SENDFILE, TCP_MAERTS, UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR)`}},
+			[]string{`plan.yaml:6: tests[0].profiles[1]: unknown profile "TCP_FOO" (known: TCP_STREAM, TCP_SENDFILE, TCP_MAERTS, UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR, TCP_STREAM_LAT)`}},
 		{"unknown path and ipFamily", "plan.yaml", head + "tests:\n  - profiles: [TCP_RR]\n    paths:\n      - loopbak\n    ipFamily: ipv5\n",
 			[]string{
 				`plan.yaml:6: tests[0].paths[0]: unknown path "loopbak" (did you mean "loopback"?) (known: loopback, host-host, pod-pod-same-node, pod-pod-cross-node, pod-pod-cross-zone, pod-host, host-pod, pod-clusterip, pod-nodeport, external-service)`,
@@ -64,7 +64,7 @@ func TestLoadErrors(t *testing.T) {
 		{"no tests", "plan.yaml", head + "tests: []\n",
 			[]string{`plan.yaml:3: tests: the plan has no tests`}},
 		{"no profiles", "plan.yaml", head + "tests:\n  - name: empty\n",
-			[]string{`plan.yaml:4: tests[0].profiles: no profiles: list at least one here or in defaults (known: TCP_STREAM, TCP_SENDFILE, TCP_MAERTS, UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR)`}},
+			[]string{`plan.yaml:4: tests[0].profiles: no profiles: list at least one here or in defaults (known: TCP_STREAM, TCP_SENDFILE, TCP_MAERTS, UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR, TCP_STREAM_LAT)`}},
 		{"missing apiVersion", "plan.yaml", "kind: Plan\ntests:\n  - profiles: [TCP_RR]\n",
 			[]string{`plan.yaml:1: apiVersion: missing apiVersion (want "cnperf.dev/v1alpha1")`}},
 		{"wrong apiVersion and kind", "plan.yaml", "apiVersion: cnperf.dev/v2\nkind: Run\ntests:\n  - profiles: [TCP_RR]\n",

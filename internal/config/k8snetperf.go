@@ -52,8 +52,9 @@ var k8sNetperfValidTests = regexp.MustCompile("(?i)tcp_stream_lat|tcp_stream|udp
 // What k8s-netperf's validConfig refuses, cnperf refuses: a profile outside its validTests,
 // and duration, samples, messagesize or parallelism missing or below 1 (there are no
 // defaults: a missing field is 0). A profile k8s-netperf accepts but no cnperf driver runs
-// (TCP_STREAM_LAT, UDP_CRR, SCTP_*) is skipped with a warning, as k8s-netperf's drivers skip
-// the tests they do not support.
+// (UDP_CRR, SCTP_*) is skipped with a warning, as k8s-netperf's drivers skip the tests they do
+// not support. TCP_STREAM_LAT runs (uperf and native); its messagereadsize is the small
+// messages' size (responseSize).
 func readK8sNetperf(d *decoder, root *yaml.Node, format string, lines LineIndex) *api.Plan {
 	p := &api.Plan{APIVersion: api.APIVersion, Kind: api.KindPlan}
 	d.lenient, d.peer = map[reflect.Type]bool{reflect.TypeOf(k8sNetperfTest{}): true}, "k8s-netperf"
@@ -180,11 +181,7 @@ func addK8sNetperf(d *decoder, p *api.Plan, lines LineIndex, names map[string]in
 		return
 	}
 	if !profile.Valid() {
-		why := "no cnperf driver runs it"
-		if profile == "TCP_STREAM_LAT" {
-			why = "k8s-netperf runs it with uperf only (its netperf and iperf3 drivers skip it); cnperf has no such profile"
-		}
-		warn("profile", "profile %q: %s: test skipped", t.Profile, why)
+		warn("profile", "profile %q: no cnperf driver runs it: test skipped", t.Profile)
 		return
 	}
 	if t.Metric != "" {
@@ -193,8 +190,8 @@ func addK8sNetperf(d *decoder, p *api.Plan, lines LineIndex, names map[string]in
 	if t.AcrossAZ != nil {
 		warn("acrossaz", "acrossaz is set by k8s-netperf itself (--across and the nodes' zones); the file's value is ignored")
 	}
-	if t.MessageReadSize != nil {
-		warn("messagereadsize", "messagereadsize applies to TCP_STREAM_LAT (uperf) only; ignored for %s", profile)
+	if t.MessageReadSize != nil && profile != api.TCPStreamLat {
+		warn("messagereadsize", "messagereadsize applies to TCP_STREAM_LAT only; ignored for %s", profile)
 	}
 
 	if name != "" {
@@ -239,6 +236,11 @@ func addK8sNetperf(d *decoder, p *api.Plan, lines LineIndex, names map[string]in
 	if t.Service != nil {
 		g.Service = t.Service
 		from("service", "service")
+	}
+	if profile == api.TCPStreamLat && t.MessageReadSize != nil && *t.MessageReadSize > 0 {
+		// the small messages' size (k8s-netperf's default 1 is cnperf's too)
+		g.ResponseSize = t.MessageReadSize
+		from("responseSize", "messagereadsize")
 	}
 	p.Tests = append(p.Tests, g)
 }

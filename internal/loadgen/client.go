@@ -45,10 +45,11 @@ type ClientConfig struct {
 }
 
 // DefaultMessageSize is the message size used when none is given: 128 KiB for TCP streams
-// (iperf3's default), 1400 bytes for UDP_STREAM (fits a 1500-byte MTU), 1 byte for RR and CRR.
+// (iperf3's default; TCP_STREAM_LAT's stream too), 1400 bytes for UDP_STREAM (fits a 1500-byte
+// MTU), 1 byte for RR and CRR.
 func DefaultMessageSize(profile string) int {
 	switch kindOf(profile) {
-	case kindStream, kindMaerts:
+	case kindStream, kindMaerts, kindStreamLat:
 		return 128 << 10
 	case kindUDPStream:
 		return 1400

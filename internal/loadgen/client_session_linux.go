@@ -74,7 +74,7 @@ func (cs *clientSession) addFlow(f *flowState) {
 func (cs *clientSession) openFlows() error {
 	st := cs.st
 	kind := kindOf(st.Profile)
-	for i := 0; i < st.Parallel; i++ {
+	for i := 0; i < flowCount(st); i++ {
 		switch kind {
 		case kindCRR:
 			cs.addFlow(&flowState{index: i, fd: -1})
@@ -90,7 +90,7 @@ func (cs *clientSession) openFlows() error {
 				return fmt.Errorf("flow %d: %w", i, err)
 			}
 			cs.addFlow(&flowState{index: i, fd: fd})
-			if kind == kindTCPRR {
+			if kind == kindTCPRR || isProbe(st, i) {
 				// no socket timeouts on RR connections (dialTCP's connect timeout is cleared
 				// too): every blocking call would arm and cancel a kernel timer (~0.2 µs per
 				// transaction); finishWorkers bounds the drain
@@ -176,7 +176,7 @@ func (cs *clientSession) startWorkers() {
 	}
 	for _, f := range cs.flows {
 		f := f
-		if !cs.cfg.NoHistogram && (kind == kindTCPRR || kind == kindUDPRR || kind == kindCRR) {
+		if !cs.cfg.NoHistogram && (kind == kindTCPRR || kind == kindUDPRR || kind == kindCRR || isProbe(st, f.index)) {
 			f.hist = hdr.New()
 		}
 		cs.wg.Add(1)
@@ -196,6 +196,12 @@ func (cs *clientSession) startWorkers() {
 				err = streamRecv(f, recvBufSize(st.MessageBytes), func() bool { return false })
 			case kindTCPRR:
 				err = tcpRRClient(f, st.MessageBytes, st.ResponseBytes, st.Burst, &cs.phase, stop)
+			case kindStreamLat:
+				if isProbe(st, f.index) {
+					err = tcpRRClient(f, st.ResponseBytes, st.ResponseBytes, 0, &cs.phase, stop)
+				} else {
+					err = streamSend(f, st.MessageBytes, perFlowRate, "", stop)
+				}
 			case kindUDPRR:
 				err = udpRRClient(f, st.MessageBytes, st.ResponseBytes, st.Burst, &cs.phase, stop)
 			case kindUDPStream:
@@ -288,6 +294,9 @@ func (cs *clientSession) intervals() []api.SampleInterval {
 		}
 		var d snap
 		for k := range b.s {
+			if isProbe(cs.st, k) {
+				continue // the stream's rate, without the probe's few bytes
+			}
 			w := b.s[k].sub(a.s[k])
 			d.bytesTx += w.bytesTx
 			d.bytesRx += w.bytesRx
@@ -295,7 +304,7 @@ func (cs *clientSession) intervals() []api.SampleInterval {
 		}
 		iv := api.SampleInterval{StartSeconds: float64(a.mono-cs.cpuA.mono) / 1e9, DurationSeconds: sec}
 		switch kind {
-		case kindStream, kindUDPStream:
+		case kindStream, kindUDPStream, kindStreamLat:
 			iv.BitsPerSecond = f64(float64(d.bytesTx) * 8 / sec)
 		case kindMaerts:
 			iv.BitsPerSecond = f64(float64(d.bytesRx) * 8 / sec)
@@ -311,7 +320,7 @@ func (cs *clientSession) finishWorkers() error {
 	done := make(chan struct{})
 	go func() { cs.wg.Wait(); close(done) }()
 	limit := 15 * time.Second
-	if k := kindOf(cs.st.Profile); k == kindTCPRR || k == kindCRR {
+	if k := kindOf(cs.st.Profile); k == kindTCPRR || k == kindCRR || k == kindStreamLat {
 		// RR and CRR flows block without a timeout while their last transactions complete
 		limit = drainTimeout
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/loadgen/control"
 	"github.com/cnperf/cnperf/internal/stats/hdr"
 )
@@ -368,6 +369,53 @@ func TestIntervals(t *testing.T) {
 		}
 		if want <= 0 || math.Abs(total-want) > 1e-6*want {
 			t.Errorf("%s: intervals add up to %v, window counters %v", profile, total, want)
+		}
+	}
+}
+
+// TestStreamLatCounts: TCP_STREAM_LAT is P stream flows and one probe flow of small
+// request/responses on its own connection: the throughput is the streams' (what the server
+// read of them), the transactions and the latency histogram the probe's.
+func TestStreamLatCounts(t *testing.T) {
+	s := startServer(t, ServerConfig{})
+	for _, tc := range []struct{ parallel, msg, probe int }{{1, 1024, 0}, {2, 65536, 64}} {
+		rep := runClient(t, s, ClientConfig{Profile: "TCP_STREAM_LAT", Parallel: tc.parallel, MessageSize: tc.msg,
+			ResponseSize: tc.probe, Warmup: 50 * time.Millisecond})
+		if len(rep.ClientFlows) != tc.parallel+1 || len(rep.Server.Flows) != tc.parallel+1 {
+			t.Fatalf("%+v: %d client and %d server flows", tc, len(rep.ClientFlows), len(rep.Server.Flows))
+		}
+		wantProbe := tc.probe
+		if wantProbe == 0 {
+			wantProbe = 1
+		}
+		if rep.Setup.ResponseBytes != wantProbe {
+			t.Errorf("%+v: probe size %d", tc, rep.Setup.ResponseBytes)
+		}
+		var streamRx int64
+		for _, f := range rep.Server.Flows {
+			if f.Flow < tc.parallel {
+				streamRx += f.WindowBytesRx
+			}
+		}
+		probe, probeSrv := rep.ClientFlows[tc.parallel], rep.Server.Flows[tc.parallel]
+		if probe.TotalTransactions == 0 || probe.TotalTransactions != probeSrv.TotalTransactions {
+			t.Errorf("%+v: probe completed %d transactions, server answered %d", tc, probe.TotalTransactions, probeSrv.TotalTransactions)
+		}
+		smp := rep.Sample
+		if smp.ThroughputBitsPerSecond == nil || *smp.BytesReceived != streamRx ||
+			math.Abs(*smp.ThroughputBitsPerSecond-float64(streamRx)*8/(float64(rep.Server.WindowNs)/1e9)) > 1 {
+			t.Errorf("%+v: throughput %v, streams received %d", tc, smp.ThroughputBitsPerSecond, streamRx)
+		}
+		if *smp.Transactions != probe.WindowTransactions || smp.Histogram == nil || smp.Latency == nil ||
+			smp.Latency.Provenance != api.LatencyMeasured || *smp.Latency.P99 < *smp.Latency.P50 {
+			t.Errorf("%+v: transactions %v latency %+v", tc, smp.Transactions, smp.Latency)
+		}
+		h, err := hdr.FromAPI(smp.Histogram)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := h.Count() - probe.WindowTransactions; d > 2+probe.WindowTransactions/500 || d < -2-probe.WindowTransactions/500 {
+			t.Errorf("%+v: histogram has %d transactions, probe window %d", tc, h.Count(), probe.WindowTransactions)
 		}
 	}
 }

@@ -1,5 +1,7 @@
 package loadgen
 
+import "github.com/cnperf/cnperf/internal/loadgen/control"
+
 type profileKind int
 
 const (
@@ -9,6 +11,7 @@ const (
 	kindTCPRR
 	kindUDPRR
 	kindCRR
+	kindStreamLat // TCP_STREAM_LAT: stream flows and one small-message RR flow (the probe)
 )
 
 func kindOf(p string) profileKind {
@@ -23,7 +26,24 @@ func kindOf(p string) profileKind {
 		return kindTCPRR
 	case "UDP_RR":
 		return kindUDPRR
+	case "TCP_STREAM_LAT":
+		return kindStreamLat
 	default:
 		return kindCRR
 	}
+}
+
+// flowCount is how many data connections a test opens: its parallel flows, and for
+// TCP_STREAM_LAT one more, the probe, after the stream flows.
+func flowCount(st control.Setup) int {
+	if kindOf(st.Profile) == kindStreamLat {
+		return st.Parallel + 1
+	}
+	return st.Parallel
+}
+
+// isProbe reports whether flow i is TCP_STREAM_LAT's small-message RR flow: its
+// transactions are timed while the other flows stream.
+func isProbe(st control.Setup, i int) bool {
+	return kindOf(st.Profile) == kindStreamLat && i == st.Parallel
 }

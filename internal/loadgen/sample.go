@@ -20,6 +20,9 @@ func buildSample(rep *Report, start, end time.Time, hist *hdr.Histogram, histOn 
 	s := api.Sample{StartTime: start, EndTime: end, DurationSeconds: float64(rep.WindowNs) / 1e9}
 	clientSec := float64(rep.WindowNs) / 1e9
 	serverSec := float64(srv.WindowNs) / 1e9
+	if kindOf(st.Profile) == kindStreamLat {
+		return streamLatSample(rep, s, hist, histOn)
+	}
 	var cw ClientFlow
 	for _, f := range rep.ClientFlows {
 		cw.WindowBytesTx += f.WindowBytesTx
@@ -121,6 +124,49 @@ func buildSample(rep *Report, start, end time.Time, hist *hdr.Histogram, histOn 
 	}
 	s.Notes = append(s.Notes, srv.Notes...)
 	s.CPU = &api.SampleCPU{Client: cpuUsage(rep.ClientCPU, kb, tx), Server: cpuUsage(srv.CPU, kb, tx)}
+	return s, nil
+}
+
+// streamLatSample is TCP_STREAM_LAT's sample: the stream flows' throughput as the server read
+// it, and the round trips of the probe's small messages (its own connection, timed while the
+// streams ran) from their histogram.
+func streamLatSample(rep *Report, s api.Sample, hist *hdr.Histogram, histOn bool) (api.Sample, error) {
+	st, srv := rep.Setup, rep.Server
+	var rx, tx, retrans int64
+	for _, f := range srv.Flows {
+		if !isProbe(st, f.Flow) {
+			rx += f.WindowBytesRx
+		}
+	}
+	var probe ClientFlow
+	for i, f := range rep.ClientFlows {
+		retrans += f.Retransmits
+		if isProbe(st, i) {
+			probe = f
+		} else {
+			tx += f.WindowBytesTx
+		}
+	}
+	if rx <= 0 {
+		return s, fmt.Errorf("the server received no stream data in the measured window (client sent %d bytes)", tx)
+	}
+	if probe.WindowTransactions <= 0 {
+		return s, errors.New("the latency probe completed no transaction in the measured window")
+	}
+	s.ThroughputBitsPerSecond = f64(float64(rx) * 8 / (float64(srv.WindowNs) / 1e9))
+	s.BytesSent, s.BytesReceived = i64(tx), i64(rx)
+	s.Retransmits = f64(float64(retrans))
+	s.Transactions = i64(probe.WindowTransactions)
+	s.TransactionsPerSecond = f64(float64(probe.WindowTransactions) / (float64(rep.WindowNs) / 1e9))
+	if histOn && hist.Count() > 0 {
+		s.Latency = hist.Latency()
+		s.Histogram = hist.ToAPI()
+	}
+	s.Notes = append(s.Notes, fmt.Sprintf("latency under load: %d stream flow(s) of %d-byte writes, and on a connection of "+
+		"its own one %d-byte request/response at a time; throughput is what the server read of the streams, transactions "+
+		"and latency are the small messages'", st.Parallel, st.MessageBytes, st.ResponseBytes))
+	s.Notes = append(s.Notes, srv.Notes...)
+	s.CPU = &api.SampleCPU{Client: cpuUsage(rep.ClientCPU, float64(rx)/1024, 0), Server: cpuUsage(srv.CPU, float64(rx)/1024, 0)}
 	return s, nil
 }
 

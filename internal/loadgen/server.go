@@ -466,6 +466,9 @@ func truncate(s string, n int) string {
 func normalizeSetup(s control.Setup) control.Setup {
 	if s.ResponseBytes == 0 {
 		s.ResponseBytes = s.MessageBytes
+		if kindOf(s.Profile) == kindStreamLat {
+			s.ResponseBytes = 1 // the probe's small messages (k8s-netperf's messagereadsize default)
+		}
 	}
 	if s.CRRClose == "" {
 		s.CRRClose = control.CloseGraceful

@@ -50,7 +50,9 @@ type serverSession struct {
 	unpin        func()
 }
 
-func (p profileKind) isTCPFlows() bool { return p == kindStream || p == kindMaerts || p == kindTCPRR }
+func (p profileKind) isTCPFlows() bool {
+	return p == kindStream || p == kindMaerts || p == kindTCPRR || p == kindStreamLat
+}
 
 func newServerSession(st control.Setup, addr netip.Addr, dataPort int) (*serverSession, error) {
 	ss := &serverSession{st: st, addr: addr, cookie: newCookie(), lfd: -1, ufd: -1, acceptDone: make(chan error, 1)}
@@ -119,7 +121,7 @@ func (ss *serverSession) err() error {
 }
 
 func (ss *serverSession) acceptTCPFlows() {
-	n := ss.st.Parallel
+	n := flowCount(ss.st)
 	flows := make([]*flowState, n)
 	got := 0
 	deadline := time.Now().Add(flowSetupTimeout)
@@ -153,7 +155,7 @@ func (ss *serverSession) acceptTCPFlows() {
 			closeFd(fd) // a stranger or a duplicate
 			continue
 		}
-		if kindOf(ss.st.Profile) == kindTCPRR {
+		if kindOf(ss.st.Profile) == kindTCPRR || isProbe(ss.st, idx) {
 			_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 			// no timeouts on RR connections (see openFlows): the client's shutdown ends the
 			// flow, and finish aborts it if the client vanishes
@@ -303,6 +305,12 @@ func (ss *serverSession) start() error {
 				err = streamSend(f, st.MessageBytes, st.RateBitsPerSecond/float64(st.Parallel), mode, sendStop)
 			case kindTCPRR:
 				err = tcpRRServer(f, st.MessageBytes, st.ResponseBytes, stop)
+			case kindStreamLat:
+				if isProbe(st, f.index) {
+					err = tcpRRServer(f, st.ResponseBytes, st.ResponseBytes, stop)
+				} else {
+					err = streamRecv(f, recvBufSize(st.MessageBytes), stop)
+				}
 			case kindUDPRR:
 				err = udpRRServer(f, st.MessageBytes, st.ResponseBytes, st.Burst, ss.cookie, stop)
 			case kindUDPStream:

@@ -489,9 +489,10 @@ func (x *expander) expandGroup(name, prefix string, own, def group) {
 			x.errs.Add(prefix+".burst", "burst applies only to request/response profiles (%s) and this group has none",
 				joinProfiles(rrProfiles()))
 		}
-		if own.respSize != nil {
-			x.errs.Add(prefix+".responseSize", "responseSize applies only to request/response profiles (%s) and this group has none",
-				joinProfiles(rrProfiles()))
+		latUnderLoad := slices.ContainsFunc(profiles, func(p item[api.Profile]) bool { return p.v == api.TCPStreamLat })
+		if own.respSize != nil && !latUnderLoad {
+			x.errs.Add(prefix+".responseSize", "responseSize applies only to request/response profiles (%s) and %s "+
+				"(its small messages' size), and this group has none", joinProfiles(rrProfiles()), api.TCPStreamLat)
 		}
 	}
 	switch {
@@ -583,7 +584,7 @@ func (x *expander) expandGroup(name, prefix string, own, def group) {
 							src := caseSources{profile: prof.path, path: path.path, driver: drv.path, parallel: par.path, burst: b.path, rate: rate.path,
 								duration: duration.path, warmup: warmup.path, options: optionsPath,
 								badTime: duration.bad || warmup.bad}
-							if respSize != nil && prof.v.IsRR() {
+							if respSize != nil && (prof.v.IsRR() || prof.v == api.TCPStreamLat) {
 								if !respSize.bad {
 									c.Params.ResponseSizeBytes = respSize.v
 								}

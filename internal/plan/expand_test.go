@@ -196,10 +196,10 @@ func TestExpandErrors(t *testing.T) {
 			[]string{`apiVersion: unsupported apiVersion "cnperf.dev/v9" (want "cnperf.dev/v1alpha1")`, `kind: unsupported kind "Run" (want "Plan")`}},
 		{"unknown profile", plan1(api.TestGroup{Profiles: []api.Profile{"TCP_STRAEM", "FOO"}}),
 			[]string{
-				`tests[0].profiles[0]: unknown profile "TCP_STRAEM" (did you mean "TCP_STREAM"?) (known: TCP_STREAM, TCP_SENDFILE, TCP_MAERTS, UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR)`,
-				`tests[0].profiles[1]: unknown profile "FOO" (known: TCP_STREAM, TCP_SENDFILE, TCP_MAERTS, UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR)`}},
+				`tests[0].profiles[0]: unknown profile "TCP_STRAEM" (did you mean "TCP_STREAM"?) (known: TCP_STREAM, TCP_SENDFILE, TCP_MAERTS, UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR, TCP_STREAM_LAT)`,
+				`tests[0].profiles[1]: unknown profile "FOO" (known: TCP_STREAM, TCP_SENDFILE, TCP_MAERTS, UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR, TCP_STREAM_LAT)`}},
 		{"no profiles", plan1(api.TestGroup{Name: "x"}),
-			[]string{"tests[0].profiles: no profiles: list at least one here or in defaults (known: TCP_STREAM, TCP_SENDFILE, TCP_MAERTS, UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR)"}},
+			[]string{"tests[0].profiles: no profiles: list at least one here or in defaults (known: TCP_STREAM, TCP_SENDFILE, TCP_MAERTS, UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR, TCP_STREAM_LAT)"}},
 		{"unknown path", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Paths: []api.Path{"pod-pod"}}),
 			[]string{`tests[0].paths[0]: unknown path "pod-pod" (known: loopback, host-host, pod-pod-same-node, pod-pod-cross-node, pod-pod-cross-zone, pod-host, host-pod, pod-clusterip, pod-nodeport, external-service)`}},
 		{"unknown driver", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Drivers: []string{"netpref"}}),
@@ -287,7 +287,7 @@ func TestExpandErrors(t *testing.T) {
 		{"burst without rr", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPStream}, Burst: []int{4}, ResponseSize: ptr(5)}),
 			[]string{
 				`tests[0].burst: burst applies only to request/response profiles (TCP_RR, UDP_RR, TCP_CRR) and this group has none`,
-				`tests[0].responseSize: responseSize applies only to request/response profiles (TCP_RR, UDP_RR, TCP_CRR) and this group has none`}},
+				`tests[0].responseSize: responseSize applies only to request/response profiles (TCP_RR, UDP_RR, TCP_CRR) and TCP_STREAM_LAT (its small messages' size), and this group has none`}},
 		{"ipFamily and rate", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, IPFamily: "ipv5", Rate: "fast"}),
 			[]string{
 				`tests[0].rate: "fast" is not a rate (use e.g. 10k, 500M, 1G: bits per second)`,

@@ -379,3 +379,67 @@ func TestLabPaths(t *testing.T) {
 		t.Errorf("paths run: %v", paths)
 	}
 }
+
+// TestStreamLatLoopback runs k8s-netperf's TCP_STREAM_LAT test, from a file in its own format,
+// with uperf (k8s-netperf's profile) and the native generator (stream flows and a small-message
+// probe on a connection of its own), on loopback: every test of k8s-netperf's shipped
+// netperf.yml then runs, and this one reports throughput, transactions and measured latency.
+func TestStreamLatLoopback(t *testing.T) {
+	need(t, "uperf")
+	cfg := t.TempDir() + "/netperf.yml"
+	if err := os.WriteFile(cfg, []byte(`---
+tests:
+  - TCPStreamLatency:
+    parallelism: 1
+    profile: "TCP_STREAM_LAT"
+    duration: 2
+    samples: 1
+    messagesize: 1024
+    messagereadsize: 1
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, stderr, err := cnperf(t, "-c", cfg, "--driver", "native,uperf")
+	ok(t, r, stderr, err)
+	if len(r.Results) != 2 {
+		t.Fatalf("%d results, want TCP_STREAM_LAT with native and uperf\nstderr:\n%s", len(r.Results), stderr)
+	}
+	for _, res := range r.Results {
+		if res.Profile != api.TCPStreamLat || res.Params.MessageSizeBytes != 1024 {
+			t.Errorf("%s: %s, message size %d", res.Driver, res.Profile, res.Params.MessageSizeBytes)
+		}
+		s := res.Samples[0]
+		positive(t, res.Driver+" throughput", s.ThroughputBitsPerSecond)
+		positive(t, res.Driver+" transactions/s", s.TransactionsPerSecond)
+		l := res.Summary.LatencyMicroseconds
+		if l == nil || l.Provenance != api.LatencyMeasured || l.Mean == nil || !(*l.Mean > 0) {
+			t.Errorf("%s latency %+v", res.Driver, l)
+			continue
+		}
+		// the native probe times every small message: percentiles from its histogram
+		if res.Driver == "native" && (l.P99 == nil || s.Histogram == nil || *l.P99 < *l.P50) {
+			t.Errorf("native latency without percentiles: %+v", l)
+		}
+	}
+}
+
+// TestK8sNetperfShippedFileRunsEveryTest: k8s-netperf's own netperf.yml (v0.1.43) plans every
+// one of its tests, TCP_STREAM_LAT included, with the native generator (a dry run: nothing
+// starts).
+func TestK8sNetperfShippedFileRunsEveryTest(t *testing.T) {
+	var out, errb bytes.Buffer
+	err := app.Run(context.Background(), iostreams.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb},
+		[]string{"run", "--platform", "local", "--dry-run", "-o", "json", "--driver", "native",
+			"-c", "../../internal/config/testdata/peers/k8s-netperf/netperf.yml@492f5514295f.yml"})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if strings.Contains(errb.String(), "skipped") {
+		t.Errorf("a test was skipped:\n%s", errb.String())
+	}
+	for _, want := range []string{`"TCP_STREAM_LAT"`, `"TCP_CRR"`, `"UDP_STREAM"`, `"TCP_RR"`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("dry run lacks %s:\n%s", want, out.String())
+		}
+	}
+}

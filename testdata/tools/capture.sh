@@ -332,7 +332,9 @@ uperf_profile() {
 			printf '      <flowop type="connect" options="remotehost=%s protocol=%s%s%s"/>\n' $HOST "$proto" "$port" "$nodelay"
 			printf '    </transaction>\n    <transaction duration="1s">\n'
 			for op in "$@"; do
-				printf '      <flowop type="%s" options="size=%s"/>\n' "${op%%:*}" "${op#*:}"
+				opts=${op#*:}
+				case $opts in *=*) ;; *) opts="size=$opts" ;; esac
+				printf '      <flowop type="%s" options="%s"/>\n' "${op%%:*}" "$opts"
 			done
 			printf '    </transaction>\n    <transaction iterations="1">\n      <flowop type="disconnect"/>\n    </transaction>\n  </group>\n'
 			i=$((i + 1))
@@ -378,6 +380,13 @@ capture_uperf_peers() {
 	urun "$d" k8s_udp_stream_v "$v" -v -a -R -i 1 -P $UPERF_PORT
 	uperf_profile "$P/tcp_rr_p1_noall.xml" cnperf-TCP_RR nthreads 1 tcp $data write:1 read:1
 	urun "$d" tcp_rr_p1_noall "$v" -R -i 1 -P $UPERF_PORT
+	# TCP_STREAM_LAT: the driver's profile (16 writes of the message, 16 reads of the small
+	# message back, per transaction) and k8s-netperf's own
+	uperf_profile "$P/tcp_stream_lat_p1.xml" cnperf-TCP_STREAM_LAT nthreads 1 tcp $data "write:count=16 size=1024" "read:count=16 size=1"
+	urun "$d" tcp_stream_lat_p1 "$v" -a -R -i 1 -P $UPERF_PORT
+	k8s_uperf_profile "$P/k8s_tcp_stream_lat_v.xml" stream-tcp-1024-1 tcp $data \
+		'  <flowop type=write options="count=16 size=1024"/>\n  <flowop type=read options="count=16 size=1"/>\n'
+	urun "$d" k8s_tcp_stream_lat_v "$v" -v -a -R -i 1 -P $UPERF_PORT
 }
 
 capture_uperf() {

@@ -315,6 +315,11 @@ func Check(p api.Profile, s api.Sample) error {
 		err = need("transactionsPerSecond", s.TransactionsPerSecond)
 	case api.TCPCRR:
 		err = need("connectionsPerSecond", s.ConnectionsPerSecond)
+	case api.TCPStreamLat:
+		err = need("throughputBitsPerSecond", s.ThroughputBitsPerSecond)
+		if err == nil {
+			err = need("transactionsPerSecond", s.TransactionsPerSecond)
+		}
 	default:
 		err = toolkit.Unsupported(Name, p)
 	}

@@ -199,7 +199,7 @@ func TestParseCaptured(t *testing.T) {
 		if s.CPU == nil || s.CPU.Client == nil || s.CPU.Server == nil {
 			t.Errorf("%s: no CPU", p)
 		}
-		if p.IsRR() && (s.Histogram == nil || s.Latency == nil) {
+		if (p.IsRR() || p == api.TCPStreamLat) && (s.Histogram == nil || s.Latency == nil) {
 			t.Errorf("%s: no latency", p)
 		}
 	}

@@ -87,7 +87,8 @@ func (Driver) Name() string { return Name }
 // Capabilities implements driver.Driver.
 func (Driver) Capabilities() driver.Capabilities {
 	return driver.Capabilities{
-		Profiles:     append([]api.Profile(nil), api.Profiles...), // all seven
+		// every profile but TCP_STREAM_LAT, which k8s-netperf's netperf driver skips too
+		Profiles:     []api.Profile{api.TCPStream, api.TCPSendfile, api.TCPMaerts, api.UDPStream, api.TCPRR, api.UDPRR, api.TCPCRR},
 		Parallel:     true,
 		Burst:        true,
 		MessageSize:  true,

@@ -75,7 +75,8 @@ func (Driver) ImportAs(name string, data []byte, profile api.Profile) ([]driver.
 	if threads < 1 {
 		threads = 1
 	}
-	s, err := r.ToSample(profile, threads, 0)
+	req, resp := msg, 1 // TCP_STREAM_LAT's small message: k8s-netperf's default (its name does not say)
+	s, err := r.ToSample(profile, threads, 0, req, resp)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

@@ -332,8 +332,9 @@ func (r Result) window(seconds float64) (bytes, ops int64, secs float64, note st
 }
 
 // ToSample turns the output of a run of profile p with the given threads into a sample;
-// seconds is the measured transaction's duration when known, else 0 (see window).
-func (r Result) ToSample(p api.Profile, threads int, seconds float64) (api.Sample, error) {
+// seconds is the measured transaction's duration when known, else 0 (see window); req and
+// resp are TCP_STREAM_LAT's message and small-message sizes (unused by other profiles).
+func (r Result) ToSample(p api.Profile, threads int, seconds float64, req, resp int) (api.Sample, error) {
 	if len(r.Messages) > 0 {
 		return api.Sample{}, fmt.Errorf("uperf: %s", strings.Join(r.Messages, " | "))
 	}
@@ -346,6 +347,9 @@ func (r Result) ToSample(p api.Profile, threads int, seconds float64) (api.Sampl
 	}
 	s := api.Sample{DurationSeconds: secs}
 	toolkit.AddNote(&s, wnote)
+	if p == api.TCPStreamLat {
+		return r.streamLatSample(s, bytes, ops, secs, req, resp)
+	}
 	if p.IsRR() {
 		// Every transaction is a write and a read flowop; uperf counts flowops.
 		tx := ops / 2
@@ -414,6 +418,39 @@ func (r Result) ToSample(p api.Profile, threads int, seconds float64) (api.Sampl
 		toolkit.AddNote(&s, "throughput as sent by uperf's master (TCP: what the slave received, minus the last in-flight window)")
 	}
 	s.ThroughputBitsPerSecond = toolkit.F(bps)
+	return s, nil
+}
+
+// streamLatSample is TCP_STREAM_LAT's sample (k8s-netperf's profile): each transaction is
+// StreamLatCount writes of req bytes and as many reads of resp bytes the slave writes back.
+// uperf counts flowops and the bytes of both directions: the stream's throughput is the bytes
+// written, the transactions are flowops ÷ 2·StreamLatCount, and the latency is uperf's own time
+// per transaction (-a Txn table: mean, min, max; k8s-netperf's uperf-histogram build adds
+// percentiles, stock uperf 1.0.8 prints none).
+func (r Result) streamLatSample(s api.Sample, bytes, ops int64, secs float64, req, resp int) (api.Sample, error) {
+	if bytes <= 0 {
+		return api.Sample{}, fmt.Errorf("uperf moved no data in %.3f s", secs)
+	}
+	tx := ops / (2 * StreamLatCount)
+	written := float64(bytes)
+	if req > 0 && resp > 0 {
+		written = float64(bytes) * float64(req) / float64(req+resp)
+		toolkit.AddNote(&s, fmt.Sprintf("TCP_STREAM_LAT as k8s-netperf runs it with uperf: throughput of the %d-byte writes "+
+			"(uperf's byte count × %d/(%d+%d): it counts both directions)", req, req, req, resp))
+	} else {
+		toolkit.AddNote(&s, "TCP_STREAM_LAT as k8s-netperf runs it with uperf: the output does not say the message sizes, so "+
+			"the throughput is uperf's byte count, both directions (the small messages back are a sliver of it)")
+	}
+	s.BytesSent = toolkit.I(int64(math.Round(written)))
+	s.ThroughputBitsPerSecond = toolkit.F(written * 8 / secs)
+	s.Transactions = toolkit.I(tx)
+	s.TransactionsPerSecond = toolkit.F(float64(tx) / secs)
+	if l := r.txnLatency(); l != nil {
+		l.Note = fmt.Sprintf("time of one transaction as uperf timed it (-a Txn table): %d writes of the message, then %d "+
+			"reads of the small message the slave writes back; mean, min and max of %d transactions (stock uperf prints no "+
+			"percentiles)", StreamLatCount, StreamLatCount, *l.Count)
+		s.Latency = l
+	}
 	return s, nil
 }
 

@@ -78,7 +78,7 @@ func (Driver) Name() string { return Name }
 // Capabilities implements driver.Driver.
 func (Driver) Capabilities() driver.Capabilities {
 	return driver.Capabilities{
-		Profiles:     []api.Profile{api.TCPStream, api.TCPMaerts, api.UDPStream, api.TCPRR, api.UDPRR},
+		Profiles:     []api.Profile{api.TCPStream, api.TCPMaerts, api.UDPStream, api.TCPRR, api.UDPRR, api.TCPStreamLat},
 		Parallel:     true,
 		MessageSize:  true,
 		ResponseSize: true,
@@ -130,9 +130,25 @@ func (j job) Servers() []driver.Server {
 	return []driver.Server{toolkit.PortServer(Name, DefaultPort, j.st.ctl, j.st.data, toolkit.Parallel(j.c), argv)}
 }
 
-// Sizes returns the request (or stream message) size and the response size of a case.
+// StreamLatCount is how many writes of the message and reads of the small message one
+// TCP_STREAM_LAT transaction makes (k8s-netperf's profile: count=16).
+const StreamLatCount = 16
+
+// Sizes returns the request (or stream message) size and the response size of a case
+// (TCP_STREAM_LAT: the message and the small message read back, default 1 as k8s-netperf's
+// messagereadsize).
 func Sizes(c plan.Case) (req, resp int) {
 	req = c.Params.MessageSizeBytes
+	if c.Profile == api.TCPStreamLat {
+		if req <= 0 {
+			req = DefaultTCPStreamSize
+		}
+		resp = c.Params.ResponseSizeBytes
+		if resp <= 0 {
+			resp = 1
+		}
+		return req, resp
+	}
 	if c.Profile.IsRR() {
 		if req <= 0 {
 			req = DefaultRRSize
@@ -169,6 +185,11 @@ func Profile(c plan.Case, host string, dataPorts []int, seconds int) (string, er
 		ops = fmt.Sprintf("      <flowop type=\"read\" options=\"size=%d\"/>\n", req)
 	case api.TCPRR, api.UDPRR:
 		ops = fmt.Sprintf("      <flowop type=\"write\" options=\"size=%d\"/>\n      <flowop type=\"read\" options=\"size=%d\"/>\n", req, resp)
+	case api.TCPStreamLat:
+		// k8s-netperf's profile (pkg/drivers/uperf.go createUperfProfile): 16 writes of the
+		// message, then 16 reads of the small message the slave writes back
+		ops = fmt.Sprintf("      <flowop type=\"write\" options=\"count=%d size=%d\"/>\n      <flowop type=\"read\" options=\"count=%d size=%d\"/>\n",
+			StreamLatCount, req, StreamLatCount, resp)
 	default:
 		return "", toolkit.Unsupported(Name, c.Profile)
 	}
@@ -218,6 +239,9 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 	}
 	if c.Params.Burst > 0 || c.Params.RateBitsPerSecond > 0 {
 		return nil, fmt.Errorf("uperf: burst and rate limits are not supported")
+	}
+	if st.history && c.Profile == api.TCPStreamLat {
+		return nil, fmt.Errorf("uperf option %s=true: not with %s (its latency is uperf's own per-transaction time)", OptHistory, c.Profile)
 	}
 	seconds := toolkit.RunSeconds(c, warmup)
 	ports := make([]int, toolkit.Parallel(c))
@@ -274,7 +298,8 @@ func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 	if st.history && !r.HasHistory {
 		return api.Sample{}, fmt.Errorf("uperf history (-X) missing from the output: %s", toolkit.Describe(o))
 	}
-	s, err := r.ToSample(c.Profile, toolkit.Parallel(c), float64(toolkit.RunSeconds(c, false)))
+	req, resp := Sizes(c)
+	s, err := r.ToSample(c.Profile, toolkit.Parallel(c), float64(toolkit.RunSeconds(c, false)), req, resp)
 	if err != nil {
 		return api.Sample{}, err
 	}

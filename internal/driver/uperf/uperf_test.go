@@ -237,13 +237,15 @@ func fixtureCase(name string) plan.Case {
 		return c
 	case strings.HasPrefix(name, "tcp_rr"):
 		return one(api.TCPRR)
+	case strings.HasPrefix(name, "tcp_stream_lat"):
+		return one(api.TCPStreamLat, func(p *api.Params) { p.MessageSizeBytes, p.ResponseSizeBytes = 1024, 1 })
 	default:
 		return one(api.TCPStream)
 	}
 }
 
 var driverFixtures = []string{"tcp_stream_p1", "tcp_maerts_p1", "udp_stream_p1", "tcp_rr_p1", "udp_rr_p1",
-	"tcp_stream_p4", "tcp_maerts_p4", "udp_stream_p4", "tcp_rr_p4", "udp_rr_p4", "tcp_rr_m1024_p1"}
+	"tcp_stream_p4", "tcp_maerts_p4", "udp_stream_p4", "tcp_rr_p4", "udp_rr_p4", "tcp_rr_m1024_p1", "tcp_stream_lat_p1"}
 
 // The captures ran the driver's own profiles (one group per flow, consecutive data ports).
 func TestCapturedProfilesAreTheDrivers(t *testing.T) {
@@ -529,5 +531,38 @@ func TestPeersCaptures(t *testing.T) {
 	if l := s.Latency; l.Provenance != api.LatencyDerived || l.Method != "rate-derived" || !near(*l.Mean, 1e6 / *s.TransactionsPerSecond) ||
 		!strings.Contains(l.Note, "DERIVED") {
 		t.Errorf("tcp_rr_p1_noall latency %+v", l)
+	}
+}
+
+// TestStreamLat: TCP_STREAM_LAT as k8s-netperf runs it with uperf (16 writes of the message, 16
+// reads of the small message back per transaction), the driver's run and k8s-netperf's own
+// (-v, nprocs), with the figures uperf printed, read by eye from the raw files.
+func TestStreamLat(t *testing.T) {
+	s := parse(t, "tcp_stream_lat_p1")
+	l := lastTxn2(t, "tcp_stream_lat_p1")
+	// 12 transactions (Txn1 avg 83.50ms, min 334.81us, max 99.96ms): every 1-byte read waits
+	// for Nagle and a delayed ACK, as the peer's profile (no tcp_nodelay) has it
+	if *s.Transactions != l.Ops/32 || !near(*s.Latency.Mean, 83500) || !near(*s.Latency.Min, 334.81) || !near(*s.Latency.Max, 99960) ||
+		*s.Latency.Count != 12 || s.Latency.Provenance != api.LatencyMeasured {
+		t.Errorf("transactions %v (last line %+v), latency %+v", *s.Transactions, l, s.Latency)
+	}
+	// the stream's throughput: the written share of uperf's byte count (it counts both ways)
+	if want := float64(l.Bytes) * 1024 / 1025 * 8; !near(*s.ThroughputBitsPerSecond, want) {
+		t.Errorf("throughput %v, want %v", *s.ThroughputBitsPerSecond, want)
+	}
+	// k8s-netperf's own run: its name says only "stream", so the profile is given
+	got, err := Driver{}.ImportAs("k8s", fixture.Load(t, captured, "k8s_tcp_stream_lat_v").Stdout, api.TCPStreamLat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixture.Golden(t, filepath.Join("testdata/golden/import", "k8s_tcp_stream_lat_v.json"), got)
+	if lat := got[0].Sample.Latency; got[0].Params.MessageSizeBytes != 1024 || lat == nil || !near(*lat.Mean, 76950) || *lat.Count != 13 {
+		t.Errorf("k8s_tcp_stream_lat_v: %+v %+v", got[0].Params, lat)
+	}
+	// -X history has no meaning for this profile's transactions: refused, not misread
+	c := fixtureCase("tcp_stream_lat_p1")
+	c.Params.Options = map[string]string{"history": "true"}
+	if _, err := ClientArgv(c, target, false); err == nil || !strings.Contains(err.Error(), "history=true") {
+		t.Errorf("history with TCP_STREAM_LAT: %v", err)
 	}
 }

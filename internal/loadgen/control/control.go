@@ -71,7 +71,7 @@ const (
 )
 
 // Profiles the generator runs (netperf's names).
-var Profiles = []string{"TCP_STREAM", "TCP_SENDFILE", "TCP_MAERTS", "UDP_STREAM", "TCP_RR", "UDP_RR", "TCP_CRR"}
+var Profiles = []string{"TCP_STREAM", "TCP_SENDFILE", "TCP_MAERTS", "UDP_STREAM", "TCP_RR", "UDP_RR", "TCP_CRR", "TCP_STREAM_LAT"}
 
 // CRR close modes.
 const (
@@ -331,6 +331,10 @@ func (s *Setup) Validate() error {
 	}
 	if s.Parallel < 1 || s.Parallel > MaxParallel {
 		return fmt.Errorf("parallel %d outside 1..%d", s.Parallel, MaxParallel)
+	}
+	if s.Profile == "TCP_STREAM_LAT" && s.Parallel >= MaxParallel {
+		// its probe is one more connection
+		return fmt.Errorf("parallel %d outside 1..%d for TCP_STREAM_LAT (its probe is one more flow)", s.Parallel, MaxParallel-1)
 	}
 	if s.Burst < 0 || s.Burst > MaxBurst {
 		return fmt.Errorf("burst %d outside 0..%d", s.Burst, MaxBurst)
