@@ -120,6 +120,9 @@ func (Driver) Job(c plan.Case) (driver.Job, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st.history && c.Profile == api.TCPStreamLat {
+		return nil, fmt.Errorf("uperf option %s=true: not with %s (its latency is uperf's own per-transaction time)", OptHistory, c.Profile)
+	}
 	return job{c: c, st: st}, nil
 }
 
@@ -239,9 +242,6 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 	}
 	if c.Params.Burst > 0 || c.Params.RateBitsPerSecond > 0 {
 		return nil, fmt.Errorf("uperf: burst and rate limits are not supported")
-	}
-	if st.history && c.Profile == api.TCPStreamLat {
-		return nil, fmt.Errorf("uperf option %s=true: not with %s (its latency is uperf's own per-transaction time)", OptHistory, c.Profile)
 	}
 	seconds := toolkit.RunSeconds(c, warmup)
 	ports := make([]int, toolkit.Parallel(c))

@@ -562,7 +562,7 @@ func TestStreamLat(t *testing.T) {
 	// -X history has no meaning for this profile's transactions: refused, not misread
 	c := fixtureCase("tcp_stream_lat_p1")
 	c.Params.Options = map[string]string{"history": "true"}
-	if _, err := ClientArgv(c, target, false); err == nil || !strings.Contains(err.Error(), "history=true") {
+	if _, err := (Driver{}).Job(c); err == nil || !strings.Contains(err.Error(), "history=true") {
 		t.Errorf("history with TCP_STREAM_LAT: %v", err)
 	}
 }
