@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cnperf/cnperf/internal/cli/runcmd"
+	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/logging"
@@ -59,8 +60,9 @@ func NewRootCommand(streams iostreams.Streams) *cobra.Command {
 		Use:   "cnperf",
 		Short: "Measure the network performance of Kubernetes clusters",
 		Long: `cnperf measures throughput, packet rate, request/response latency and connection rate
-between pods, hosts and services, with its built-in load generator or with netperf, iperf3,
-uperf, qperf and sockperf, and reports every result with honest statistics.
+between pods, hosts and services, with its built-in load generator or with the tools people
+already trust (drivers: ` + all.Joined() + `),
+and reports every result with honest statistics.
 
 Exit codes: 0 all good; 1 something failed while running (a case, a sample, a gate, an
 interruption, indexing, the cluster); 2 bad usage or input, found before anything ran.`,

@@ -84,6 +84,32 @@ const (
 	TigerBenchNone = "none"
 )
 
+// The tools tiger-bench runs its measuring tests with (its file format names them, as data):
+// thruput-latency runs qperf, iperf runs iperf3.
+const (
+	TigerBenchThruputLatencyDriver = "qperf"
+	TigerBenchIperfDriver          = "iperf3"
+)
+
+// PortOptions are the driver options that make an external test's servers listen on its
+// TestPort (and ControlPort, for thruput-latency's qperf): whatever exposes them must not map
+// ports (tiger-bench's rule), so the client dials them as they are. Nil for other tests.
+func (t TigerBenchTestConfig) PortOptions() map[string]string {
+	if t.Perf == nil || !t.Perf.External {
+		return nil
+	}
+	switch t.TestKind {
+	case TigerBenchThruputLatency:
+		return map[string]string{
+			TigerBenchThruputLatencyDriver + ".port":     fmt.Sprint(t.Perf.ControlPort),
+			TigerBenchThruputLatencyDriver + ".dataPort": fmt.Sprint(t.Perf.TestPort),
+		}
+	case TigerBenchIperf:
+		return map[string]string{TigerBenchIperfDriver + ".port": fmt.Sprint(t.Perf.TestPort)}
+	}
+	return nil
+}
+
 var (
 	tigerBenchKinds      = []string{TigerBenchNone, TigerBenchDNSPerf, TigerBenchIperf, TigerBenchThruputLatency, TigerBenchTTFR}
 	tigerBenchEncaps     = []string{"none", "vxlan", "ipip"}
@@ -233,10 +259,10 @@ func readTigerBench(d *decoder, root *yaml.Node, lines LineIndex) (*api.Plan, []
 		switch t.TestKind {
 		case TigerBenchThruputLatency:
 			g.Profiles = []api.Profile{api.TCPStream, api.TCPRR}
-			g.Drivers = []string{"qperf"}
+			g.Drivers = []string{TigerBenchThruputLatencyDriver}
 		case TigerBenchIperf:
 			g.Profiles = []api.Profile{api.TCPStream}
-			g.Drivers = []string{"iperf3"}
+			g.Drivers = []string{TigerBenchIperfDriver}
 			g.Parallel = []int{tigerBenchIperfParallel}
 		default:
 			// ttfr and dnsperf tests have no cases: internal/tigerbench runs them.

@@ -158,6 +158,9 @@ type Importer interface {
 	// Import parses one saved output file into cases with their samples; the driver infers
 	// the profile and parameters from the output where it can.
 	Import(name string, data []byte) ([]ImportedCase, error)
+	// ImportFormats says which saved outputs Import reads, for cnperf import's help: lines of
+	// at most 100 characters (they are indented by 12), without indentation.
+	ImportFormats() string
 }
 
 // FailedRun is an error the tool reported about its own run (iperf3's JSON "error": "unable to

@@ -79,8 +79,11 @@ type Driver struct {
 	MaxMessageSizeBytes    int
 	MinUDPMessageSizeBytes int
 	MaxUDPMessageSizeBytes int
-	MaxDuration            time.Duration
-	MaxWarmup              time.Duration
+	// UDPMinStreamOnly is true when MinUDPMessageSizeBytes holds for UDP_STREAM only (the
+	// native agent's stream header); UDP_RR then takes the plan-wide minimum.
+	UDPMinStreamOnly bool
+	MaxDuration      time.Duration
+	MaxWarmup        time.Duration
 }
 
 // Generic is the limits a plan's fields are checked against before any driver is known: the
@@ -103,6 +106,7 @@ var drivers = map[string]Driver{
 		MaxMessageSizeBytes:    NativeMaxMessageSizeBytes,
 		MinUDPMessageSizeBytes: NativeMinUDPStreamBytes,
 		MaxUDPMessageSizeBytes: NativeMaxUDPMessageBytes,
+		UDPMinStreamOnly:       true,
 		MaxDuration:            NativeMaxDuration,
 		MaxWarmup:              NativeMaxWarmup,
 	},
@@ -123,6 +127,15 @@ var drivers = map[string]Driver{
 		MinUDPMessageSizeBytes: SockperfMinMessageSizeBytes,
 		MaxUDPMessageSizeBytes: SockperfMaxMessageSizeBytes,
 	},
+}
+
+// MinUDPMessageSize is the smallest UDP message (or response) of profile udpRR (true:
+// UDP_RR, false: UDP_STREAM) that the limits allow.
+func (d Driver) MinUDPMessageSize(udpRR bool) int {
+	if udpRR && d.UDPMinStreamOnly {
+		return Generic.MinUDPMessageSizeBytes
+	}
+	return d.MinUDPMessageSizeBytes
 }
 
 // For returns the limits of the named driver, with every zero field filled from Generic. An

@@ -626,10 +626,7 @@ func (x *expander) checkLimits(c Case, size item[int], src caseSources) bool {
 	}
 	lo, hi := lim.MinMessageSizeBytes, lim.MaxMessageSizeBytes
 	if c.Profile.IsUDP() {
-		lo, hi = lim.MinUDPMessageSizeBytes, lim.MaxUDPMessageSizeBytes
-	}
-	if c.Profile == api.UDPRR && c.Driver == "native" {
-		lo = 1 // the agent's UDP header minimum applies to UDP_STREAM only
+		lo, hi = lim.MinUDPMessageSize(c.Profile == api.UDPRR), lim.MaxUDPMessageSizeBytes
 	}
 	for _, v := range []struct {
 		what, path string

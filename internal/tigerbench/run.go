@@ -281,24 +281,12 @@ func testKubeOptions(base kubeplatform.Options, t config.TigerBenchTestConfig) k
 	return o
 }
 
-// withTestPorts makes the servers of an external test listen on its TestPort and ControlPort:
-// whatever exposes them must not map ports (tiger-bench's rule), so the client dials them as is.
+// withTestPorts makes the servers of an external test listen on its TestPort and ControlPort
+// (config.TigerBenchTestConfig.PortOptions).
 func withTestPorts(c plan.Case, t config.TigerBenchTestConfig) plan.Case {
-	if t.Perf == nil || !t.Perf.External {
-		return c
+	if opts := t.PortOptions(); opts != nil {
+		c.Params.Options = plan.MergeOptions(c.Params.Options, opts)
 	}
-	opts := map[string]string{}
-	for k, v := range c.Params.Options {
-		opts[k] = v
-	}
-	switch c.Driver {
-	case "qperf":
-		opts["qperf.port"] = fmt.Sprint(t.Perf.ControlPort)
-		opts["qperf.dataPort"] = fmt.Sprint(t.Perf.TestPort)
-	case "iperf3":
-		opts["iperf3.port"] = fmt.Sprint(t.Perf.TestPort)
-	}
-	c.Params.Options = opts
 	return c
 }
 

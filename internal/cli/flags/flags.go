@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/platform/kube"
 	"github.com/cnperf/cnperf/internal/sink"
@@ -26,7 +27,7 @@ func Kube(fs *pflag.FlagSet, o *kube.Options) {
 	fs.StringVar(&o.ClientNode, "client-node", "", "kube: node for the clients (default: a node labelled netperf=client, else automatic)")
 	fs.StringSliceVar(&o.NodeSelector, "node-selector", nil, "kube: only use nodes with these labels, KEY=VALUE[,KEY=VALUE...]")
 	fs.StringSliceVar(&o.Tolerations, "tolerations", nil, `kube: tolerate taints, KEY[=VALUE][:EFFECT][,...] or "*" for every taint`)
-	fs.StringVar(&o.Image, "image", version.DefaultImage(), "kube: agent image (cnperf with iperf3, netperf, uperf, qperf, sockperf); the default is the image of this cnperf version (cnperf version --image)")
+	fs.StringVar(&o.Image, "image", version.DefaultImage(), "kube: agent image (cnperf with the tools of the drivers "+all.Joined()+"); the default is the image of this cnperf version (cnperf version --image)")
 	fs.StringVar(&o.ImagePullPolicy, "image-pull-policy", string(corev1.PullIfNotPresent), "kube: image pull policy: IfNotPresent, Always or Never")
 	fs.StringSliceVar(&o.Resources, "resources", nil, "kube: endpoint resources, NAME=QTY (request and limit), requests.NAME=QTY or limits.NAME=QTY, e.g. cpu=2,memory=1Gi")
 	fs.BoolVar(&o.Guaranteed, "guaranteed", false, "kube: Guaranteed QoS endpoints (limits = requests; needs cpu and memory in --resources)")

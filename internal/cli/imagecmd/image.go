@@ -12,6 +12,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
+	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/image"
 	"github.com/cnperf/cnperf/internal/iostreams"
@@ -35,7 +36,8 @@ func NewCommand(streams iostreams.Streams) *cobra.Command {
 		Use:   "image",
 		Short: "Build, push or load the agent image without a container engine",
 		Long: `The agent image is what cnperf deploys in the cluster: cnperf itself (the built-in load
-generator) and, with the Containerfile's image, iperf3, netperf, uperf, qperf and sockperf.
+generator) and, with the Containerfile's image, the tool of every driver
+(` + all.Joined() + `).
 These commands make it from this cnperf binary, without Docker or Podman, named as this binary
 deploys it (` + "`cnperf version --image`" + `), so binary and image agree.`,
 	}

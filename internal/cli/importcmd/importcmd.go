@@ -1,6 +1,6 @@
 // Package importcmd is `cnperf import`: turn a tool's saved raw output (iperf3 -J, netperf
-// keyval/CSV, qperf, sockperf, uperf) into cnperf results, so existing logs can be reported and
-// compared like any run.
+// keyval/CSV, …: every driver that is a driver.Importer, all.Importers) into cnperf results,
+// so existing logs can be reported and compared like any run.
 package importcmd
 
 import (
@@ -54,23 +54,14 @@ func NewCommand(streams iostreams.Streams) *cobra.Command {
 	o := &options{now: time.Now}
 	c := &cobra.Command{
 		Use:   "import --driver NAME [flags] FILE...",
-		Short: "Turn saved tool outputs (iperf3, netperf, qperf, sockperf, uperf) into cnperf results",
+		Short: "Turn saved tool outputs (" + strings.Join(all.Importers(), ", ") + ") into cnperf results",
 		Long: `import reads outputs saved from a load generator and writes one cnperf run
 (imported: true, platform "imported") with the same schema as 'cnperf run': results with
 their samples and summaries, ready for 'cnperf report' and 'cnperf compare'. FILE "-" reads
 standard input.
 
 Accepted outputs:
-  iperf3    the -J JSON document (several appended documents are several runs)
-  netperf   keyval (-k), CSV with its column titles (-o), omni -O, and the classic tables of every
-            test, with or without -c -C and banner (-P 0: give --profile); several
-            tests in one file are split at their banner lines
-  qperf     any -v level and unit style (one block per test)
-  sockperf  a client's output (ping-pong, under-load, throughput), or its --full-log file
-            (it names no protocol: give --profile)
-  uperf     a master's default or -R output, nthreads or nprocs groups (with cnperf's
-            history appended, percentiles too)
-
+` + acceptedOutputs() + `
 Runs of the same test (same profile and parameters) become the samples of one result, in file
 order, so their spread is summarised. The same content given twice (by two names, or twice by
 one) is refused: it would count one measurement as two samples. A file in which the tool
@@ -92,7 +83,7 @@ Exit codes: 0 imported, 2 bad usage or a file that cannot be imported.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.driver, "driver", "", "the tool that wrote the files: iperf3, netperf, qperf, sockperf or uperf (required)")
+	f.StringVar(&o.driver, "driver", "", "the tool that wrote the files: "+strings.Join(all.Importers(), ", ")+" (required)")
 	f.StringVar(&o.profile, "profile", "", "the profile, when the output does not say (e.g. netperf run with -P 0, a sockperf --full-log file)")
 	f.StringVar(&o.path, "path", "", "the path the tool measured, recorded in the results (e.g. pod-pod-cross-node)")
 	f.StringVarP(&o.output, "output", "o", "json", "output format: "+strings.Join(report.Formats(), ", "))
@@ -100,6 +91,22 @@ Exit codes: 0 imported, 2 bad usage or a file that cannot be imported.`,
 	f.StringArrayVar(&o.labels, "label", nil, "label the run, KEY=VALUE (repeatable)")
 	_ = c.MarkFlagRequired("driver")
 	return c
+}
+
+// acceptedOutputs lists, per driver that can import, the saved outputs it reads.
+func acceptedOutputs() string {
+	var b strings.Builder
+	for _, name := range all.Importers() {
+		d, _ := all.Get(name)
+		for i, line := range strings.Split(d.(driver.Importer).ImportFormats(), "\n") {
+			if i == 0 {
+				fmt.Fprintf(&b, "  %-9s %s\n", name, line)
+			} else {
+				fmt.Fprintf(&b, "  %-9s %s\n", "", line)
+			}
+		}
+	}
+	return b.String()
 }
 
 func (o *options) run(streams iostreams.Streams) error {

@@ -124,7 +124,7 @@ both nodes' CPU and memory, -o json the whole run; --results FILE keeps the run 
 	f.DurationVar(&o.StartTimeout, "pod-start-timeout", 3*time.Minute, "how long one batch of agents may take to start")
 
 	f.StringVar(&o.Profile, "profile", string(api.TCPStream), "profile: "+profileNames())
-	f.StringVar(&o.Driver, "driver", "native", "load generator whose tool is in the agent image (native, iperf3, qperf, sockperf, ...)")
+	f.StringVar(&o.Driver, "driver", plan.DefaultDriver, "load generator whose tool is in the agent image: "+all.Joined())
 	f.DurationVar(&o.Duration, "duration", 10*time.Second, "measured time of each sample")
 	f.DurationVar(&o.Warmup, "warmup", 0, "warm-up before each pair's samples")
 	f.IntVar(&o.Samples, "samples", 1, "samples per pair")

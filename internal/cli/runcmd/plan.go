@@ -8,7 +8,9 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/config"
+	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/plan"
 )
 
 // buildPlan returns the plan from -c and/or flags, or the default suite when neither says
@@ -52,7 +54,7 @@ func DefaultSuite() *api.Plan {
 		Tests: []api.TestGroup{{
 			Name:       "default",
 			Profiles:   DefaultSuiteProfiles,
-			Drivers:    []string{"native"},
+			Drivers:    []string{plan.DefaultDriver},
 			Duration:   "1s",
 			Samples:    &minN,
 			MaxSamples: &maxN,
@@ -92,7 +94,7 @@ func anyPlanFlagSet(set func(string) bool) bool {
 // addPlanFlags registers the flags that describe a plan (or override a loaded one).
 func addPlanFlags(fs *pflag.FlagSet, f *config.FlagValues) {
 	fs.StringVar(&f.Profile, config.FlagProfile, "", "profiles, comma-separated: "+profileList())
-	fs.StringVar(&f.Driver, config.FlagDriver, "", "drivers, comma-separated: native, netperf, iperf3, uperf, qperf, sockperf (default native)")
+	fs.StringVar(&f.Driver, config.FlagDriver, "", "drivers, comma-separated: "+all.Joined()+" (default "+plan.DefaultDriver+")")
 	fs.StringVar(&f.Path, config.FlagPath, "", "paths, comma-separated (default loopback locally, pod-pod-cross-node on a cluster)")
 	fs.StringVar(&f.Duration, config.FlagDuration, "", "measured time of one sample, e.g. 10s (default 10s)")
 	fs.StringVar(&f.Warmup, config.FlagWarmup, "", "warm-up before the first sample, excluded from results (default 0s; native: 0.2s before each sample's window)")

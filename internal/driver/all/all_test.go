@@ -204,3 +204,19 @@ func TestListNamesAreDistinct(t *testing.T) {
 		t.Errorf("unknown driver: %v", err)
 	}
 }
+
+// TestImporters: every driver that can import is offered by cnperf import (iperf2 was left out
+// of its hand-typed help), each with a description of what it reads.
+func TestImporters(t *testing.T) {
+	if got := strings.Join(Importers(), ","); got != "iperf2,iperf3,netperf,qperf,sockperf,uperf" {
+		t.Errorf("importers %s", got)
+	}
+	for _, n := range Importers() {
+		d, _ := Get(n)
+		for _, line := range strings.Split(d.(driver.Importer).ImportFormats(), "\n") {
+			if line == "" || len(line) > 100 {
+				t.Errorf("%s: import help line %q", n, line)
+			}
+		}
+	}
+}

@@ -213,6 +213,11 @@ func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 
 var _ driver.Importer = Driver{}
 
+// ImportFormats implements driver.Importer.
+func (Driver) ImportFormats() string {
+	return `a bounce-back client's enhanced output (iperf -c HOST -e --bounceback)`
+}
+
 // Import implements driver.Importer for one saved "iperf -e --bounceback" client output.
 func (Driver) Import(name string, data []byte) ([]driver.ImportedCase, error) {
 	s, err := ParseOutput(data)

@@ -10,6 +10,11 @@ import (
 
 var _ driver.Importer = Driver{}
 
+// ImportFormats implements driver.Importer.
+func (Driver) ImportFormats() string {
+	return `the -J JSON document (several appended documents are several runs)`
+}
+
 // Import implements driver.Importer: every iperf3 -J document in data (one file may hold
 // several appended runs) becomes one case with one sample. Only JSON output is accepted:
 // iperf3's human-readable output rounds to three digits.

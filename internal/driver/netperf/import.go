@@ -12,6 +12,13 @@ import (
 
 var _ driver.Importer = Driver{}
 
+// ImportFormats implements driver.Importer.
+func (Driver) ImportFormats() string {
+	return `keyval (-k), CSV with its column titles (-o), omni -O, and the classic tables of every
+test, with or without -c -C and banner (-P 0: give --profile); several
+tests in one file are split at their banner lines`
+}
+
 // Import implements driver.Importer. A saved netperf output may hold several tests, each
 // starting with its banner line; keyval (-k), CSV with column titles (-o) and the classic
 // tables (every test, with or without -c -C, with or without banner and header) are read. The profile comes from the banner ("MIGRATED TCP

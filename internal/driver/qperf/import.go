@@ -11,6 +11,11 @@ import (
 
 var _ driver.Importer = Driver{}
 
+// ImportFormats implements driver.Importer.
+func (Driver) ImportFormats() string {
+	return `any -v level and unit style (one block per test)`
+}
+
 // Import implements driver.Importer. A saved qperf output may hold several tests ("qperf
 // HOST tcp_bw tcp_lat" prints one block per test); each block becomes a case. Any -v level
 // and unit style is accepted; default (non -uu) outputs are rounded by qperf and say so.

@@ -10,6 +10,12 @@ import (
 
 var _ driver.Importer = Driver{}
 
+// ImportFormats implements driver.Importer.
+func (Driver) ImportFormats() string {
+	return `a client's output (ping-pong, under-load, throughput), or its --full-log file
+(it names no protocol: give --profile)`
+}
+
 // Import implements driver.Importer for one saved sockperf client output or --full-log file.
 // The protocol comes from the "# TCP"/"# UDP" line sockperf prints on stdout; a --full-log file
 // has none, so it needs the profile (ImportAs, import --profile). Ping-pong and under-load both

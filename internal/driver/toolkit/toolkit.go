@@ -1,5 +1,5 @@
-// Package toolkit holds the small, pure helpers the external-tool drivers (iperf3, netperf,
-// uperf, qperf, sockperf) share: whole-second durations, driver options, failure messages
+// Package toolkit holds the small, pure helpers the external-tool drivers (every driver but
+// native) share: whole-second durations, driver options, failure messages
 // that carry the tool's own words, and pointer helpers for api figures. Nothing here does I/O.
 package toolkit
 

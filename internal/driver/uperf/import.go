@@ -12,6 +12,12 @@ import (
 
 var _ driver.Importer = Driver{}
 
+// ImportFormats implements driver.Importer.
+func (Driver) ImportFormats() string {
+	return `a master's default or -R output, nthreads or nprocs groups (with cnperf's
+history appended, percentiles too)`
+}
+
 // Import implements driver.Importer for a saved uperf master output: the default output or
 // -R's raw lines (with the -X history appended after HistoryMarker, as cnperf's client command
 // does), of groups of nthreads or nprocs. The profile is recognised from cnperf's and

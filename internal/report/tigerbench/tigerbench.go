@@ -289,7 +289,7 @@ func fromGroup(run *api.Run, g group, cd ClusterDetails) (Result, error) {
 	kind := config.TigerBenchThruputLatency
 	iperf3 := true
 	for _, r := range g.results {
-		iperf3 = iperf3 && r.Driver == "iperf3"
+		iperf3 = iperf3 && r.Driver == config.TigerBenchIperfDriver
 	}
 	if iperf3 {
 		kind = config.TigerBenchIperf
