@@ -9,13 +9,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/config"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/report/text"
 )
 
 // DryRunCase is one case as `cnperf run --dry-run -o json` prints it.
@@ -47,7 +47,12 @@ var dryRunFormats = []string{"table", "wide", "json"}
 
 // printDryRun writes the cases that would run: a table, or a JSON array with -o json. It runs
 // nothing and creates nothing.
-func printDryRun(w io.Writer, format, platformName string, cases []plan.Case, tests []DryRunTigerBench) error {
+//
+// The table (-o table) fits columns (iostreams.Columns, text.FitWidth): GROUP and BURST show
+// only when a case has one; when the rows are still too wide each case's OTHER settings move
+// under the table by case number, then WARMUP, DURATION, PAR and SIZE are left out (a line
+// says which). -o wide prints every column in the rows.
+func printDryRun(w io.Writer, format, platformName string, cases []plan.Case, tests []DryRunTigerBench, columns int) error {
 	out := make([]DryRunCase, 0, len(cases)+len(tests))
 	for _, c := range cases {
 		out = append(out, DryRunCase{Index: c.Index, Name: c.Name, Group: c.Group, Profile: c.Profile, Path: c.Path,
@@ -64,8 +69,11 @@ func printDryRun(w io.Writer, format, platformName string, cases []plan.Case, te
 		return enc.Encode(out)
 	}
 	fmt.Fprintf(w, "platform: %s\n", platformName)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tGROUP\tPROFILE\tDRIVER\tPATH\tSIZE\tPAR\tBURST\tDURATION\tWARMUP\tSAMPLES\tOTHER")
+	const colGroup, colSize, colPar, colBurst, colDuration, colWarmup, colOther = 1, 5, 6, 7, 8, 9, 11
+	t := &text.Table{Header: []string{"#", "GROUP", "PROFILE", "DRIVER", "PATH", "SIZE", "PAR", "BURST", "DURATION", "WARMUP", "SAMPLES", "OTHER"},
+		Hide: map[int]bool{}}
+	wide := format == "wide"
+	t.Hide[colGroup], t.Hide[colBurst] = !wide, !wide
 	var totalSeconds float64 // in seconds: a sum of many long cases can exceed a time.Duration
 	for _, c := range out {
 		p := c.Params
@@ -79,11 +87,36 @@ func printDryRun(w io.Writer, format, platformName string, cases []plan.Case, te
 			// a confidence target: the least and the most samples, and the target
 			samples = fmt.Sprintf("%d-%d until ±%g%% at %g%%", p.Samples, p.MaxSamples, t.HalfWidthPercent, t.Level)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", c.Index+1, c.Group, c.Profile, c.Driver, path,
-			size(p), p.Parallel, p.Burst, secs(p.DurationSeconds), secs(p.WarmupSeconds), samples, other(c))
+		t.Rows = append(t.Rows, []string{strconv.Itoa(c.Index + 1), c.Group, string(c.Profile), c.Driver, path,
+			size(p), strconv.Itoa(p.Parallel), strconv.Itoa(p.Burst), secs(p.DurationSeconds), secs(p.WarmupSeconds), samples, other(c)})
+		if c.Group != "" {
+			t.Hide[colGroup] = false
+		}
+		if p.Burst != 0 {
+			t.Hide[colBurst] = false
+		}
 	}
-	if err := tw.Flush(); err != nil {
+	width := text.FitWidth(columns)
+	var below []string
+	if !wide && t.LineWidth("") > width {
+		t.Hide[colOther] = true
+		for _, r := range t.Rows {
+			if r[colOther] != "-" && r[colOther] != "" {
+				below = append(below, text.Wrap("#"+r[0]+" "+r[colOther], width, "", "    ")...)
+			}
+		}
+	}
+	if !wide {
+		if hid := t.Fit(width, "", []int{colWarmup, colDuration, colPar, colSize}); len(hid) > 0 {
+			below = append(below, text.Wrap(fmt.Sprintf("not shown to fit %d columns: %s (-o wide shows every column)", width,
+				strings.Join(hid, ", ")), width, "", "    ")...)
+		}
+	}
+	if err := t.Write(w, ""); err != nil {
 		return err
+	}
+	for _, l := range below {
+		fmt.Fprintln(w, l)
 	}
 	for _, t := range tests {
 		fmt.Fprintf(w, "tiger-bench test %d (line %d): %s%s\n", t.Index+1, t.Line, t.Kind, tigerBenchSettings(t.Config))

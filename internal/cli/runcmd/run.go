@@ -205,7 +205,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 			"duration", c.Duration(), "samples", c.Params.Samples)
 	}
 	if o.DryRun {
-		return printDryRun(streams.Out, o.Output, plat.Name(), cases, nil)
+		return printDryRun(streams.Out, o.Output, plat.Name(), cases, nil, iostreams.Columns(streams.Out))
 	}
 	if defaultSuite {
 		c := cases[0]
@@ -344,7 +344,7 @@ func (o *Options) dryRunTigerBench(streams iostreams.Streams, loaded *config.Loa
 	if err != nil {
 		return err
 	}
-	return printDryRun(streams.Out, o.Output, "kube", cases, tigerBenchTestsWithoutCases(loaded, cases))
+	return printDryRun(streams.Out, o.Output, "kube", cases, tigerBenchTestsWithoutCases(loaded, cases), iostreams.Columns(streams.Out))
 }
 
 // runTigerBench runs a tiger-bench testconfig.yaml: standing config, TTFR, DNS and Calico

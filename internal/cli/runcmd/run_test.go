@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
@@ -152,5 +153,50 @@ func TestRunTableOutput(t *testing.T) {
 	var ue *exit.UsageError
 	if errors.As(err, &ue) {
 		t.Error(err)
+	}
+}
+
+// TestDryRunTableFitsWidth: a dry run of every local path with a driver option is 146
+// columns wide with every column (-o wide); the table view fits 120 (and 80 with COLUMNS=80)
+// by moving each case's OTHER settings under the table, and hides GROUP and BURST when no
+// case has one.
+func TestDryRunTableFitsWidth(t *testing.T) {
+	args := []string{"run", "--dry-run", "--platform", "local", "--path", "all", "--confidence", "95,5", "--option", "sendBuffer=1048576"}
+	for _, tc := range []struct {
+		format, columns string
+		fit             int
+		want, not       []string
+	}{
+		{"wide", "", 0, []string{"GROUP", "BURST", "OTHER", "sendBuffer=1048576 [underlay-bridge]"}, nil},
+		{"table", "", 120, []string{"\n#2 sendBuffer=1048576 [underlay-bridge]\n", "SAMPLES"}, []string{"GROUP", "BURST", "OTHER"}},
+		{"table", "80", 80, []string{"\n#2 sendBuffer=1048576 [underlay-bridge]\n"}, []string{"OTHER"}},
+	} {
+		t.Setenv("COLUMNS", tc.columns)
+		var out, errb bytes.Buffer
+		c := newCommand(iostreams.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, &Options{})
+		c.SetArgs(append(args[1:], "-o", tc.format))
+		c.SetOut(&errb)
+		c.SetErr(&errb)
+		if err := c.ExecuteContext(context.Background()); err != nil {
+			t.Fatalf("%s: %v\n%s", tc.format, err, errb.String())
+		}
+		s := out.String()
+		widest := 0
+		for _, l := range strings.Split(s, "\n") {
+			widest = max(widest, utf8.RuneCountInString(l))
+		}
+		if tc.fit > 0 && widest > tc.fit || tc.fit == 0 && widest <= 120 {
+			t.Errorf("-o %s COLUMNS=%q: widest line %d columns (fit %d):\n%s", tc.format, tc.columns, widest, tc.fit, s)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(s, w) {
+				t.Errorf("-o %s COLUMNS=%q lacks %q:\n%s", tc.format, tc.columns, w, s)
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(s, w) {
+				t.Errorf("-o %s COLUMNS=%q has %q:\n%s", tc.format, tc.columns, w, s)
+			}
+		}
 	}
 }
