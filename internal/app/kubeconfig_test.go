@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,6 +121,76 @@ func TestExplicitKubeconfigSelectsKube(t *testing.T) {
 			}
 			if strings.Contains(r.stderr, "using the local platform") || strings.Contains(r.stdout, "loopback") {
 				t.Errorf("measured this host:\n%s%s", r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// TestUnreachableAPIServer: a run against an API server that does not answer — a closed port,
+// or a listener that accepts and never says a word — fails within seconds with the cause
+// first, and says nothing of a clean-up: nothing was created (issue 28 finding 3: 120 s of
+// silence, then "clean-up did not finish; may be left in the cluster" before the cause).
+func TestUnreachableAPIServer(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c) // accepted, never answered
+		}
+	}()
+	plan := []string{"--profile", "TCP_RR", "--duration", "1s", "--samples", "1", "-v"}
+	for _, c := range []struct {
+		name, server string
+		causes       []string // one of them
+		within       time.Duration
+	}{
+		{"closed port", "https://127.0.0.1:" + fmt.Sprint(freePort(t)), []string{"connect: connection refused"}, 5 * time.Second},
+		// client-go's TLS handshake timeout and cnperf's bound on the first requests are both 10 s
+		{"never answers", "https://" + silent.Addr().String(),
+			[]string{"TLS handshake timeout", "does not answer within 10s (nothing was created): check permission to get nodes (cluster-wide): Post"},
+			20 * time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			kc := writeKubeconfig(t, c.server)
+			for _, args := range [][]string{append([]string{"run", "--kubeconfig", kc}, plan...), {"run", "--kubeconfig", kc}} {
+				r := runCLI(t, time.Minute, args...)
+				first := ""
+				for _, l := range strings.Split(r.stderr, "\n") {
+					if strings.HasPrefix(l, "cnperf:") {
+						first = l
+						break
+					}
+				}
+				cause := false
+				for _, want := range c.causes {
+					cause = cause || strings.Contains(first, want)
+				}
+				if r.code != 1 || !strings.Contains(first, "cnperf: set up the kube platform: the API server "+c.server+" does not answer") ||
+					!strings.Contains(first, "(nothing was created)") || !cause {
+					t.Errorf("%s: exit %d; the first error line is %q, want the API server's cause (%q) first\nstderr:\n%s",
+						strings.Join(args, " "), r.code, first, c.causes, r.stderr)
+				}
+				if r.took > c.within {
+					t.Errorf("%s: took %s, want within %s", strings.Join(args, " "), r.took.Round(time.Millisecond), c.within)
+				}
+				for _, bad := range []string{"clean-up", "cleanup", "may be left"} {
+					if strings.Contains(r.stderr, bad) {
+						t.Errorf("%s: stderr speaks of %q though nothing was created:\n%s", strings.Join(args, " "), bad, r.stderr)
+					}
+				}
 			}
 		})
 	}

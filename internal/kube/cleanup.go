@@ -33,7 +33,7 @@ func DeleteNamespace(ctx context.Context, cs kubernetes.Interface, name string, 
 // namespace's pods that a stopped kubelet keeps terminating forever, and says so.
 func DeleteNamespaceWith(ctx context.Context, cs kubernetes.Interface, name string, waitGone bool, u *Unsticker) error {
 	bg := metav1.DeletePropagationBackground
-	err := retryTransient(ctx, func() error {
+	err := retryTransient(ctx, u.writer(), "delete namespace "+name, func() error {
 		return cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg})
 	})
 	if apierrors.IsNotFound(err) {
@@ -68,7 +68,8 @@ func DeleteRunObjects(ctx context.Context, cs kubernetes.Interface, ns, selector
 // DeleteRunObjectsWith is DeleteRunObjects; while it waits, u (when not nil) force-deletes the
 // pods that a stopped kubelet keeps terminating forever, and says so.
 func DeleteRunObjectsWith(ctx context.Context, cs kubernetes.Interface, ns, selector string, waitGone bool, u *Unsticker) error {
-	if err := retryTransient(ctx, func() error { return deleteRunObjectsOnce(ctx, cs, ns, selector) }); err != nil || !waitGone {
+	what := fmt.Sprintf("delete the objects labelled %s in %s", selector, ns)
+	if err := retryTransient(ctx, u.writer(), what, func() error { return deleteRunObjectsOnce(ctx, cs, ns, selector) }); err != nil || !waitGone {
 		return err
 	}
 	lo := metav1.ListOptions{LabelSelector: selector}
@@ -91,12 +92,23 @@ func DeleteRunObjectsWith(ctx context.Context, cs kubernetes.Interface, ns, sele
 
 // retryTransient calls f until it succeeds, fails for good, or ctx ends: a failure because
 // the API server is unreachable, restarting or overloaded is tried again every apiRetryEvery,
-// so clean-up outlasts an API server restart.
-func retryTransient(ctx context.Context, f func() error) error {
+// so clean-up outlasts an API server restart. While it retries it says so on log (when not
+// nil): what it does, why, and until when, at once and then every retryNoteEvery.
+func retryTransient(ctx context.Context, log io.Writer, what string, f func() error) error {
+	var noted time.Time
 	for {
 		err := f()
 		if err == nil || !transientAPIError(err) {
 			return err
+		}
+		if log != nil && time.Since(noted) >= retryNoteEvery {
+			noted = time.Now()
+			until := "it answers"
+			if d, ok := ctx.Deadline(); ok {
+				until += fmt.Sprintf(" or %s pass", time.Until(d).Round(time.Second))
+			}
+			fmt.Fprintf(log, "kube: clean-up: %s: the API server does not answer (%v); trying again every %s until %s (a signal cuts it short)\n",
+				what, firstLine(err), apiRetryEvery, until)
 		}
 		select {
 		case <-ctx.Done():
@@ -104,6 +116,15 @@ func retryTransient(ctx context.Context, f func() error) error {
 		case <-time.After(apiRetryEvery):
 		}
 	}
+}
+
+// retryNoteEvery is how often retryTransient repeats that it is still trying.
+const retryNoteEvery = 15 * time.Second
+
+// firstLine is the first line of err's text (a joined error holds one per object).
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
 }
 
 // transientAPIError says whether err is the API server being away for a moment.

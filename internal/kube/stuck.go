@@ -48,6 +48,14 @@ type leaseSeen struct {
 	firstSeen time.Time
 }
 
+// writer is where u says what it does (nil for a nil u).
+func (u *Unsticker) writer() io.Writer {
+	if u == nil {
+		return nil
+	}
+	return u.log
+}
+
 // NewUnsticker watches the pods of ns that match selector ("" = all) and logs to log what
 // it forces.
 func NewUnsticker(cs kubernetes.Interface, ns, selector string, log io.Writer) *Unsticker {

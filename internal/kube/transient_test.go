@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -86,5 +87,32 @@ func TestCleanupRetriesWhileAPIServerIsDown(t *testing.T) {
 				t.Errorf("%d delete calls, want %d", calls, tc.failures+1)
 			}
 		})
+	}
+}
+
+// While clean-up retries an API server that does not answer, it says what it does, why and
+// until when (issue 28 finding 3: two minutes of silence, even with -v).
+func TestCleanupSaysWhileItRetries(t *testing.T) {
+	defer func(d time.Duration) { apiRetryEvery = d }(apiRetryEvery)
+	apiRetryEvery = 10 * time.Millisecond
+	cs := fake.NewSimpleClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}})
+	calls := 0
+	cs.PrependReactor("delete", "namespaces", func(k8stesting.Action) (bool, runtime.Object, error) {
+		calls++
+		if calls <= 5 {
+			return true, nil, refused("10.123.0.1:6443")
+		}
+		return false, nil, nil
+	})
+	var log bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if err := DeleteNamespaceWith(ctx, cs, "ns", true, NewUnsticker(cs, "ns", "", &log)); err != nil {
+		t.Fatal(err)
+	}
+	want := "kube: clean-up: delete namespace ns: the API server does not answer (Delete \"https://10.123.0.1:6443/api/v1/namespaces/ns\": " +
+		"dial tcp: connect: connection refused); trying again every 10ms until it answers or 1m30s pass (a signal cuts it short)\n"
+	if log.String() != want {
+		t.Errorf("log:\n%q\nwant (once for 5 refusals within retryNoteEvery):\n%q", log.String(), want)
 	}
 }

@@ -40,12 +40,14 @@ type Platform struct {
 	runID  string
 	log    io.Writer
 	cs     kubernetes.Interface
+	server string // the API server's URL ("" without a REST config)
 	stream kube.Streamer
 
 	mu sync.Mutex
 	// nsAttempted: a create of the namespace was sent; nsCreated: it succeeded.
 	nsAttempted, nsCreated bool
 	prepared, closed       bool
+	touched                bool // a create was sent to the cluster: Close has something to remove
 	cleanedUp              bool // Close finished: nothing of the run is left
 	placement              *nodePlacement
 	nodes                  map[string]*corev1.Node
@@ -116,6 +118,7 @@ func newPlatform(s *settings, runID string, log io.Writer, cs kubernetes.Interfa
 	}
 	p := &Platform{s: s, runID: runID, log: log, cs: cs}
 	if cfg != nil {
+		p.server = cfg.Host
 		p.stream = kube.RemoteStreamer(cs, cfg)
 	} else {
 		p.stream = func(context.Context, string, string, string, []string, io.Writer, io.Writer) error {
@@ -192,14 +195,17 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 	}
 	nd := needsOf(routes, cases)
 
+	// The first requests show whether the API server answers at all: bounded, and said first.
+	actx, cancel := context.WithTimeout(ctx, apiAnswerTimeout)
+	defer cancel()
 	if !p.s.NoPreflight {
-		if err := kube.Preflight(ctx, p.cs, kube.RunManifest, kube.Verbs("", "", "nodes", "", "get", "list")); err != nil {
-			return err
+		if err := kube.Preflight(actx, p.cs, kube.RunManifest, kube.Verbs("", "", "nodes", "", "get", "list")); err != nil {
+			return p.unanswered(ctx, err)
 		}
 	}
-	nodeList, err := p.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodeList, err := p.cs.CoreV1().Nodes().List(actx, metav1.ListOptions{})
 	if err != nil {
-		return fmt.Errorf("list nodes: %w", err)
+		return p.unanswered(ctx, fmt.Errorf("list nodes: %w", err))
 	}
 	np, err := choosePlacement(nodeList.Items, p.s, nd)
 	if err != nil {
@@ -234,6 +240,9 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 			return err
 		}
 	}
+	p.mu.Lock()
+	p.touched = true // from here on something of the run may exist in the cluster
+	p.mu.Unlock()
 	if err := p.ensureNamespace(ctx, needPriv); err != nil {
 		return err
 	}
@@ -664,8 +673,16 @@ func (p *Platform) Close(ctx context.Context) error {
 	}
 	p.closed = true
 	attempted, created := p.nsAttempted, p.nsCreated
-	lease, secret := p.lease, p.tokenSecret
+	lease, secret, touched := p.lease, p.tokenSecret, p.touched
 	p.mu.Unlock()
+	if !touched {
+		// Prepare failed before it created anything (e.g. the API server does not answer):
+		// there is nothing to remove, and nothing to wait for.
+		p.mu.Lock()
+		p.cleanedUp = true
+		p.mu.Unlock()
+		return nil
+	}
 	start := time.Now()
 	defer func() {
 		p.mu.Lock()
@@ -707,6 +724,27 @@ func (p *Platform) Close(ctx context.Context) error {
 	return err
 }
 
+// apiAnswerTimeout bounds the first requests of Prepare: an API server that does not answer
+// them (a closed port, a listener that never responds) fails the run within seconds.
+const apiAnswerTimeout = 10 * time.Second
+
+// unanswered says, in front of err, that the API server does not answer, when err is not an
+// answer of the API server (a status) and ctx itself is not over.
+func (p *Platform) unanswered(ctx context.Context, err error) error {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) || ctx.Err() != nil {
+		return err
+	}
+	server := p.server
+	if server == "" {
+		server = "of the cluster"
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("the API server %s does not answer within %s (nothing was created): %w", server, apiAnswerTimeout, err)
+	}
+	return fmt.Errorf("the API server %s does not answer (nothing was created): %w", server, err)
+}
+
 // cleanupCommand is the command that removes this run's objects.
 func (p *Platform) cleanupCommand() string {
 	cmd := "cnperf cleanup --run " + p.runID
@@ -723,7 +761,7 @@ func (p *Platform) cleanupCommand() string {
 func (p *Platform) Leftovers() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.prepared || p.cleanedUp || p.s.Keep {
+	if !p.prepared || !p.touched || p.cleanedUp || p.s.Keep {
 		return ""
 	}
 	if p.nsAttempted {
