@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"strconv"
 	"time"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
 )
 
 // Spec is one two-node "cluster" built from namespaces. Paths that need the same spec share
@@ -354,12 +356,12 @@ func (c *Cluster) Endpoints(path string) (Endpoints, error) {
 	return e, nil
 }
 
-// Path names as the lab knows them (the api.Path values).
+// Path names as the lab knows them (strings: Endpoints takes the name).
 const (
-	pathHostHost        = "host-host"
-	pathPodPodSameNode  = "pod-pod-same-node"
-	pathPodPodCrossNode = "pod-pod-cross-node"
-	pathPodHost         = "pod-host"
-	pathHostPod         = "host-pod"
-	pathPodClusterIP    = "pod-clusterip"
+	pathHostHost        = string(api.PathHostHost)
+	pathPodPodSameNode  = string(api.PathPodPodSameNode)
+	pathPodPodCrossNode = string(api.PathPodPodCrossNode)
+	pathPodHost         = string(api.PathPodHost)
+	pathHostPod         = string(api.PathHostPod)
+	pathPodClusterIP    = string(api.PathPodClusterIP)
 )

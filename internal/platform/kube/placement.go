@@ -296,7 +296,7 @@ func nodeNames(nodes []*corev1.Node) string {
 func crossPaths(nd needs) string {
 	var out []string
 	for _, p := range nd.paths {
-		if p != api.PathPodPodSameNode {
+		if row, _ := p.Row(); row.Nodes != api.NodesSame {
 			out = append(out, string(p))
 		}
 	}
