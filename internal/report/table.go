@@ -74,9 +74,9 @@ func (e tableEncoder) Encode(w io.Writer, runs []*api.Run) error {
 }
 
 // dropOrder is the order the default view leaves columns out when the table is wider than
-// the width it fits: the case's identity (#, profile, driver, path) and its result and
-// status stay.
-var dropOrder = []int{colRetrans, colCoV, colP50, colP99, colLoss, colDelta, colChecks, colPar, colSamples, colBurst, colMsg}
+// the width it fits: CHECKS first (the checks are under the table in full anyway), and the
+// case's identity (#, profile, driver, path), its result and its status always stay.
+var dropOrder = []int{colChecks, colRetrans, colCoV, colP50, colP99, colLoss, colDelta, colPar, colSamples, colBurst, colMsg}
 
 // RunTitle is the one-line description of a run that heads its table.
 func RunTitle(run *api.Run) string {
