@@ -72,10 +72,10 @@ type bar struct {
 	Failed        string
 	// Cut is the cause when the case failed as a whole but its finished samples have a
 	// figure (an interrupted case): the bar is drawn faded and dashed, with the cause.
-	Cut string
-	Pos, Lo, Hi   float64 // percent of the track
-	HasCI         bool
-	Value, N      string
+	Cut         string
+	Pos, Lo, Hi float64 // percent of the track
+	HasCI       bool
+	Value, N    string
 }
 
 type barGroup struct {
