@@ -9,14 +9,19 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
 
+	"github.com/cnperf/cnperf/internal/cli/flags"
 	"github.com/cnperf/cnperf/internal/cli/runcmd"
 	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/logging"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/version"
 )
 
@@ -30,7 +35,28 @@ func Run(ctx context.Context, streams iostreams.Streams, args []string) error {
 	root.SetErr(streams.ErrOut)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil && isFlagError(cmd, err) {
-		return &exit.UsageError{Err: err}
+		return &exit.UsageError{Err: suggestFlag(cmd, err)}
+	}
+	return err
+}
+
+// suggestFlag adds "did you mean --X?" to pflag's "unknown flag: --Y" (cobra suggests
+// subcommands only).
+func suggestFlag(cmd *cobra.Command, err error) error {
+	const prefix = "unknown flag: --"
+	msg := err.Error()
+	if cmd == nil || !strings.HasPrefix(msg, prefix) {
+		return err
+	}
+	var names []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	if c := plan.Closest(strings.TrimPrefix(msg, prefix), names); c != "" {
+		return fmt.Errorf("%w (did you mean --%s?)", err, c)
 	}
 	return err
 }
@@ -55,7 +81,8 @@ func NewRootCommand(streams iostreams.Streams) *cobra.Command {
 	if streams.Log == nil {
 		streams.Log = logging.New(streams.ErrOut, level)
 	}
-	var verbose, quiet bool
+	var verbosity int
+	var quiet bool
 	root := &cobra.Command{
 		Use:   "cnperf",
 		Short: "Measure the network performance of Kubernetes clusters",
@@ -70,9 +97,11 @@ interruption, indexing, the cluster); 2 bad usage or input, found before anythin
 		SilenceErrors: true,
 		PersistentPreRunE: func(*cobra.Command, []string) error {
 			switch {
-			case verbose && quiet:
+			case verbosity < 0:
+				return exit.Usage("-v=%d: the verbosity is 0 or more (as kubectl's -v)", verbosity)
+			case verbosity > 0 && quiet:
 				return &exit.UsageError{Err: errors.New("-v and -q exclude each other")}
-			case verbose:
+			case verbosity > 0:
 				level.Set(logging.Verbose)
 			case quiet:
 				level.Set(logging.Quiet)
@@ -82,7 +111,10 @@ interruption, indexing, the cluster); 2 bad usage or input, found before anythin
 			return nil
 		},
 	}
-	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "also print debug lines on stderr")
+	root.PersistentFlags().IntVarP(&verbosity, "verbose", "v", 0, "verbosity: -v (= -v=1) or higher levels, as kubectl's -v=N, also print debug lines on stderr")
+	root.PersistentFlags().Lookup("verbose").NoOptDefVal = "1"
+	root.SetUsageTemplate(usageTemplate)
+	root.SuggestionsMinimumDistance = 2
 	root.PersistentFlags().BoolVarP(&quiet, "quiet", "q", false, "print only errors on stderr (no progress, notes or warnings)")
 	add := func(c *cobra.Command) {
 		markRan(c)
@@ -116,23 +148,43 @@ func markRan(c *cobra.Command) {
 
 func newVersionCommand(streams iostreams.Streams) *cobra.Command {
 	var asJSON, image bool
+	var output string
 	c := &cobra.Command{
 		Use:   "version",
 		Short: "Print cnperf's version",
-		Args:  cobra.NoArgs,
+		Example: `  cnperf version
+  cnperf version -o json
+  cnperf version --image        # the agent image this cnperf deploys`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if image {
 				fmt.Fprintln(streams.Out, version.DefaultImage())
 				return nil
 			}
 			if asJSON {
+				streams.Logger().Warn("flag --json has been deprecated, use -o json")
+				output = "json"
+			}
+			v := map[string]any{
+				"version": version.Version, "commit": version.Commit, "go": runtime.Version(),
+				"platform": runtime.GOOS + "/" + runtime.GOARCH, "defaultImage": version.DefaultImage(),
+				"dev": version.IsDev(version.Version),
+			}
+			switch output {
+			case "json":
 				enc := json.NewEncoder(streams.Out)
 				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{
-					"version": version.Version, "commit": version.Commit, "go": runtime.Version(),
-					"platform": runtime.GOOS + "/" + runtime.GOARCH, "defaultImage": version.DefaultImage(),
-					"dev": version.IsDev(version.Version),
-				})
+				return enc.Encode(v)
+			case "yaml":
+				b, err := yaml.Marshal(v)
+				if err != nil {
+					return err
+				}
+				_, err = streams.Out.Write(b)
+				return err
+			case "", "table":
+			default:
+				return exit.Usage("-o %q: want json or yaml (or none for text)%s", output, flags.Suggest(output, []string{"json", "yaml"}))
 			}
 			fmt.Fprintf(streams.Out, "cnperf %s (commit %s, %s, %s/%s)\n", version.Version, version.Commit,
 				runtime.Version(), runtime.GOOS, runtime.GOARCH)
@@ -140,7 +192,10 @@ func newVersionCommand(streams iostreams.Streams) *cobra.Command {
 			return nil
 		},
 	}
+	c.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml (default: text)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the version as JSON")
+	// deprecated: said on stderr by RunE (cobra's MarkDeprecated prints it on stdout, in the JSON)
+	_ = c.Flags().MarkHidden("json")
 	c.Flags().BoolVar(&image, "image", false, "print the default agent image and exit")
 	return c
 }

@@ -141,14 +141,20 @@ func Load(path string) (*Loaded, error) {
 		return nil, fmt.Errorf("reading plan: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	return LoadReader(path, f)
+}
+
+// LoadReader is Load for a plan read from r (`cnperf run -c -`: standard input); name is used
+// in messages.
+func LoadReader(name string, r io.Reader) (*Loaded, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading plan %s: %w", path, err)
+		return nil, fmt.Errorf("reading plan %s: %w", name, err)
 	}
 	if len(data) > MaxFileBytes {
-		return nil, &FileErrors{Errors: []FileError{{File: path, Message: fmt.Sprintf("file is larger than %d bytes", MaxFileBytes)}}}
+		return nil, &FileErrors{Errors: []FileError{{File: name, Message: fmt.Sprintf("file is larger than %d bytes", MaxFileBytes)}}}
 	}
-	return LoadBytes(path, data)
+	return LoadBytes(name, data)
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)

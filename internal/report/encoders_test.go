@@ -13,6 +13,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"sigs.k8s.io/yaml"
+
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver/netperf"
 	"github.com/cnperf/cnperf/internal/report/reporttest"
@@ -50,9 +52,9 @@ func TestLookup(t *testing.T) {
 			t.Errorf("Lookup(%q): %v", f, err)
 		}
 	}
-	_, err := Lookup("yaml")
-	if err == nil || !strings.Contains(err.Error(), "k8s-netperf-csv") {
-		t.Errorf("Lookup(yaml) = %v, want an error listing the formats", err)
+	_, err := Lookup("jsn")
+	if err == nil || !strings.Contains(err.Error(), "k8s-netperf-csv") || !strings.Contains(err.Error(), `(did you mean "json"?)`) {
+		t.Errorf("Lookup(jsn) = %v, want an error with the nearest format and the list", err)
 	}
 }
 
@@ -122,6 +124,26 @@ func TestJSONRoundTrip(t *testing.T) {
 	runs, _, err := runfile.ReadRuns(bytes.NewReader(two), "two.json")
 	if err != nil || len(runs) != 2 || !reflect.DeepEqual(runs[1], run) {
 		t.Errorf("array round trip: %d runs, err %v", len(runs), err)
+	}
+}
+
+// TestYAMLRoundTrip: -o yaml is -o json's fields in YAML (kubectl's -o yaml), read back whole.
+func TestYAMLRoundTrip(t *testing.T) {
+	run := fixtureRun()
+	out := encode(t, "yaml", run)
+	if !bytes.HasPrefix(out, []byte("apiVersion: cnperf.dev/v1alpha1\n")) {
+		t.Errorf("not a YAML mapping: %.60s", out)
+	}
+	var back api.Run
+	if err := yaml.UnmarshalStrict(out, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(run, &back) {
+		t.Errorf("YAML round trip changed the run")
+	}
+	var two []api.Run
+	if err := yaml.UnmarshalStrict(encode(t, "yaml", run, run), &two); err != nil || len(two) != 2 {
+		t.Errorf("two runs: %d, %v", len(two), err)
 	}
 }
 
@@ -311,7 +333,7 @@ func TestTableLabRunGolden(t *testing.T) {
 
 // TestFormatTable: every format, the sub-packages' too, is in the one table, in help order.
 func TestFormatTable(t *testing.T) {
-	want := []string{"table", "wide", "json", "csv", "k8s-netperf-csv", "k8s-netperf-loss-csv", "perfdash", "html", "junit", "tiger-bench"}
+	want := []string{"table", "wide", "json", "yaml", "csv", "k8s-netperf-csv", "k8s-netperf-loss-csv", "perfdash", "html", "junit", "tiger-bench"}
 	if got := Formats(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("Formats() = %v, want %v", got, want)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/report/junit"
 	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/report/tigerbench"
@@ -69,6 +70,7 @@ var registry = []entry{
 	{"table", "text table for people, one row per case, fitting the terminal (COLUMNS, at most 120 columns); a mesh run's node × node matrices (default)", tableEncoder{}},
 	{"wide", "the text table with every column, each case's failure cause and checks in its row (any width)", tableEncoder{wide: true}},
 	{"json", "the run as JSON (an array when several runs are given)", EncoderFunc(runfile.WriteJSON)},
+	{"yaml", "the run as YAML, the same fields as json", EncoderFunc(encodeYAML)},
 	{"csv", "one row per case with every summary field in base units", EncoderFunc(runfile.WriteCSV)},
 	{"k8s-netperf-csv", "k8s-netperf's CSV columns (Mb/s, OP/s, usec)", EncoderFunc(encodeK8sNetperfCSV)},
 	{"k8s-netperf-loss-csv", "k8s-netperf's loss and retransmit CSV (UDP Percent Loss, TCP Retransmissions)", EncoderFunc(encodeK8sNetperfLossCSV)},
@@ -93,7 +95,7 @@ func Lookup(format string, opts ...Option) (Encoder, error) {
 			return build(e, opts), nil
 		}
 	}
-	return nil, fmt.Errorf("unknown output format %q (known: %s)", format, strings.Join(Formats(), ", "))
+	return nil, unknownFormat(format, Formats())
 }
 
 // LookupReport is Lookup plus the formats of saved mesh runs, for cnperf report.
@@ -107,7 +109,16 @@ func LookupReport(format string, opts ...Option) (Encoder, error) {
 	for _, e := range meshFormats {
 		names = append(names, e.name)
 	}
-	return nil, fmt.Errorf("unknown output format %q (known: %s)", format, strings.Join(names, ", "))
+	return nil, unknownFormat(format, names)
+}
+
+// unknownFormat is the error for a format not in names, with the nearest one.
+func unknownFormat(format string, names []string) error {
+	near := ""
+	if c := plan.Closest(format, names); c != "" {
+		near = fmt.Sprintf(" (did you mean %q?)", c)
+	}
+	return fmt.Errorf("unknown output format %q%s (known: %s)", format, near, strings.Join(names, ", "))
 }
 
 // Formats lists the format names in a stable order.
@@ -123,9 +134,18 @@ func Formats() []string {
 func FormatHelp() string {
 	var b strings.Builder
 	for _, e := range registry {
-		fmt.Fprintf(&b, "  %-16s %s\n", e.name, e.help)
+		writeFormatHelp(&b, e)
 	}
 	return b.String()
+}
+
+// helpWidth is the width of the format lines in command help (cnperf's help fits 100 columns).
+const helpWidth = 100
+
+func writeFormatHelp(b *strings.Builder, e entry) {
+	for _, l := range text.Wrap(e.help, helpWidth, fmt.Sprintf("  %-16s ", e.name), strings.Repeat(" ", 19)) {
+		b.WriteString(l + "\n")
+	}
 }
 
 // FormatHelpWithMesh is FormatHelp plus the formats of saved mesh runs, for cnperf report.
@@ -133,7 +153,7 @@ func FormatHelpWithMesh() string {
 	var b strings.Builder
 	b.WriteString(FormatHelp())
 	for _, e := range meshFormats {
-		fmt.Fprintf(&b, "  %-16s %s\n", e.name, e.help)
+		writeFormatHelp(&b, e)
 	}
 	return b.String()
 }

@@ -89,6 +89,28 @@ func TestCLIEdges(t *testing.T) {
 		{name: "report missing file", args: []string{"report", filepath.Join(dir, "none.jsonl")}, code: 2, stderr: []string{"no such file"}},
 		// kubectl conventions.
 		{name: "empty profile", args: []string{"run", "--dry-run", "--profile", ""}, code: 2, stderr: []string{"--profile: empty value"}},
+		{name: "dry-run=client", args: []string{"run", "--dry-run=client", "--profile", "TCP_RR"}, stdout: []string{"1 cases"}},
+		{name: "dry-run=server", args: []string{"run", "--dry-run=server", "--profile", "TCP_RR"}, code: 2, stderr: []string{`"server" is not supported`}},
+		{name: "dry-run=clinet", args: []string{"run", "--dry-run=clinet"}, code: 2, stderr: []string{`(did you mean "client"?)`}},
+		{name: "-v=3", args: []string{"-v=3", "run", "--dry-run", "--profile", "TCP_RR"}, stderr: []string{"debug: case"}},
+		{name: "-v alone", args: []string{"run", "-v", "--dry-run", "--profile", "TCP_RR"}, stderr: []string{"debug: case"}},
+		{name: "-o yaml", args: []string{"run", "--dry-run", "-o", "yaml", "--profile", "TCP_RR"}, stdout: []string{"- driver: native\n"}},
+		{name: "version -o json", args: []string{"version", "-o", "json"}, stdout: []string{`"defaultImage": "ghcr.io/cnperf/cnperf:`}},
+		{name: "version --json deprecated", args: []string{"version", "--json"}, stdout: []string{`"defaultImage"`},
+			stderr: []string{"warning: flag --json has been deprecated, use -o json"}},
+		{name: "unknown flag suggestion", args: []string{"run", "--ouput", "json"}, code: 2, stderr: []string{"unknown flag: --ouput (did you mean --output?)"}},
+		{name: "unknown platform suggestion", args: []string{"run", "--platform", "locl"}, code: 2, stderr: []string{`(did you mean "local"?)`}},
+		{name: "unknown format suggestion", args: []string{"report", "-o", "jsn", "-"}, code: 2, stderr: []string{`(did you mean "json"?)`}},
+		{name: "completion of --profile", args: []string{"__complete", "run", "--profile", "TCP_RR,UDP"},
+			stdout: []string{"TCP_RR,UDP_STREAM\n", "TCP_RR,UDP_RR\n"}},
+		{name: "completion of --driver", args: []string{"__complete", "run", "--driver", ""}, stdout: []string{"native\n", "iperf3\n"}},
+		{name: "completion of --path", args: []string{"__complete", "run", "--path", ""}, stdout: []string{"pod-pod-cross-node\n", "all\n"}},
+		{name: "completion of -o", args: []string{"__complete", "run", "-o", ""}, stdout: []string{"yaml\n", "wide\n"}},
+		{name: "completion of --platform", args: []string{"__complete", "run", "--platform", ""}, stdout: []string{"auto\nlocal\nkube\n"}},
+		{name: "report without files", args: []string{"report"}, code: 2, stderr: []string{"cnperf report: no results file given", "usage: cnperf report"}},
+		{name: "compare without files", args: []string{"compare", "base.jsonl"}, code: 2, stderr: []string{"give a base run and at least one run", "usage: cnperf compare"}},
+		{name: "run -c -", args: []string{"run", "--dry-run", "-c", "-"}, stdin: "apiVersion: cnperf.dev/v1alpha1\nkind: Plan\ntests:\n- profiles: [UDP_RR]\n",
+			stdout: []string{"UDP_RR"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

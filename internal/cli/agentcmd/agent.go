@@ -59,7 +59,9 @@ TCP_CRR (connect, request, response, close).`,
 
 func newTokenCommand(streams iostreams.Streams) *cobra.Command {
 	return &cobra.Command{
-		Use:   "token",
+		Use: "token",
+		Example: `  export CNPERF_AGENT_TOKEN=$(cnperf agent token)
+  cnperf agent token > token && cnperf agent serve --token-file token`,
 		Short: "Print a new random agent token (64 hex digits) for " + agenttoken.Env,
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {

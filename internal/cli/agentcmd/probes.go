@@ -29,7 +29,7 @@ func newTTFRCommand(streams iostreams.Streams) *cobra.Command {
 	o := &ttfrOptions{}
 	c := &cobra.Command{
 		Use:   "ttfr (--target HOST:PORT | --listen [ADDR]:PORT)",
-		Short: "Time to first response: measure from process start to the first reply, or serve replies",
+		Short: "Time to first response: from process start to the first reply, or serve replies",
 		Long: `ttfr measures how long a new pod takes to reach a server: from this process's start
 (package initialisation, before main) to the first successful response of --target. It
 prints one JSON line on standard output: {"ok":true,"ttfrSeconds":0.0031,...}, or

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/cnperf/cnperf/internal/cli/flags"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/kube"
@@ -36,8 +37,9 @@ func NewCommand(streams iostreams.Streams) *cobra.Command {
 		Use:   "cleanup",
 		Short: "Remove what abandoned runs left in the cluster (and only that)",
 		Long: `Remove the namespaces, DaemonSets, pods, Services, ServiceAccounts and Leases that cnperf
-runs left behind (for example after kill -9), found by their labels (` + kube.LabelManagedBy + `=` + kube.ManagedByValue + `,
-` + kube.LabelRun + `=<run id>) — but only what is provably abandoned. Every run holds a Lease
+runs left behind (for example after kill -9), found by their labels
+(` + kube.LabelManagedBy + `=` + kube.ManagedByValue + `, ` + kube.LabelRun + `=<run id>) — but only what is
+provably abandoned. Every run holds a Lease
 (coordination.k8s.io) in its namespace and renews it every ` + kube.LeaseRenew.String() + ` while it runs; without
 --run, a run's objects are removed only once its Lease has expired (` + kube.LeaseDuration.String() + ` after the
 last renewal). A run that is alive (someone else's, on another machine), a run kept with
@@ -61,7 +63,7 @@ objects in it.`,
 	fs.StringVar(&o.RunID, "run", "", "remove the objects of this run id, alive or not (default: every run whose Lease has expired)")
 	fs.StringSliceVar(&o.Standing, "standing", nil, "also remove the standing config of this namespace (cnperf load, tiger-bench leaveStandingConfig); repeatable")
 	fs.StringVarP(&o.Namespace, "namespace", "n", "", "look only in this namespace (default: all namespaces)")
-	fs.BoolVar(&o.DryRun, "dry-run", false, "list what would be removed and what is kept, and why; remove nothing")
+	flags.DryRun(fs, &o.DryRun, "list what would be removed and what is kept, and why; remove nothing")
 	fs.BoolVar(&o.NoWait, "no-wait", false, "do not wait until everything is gone")
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up after this long")
 	return c

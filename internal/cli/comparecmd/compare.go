@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cnperf/cnperf/internal/cli/flags"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/gate"
 	"github.com/cnperf/cnperf/internal/iostreams"
@@ -64,7 +65,7 @@ unreadable file.`,
 		Example: `  cnperf compare calico.jsonl cilium.jsonl flannel.jsonl
   cnperf compare --label before --label after main.jsonl pr.jsonl --fail-on-regression 5
   cnperf compare -o markdown routed.jsonl vxlan.jsonl`,
-		Args: cobra.MinimumNArgs(2),
+		Args: flags.Files(2, "give a base run and at least one run to compare with it (results files, \"-\" for standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.files = args
 			o.gate = cmd.Flags().Changed("fail-on-regression")
@@ -73,6 +74,7 @@ unreadable file.`,
 	}
 	f := c.Flags()
 	f.StringVarP(&o.output, "output", "o", "table", "output format: "+strings.Join(compare.Formats, ", "))
+	flags.CompleteValues(c, "output", false, func() []string { return compare.Formats })
 	f.StringArrayVar(&o.labels, "label", nil, "column label, once per file in order (default: a differing run label KEY=VALUE, CNI, topology or file name)")
 	f.Float64Var(&o.alpha, "alpha", 0.05, "significance level of the tests")
 	f.Float64Var(&o.failOnPct, "fail-on-regression", 0, "exit 1 when a rate or latency p50/p99 is worse by this many percent or more (see above)")

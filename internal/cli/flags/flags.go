@@ -4,11 +4,18 @@
 package flags
 
 import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/cnperf/cnperf/internal/driver/all"
+	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform/kube"
 	"github.com/cnperf/cnperf/internal/sink"
 	"github.com/cnperf/cnperf/internal/sink/opensearch"
@@ -72,4 +79,80 @@ func Sinks(fs *pflag.FlagSet, f *sink.Options) {
 	fs.BoolVar(&f.InsecureSkipTLSVerify, "insecure-skip-tls-verify", false, "do not verify the TLS certificates of --opensearch and --prometheus")
 	fs.StringVar(&f.CAFile, "ca-file", "", "PEM file of extra certificate authorities to trust for --opensearch and --prometheus")
 	fs.BoolVar(&f.AllowPlainHTTP, "allow-plain-http-credentials", false, "send the --opensearch/--prometheus credentials to an http:// URL (refused otherwise: anyone on the way can read them)")
+}
+
+// DryRun binds kubectl's --dry-run to fs: none (the default), client (what the bare flag
+// means: validate and print what would be done, contacting nothing), or server (refused: no
+// cnperf command has a server side that could check without doing).
+func DryRun(fs *pflag.FlagSet, dryRun *bool, usage string) {
+	fs.Var(&dryRunValue{on: dryRun}, "dry-run", usage+" (--dry-run is --dry-run=client; none: off)")
+	fs.Lookup("dry-run").NoOptDefVal = "client"
+}
+
+type dryRunValue struct{ on *bool }
+
+func (v *dryRunValue) String() string {
+	if v.on != nil && *v.on {
+		return "client"
+	}
+	return "none"
+}
+
+func (v *dryRunValue) Set(s string) error {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "none", "false":
+		*v.on = false
+	case "client", "true":
+		*v.on = true
+	case "server":
+		return errors.New(`"server" is not supported: cnperf validates and plans on the client (use --dry-run or --dry-run=client)`)
+	default:
+		return fmt.Errorf("%q: want none, client or server%s", s, Suggest(s, []string{"none", "client", "server"}))
+	}
+	return nil
+}
+
+func (v *dryRunValue) Type() string { return "string" }
+
+// Suggest returns ` (did you mean "X"?)` for the known value closest to an unknown one, or "".
+func Suggest(value string, known []string) string {
+	if c := plan.Closest(value, known); c != "" && !strings.EqualFold(c, value) {
+		return fmt.Sprintf(" (did you mean %q?)", c)
+	}
+	return ""
+}
+
+// Files is cobra's MinimumNArgs(least) for commands that read files, with a message that says
+// what is missing and how the command is used instead of cobra's "requires at least N arg(s)".
+func Files(least int, what string) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) >= least {
+			return nil
+		}
+		return exit.Usage("%s: %s (usage: %s; see %s --help)", cmd.CommandPath(), what, cmd.UseLine(), cmd.CommandPath())
+	}
+}
+
+// CompleteValues makes shell completion offer values for flag name of c (cobra's
+// RegisterFlagCompletionFunc). With list, the flag takes comma-separated values and completion
+// continues after the last comma. values is called at completion time, so it reads the
+// registries as they are.
+func CompleteValues(c *cobra.Command, name string, list bool, values func() []string) {
+	_ = c.RegisterFlagCompletionFunc(name, func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		done := ""
+		if list {
+			if i := strings.LastIndex(toComplete, ","); i >= 0 {
+				done = toComplete[:i+1]
+			}
+		}
+		var out []cobra.Completion
+		for _, v := range values() {
+			out = append(out, done+v)
+		}
+		dir := cobra.ShellCompDirectiveNoFileComp
+		if list { // after TCP_RR, the user may type a comma and another value
+			dir |= cobra.ShellCompDirectiveNoSpace
+		}
+		return out, dir
+	})
 }

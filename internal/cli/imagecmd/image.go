@@ -58,12 +58,14 @@ func newBuildCommand(streams iostreams.Streams) *cobra.Command {
 	o := &Options{}
 	c := &cobra.Command{
 		Use:   "build",
-		Short: "Write the agent image as an OCI archive, and optionally load it into kind or containerd",
-		Example: `  cnperf image build                          # cnperf-agent.tar: cnperf on busybox, named as cnperf deploys it
-  cnperf image build --load kind:perf         # ... and load it into the kind cluster "perf"
-  cnperf image build --load containerd        # ... into this node's containerd (ctr -n k8s.io images import)
-  cnperf image build --add /usr/bin/iperf3 --add /usr/bin/sockperf   # with tools from this host
-  cnperf image build --base ghcr.io/cnperf/cnperf:v0.1.0 --tag registry.local/cnperf:mine   # this cnperf on an agent image with every tool`,
+		Short: "Write the agent image as an OCI archive, optionally loaded into kind or containerd",
+		Example: `  # cnperf-agent.tar: cnperf on busybox, named as cnperf deploys it
+  cnperf image build
+  cnperf image build --load kind:perf     # ... and load it into the kind cluster "perf"
+  cnperf image build --load containerd    # ... into this node's containerd (ctr -n k8s.io)
+  cnperf image build --add /usr/bin/iperf3 --add /usr/bin/sockperf   # tools from this host
+  # this cnperf on an agent image with every tool
+  cnperf image build --base ghcr.io/cnperf/cnperf:v0.1.0 --tag registry.local/cnperf:mine`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {

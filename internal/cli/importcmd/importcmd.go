@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/cli/flags"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
@@ -54,7 +55,7 @@ func NewCommand(streams iostreams.Streams) *cobra.Command {
 	o := &options{now: time.Now}
 	c := &cobra.Command{
 		Use:   "import --driver NAME [flags] FILE...",
-		Short: "Turn saved tool outputs (" + strings.Join(all.Importers(), ", ") + ") into cnperf results",
+		Short: "Turn saved tool output (" + strings.Join(all.Importers(), ", ") + ") into results",
 		Long: `import reads outputs saved from a load generator and writes one cnperf run
 (imported: true, platform "imported") with the same schema as 'cnperf run': results with
 their samples and summaries, ready for 'cnperf report' and 'cnperf compare'. FILE "-" reads
@@ -76,7 +77,7 @@ Exit codes: 0 imported, 2 bad usage or a file that cannot be imported.`,
 		Example: `  cnperf import --driver iperf3 run1.json run2.json run3.json > iperf3.json
   cnperf import --driver netperf --results mizar.jsonl netperf-tcp-rr.log
   cnperf import --driver netperf --profile TCP_RR --path pod-pod-cross-node keyval.txt -o table`,
-		Args: cobra.MinimumNArgs(1),
+		Args: flags.Files(1, "no tool output file given"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.files = args
 			return o.run(streams)
@@ -90,6 +91,8 @@ Exit codes: 0 imported, 2 bad usage or a file that cannot be imported.`,
 	f.StringVar(&o.results, "results", "", "also write the run to this results file (JSON Lines; read by report/compare)")
 	f.StringArrayVar(&o.labels, "label", nil, "label the run, KEY=VALUE (repeatable)")
 	_ = c.MarkFlagRequired("driver")
+	flags.CompleteValues(c, "driver", false, all.Importers)
+	flags.CompleteValues(c, "output", false, report.Formats)
 	return c
 }
 

@@ -46,7 +46,9 @@ type upOptions struct {
 func newUp(streams iostreams.Streams) *cobra.Command {
 	o := upOptions{lab: lab.DefaultOptions()}
 	c := &cobra.Command{
-		Use:   "up",
+		Use: "up",
+		Example: `  sudo cnperf lab up                       # every lab path, left up for inspection
+  sudo cnperf lab up --path pod-pod-cross-node --overlay vxlan`,
 		Short: "Build the lab for some paths and leave it up",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -143,9 +145,10 @@ func runUp(ctx context.Context, streams iostreams.Streams, o upOptions) error {
 
 func newDown(streams iostreams.Streams) *cobra.Command {
 	return &cobra.Command{
-		Use:   "down TAG",
-		Short: "Remove the lab with the given tag (from lab up or lab list), even if its run is alive",
-		Args:  cobra.ExactArgs(1),
+		Use:     "down TAG",
+		Example: `  sudo cnperf lab down 3fa2c1              # the tag lab up and lab list print`,
+		Short:   "Remove the lab with the given tag (from lab up or lab list), even if its run is alive",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tag := strings.ToLower(args[0])
 			if lab.TagOf(lab.Prefix+tag+"-x") == "" {
@@ -164,7 +167,9 @@ func newDown(streams iostreams.Streams) *cobra.Command {
 func newList(streams iostreams.Streams) *cobra.Command {
 	var output string
 	c := &cobra.Command{
-		Use:   "list",
+		Use: "list",
+		Example: `  cnperf lab list
+  cnperf lab list -o json`,
 		Short: "List the lab namespaces on this host by run",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -210,8 +215,9 @@ func newList(streams iostreams.Streams) *cobra.Command {
 func newCleanup(streams iostreams.Streams) *cobra.Command {
 	var o lab.CleanupOptions
 	c := &cobra.Command{
-		Use:   "cleanup",
-		Short: "Remove lab namespaces left by runs that no longer run (and detached labs)",
+		Use:     "cleanup",
+		Example: `  sudo cnperf lab cleanup                  # labs whose run is gone`,
+		Short:   "Remove lab namespaces left by runs that no longer run (and detached labs)",
 		Long: `Removes every network namespace named cnp-<tag>-… whose run is no longer alive (killed,
 crashed) or that "lab up" left, with the processes, interfaces, routes and rules inside it.
 The labs of runs still in progress are left alone unless --force.`,

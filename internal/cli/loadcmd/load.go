@@ -84,7 +84,7 @@ func NewCommand(streams iostreams.Streams) *cobra.Command {
 func newCommand(streams iostreams.Streams, newClient func() (kubernetes.Interface, error)) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "load",
-		Short: "Create, count and remove standing config (pods, services, network policies) that loads a cluster",
+		Short: "Create, count and remove standing config (pods, services, policies) to load a cluster",
 		Long: `load manages standing config: objects that stand in a namespace while tests run, so a
 cluster is measured the way it is really loaded (tiger-bench's numPods, numServices,
 numPolicies and numIdlePolicies):
@@ -121,9 +121,10 @@ type createOptions struct {
 func newCreate(streams iostreams.Streams, newClient func() (kubernetes.Interface, error)) *cobra.Command {
 	o := &createOptions{common: common{newClient: newClient}}
 	c := &cobra.Command{
-		Use:   "create [--pods N] [--services N] [--policies N] [--idle-policies N]",
-		Short: "Bring a namespace's standing config to the counts given and wait until it is ready",
-		Args:  cobra.NoArgs,
+		Use:     "create [--pods N] [--services N] [--policies N] [--idle-policies N]",
+		Example: `  cnperf load create --pods 100 --services 50 --policies 20 -n load`,
+		Short:   "Bring a namespace's standing config to the counts given and wait until it is ready",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.run(cmd.Context(), streams)
 		},
@@ -215,9 +216,10 @@ func (o *createOptions) print(w io.Writer, rep *api.StandingConfig) error {
 func newStatus(streams iostreams.Streams, newClient func() (kubernetes.Interface, error)) *cobra.Command {
 	o := &common{newClient: newClient}
 	c := &cobra.Command{
-		Use:   "status",
-		Short: "Count the standing config of a namespace",
-		Args:  cobra.NoArgs,
+		Use:     "status",
+		Example: `  cnperf load status -n load`,
+		Short:   "Count the standing config of a namespace",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			if ctx == nil {
@@ -258,8 +260,9 @@ func newRemove(streams iostreams.Streams, newClient func() (kubernetes.Interface
 	o := &common{newClient: newClient}
 	var keepNS bool
 	c := &cobra.Command{
-		Use:   "remove",
-		Short: "Remove a namespace's standing config and wait until its pods are gone",
+		Use:     "remove",
+		Example: `  cnperf load remove -n load`,
+		Short:   "Remove a namespace's standing config and wait until its pods are gone",
 		Long: `remove deletes the standing config of a namespace. A namespace that cnperf created for it
 is deleted as a whole (unless --keep-namespace); in any other namespace only the standing
 objects are deleted.`,

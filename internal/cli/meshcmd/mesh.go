@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/cli/flags"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
@@ -82,7 +83,7 @@ func NewCommand(streams iostreams.Streams) *cobra.Command { return newCommand(st
 func newCommand(streams iostreams.Streams, o *Options) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "mesh",
-		Short: "Measure every pair of nodes (or every node against one) and show the node × node matrix",
+		Short: "Measure every pair of nodes (or all against one) and show the node × node matrix",
 		Long: `mesh runs one profile between every ordered pair of the selected nodes, with one agent
 per node (a DaemonSet on the pod network and/or one with hostNetwork). Pairs are scheduled
 in rounds, a round-robin tournament (twice, roles swapped), so that the pairs of a round run
@@ -152,7 +153,7 @@ both nodes' CPU and memory, -o json the whole run; --results FILE keeps the run 
 	f.StringVarP(&o.Output, "output", "o", "table", "output: table, csv (the matrix), cells (CSV, one row per pair), json (the run)")
 	f.StringVar(&o.ResultsFile, "results", "", "write the run to this file (JSON Lines; read by cnperf report)")
 	f.StringVar(&o.UUID, "uuid", "", "run id to use instead of a random UUID")
-	f.BoolVar(&o.DryRun, "dry-run", false, "list the usable nodes (read-only) and print the pair schedule the run would follow (-o table or json); creates nothing")
+	flags.DryRun(f, &o.DryRun, "list the usable nodes (read-only) and print the pair schedule the run would follow (-o table or json); creates nothing")
 	return c
 }
 

@@ -52,13 +52,14 @@ unknown format, or runs the format cannot render (a mesh format and a run that i
 		Example: `  cnperf report results.jsonl
   cnperf report -o html calico.jsonl cilium.jsonl > report.html
   cnperf run -o json | cnperf report -o k8s-netperf-csv -`,
-		Args: cobra.MinimumNArgs(1),
+		Args: flags.Files(1, `no results file given (a file from --results, a run's JSON or CSV, or "-" for standard input)`),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.files = args
 			return o.run(cmd.Context(), streams)
 		},
 	}
 	c.Flags().StringVarP(&o.output, "output", "o", "table", "output format: one of the formats listed above")
+	flags.CompleteValues(c, "output", false, report.Formats)
 	flags.Sinks(c.Flags(), &o.sinks)
 	return c
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/config"
 	"github.com/cnperf/cnperf/internal/exit"
@@ -43,9 +45,9 @@ type DryRunTigerBench struct {
 
 // dryRunFormats are the -o values --dry-run prints (wide prints the table: it has no
 // narrower view).
-var dryRunFormats = []string{"table", "wide", "json"}
+var dryRunFormats = []string{"table", "wide", "json", "yaml"}
 
-// printDryRun writes the cases that would run: a table, or a JSON array with -o json. It runs
+// printDryRun writes the cases that would run: a table, or a JSON array with -o json (YAML with -o yaml). It runs
 // nothing and creates nothing.
 //
 // The table (-o table) fits columns (iostreams.Columns, text.FitWidth): GROUP and BURST show
@@ -58,11 +60,19 @@ func printDryRun(w io.Writer, format, platformName string, cases []plan.Case, te
 		out = append(out, DryRunCase{Index: c.Index, Name: c.Name, Group: c.Group, Profile: c.Profile, Path: c.Path,
 			Driver: c.Driver, Platform: platformName, Params: c.Params, Topology: c.Topology})
 	}
-	if format == "json" {
+	if format == "json" || format == "yaml" {
 		for i := range tests {
 			t := tests[i]
 			out = append(out, DryRunCase{Index: len(out), Name: config.TigerBenchGroup(t.Index, t.Kind), Group: config.TigerBenchGroup(t.Index, t.Kind),
 				Platform: platformName, Test: &t})
+		}
+		if format == "yaml" { // the JSON fields, as kubectl -o yaml
+			b, err := yaml.Marshal(out)
+			if err != nil {
+				return err
+			}
+			_, err = w.Write(b)
+			return err
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

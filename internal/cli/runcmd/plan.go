@@ -21,7 +21,11 @@ func (o *Options) buildPlan(fs *pflag.FlagSet) (p *api.Plan, loaded *config.Load
 		return nil, nil, false, err
 	}
 	if o.ConfigFile != "" {
-		loaded, err = config.Load(o.ConfigFile)
+		if o.ConfigFile == "-" { // standard input, as cnperf report - reads it
+			loaded, err = config.LoadReader("<stdin>", o.stdin)
+		} else {
+			loaded, err = config.Load(o.ConfigFile)
+		}
 		if err != nil {
 			return nil, nil, false, &exit.UsageError{Err: err}
 		}

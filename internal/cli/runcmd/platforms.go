@@ -79,7 +79,7 @@ func (p *platformOptions) choose(name, runID string, log io.Writer, defaultSuite
 	case "kube":
 		return newKube(runID, log)
 	default:
-		return nil, exit.Usage("--platform: unknown platform %q (expected auto, local or kube)", name)
+		return nil, exit.Usage("--platform: unknown platform %q (expected auto, local or kube)%s", name, flags.Suggest(name, PlatformNames))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -55,6 +56,8 @@ type Options struct {
 
 	// platform, when set, is the platform instead of the one --platform chooses (tests).
 	platform platform.Platform
+	// stdin is where -c - reads the plan.
+	stdin io.Reader
 }
 
 // DefaultSuiteProfiles are the five main profiles of the default local suite.
@@ -75,20 +78,27 @@ runs a short default suite on the local platform (loopback, built-in generator) 
 
 Progress goes to stderr; results go to stdout in the -o format. --results FILE keeps the run
 on disk, appended as each case ends, so an interrupted run loses no finished case.`,
+		Example: `  cnperf run                                   # no cluster: a short suite on this host
+  cnperf run --profile TCP_RR --duration 2s --samples 3 -o json
+  cnperf run --driver native,iperf3 --profile TCP_STREAM --results run.jsonl
+  cnperf run --confidence 95,5 --samples 3,30   # each case until its 95% CI is within ±5%
+  cnperf run -c plan.yaml --dry-run            # what a plan would run; nothing is created
+  cat plan.yaml | cnperf run -c -              # the plan from standard input
+  sudo cnperf run --paths all                  # every local path, in network namespaces`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.Run(cmd.Context(), streams, cmd.Flags())
 		},
 	}
 	fs := c.Flags()
-	fs.StringVarP(&o.ConfigFile, "config", "c", "", "plan file: cnperf Plan YAML, k8s-netperf netperf.yml (v1/v2) or tiger-bench testconfig.yaml")
+	fs.StringVarP(&o.ConfigFile, "config", "c", "", `plan file: cnperf Plan YAML, k8s-netperf netperf.yml (v1/v2) or tiger-bench testconfig.yaml; "-" reads standard input`)
 	fs.StringVarP(&o.Output, "output", "o", "table", "output format: "+strings.Join(report.Formats(), ", "))
 	fs.StringVar(&o.ResultsFile, "results", "", "write the run to this file as each case ends (JSON Lines; read by report/compare)")
 	fs.StringVar(&o.Platform, "platform", "auto", "where endpoints live: auto (kube with --kubeconfig/--context or a configured cluster, else local), local, kube")
 	fs.StringVar(&o.UUID, "uuid", "", "run id to use instead of a random UUID")
 	fs.StringArrayVar(&o.Labels, "label", nil, "label the run, KEY=VALUE (repeatable), e.g. --label cni=calico")
 	fs.BoolVar(&o.NoProgress, "no-progress", false, "do not print progress on stderr")
-	fs.BoolVar(&o.DryRun, "dry-run", false, "read, validate and expand the plan and print the cases it would run (-o table or json), the platform and the warnings; contacts no cluster, starts and creates nothing; exit 0 when valid, 2 when not")
+	flags.DryRun(fs, &o.DryRun, "read, validate and expand the plan and print the cases it would run (-o table, json or yaml), the platform and the warnings; contacts no cluster, starts and creates nothing; exit 0 when valid, 2 when not")
 	addPlanFlags(fs, &o.Flags)
 	fs.BoolVar(&o.AllowShortSamples, "allow-short-samples", false,
 		"allow --duration below "+limits.MinDuration.String()+" (set-up and timers then dominate a sample)")
@@ -103,11 +113,13 @@ on disk, appended as each case ends, so an interrupted run loses no finished cas
 	o.Platforms.addFlags(fs)
 	flags.Sinks(fs, &o.Sinks)
 	flags.TigerBench(fs, &o.TigerBench)
+	addCompletions(c)
 	return c
 }
 
 // Run runs the command.
 func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.FlagSet) error {
+	o.stdin = streams.In
 	lg := streams.Logger()
 	// what the library packages print line by line (platform choice, servers started, sinks)
 	log := streams.LogWriter()
