@@ -114,9 +114,11 @@ func newServeCommand(streams iostreams.Streams) *cobra.Command {
 standard error once it accepts clients, and one line per test. It stops on SIGINT/SIGTERM,
 or after the first test with --once.
 
-It runs a test only for a client that presents its token (` + agenttoken.Env + ` or
---token-file; required). Limits: at most --max-connections control connections at once (more
-are refused at once), ` + loadgen.DefaultSetupTimeout.String() + ` to complete hello and setup, a test holds
+It answers, and runs a test, only for a client whose hello presents its token (` + agenttoken.Env + `
+or --token-file; required); others get one error and nothing about the agent, and are logged
+once, then summed up every ` + loadgen.DefaultRefusalSummaryEvery.String() + `. Limits: at most --max-connections control connections that
+proved the token at once (more are refused at once), ` + strconv.Itoa(loadgen.DefaultMaxHandshakes) + ` waiting for their hello (a new one
+closes the oldest), ` + loadgen.DefaultSetupTimeout.String() + ` to complete hello and setup, a test holds
 the server for its warm-up and duration plus ` + loadgen.DefaultHoldMargin.String() + ` at most, socket buffers
 no larger than the kernel's net.core.wmem_max/rmem_max (never forced), CPU pinning only to
 CPUs the agent may run on; out of file descriptors it waits and goes on accepting.`,
