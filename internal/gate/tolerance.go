@@ -12,8 +12,8 @@ import (
 	"text/tabwriter"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/figure"
 	"github.com/cnperf/cnperf/internal/plan"
-	"github.com/cnperf/cnperf/internal/report/figure"
 )
 
 // Violation is one comparison that failed the gate.

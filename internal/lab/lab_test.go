@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/figure"
 	"github.com/cnperf/cnperf/internal/plan"
-	"github.com/cnperf/cnperf/internal/report/figure"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

@@ -5,7 +5,7 @@ import (
 	"sort"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-	"github.com/cnperf/cnperf/internal/mesh/meshview"
+	"github.com/cnperf/cnperf/internal/meshview"
 )
 
 // madScale makes the median absolute deviation estimate σ for normally distributed data

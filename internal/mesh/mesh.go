@@ -6,7 +6,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
-	"github.com/cnperf/cnperf/internal/mesh/meshview"
+	"github.com/cnperf/cnperf/internal/meshview"
 )
 
 // Target is the address a client dials to reach agent a directly.

@@ -10,7 +10,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/measure"
-	"github.com/cnperf/cnperf/internal/mesh/meshview"
+	"github.com/cnperf/cnperf/internal/meshview"
 	"github.com/cnperf/cnperf/internal/noderes"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-	"github.com/cnperf/cnperf/internal/mesh/meshview"
-	"github.com/cnperf/cnperf/internal/report/figure"
+	"github.com/cnperf/cnperf/internal/figure"
+	"github.com/cnperf/cnperf/internal/meshview"
 )
 
 // heatmap is one mesh matrix drawn as a node × node grid: rows are client nodes, columns

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-	"github.com/cnperf/cnperf/internal/report/figure"
+	"github.com/cnperf/cnperf/internal/figure"
 	"github.com/cnperf/cnperf/internal/report/reporttest"
 	"github.com/cnperf/cnperf/internal/runfile"
 )

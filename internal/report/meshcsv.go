@@ -5,7 +5,7 @@ import (
 	"io"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-	"github.com/cnperf/cnperf/internal/mesh/meshview"
+	"github.com/cnperf/cnperf/internal/meshview"
 )
 
 // encodeMeshCSV writes a mesh run's matrices as cnperf mesh -o csv does.

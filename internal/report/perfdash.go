@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-	"github.com/cnperf/cnperf/internal/report/figure"
+	"github.com/cnperf/cnperf/internal/figure"
 )
 
 // PerfdashData is perfdash's document ("PerfData" in kubernetes/perf-tests clusterloader2's

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-	"github.com/cnperf/cnperf/internal/mesh/meshview"
-	"github.com/cnperf/cnperf/internal/report/figure"
+	"github.com/cnperf/cnperf/internal/figure"
+	"github.com/cnperf/cnperf/internal/meshview"
 	"github.com/cnperf/cnperf/internal/report/relative"
 	"github.com/cnperf/cnperf/internal/report/sweep"
 	"github.com/cnperf/cnperf/internal/report/text"

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	fig "github.com/cnperf/cnperf/internal/figure"
 	"github.com/cnperf/cnperf/internal/report"
-	fig "github.com/cnperf/cnperf/internal/report/figure"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/stats"
 )

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/figure"
 	"github.com/cnperf/cnperf/internal/loadgen"
-	"github.com/cnperf/cnperf/internal/report/figure"
 )
 
 // PrintHuman prints a test's result for people, iperf3-style.

@@ -26,7 +26,7 @@ import (
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/mesh"
-	"github.com/cnperf/cnperf/internal/mesh/meshview"
+	"github.com/cnperf/cnperf/internal/meshview"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/session"
 	"github.com/cnperf/cnperf/internal/version"

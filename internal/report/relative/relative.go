@@ -13,7 +13,7 @@ import (
 	"text/tabwriter"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-	"github.com/cnperf/cnperf/internal/report/figure"
+	"github.com/cnperf/cnperf/internal/figure"
 )
 
 // Cost is one result set against the host-host result of the same shape (profile,

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-	"github.com/cnperf/cnperf/internal/report/figure"
+	"github.com/cnperf/cnperf/internal/figure"
 )
 
 // Param is a parameter a sweep varies.

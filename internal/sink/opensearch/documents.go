@@ -9,7 +9,7 @@ import (
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-	"github.com/cnperf/cnperf/internal/report/figure"
+	"github.com/cnperf/cnperf/internal/figure"
 )
 
 // Document is one bulk-indexed document.

@@ -9,7 +9,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/mesh"
-	"github.com/cnperf/cnperf/internal/mesh/meshview"
+	"github.com/cnperf/cnperf/internal/meshview"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
