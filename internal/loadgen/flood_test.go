@@ -172,3 +172,35 @@ func TestRefusalsSummedUp(t *testing.T) {
 		}
 	}
 }
+
+// TestOnceServesOneClientWithTheToken: a --once server outlives strangers (a silent peer, a
+// wrong token) and returns after the one test of a client with the token.
+func TestOnceServesOneClientWithTheToken(t *testing.T) {
+	s, err := NewServer(ServerConfig{Bind: "127.0.0.1", Token: testToken, Once: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(context.Background()) }()
+	silent, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	if _, err := Run(context.Background(), ClientConfig{Host: "127.0.0.1", Port: s.Port(), Profile: "TCP_RR", Duration: 100 * time.Millisecond,
+		ClientCPU: -1, ServerCPU: -1, Token: "ffffffffffffffffffffffffffffffff"}); err == nil {
+		t.Fatal("a wrong token was served")
+	}
+	rep := runClient(t, s, ClientConfig{Profile: "TCP_RR", Duration: 100 * time.Millisecond})
+	if rep.Sample.Error != "" {
+		t.Fatal(rep.Sample.Error)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(3 * time.Second): // the silent peer's 5 s setup timeout must not hold it
+		t.Fatal("a --once server still serves after its test")
+	}
+}

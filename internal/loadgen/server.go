@@ -161,6 +161,12 @@ func (s *Server) Serve(ctx context.Context) error {
 	go func() {
 		<-ctx.Done()
 		s.ln.Close()
+		// connections still waiting for their hello end with the server
+		s.hsMu.Lock()
+		for c := range s.handshakes {
+			_ = c.Close()
+		}
+		s.hsMu.Unlock()
 	}()
 	defer s.refused.flush()
 	defer s.wg.Wait()
