@@ -333,7 +333,7 @@ func TestTableLabRunGolden(t *testing.T) {
 
 // TestFormatTable: every format, the sub-packages' too, is in the one table, in help order.
 func TestFormatTable(t *testing.T) {
-	want := []string{"table", "wide", "json", "yaml", "csv", "k8s-netperf-csv", "k8s-netperf-loss-csv", "perfdash", "html", "junit", "tiger-bench"}
+	want := []string{"table", "wide", "json", "yaml", "csv", "k8s-netperf-csv", "k8s-netperf-loss-csv", "prometheus", "perfdash", "html", "junit", "tiger-bench"}
 	if got := Formats(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("Formats() = %v, want %v", got, want)
 	}

@@ -1,8 +1,9 @@
 // Package report is the encoders: it renders runs for people and machines (table, k8s-netperf
-// CSV, perfdash JSON, a self-contained HTML report, mesh CSVs) and holds the one table of
-// output formats, which also names the forms internal/runfile writes and reads back (JSON,
-// CSV) and the formats of its sub-packages (JUnit, tiger-bench). Encoders only format: they
-// never measure, compute statistics beyond what the summary holds, or touch the network.
+// CSV, perfdash JSON, Prometheus metrics, a self-contained HTML report, mesh CSVs) and holds
+// the one table of output formats, which also names the forms internal/runfile writes and reads
+// back (JSON, CSV) and the formats of its sub-packages (JUnit, tiger-bench). Encoders only
+// format: they never measure, compute statistics beyond what the summary holds, or touch the
+// network.
 package report
 
 import (
@@ -74,6 +75,7 @@ var registry = []entry{
 	{"csv", "one row per case with every summary field in base units", EncoderFunc(runfile.WriteCSV)},
 	{"k8s-netperf-csv", "k8s-netperf's CSV columns (Mb/s, OP/s, usec)", EncoderFunc(encodeK8sNetperfCSV)},
 	{"k8s-netperf-loss-csv", "k8s-netperf's loss and retransmit CSV (UDP Percent Loss, TCP Retransmissions)", EncoderFunc(encodeK8sNetperfLossCSV)},
+	{"prometheus", "Prometheus text format: cnperf_* metrics in base units, failures as cnperf_case_failed", EncoderFunc(encodePrometheus)},
 	{"perfdash", "perfdash JSON (Kubernetes perf dashboards, cilium)", EncoderFunc(encodePerfdash)},
 	{"html", "one self-contained HTML report with charts", EncoderFunc(encodeHTML)},
 	{junit.Format, "JUnit XML for CI systems: one testcase per case, failures with their cause", EncoderFunc(junit.Encode)},
