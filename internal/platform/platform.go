@@ -118,6 +118,23 @@ func Leftovers(p Platform) string {
 	return ""
 }
 
+// CaseExpander is implemented by platforms that measure one case on several topologies
+// (the local lab: overlays, policy rule counts, service proxies).
+type CaseExpander interface {
+	ExpandCases(cases []plan.Case) []plan.Case
+}
+
+// PathLister is implemented by platforms that can list every path they support ("--path all").
+type PathLister interface {
+	Paths() []api.Path
+}
+
+// LabChecker is implemented by platforms with a namespace lab: why its paths cannot run here
+// (nil when they can).
+type LabChecker interface {
+	LabAvailable() error
+}
+
 // PathChecker is implemented by platforms that support only some paths; the plan validator
 // calls it before anything is deployed.
 type PathChecker interface {

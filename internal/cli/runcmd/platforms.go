@@ -145,31 +145,15 @@ func (p *platformOptions) gate(run *api.Run, log io.Writer) error {
 	return nil
 }
 
-// caseExpander is implemented by platforms that measure one case on several topologies
-// (the local lab: overlays, policy rule counts, service proxies).
-type caseExpander interface {
-	ExpandCases(cases []plan.Case) []plan.Case
-}
-
-// pathLister is implemented by platforms that can list every path they support ("--path all").
-type pathLister interface {
-	Paths() []api.Path
-}
-
-// labChecker tells why the local lab paths cannot run here.
-type labChecker interface {
-	LabAvailable() error
-}
-
 // allPaths resolves "--path all" for the platform: every path it supports; on the local
 // platform without privileges, loopback only, and it says why.
 func allPaths(plat platform.Platform, log io.Writer) []string {
-	pl, ok := plat.(pathLister)
+	pl, ok := plat.(platform.PathLister)
 	if !ok {
 		return nil
 	}
 	paths := pl.Paths()
-	if lc, ok := plat.(labChecker); ok {
+	if lc, ok := plat.(platform.LabChecker); ok {
 		if err := lc.LabAvailable(); err != nil {
 			fmt.Fprintf(log, "note: only the loopback path can run: %v\n", err)
 			paths = []api.Path{api.PathLoopback}

@@ -202,7 +202,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	if err != nil {
 		return &exit.UsageError{Err: fmt.Errorf("invalid plan:\n%w", err)}
 	}
-	if ce, ok := plat.(caseExpander); ok {
+	if ce, ok := plat.(platform.CaseExpander); ok {
 		cases = ce.ExpandCases(cases)
 	}
 	if len(cases) == 0 {

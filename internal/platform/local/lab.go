@@ -47,6 +47,13 @@ func (p *Platform) labOptions() lab.Options {
 	return *p.opts.Lab
 }
 
+// The local platform is every optional capability runcmd asks for.
+var (
+	_ platform.CaseExpander = (*Platform)(nil)
+	_ platform.PathLister   = (*Platform)(nil)
+	_ platform.LabChecker   = (*Platform)(nil)
+)
+
 // ExpandCases replaces each case on a lab path by one case per topology the lab measures it
 // on (overlays, policy rule counts and styles, service proxies), see lab.Expand. The run
 // command calls it after plan expansion; cases without it run on the first topology only.
