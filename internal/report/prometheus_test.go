@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -207,6 +208,41 @@ func TestPrometheusGoldenIsReal(t *testing.T) {
 		}
 		if !bytes.Contains(b, []byte(readCapture(t, c.file)[0].UUID)) {
 			t.Errorf("prometheus-%s.golden does not name the run of %s", c.name, c.file)
+		}
+	}
+}
+
+// TestPrometheusRules checks the shipped alert rules (deploy/prometheus) with promtool: they
+// load, their unit test (series as -o prometheus writes them) passes, and every cnperf_
+// metric they use is one this encoder writes.
+func TestPrometheusRules(t *testing.T) {
+	dir := filepath.Join("..", "..", "deploy", "prometheus")
+	rules, err := os.ReadFile(filepath.Join(dir, "cnperf-rules.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := map[string]bool{}
+	for _, f := range promFamilies() {
+		written[f.name] = true
+	}
+	used := regexp.MustCompile(`\bcnperf_[a-z_]+`).FindAllString(string(rules), -1)
+	if len(used) == 0 {
+		t.Fatal("the rules use no cnperf_ metric")
+	}
+	for _, m := range used {
+		if !written[m] {
+			t.Errorf("the rules use %s, which -o prometheus does not write", m)
+		}
+	}
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool is not installed (Debian package prometheus; .ci/install-deps.sh installs it)")
+	}
+	for _, args := range [][]string{{"check", "rules", "cnperf-rules.yaml"}, {"test", "rules", "cnperf-rules.test.yaml"}} {
+		cmd := exec.Command(promtool, args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
 }
