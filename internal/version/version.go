@@ -24,7 +24,9 @@ const DevVersion = "v0.1.0-dev"
 // ImageRepository is where the agent image is published (by the release workflow).
 const ImageRepository = "ghcr.io/cnperf/cnperf"
 
-func init() {
+// The linker stamps Version and Commit (-X needs plain string variables), so what is not
+// stamped is filled in once at start-up; nothing registers itself here.
+func init() { //nolint:gochecknoinits // resolves the linker-stamped values, no registration
 	Version, Commit = resolve(Version, Commit, debug.ReadBuildInfo)
 }
 
