@@ -11,8 +11,25 @@ import (
 	"github.com/cnperf/cnperf/internal/iostreams"
 )
 
+// CLIDocHeader opens docs/cli.md, before CLIReference.
+const CLIDocHeader = `# Every command and flag
+
+<!-- Generated from the command tree: go test ./internal/app -run TestCLIDoc -update. Do not edit. -->
+
+Every command takes the global flags ` + "`-v`/`--verbose`" + ` and ` + "`-q`/`--quiet`" + `: by default stderr
+shows progress, notes and warnings (` + "`warning: …`" + `); ` + "`-q`" + ` shows only errors (no progress, notes
+or warnings; stdout is unchanged); ` + "`-v`" + ` (= ` + "`-v=1`" + `, kubectl's ` + "`-v=N`" + `) adds debug lines
+(` + "`debug: case name=… profile=…`" + `). Data always goes to stdout, whatever the level. Output formats
+(` + "`-o`" + `), ` + "`--dry-run[=client]`" + ` and shell completion (` + "`cnperf completion bash`" + `) follow kubectl.
+Exit codes: [README.md](../README.md#exit-codes).
+
+`
+
+// CLIDoc is docs/cli.md: CLIDocHeader and CLIReference.
+func CLIDoc() string { return CLIDocHeader + CLIReference() }
+
 // CLIReference renders every command's usage (its flags included) as Markdown, in command
-// tree order. The README embeds it between markers; a test keeps the two identical.
+// tree order. docs/cli.md holds it (CLIDoc); a test keeps the two identical.
 func CLIReference() string {
 	root := NewRootCommand(iostreams.Streams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard})
 	root.DisableAutoGenTag = true
