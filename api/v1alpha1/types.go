@@ -507,21 +507,23 @@ type Timing struct {
 
 // Run is one invocation of cnperf and everything it measured.
 type Run struct {
-	APIVersion    string            `json:"apiVersion"`
-	Kind          string            `json:"kind"`
-	UUID          string            `json:"uuid"`
-	StartTime     time.Time         `json:"startTime"`
-	EndTime       time.Time         `json:"endTime,omitempty"`
-	CnperfVersion string            `json:"cnperfVersion"`
-	Platform      string            `json:"platform"`
-	Imported      bool              `json:"imported,omitempty"`
-	Interrupted   bool              `json:"interrupted,omitempty"`
-	Labels        map[string]string `json:"labels,omitempty"`
-	Host          *HostInfo         `json:"host,omitempty"`
-	Cluster       *ClusterDetails   `json:"cluster,omitempty"`
-	Timing        *Timing           `json:"timing,omitempty"`
-	Results       []Result          `json:"results"`
-	Notes         []string          `json:"notes,omitempty"`
+	APIVersion    string    `json:"apiVersion"`
+	Kind          string    `json:"kind"`
+	UUID          string    `json:"uuid"`
+	StartTime     time.Time `json:"startTime"`
+	EndTime       time.Time `json:"endTime,omitempty"`
+	CnperfVersion string    `json:"cnperfVersion"`
+	Platform      string    `json:"platform"`
+	// Plan is the metadata.name of the plan file the run was made from (none for flags only).
+	Plan        string            `json:"plan,omitempty"`
+	Imported    bool              `json:"imported,omitempty"`
+	Interrupted bool              `json:"interrupted,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Host        *HostInfo         `json:"host,omitempty"`
+	Cluster     *ClusterDetails   `json:"cluster,omitempty"`
+	Timing      *Timing           `json:"timing,omitempty"`
+	Results     []Result          `json:"results"`
+	Notes       []string          `json:"notes,omitempty"`
 	// TigerBench holds the tests of a tiger-bench testconfig.yaml run (standing config, TTFR,
 	// DNS, Calico changes); their thruput-latency and iperf cases are in Results.
 	TigerBench []TigerBenchTest `json:"tigerBench,omitempty"`

@@ -84,6 +84,9 @@ func RunTitle(run *api.Run) string {
 	if run.Platform != "" {
 		parts = append(parts, "platform "+run.Platform)
 	}
+	if run.Plan != "" {
+		parts = append(parts, "plan "+run.Plan)
+	}
 	if c := run.Cluster; c != nil {
 		if c.CNI != "" {
 			cni := "CNI " + c.CNI

@@ -59,6 +59,11 @@ func TestCLIEdges(t *testing.T) {
 		flows = append(flows, strconv.Itoa(i))
 	}
 	parallel120 := strings.Join(flows, ",")
+	planFile := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(planFile, []byte("apiVersion: cnperf.dev/v1alpha1\nkind: Plan\nmetadata:\n  name: baseline\n"+
+		"tests:\n- profiles: [TCP_RR]\n  duration: 1s\n  samples: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		args   []string
@@ -109,6 +114,7 @@ func TestCLIEdges(t *testing.T) {
 		{name: "completion of --platform", args: []string{"__complete", "run", "--platform", ""}, stdout: []string{"auto\nlocal\nkube\n"}},
 		{name: "report without files", args: []string{"report"}, code: 2, stderr: []string{"cnperf report: no results file given", "usage: cnperf report"}},
 		{name: "compare without files", args: []string{"compare", "base.jsonl"}, code: 2, stderr: []string{"give a base run and at least one run", "usage: cnperf compare"}},
+		{name: "metadata.name names the run", args: []string{"run", "-q", "-c", planFile, "-o", "json"}, stdout: []string{`"plan": "baseline"`}},
 		{name: "run -c -", args: []string{"run", "--dry-run", "-c", "-"}, stdin: "apiVersion: cnperf.dev/v1alpha1\nkind: Plan\ntests:\n- profiles: [UDP_RR]\n",
 			stdout: []string{"UDP_RR"}},
 	}

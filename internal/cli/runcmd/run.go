@@ -241,6 +241,9 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	// while the plan is read (a FIFO, standard input) and checked, it ends cnperf at once.
 	interrupt.Arm(ctx)
 	run := session.NewRun(session.Header{UUID: runID, Platform: plat.Name(), Labels: labels, Host: true, Timing: true})
+	if loaded != nil { // a plan file's metadata.name names the run (docs/plan.md)
+		run.Plan = p.Metadata.Name
+	}
 	if p.Metadata.Labels != nil {
 		if run.Labels == nil {
 			run.Labels = map[string]string{}
