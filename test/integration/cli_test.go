@@ -115,6 +115,8 @@ func TestCLIEdges(t *testing.T) {
 		{name: "report without files", args: []string{"report"}, code: 2, stderr: []string{"cnperf report: no results file given", "usage: cnperf report"}},
 		{name: "compare without files", args: []string{"compare", "base.jsonl"}, code: 2, stderr: []string{"give a base run and at least one run", "usage: cnperf compare"}},
 		{name: "metadata.name names the run", args: []string{"run", "-q", "-c", planFile, "-o", "json"}, stdout: []string{`"plan": "baseline"`}},
+		{name: "bind option overridden is said", args: []string{"run", "--option", "bind=0.0.0.0", "--profile", "TCP_RR", "--duration", "1s",
+			"--samples", "1", "-o", "json"}, stderr: []string{"warning: option bind=0.0.0.0 of native is overridden: its servers on this host listen on 127.0.0.1 only"}},
 		{name: "run -c -", args: []string{"run", "--dry-run", "-c", "-"}, stdin: "apiVersion: cnperf.dev/v1alpha1\nkind: Plan\ntests:\n- profiles: [UDP_RR]\n",
 			stdout: []string{"UDP_RR"}},
 	}

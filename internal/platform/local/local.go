@@ -155,8 +155,17 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 		}
 		if b, ok := d.(driver.Binder); ok {
 			// loopback servers listen on 127.0.0.1 only: nothing off this host reaches them
+			bind := b.BindOptions("127.0.0.1")
+			warned := false
 			for i, c := range mine {
-				c.Params.Options = plan.MergeOptions(c.Params.Options, b.BindOptions("127.0.0.1"))
+				for k, v := range bind {
+					if got, set := c.Params.Options[k]; set && got != v && !warned {
+						// the user asked for something else: say it is overridden, never silently
+						fmt.Fprintf(p.log, "warning: option %s=%s of %s is overridden: its servers on this host listen on %s only\n", k, got, name, v)
+						warned = true
+					}
+				}
+				c.Params.Options = plan.MergeOptions(c.Params.Options, bind)
 				mine[i] = c
 			}
 		} else {
