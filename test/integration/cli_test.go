@@ -140,3 +140,16 @@ func TestCLIEdges(t *testing.T) {
 		})
 	}
 }
+
+// TestCLIHostHostSaysNamespaces: a plain --path host-host as root builds network namespaces,
+// and says so on stderr before it does (issue 28).
+func TestCLIHostHostSaysNamespaces(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the lab needs root")
+	}
+	bin := cliBinary(t)
+	r := runCLI(t, bin, "", nil, "run", "--path", "host-host", "--profile", "TCP_RR", "--duration", "1s", "--samples", "1", "-o", "json")
+	if r.code != 0 || !strings.Contains(r.stderr, "host-host: built in network namespaces on this host (the lab ") {
+		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -131,6 +132,15 @@ func (p *Platform) prepareLab(ctx context.Context, cases []plan.Case, drivers ma
 	if err != nil {
 		return nil, err
 	}
+	// Say what is about to happen to the host: a plain --path host-host builds namespaces.
+	var paths []string
+	for _, c := range labCases {
+		if !slices.Contains(paths, string(c.Path)) {
+			paths = append(paths, string(c.Path))
+		}
+	}
+	fmt.Fprintf(p.log, "%s: built in network namespaces on this host (the lab %s: namespaces, veths, routes; removed at the end; docs/lab.md)\n",
+		strings.Join(paths, ", "), l.Tag())
 	// Which cases need servers in which namespace, in first-use order.
 	type nsKey struct{ ns, driver string }
 	var order []nsKey
