@@ -7,7 +7,7 @@
 #                 root or tools skip with a message when those are missing, listed at the end), then 5 s of fuzzing
 #                 the agent's control protocol against a live agent (FuzzServer), then
 #                 fuzz-smoke and race (below)
-# make check      gofmt + go vet + lint (golangci-lint) + release-check (actionlint, goreleaser check)
+# make check      gofmt + go vet + import layers (test/layers) + lint (golangci-lint) + release-check (actionlint, goreleaser check)
 GO ?= go
 VERSION ?= v0.1.0-dev
 LDFLAGS := -X github.com/cnperf/cnperf/internal/version.Version=$(VERSION)
@@ -24,6 +24,7 @@ install:
 check: release-check lint
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) test -count=1 ./test/layers
 
 # go test's JSON goes through test/testsum: package lines as go test prints them, the output
 # of every failed test, every skipped test with its reason (so the log shows which

@@ -88,12 +88,14 @@ func TestRun(t *testing.T) {
 	}
 }
 
+type key struct{}
+
 func TestCleanup(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), struct{}{}, "v"))
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
 	cancel()
 	cctx, ccancel := Cleanup(ctx, 0)
 	defer ccancel()
-	if cctx.Err() != nil || cctx.Value(struct{}{}) != "v" {
+	if cctx.Err() != nil || cctx.Value(key{}) != "v" {
 		t.Fatalf("clean-up context ended with the run's (%v) or lost its values", cctx.Err())
 	}
 	if d, ok := cctx.Deadline(); !ok || time.Until(d) > CleanupTimeout || time.Until(d) < CleanupTimeout-time.Minute {
