@@ -82,6 +82,8 @@ func TestCLIEdges(t *testing.T) {
 			stderr: []string{"--samples: samples 100000000000 is larger than the limit of 1000"}},
 		{name: "estimate beyond 292 years", args: []string{"run", "--dry-run", "--profile", "TCP_RR", "--samples", "1000", "--duration", "24h",
 			"--parallel", parallel120}, stdout: []string{"120 cases, at least 2880000h of measurement"}},
+		{name: "estimate rounded", args: []string{"run", "--dry-run", "--profile", "TCP_RR", "--duration", "1.1s", "--samples", "3",
+			"--parallel", "1,2,3,4,5,6,7"}, stdout: []string{"7 cases, at least 24.5s of measurement"}},
 		// Finding 9: exit codes as the README's table says.
 		{name: "results path", args: []string{"run", "--profile", "TCP_RR", "--duration", "1s", "--samples", "1", "--results", filepath.Join(dir, "no", "such", "dir", "r.jsonl")},
 			code: 2, stderr: []string{"--results:"}},

@@ -148,7 +148,8 @@ func longSecs(s float64) string {
 	if s >= float64(math.MaxInt64/int64(time.Second)) {
 		return fmt.Sprintf("%.0fh", s/3600)
 	}
-	return secs(s)
+	// a float sum of many cases: rounded to the millisecond (no 7m32.999999999s)
+	return time.Duration(s * float64(time.Second)).Round(time.Millisecond).String()
 }
 
 func secs(s float64) string { return time.Duration(s * float64(time.Second)).String() }
