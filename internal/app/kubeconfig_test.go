@@ -68,7 +68,7 @@ func runCLI(t *testing.T, limit time.Duration, args ...string) cliResult {
 	case err = <-done:
 	case <-ctx.Done():
 		_ = cmd.Process.Kill()
-		<-done
+		t.Logf("killed: %v", <-done)
 		t.Fatalf("cnperf %s still running after %s\nstderr:\n%s", strings.Join(args, " "), limit, stderr.String())
 	}
 	r := cliResult{stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}
