@@ -1,7 +1,6 @@
 package meshcmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -53,13 +52,11 @@ func dryRunPairs(nodes []mesh.Node, sched *mesh.Schedule, server *mesh.Node, s *
 // printDryRun prints the pairs as a table (one line per pair) or a JSON array.
 func printDryRun(w io.Writer, format string, nodes []mesh.Node, sched *mesh.Schedule, server *mesh.Node, s *settings, concurrent bool) error {
 	pairs := dryRunPairs(nodes, sched, server, s, concurrent)
-	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
+	if format == "json" || format == "yaml" {
 		if pairs == nil {
 			pairs = []DryRunPair{}
 		}
-		return enc.Encode(pairs)
+		return encodeData(w, format, pairs)
 	}
 	fmt.Fprintf(w, "nodes: %s\n", strings.Join(mesh.Names(nodes), ", "))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -5,7 +5,6 @@ package meshcmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -150,12 +149,19 @@ both nodes' CPU and memory, -o json the whole run; --results FILE keeps the run 
 
 	f.StringVar(&o.CPUProfile, "cpu-profile", "", "record CPU profiles of each pair into this directory and draw flame graphs (see docs/mesh.md)")
 
-	f.StringVarP(&o.Output, "output", "o", "table", "output: table, csv (the matrix), cells (CSV, one row per pair), json (the run)")
+	f.StringVarP(&o.Output, "output", "o", "table", "output: table, csv (the matrix), cells (CSV, one row per pair), json or yaml (the run)")
 	f.StringVar(&o.ResultsFile, "results", "", "write the run to this file (JSON Lines; read by cnperf report)")
 	f.StringVar(&o.UUID, "uuid", "", "run id to use instead of a random UUID")
-	flags.DryRun(f, &o.DryRun, "list the usable nodes (read-only) and print the pair schedule the run would follow (-o table or json); creates nothing")
+	flags.DryRun(f, &o.DryRun, "list the usable nodes (read-only) and print the pair schedule the run would follow (-o table, json or yaml); creates nothing")
+	flags.CompleteValues(c, "profile", false, func() []string { return strings.Split(profileNames(), ", ") })
+	flags.CompleteValues(c, "driver", false, all.Names)
+	flags.CompleteValues(c, "network", true, func() []string { return []string{"pod", "host"} })
+	flags.CompleteValues(c, "output", false, func() []string { return meshFormats })
 	return c
 }
+
+// meshFormats are the values of mesh's -o.
+var meshFormats = []string{"table", "csv", "cells", "json", "yaml"}
 
 func profileNames() string {
 	var s []string
@@ -180,9 +186,9 @@ type settings struct {
 func (o *Options) validate() (*settings, error) {
 	s := &settings{}
 	switch o.Output {
-	case "table", "csv", "cells", "json":
+	case "table", "csv", "cells", "json", "yaml":
 	default:
-		return nil, exit.Usage("--output %q: want table, csv, cells or json", o.Output)
+		return nil, exit.Usage("--output %q: want table, csv, cells, json or yaml%s", o.Output, flags.Suggest(o.Output, meshFormats))
 	}
 	s.profile = api.Profile(strings.ToUpper(o.Profile))
 	if !s.profile.Valid() {
@@ -219,8 +225,8 @@ func (o *Options) validate() (*settings, error) {
 		}
 		s.params.Options[k] = v
 	}
-	if o.DryRun && o.Output != "table" && o.Output != "json" {
-		return nil, exit.Usage("--dry-run prints table or json, not %q (-o)", o.Output)
+	if o.DryRun && o.Output != "table" && o.Output != "json" && o.Output != "yaml" {
+		return nil, exit.Usage("--dry-run prints table, json or yaml, not %q (-o)", o.Output)
 	}
 	c := plan.Case{Profile: s.profile, Path: api.PathPodPodCrossNode, Driver: d.Name(), Params: s.params}
 	if err := plan.CaseLimits(c, plan.LimitFields{Parallel: "--parallel", Burst: "--burst", MessageSize: "--message-size",
@@ -327,10 +333,8 @@ func (o *Options) write(w io.Writer, run *api.Run) error {
 		return meshview.WriteMatrixCSV(w, run)
 	case "cells":
 		return meshview.WriteCellsCSV(w, run)
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(run)
+	case "json", "yaml":
+		return encodeData(w, o.Output, run)
 	}
 	return meshview.WriteTable(w, run)
 }

@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	"sigs.k8s.io/yaml"
 )
 
 // parse runs the command's flag parsing and validation only.
@@ -126,6 +127,7 @@ func TestDryRunListsTheScheduleAndCreatesNothing(t *testing.T) {
 		{[]string{"--dry-run", "--network", "pod,host"}, 12, []string{"12 measurements in 6 rounds"}},
 		{[]string{"--dry-run", "--all-to-one", "b", "--via", "direct,service"}, 6, []string{"1      a       b       pod      direct", "6 measurements in 6 rounds"}},
 		{[]string{"--dry-run", "-o", "json", "--all-to-one", "b", "--concurrent"}, 3, nil},
+		{[]string{"--dry-run", "-o", "yaml", "--all-to-one", "b", "--concurrent"}, 3, nil},
 	} {
 		o, s, err := parse(t, tc.args...)
 		if err != nil {
@@ -147,14 +149,23 @@ func TestDryRunListsTheScheduleAndCreatesNothing(t *testing.T) {
 				t.Errorf("%v: output lacks %q:\n%s", tc.args, w, out.String())
 			}
 		}
-		if o.Output == "json" {
+		if o.Output == "json" || o.Output == "yaml" {
 			var pairs []DryRunPair
-			if err := json.Unmarshal(out.Bytes(), &pairs); err != nil || len(pairs) != tc.pairs || pairs[2].Round != 0 {
+			data := out.Bytes()
+			if o.Output == "yaml" {
+				if data, err = yaml.YAMLToJSON(data); err != nil {
+					t.Fatalf("%v: not YAML: %v\n%s", tc.args, err, out.String())
+				}
+			}
+			if err := json.Unmarshal(data, &pairs); err != nil || len(pairs) != tc.pairs || pairs[2].Round != 0 {
 				t.Errorf("%v: %d pairs (%v):\n%s", tc.args, len(pairs), err, out.String())
 			}
 		} else if n := strings.Count(out.String(), "\n") - 3; n != tc.pairs {
 			t.Errorf("%v: %d pair lines, want %d:\n%s", tc.args, n, tc.pairs, out.String())
 		}
+	}
+	if _, _, err := parse(t, "-o", "jsn"); err == nil || !strings.Contains(err.Error(), `did you mean "json"`) {
+		t.Errorf("-o jsn: %v", err)
 	}
 	if _, _, err := parse(t, "--dry-run", "-o", "csv"); err == nil {
 		t.Error("--dry-run -o csv accepted")
