@@ -1,6 +1,8 @@
 package flags
 
 import (
+	"bytes"
+	"io"
 	"testing"
 	"time"
 
@@ -82,5 +84,27 @@ func TestTigerBench(t *testing.T) {
 	}
 	if !o.AllowClusterChanges || o.Parallelism != 5 || o.TTFRResponseTimeout != 2*time.Second {
 		t.Errorf("flags not applied: %+v", o)
+	}
+}
+
+func TestEncodeData(t *testing.T) {
+	v := []struct {
+		Name  string `json:"name"`
+		Count int    `json:"count,omitempty"`
+	}{{Name: "a", Count: 2}, {Name: "b"}}
+	for _, tc := range []struct{ format, want string }{
+		{"json", "[\n  {\n    \"name\": \"a\",\n    \"count\": 2\n  },\n  {\n    \"name\": \"b\"\n  }\n]\n"},
+		{"yaml", "- count: 2\n  name: a\n- name: b\n"},
+	} {
+		var b bytes.Buffer
+		if err := EncodeData(&b, tc.format, v); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != tc.want {
+			t.Errorf("%s:\n%s\nwant:\n%s", tc.format, b.String(), tc.want)
+		}
+	}
+	if err := EncodeData(io.Discard, "json", func() {}); err == nil {
+		t.Error("a func encoded")
 	}
 }

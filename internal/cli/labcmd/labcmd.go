@@ -4,7 +4,6 @@ package labcmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -169,7 +168,8 @@ func newList(streams iostreams.Streams) *cobra.Command {
 	c := &cobra.Command{
 		Use: "list",
 		Example: `  cnperf lab list
-  cnperf lab list -o json`,
+  cnperf lab list -o json
+  cnperf lab list -o yaml`,
 		Short: "List the lab namespaces on this host by run",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -178,16 +178,14 @@ func newList(streams iostreams.Streams) *cobra.Command {
 				return err
 			}
 			switch output {
-			case "json":
-				enc := json.NewEncoder(streams.Out)
-				enc.SetIndent("", "  ")
+			case "json", "yaml":
 				if runs == nil {
 					runs = []lab.RunInfo{}
 				}
-				return enc.Encode(runs)
+				return flags.EncodeData(streams.Out, output, runs)
 			case "table":
 			default:
-				return exit.Usage("-o %q: use table or json", output)
+				return exit.Usage("-o %q: use table, json or yaml%s", output, flags.Suggest(output, listFormats))
 			}
 			if len(runs) == 0 {
 				streams.Logger().Info("no lab namespaces on this host")
@@ -208,9 +206,13 @@ func newList(streams iostreams.Streams) *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	c.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json")
+	c.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml")
+	flags.CompleteValues(c, "output", false, func() []string { return listFormats })
 	return c
 }
+
+// listFormats are the values of lab list's -o.
+var listFormats = []string{"table", "json", "yaml"}
 
 func newCleanup(streams iostreams.Streams) *cobra.Command {
 	var o lab.CleanupOptions

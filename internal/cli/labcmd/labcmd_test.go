@@ -31,7 +31,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"up", "--path", "loopback"}, `--path "loopback"`},
 		{[]string{"up", "--mtu", "10"}, "--mtu 10"},
 		{[]string{"down", "nothex"}, "is not a lab tag"},
-		{[]string{"list", "-o", "yaml"}, `-o "yaml"`},
+		{[]string{"list", "-o", "jsn"}, `-o "jsn": use table, json or yaml (did you mean "json"?)`},
 	} {
 		_, _, err := runCmd(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -76,6 +76,9 @@ func TestUpListDown(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("lab list does not show the lab:\n%s", out)
+	}
+	if out, _, err = runCmd(t, "list", "-o", "yaml"); err != nil || !strings.Contains(out, "tag: c0ffee\n") {
+		t.Errorf("lab list -o yaml (%v):\n%s", err, out)
 	}
 	// A detached lab counts as left over: cleanup removes it; here down does.
 	out, _, err = runCmd(t, "down", "c0ffee")

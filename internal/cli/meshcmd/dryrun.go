@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/cnperf/cnperf/internal/cli/flags"
 	"github.com/cnperf/cnperf/internal/mesh"
 )
 
@@ -56,7 +57,7 @@ func printDryRun(w io.Writer, format string, nodes []mesh.Node, sched *mesh.Sche
 		if pairs == nil {
 			pairs = []DryRunPair{}
 		}
-		return encodeData(w, format, pairs)
+		return flags.EncodeData(w, format, pairs)
 	}
 	fmt.Fprintf(w, "nodes: %s\n", strings.Join(mesh.Names(nodes), ", "))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

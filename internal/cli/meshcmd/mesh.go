@@ -334,7 +334,7 @@ func (o *Options) write(w io.Writer, run *api.Run) error {
 	case "cells":
 		return meshview.WriteCellsCSV(w, run)
 	case "json", "yaml":
-		return encodeData(w, o.Output, run)
+		return flags.EncodeData(w, o.Output, run)
 	}
 	return meshview.WriteTable(w, run)
 }

@@ -1,4 +1,4 @@
-package meshcmd
+package flags
 
 import (
 	"encoding/json"
@@ -8,9 +8,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// encodeData writes v as indented JSON or, for -o yaml, as YAML with the same fields (kubectl's
+// EncodeData writes v as indented JSON or, for -o yaml, as YAML with the same fields (kubectl's
 // convention: YAML is the JSON document converted, so field names and values agree).
-func encodeData(w io.Writer, format string, v any) error {
+func EncodeData(w io.Writer, format string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", format, err)
