@@ -113,10 +113,10 @@ func (f *flagParser) profiles(v string) []api.Profile {
 		p := api.Profile(strings.ToUpper(s))
 		if !p.Valid() {
 			msg := fmt.Sprintf("unknown profile %q", s)
-			if c := plan.Closest(string(p), profileStrings()); c != "" {
+			if c := plan.Closest(string(p), plan.Strings(api.Profiles)); c != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", c)
 			}
-			f.fail(FlagProfile, "%s (known: %s)", msg, strings.Join(profileStrings(), ", "))
+			f.fail(FlagProfile, "%s (known: %s)", msg, strings.Join(plan.Strings(api.Profiles), ", "))
 			continue
 		}
 		out = append(out, p)
@@ -504,14 +504,6 @@ func AnnotateFlagErrors(err error) error {
 			flag = planFieldFlags[m[1]]
 		}
 		out.Errors = append(out.Errors, &FlagError{Flag: flag, Message: e.Message})
-	}
-	return out
-}
-
-func profileStrings() []string {
-	out := make([]string, len(api.Profiles))
-	for i, p := range api.Profiles {
-		out[i] = string(p)
 	}
 	return out
 }

@@ -147,7 +147,7 @@ func addK8sNetperf(d *decoder, p *api.Plan, lines LineIndex, names map[string]in
 		msg := fmt.Sprintf("unknown netperf profile %q", t.Profile)
 		if raw == "" {
 			msg = "missing profile"
-		} else if s := plan.Closest(string(profile), profileNames()); s != "" {
+		} else if s := plan.Closest(string(profile), plan.Strings(api.Profiles)); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
 		d.errorf(n, join(base, "profile"), "%s: k8s-netperf accepts TCP_STREAM, UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR, "+
@@ -243,14 +243,6 @@ func addK8sNetperf(d *decoder, p *api.Plan, lines LineIndex, names map[string]in
 		from("responseSize", "messagereadsize")
 	}
 	p.Tests = append(p.Tests, g)
-}
-
-func profileNames() []string {
-	out := make([]string, len(api.Profiles))
-	for i, p := range api.Profiles {
-		out[i] = string(p)
-	}
-	return out
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

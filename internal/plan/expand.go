@@ -167,7 +167,7 @@ func (x *expander) builtins(opts Options) builtins {
 		for _, p := range opts.DefaultPaths {
 			p = api.Path(strings.ToLower(strings.TrimSpace(string(p))))
 			if p != "" && !p.Valid() {
-				x.errs.Add("", "unknown default path %q (known: %s)", p, joinPaths(api.Paths))
+				x.errs.Add("", "unknown default path %q (known: %s)", p, Join(api.Paths))
 				continue
 			}
 			b.paths = append(b.paths, p)
@@ -199,13 +199,13 @@ func (x *expander) read(g *api.TestGroup, prefix string) group {
 		p := api.Profile(strings.ToUpper(strings.TrimSpace(string(raw))))
 		switch {
 		case p == "":
-			x.errs.Add(idx("profiles", i), "empty profile (known: %s)", joinProfiles(api.Profiles))
+			x.errs.Add(idx("profiles", i), "empty profile (known: %s)", Join(api.Profiles))
 		case !p.Valid():
 			msg := fmt.Sprintf("unknown profile %q", string(raw))
-			if s := Closest(string(p), profileNames()); s != "" {
+			if s := Closest(string(p), Strings(api.Profiles)); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
-			x.errs.Add(idx("profiles", i), "%s (known: %s)", msg, joinProfiles(api.Profiles))
+			x.errs.Add(idx("profiles", i), "%s (known: %s)", msg, Join(api.Profiles))
 		default:
 			if j, dup := seenP[p]; dup {
 				x.errs.Add(idx("profiles", i), "duplicate profile %s (also profiles[%d])", p, j)
@@ -222,13 +222,13 @@ func (x *expander) read(g *api.TestGroup, prefix string) group {
 		p := api.Path(strings.ToLower(strings.TrimSpace(string(raw))))
 		switch {
 		case p == "":
-			x.errs.Add(idx("paths", i), "empty path (known: %s)", joinPaths(api.Paths))
+			x.errs.Add(idx("paths", i), "empty path (known: %s)", Join(api.Paths))
 		case !p.Valid():
 			msg := fmt.Sprintf("unknown path %q", string(raw))
-			if s := Closest(string(p), pathNames()); s != "" {
+			if s := Closest(string(p), Strings(api.Paths)); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
-			x.errs.Add(idx("paths", i), "%s (known: %s)", msg, joinPaths(api.Paths))
+			x.errs.Add(idx("paths", i), "%s (known: %s)", msg, Join(api.Paths))
 		default:
 			if j, dup := seenPath[p]; dup {
 				x.errs.Add(idx("paths", i), "duplicate path %s (also paths[%d])", p, j)
@@ -431,7 +431,7 @@ func pickOne[T any](own, def *one[T], builtin T, groupPath string) one[T] {
 func (x *expander) expandGroup(name, prefix string, own, def group) {
 	profiles := pickList(own.profiles, def.profiles, nil)
 	if !own.profiles.set && !def.profiles.set {
-		x.errs.Add(prefix+".profiles", "no profiles: list at least one here or in defaults (known: %s)", joinProfiles(api.Profiles))
+		x.errs.Add(prefix+".profiles", "no profiles: list at least one here or in defaults (known: %s)", Join(api.Profiles))
 	}
 	var bPaths []item[api.Path]
 	for _, p := range x.builtin.paths {
@@ -487,12 +487,12 @@ func (x *expander) expandGroup(name, prefix string, own, def group) {
 	if len(profiles) > 0 && !anyRR {
 		if slices.ContainsFunc(own.burst.items, func(b item[int]) bool { return b.v > 0 }) {
 			x.errs.Add(prefix+".burst", "burst applies only to request/response profiles (%s) and this group has none",
-				joinProfiles(rrProfiles()))
+				Join(rrProfiles()))
 		}
 		latUnderLoad := slices.ContainsFunc(profiles, func(p item[api.Profile]) bool { return p.v == api.TCPStreamLat })
 		if own.respSize != nil && !latUnderLoad {
 			x.errs.Add(prefix+".responseSize", "responseSize applies only to request/response profiles (%s) and %s "+
-				"(its small messages' size), and this group has none", joinProfiles(rrProfiles()), api.TCPStreamLat)
+				"(its small messages' size), and this group has none", Join(rrProfiles()), api.TCPStreamLat)
 		}
 	}
 	switch {
@@ -767,38 +767,6 @@ func rrProfiles() []api.Profile {
 		}
 	}
 	return out
-}
-
-func profileNames() []string {
-	out := make([]string, len(api.Profiles))
-	for i, p := range api.Profiles {
-		out[i] = string(p)
-	}
-	return out
-}
-
-func pathNames() []string {
-	out := make([]string, len(api.Paths))
-	for i, p := range api.Paths {
-		out[i] = string(p)
-	}
-	return out
-}
-
-func joinProfiles(ps []api.Profile) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = string(p)
-	}
-	return strings.Join(s, ", ")
-}
-
-func joinPaths(ps []api.Path) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = string(p)
-	}
-	return strings.Join(s, ", ")
 }
 
 // LimitFields names the fields CaseLimits reports against (e.g. a command's flags).

@@ -43,3 +43,16 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(rb)]
 }
+
+// Strings returns the names of a list of string-typed values (profiles, paths, ...) as plain
+// strings, e.g. the candidates of Closest.
+func Strings[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// Join lists string-typed values for a message or help text: "a, b, c".
+func Join[T ~string](vs []T) string { return strings.Join(Strings(vs), ", ") }

@@ -20,6 +20,7 @@ import (
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/measure"
+	"github.com/cnperf/cnperf/internal/plan"
 )
 
 // NewCommand returns the `lab` command.
@@ -55,17 +56,9 @@ func newUp(streams iostreams.Streams) *cobra.Command {
 		},
 	}
 	flags.Lab(c.Flags(), &o.lab)
-	c.Flags().StringSliceVar(&o.paths, "path", []string{"all"}, "paths to build, comma-separated: all, or any of "+joinPaths(lab.Paths))
+	c.Flags().StringSliceVar(&o.paths, "path", []string{"all"}, "paths to build, comma-separated: all, or any of "+plan.Join(lab.Paths))
 	c.Flags().StringVar(&o.runID, "run-id", "", "id whose first six hex digits tag the lab (default: a new uuid)")
 	return c
-}
-
-func joinPaths(ps []api.Path) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = string(p)
-	}
-	return strings.Join(s, ", ")
 }
 
 func selectPaths(names []string) ([]api.Path, error) {
@@ -75,7 +68,7 @@ func selectPaths(names []string) ([]api.Path, error) {
 			return lab.Paths, nil
 		}
 		if !lab.Supports(api.Path(n)) {
-			return nil, exit.Usage("--path %q: the lab builds %s", n, joinPaths(lab.Paths))
+			return nil, exit.Usage("--path %q: the lab builds %s", n, plan.Join(lab.Paths))
 		}
 		out = append(out, api.Path(n))
 	}

@@ -67,6 +67,21 @@ func (c *common) check() error {
 	return nil
 }
 
+// start is what status and remove do first: a context, the flags checked, a client.
+func (c *common) start(ctx context.Context) (context.Context, kubernetes.Interface, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := c.check(); err != nil {
+		return nil, nil, err
+	}
+	cs, err := c.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	return ctx, cs, nil
+}
+
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -221,14 +236,7 @@ func newStatus(streams iostreams.Streams, newClient func() (kubernetes.Interface
 		Short:   "Count the standing config of a namespace",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			if err := o.check(); err != nil {
-				return err
-			}
-			cs, err := o.client()
+			ctx, cs, err := o.start(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -268,14 +276,7 @@ is deleted as a whole (unless --keep-namespace); in any other namespace only the
 objects are deleted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			if err := o.check(); err != nil {
-				return err
-			}
-			cs, err := o.client()
+			ctx, cs, err := o.start(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -223,7 +223,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		c := cases[0]
 		// two lines, so stderr fits 120 columns as the table does
 		lg.Info(fmt.Sprintf("running the default suite: %d cases (%s), driver %s, path %s",
-			len(cases), joinProfiles(DefaultSuiteProfiles), c.Driver, c.Path))
+			len(cases), plan.Join(DefaultSuiteProfiles), c.Driver, c.Path))
 		lg.Info(fmt.Sprintf("each: %s samples until the %g%% CI is within ±%g%% (%d to %d samples)",
 			c.Duration(), c.Params.Confidence.Level, c.Params.Confidence.HalfWidthPercent,
 			c.Params.Samples, c.Params.MaxSamples))
@@ -320,14 +320,6 @@ func failedCases(run *api.Run) error {
 		return nil
 	}
 	return exit.Failure("%d of %d cases failed:\n  %s", len(failed), len(run.Results), strings.Join(failed, "\n  "))
-}
-
-func joinProfiles(ps []api.Profile) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = string(p)
-	}
-	return strings.Join(s, ", ")
 }
 
 // warnNotApplicable says on stderr which plan fields mean nothing on this platform.
