@@ -60,10 +60,7 @@ func (Driver) Job(c plan.Case) (driver.Job, error) {
 		return nil, err
 	}
 	j := job{c: c, opts: o}
-	if j.port, err = o.Port(OptPort, DefaultPort); err != nil {
-		return nil, err
-	}
-	if j.bind, err = o.Addr(toolkit.OptBind); err != nil {
+	if j.port, j.bind, err = o.PortBind(OptPort, DefaultPort); err != nil {
 		return nil, err
 	}
 	return j, nil
@@ -81,11 +78,7 @@ func (j job) Servers() []driver.Server {
 
 // Client implements driver.Job.
 func (j job) Client(t driver.Target, warmup bool) ([]driver.Command, error) {
-	argv, err := j.argv(t, warmup)
-	if err != nil {
-		return nil, err
-	}
-	return []driver.Command{{Argv: argv}}, nil
+	return toolkit.OneCommand(j.argv(t, warmup))
 }
 
 // MinBounceBytes is the smallest bounce-back message iperf 2 can send: Debian 12's iperf 2.1.8
@@ -119,16 +112,11 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 }
 
 // BindOptions implements driver.Binder: the iperf 2 server listens on addr only (-B).
-func (Driver) BindOptions(addr string) map[string]string {
-	return map[string]string{toolkit.OptBind: addr}
-}
+func (Driver) BindOptions(addr string) map[string]string { return toolkit.BindOptions(addr) }
 
 // PortOptions implements driver.PortMover.
 func (Driver) PortOptions(ports []int) map[string]string {
-	if len(ports) != 1 {
-		return nil
-	}
-	return map[string]string{OptPort: strconv.Itoa(ports[0])}
+	return toolkit.PortOptions(ports, OptPort)
 }
 
 // "[  1] 0.0000-1.0011 sec  65.4 MBytes   548 Mbits/sec    33484=0.029/0.019/7.592/0.106 ms ..."
@@ -186,15 +174,12 @@ func ParseOutput(data []byte) (api.Sample, error) {
 
 // Parse implements driver.Job.
 func (j job) Parse(outs []driver.Output) (api.Sample, error) {
-	if err := toolkit.ExpectOutputs(Name, outs, 1); err != nil {
+	o, err := toolkit.Single(Name, outs)
+	if err != nil {
 		return api.Sample{}, err
 	}
-	o := outs[0]
 	s, perr := ParseOutput(o.Stdout)
-	if e := toolkit.Failed(Name, o); e != nil {
-		if perr != nil {
-			return api.Sample{}, fmt.Errorf("%w (output: %v)", e, perr)
-		}
+	if e := toolkit.FailedParse(Name, o, perr); e != nil {
 		return api.Sample{}, e
 	}
 	if perr != nil {
@@ -203,8 +188,8 @@ func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 		}
 		return api.Sample{}, perr
 	}
-	if o.ExitCode != 0 {
-		return api.Sample{}, fmt.Errorf("iperf exited with code %d: %s", o.ExitCode, toolkit.Describe(o))
+	if err := toolkit.Exited("iperf", o); err != nil {
+		return api.Sample{}, err
 	}
 	s.StartTime, s.EndTime = toolkit.Window(outs)
 	toolkit.AddNote(&s, j.opts.UnusedNote())

@@ -77,10 +77,7 @@ func (Driver) Job(c plan.Case) (driver.Job, error) {
 		return nil, err
 	}
 	j := job{c: c, opts: o}
-	if j.port, err = o.Port(OptPort, DefaultPort); err != nil {
-		return nil, err
-	}
-	if j.bind, err = o.Addr(toolkit.OptBind); err != nil {
+	if j.port, j.bind, err = o.PortBind(OptPort, DefaultPort); err != nil {
 		return nil, err
 	}
 	if j.bidir, err = o.Bool(OptBidir, false); err != nil {
@@ -117,11 +114,7 @@ func ServerArgv(port int) []string {
 
 // Client implements driver.Job.
 func (j job) Client(t driver.Target, warmup bool) ([]driver.Command, error) {
-	argv, err := j.argv(t, warmup)
-	if err != nil {
-		return nil, err
-	}
-	return []driver.Command{{Argv: argv}}, nil
+	return toolkit.OneCommand(j.argv(t, warmup))
 }
 
 // argv builds the iperf3 client argv for one sample.
@@ -181,10 +174,10 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 // Parse implements driver.Job.
 func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 	c := j.c
-	if err := toolkit.ExpectOutputs(Name, outs, 1); err != nil {
+	o, err := toolkit.Single(Name, outs)
+	if err != nil {
 		return api.Sample{}, err
 	}
-	o := outs[0]
 	res, err := ParseJSON(o.Stdout)
 	if err != nil {
 		if e := toolkit.Failed(Name, o); e != nil {
@@ -198,8 +191,8 @@ func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 	if e := toolkit.Failed(Name, o); e != nil {
 		return api.Sample{}, e
 	}
-	if o.ExitCode != 0 {
-		return api.Sample{}, fmt.Errorf("iperf3 exited with code %d: %s", o.ExitCode, toolkit.Describe(o))
+	if err := toolkit.Exited(Name, o); err != nil {
+		return api.Sample{}, err
 	}
 	if want := c.Profile.IsUDP(); want != (res.Protocol == "UDP") {
 		return api.Sample{}, fmt.Errorf("iperf3 ran a %s test but the case is %s", res.Protocol, c.Profile)
@@ -212,17 +205,12 @@ func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 }
 
 // BindOptions implements driver.Binder: the iperf3 server listens on addr only (-B).
-func (Driver) BindOptions(addr string) map[string]string {
-	return map[string]string{toolkit.OptBind: addr}
-}
+func (Driver) BindOptions(addr string) map[string]string { return toolkit.BindOptions(addr) }
 
 // PortOptions implements driver.PortMover: the server has one port number (TCP control and
 // UDP data share it).
 func (Driver) PortOptions(ports []int) map[string]string {
-	if len(ports) != 1 {
-		return nil
-	}
-	return map[string]string{OptPort: strconv.Itoa(ports[0])}
+	return toolkit.PortOptions(ports, OptPort)
 }
 
 // Retryable implements driver.Retrier: iperf3's server refuses a test while it is still

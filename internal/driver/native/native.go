@@ -143,10 +143,7 @@ func (j job) Servers() []driver.Server {
 
 // PortOptions implements driver.PortMover: ports are the control and data port.
 func (Driver) PortOptions(ports []int) map[string]string {
-	if len(ports) != 2 {
-		return nil
-	}
-	return map[string]string{OptPort: strconv.Itoa(ports[0]), OptDataPort: strconv.Itoa(ports[1])}
+	return toolkit.PortOptions(ports, OptPort, OptDataPort)
 }
 
 // BindOptions implements driver.Binder: the agent server listens on addr only.
@@ -159,11 +156,7 @@ func ServerArgv(port, dataPort int) []string {
 
 // Client implements driver.Job.
 func (j job) Client(t driver.Target, warmup bool) ([]driver.Command, error) {
-	argv, err := j.argv(t, warmup)
-	if err != nil {
-		return nil, err
-	}
-	return []driver.Command{{Argv: argv}}, nil
+	return toolkit.OneCommand(j.argv(t, warmup))
 }
 
 func seconds(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + "s" }
@@ -250,10 +243,10 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 // figures of the case's profile; anything else fails the sample with the agent's own words.
 func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 	c := j.c
-	if err := toolkit.ExpectOutputs(Name, outs, 1); err != nil {
+	o, err := toolkit.Single(Name, outs)
+	if err != nil {
 		return api.Sample{}, err
 	}
-	o := outs[0]
 	if e := toolkit.Failed("cnperf agent client", o); e != nil {
 		return api.Sample{}, e
 	}
@@ -261,8 +254,8 @@ func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 	if perr == nil && s.Error != "" {
 		return api.Sample{}, fmt.Errorf("cnperf agent client: %s", s.Error)
 	}
-	if o.ExitCode != 0 {
-		return api.Sample{}, fmt.Errorf("cnperf agent client exited with code %d: %s", o.ExitCode, toolkit.Describe(o))
+	if err := toolkit.Exited("cnperf agent client", o); err != nil {
+		return api.Sample{}, err
 	}
 	if perr != nil {
 		return api.Sample{}, fmt.Errorf("%w (%s)", perr, toolkit.Describe(o))

@@ -151,9 +151,7 @@ func (j job) Servers() []driver.Server {
 }
 
 // BindOptions implements driver.Binder: netserver's control socket listens on addr only (-L).
-func (Driver) BindOptions(addr string) map[string]string {
-	return map[string]string{toolkit.OptBind: addr}
-}
+func (Driver) BindOptions(addr string) map[string]string { return toolkit.BindOptions(addr) }
 
 // Client implements driver.Job: one netperf command per flow.
 func (j job) Client(t driver.Target, warmup bool) ([]driver.Command, error) {
@@ -293,10 +291,7 @@ func parseFlow(c plan.Case, o driver.Output) (api.Sample, error) {
 	} else {
 		r, err = ParseKeyval(o.Stdout)
 	}
-	if e := toolkit.Failed(Name, o); e != nil {
-		if err != nil {
-			return api.Sample{}, fmt.Errorf("%w (output: %v)", e, err)
-		}
+	if e := toolkit.FailedParse(Name, o, err); e != nil {
 		return api.Sample{}, e
 	}
 	if err != nil {
@@ -315,8 +310,8 @@ func parseFlow(c plan.Case, o driver.Output) (api.Sample, error) {
 		}
 		return api.Sample{}, err
 	}
-	if o.ExitCode != 0 {
-		return api.Sample{}, fmt.Errorf("netperf exited with code %d: %s", o.ExitCode, toolkit.Describe(o))
+	if err := toolkit.Exited(Name, o); err != nil {
+		return api.Sample{}, err
 	}
 	if c.Profile != api.TCPSendfile {
 		var missing []string
@@ -336,8 +331,5 @@ func parseFlow(c plan.Case, o driver.Output) (api.Sample, error) {
 // data. With several flows the data ports must be consecutive, which free ports picked at
 // random are not, so such a server is not moved.
 func (Driver) PortOptions(ports []int) map[string]string {
-	if len(ports) != 2 {
-		return nil
-	}
-	return map[string]string{OptPort: strconv.Itoa(ports[0]), OptDataPort: strconv.Itoa(ports[1])}
+	return toolkit.PortOptions(ports, OptPort, OptDataPort)
 }

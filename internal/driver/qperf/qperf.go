@@ -135,11 +135,7 @@ func (j job) Servers() []driver.Server {
 
 // Client implements driver.Job.
 func (j job) Client(t driver.Target, warmup bool) ([]driver.Command, error) {
-	argv, err := j.argv(t, warmup)
-	if err != nil {
-		return nil, err
-	}
-	return []driver.Command{{Argv: argv}}, nil
+	return toolkit.OneCommand(j.argv(t, warmup))
 }
 
 // argv builds the qperf client argv for one sample.
@@ -167,15 +163,12 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 // Parse implements driver.Job.
 func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 	c := j.c
-	if err := toolkit.ExpectOutputs(Name, outs, 1); err != nil {
+	o, err := toolkit.Single(Name, outs)
+	if err != nil {
 		return api.Sample{}, err
 	}
-	o := outs[0]
 	r, perr := ParseOutput(o.Stdout, true)
-	if e := toolkit.Failed(Name, o); e != nil {
-		if perr != nil {
-			return api.Sample{}, fmt.Errorf("%w (output: %v)", e, perr)
-		}
+	if e := toolkit.FailedParse(Name, o, perr); e != nil {
 		return api.Sample{}, e
 	}
 	if perr != nil {
@@ -184,8 +177,8 @@ func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 		}
 		return api.Sample{}, perr
 	}
-	if o.ExitCode != 0 {
-		return api.Sample{}, fmt.Errorf("qperf exited with code %d: %s", o.ExitCode, toolkit.Describe(o))
+	if err := toolkit.Exited(Name, o); err != nil {
+		return api.Sample{}, err
 	}
 	if want := Test(c.Profile); r.Test != want {
 		return api.Sample{}, fmt.Errorf("qperf ran %s but the case %s needs %s", r.Test, c.Profile, want)
@@ -198,8 +191,5 @@ func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 
 // PortOptions implements driver.PortMover: control (-lp) and data (-ip) ports.
 func (Driver) PortOptions(ports []int) map[string]string {
-	if len(ports) != 2 {
-		return nil
-	}
-	return map[string]string{OptPort: strconv.Itoa(ports[0]), OptDataPort: strconv.Itoa(ports[1])}
+	return toolkit.PortOptions(ports, OptPort, OptDataPort)
 }

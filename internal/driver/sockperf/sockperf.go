@@ -160,17 +160,11 @@ func (j job) Servers() []driver.Server {
 }
 
 // BindOptions implements driver.Binder: sockperf's server listens on addr only (-i).
-func (Driver) BindOptions(addr string) map[string]string {
-	return map[string]string{toolkit.OptBind: addr}
-}
+func (Driver) BindOptions(addr string) map[string]string { return toolkit.BindOptions(addr) }
 
 // Client implements driver.Job.
 func (j job) Client(t driver.Target, warmup bool) ([]driver.Command, error) {
-	argv, err := j.argv(t, warmup)
-	if err != nil {
-		return nil, err
-	}
-	return []driver.Command{{Argv: argv}}, nil
+	return toolkit.OneCommand(j.argv(t, warmup))
 }
 
 // argv builds the sockperf client argv for one sample.
@@ -239,22 +233,19 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 // Parse implements driver.Job.
 func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 	c, st := j.c, j.st
-	if err := toolkit.ExpectOutputs(Name, outs, 1); err != nil {
+	o, err := toolkit.Single(Name, outs)
+	if err != nil {
 		return api.Sample{}, err
 	}
-	o := outs[0]
 	r, perr := ParseOutput(o.Stdout, o.Stderr)
-	if e := toolkit.Failed(Name, o); e != nil {
-		if perr != nil {
-			return api.Sample{}, fmt.Errorf("%w (output: %v)", e, perr)
-		}
+	if e := toolkit.FailedParse(Name, o, perr); e != nil {
 		return api.Sample{}, e
 	}
 	if perr != nil {
 		return api.Sample{}, perr
 	}
-	if o.ExitCode != 0 {
-		return api.Sample{}, fmt.Errorf("sockperf exited with code %d: %s", o.ExitCode, toolkit.Describe(o))
+	if err := toolkit.Exited(Name, o); err != nil {
+		return api.Sample{}, err
 	}
 	if r.Throughput != (st.mode == ModeThroughput) {
 		return api.Sample{}, fmt.Errorf("sockperf output does not match mode %s", st.mode)
@@ -280,10 +271,7 @@ func protocol(p api.Profile) string {
 
 // PortOptions implements driver.PortMover: the one port of a TCP or a UDP server.
 func (Driver) PortOptions(ports []int) map[string]string {
-	if len(ports) != 1 {
-		return nil
-	}
-	return map[string]string{OptPort: strconv.Itoa(ports[0])}
+	return toolkit.PortOptions(ports, OptPort)
 }
 
 // DefaultMessageSize implements driver.MessageSizer: cnperf's generic defaults (1 B for RR,

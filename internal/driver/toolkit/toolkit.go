@@ -354,3 +354,67 @@ func PortServer(name string, defaultCtl, ctl, data, flows int, argv []string) dr
 	}
 	return driver.Server{Name: ServerName(name, ctl, defaultCtl), Argv: argv, Ports: ports}
 }
+
+// OneCommand is the client of a tool that runs one command per sample: the argv built by
+// the driver, or the error that kept it from being built.
+func OneCommand(argv []string, err error) ([]driver.Command, error) {
+	if err != nil {
+		return nil, err
+	}
+	return []driver.Command{{Argv: argv}}, nil
+}
+
+// Single checks that Parse got exactly one output and returns it.
+func Single(tool string, outs []driver.Output) (driver.Output, error) {
+	if err := ExpectOutputs(tool, outs, 1); err != nil {
+		return driver.Output{}, err
+	}
+	return outs[0], nil
+}
+
+// FailedParse is Failed naming perr too, the error of parsing o's output, when there is one.
+func FailedParse(tool string, o driver.Output, perr error) error {
+	e := Failed(tool, o)
+	if e != nil && perr != nil {
+		return fmt.Errorf("%w (output: %v)", e, perr)
+	}
+	return e
+}
+
+// Exited reports a non-zero exit code of o as an error naming the command, or nil.
+func Exited(tool string, o driver.Output) error {
+	if o.ExitCode == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s exited with code %d: %s", tool, o.ExitCode, Describe(o))
+}
+
+// PortOptions is the driver.PortMover answer of a driver whose server's ports are set by the
+// options keys, in order: each key set to its port, or nil when the number of ports differs
+// (such a server is not moved).
+func PortOptions(ports []int, keys ...string) map[string]string {
+	if len(ports) != len(keys) {
+		return nil
+	}
+	m := make(map[string]string, len(keys))
+	for i, k := range keys {
+		m[k] = strconv.Itoa(ports[i])
+	}
+	return m
+}
+
+// BindOptions is the driver.Binder answer of a driver whose servers listen on the address
+// option OptBind names.
+func BindOptions(addr string) map[string]string { return map[string]string{OptBind: addr} }
+
+// PortBind reads the options of a tool whose server has one port: the port (portKey, def
+// when unset) and the address it listens on (OptBind, "" for every address).
+func (o *Options) PortBind(portKey string, def int) (port int, bind string, err error) {
+	if port, err = o.Port(portKey, def); err != nil {
+		return 0, "", err
+	}
+	if bind, err = o.Addr(OptBind); err != nil {
+		return 0, "", err
+	}
+	return port, bind, nil
+}

@@ -227,11 +227,7 @@ func Profile(c plan.Case, host string, dataPorts []int, seconds int) (string, er
 
 // Client implements driver.Job.
 func (j job) Client(t driver.Target, warmup bool) ([]driver.Command, error) {
-	argv, err := j.argv(t, warmup)
-	if err != nil {
-		return nil, err
-	}
-	return []driver.Command{{Argv: argv}}, nil
+	return toolkit.OneCommand(j.argv(t, warmup))
 }
 
 // argv builds the client command: a shell that writes the profile and runs uperf.
@@ -275,22 +271,19 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 // Parse implements driver.Job.
 func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 	c, st := j.c, j.st
-	if err := toolkit.ExpectOutputs(Name, outs, 1); err != nil {
+	o, err := toolkit.Single(Name, outs)
+	if err != nil {
 		return api.Sample{}, err
 	}
-	o := outs[0]
 	r, perr := ParseOutput(o.Stdout)
-	if e := toolkit.Failed(Name, o); e != nil {
-		if perr != nil {
-			return api.Sample{}, fmt.Errorf("%w (output: %v)", e, perr)
-		}
+	if e := toolkit.FailedParse(Name, o, perr); e != nil {
 		return api.Sample{}, e
 	}
 	if perr != nil {
 		return api.Sample{}, fmt.Errorf("%w (%s)", perr, toolkit.Describe(o))
 	}
-	if o.ExitCode != 0 {
-		return api.Sample{}, fmt.Errorf("uperf exited with code %d: %s", o.ExitCode, toolkit.Describe(o))
+	if err := toolkit.Exited(Name, o); err != nil {
+		return api.Sample{}, err
 	}
 	if len(r.Hosts) == 0 {
 		return api.Sample{}, fmt.Errorf("uperf output is incomplete: no Run Statistics table (cut short?): %s", toolkit.Describe(o))
@@ -312,8 +305,5 @@ func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 // With several flows the data ports must be consecutive, which free ports picked at random
 // are not, so such a server is not moved.
 func (Driver) PortOptions(ports []int) map[string]string {
-	if len(ports) != 2 {
-		return nil
-	}
-	return map[string]string{OptPort: strconv.Itoa(ports[0]), OptDataPort: strconv.Itoa(ports[1])}
+	return toolkit.PortOptions(ports, OptPort, OptDataPort)
 }
