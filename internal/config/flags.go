@@ -104,44 +104,28 @@ func (f *flagParser) split(flag, v string) ([]string, bool) {
 }
 
 func (f *flagParser) profiles(v string) []api.Profile {
-	parts, ok := f.split(FlagProfile, v)
-	if !ok {
-		return nil
-	}
-	var out []api.Profile
-	for _, s := range parts {
-		p := api.Profile(strings.ToUpper(s))
-		if !p.Valid() {
-			msg := fmt.Sprintf("unknown profile %q", s)
-			if c := plan.Closest(string(p), plan.Strings(api.Profiles)); c != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", c)
-			}
-			f.fail(FlagProfile, "%s (known: %s)", msg, strings.Join(plan.Strings(api.Profiles), ", "))
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
+	return parseNames(f, FlagProfile, "profile", v, strings.ToUpper, api.Profiles)
 }
 
 func (f *flagParser) paths(v string) []api.Path {
-	parts, ok := f.split(FlagPath, v)
+	return parseNames(f, FlagPath, "path", v, strings.ToLower, api.Paths)
+}
+
+// parseNames reads a comma-separated flag of registered names (profiles, paths), normalized
+// (case); an unknown name fails the flag with a did-you-mean.
+func parseNames[T interface {
+	~string
+	Valid() bool
+}](f *flagParser, flag, what, v string, norm func(string) string, known []T) []T {
+	parts, ok := f.split(flag, v)
 	if !ok {
 		return nil
 	}
-	var out []api.Path
+	var out []T
 	for _, s := range parts {
-		p := api.Path(strings.ToLower(s))
+		p := T(norm(s))
 		if !p.Valid() {
-			names := make([]string, len(api.Paths))
-			for i, q := range api.Paths {
-				names[i] = string(q)
-			}
-			msg := fmt.Sprintf("unknown path %q", s)
-			if c := plan.Closest(string(p), names); c != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", c)
-			}
-			f.fail(FlagPath, "%s (known: %s)", msg, strings.Join(names, ", "))
+			f.fail(flag, "%s", plan.Unknown(what, s, p, known))
 			continue
 		}
 		out = append(out, p)

@@ -187,57 +187,41 @@ func (x *expander) builtins(opts Options) builtins {
 	return b
 }
 
+// readNames reads a list field of registered names (profiles, paths): each trimmed, normalized
+// (case), known and written once; what is wrong is an error at the element's path.
+func readNames[T interface {
+	~string
+	Valid() bool
+}](x *expander, raw, known []T, norm func(string) string, field, what string, idx func(string, int) string) list[T] {
+	l := list[T]{set: len(raw) > 0}
+	seen := map[T]int{}
+	for i, r := range raw {
+		v := T(norm(strings.TrimSpace(string(r))))
+		switch {
+		case v == "":
+			x.errs.Add(idx(field, i), "empty %s (known: %s)", what, Join(known))
+		case !v.Valid():
+			x.errs.Add(idx(field, i), "%s", Unknown(what, string(r), v, known))
+		default:
+			if j, dup := seen[v]; dup {
+				x.errs.Add(idx(field, i), "duplicate %s %s (also %s[%d])", what, v, field, j)
+				continue
+			}
+			seen[v] = i
+			l.items = append(l.items, item[T]{v, idx(field, i)})
+		}
+	}
+	return l
+}
+
 // read parses and checks the fields one group (or the defaults) writes itself.
 func (x *expander) read(g *api.TestGroup, prefix string) group {
 	var r group
 	at := func(field string) string { return prefix + "." + field }
 	idx := func(field string, i int) string { return fmt.Sprintf("%s.%s[%d]", prefix, field, i) }
 
-	r.profiles.set = len(g.Profiles) > 0
-	seenP := map[api.Profile]int{}
-	for i, raw := range g.Profiles {
-		p := api.Profile(strings.ToUpper(strings.TrimSpace(string(raw))))
-		switch {
-		case p == "":
-			x.errs.Add(idx("profiles", i), "empty profile (known: %s)", Join(api.Profiles))
-		case !p.Valid():
-			msg := fmt.Sprintf("unknown profile %q", string(raw))
-			if s := Closest(string(p), Strings(api.Profiles)); s != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", s)
-			}
-			x.errs.Add(idx("profiles", i), "%s (known: %s)", msg, Join(api.Profiles))
-		default:
-			if j, dup := seenP[p]; dup {
-				x.errs.Add(idx("profiles", i), "duplicate profile %s (also profiles[%d])", p, j)
-				continue
-			}
-			seenP[p] = i
-			r.profiles.items = append(r.profiles.items, item[api.Profile]{p, idx("profiles", i)})
-		}
-	}
-
-	r.paths.set = len(g.Paths) > 0
-	seenPath := map[api.Path]int{}
-	for i, raw := range g.Paths {
-		p := api.Path(strings.ToLower(strings.TrimSpace(string(raw))))
-		switch {
-		case p == "":
-			x.errs.Add(idx("paths", i), "empty path (known: %s)", Join(api.Paths))
-		case !p.Valid():
-			msg := fmt.Sprintf("unknown path %q", string(raw))
-			if s := Closest(string(p), Strings(api.Paths)); s != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", s)
-			}
-			x.errs.Add(idx("paths", i), "%s (known: %s)", msg, Join(api.Paths))
-		default:
-			if j, dup := seenPath[p]; dup {
-				x.errs.Add(idx("paths", i), "duplicate path %s (also paths[%d])", p, j)
-				continue
-			}
-			seenPath[p] = i
-			r.paths.items = append(r.paths.items, item[api.Path]{p, idx("paths", i)})
-		}
-	}
+	r.profiles = readNames(x, g.Profiles, api.Profiles, strings.ToUpper, "profiles", "profile", idx)
+	r.paths = readNames(x, g.Paths, api.Paths, strings.ToLower, "paths", "path", idx)
 
 	r.drivers.set = len(g.Drivers) > 0
 	seenD := map[string]int{}

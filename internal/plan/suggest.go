@@ -1,6 +1,9 @@
 package plan
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Closest returns the candidate nearest to word (case-insensitive edit distance of at most a
 // third of its length, and at least 1), or "" when none is near. Ties go to the earlier
@@ -56,3 +59,13 @@ func Strings[T ~string](vs []T) []string {
 
 // Join lists string-typed values for a message or help text: "a, b, c".
 func Join[T ~string](vs []T) string { return strings.Join(Strings(vs), ", ") }
+
+// Unknown says that raw (v once normalized) is none of the known values of what, with a
+// did-you-mean and the known ones: `unknown path "x" (did you mean "y"?) (known: a, b)`.
+func Unknown[T ~string](what, raw string, v T, known []T) string {
+	msg := fmt.Sprintf("unknown %s %q", what, raw)
+	if s := Closest(string(v), Strings(known)); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return fmt.Sprintf("%s (known: %s)", msg, Join(known))
+}

@@ -410,19 +410,7 @@ func (c *Collector) Collect(ctx context.Context, start, end time.Time) (*api.Clu
 			q.set(ifs[k], s.value)
 		}
 	}
-	keys := make([][2]string, 0, len(ifs))
-	for k := range ifs {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i][0] != keys[j][0] {
-			return keys[i][0] < keys[j][0]
-		}
-		return keys[i][1] < keys[j][1]
-	})
-	for _, k := range keys {
-		m.Interfaces = append(m.Interfaces, *ifs[k])
-	}
+	m.Interfaces = append(m.Interfaces, byKey(ifs)...)
 
 	// Agent pods (cAdvisor metrics from the kubelets).
 	sel := fmt.Sprintf(`container!="",container!="POD",pod=~%q`, c.agentsRE)
@@ -455,20 +443,28 @@ func (c *Collector) Collect(ctx context.Context, start, end time.Time) (*api.Clu
 			pod(s.labels).MemoryMaxBytes = ptr(s.value)
 		}
 	}
-	pkeys := make([][2]string, 0, len(pods))
-	for k := range pods {
-		pkeys = append(pkeys, k)
-	}
-	sort.Slice(pkeys, func(i, j int) bool {
-		if pkeys[i][0] != pkeys[j][0] {
-			return pkeys[i][0] < pkeys[j][0]
-		}
-		return pkeys[i][1] < pkeys[j][1]
-	})
-	for _, k := range pkeys {
-		m.Pods = append(m.Pods, *pods[k])
-	}
+	m.Pods = append(m.Pods, byKey(pods)...)
 	return m, nil
+}
+
+// byKey returns the values of m in the order of their two-part keys, so a report never depends
+// on map order.
+func byKey[V any](m map[[2]string]*V) []V {
+	keys := make([][2]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] < keys[j][0]
+		}
+		return keys[i][1] < keys[j][1]
+	})
+	out := make([]V, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, *m[k])
+	}
+	return out
 }
 
 func (c *Collector) agentOf(pod string) string {
