@@ -20,7 +20,6 @@ import (
 )
 
 var (
-	update  = fixture.Update // one -update flag for every golden file of the package
 	capture = flag.Bool("capture", false, "rerun the real agent and rewrite testdata/captured")
 )
 
@@ -105,7 +104,7 @@ func TestArgvGolden(t *testing.T) {
 func golden(t *testing.T, name, got string) {
 	t.Helper()
 	p := filepath.Join("testdata", "golden", name)
-	if *update {
+	if fixture.Updating() {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -2,35 +2,18 @@ package reporttest
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+	"github.com/cnperf/cnperf/internal/golden"
+)
 
 // Golden compares got with the golden file testdata/name, or rewrites it when the test runs
 // with -update (read the change before committing it).
 func Golden(t testing.TB, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 // Seeds adds the first lines (a run, a result, one more) of every real capture in dirs
@@ -56,4 +39,4 @@ func Seeds(f *testing.F, dirs ...string) {
 
 // Updating reports whether the test runs with -update (golden files and pictures are
 // rewritten).
-func Updating() bool { return *update }
+func Updating() bool { return golden.Updating() }
