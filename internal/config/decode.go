@@ -312,15 +312,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		names[i] = f.name
 	}
 	seen := map[string]*yaml.Node{}
-	for _, p := range d.pairs(n, path) {
-		k := d.resolve(p.key)
-		if d.over {
-			return
-		}
-		if k.Kind != yaml.ScalarNode {
-			d.errorf(k, path, "expected a field name, got %s", describe(k))
-			continue
-		}
+	d.eachKey(n, path, "a field name", func(k, val *yaml.Node) {
 		key := k.Value
 		fp := join(path, key)
 		var f *fieldInfo
@@ -346,16 +338,16 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 			} else {
 				d.errorf(k, fp, "%s", msg)
 			}
-			continue
+			return
 		}
 		if prev, dup := seen[f.name]; dup {
 			d.errorf(k, fp, "duplicate field %q (already set at line %d)", key, prev.Line)
-			continue
+			return
 		}
 		seen[f.name] = k
 		d.mark(fp, k)
-		d.decode(p.val, v.Field(f.index), fp)
-	}
+		d.decode(val, v.Field(f.index), fp)
+	})
 }
 
 func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string) {
@@ -369,25 +361,37 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string) {
 	}
 	m := reflect.MakeMap(v.Type())
 	seen := map[string]int{}
-	for _, p := range d.pairs(n, path) {
-		k := d.resolve(p.key)
-		if d.over {
-			return
-		}
-		if k.Kind != yaml.ScalarNode {
-			d.errorf(k, path, "expected a key, got %s", describe(k))
-			continue
-		}
+	if !d.eachKey(n, path, "a key", func(k, val *yaml.Node) {
 		fp := join(path, k.Value)
 		if line, dup := seen[k.Value]; dup {
 			d.errorf(k, fp, "duplicate key %q (already set at line %d)", k.Value, line)
-			continue
+			return
 		}
 		seen[k.Value] = k.Line
 		d.mark(fp, k)
 		ev := reflect.New(v.Type().Elem()).Elem()
-		d.decode(p.val, ev, fp)
+		d.decode(val, ev, fp)
 		m.SetMapIndex(reflect.ValueOf(k.Value).Convert(v.Type().Key()), ev)
+	}) {
+		return
 	}
 	v.Set(m)
+}
+
+// eachKey calls fn with each pair of mapping n whose key resolves to a scalar; a key that is no
+// scalar is an error ("expected " + want). It returns false when decoding hit its limits and
+// must stop.
+func (d *decoder) eachKey(n *yaml.Node, path, want string, fn func(k, val *yaml.Node)) bool {
+	for _, p := range d.pairs(n, path) {
+		k := d.resolve(p.key)
+		if d.over {
+			return false
+		}
+		if k.Kind != yaml.ScalarNode {
+			d.errorf(k, path, "expected %s, got %s", want, describe(k))
+			continue
+		}
+		fn(k, p.val)
+	}
+	return true
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-	"github.com/cnperf/cnperf/internal/capbuf"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/plan"
@@ -204,22 +203,14 @@ func (p *Platform) ensureLab() (*lab.Lab, error) {
 // startLabServer starts one driver server inside ns and waits until it is ready: its Ready
 // marker is printed, or its first TCP port accepts a connection made inside ns.
 func (p *Platform) startLabServer(ctx context.Context, ns lab.NetNS, driverName string, s driver.Server) error {
-	argv, err := p.resolver.Resolve(s.Argv)
+	sp, err := p.spawnServer(driverName, s, ns.Start, " in netns "+ns.Name)
 	if err != nil {
 		return err
 	}
-	cmd := prepare(argv, p.resolver.EnvFor(s.Argv))
-	out := &capbuf.Buffer{Max: 1 << 20}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := ns.Start(cmd); err != nil {
-		return fmt.Errorf("start %s server %q in netns %s (%s): %w", driverName, s.Name, ns, strings.Join(s.Argv, " "), err)
-	}
-	sp := &serverProc{spec: s, driver: driverName, cmd: cmd, done: make(chan struct{}), output: out}
-	go func() { _ = cmd.Wait(); close(sp.done) }()
 	p.labSide.mu.Lock()
 	p.labSide.servers = append(p.labSide.servers, &labServer{serverProc: sp, ns: ns})
 	p.labSide.mu.Unlock()
-	fmt.Fprintf(p.log, "started %s server %q in netns %s (pid %d): %s\n", driverName, s.Name, ns, cmd.Process.Pid, strings.Join(s.Argv, " "))
+	fmt.Fprintf(p.log, "started %s server %q in netns %s (pid %d): %s\n", driverName, s.Name, ns, sp.cmd.Process.Pid, strings.Join(s.Argv, " "))
 	return waitReady(ctx, sp, p.opts.ServerStartTimeout, " in netns "+ns.Name, ns.Dial)
 }
 

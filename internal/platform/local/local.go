@@ -295,23 +295,33 @@ func (p *Platform) startServer(ctx context.Context, driverName string, s driver.
 			return fmt.Errorf("%s server %q needs %s port %d on 127.0.0.1: %w", driverName, s.Name, port.Protocol, port.Port, err)
 		}
 	}
-	argv, err := p.resolver.Resolve(s.Argv)
+	sp, err := p.spawnServer(driverName, s, (*exec.Cmd).Start, "")
 	if err != nil {
 		return err
+	}
+	p.mu.Lock()
+	p.servers = append(p.servers, sp)
+	p.mu.Unlock()
+	fmt.Fprintf(p.log, "started %s server %q (pid %d): %s\n", driverName, s.Name, sp.cmd.Process.Pid, strings.Join(s.Argv, " "))
+	return waitReady(ctx, sp, p.opts.ServerStartTimeout, "", (&net.Dialer{}).DialContext)
+}
+
+// spawnServer starts server s of driverName with start (cmd.Start, or a namespace's Start)
+// and keeps its output; where says where it runs in errors (" in netns x", or "").
+func (p *Platform) spawnServer(driverName string, s driver.Server, start func(*exec.Cmd) error, where string) (*serverProc, error) {
+	argv, err := p.resolver.Resolve(s.Argv)
+	if err != nil {
+		return nil, err
 	}
 	cmd := prepare(argv, p.resolver.EnvFor(s.Argv))
 	out := &capbuf.Buffer{Max: 1 << 20}
 	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s server %q (%s): %w", driverName, s.Name, strings.Join(s.Argv, " "), err)
+	if err := start(cmd); err != nil {
+		return nil, fmt.Errorf("start %s server %q%s (%s): %w", driverName, s.Name, where, strings.Join(s.Argv, " "), err)
 	}
 	sp := &serverProc{spec: s, driver: driverName, cmd: cmd, done: make(chan struct{}), output: out}
 	go func() { _ = cmd.Wait(); close(sp.done) }()
-	p.mu.Lock()
-	p.servers = append(p.servers, sp)
-	p.mu.Unlock()
-	fmt.Fprintf(p.log, "started %s server %q (pid %d): %s\n", driverName, s.Name, cmd.Process.Pid, strings.Join(s.Argv, " "))
-	return waitReady(ctx, sp, p.opts.ServerStartTimeout, "", (&net.Dialer{}).DialContext)
+	return sp, nil
 }
 
 // portFree checks that nothing listens on the port yet, so a stray server of another tool
