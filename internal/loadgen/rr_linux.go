@@ -110,18 +110,8 @@ func tcpRRServer(f *flowState, reqSize, respSize int, stop func() bool) error {
 	partial := 0
 	var y yielder
 	for {
-		y.tick()
-		n, err := recvSock(f.fd, rbuf)
+		n, err := recvUntil(f.fd, rbuf, stop, &y)
 		if err != nil {
-			if err == unix.EINTR {
-				continue
-			}
-			if err == unix.EAGAIN {
-				if stop() {
-					return nil
-				}
-				continue
-			}
 			return fmt.Errorf("receive request: %w", err)
 		}
 		if n == 0 {
@@ -257,19 +247,11 @@ func udpRRServer(f *flowState, reqSize, respSize, burst int, cookie []byte, stop
 	sb := newMmsgBatch(vlen, respSize, false, false)
 	var y yielder
 	for {
-		y.tick()
-		rb.reset()
-		n, err := recvmmsg(f.fd, rb.hdrs, unix.MSG_WAITFORONE)
+		n, err := recvBatch(f.fd, rb, stop, &y)
+		if err == errStopped {
+			return nil
+		}
 		if err != nil {
-			if err == unix.EAGAIN {
-				if stop() {
-					return nil
-				}
-				continue
-			}
-			if err == unix.ECONNREFUSED {
-				continue // an ICMP error from a previous response; the client may be gone
-			}
 			return fmt.Errorf("receive request: %w", err)
 		}
 		k := 0

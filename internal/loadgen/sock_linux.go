@@ -155,35 +155,31 @@ func cpuList(set *unix.CPUSet) string {
 }
 
 func listenTCP(a netip.Addr, port, backlog int) (int, int, error) {
-	fd, err := newSocket(a, unix.SOCK_STREAM)
+	fd, err := bound(a, unix.SOCK_STREAM, "tcp", port)
 	if err != nil {
 		return -1, 0, err
-	}
-	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
-	if family(a) == unix.AF_INET6 {
-		_ = unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 0)
-	}
-	if err := unix.Bind(fd, sockaddr(a, port)); err != nil {
-		unix.Close(fd)
-		return -1, 0, fmt.Errorf("bind tcp %s: %w", netip.AddrPortFrom(a, uint16(port)), err)
 	}
 	if err := unix.Listen(fd, backlog); err != nil {
 		unix.Close(fd)
 		return -1, 0, fmt.Errorf("listen: %w", err)
 	}
-	sa, err := unix.Getsockname(fd)
-	if err != nil {
-		unix.Close(fd)
-		return -1, 0, fmt.Errorf("getsockname: %w", err)
-	}
-	_, p := addrOf(sa)
-	return fd, p, nil
+	return boundPort(fd)
 }
 
 func bindUDP(a netip.Addr, port int) (int, int, error) {
-	fd, err := newSocket(a, unix.SOCK_DGRAM)
+	fd, err := bound(a, unix.SOCK_DGRAM, "udp", port)
 	if err != nil {
 		return -1, 0, err
+	}
+	return boundPort(fd)
+}
+
+// bound opens a socket of type typ (proto names it in errors) bound to a:port, with address
+// reuse on and, for IPv6, IPv4-mapped addresses accepted too.
+func bound(a netip.Addr, typ int, proto string, port int) (int, error) {
+	fd, err := newSocket(a, typ)
+	if err != nil {
+		return -1, err
 	}
 	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
 	if family(a) == unix.AF_INET6 {
@@ -191,8 +187,13 @@ func bindUDP(a netip.Addr, port int) (int, int, error) {
 	}
 	if err := unix.Bind(fd, sockaddr(a, port)); err != nil {
 		unix.Close(fd)
-		return -1, 0, fmt.Errorf("bind udp %s: %w", netip.AddrPortFrom(a, uint16(port)), err)
+		return -1, fmt.Errorf("bind %s %s: %w", proto, netip.AddrPortFrom(a, uint16(port)), err)
 	}
+	return fd, nil
+}
+
+// boundPort returns fd with the port it is bound to; on error it closes fd.
+func boundPort(fd int) (int, int, error) {
 	sa, err := unix.Getsockname(fd)
 	if err != nil {
 		unix.Close(fd)
@@ -292,19 +293,65 @@ func sendAll(fd int, p []byte, stop func() bool) error {
 		n, err := sendSock(fd, p)
 		p = p[n:]
 		if err != nil {
-			if err == unix.EINTR {
-				continue
+			if err := again(err, stop); err != nil {
+				return err
 			}
-			if err == unix.EAGAIN {
-				if stop != nil && stop() {
-					return errStopped
-				}
-				continue
-			}
-			return err
 		}
 	}
 	return nil
+}
+
+// again reads the error of a socket call in a loop that runs until stop (nil: never) says the
+// flow ended: nil to call again (EINTR, or EAGAIN, a socket timeout, while the flow runs),
+// errStopped once it has ended, else err itself.
+func again(err error, stop func() bool) error {
+	switch err {
+	case unix.EINTR:
+		return nil
+	case unix.EAGAIN:
+		if stop != nil && stop() {
+			return errStopped
+		}
+		return nil
+	}
+	return err
+}
+
+// recvUntil receives into p, ticking y before each try and calling again while again says so;
+// it returns 0 at the peer's close or once stop says the flow ended.
+func recvUntil(fd int, p []byte, stop func() bool, y *yielder) (int, error) {
+	for {
+		y.tick()
+		n, err := recvSock(fd, p)
+		if err == nil {
+			return n, nil
+		}
+		if err = again(err, stop); err == errStopped {
+			return 0, nil
+		} else if err != nil {
+			return 0, err
+		}
+	}
+}
+
+// recvBatch receives a batch into b (reset first), ticking y before each try; it calls again
+// on EAGAIN until stop says the flow ended (then errStopped) and on ECONNREFUSED, an ICMP error
+// from an earlier send (the peer may be gone). recvmmsg retries EINTR itself.
+func recvBatch(fd int, b *mmsgBatch, stop func() bool, y *yielder) (int, error) {
+	for {
+		y.tick()
+		b.reset()
+		n, err := recvmmsg(fd, b.hdrs, unix.MSG_WAITFORONE)
+		if err == nil {
+			return n, nil
+		}
+		if err == unix.ECONNREFUSED {
+			continue
+		}
+		if err = again(err, stop); err != nil {
+			return 0, err
+		}
+	}
 }
 
 // smallSendBytes is the largest write sendAll first tries without blocking.
@@ -315,16 +362,10 @@ func recvFull(fd int, p []byte, stop func() bool) error {
 	for len(p) > 0 {
 		n, err := recvSock(fd, p)
 		if err != nil {
-			if err == unix.EINTR {
-				continue
+			if err := again(err, stop); err != nil {
+				return err
 			}
-			if err == unix.EAGAIN {
-				if stop != nil && stop() {
-					return errStopped
-				}
-				continue
-			}
-			return err
+			continue
 		}
 		if n == 0 {
 			return errEOF

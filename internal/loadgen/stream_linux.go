@@ -132,25 +132,14 @@ func streamRecv(f *flowState, bufSize int, stop func() bool) error {
 	buf := make([]byte, bufSize)
 	var y yielder
 	for {
-		y.tick()
-		n, err := recvSock(f.fd, buf)
-		if n > 0 {
-			f.c.bytesRx.Add(int64(n))
-			continue
-		}
+		n, err := recvUntil(f.fd, buf, stop, &y)
 		if err != nil {
-			if err == unix.EINTR {
-				continue
-			}
-			if err == unix.EAGAIN {
-				if stop() {
-					return nil
-				}
-				continue
-			}
 			return fmt.Errorf("receive: %w", err)
 		}
-		return nil // EOF
+		if n == 0 {
+			return nil // EOF, or the flow ended
+		}
+		f.c.bytesRx.Add(int64(n))
 	}
 }
 

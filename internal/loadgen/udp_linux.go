@@ -175,19 +175,11 @@ func udpStreamRecv(f *flowState, size int, gro bool, cookie []byte, stop func() 
 	b := newMmsgBatch(vlen, bufSize, gro, false)
 	var y yielder
 	for {
-		y.tick()
-		b.reset()
-		n, err := recvmmsg(f.fd, b.hdrs, unix.MSG_WAITFORONE)
+		n, err := recvBatch(f.fd, b, stop, &y)
+		if err == errStopped {
+			return nil
+		}
 		if err != nil {
-			if err == unix.EAGAIN {
-				if stop() {
-					return nil
-				}
-				continue
-			}
-			if err == unix.ECONNREFUSED {
-				continue
-			}
 			return fmt.Errorf("receive datagrams: %w", err)
 		}
 		now := nanotime()
