@@ -512,24 +512,30 @@ func (r Result) floats(keys ...string) (map[string]float64, error) {
 	return out, nil
 }
 
+// bannerTests are the test names of netperf's banners ("TCP SENDFILE TEST from ...") and
+// their profiles, a name before every name it contains ("TCP REQUEST/RESPONSE" is in
+// "TCP CONNECT/REQUEST/RESPONSE").
+var bannerTests = []struct {
+	name    string
+	profile api.Profile
+}{
+	{"TCP SENDFILE", api.TCPSendfile},
+	{"TCP MAERTS", api.TCPMaerts},
+	{"TCP STREAM", api.TCPStream},
+	{"UDP STREAM", api.UDPStream},
+	{"UDP UNIDIRECTIONAL SEND", api.UDPStream},
+	{"TCP CONNECT/REQUEST/RESPONSE", api.TCPCRR},
+	{"TCP REQUEST/RESPONSE", api.TCPRR},
+	{"UDP REQUEST/RESPONSE", api.UDPRR},
+}
+
 // Profile guesses the profile from the banner or the PROTOCOL/DIRECTION selectors, or "".
 func (r Result) Profile() api.Profile {
 	b := strings.ToUpper(r.Banner)
-	switch {
-	case strings.Contains(b, "TCP SENDFILE"):
-		return api.TCPSendfile
-	case strings.Contains(b, "TCP MAERTS"):
-		return api.TCPMaerts
-	case strings.Contains(b, "TCP STREAM"):
-		return api.TCPStream
-	case strings.Contains(b, "UDP STREAM"), strings.Contains(b, "UDP UNIDIRECTIONAL SEND"):
-		return api.UDPStream
-	case strings.Contains(b, "TCP CONNECT/REQUEST/RESPONSE"):
-		return api.TCPCRR
-	case strings.Contains(b, "TCP REQUEST/RESPONSE"):
-		return api.TCPRR
-	case strings.Contains(b, "UDP REQUEST/RESPONSE"):
-		return api.UDPRR
+	for _, t := range bannerTests {
+		if strings.Contains(b, t.name) {
+			return t.profile
+		}
 	}
 	proto, dir := strings.ToUpper(r.Values["PROTOCOL"]), strings.ToUpper(r.Values["DIRECTION"])
 	switch {
