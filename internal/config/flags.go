@@ -274,6 +274,44 @@ func FromFlags(fv FlagValues) (*api.Plan, error) {
 	return &api.Plan{APIVersion: api.APIVersion, Kind: api.KindPlan, Tests: []api.TestGroup{g}}, nil
 }
 
+// Sampling is how many samples each case takes, as --samples and --confidence give it.
+type Sampling struct {
+	Samples    int                   // a fixed count, or with Confidence the least
+	MaxSamples int                   // with Confidence the most; 0 without
+	Confidence *api.ConfidenceTarget // nil: no target
+}
+
+// ParseSampling parses --samples N|MIN,MAX and --confidence LEVEL,HALFWIDTH exactly as `cnperf
+// run` takes them, for commands that build their cases without a plan (mesh): the same parser
+// and, through plan.ExpandWith on a one-case plan, the same range checks and defaults
+// (samples 1..limits.MaxSamples, a level from 50 to below 100, a half-width above 0 and at
+// most 100, MIN ≤ MAX and MIN,MAX only with --confidence, which alone means 3,30). An empty
+// value is a flag not given; without either flag a case takes defaultSamples. Every error
+// names its flag (*FlagErrors).
+func ParseSampling(samples, confidence string, defaultSamples int) (Sampling, error) {
+	fv := FlagValues{Samples: samples, Confidence: confidence}
+	var g api.TestGroup
+	f := &flagParser{}
+	f.apply(&g, fv, func(name string) bool {
+		return (name == FlagSamples || name == FlagConfidence) && flagValue(fv, name) != ""
+	})
+	if err := f.err(); err != nil {
+		return Sampling{}, err
+	}
+	if g.Samples == nil && g.Confidence == nil {
+		n := defaultSamples
+		g.Samples = &n
+	}
+	g.Profiles = []api.Profile{api.TCPStream}
+	p := &api.Plan{APIVersion: api.APIVersion, Kind: api.KindPlan, Tests: []api.TestGroup{g}}
+	cases, err := plan.ExpandWith(p, plan.Options{}, nil)
+	if err != nil {
+		return Sampling{}, AnnotateFlagErrors(err)
+	}
+	c := cases[0].Params
+	return Sampling{Samples: c.Samples, MaxSamples: c.MaxSamples, Confidence: c.Confidence}, nil
+}
+
 // ApplyOverrides sets, in every group of p and in its defaults, the fields whose flags the
 // user gave explicitly (set reports that, e.g. cobra's Flags().Changed). A flag replaces the
 // field's whole list: --profile TCP_RR on a plan runs TCP_RR wherever the plan had profiles.

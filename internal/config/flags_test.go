@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -126,6 +127,41 @@ func TestFromFlagsConfidence(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// ParseSampling takes --samples and --confidence exactly as `cnperf run` does: for each pair
+// of values it gives the samples, maximum and target of the case FromFlags and plan.Expand
+// make, or the same error naming the flag.
+func TestParseSamplingIsRunsSampling(t *testing.T) {
+	for _, fv := range []FlagValues{
+		{}, {Samples: "5"}, {Confidence: "95,5"}, {Samples: "4,12", Confidence: "90,2.5"}, {Samples: "40", Confidence: "99%,5%"},
+		{Samples: "3,30"}, {Samples: "0"}, {Samples: "1001"}, {Samples: "x"}, {Samples: " "}, {Samples: "10,5", Confidence: "95,5"},
+		{Samples: "3,1001", Confidence: "95,5"}, {Confidence: "95"}, {Confidence: "100,5"}, {Confidence: "95,0"}, {Confidence: "x,5"},
+	} {
+		got, err := ParseSampling(fv.Samples, fv.Confidence, plan.DefaultSamples)
+		fv.Profile = "TCP_STREAM"
+		var want Sampling
+		p, wantErr := FromFlags(fv)
+		if wantErr == nil {
+			var cases []plan.Case
+			if cases, wantErr = plan.Expand(p, nil); wantErr != nil {
+				wantErr = AnnotateFlagErrors(wantErr)
+			} else {
+				c := cases[0].Params
+				want = Sampling{Samples: c.Samples, MaxSamples: c.MaxSamples, Confidence: c.Confidence}
+			}
+		}
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+			t.Errorf("--samples %q --confidence %q: %+v, %v; run takes it as %+v, %v", fv.Samples, fv.Confidence, got, err, want, wantErr)
+		}
+		var fe *FlagErrors
+		if err != nil && (!errors.As(err, &fe) || fe.Errors[0].Flag == "") {
+			t.Errorf("--samples %q --confidence %q: error %v names no flag", fv.Samples, fv.Confidence, err)
+		}
+	}
+	if s, err := ParseSampling("", "", 1); err != nil || s != (Sampling{Samples: 1}) {
+		t.Errorf("no flags, default 1: %+v, %v", s, err)
+	}
+}
 
 func TestAnnotateFlagErrors(t *testing.T) {
 	p, err := FromFlags(FlagValues{Profile: "TCP_STREAM,TCP_RR", Driver: "streams", Parallel: "2", Duration: "-1s", Samples: "0"})

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/cli/flags"
 	"github.com/cnperf/cnperf/internal/mesh"
 )
@@ -76,9 +77,18 @@ func printDryRun(w io.Writer, format string, nodes []mesh.Node, sched *mesh.Sche
 	for _, p := range pairs {
 		rounds = max(rounds, p.Round+1)
 	}
-	fmt.Fprintf(w, "%d measurements in %d rounds, %s with %s, %d samples of %s each\n", len(pairs), rounds, s.profile, s.drv.Name(),
-		s.params.Samples, secs(s.params.DurationSeconds))
+	fmt.Fprintf(w, "%d measurements in %d rounds, %s with %s, %s\n", len(pairs), rounds, s.profile, s.drv.Name(), samplesText(s.params))
 	return nil
+}
+
+// samplesText says how many samples each pair takes: "3 samples of 10s each", or with a
+// confidence target the range and the target, "3-30 samples of 10s each until ±5% at 95%".
+func samplesText(p api.Params) string {
+	if t := p.Confidence; t != nil {
+		return fmt.Sprintf("%d-%d samples of %s each until ±%g%% at %g%%", p.Samples, p.MaxSamples, secs(p.DurationSeconds),
+			t.HalfWidthPercent, t.Level)
+	}
+	return fmt.Sprintf("%d samples of %s each", p.Samples, secs(p.DurationSeconds))
 }
 
 func secs(f float64) string { return fmt.Sprintf("%gs", f) }

@@ -17,6 +17,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/cli/flags"
+	"github.com/cnperf/cnperf/internal/config"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
@@ -46,11 +47,13 @@ type Options struct {
 	Profile, Driver string
 	Duration        time.Duration
 	Warmup          time.Duration
-	Samples         int
-	MessageSize     int
-	Parallel        int
-	Burst           int
-	DriverOptions   []string
+	// Samples is --samples N, or MIN,MAX with Confidence, as `cnperf run` takes them.
+	Samples       string
+	Confidence    string
+	MessageSize   int
+	Parallel      int
+	Burst         int
+	DriverOptions []string
 
 	Networks         []string
 	Pairs            int
@@ -127,7 +130,9 @@ both nodes' CPU and memory, -o json the whole run; --results FILE keeps the run 
 	f.StringVar(&o.Driver, "driver", plan.DefaultDriver, "load generator whose tool is in the agent image: "+all.Joined())
 	f.DurationVar(&o.Duration, "duration", 10*time.Second, "measured time of each sample")
 	f.DurationVar(&o.Warmup, "warmup", 0, "warm-up before each pair's samples")
-	f.IntVar(&o.Samples, "samples", 1, "samples per pair")
+	f.StringVar(&o.Samples, config.FlagSamples, "", "samples per pair (default 1); with --confidence MIN,MAX (default 3,30)")
+	f.StringVar(&o.Confidence, config.FlagConfidence, "", "LEVEL,HALFWIDTH: take samples of each pair until the LEVEL% confidence "+
+		"interval of its figure is within ±HALFWIDTH% of the mean, e.g. 95,5 (default off)")
 	f.IntVar(&o.MessageSize, "message-size", 0, "message size in bytes (0: the driver's default)")
 	f.IntVar(&o.Parallel, "parallel", 1, "parallel flows per pair")
 	f.IntVar(&o.Burst, "burst", 0, "extra RR transactions in flight")
@@ -199,8 +204,8 @@ func (o *Options) validate() (*settings, error) {
 		return nil, exit.Usage("--driver: %v", err)
 	}
 	s.drv = d
-	if o.Duration <= 0 || o.Samples < 1 || o.Parallel < 1 || o.Burst < 0 || o.MessageSize < 0 || o.Warmup < 0 {
-		return nil, exit.Usage("--duration must be positive, --samples and --parallel at least 1, sizes and --burst not negative")
+	if o.Duration <= 0 || o.Parallel < 1 || o.Burst < 0 || o.MessageSize < 0 || o.Warmup < 0 {
+		return nil, exit.Usage("--duration must be positive, --parallel at least 1, sizes and --burst not negative")
 	}
 	if o.Pairs < 0 {
 		return nil, exit.Usage("--pairs must not be negative")
@@ -211,8 +216,13 @@ func (o *Options) validate() (*settings, error) {
 	if o.Port < 1 || o.Port > 65535-512 {
 		return nil, exit.Usage("--port %d: want 1..%d", o.Port, 65535-512)
 	}
+	sampling, err := config.ParseSampling(o.Samples, o.Confidence, 1)
+	if err != nil {
+		return nil, exit.Usage("%v", err)
+	}
 	s.params = api.Params{
-		DurationSeconds: o.Duration.Seconds(), WarmupSeconds: o.Warmup.Seconds(), Samples: o.Samples,
+		DurationSeconds: o.Duration.Seconds(), WarmupSeconds: o.Warmup.Seconds(), Samples: sampling.Samples,
+		MaxSamples: sampling.MaxSamples, Confidence: sampling.Confidence,
 		MessageSizeBytes: o.MessageSize, Parallel: o.Parallel, Burst: o.Burst,
 	}
 	for _, kv := range o.DriverOptions {

@@ -123,8 +123,11 @@ func TestDryRunListsTheScheduleAndCreatesNothing(t *testing.T) {
 		pairs int
 		want  []string
 	}{
-		{[]string{"--dry-run"}, 6, []string{"nodes: a, b, c", "ROUND  CLIENT  SERVER  NETWORK  VIA", "6 measurements in 6 rounds, TCP_STREAM with native"}},
+		{[]string{"--dry-run"}, 6, []string{"nodes: a, b, c", "ROUND  CLIENT  SERVER  NETWORK  VIA",
+			"6 measurements in 6 rounds, TCP_STREAM with native, 1 samples of 10s each"}},
 		{[]string{"--dry-run", "--network", "pod,host"}, 12, []string{"12 measurements in 6 rounds"}},
+		{[]string{"--dry-run", "--confidence", "95,5", "--samples", "3,20"}, 6,
+			[]string{"6 measurements in 6 rounds, TCP_STREAM with native, 3-20 samples of 10s each until ±5% at 95%"}},
 		{[]string{"--dry-run", "--all-to-one", "b", "--via", "direct,service"}, 6, []string{"1      a       b       pod      direct", "6 measurements in 6 rounds"}},
 		{[]string{"--dry-run", "-o", "json", "--all-to-one", "b", "--concurrent"}, 3, nil},
 		{[]string{"--dry-run", "-o", "yaml", "--all-to-one", "b", "--concurrent"}, 3, nil},

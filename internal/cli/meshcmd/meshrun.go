@@ -117,15 +117,7 @@ func (m *meshRun) prepare(ctx context.Context) error {
 		return err
 	}
 
-	var meshOpts map[string]string
-	if pm, ok := s.drv.(driver.PortMover); ok {
-		meshOpts = pm.PortOptions([]int{o.Port, o.Port + 1})
-	}
-	m.mo = &mesh.Options{
-		Profile: s.profile, Driver: s.drv, Params: s.params, Metric: s.metric, OutlierMADs: o.OutlierMADs,
-		NodeResources: o.NodeResources, MaxParallelPairs: o.MaxParallelPairs,
-	}
-	m.mo.Params.Options = plan.MergeOptions(s.params.Options, meshOpts)
+	m.mo = o.meshOptions(s)
 	token, err := agenttoken.ForRun()
 	if err != nil {
 		return err
@@ -153,6 +145,22 @@ func (m *meshRun) prepare(ctx context.Context) error {
 	}
 	m.setupDone = time.Now()
 	return nil
+}
+
+// meshOptions are the mesh library's options for the settings: the profile, the driver with
+// its ports moved to --port where it can, and the parameters of every cell (samples,
+// confidence target, ...).
+func (o *Options) meshOptions(s *settings) *mesh.Options {
+	var meshOpts map[string]string
+	if pm, ok := s.drv.(driver.PortMover); ok {
+		meshOpts = pm.PortOptions([]int{o.Port, o.Port + 1})
+	}
+	mo := &mesh.Options{
+		Profile: s.profile, Driver: s.drv, Params: s.params, Metric: s.metric, OutlierMADs: o.OutlierMADs,
+		NodeResources: o.NodeResources, MaxParallelPairs: o.MaxParallelPairs,
+	}
+	mo.Params.Options = plan.MergeOptions(s.params.Options, meshOpts)
+	return mo
 }
 
 // deployAgents starts the agents of every network and the CPU profiler.
@@ -185,7 +193,8 @@ func (m *meshRun) deployAgents(ctx context.Context) error {
 			break
 		}
 	}
-	window := time.Duration(float64(o.Samples) * float64(o.Duration+o.Warmup))
+	// the least samples of a cell (with --confidence a cell may take more)
+	window := time.Duration(float64(m.s.params.Samples) * float64(o.Duration+o.Warmup))
 	prof, err := newProfiler(ctx, o.CPUProfile, o.Privileged, m.env, probe, window, log)
 	if err != nil {
 		return exit.Usage("%v", err)
