@@ -495,21 +495,17 @@ func (b *mmsgBatch) reset() {
 }
 
 func recvmmsg(fd int, hdrs []unix.Mmsghdr, flags int) (int, error) {
-	for {
-		n, _, e := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(fd), uintptr(unsafe.Pointer(&hdrs[0])), uintptr(len(hdrs)), uintptr(flags), 0, 0)
-		if e == unix.EINTR {
-			continue
-		}
-		if e != 0 {
-			return 0, e
-		}
-		return int(n), nil
-	}
+	return mmsg(unix.SYS_RECVMMSG, fd, hdrs, flags)
 }
 
 func sendmmsg(fd int, hdrs []unix.Mmsghdr, flags int) (int, error) {
+	return mmsg(unix.SYS_SENDMMSG, fd, hdrs, flags)
+}
+
+// mmsg makes the recvmmsg or sendmmsg system call (trap), retrying EINTR.
+func mmsg(trap uintptr, fd int, hdrs []unix.Mmsghdr, flags int) (int, error) {
 	for {
-		n, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&hdrs[0])), uintptr(len(hdrs)), uintptr(flags), 0, 0)
+		n, _, e := unix.Syscall6(trap, uintptr(fd), uintptr(unsafe.Pointer(&hdrs[0])), uintptr(len(hdrs)), uintptr(flags), 0, 0)
 		if e == unix.EINTR {
 			continue
 		}

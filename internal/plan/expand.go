@@ -214,6 +214,19 @@ func readNames[T interface {
 	return l
 }
 
+// intOne reads an optional int field at path, which must be within [lo, hi].
+func (x *expander) intOne(p *int, path, name string, lo, hi int) *one[int] {
+	if p == nil {
+		return nil
+	}
+	o := &one[int]{item: item[int]{*p, path}}
+	if msg := intRange(name, *p, lo, hi); msg != "" {
+		x.errs.Add(path, "%s", msg)
+		o.bad = true
+	}
+	return o
+}
+
 // read parses and checks the fields one group (or the defaults) writes itself.
 func (x *expander) read(g *api.TestGroup, prefix string) group {
 	var r group
@@ -240,14 +253,7 @@ func (x *expander) read(g *api.TestGroup, prefix string) group {
 	}
 
 	r.sizes = x.intList(g.MessageSizes, prefix, "messageSizes", "message size", 1, MaxMessageSizeBytes)
-	if g.ResponseSize != nil {
-		v := *g.ResponseSize
-		r.respSize = &one[int]{item: item[int]{v, at("responseSize")}}
-		if msg := intRange("response size", v, 1, MaxMessageSizeBytes); msg != "" {
-			x.errs.Add(at("responseSize"), "%s", msg)
-			r.respSize.bad = true
-		}
-	}
+	r.respSize = x.intOne(g.ResponseSize, at("responseSize"), "response size", 1, MaxMessageSizeBytes)
 	r.parallel = x.intList(g.Parallel, prefix, "parallel", "parallel", 1, MaxParallel)
 	r.burst = x.intList(g.Burst, prefix, "burst", "burst", 0, MaxBurst)
 
@@ -256,22 +262,8 @@ func (x *expander) read(g *api.TestGroup, prefix string) group {
 		x.checkShort(r.duration.v, r.duration.path, strings.TrimSpace(g.Duration))
 	}
 	r.warmup = x.duration(g.Warmup, at("warmup"), "warm-up", true, limits.MaxWarmup)
-	if g.Samples != nil {
-		v := *g.Samples
-		r.samples = &one[int]{item: item[int]{v, at("samples")}}
-		if msg := intRange("samples", v, 1, MaxSamples); msg != "" {
-			x.errs.Add(at("samples"), "%s", msg)
-			r.samples.bad = true
-		}
-	}
-	if g.MaxSamples != nil {
-		v := *g.MaxSamples
-		r.maxSmp = &one[int]{item: item[int]{v, at("maxSamples")}}
-		if msg := intRange("maxSamples", v, 1, MaxSamples); msg != "" {
-			x.errs.Add(at("maxSamples"), "%s", msg)
-			r.maxSmp.bad = true
-		}
-	}
+	r.samples = x.intOne(g.Samples, at("samples"), "samples", 1, MaxSamples)
+	r.maxSmp = x.intOne(g.MaxSamples, at("maxSamples"), "maxSamples", 1, MaxSamples)
 	if g.Confidence != nil {
 		v := *g.Confidence
 		r.conf = &one[api.ConfidenceTarget]{item: item[api.ConfidenceTarget]{v, at("confidence")}}

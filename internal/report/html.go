@@ -396,18 +396,19 @@ func niceStep(raw float64) float64 {
 	return 10 * exp
 }
 
+// latPoint is one percentile of api.Latency: its name in HTML, its Prometheus quantile label.
 type latPoint struct {
-	name string
-	get  func(*api.Latency) *float64
+	name, q string
+	get     func(*api.Latency) *float64
 }
 
 var latPoints = []latPoint{
-	{"p50", func(l *api.Latency) *float64 { return l.P50 }},
-	{"p75", func(l *api.Latency) *float64 { return l.P75 }},
-	{"p90", func(l *api.Latency) *float64 { return l.P90 }},
-	{"p99", func(l *api.Latency) *float64 { return l.P99 }},
-	{"p99.9", func(l *api.Latency) *float64 { return l.P999 }},
-	{"p99.99", func(l *api.Latency) *float64 { return l.P9999 }},
+	{"p50", "0.5", func(l *api.Latency) *float64 { return l.P50 }},
+	{"p75", "0.75", func(l *api.Latency) *float64 { return l.P75 }},
+	{"p90", "0.9", func(l *api.Latency) *float64 { return l.P90 }},
+	{"p99", "0.99", func(l *api.Latency) *float64 { return l.P99 }},
+	{"p99.9", "0.999", func(l *api.Latency) *float64 { return l.P999 }},
+	{"p99.99", "0.9999", func(l *api.Latency) *float64 { return l.P9999 }},
 }
 
 type latSeries struct {

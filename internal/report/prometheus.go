@@ -78,19 +78,6 @@ func promFamilies() []promFamily {
 	}
 }
 
-// latencyQuantiles are the percentiles of api.Latency with their quantile label.
-var latencyQuantiles = []struct {
-	q   string
-	get func(*api.Latency) *float64
-}{
-	{"0.5", func(l *api.Latency) *float64 { return l.P50 }},
-	{"0.75", func(l *api.Latency) *float64 { return l.P75 }},
-	{"0.9", func(l *api.Latency) *float64 { return l.P90 }},
-	{"0.99", func(l *api.Latency) *float64 { return l.P99 }},
-	{"0.999", func(l *api.Latency) *float64 { return l.P999 }},
-	{"0.9999", func(l *api.Latency) *float64 { return l.P9999 }},
-}
-
 // encodePrometheus writes runs as Prometheus metrics. With several runs every series carries
 // the run's uuid (run_uuid), so that the cases of different runs stay different series.
 func encodePrometheus(w io.Writer, runs []*api.Run) error {
@@ -161,7 +148,7 @@ func encodePrometheus(w io.Writer, runs []*api.Run) error {
 				}
 			}
 			if lat := s.LatencyMicroseconds; lat != nil {
-				for _, q := range latencyQuantiles {
+				for _, q := range latPoints {
 					if v := q.get(lat); v != nil {
 						add(famLatency, "", promJoin(l, []promLabel{{"quantile", q.q}}), *v/1e6)
 					}

@@ -25,40 +25,28 @@ func strCol(name string, p func(*api.Run, *api.Result) *string) csvColumn {
 }
 
 func intCol(name string, p func(*api.Result) *int) csvColumn {
-	return csvColumn{name,
-		func(_ *api.Run, r *api.Result) string { return strconv.Itoa(*p(r)) },
-		func(_ *api.Run, r *api.Result, v string) error {
-			if v == "" {
-				return nil
-			}
-			n, err := strconv.Atoi(v)
-			*p(r) = n
-			return err
-		}}
+	return valueCol(name, p, strconv.Itoa, strconv.Atoi)
 }
 
 func floatCol(name string, p func(*api.Result) *float64) csvColumn {
-	return csvColumn{name,
-		func(_ *api.Run, r *api.Result) string { return fmtFloat(*p(r)) },
-		func(_ *api.Run, r *api.Result, v string) error {
-			if v == "" {
-				return nil
-			}
-			f, err := strconv.ParseFloat(v, 64)
-			*p(r) = f
-			return err
-		}}
+	return valueCol(name, p, fmtFloat, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) })
 }
 
 func boolCol(name string, p func(*api.Result) *bool) csvColumn {
+	return valueCol(name, p, strconv.FormatBool, strconv.ParseBool)
+}
+
+// valueCol is a column of a result field written with format and read back with parse; an
+// empty cell leaves the field as it is.
+func valueCol[T any](name string, p func(*api.Result) *T, format func(T) string, parse func(string) (T, error)) csvColumn {
 	return csvColumn{name,
-		func(_ *api.Run, r *api.Result) string { return strconv.FormatBool(*p(r)) },
+		func(_ *api.Run, r *api.Result) string { return format(*p(r)) },
 		func(_ *api.Run, r *api.Result, v string) error {
 			if v == "" {
 				return nil
 			}
-			b, err := strconv.ParseBool(v)
-			*p(r) = b
+			x, err := parse(v)
+			*p(r) = x
 			return err
 		}}
 }

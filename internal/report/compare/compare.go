@@ -357,18 +357,27 @@ func judge(c *Cell, base Cell, baseSamples, samples []float64, r, baseResult *ap
 
 // inputCNI is the CNI all runs of an input share, or "".
 func inputCNI(in Input) string {
-	cni := ""
+	var cnis []string
 	for _, r := range in.Runs {
 		c := ""
 		if r.Cluster != nil {
 			c = r.Cluster.CNI
 		}
-		if c == "" || (cni != "" && c != cni) {
+		cnis = append(cnis, c)
+	}
+	return shared(cnis)
+}
+
+// shared is the one value all of vs share, or "" when one is empty or two differ.
+func shared(vs []string) string {
+	s := ""
+	for _, v := range vs {
+		if v == "" || (s != "" && v != s) {
 			return ""
 		}
-		cni = c
+		s = v
 	}
-	return cni
+	return s
 }
 
 // Labels names the columns: the given Label; else the run label (cnperf run --label
@@ -516,18 +525,15 @@ func unique(s []string) bool {
 
 // inputFlavour is the topology flavour every result of the input shares, or "".
 func inputFlavour(in Input) string {
-	fl := ""
+	var fls []string
 	for _, run := range in.Runs {
 		for _, r := range run.Results {
 			f := ""
 			if r.Topology != nil {
 				f = r.Topology.Flavour
 			}
-			if f == "" || (fl != "" && f != fl) {
-				return ""
-			}
-			fl = f
+			fls = append(fls, f)
 		}
 	}
-	return fl
+	return shared(fls)
 }
