@@ -1,13 +1,13 @@
 package report
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/runfile"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
@@ -92,24 +92,7 @@ func encodeK8sNetperfLossCSV(w io.Writer, runs []*api.Run) error {
 }
 
 func writeK8sNetperfRows(w io.Writer, header []string, runs []*api.Run, rows func(*api.Result) [][]string) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(header); err != nil {
-		return fmt.Errorf("write csv: %w", err)
-	}
-	for _, run := range runs {
-		for i := range run.Results {
-			for _, row := range rows(&run.Results[i]) {
-				if err := cw.Write(row); err != nil {
-					return fmt.Errorf("write csv: %w", err)
-				}
-			}
-		}
-	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		return fmt.Errorf("write csv: %w", err)
-	}
-	return nil
+	return runfile.WriteCSVRows(w, header, runs, func(_ *api.Run, r *api.Result) [][]string { return rows(r) })
 }
 
 // k8sNetperfFigure is one sample's figure in k8s-netperf's unit, or false.

@@ -272,22 +272,30 @@ func CSVHeader() []string {
 // WriteCSV writes runs as CSV, one row per case with every summary field in base units (the
 // column names are the JSON paths): cnperf run -o csv, read back by ReadCSV.
 func WriteCSV(w io.Writer, runs []*api.Run) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(CSVHeader()); err != nil {
-		return fmt.Errorf("write csv: %w", err)
-	}
 	row := make([]string, len(csvColumns))
-	for _, run := range runs {
+	return WriteCSVRows(w, CSVHeader(), runs, func(run *api.Run, res *api.Result) [][]string {
 		// Getters allocate absent optional sub-objects (cluster, topology, CPU, latency) on the
 		// struct they are given; shallow copies keep the caller's runs unmodified.
-		rc := *run
+		rc, r := *run, *res
+		for j, c := range csvColumns {
+			row[j] = c.get(&rc, &r)
+		}
+		return [][]string{row}
+	})
+}
+
+// WriteCSVRows writes header, then for each result of runs, in order, the rows that rows gives.
+func WriteCSVRows(w io.Writer, header []string, runs []*api.Run, rows func(*api.Run, *api.Result) [][]string) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(header); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	for _, run := range runs {
 		for i := range run.Results {
-			r := run.Results[i]
-			for j, c := range csvColumns {
-				row[j] = c.get(&rc, &r)
-			}
-			if err := cw.Write(row); err != nil {
-				return fmt.Errorf("write csv: %w", err)
+			for _, row := range rows(run, &run.Results[i]) {
+				if err := cw.Write(row); err != nil {
+					return fmt.Errorf("write csv: %w", err)
+				}
 			}
 		}
 	}
