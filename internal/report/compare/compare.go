@@ -359,11 +359,10 @@ func judge(c *Cell, base Cell, baseSamples, samples []float64, r, baseResult *ap
 func inputCNI(in Input) string {
 	var cnis []string
 	for _, r := range in.Runs {
-		c := ""
-		if r.Cluster != nil {
-			c = r.Cluster.CNI
+		if r.Cluster == nil {
+			return "" // unknown is not shared
 		}
-		cnis = append(cnis, c)
+		cnis = append(cnis, r.Cluster.CNI)
 	}
 	return shared(cnis)
 }
@@ -528,11 +527,10 @@ func inputFlavour(in Input) string {
 	var fls []string
 	for _, run := range in.Runs {
 		for _, r := range run.Results {
-			f := ""
-			if r.Topology != nil {
-				f = r.Topology.Flavour
+			if r.Topology == nil {
+				return "" // unknown is not shared
 			}
-			fls = append(fls, f)
+			fls = append(fls, r.Topology.Flavour)
 		}
 	}
 	return shared(fls)

@@ -324,16 +324,8 @@ func tigerBenchCases(t *api.TigerBenchTest) []TestCase {
 	if r := t.TTFR; r != nil {
 		tc := TestCase{Name: fmt.Sprintf("%s: time to first response (%.4g pods/s, %d pods per node)", prefix, r.RequestedPodsPerSecond, r.PodsPerNode),
 			Classname: class, Time: seconds(r.DurationSeconds)}
-		var lines []string
-		lines = append(lines, fmt.Sprintf("pods created: %d (%.3g pods/s achieved), datapoints: %d, failures: %d", r.PodsCreated, r.AchievedPodsPerSecond, r.Datapoints, r.Failures))
-		if d := r.TTFRSeconds; d != nil {
-			lines = append(lines, "ttfr: "+distText(d, "s"))
-		}
-		if d := r.PodCreateToReadySeconds; d != nil {
-			lines = append(lines, "pod create to ready: "+distText(d, "s"))
-		}
-		lines = append(lines, r.Warnings...)
-		tc.SystemOut = text(strings.Join(lines, "\n"))
+		tc.SystemOut = probeOut(fmt.Sprintf("pods created: %d (%.3g pods/s achieved), datapoints: %d, failures: %d", r.PodsCreated, r.AchievedPodsPerSecond, r.Datapoints, r.Failures),
+			r.Warnings, "ttfr", r.TTFRSeconds, "pod create to ready", r.PodCreateToReadySeconds)
 		switch {
 		case r.Datapoints == 0:
 			tc.Failure = &Failure{Type: FailurePart, Message: "no pod got a response" + reasons(r.FailureReasons), Body: strings.Join(r.Warnings, "\n")}
@@ -344,16 +336,8 @@ func tigerBenchCases(t *api.TigerBenchTest) []TestCase {
 	}
 	if r := t.DNS; r != nil {
 		tc := TestCase{Name: fmt.Sprintf("%s: DNS lookup and connect to %s", prefix, r.Target), Classname: class, Time: seconds(0)}
-		var lines []string
-		lines = append(lines, fmt.Sprintf("lookups: %d (%d failed), connects: %d (%d failed), pods: %d", r.Lookups, r.LookupFailures, r.Connects, r.ConnectFailures, r.Pods))
-		if d := r.LookupSeconds; d != nil {
-			lines = append(lines, "lookup: "+distText(d, "s"))
-		}
-		if d := r.ConnectSeconds; d != nil {
-			lines = append(lines, "connect: "+distText(d, "s"))
-		}
-		lines = append(lines, r.Warnings...)
-		tc.SystemOut = text(strings.Join(lines, "\n"))
+		tc.SystemOut = probeOut(fmt.Sprintf("lookups: %d (%d failed), connects: %d (%d failed), pods: %d", r.Lookups, r.LookupFailures, r.Connects, r.ConnectFailures, r.Pods),
+			r.Warnings, "lookup", r.LookupSeconds, "connect", r.ConnectSeconds)
 		switch {
 		case r.Lookups == 0:
 			tc.Failure = &Failure{Type: FailurePart, Message: "no lookup was made" + reasons(r.FailureReasons)}
@@ -379,6 +363,22 @@ func reasons(cs []api.Count) string {
 		parts[i] = fmt.Sprintf("%d× %s", c.Count, c.What)
 	}
 	return ": " + strings.Join(parts, "; ")
+}
+
+// probeOut is the system-out of a TTFR or DNS test: its summary line, each distribution it
+// has (seconds), then its warnings.
+func probeOut(summary string, warnings []string, name1 string, d1 *api.Distribution, name2 string, d2 *api.Distribution) *CDATA {
+	lines := []string{summary}
+	for _, d := range []struct {
+		name string
+		d    *api.Distribution
+	}{{name1, d1}, {name2, d2}} {
+		if d.d != nil {
+			lines = append(lines, d.name+": "+distText(d.d, "s"))
+		}
+	}
+	lines = append(lines, warnings...)
+	return text(strings.Join(lines, "\n"))
 }
 
 func distText(d *api.Distribution, unit string) string {
