@@ -233,11 +233,7 @@ func (st *Standing) Apply(ctx context.Context, spec StandingSpec) (*api.Standing
 			if err != nil {
 				return nil, err
 			}
-			var names []string
-			for _, p := range l.Items {
-				names = append(names, p.Name)
-			}
-			return names, nil
+			return objectNames(l.Items), nil
 		}
 	}
 	delPolicy := func(ctx context.Context, name string) error { return np.Delete(ctx, name, metav1.DeleteOptions{}) }
@@ -256,11 +252,7 @@ func (st *Standing) Apply(ctx context.Context, spec StandingSpec) (*api.Standing
 				if err != nil {
 					return nil, err
 				}
-				var names []string
-				for _, s := range l.Items {
-					names = append(names, s.Name)
-				}
-				return names, nil
+				return objectNames(l.Items), nil
 			},
 			func(ctx context.Context, name string) error {
 				return cs.CoreV1().Services(ns).Delete(ctx, name, metav1.DeleteOptions{})
@@ -352,6 +344,26 @@ func wanted(name, prefix string, n int) bool {
 	}
 	i, err := strconv.Atoi(rest)
 	return err == nil && i >= 0 && i < n
+}
+
+// objectNames are the names of a list's items (nil for none).
+func objectNames[T any, P interface {
+	*T
+	GetName() string
+}](items []T) []string {
+	var names []string
+	for i := range items {
+		names = append(names, P(&items[i]).GetName())
+	}
+	return names
+}
+
+// deleteEach deletes each of items with del, parallelism at a time; one already gone is fine.
+func deleteEach[T any](ctx context.Context, items []T, parallelism int, del func(context.Context, *T) error) error {
+	return forEach(ctx, len(items), parallelism, func(ctx context.Context, i int) error {
+		_, err := deleteIfExists(ctx, func(ctx context.Context) error { return del(ctx, &items[i]) })
+		return err
+	})
 }
 
 // deleteIfExists runs del and returns 1 when it deleted something, 0 when it was already gone.
@@ -694,26 +706,18 @@ func (st *Standing) Remove(ctx context.Context, ns string, deleteNamespace bool,
 			errs = append(errs, fmt.Errorf("delete deployment %s/%s: %w", ns, d, err))
 		}
 	}
-	svcs, err := st.Client.CoreV1().Services(ns).List(ctx, sel)
-	if err != nil {
+	if svcs, err := st.Client.CoreV1().Services(ns).List(ctx, sel); err != nil {
 		errs = append(errs, fmt.Errorf("list standing services in %s: %w", ns, err))
 	} else {
-		errs = append(errs, forEach(ctx, len(svcs.Items), parallelism, func(ctx context.Context, i int) error {
-			_, err := deleteIfExists(ctx, func(ctx context.Context) error {
-				return st.Client.CoreV1().Services(ns).Delete(ctx, svcs.Items[i].Name, metav1.DeleteOptions{})
-			})
-			return err
+		errs = append(errs, deleteEach(ctx, svcs.Items, parallelism, func(ctx context.Context, s *corev1.Service) error {
+			return st.Client.CoreV1().Services(ns).Delete(ctx, s.Name, metav1.DeleteOptions{})
 		}))
 	}
-	pols, err := st.Client.NetworkingV1().NetworkPolicies(ns).List(ctx, sel)
-	if err != nil {
+	if pols, err := st.Client.NetworkingV1().NetworkPolicies(ns).List(ctx, sel); err != nil {
 		errs = append(errs, fmt.Errorf("list standing policies in %s: %w", ns, err))
 	} else {
-		errs = append(errs, forEach(ctx, len(pols.Items), parallelism, func(ctx context.Context, i int) error {
-			_, err := deleteIfExists(ctx, func(ctx context.Context) error {
-				return st.Client.NetworkingV1().NetworkPolicies(ns).Delete(ctx, pols.Items[i].Name, metav1.DeleteOptions{})
-			})
-			return err
+		errs = append(errs, deleteEach(ctx, pols.Items, parallelism, func(ctx context.Context, p *networkingv1.NetworkPolicy) error {
+			return st.Client.NetworkingV1().NetworkPolicies(ns).Delete(ctx, p.Name, metav1.DeleteOptions{})
 		}))
 	}
 	if err := errors.Join(errs...); err != nil {
