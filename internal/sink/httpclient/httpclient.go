@@ -7,12 +7,18 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
+	"strings"
 	"time"
 )
 
-// New returns a client. caFile, when set, adds its certificates to the system pool.
-func New(insecureSkipVerify bool, caFile string, timeout time.Duration) (*http.Client, error) {
+// New returns a client with a request timeout (0: the sink's defaultTimeout). caFile, when set,
+// adds its certificates to the system pool.
+func New(insecureSkipVerify bool, caFile string, timeout, defaultTimeout time.Duration) (*http.Client, error) {
+	if timeout == 0 {
+		timeout = defaultTimeout
+	}
 	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecureSkipVerify} //nolint:gosec // opt-in flag
 	if caFile != "" {
 		pem, err := os.ReadFile(caFile)
@@ -31,4 +37,13 @@ func New(insecureSkipVerify bool, caFile string, timeout time.Duration) (*http.C
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = tlsCfg
 	return &http.Client{Transport: tr, Timeout: timeout}, nil
+}
+
+// BaseURL is u without credentials, query, fragment and trailing slash: the base that request
+// paths are joined to.
+func BaseURL(u *url.URL) *url.URL {
+	base := *u
+	base.User, base.RawQuery, base.Fragment = nil, "", ""
+	base.Path = strings.TrimSuffix(base.Path, "/")
+	return &base
 }

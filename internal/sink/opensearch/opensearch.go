@@ -112,21 +112,13 @@ func New(cfg Config) (*Client, error) {
 	if c.user == "" && c.pass == "" {
 		c.user, c.pass = os.Getenv(EnvUsername), os.Getenv(EnvPassword)
 	}
-	base := *u
-	base.User = nil
-	base.RawQuery, base.Fragment = "", ""
-	base.Path = strings.TrimSuffix(base.Path, "/")
-	c.base = &base
+	c.base = httpclient.BaseURL(u)
 	c.scrubber = httpclient.NewScrubber(c.user, c.pass, "")
 	if err := httpclient.CheckPlainHTTP(c.base, c.user != "" || c.pass != "", cfg.AllowPlainHTTP, "--allow-plain-http-credentials"); err != nil {
 		return nil, fmt.Errorf("opensearch: %w", err)
 	}
 
-	timeout := cfg.Timeout
-	if timeout == 0 {
-		timeout = 60 * time.Second
-	}
-	hc, err := httpclient.New(cfg.InsecureSkipTLSVerify, cfg.CAFile, timeout)
+	hc, err := httpclient.New(cfg.InsecureSkipTLSVerify, cfg.CAFile, cfg.Timeout, 60*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("opensearch: %w", err)
 	}

@@ -83,10 +83,7 @@ func New(cfg Config) (*Collector, error) {
 	}
 	c.agentsRE = "(" + strings.Join(quoted, "|") + ")-.*"
 	c.user = u.User
-	base := *u
-	base.User, base.RawQuery, base.Fragment = nil, "", ""
-	base.Path = strings.TrimSuffix(base.Path, "/")
-	c.base = &base
+	c.base = httpclient.BaseURL(u)
 	pass, hasPass := "", false
 	if c.user != nil {
 		pass, hasPass = c.user.Password()
@@ -95,11 +92,7 @@ func New(cfg Config) (*Collector, error) {
 	if err := httpclient.CheckPlainHTTP(c.base, c.token != "" || hasPass, cfg.AllowPlainHTTP, "--allow-plain-http-credentials"); err != nil {
 		return nil, fmt.Errorf("prometheus: %w", err)
 	}
-	timeout := cfg.Timeout
-	if timeout == 0 {
-		timeout = 30 * time.Second
-	}
-	hc, err := httpclient.New(cfg.InsecureSkipTLSVerify, cfg.CAFile, timeout)
+	hc, err := httpclient.New(cfg.InsecureSkipTLSVerify, cfg.CAFile, cfg.Timeout, 30*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("prometheus: %w", err)
 	}
