@@ -13,6 +13,20 @@ import (
 func f64(v float64) *float64 { return &v }
 func i64(v int64) *int64     { return &v }
 
+// receiverThroughput fills a TCP stream sample from the receiving side: the bytes it read in its
+// window (rxSec long) are the throughput; the sender's bytes and retransmits complete it. kb is
+// the kilobytes received.
+func receiverThroughput(s *api.Sample, receiver, sender string, rx, tx int64, rxSec float64, retransmits int64) (kb float64, err error) {
+	if rx <= 0 {
+		return 0, fmt.Errorf("the %s received no data in the measured window (%s sent %d bytes)", receiver, sender, tx)
+	}
+	s.ThroughputBitsPerSecond = f64(float64(rx) * 8 / rxSec)
+	s.BytesSent, s.BytesReceived = i64(tx), i64(rx)
+	s.Retransmits = f64(float64(retransmits))
+	s.Notes = append(s.Notes, "throughput is what the receiver ("+receiver+") read in its window")
+	return float64(rx) / 1024, nil
+}
+
 // buildSample turns both sides' counters into one sample. It returns an error instead of a
 // sample with zero figures when the window saw no traffic.
 func buildSample(rep *Report, start, end time.Time, hist *hdr.Histogram, histOn bool, zc zeroCopyStats) (api.Sample, error) {
@@ -49,25 +63,16 @@ func buildSample(rep *Report, start, end time.Time, hist *hdr.Histogram, histOn 
 		}
 	}
 	var kb, tx float64
+	var err error
 	switch kindOf(st.Profile) {
 	case kindStream:
-		if sw.WindowBytesRx <= 0 {
-			return s, fmt.Errorf("the server received no data in the measured window (client sent %d bytes)", cw.WindowBytesTx)
+		if kb, err = receiverThroughput(&s, "server", "client", sw.WindowBytesRx, cw.WindowBytesTx, serverSec, cw.Retransmits); err != nil {
+			return s, err
 		}
-		s.ThroughputBitsPerSecond = f64(float64(sw.WindowBytesRx) * 8 / serverSec)
-		s.BytesSent, s.BytesReceived = i64(cw.WindowBytesTx), i64(sw.WindowBytesRx)
-		s.Retransmits = f64(float64(cw.Retransmits))
-		kb = float64(sw.WindowBytesRx) / 1024
-		s.Notes = append(s.Notes, "throughput is what the receiver (server) read in its window")
 	case kindMaerts:
-		if cw.WindowBytesRx <= 0 {
-			return s, fmt.Errorf("the client received no data in the measured window (server sent %d bytes)", sw.WindowBytesTx)
+		if kb, err = receiverThroughput(&s, "client", "server", cw.WindowBytesRx, sw.WindowBytesTx, clientSec, sw.WindowRetransmits); err != nil {
+			return s, err
 		}
-		s.ThroughputBitsPerSecond = f64(float64(cw.WindowBytesRx) * 8 / clientSec)
-		s.BytesSent, s.BytesReceived = i64(sw.WindowBytesTx), i64(cw.WindowBytesRx)
-		s.Retransmits = f64(float64(sw.WindowRetransmits))
-		kb = float64(cw.WindowBytesRx) / 1024
-		s.Notes = append(s.Notes, "throughput is what the receiver (client) read in its window")
 	case kindUDPStream:
 		sent := int64(cw.LastSeq)
 		if sw.PacketsRx <= 0 {
