@@ -1,10 +1,8 @@
 package config
 
 import (
-	"flag"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,10 +10,9 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver/all"
+	"github.com/cnperf/cnperf/internal/golden"
 	"github.com/cnperf/cnperf/internal/plan"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // renderCases is the golden form of an expansion: one case per line, every parameter.
 func renderCases(l *Loaded, cases []plan.Case) string {
@@ -83,19 +80,7 @@ func TestGoldenExpansions(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := renderCases(l, cases)
-			golden := filepath.Join("testdata", "golden", strings.TrimSuffix(tt.file, filepath.Ext(tt.file))+".cases")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("expansion of %s differs from %s:\n--- got\n%s--- want\n%s", tt.file, golden, got, want)
-			}
+			golden.Check(t, filepath.Join("testdata", "golden", strings.TrimSuffix(tt.file, filepath.Ext(tt.file))+".cases"), []byte(got))
 		})
 	}
 }

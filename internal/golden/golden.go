@@ -1,7 +1,6 @@
 // Package golden compares what a test made with a golden file, or rewrites the file when the
-// test runs with -update (read the change before committing it). It is the one -update flag
-// of the test-support packages (report/reporttest, driver/toolkit/fixture) and is used by
-// tests only.
+// test runs with -update (read the change before committing it). Tests only: the shared
+// -update flag of report/reporttest, driver/toolkit/fixture, config and lab.
 package golden
 
 import (

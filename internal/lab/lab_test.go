@@ -1,40 +1,15 @@
 package lab
 
 import (
-	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/figure"
+	"github.com/cnperf/cnperf/internal/golden"
 	"github.com/cnperf/cnperf/internal/plan"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run with -update after checking):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 func TestRunTag(t *testing.T) {
 	for _, tc := range []struct {
@@ -231,7 +206,7 @@ func TestExpand(t *testing.T) {
 		}
 		lines = append(lines, line)
 	}
-	golden(t, "expand.txt", []byte(strings.Join(lines, "\n")+"\n"))
+	golden.Check(t, filepath.Join("testdata", "expand.txt"), []byte(strings.Join(lines, "\n")+"\n"))
 	// Topologies are distinct values: changing one case's must not change another's.
 	got[1].Topology.MTUBytes = 1
 	for _, c := range got[2:] {
@@ -282,7 +257,9 @@ func TestRulesets(t *testing.T) {
 		{"service-1-noaffinity.iptables", func(s Spec) Spec { s.Proxy, s.Backends = ProxyIptables, 1; return s },
 			func(s Spec) string { return iptablesService("abcdef", a, s) }},
 	} {
-		t.Run(tc.name, func(t *testing.T) { golden(t, tc.name, []byte(tc.text(tc.spec(base)))) })
+		t.Run(tc.name, func(t *testing.T) {
+			golden.Check(t, filepath.Join("testdata", tc.name), []byte(tc.text(tc.spec(base))))
+		})
 	}
 	// Rule counts: every rule is there, once.
 	for _, n := range []int{1, 10, 11, 10000} {
