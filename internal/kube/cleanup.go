@@ -225,6 +225,19 @@ type Leftover struct {
 	Why       string
 }
 
+// CleanupCommand is the command that removes run runID's objects from the cluster that
+// kubeconfig and kubeContext ("" each: the default) name.
+func CleanupCommand(runID, kubeconfig, kubeContext string) string {
+	cmd := "cnperf cleanup --run " + runID
+	if kubeconfig != "" {
+		cmd += " --kubeconfig " + kubeconfig
+	}
+	if kubeContext != "" {
+		cmd += " --context " + kubeContext
+	}
+	return cmd
+}
+
 // Cleanup removes what cnperf runs left behind, but only what is provably abandoned:
 //
 //   - a run's objects (labelled with its run id) when the run is named (RunID), or when its

@@ -84,14 +84,7 @@ func (m *meshRun) choose(ctx context.Context) error {
 
 // cleanupCommand is the command that removes what this run left.
 func (m *meshRun) cleanupCommand() string {
-	cmd := "cnperf cleanup --run " + m.runID
-	if m.o.Kubeconfig != "" {
-		cmd += " --kubeconfig " + m.o.Kubeconfig
-	}
-	if m.o.Context != "" {
-		cmd += " --context " + m.o.Context
-	}
-	return cmd
+	return kube.CleanupCommand(m.runID, m.o.Kubeconfig, m.o.Context)
 }
 
 func (m *meshRun) leftovers() string {

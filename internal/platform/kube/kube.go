@@ -747,14 +747,7 @@ func (p *Platform) unanswered(ctx context.Context, err error) error {
 
 // cleanupCommand is the command that removes this run's objects.
 func (p *Platform) cleanupCommand() string {
-	cmd := "cnperf cleanup --run " + p.runID
-	if p.s.Kubeconfig != "" {
-		cmd += " --kubeconfig " + p.s.Kubeconfig
-	}
-	if p.s.Context != "" {
-		cmd += " --context " + p.s.Context
-	}
-	return cmd
+	return kube.CleanupCommand(p.runID, p.s.Kubeconfig, p.s.Context)
 }
 
 // Leftovers implements platform.LeftoverDescriber.
