@@ -12,7 +12,6 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/report/reporttest"
-	"github.com/cnperf/cnperf/internal/runfile"
 )
 
 // promCaptures are real results files of this machine's lab and the metrics they give
@@ -22,19 +21,10 @@ var promCaptures = []struct{ name, file string }{
 	{"labelled", "real-labelled-runs.jsonl"}, // three runs with --label, an interrupted case
 }
 
-func readCapture(t *testing.T, file string) []*api.Run {
-	t.Helper()
-	runs, err := runfile.Read(filepath.Join("testdata", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return runs
-}
-
 func TestPrometheusGolden(t *testing.T) {
 	for _, c := range promCaptures {
 		t.Run(c.name, func(t *testing.T) {
-			reporttest.Golden(t, "prometheus-"+c.name+".golden", encode(t, "prometheus", readCapture(t, c.file)...))
+			reporttest.Golden(t, "prometheus-"+c.name+".golden", encode(t, "prometheus", readTestRuns(t, c.file)...))
 		})
 	}
 }
@@ -49,7 +39,7 @@ func TestPrometheusPromtool(t *testing.T) {
 	}
 	inputs := map[string][]*api.Run{"fixture": {reporttest.Run()}}
 	for _, c := range promCaptures {
-		inputs[c.name] = readCapture(t, c.file)
+		inputs[c.name] = readTestRuns(t, c.file)
 	}
 	for name, runs := range inputs {
 		t.Run(name, func(t *testing.T) {
@@ -67,7 +57,7 @@ func TestPrometheusPromtool(t *testing.T) {
 // figures of the samples before it was cut (the interrupted case of the real labelled runs);
 // a case with some failed samples keeps its figures and counts its failures.
 func TestPrometheusFailedCaseHasNoFigure(t *testing.T) {
-	runs := append([]*api.Run{reporttest.Run()}, readCapture(t, "real-labelled-runs.jsonl")...)
+	runs := append([]*api.Run{reporttest.Run()}, readTestRuns(t, "real-labelled-runs.jsonl")...)
 	for _, run := range runs {
 		t.Run(run.UUID, func(t *testing.T) { checkFailedCases(t, run) })
 	}
@@ -206,7 +196,7 @@ func TestPrometheusGoldenIsReal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Contains(b, []byte(readCapture(t, c.file)[0].UUID)) {
+		if !bytes.Contains(b, []byte(readTestRuns(t, c.file)[0].UUID)) {
 			t.Errorf("prometheus-%s.golden does not name the run of %s", c.name, c.file)
 		}
 	}
