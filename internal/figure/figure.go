@@ -52,6 +52,27 @@ func statFig(key, label string, u Unit, higher, primary bool, st func(*api.Summa
 	}
 }
 
+// cpuFig is the process CPU of one side (role "client" or "server"); side and sample pick
+// that side from the summary's CPU and from a sample's.
+func cpuFig(role string, side func(*api.CPUSummary) *api.Stat, sample func(*api.SampleCPU) *api.CPUUsage) Figure {
+	return statFig("cpuPercent."+role, "CPU "+role, Percent, false, false,
+		func(s *api.Summary) *api.Stat {
+			if s.CPUPercent == nil {
+				return nil
+			}
+			return side(s.CPUPercent)
+		},
+		func(s *api.Sample) *float64 {
+			if s.CPU == nil {
+				return nil
+			}
+			if u := sample(s.CPU); u != nil {
+				return u.ProcessPercent
+			}
+			return nil
+		})
+}
+
 func latFig(key, label string, primary bool, get func(*api.Latency) *float64, quantile float64) Figure {
 	return Figure{
 		Key: "latencyMicroseconds." + key, Label: label, Unit: Microseconds, Primary: primary,
@@ -114,32 +135,10 @@ var (
 	Jitter = statFig("jitterMicroseconds", "jitter", Microseconds, false, false,
 		func(s *api.Summary) *api.Stat { return s.JitterMicroseconds },
 		func(s *api.Sample) *float64 { return s.JitterMicroseconds })
-	CPUClient = statFig("cpuPercent.client", "CPU client", Percent, false, false,
-		func(s *api.Summary) *api.Stat {
-			if s.CPUPercent == nil {
-				return nil
-			}
-			return s.CPUPercent.Client
-		},
-		func(s *api.Sample) *float64 {
-			if s.CPU == nil || s.CPU.Client == nil {
-				return nil
-			}
-			return s.CPU.Client.ProcessPercent
-		})
-	CPUServer = statFig("cpuPercent.server", "CPU server", Percent, false, false,
-		func(s *api.Summary) *api.Stat {
-			if s.CPUPercent == nil {
-				return nil
-			}
-			return s.CPUPercent.Server
-		},
-		func(s *api.Sample) *float64 {
-			if s.CPU == nil || s.CPU.Server == nil {
-				return nil
-			}
-			return s.CPU.Server.ProcessPercent
-		})
+	CPUClient = cpuFig("client",
+		func(c *api.CPUSummary) *api.Stat { return c.Client }, func(c *api.SampleCPU) *api.CPUUsage { return c.Client })
+	CPUServer = cpuFig("server",
+		func(c *api.CPUSummary) *api.Stat { return c.Server }, func(c *api.SampleCPU) *api.CPUUsage { return c.Server })
 )
 
 // All lists every figure in report order.
