@@ -41,7 +41,9 @@ type Result struct {
 	TotalSent    int64
 	TotalSeconds float64
 	MessageRate  float64
-	// MessageSize is the --msg-size sockperf used, from its parameters line (every mode).
+	// MessageSize is the --msg-size sockperf used: from a throughput run's "using msg-size="
+	// note or a --full-log file's parameters line; 0 when the output does not say (a
+	// ping-pong or under-load report on stdout).
 	MessageSize     int
 	BandwidthMiBps  float64
 	haveMessageRate bool
@@ -64,8 +66,8 @@ var (
 	rateRE    = regexp.MustCompile(`Summary: Message Rate is (\d+) \[msg/sec\]`)
 	bwRE      = regexp.MustCompile(`Summary: BandWidth is ([0-9.]+) MBps`)
 	msgSizeRE = regexp.MustCompile(`using msg-size=(\d+)`)
-	// "test was performed using the following parameters: --mps=... --msg-size=64 ...", the
-	// line every report (and a --full-log file) has.
+	// "test was performed using the following parameters: --mps=... --msg-size=64 ...": the
+	// first lines of a --full-log file (a report on stdout has no such line).
 	paramSizeRE = regexp.MustCompile(`following parameters:.*--msg-size=(\d+)`)
 	noReplyMsg  = "No messages were received from the server"
 )
