@@ -138,9 +138,6 @@ func (o *Options) Int(key string, def, min, max int) (int, error) {
 	return n, nil
 }
 
-// Unused lists plain option keys this driver does not use, sorted.
-func (o *Options) Unused() []string { return o.unused }
-
 // UnusedNote is a sample note naming unused options, or "".
 func (o *Options) UnusedNote() string {
 	if len(o.unused) == 0 {
@@ -267,12 +264,6 @@ func Window(outs []driver.Output) (start, end time.Time) {
 	return start, end
 }
 
-// NewSample returns a sample timed by the outputs' window.
-func NewSample(outs []driver.Output) api.Sample {
-	start, end := Window(outs)
-	return api.Sample{StartTime: start, EndTime: end}
-}
-
 // AddNote appends a non-empty note.
 func AddNote(s *api.Sample, note string) {
 	if note != "" {
@@ -286,16 +277,6 @@ func ExpectOutputs(tool string, outs []driver.Output, n int) error {
 		return fmt.Errorf("%s: expected %d command output(s), got %d", tool, n, len(outs))
 	}
 	return nil
-}
-
-// ShellQuote quotes s for a POSIX shell.
-func ShellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,@%+", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
 }
 
 // RatePerFlow splits a total rate limit in bits/s over n flows, rounded to whole bits/s and
