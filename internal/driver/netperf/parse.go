@@ -344,13 +344,14 @@ func ParseClassic(data []byte) (Result, error) {
 	inVerbose, histogram := false, false
 	for _, line := range strings.Split(text, "\n") {
 		t := strings.TrimSpace(line)
+		nums := numericRow(t)
 		switch {
 		case t == "":
 		case verboseRRTitleRE.MatchString(t):
 		case verboseRRUnitsRE.MatchString(t):
 			inVerbose = true
-		case inVerbose && verbose == nil && len(numericRow(t)) == 8:
-			verbose = numericRow(t)
+		case inVerbose && verbose == nil && len(nums) == 8:
+			verbose = nums
 		case histogramRE.MatchString(t):
 			histogram = true
 		case r.Banner == "" && len(rows) == 0 && strings.Contains(t, " TEST") && bannerRE.MatchString(t):
@@ -361,8 +362,8 @@ func ParseClassic(data []byte) (Result, error) {
 			kind, units = classicUDP, classicUDPUnitsRE.FindStringSubmatch(t)[1]
 		case classicRRUnitsRE.MatchString(t):
 			kind, units = classicRR, "Trans/s"
-		case numericRow(t) != nil:
-			rows = append(rows, numericRow(t))
+		case nums != nil:
+			rows = append(rows, nums)
 		case len(rows) == 0 && isClassicHeader(t):
 		default:
 			r.Other = append(r.Other, t)
