@@ -111,7 +111,7 @@ interruption, indexing, the cluster); 2 bad usage or input, found before anythin
 			return nil
 		},
 	}
-	root.PersistentFlags().IntVarP(&verbosity, "verbose", "v", 0, "verbosity: -v (= -v=1) or higher levels, as kubectl's -v=N, also print debug lines on stderr")
+	root.PersistentFlags().IntVarP(&verbosity, "verbose", "v", 0, "verbosity: -v (= -v=1) also prints debug lines on stderr; kubectl's higher -v=N print the same (one debug level)")
 	root.PersistentFlags().Lookup("verbose").NoOptDefVal = "1"
 	root.SetUsageTemplate(usageTemplate)
 	root.SuggestionsMinimumDistance = 2
