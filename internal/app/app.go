@@ -92,7 +92,9 @@ already trust (drivers: ` + all.Joined() + `),
 and reports every result with honest statistics.
 
 Exit codes: 0 all good; 1 something failed while running (a case, a sample, a gate, an
-interruption, indexing, the cluster); 2 bad usage or input, found before anything ran.`,
+interruption, indexing, the cluster); 2 bad usage or input, found before anything ran;
+130, 143 ended by SIGINT, SIGTERM with nothing to clean up, or by a third signal; 141 output
+closed early (SIGPIPE).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(*cobra.Command, []string) error {

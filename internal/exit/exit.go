@@ -5,10 +5,11 @@
 //	   interruption, indexing into OpenSearch, the cluster, the lab or the agent
 //	2  bad usage or bad input (flags, plan file, results files), detected before anything ran
 //
-// README.md's "Exit codes" table says the same; keep the two together.
-//
 // and 128 + the signal's number (130, 143) for a process ended by SIGINT/SIGTERM before it
-// had anything to clean up, or by a third signal (internal/interrupt exits with it).
+// had anything to clean up, or by a third signal (internal/interrupt exits with it), 141 when
+// a closed standard output or error ends it with SIGPIPE (the Go runtime's default).
+//
+// README.md's "Exit codes" table says the same; keep the two together.
 //
 // Only main calls os.Exit; everything below returns errors wrapped in these types.
 package exit
