@@ -131,7 +131,7 @@ func (r *DNSRunner) Run(ctx context.Context, spec DNSSpec) (res *api.DNSResult, 
 	ns := spec.Namespace
 	sel := LabelDNSRun + "=" + spec.ID
 	defer func() {
-		cctx, cancel := measure.Cleanup(ctx, 2*time.Minute)
+		cctx, cancel := measure.Cleanup(ctx, measure.CleanupTimeout)
 		defer cancel()
 		if cerr := r.cleanup(cctx, ns, sel); cerr != nil {
 			err = errors.Join(err, cerr)

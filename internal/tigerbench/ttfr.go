@@ -163,7 +163,7 @@ func (r *TTFRRunner) Run(ctx context.Context, spec TTFRSpec) (res *api.TTFRResul
 	runSel := LabelTTFRRun + "=" + spec.ID
 	// Whatever happens, every pod of this test goes.
 	defer func() {
-		cctx, cancel := measure.Cleanup(ctx, 2*time.Minute)
+		cctx, cancel := measure.Cleanup(ctx, measure.CleanupTimeout)
 		defer cancel()
 		if cerr := r.cleanup(cctx, ns, runSel); cerr != nil {
 			err = errors.Join(err, cerr)
