@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/figure"
 )
 
 // Prometheus metrics (-o prometheus): each case's headline figures as gauges in Prometheus'
@@ -120,31 +121,29 @@ func encodePrometheus(w io.Writer, runs []*api.Run) error {
 				continue
 			}
 			s := &r.Summary
+			// The figures of figure.All that are a mean over samples, in base units.
 			for _, st := range []struct {
 				fam  int
-				stat *api.Stat
+				fig  figure.Figure
 				div  float64
+				role string // the role label of a CPU figure
 			}{
-				{famThroughput, s.ThroughputBitsPerSecond, 8},
-				{famPackets, s.PacketsPerSecond, 1},
-				{famTransactions, s.TransactionsPerSecond, 1},
-				{famConnections, s.ConnectionsPerSecond, 1},
-				{famJitter, s.JitterMicroseconds, 1e6},
-				{famLoss, s.LossPercent, 100},
-				{famRetransmits, s.Retransmits, 1},
+				{famThroughput, figure.Throughput, 8, ""},
+				{famPackets, figure.PacketRate, 1, ""},
+				{famTransactions, figure.TransactionRate, 1, ""},
+				{famConnections, figure.ConnectionRate, 1, ""},
+				{famJitter, figure.Jitter, 1e6, ""},
+				{famLoss, figure.Loss, 100, ""},
+				{famRetransmits, figure.Retransmits, 1, ""},
+				{famCPU, figure.CPUClient, 100, "client"},
+				{famCPU, figure.CPUServer, 100, "server"},
 			} {
-				if st.stat != nil && st.stat.N > 0 {
-					add(st.fam, "", l, st.stat.Mean/st.div)
-				}
-			}
-			if c := s.CPUPercent; c != nil {
-				for _, side := range []struct {
-					role string
-					stat *api.Stat
-				}{{"client", c.Client}, {"server", c.Server}} {
-					if side.stat != nil && side.stat.N > 0 {
-						add(famCPU, "", promJoin(l, []promLabel{{"role", side.role}}), side.stat.Mean/100)
+				if x := st.fig.Stat(s); x != nil && x.N > 0 {
+					labels := l
+					if st.role != "" {
+						labels = promJoin(l, []promLabel{{"role", st.role}})
 					}
+					add(st.fam, "", labels, x.Mean/st.div)
 				}
 			}
 			if lat := s.LatencyMicroseconds; lat != nil {
