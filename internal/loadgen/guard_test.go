@@ -209,13 +209,17 @@ func TestSetupTimeout(t *testing.T) {
 // A test that stops talking after ready cannot hold the test slot past its warm-up and
 // duration plus the margin: the server ends it and serves the next client.
 func TestHoldLimit(t *testing.T) {
-	s := startServer(t, ServerConfig{HoldMargin: time.Second, Log: testLog{t}})
+	// the margin also bounds the next client's 100 ms test (opening its flow, finishing): 1 s
+	// was too short on a loaded machine (load average above 30)
+	const margin = 5 * time.Second
+	s := startServer(t, ServerConfig{HoldMargin: margin, Log: testLog{t}})
 	m, c := rawSession(t, s, validSetup())
 	if m.Type != control.TypeReady {
 		t.Fatalf("ready: %+v", m)
 	}
 	// the client goes silent; the server must close the connection once the slot is due back
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	// (DefaultHoldMargin, 30 s, would be far past this deadline)
+	_ = c.SetReadDeadline(time.Now().Add(3 * margin))
 	if _, err := io.ReadAll(c); err != nil {
 		t.Fatalf("the server did not end the silent test: %v", err)
 	}
