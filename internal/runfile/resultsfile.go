@@ -265,13 +265,8 @@ func ReadWarnings(path string) ([]*api.Run, []string, error) {
 	return ReadRuns(f, path)
 }
 
-// ReadPath reads the runs of one path with ReadWarnings; "-" reads stdin instead.
-func ReadPath(path string, stdin io.Reader) ([]*api.Run, []string, error) {
-	return ReadPathWithin(path, stdin, NewBudget(MaxReadBytes))
-}
-
-// ReadPathWithin is ReadPath charging what it reads to b, the budget of a command that reads
-// several files.
+// ReadPathWithin reads the runs of one path as ReadWarnings does ("-" reads stdin instead),
+// charging what it reads to b, the budget of a command that reads several files.
 func ReadPathWithin(path string, stdin io.Reader, b *Budget) ([]*api.Run, []string, error) {
 	if path == "-" {
 		return readRuns(stdin, "-", b)
