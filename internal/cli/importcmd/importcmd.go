@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/session"
@@ -129,12 +129,12 @@ func (o *options) run(streams iostreams.Streams) error {
 	if o.profile != "" {
 		profile = api.Profile(strings.ToUpper(o.profile))
 		if !profile.Valid() {
-			return exit.Usage("--profile: unknown profile %q (known: %s)", o.profile, profileList())
+			return exit.Usage("--profile: %s", plan.Unknown("profile", o.profile, profile, api.Profiles))
 		}
 	}
 	path := api.Path(o.path)
 	if o.path != "" && !path.Valid() {
-		return exit.Usage("--path: unknown path %q", o.path)
+		return exit.Usage("--path: %s", plan.Unknown("path", o.path, path, api.Paths))
 	}
 	labels, err := session.ParseLabels(o.labels)
 	if err != nil {
@@ -351,13 +351,4 @@ func window(samples []api.Sample) (start, end time.Time) {
 		}
 	}
 	return start, end
-}
-
-func profileList() string {
-	var out []string
-	for _, p := range api.Profiles {
-		out = append(out, string(p))
-	}
-	sort.Strings(out)
-	return strings.Join(out, ", ")
 }

@@ -149,6 +149,7 @@ func TestImportFailures(t *testing.T) {
 		{[]string{"--driver", "iperf3", "--profile", "TCP_RR", fx("iperf3", "testdata", "captured", "tcp_stream.stdout")}, "not TCP_RR"},
 		{[]string{"--driver", "iperf3", "--profile", "TCP_NOPE", "x"}, "unknown profile"},
 		{[]string{"--driver", "iperf3", "--path", "moon", "x"}, "unknown path"},
+		{[]string{"--driver", "iperf3", "--path", "lopback", "x"}, `did you mean "loopback"?`},
 		{[]string{"--driver", "iperf3", "-o", "xml", "x"}, "--output"},
 	}
 	for _, tt := range tests {
