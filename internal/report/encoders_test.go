@@ -180,11 +180,18 @@ func TestCSVGoldenAndRoundTrip(t *testing.T) {
 	}
 }
 
-func TestCSVEveryRowHasEveryColumn(t *testing.T) {
-	recs, err := csv.NewReader(bytes.NewReader(encode(t, "csv", fixtureRun()))).ReadAll()
+// csvRecords parses an encoder's CSV output.
+func csvRecords(t *testing.T, out []byte) [][]string {
+	t.Helper()
+	recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return recs
+}
+
+func TestCSVEveryRowHasEveryColumn(t *testing.T) {
+	recs := csvRecords(t, encode(t, "csv", fixtureRun()))
 	if len(recs) != 1+len(fixtureRun().Results) {
 		t.Fatalf("%d rows", len(recs))
 	}
@@ -211,10 +218,7 @@ func TestReadCSVErrors(t *testing.T) {
 func TestK8sNetperfCSVGolden(t *testing.T) {
 	out := encode(t, "k8s-netperf-csv", fixtureRun())
 	reporttest.Golden(t, "k8s-netperf.csv", out)
-	recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := csvRecords(t, out)
 	// Header exactly as k8s-netperf's pkg/archive WriteCSVResult writes it (fb9a2ec).
 	const header = "Driver,Profile,Same node,Host Network,VM mode,Service,External Server,UDN Info,Bridge Info,SR-IOV Info," +
 		"Macvlan Info,Localnet Info,Duration,Parallelism,# of Samples,Message Size,Burst," +
@@ -387,10 +391,7 @@ func TestLatencyProvenanceShown(t *testing.T) {
 		!strings.Contains(table, "* latency DERIVED from the transaction rate") {
 		t.Errorf("table does not mark the derived latency:\n%s", table)
 	}
-	recs, err := csv.NewReader(bytes.NewReader(encode(t, "csv", run))).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := csvRecords(t, encode(t, "csv", run))
 	h := recs[0]
 	if h[len(h)-1] != "latencyMicroseconds.provenance" || recs[1][len(h)-1] != "derived" || recs[2][len(h)-1] != "measured" {
 		t.Errorf("CSV provenance column: %q / %q / %q", h[len(h)-1], recs[1][len(h)-1], recs[2][len(h)-1])
@@ -433,10 +434,7 @@ func TestK8sNetperfUDPIsReceived(t *testing.T) {
 func TestK8sNetperfLossCSV(t *testing.T) {
 	out := encode(t, "k8s-netperf-loss-csv", fixtureRun())
 	reporttest.Golden(t, "k8s-netperf-loss.csv", out)
-	recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := csvRecords(t, out)
 	const header = "Type,Driver,Profile,Same node,Host Network,VM mode,Service,External Server,UDN Info,Bridge Info," +
 		"SR-IOV Info,Macvlan Info,Localnet Info,Duration,Parallelism,# of Samples,Message Size,Burst," +
 		"Confidence metric - low,Confidence metric - high,Value"

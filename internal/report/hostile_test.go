@@ -215,10 +215,7 @@ func TestImpossibleFiguresRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	csvWith := func(col int, v string) string {
-		recs, err := csv.NewReader(bytes.NewReader(csvFile)).ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
+		recs := csvRecords(t, csvFile)
 		recs[2][col] = v
 		var b bytes.Buffer
 		w := csv.NewWriter(&b)
