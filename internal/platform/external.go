@@ -5,6 +5,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/cnperf/cnperf/internal/driver"
 )
 
 // ParseExternal splits --external's "HOST[:PORT[,PORT...]]": the target of the
@@ -31,4 +33,25 @@ func ParseExternal(v string) (host string, ports []int, err error) {
 		}
 	}
 	return host, ports, nil
+}
+
+// ExternalPorts is where a client dials servers' ports on the external-service path: the
+// ports --external gives replace the servers' ports in order (the first given port replaces
+// the first server's first port, and so on); nil when it gives none (the servers' own ports).
+func ExternalPorts(servers []driver.Server, ports []int) map[int]int {
+	if len(ports) == 0 {
+		return nil
+	}
+	m := map[int]int{}
+	i := 0
+	for _, s := range servers {
+		for _, port := range s.Ports {
+			if i == len(ports) {
+				return m
+			}
+			m[port.Port] = ports[i]
+			i++
+		}
+	}
+	return m
 }

@@ -1,9 +1,12 @@
 package platform
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cnperf/cnperf/internal/driver"
 )
 
 func TestParseExternal(t *testing.T) {
@@ -36,6 +39,23 @@ func TestParseExternal(t *testing.T) {
 		}
 		if err != nil || host != tc.host || !slices.Equal(ports, tc.ports) {
 			t.Errorf("ParseExternal(%q) = %q, %v, %v; want %q, %v", tc.in, host, ports, err, tc.host, tc.ports)
+		}
+	}
+}
+
+func TestExternalPorts(t *testing.T) {
+	servers := []driver.Server{{Name: "a", Ports: []driver.Port{{Port: 10}, {Port: 11}}}, {Name: "b", Ports: []driver.Port{{Port: 20}}}}
+	for _, tc := range []struct {
+		ports []int
+		want  map[int]int
+	}{
+		{nil, nil},
+		{[]int{9000}, map[int]int{10: 9000}},
+		{[]int{9000, 9001, 9002}, map[int]int{10: 9000, 11: 9001, 20: 9002}},
+		{[]int{9000, 9001, 9002, 9003}, map[int]int{10: 9000, 11: 9001, 20: 9002}}, // more ports than servers have
+	} {
+		if got := ExternalPorts(servers, tc.ports); !maps.Equal(got, tc.want) || (got == nil) != (tc.want == nil) {
+			t.Errorf("ExternalPorts(%v) = %v, want %v", tc.ports, got, tc.want)
 		}
 	}
 }

@@ -561,20 +561,7 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 			t.Ports[int(sp.Port)] = int(sp.NodePort)
 		}
 	case api.AccessExternal:
-		t.Host = p.s.externalHost
-		if len(p.s.externalPorts) > 0 {
-			// As the local platform: the given ports replace the servers' ports in order.
-			t.Ports = map[int]int{}
-			i := 0
-			for _, sv := range srv.spec.Servers {
-				for _, port := range sv.Ports {
-					if i < len(p.s.externalPorts) {
-						t.Ports[port.Port] = p.s.externalPorts[i]
-					}
-					i++
-				}
-			}
-		}
+		t.Host, t.Ports = p.s.externalHost, platform.ExternalPorts(srv.spec.Servers, p.s.externalPorts)
 	}
 	pl.Target = t.Host
 	if r.access == api.AccessExternal {

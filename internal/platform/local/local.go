@@ -517,16 +517,7 @@ func (p *Platform) externalPair(c plan.Case) (*platform.Pair, error) {
 	if !ok {
 		return nil, fmt.Errorf("driver %q is not loaded", c.Driver)
 	}
-	t := driver.Target{Host: host, Ports: map[int]int{}}
-	i := 0
-	for _, s := range driver.Servers(d, []plan.Case{c}) {
-		for _, port := range s.Ports {
-			if i < len(ports) {
-				t.Ports[port.Port] = ports[i]
-			}
-			i++
-		}
-	}
+	t := driver.Target{Host: host, Ports: platform.ExternalPorts(driver.Servers(d, []plan.Case{c}), ports)}
 	return &platform.Pair{
 		Client: loopbackExecutor{resolver: p.resolver},
 		Target: t,
