@@ -2,9 +2,7 @@ package integration
 
 import (
 	"bytes"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -79,22 +77,12 @@ func writeGateRun(t *testing.T, dir, name, end string, cases ...gateCase) string
 	return path
 }
 
-// runBinary runs the built cnperf and returns stdout, stderr and the exit code.
+// runBinary is runCLI (no cluster configured, empty stdin) returning stdout, stderr and the
+// exit code.
 func runBinary(t *testing.T, bin string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("%v: %v", args, err)
-	}
-	return out.String(), errOut.String(), code
+	r := runCLI(t, bin, "", nil, args...)
+	return r.stdout, r.stderr, r.code
 }
 
 // TestCompareGateCannotPassByAccident (issue 28, finding 1): `cnperf compare BASE NEW
