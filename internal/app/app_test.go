@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/selfexec"
+	"github.com/cnperf/cnperf/internal/testport"
 )
 
 // The local platform starts "cnperf agent ..." by re-executing this test binary.
@@ -111,19 +111,8 @@ func TestBadFlagExit2(t *testing.T) {
 	}
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return port
-}
-
 func TestNoServerIsAFailedSampleNotAZero(t *testing.T) {
-	port := freePort(t)
+	port := testport.Free(t)
 	r := run(t, context.Background(), "run", "--platform", "local", "-o", "json", "--no-progress",
 		"--path", "external-service", "--external", "127.0.0.1:"+strconv.Itoa(port),
 		"--profile", "TCP_STREAM", "--duration", "1s", "--samples", "2")

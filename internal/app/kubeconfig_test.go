@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/testport"
 )
 
 // writeKubeconfig writes a real kubeconfig whose one cluster is server (current context
@@ -90,7 +92,7 @@ func runCLI(t *testing.T, limit time.Duration, args ...string) cliResult {
 // the kube platform (--dry-run shows its cases: pod-pod-cross-node, the default suite too;
 // TestUnreachableAPIServer runs them); --platform local refuses them.
 func TestExplicitKubeconfigSelectsKube(t *testing.T) {
-	closed := writeKubeconfig(t, "https://127.0.0.1:"+fmt.Sprint(freePort(t))) // nothing listens there
+	closed := writeKubeconfig(t, "https://127.0.0.1:"+fmt.Sprint(testport.Free(t))) // nothing listens there
 	plan := []string{"--profile", "TCP_RR", "--duration", "1s", "--samples", "1"}
 	for _, c := range []struct {
 		name string
@@ -157,7 +159,7 @@ func TestUnreachableAPIServer(t *testing.T) {
 		causes       []string // one of them
 		within       time.Duration
 	}{
-		{"closed port", "https://127.0.0.1:" + fmt.Sprint(freePort(t)), []string{"connect: connection refused"}, 5 * time.Second},
+		{"closed port", "https://127.0.0.1:" + fmt.Sprint(testport.Free(t)), []string{"connect: connection refused"}, 5 * time.Second},
 		// client-go's TLS handshake timeout and cnperf's bound on the first requests are both 10 s
 		{"never answers", "https://" + silent.Addr().String(),
 			[]string{"TLS handshake timeout", "does not answer within 10s (nothing was created): check permission to get nodes (cluster-wide): Post"},

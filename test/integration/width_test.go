@@ -2,7 +2,6 @@ package integration
 
 import (
 	"bytes"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,19 +9,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-)
 
-// freePort is a TCP port nothing listens on now (other tests and helpers share the machine:
-// the native server's default ports may be taken).
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+	"github.com/cnperf/cnperf/internal/testport"
+)
 
 // runBin runs the real binary with COLUMNS set to columns ("" = unset) and stdout a pipe,
 // and returns stdout; it fails the test when the command fails.
@@ -68,7 +57,7 @@ func TestTablesFitTheTerminal(t *testing.T) {
 	bin := buildCnperf(t)
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
-	port, data := strconv.Itoa(freePort(t)), strconv.Itoa(freePort(t))
+	port, data := strconv.Itoa(testport.Free(t)), strconv.Itoa(testport.Free(t))
 	common := []string{"run", "--platform", "local", "--duration", "200ms", "--no-progress",
 		"--option", "port=" + port, "--option", "dataPort=" + data}
 	runA := runBin(t, bin, "", append(common, "--samples", "2", "--results", a, "--label", "try=a")...)

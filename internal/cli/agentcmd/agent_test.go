@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,17 +16,8 @@ import (
 	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/testport"
 )
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // syncBuffer is a bytes.Buffer safe for the server goroutine and the test to share.
 type syncBuffer struct {
@@ -65,7 +55,7 @@ const testToken = "0123456789abcdef0123456789abcdef"
 func serve(t *testing.T, args ...string) (int, *syncBuffer) {
 	t.Helper()
 	t.Setenv(agenttoken.Env, testToken)
-	port := freePort(t)
+	port := testport.Free(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	log := &syncBuffer{}
 	done := make(chan error, 1)
@@ -91,7 +81,7 @@ func serve(t *testing.T, args ...string) (int, *syncBuffer) {
 }
 
 func TestClientJSON(t *testing.T) {
-	port, _ := serve(t, "--data-port", strconv.Itoa(freePort(t)))
+	port, _ := serve(t, "--data-port", strconv.Itoa(testport.Free(t)))
 	out, stderr, err := execute(context.Background(), []string{"client", "--host", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--profile", "tcp_rr", "--duration", "200ms", "--burst", "2", "--json"})
 	if err != nil {
@@ -127,7 +117,7 @@ func TestClientHuman(t *testing.T) {
 
 func TestClientFailureJSON(t *testing.T) {
 	t.Setenv(agenttoken.Env, testToken)
-	out, _, err := execute(context.Background(), []string{"client", "--host", "127.0.0.1", "--port", strconv.Itoa(freePort(t)),
+	out, _, err := execute(context.Background(), []string{"client", "--host", "127.0.0.1", "--port", strconv.Itoa(testport.Free(t)),
 		"--duration", "1s", "--json", "--connect-timeout", "1s"})
 	if err == nil || exit.Code(err) != exit.Failed {
 		t.Fatalf("err = %v (code %d), want a failure", err, exit.Code(err))

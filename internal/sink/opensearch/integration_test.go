@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/testport"
 )
 
 // OpenSearch version of the Maven artifact org.opensearch.distribution.integ-test-zip:opensearch.
@@ -61,16 +62,6 @@ func openSearchZip(t *testing.T) string {
 	return zip
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // startOpenSearch unpacks and starts a single-node OpenSearch on loopback and returns its
 // URL. It runs as uid/gid 65534 when the test runs as root (OpenSearch refuses root), in its
 // own process group, which cleanup kills.
@@ -98,7 +89,7 @@ func startOpenSearch(t *testing.T) string {
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	httpPort, transportPort := freePort(t), freePort(t)
+	httpPort, transportPort := testport.Free(t), testport.Free(t)
 	cmd := exec.Command(filepath.Join(home, "bin", "opensearch"),
 		"-Ediscovery.type=single-node", "-Enetwork.host=127.0.0.1",
 		fmt.Sprintf("-Ehttp.port=%d", httpPort), fmt.Sprintf("-Etransport.port=%d", transportPort),

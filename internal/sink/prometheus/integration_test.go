@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/loadgen"
+	"github.com/cnperf/cnperf/internal/testport"
 )
 
 func skipOrFail(t *testing.T, format string, a ...any) {
@@ -27,16 +27,6 @@ func skipOrFail(t *testing.T, format string, a ...any) {
 		t.Fatal(msg + " (CNPERF_REQUIRE_PROMETHEUS is set)")
 	}
 	t.Skip(msg + "; set CNPERF_REQUIRE_PROMETHEUS=1 to make this a failure")
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // start runs a daemon in its own process group, killed at cleanup.
@@ -92,7 +82,7 @@ func TestCollectFromRealPrometheus(t *testing.T) {
 		skipOrFail(t, "prometheus or prometheus-node-exporter not installed (apt-get install prometheus prometheus-node-exporter)")
 	}
 	dir := t.TempDir()
-	nePort, promPort := freePort(t), freePort(t)
+	nePort, promPort := testport.Free(t), testport.Free(t)
 	neLogs := start(t, neBin, fmt.Sprintf("--web.listen-address=127.0.0.1:%d", nePort),
 		"--collector.disable-defaults", "--collector.cpu", "--collector.netdev", "--collector.uname")
 	waitHTTP(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", nePort), neLogs)
