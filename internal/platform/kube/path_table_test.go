@@ -26,6 +26,11 @@ func TestFakePathIsOneRow(t *testing.T) {
 	if !fake.Valid() {
 		t.Fatalf("%s is not a valid path after AddPath", fake)
 	}
+	// the paths suggested instead of hostNetwork: true come from the table
+	if _, err := routeFor(plan.Case{Path: api.PathPodNodePort, Params: api.Params{HostNetwork: true}}, "pod"); err == nil ||
+		!strings.Contains(err.Error(), "(use host-host, pod-host, host-pod or "+string(fake)+")") {
+		t.Errorf("hostNetwork on pod-nodeport: %v, want %s among the paths suggested", err, fake)
+	}
 
 	// placement: both endpoints on the server's node, on its own network
 	ctx := context.Background()

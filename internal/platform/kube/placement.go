@@ -50,7 +50,7 @@ func routeFor(c plan.Case, externalClient string) (route, error) {
 	}
 	// k8s-netperf's hostNetwork and service switches, when a plan sets them on a pod path.
 	if c.Params.HostNetwork && !row.TakesHostNetwork() {
-		return route{}, fmt.Errorf("hostNetwork: true does not apply to path %q (use host-host, pod-host or host-pod)", c.Path)
+		return route{}, fmt.Errorf("hostNetwork: true does not apply to path %q (use %s)", c.Path, hostNetworkPaths())
 	}
 	row = row.Effective(c.Params)
 	r := route{serverNet: row.ServerNetwork, clientNet: row.ClientNetwork, clientNode: clientNodes[row.Nodes], access: row.Access}
@@ -58,6 +58,21 @@ func routeFor(c plan.Case, externalClient string) (route, error) {
 		r.clientNode = roleLocal
 	}
 	return r, nil
+}
+
+// hostNetworkPaths lists, from the path table, the paths with an endpoint on a node's own
+// network ("host-host, pod-host or host-pod"): what to use where hostNetwork: true does not apply.
+func hostNetworkPaths() string {
+	var out []string
+	for _, p := range api.Paths {
+		if row, _ := p.Row(); row.ClientNetwork == api.NetworkHost || row.ServerNetwork == api.NetworkHost {
+			out = append(out, string(p))
+		}
+	}
+	if len(out) < 2 {
+		return strings.Join(out, "")
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " or " + out[len(out)-1]
 }
 
 // needs is what a plan asks of the cluster's nodes.

@@ -265,7 +265,7 @@ func TestRouteFor(t *testing.T) {
 		{path: api.PathPodPodCrossNode, params: api.Params{HostNetwork: true}, want: route{api.NetworkHost, api.NetworkHost, roleClientNode, api.AccessDirect}},
 		{path: api.PathPodPodSameNode, params: api.Params{HostNetwork: true}, want: route{api.NetworkHost, api.NetworkHost, roleServerNode, api.AccessDirect}},
 		{path: api.PathPodPodCrossNode, params: api.Params{Service: true}, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, api.AccessClusterIP}},
-		{path: api.PathPodNodePort, params: api.Params{HostNetwork: true}, wantErr: "hostNetwork: true does not apply"},
+		{path: api.PathPodNodePort, params: api.Params{HostNetwork: true}, wantErr: `hostNetwork: true does not apply to path "pod-nodeport" (use host-host, pod-host or host-pod)`},
 		{path: api.PathLoopback, wantErr: "--platform local"},
 	}
 	for _, tt := range tests {
