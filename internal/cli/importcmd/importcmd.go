@@ -188,10 +188,7 @@ func Import(imp driver.Importer, driverName string, profile api.Profile, path ap
 		if errors.As(err, &fr) {
 			// The tool's own report of a failed run: one failed sample with its cause, joined
 			// to its case once every file is read (the output names no test).
-			s := api.Sample{Error: fr.Msg, Notes: []string{"imported from " + name}}
-			if len(data) <= runner.MaxRawBytes {
-				s.Raw = strings.ToValidUTF8(string(data), "\uFFFD")
-			}
+			s := api.Sample{Error: fr.Msg, Raw: rawOutput(data), Notes: []string{"imported from " + name}}
 			failed = append(failed, failedFile{name: name, sample: s})
 			run.Notes = append(run.Notes, fmt.Sprintf("imported a failed %s run from %s: %s", driverName, name, fr.Msg))
 			continue
@@ -213,8 +210,8 @@ func Import(imp driver.Importer, driverName string, profile api.Profile, path ap
 				return nil, fmt.Errorf("import %s: %w", name, err)
 			}
 			s := ic.Sample
-			if len(cases) == 1 && s.Raw == "" && len(data) <= runner.MaxRawBytes {
-				s.Raw = strings.ToValidUTF8(string(data), "\uFFFD")
+			if len(cases) == 1 && s.Raw == "" {
+				s.Raw = rawOutput(data)
 			}
 			s.Notes = append(s.Notes, "imported from "+name)
 			key := caseKey(ic)
@@ -258,6 +255,15 @@ func Import(imp driver.Importer, driverName string, profile api.Profile, path ap
 		}
 	}
 	return run, nil
+}
+
+// rawOutput is a file's content as a sample keeps it for audits (valid UTF-8), or "" when it
+// is larger than a sample keeps (runner.MaxRawBytes).
+func rawOutput(data []byte) string {
+	if len(data) > runner.MaxRawBytes {
+		return ""
+	}
+	return strings.ToValidUTF8(string(data), "\uFFFD")
 }
 
 // failedFile is a file whose tool reported a failed run (driver.FailedRun).
