@@ -566,3 +566,32 @@ func TestStreamLat(t *testing.T) {
 		t.Errorf("history with TCP_STREAM_LAT: %v", err)
 	}
 }
+
+// TestGarbledNumbers: a progress line whose number is no number (a real capture with one
+// garbled) is not a line uperf prints: it must not be read as a zero.
+func TestGarbledNumbers(t *testing.T) {
+	for name, edit := range map[string][2]string{
+		"tcp_rr_p1":               {"timestamp_ms:1795686861968.9946", "timestamp_ms:1795686861968.99.46"},
+		"default_tcp_rr_nthreads": {"/   1.20(s)", "/   1.2.0(s)"},
+	} {
+		f := fixture.Load(t, captured, name)
+		before, err := ParseOutput(f.Stdout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		garbled := strings.Replace(string(f.Stdout), edit[0], edit[1], 1)
+		if garbled == string(f.Stdout) {
+			t.Fatalf("%s: %q not in the capture", name, edit[0])
+		}
+		after, _ := ParseOutput([]byte(garbled))
+		if len(after.Raw)+len(after.Summary) != len(before.Raw)+len(before.Summary)-1 {
+			t.Errorf("%s: the garbled line was read (%d progress lines, %d before)", name,
+				len(after.Raw)+len(after.Summary), len(before.Raw)+len(before.Summary))
+		}
+		for _, l := range after.Raw {
+			if l.TimestampMs == 0 {
+				t.Errorf("%s: a progress line read as time 0", name)
+			}
+		}
+	}
+}
