@@ -18,6 +18,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver/netperf"
 	"github.com/cnperf/cnperf/internal/report/reporttest"
+	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/runfile"
 )
 
@@ -31,14 +32,14 @@ func encode(t *testing.T, format string, runs ...*api.Run) []byte {
 }
 
 // tableGolden checks both table views of runs against testdata/NAME.golden (the default
-// view, whose every line must fit DefaultWidth) and testdata/NAME-wide.golden (-o wide), and
+// view, whose every line must fit text.DefaultWidth) and testdata/NAME-wide.golden (-o wide), and
 // returns the default view.
 func tableGolden(t *testing.T, name string, runs ...*api.Run) []byte {
 	t.Helper()
 	out := encode(t, "table", runs...)
 	for i, l := range strings.Split(string(out), "\n") {
-		if n := utf8.RuneCountInString(l); n > DefaultWidth {
-			t.Errorf("%s line %d is %d columns wide (> %d):\n%s", name, i+1, n, DefaultWidth, l)
+		if n := utf8.RuneCountInString(l); n > text.DefaultWidth {
+			t.Errorf("%s line %d is %d columns wide (> %d):\n%s", name, i+1, n, text.DefaultWidth, l)
 		}
 	}
 	reporttest.Golden(t, name+".golden", out)

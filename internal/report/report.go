@@ -35,17 +35,13 @@ type entry struct {
 	enc        Encoder
 }
 
-// DefaultWidth is the width the default table view fits when the output's is unknown, and
-// at most (text.FitWidth).
-const DefaultWidth = text.DefaultWidth
-
 // Option tunes an encoder for where it prints.
 type Option func(*options)
 
 type options struct{ width int }
 
 // Width is the width of the output in columns (iostreams.Columns: COLUMNS, or the
-// terminal's); 0 means unknown (DefaultWidth). Only the table views use it: they fit
+// terminal's); 0 means unknown (text.DefaultWidth). Only the table views use it: they fit
 // text.FitWidth(columns).
 func Width(columns int) Option { return func(o *options) { o.width = columns } }
 
