@@ -205,7 +205,6 @@ func CIHalfWidthAt(level, sd float64, n int) float64 {
 		return h
 	}
 	return t * (sd / math.Sqrt(float64(n))) // t·sd overflowed: a huge sd
-
 }
 
 // RelativeHalfWidth is the confidence interval's half-width at level as a percentage of the
