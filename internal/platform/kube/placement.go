@@ -63,16 +63,16 @@ func routeFor(c plan.Case, externalClient string) (route, error) {
 // hostNetworkPaths lists, from the path table, the paths with an endpoint on a node's own
 // network ("host-host, pod-host or host-pod"): what to use where hostNetwork: true does not apply.
 func hostNetworkPaths() string {
-	var out []string
+	var out []api.Path
 	for _, p := range api.Paths {
 		if row, _ := p.Row(); row.ClientNetwork == api.NetworkHost || row.ServerNetwork == api.NetworkHost {
-			out = append(out, string(p))
+			out = append(out, p)
 		}
 	}
 	if len(out) < 2 {
-		return strings.Join(out, "")
+		return plan.Join(out)
 	}
-	return strings.Join(out[:len(out)-1], ", ") + " or " + out[len(out)-1]
+	return plan.Join(out[:len(out)-1]) + " or " + string(out[len(out)-1])
 }
 
 // needs is what a plan asks of the cluster's nodes.

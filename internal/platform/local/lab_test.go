@@ -139,3 +139,18 @@ func TestCheckLabPath(t *testing.T) {
 		t.Fatal("unknown flavour accepted")
 	}
 }
+
+// A path the local platform does not run is refused with the paths it does run: the lab's
+// too when it can run here.
+func TestCheckPathNamesTheAvailablePaths(t *testing.T) {
+	p := New(Options{}, nil)
+	err := p.CheckPath(plan.Case{Profile: api.TCPRR, Path: api.PathPodNodePort, Driver: "iperf3"})
+	want := "(available: loopback, external-service)"
+	if lab.CheckPrivileges() == nil {
+		want = "(available: loopback, " + plan.Join(lab.Paths) + ", external-service)"
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("pod-nodeport on the local platform: %v, want %s", err, want)
+	}
+	t.Log(err)
+}

@@ -112,7 +112,12 @@ func (p *Platform) CheckPath(c plan.Case) error {
 		_, _, err := platform.ParseExternal(p.opts.External)
 		return err
 	}
-	return fmt.Errorf("path %q is not available on the local platform (available: %s, %s)", c.Path, api.PathLoopback, api.PathExternalService)
+	available := []api.Path{api.PathLoopback}
+	if p.LabAvailable() == nil {
+		available = p.Paths()
+	}
+	available = append(available, api.PathExternalService)
+	return fmt.Errorf("path %q is not available on the local platform (available: %s)", c.Path, plan.Join(available))
 }
 
 // external says whether path p goes to what --external names (no server of cnperf's).
