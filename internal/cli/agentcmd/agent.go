@@ -49,7 +49,8 @@ one:
   export ` + agenttoken.Env + `=$(cnperf agent token)
 
 Profiles: TCP_STREAM, TCP_SENDFILE, TCP_MAERTS (server sends), UDP_STREAM, TCP_RR, UDP_RR,
-TCP_CRR (connect, request, response, close).`,
+TCP_CRR (connect, request, response, close), TCP_STREAM_LAT (small messages timed beside a
+stream).`,
 		Args: cobra.NoArgs,
 	}
 	c.AddCommand(newServeCommand(streams), newClientCommand(streams), newTokenCommand(streams),
@@ -136,7 +137,7 @@ CPUs the agent may run on; out of file descriptors it waits and goes on acceptin
 	f.IntVar(&o.dataPort, "data-port", 0, "fixed data port for every test, TCP and UDP (0: a free port per test)")
 	f.BoolVar(&o.once, "once", false, "exit after one test")
 	f.StringVar(&o.tokenFile, "token-file", "", "read the agent token from FILE (default: $"+agenttoken.Env+")")
-	f.IntVar(&o.maxConns, "max-connections", loadgen.DefaultMaxConns, "control connections open at once; more are refused")
+	f.IntVar(&o.maxConns, "max-connections", loadgen.DefaultMaxConns, "connections with the token at once; more are refused")
 	return c
 }
 
