@@ -181,9 +181,9 @@ func Arm(ctx context.Context) {
 	}
 }
 
-// Register arms the handler (Arm) and adds f, which says what may be left in the cluster or on the host and how to
-// remove it ("" when nothing is), to what the third signal prints before exiting; the
-// returned function removes it (call it once clean-up has finished).
+// Register arms the handler (Arm) and adds f, which says what may be left in the cluster or
+// on the host and how to remove it ("" when nothing is), to what the third signal prints
+// before exiting; the returned function removes it (call it once clean-up has finished).
 func Register(ctx context.Context, f func() string) (unregister func()) {
 	s := from(ctx)
 	if s == nil {
