@@ -159,13 +159,19 @@ func newVersionCommand(streams iostreams.Streams) *cobra.Command {
   cnperf version --image        # the agent image this cnperf deploys`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if image {
-				fmt.Fprintln(streams.Out, version.DefaultImage())
-				return nil
-			}
 			if asJSON {
 				streams.Logger().Warn("flag --json has been deprecated, use -o json")
+				if output != "" && output != "json" {
+					return exit.Usage("--json and -o %s exclude each other (--json is -o json)", output)
+				}
 				output = "json"
+			}
+			if image {
+				if output != "" {
+					return exit.Usage("--image prints the image's name alone: it takes no -o")
+				}
+				fmt.Fprintln(streams.Out, version.DefaultImage())
+				return nil
 			}
 			v := map[string]any{
 				"version": version.Version, "commit": version.Commit, "go": runtime.Version(),

@@ -105,6 +105,8 @@ func TestCLIEdges(t *testing.T) {
 		{name: "version -o json", args: []string{"version", "-o", "json"}, stdout: []string{`"defaultImage": "ghcr.io/cnperf/cnperf:`}},
 		{name: "version --json deprecated", args: []string{"version", "--json"}, stdout: []string{`"defaultImage"`},
 			stderr: []string{"warning: flag --json has been deprecated, use -o json"}},
+		{name: "version --json -o yaml", args: []string{"version", "--json", "-o", "yaml"}, code: 2, stderr: []string{"--json and -o yaml exclude each other"}},
+		{name: "version --image -o json", args: []string{"version", "--image", "-o", "json"}, code: 2, stderr: []string{"--image prints the image's name alone"}},
 		{name: "unknown flag suggestion", args: []string{"run", "--ouput", "json"}, code: 2, stderr: []string{"unknown flag: --ouput (did you mean --output?)"}}, //nolint:misspell // the typo is the input under test
 		{name: "unknown platform suggestion", args: []string{"run", "--platform", "locl"}, code: 2, stderr: []string{`(did you mean "local"?)`}},
 		{name: "unknown format suggestion", args: []string{"report", "-o", "jsn", "-"}, code: 2, stderr: []string{`(did you mean "json"?)`}},
