@@ -275,3 +275,21 @@ func TestImportFullLog(t *testing.T) {
 		}
 	}
 }
+
+// TestGarbledNumbers: a real capture with one figure garbled ("1.2.3") is refused or reads
+// the figure as absent, never as a zero.
+func TestGarbledNumbers(t *testing.T) {
+	f := fixture.Load(t, captured, "pp_tcp_m64_fullrtt")
+	for _, tt := range []struct{ old, new, want string }{
+		{"avg-rtt=34.766", "avg-rtt=34.7.66", "no avg-rtt"},
+		{"<MAX> observation = 42916.835", "<MAX> observation = 42916.8.35", "no percentile table"},
+	} {
+		garbled := strings.Replace(string(f.Stdout), tt.old, tt.new, 1)
+		if garbled == string(f.Stdout) {
+			t.Fatalf("%q not in the capture", tt.old)
+		}
+		if r, err := ParseOutput([]byte(garbled), nil); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v (avg %v, max %v), want %q", tt.new, err, r.Avg, r.Max, tt.want)
+		}
+	}
+}

@@ -19,6 +19,10 @@ import (
 	"github.com/cnperf/cnperf/internal/plan"
 )
 
+// Decimal is a regexp for a number a tool prints with %f or %d ("1.21", "7"): ParseFloat reads
+// every match, so a garbled one ("1.2.3") matches nothing instead of becoming a zero.
+const Decimal = `[0-9]+(?:\.[0-9]+)?`
+
 // F returns a pointer to v.
 func F(v float64) *float64 { return &v }
 

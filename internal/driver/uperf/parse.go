@@ -75,18 +75,14 @@ type Result struct {
 	Messages    []string // error and warning lines
 }
 
-// decimal is a number uperf prints with %f ("1.21"): ParseFloat reads every match, so a garbled
-// one ("1.2.3") matches no line instead of becoming a zero.
-const decimal = `[0-9]+(?:\.[0-9]+)?`
-
 var (
-	rawRE   = regexp.MustCompile(`^timestamp_ms:(` + decimal + `) name:(\S*) nr_bytes:(\d+) nr_ops:(\d+)$`)
+	rawRE   = regexp.MustCompile(`^timestamp_ms:(` + toolkit.Decimal + `) name:(\S*) nr_bytes:(\d+) nr_ops:(\d+)$`)
 	startRE = regexp.MustCompile(`^Starting (\d+) (?:threads|processes)(?:, (\d+) processes)? running profile:(\S+)`)
 	// With -v a slave's line starts with its handshake's "[host] Success" (no newline between).
 	hostRE    = regexp.MustCompile(`^(?:\[\S+\] Success)?(\S+)\s+[0-9.]+[nums]?s\s+\S+\s+\S+\s+(\d+)\s+([0-9.]+)$`)
 	txnRE     = regexp.MustCompile(`^Txn(\d+)\s+(\d+)\s+(\S+)\s+\S+\s+(\S+)\s+(\S+)$`)
 	historyRE = regexp.MustCompile(`^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*$`)
-	summaryRE = regexp.MustCompile(`^(Txn\d+|Total|Group\d+|Thr\d+)\s+(\S+)\s+/\s+(` + decimal + `)\(s\)\s+=\s+(\S+)\s+(` + decimal + `)op/s$`)
+	summaryRE = regexp.MustCompile(`^(Txn\d+|Total|Group\d+|Thr\d+)\s+(\S+)\s+/\s+(` + toolkit.Decimal + `)\(s\)\s+=\s+(\S+)\s+(` + toolkit.Decimal + `)op/s$`)
 	errorRE   = regexp.MustCompile(`(?i)(error|abort|fail|cannot|refused|timed out|warning: errors)`)
 )
 
