@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -39,15 +40,7 @@ var CredentialEnv = []string{
 func Environ(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		secret := false
-		for _, c := range CredentialEnv {
-			if name == c {
-				secret = true
-				break
-			}
-		}
-		if !secret {
+		if name, _, _ := strings.Cut(kv, "="); !slices.Contains(CredentialEnv, name) {
 			env = append(env, kv)
 		}
 	}
