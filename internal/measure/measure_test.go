@@ -65,8 +65,7 @@ func TestRun(t *testing.T) {
 			if tt.interrupt {
 				stop = cancel
 			}
-			timing := &api.Timing{}
-			err := Run(ctx, Options{Timing: timing, Say: func(_ context.Context, l string) { r.said = append(r.said, l) }},
+			err := Run(ctx, Options{Say: func(_ context.Context, l string) { r.said = append(r.said, l) }},
 				r.unit("a", tt.fail["a"], stop), r.unit("b", tt.fail["b"], nil))
 			if got := strings.Join(r.log, ","); got != tt.wantLog {
 				t.Errorf("ran %s, want %s", got, tt.wantLog)
@@ -81,10 +80,26 @@ func TestRun(t *testing.T) {
 			if strings.Join(r.said, "|") != tt.wantSaid {
 				t.Errorf("said %q, want %q", r.said, tt.wantSaid)
 			}
-			if timing.SetupSeconds < 0 || timing.TeardownSeconds < 0 {
-				t.Errorf("timing %+v", timing)
-			}
 		})
+	}
+}
+
+// Each phase's time goes to its own Timing field: set-up, measure and tear-down take at least
+// 1, 4 and 16 steps, so a time in the wrong field is short of its step count or out of order.
+func TestRunTiming(t *testing.T) {
+	const step = 20 * time.Millisecond
+	sleep := func(n int) func(context.Context) error {
+		return func(context.Context) error { time.Sleep(time.Duration(n) * step); return nil }
+	}
+	timing := &api.Timing{}
+	if err := Run(context.Background(), Options{Timing: timing},
+		Unit{Prepare: sleep(1), Measure: sleep(4), Close: sleep(16)}); err != nil {
+		t.Fatal(err)
+	}
+	s := step.Seconds()
+	if timing.SetupSeconds < s || timing.MeasureSeconds < 4*s || timing.TeardownSeconds < 16*s ||
+		timing.SetupSeconds >= timing.MeasureSeconds || timing.MeasureSeconds >= timing.TeardownSeconds {
+		t.Errorf("timing %+v, want at least %.2fs, %.2fs and %.2fs, in that order", timing, s, 4*s, 16*s)
 	}
 }
 
