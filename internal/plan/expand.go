@@ -354,8 +354,8 @@ func (x *expander) checkShort(seconds float64, path, shown string) {
 	if x.opts.AllowShortSamples || seconds >= limits.MinDuration.Seconds() {
 		return
 	}
-	x.errs.Add(path, "duration %s is shorter than the %s a sample must last at least (set-up and timers would be most of "+
-		"what it measures; --allow-short-samples allows it)", shown, limits.MinDuration)
+	// why (set-up and timers would dominate the sample) is the flag's help: this line fits 120 columns
+	x.errs.Add(path, "%s is shorter than the %s a sample must last (--allow-short-samples allows it)", shown, limits.MinDuration)
 }
 
 func (x *expander) duration(s, path, what string, zeroOK bool, most time.Duration) *one[float64] {

@@ -255,7 +255,7 @@ func TestExpandErrors(t *testing.T) {
 			[]string{`tests[0].samples: samples must be at least 1, got 0`}},
 		// Finding 8 of issue 28: a 1 ns sample and an unbounded sample count were accepted.
 		{"sample too short", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Duration: "99ms"}),
-			[]string{`tests[0].duration: duration 99ms is shorter than the 100ms a sample must last at least (set-up and timers would be most of what it measures; --allow-short-samples allows it)`}},
+			[]string{`tests[0].duration: 99ms is shorter than the 100ms a sample must last (--allow-short-samples allows it)`}},
 		{"too many samples", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Samples: ptr(1001)}),
 			[]string{`tests[0].samples: samples 1001 is larger than the limit of 1000`}},
 		{"maxSamples without confidence", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, MaxSamples: ptr(30)}),
