@@ -66,10 +66,13 @@ func writeRunJSON(w *bufio.Writer, run *api.Run, prefix string) error {
 		return err
 	}
 	key := []byte("\n" + prefix + "  \"results\": []")
-	i := bytes.Index(b, key)
-	if i < 0 || len(run.Results) == 0 {
+	if len(run.Results) == 0 {
 		_, err = w.Write(b)
 		return err
+	}
+	i := bytes.Index(b, key)
+	if i < 0 { // never with api.Run as it marshals; a run must not be written without its results
+		return fmt.Errorf("run %s: no %q in its JSON to put its results in", run.UUID, "results")
 	}
 	at := i + len(key) - 1 // the "]" of "[]"
 	if _, err := w.Write(b[:at]); err != nil {
