@@ -79,16 +79,7 @@ type cellJob struct {
 func (o *Options) Case(path api.Path, net api.Network, extra map[string]string) plan.Case {
 	p := o.Params
 	p.HostNetwork = net == api.NetworkHost
-	if len(extra) > 0 || len(p.Options) > 0 {
-		opts := map[string]string{}
-		for k, v := range p.Options {
-			opts[k] = v
-		}
-		for k, v := range extra {
-			opts[k] = v
-		}
-		p.Options = opts
-	}
+	p.Options = plan.MergeOptions(p.Options, extra)
 	return plan.Case{Name: "mesh", Profile: o.Profile, Path: path, Driver: o.Driver.Name(), Params: p}
 }
 
