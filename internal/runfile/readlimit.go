@@ -28,11 +28,11 @@ const (
 // Budget is what the readers may still take in for one command, shared by all the files it
 // reads (NewBudget). Past it they stop with an error (tooMuch) before holding more.
 type Budget struct {
-	left int64
+	max, left int64
 }
 
 // NewBudget is a budget of max bytes (MaxReadBytes for a command).
-func NewBudget(max int64) *Budget { return &Budget{left: max} }
+func NewBudget(max int64) *Budget { return &Budget{max: max, left: max} }
 
 // take charges n bytes; false when the budget is exhausted.
 func (b *Budget) take(n int) bool {
@@ -40,10 +40,11 @@ func (b *Budget) take(n int) bool {
 	return b.left >= 0
 }
 
-func tooMuch() error {
-	return fmt.Errorf("more than %d MiB of runs read in one command, the limit that keeps a report within about 1 GiB of memory: "+
+// tooMuch is the error past a budget of max bytes.
+func tooMuch(max int64) error {
+	return fmt.Errorf("more than %.4g MiB of runs read in one command, the limit that keeps a report within about 1 GiB of memory: "+
 		"report or compare fewer runs at once (a results file holds one JSON line per run, case and end: split it with head, tail or grep)",
-		MaxReadBytes>>20)
+		float64(max)/(1<<20))
 }
 
 // budgetReader charges what passes through it to a budget.
@@ -55,7 +56,7 @@ type budgetReader struct {
 func (br *budgetReader) Read(p []byte) (int, error) {
 	n, err := br.r.Read(p)
 	if !br.b.take(n) {
-		return 0, tooMuch()
+		return 0, tooMuch(br.b.max)
 	}
 	return n, err
 }
