@@ -121,7 +121,7 @@ func (Driver) PortOptions(ports []int) map[string]string {
 
 // "[  1] 0.0000-1.0011 sec  65.4 MBytes   548 Mbits/sec    33484=0.029/0.019/7.592/0.106 ms ..."
 var (
-	bbRE = regexp.MustCompile(`^\[\s*\d+\]\s+([0-9.]+)-([0-9.]+) sec\s.*?\s(\d+)=([0-9.]+)/([0-9.]+)/([0-9.]+)/([0-9.]+) ms`)
+	bbRE = regexp.MustCompile(`^\[\s*\d+\]\s+(` + toolkit.Decimal + `)-(` + toolkit.Decimal + `) sec\s.*?\s(\d+)=(` + toolkit.Decimal + `)/(` + toolkit.Decimal + `)/(` + toolkit.Decimal + `)/(` + toolkit.Decimal + `) ms`)
 	// "(bb w/quickack len/hold=1024/0)": the bounce-back size.
 	lenHoldRE = regexp.MustCompile(`len/hold=(\d+)/`)
 	failRE    = regexp.MustCompile(`(?i)(connect failed|failed|error|refused|timed out|unknown option|invalid)`)

@@ -88,3 +88,16 @@ func TestBounceMessageSize(t *testing.T) {
 		}
 	}
 }
+
+// TestGarbledNumbers: a real report with its mean latency garbled ("0.02.2") is no report
+// iperf 2 prints: it is refused, not read as a latency of 0.
+func TestGarbledNumbers(t *testing.T) {
+	f := fixture.Load(t, captured, "bounceback_l64")
+	garbled := strings.Replace(string(f.Stdout), "43785=0.022/", "43785=0.02.2/", 1)
+	if garbled == string(f.Stdout) {
+		t.Fatal("the report line is not in the capture")
+	}
+	if s, err := ParseOutput([]byte(garbled)); err == nil {
+		t.Errorf("garbled report accepted: latency %+v", s.Latency)
+	}
+}

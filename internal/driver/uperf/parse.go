@@ -79,7 +79,7 @@ var (
 	rawRE   = regexp.MustCompile(`^timestamp_ms:(` + toolkit.Decimal + `) name:(\S*) nr_bytes:(\d+) nr_ops:(\d+)$`)
 	startRE = regexp.MustCompile(`^Starting (\d+) (?:threads|processes)(?:, (\d+) processes)? running profile:(\S+)`)
 	// With -v a slave's line starts with its handshake's "[host] Success" (no newline between).
-	hostRE    = regexp.MustCompile(`^(?:\[\S+\] Success)?(\S+)\s+[0-9.]+[nums]?s\s+\S+\s+\S+\s+(\d+)\s+([0-9.]+)$`)
+	hostRE    = regexp.MustCompile(`^(?:\[\S+\] Success)?(\S+)\s+[0-9.]+[nums]?s\s+\S+\s+\S+\s+(\d+)\s+(` + toolkit.Decimal + `)$`)
 	txnRE     = regexp.MustCompile(`^Txn(\d+)\s+(\d+)\s+(\S+)\s+\S+\s+(\S+)\s+(\S+)$`)
 	historyRE = regexp.MustCompile(`^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*$`)
 	summaryRE = regexp.MustCompile(`^(Txn\d+|Total|Group\d+|Thr\d+)\s+(\S+)\s+/\s+(` + toolkit.Decimal + `)\(s\)\s+=\s+(\S+)\s+(` + toolkit.Decimal + `)op/s$`)
