@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/figure"
 	"github.com/cnperf/cnperf/internal/runfile"
 	"github.com/cnperf/cnperf/internal/stats"
 )
@@ -66,11 +67,13 @@ func encodeK8sNetperfLossCSV(w io.Writer, runs []*api.Run) error {
 		if !ok {
 			return nil
 		}
-		value := func(get func(*api.Sample) *float64) string {
+		value := func(f figure.Figure) string {
 			var xs []float64
 			for i := range r.Samples {
-				if s := &r.Samples[i]; stats.Successful(s) && get(s) != nil {
-					xs = append(xs, *get(s))
+				if s := &r.Samples[i]; stats.Successful(s) {
+					if x, ok := f.Sample(s); ok {
+						xs = append(xs, x)
+					}
 				}
 			}
 			if len(xs) == 0 {
@@ -80,11 +83,11 @@ func encodeK8sNetperfLossCSV(w io.Writer, runs []*api.Run) error {
 		}
 		var rows [][]string
 		if r.Profile == api.UDPStream {
-			v := value(func(s *api.Sample) *float64 { return s.LossPercent })
+			v := value(figure.Loss)
 			rows = append(rows, append(append([]string{"UDP Percent Loss"}, common...), v))
 		}
 		if strings.Contains(string(r.Profile), string(api.TCPStream)) {
-			v := value(func(s *api.Sample) *float64 { return s.Retransmits })
+			v := value(figure.Retransmits)
 			rows = append(rows, append(append([]string{"TCP Retransmissions"}, common...), v))
 		}
 		return rows
