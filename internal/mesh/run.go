@@ -88,14 +88,12 @@ func (o *Options) Case(path api.Path, net api.Network, extra map[string]string) 
 // windows on both nodes around every sample (nodeWindows).
 func (o *Options) runCell(ctx context.Context, env Env, j cellJob) (res api.Result) {
 	c := o.Case(j.path, j.net, j.opts)
-	res = api.Result{
-		Name: "mesh", Group: string(j.net), Profile: c.Profile, Driver: c.Driver, Path: c.Path, Params: c.Params,
-		StartTime: time.Now(), Samples: []api.Sample{},
-		Placement: &api.Placement{
-			Client: api.Endpoint{Role: "client", Node: j.client.Node, Pod: j.client.Pod, PodIP: j.client.PodIP, HostIP: j.client.HostIP, HostNetwork: j.net == api.NetworkHost},
-			Server: api.Endpoint{Role: "server", Node: j.server.Node, Pod: j.server.Pod, PodIP: j.server.PodIP, HostIP: j.server.HostIP, HostNetwork: j.net == api.NetworkHost, Address: j.target.Host},
-			Target: j.target.Host,
-		},
+	res = runner.NewResult(c)
+	res.Group = string(j.net)
+	res.Placement = &api.Placement{
+		Client: api.Endpoint{Role: "client", Node: j.client.Node, Pod: j.client.Pod, PodIP: j.client.PodIP, HostIP: j.client.HostIP, HostNetwork: j.net == api.NetworkHost},
+		Server: api.Endpoint{Role: "server", Node: j.server.Node, Pod: j.server.Pod, PodIP: j.server.PodIP, HostIP: j.server.HostIP, HostNetwork: j.net == api.NetworkHost, Address: j.target.Host},
+		Target: j.target.Host,
 	}
 	if j.via != "" {
 		res.Group += "/" + j.via

@@ -95,10 +95,7 @@ func eta(start time.Time, i int, cases []plan.Case) time.Duration {
 }
 
 func (r *Runner) runCase(ctx context.Context, c plan.Case) api.Result {
-	res := api.Result{
-		Name: c.Name, Group: c.Group, Profile: c.Profile, Driver: c.Driver, Path: c.Path,
-		Params: c.Params, StartTime: time.Now(), Samples: []api.Sample{},
-	}
+	res := NewResult(c)
 	d, ok := r.Drivers[c.Driver]
 	if !ok {
 		res.Error = fmt.Sprintf("driver %q is not loaded", c.Driver)
@@ -121,6 +118,12 @@ func (r *Runner) runCase(ctx context.Context, c plan.Case) api.Result {
 	sp := Sampler{Driver: d, Job: job, Exec: pair.Client, Target: pair.Target, Explain: pair.Explain}
 	MeasureCase(ctx, c, sp, r.Progress, &res)
 	return res
+}
+
+// NewResult is c's result as it starts: the case's header, its start time, no samples yet.
+func NewResult(c plan.Case) api.Result {
+	return api.Result{Name: c.Name, Group: c.Group, Profile: c.Profile, Driver: c.Driver, Path: c.Path,
+		Params: c.Params, StartTime: time.Now(), Samples: []api.Sample{}}
 }
 
 // MeasureCase is the case loop, the same for every command that measures (run, tiger-bench,
