@@ -145,9 +145,9 @@ func TestCheckLabPath(t *testing.T) {
 func TestCheckPathNamesTheAvailablePaths(t *testing.T) {
 	p := New(Options{}, nil)
 	err := p.CheckPath(plan.Case{Profile: api.TCPRR, Path: api.PathPodNodePort, Driver: "iperf3"})
-	want := "(available: loopback, external-service)"
+	want := "; available:\n  loopback, external-service"
 	if lab.CheckPrivileges() == nil {
-		want = "(available: loopback, " + plan.Join(lab.Paths) + ", external-service)"
+		want = "; available:\n  loopback, " + plan.Join(lab.Paths) + ", external-service"
 	}
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("pod-nodeport on the local platform: %v, want %s", err, want)

@@ -117,7 +117,9 @@ func (p *Platform) CheckPath(c plan.Case) error {
 		available = p.Paths()
 	}
 	available = append(available, api.PathExternalService)
-	return fmt.Errorf("path %q is not available on the local platform (available: %s)", c.Path, plan.Join(available))
+	// the list on a line of its own: with the lab's paths it is ~100 columns, and the whole
+	// message on one line was ~190 (output a person reads fits 120)
+	return fmt.Errorf("path %q is not available on the local platform; available:\n  %s", c.Path, plan.Join(available))
 }
 
 // external says whether path p goes to what --external names (no server of cnperf's).
