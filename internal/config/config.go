@@ -363,7 +363,8 @@ func (l *Loaded) Expand(opts plan.Options, check func(plan.Case) error) ([]plan.
 		// (cmd/k8s-netperf executeWorkload: "Test %s is not supported with driver %s.
 		// Skipping."); so does cnperf.
 		opts.SkipUnsupported = func(c plan.Case, path string, err error) bool {
-			l.Warnings = append(l.Warnings, l.warning(path, fmt.Sprintf("%v: skipped, as k8s-netperf skips a test its driver does not support", err)))
+			// two lines: the driver's refusal after a file:line prefix was ~190 columns
+			l.Warnings = append(l.Warnings, l.warning(path, fmt.Sprintf("skipped, as k8s-netperf skips a test its driver does not support:\n  %v", err)))
 			return true
 		}
 	}
