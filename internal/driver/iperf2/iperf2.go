@@ -174,26 +174,12 @@ func ParseOutput(data []byte) (api.Sample, error) {
 
 // Parse implements driver.Job.
 func (j job) Parse(outs []driver.Output) (api.Sample, error) {
-	o, err := toolkit.Single(Name, outs)
+	s, _, err := toolkit.ParseOne(Name, outs, func(o driver.Output) (api.Sample, error) { return ParseOutput(o.Stdout) },
+		func(o driver.Output, perr error) error { return toolkit.WithStderr(o, perr, 2) })
 	if err != nil {
 		return api.Sample{}, err
 	}
-	s, perr := ParseOutput(o.Stdout)
-	if e := toolkit.FailedParse(Name, o, perr); e != nil {
-		return api.Sample{}, e
-	}
-	if perr != nil {
-		if t := toolkit.Tail(o.Stderr, 2); t != "" {
-			return api.Sample{}, fmt.Errorf("%w; stderr: %s", perr, t)
-		}
-		return api.Sample{}, perr
-	}
-	if err := toolkit.Exited("iperf", o); err != nil {
-		return api.Sample{}, err
-	}
-	s.StartTime, s.EndTime = toolkit.Window(outs)
-	toolkit.AddNote(&s, j.opts.UnusedNote())
-	return s, nil
+	return toolkit.Finished(s, outs, j.opts)
 }
 
 var _ driver.Importer = Driver{}

@@ -276,9 +276,22 @@ func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 			return api.Sample{}, err
 		}
 	}
-	s.StartTime, s.EndTime = toolkit.Window(outs)
-	toolkit.AddNote(&s, st.opts.UnusedNote())
-	return s, nil
+	return toolkit.Finished(s, outs, st.opts)
+}
+
+// explainParse words a failed parse of netperf's output: netperf's perror() messages go to
+// stderr and nothing to stdout.
+func explainParse(o driver.Output, err error) error {
+	if len(strings.TrimSpace(string(o.Stdout))) == 0 && len(strings.TrimSpace(string(o.Stderr))) > 0 {
+		msg := toolkit.Tail(o.Stderr, 3)
+		if !strings.HasPrefix(msg, "netperf") {
+			msg = "netperf: " + msg
+		}
+		err = errors.New(msg)
+	} else {
+		err = toolkit.WithStderr(o, err, 2)
+	}
+	return toolkit.WithExitCode(o, err)
 }
 
 func parseFlow(c plan.Case, o driver.Output) (api.Sample, error) {
@@ -291,26 +304,7 @@ func parseFlow(c plan.Case, o driver.Output) (api.Sample, error) {
 	} else {
 		r, err = ParseKeyval(o.Stdout)
 	}
-	if e := toolkit.FailedParse(Name, o, err); e != nil {
-		return api.Sample{}, e
-	}
-	if err != nil {
-		if len(strings.TrimSpace(string(o.Stdout))) == 0 && len(strings.TrimSpace(string(o.Stderr))) > 0 {
-			// netperf's perror() messages go to stderr and nothing to stdout.
-			msg := toolkit.Tail(o.Stderr, 3)
-			if !strings.HasPrefix(msg, "netperf") {
-				msg = "netperf: " + msg
-			}
-			err = errors.New(msg)
-		} else if t := toolkit.Tail(o.Stderr, 2); t != "" {
-			err = fmt.Errorf("%w; stderr: %s", err, t)
-		}
-		if o.ExitCode != 0 {
-			err = fmt.Errorf("%w (exit code %d)", err, o.ExitCode)
-		}
-		return api.Sample{}, err
-	}
-	if err := toolkit.Exited(Name, o); err != nil {
+	if err := toolkit.CheckParse(Name, o, err, explainParse); err != nil {
 		return api.Sample{}, err
 	}
 	if c.Profile != api.TCPSendfile {

@@ -163,30 +163,14 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 // Parse implements driver.Job.
 func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 	c := j.c
-	o, err := toolkit.Single(Name, outs)
+	r, _, err := toolkit.ParseOne(Name, outs, func(o driver.Output) (Result, error) { return ParseOutput(o.Stdout, true) }, toolkit.WithExitCode)
 	if err != nil {
-		return api.Sample{}, err
-	}
-	r, perr := ParseOutput(o.Stdout, true)
-	if e := toolkit.FailedParse(Name, o, perr); e != nil {
-		return api.Sample{}, e
-	}
-	if perr != nil {
-		if o.ExitCode != 0 {
-			return api.Sample{}, fmt.Errorf("%w (exit code %d)", perr, o.ExitCode)
-		}
-		return api.Sample{}, perr
-	}
-	if err := toolkit.Exited(Name, o); err != nil {
 		return api.Sample{}, err
 	}
 	if want := Test(c.Profile); r.Test != want {
 		return api.Sample{}, fmt.Errorf("qperf ran %s but the case %s needs %s", r.Test, c.Profile, want)
 	}
-	s := r.Sample
-	s.StartTime, s.EndTime = toolkit.Window(outs)
-	toolkit.AddNote(&s, j.opts.UnusedNote())
-	return s, nil
+	return toolkit.Finished(r.Sample, outs, j.opts)
 }
 
 // PortOptions implements driver.PortMover: control (-lp) and data (-ip) ports.

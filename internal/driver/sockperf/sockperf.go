@@ -233,18 +233,8 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 // Parse implements driver.Job.
 func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 	c, st := j.c, j.st
-	o, err := toolkit.Single(Name, outs)
+	r, _, err := toolkit.ParseOne(Name, outs, func(o driver.Output) (Result, error) { return ParseOutput(o.Stdout, o.Stderr) }, nil)
 	if err != nil {
-		return api.Sample{}, err
-	}
-	r, perr := ParseOutput(o.Stdout, o.Stderr)
-	if e := toolkit.FailedParse(Name, o, perr); e != nil {
-		return api.Sample{}, e
-	}
-	if perr != nil {
-		return api.Sample{}, perr
-	}
-	if err := toolkit.Exited(Name, o); err != nil {
 		return api.Sample{}, err
 	}
 	if r.Throughput != (st.mode == ModeThroughput) {
@@ -257,9 +247,7 @@ func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 	if err != nil {
 		return api.Sample{}, err
 	}
-	s.StartTime, s.EndTime = toolkit.Window(outs)
-	toolkit.AddNote(&s, st.opts.UnusedNote())
-	return s, nil
+	return toolkit.Finished(s, outs, st.opts)
 }
 
 func protocol(p api.Profile) string {

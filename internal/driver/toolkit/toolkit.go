@@ -366,6 +366,58 @@ func FailedParse(tool string, o driver.Output, perr error) error {
 	return e
 }
 
+// ParseOne is the start of a one-output job's Parse: the one output, read by parse, and its
+// fate checked by CheckParse.
+func ParseOne[T any](tool string, outs []driver.Output, parse func(o driver.Output) (T, error), explain func(driver.Output, error) error) (T, driver.Output, error) {
+	o, err := Single(tool, outs)
+	if err != nil {
+		var zero T
+		return zero, o, err
+	}
+	v, perr := parse(o)
+	return v, o, CheckParse(tool, o, perr, explain)
+}
+
+// CheckParse is what a parse of o's output leaves once the command's fate is known: a failed
+// command's error (naming perr, the parse error, when there is one); else perr as explain words
+// it (nil explain: as it is); else o's non-zero exit; else nil.
+func CheckParse(tool string, o driver.Output, perr error, explain func(driver.Output, error) error) error {
+	if e := FailedParse(tool, o, perr); e != nil {
+		return e
+	}
+	if perr != nil {
+		if explain != nil {
+			return explain(o, perr)
+		}
+		return perr
+	}
+	return Exited(tool, o)
+}
+
+// WithStderr adds the last n lines of o's stderr to err, when there are any.
+func WithStderr(o driver.Output, err error, n int) error {
+	if t := Tail(o.Stderr, n); t != "" {
+		return fmt.Errorf("%w; stderr: %s", err, t)
+	}
+	return err
+}
+
+// WithExitCode adds o's exit code to err when it is not zero.
+func WithExitCode(o driver.Output, err error) error {
+	if o.ExitCode != 0 {
+		return fmt.Errorf("%w (exit code %d)", err, o.ExitCode)
+	}
+	return err
+}
+
+// Finished is the end of a job's Parse: the sample timed by the outputs' window and noting the
+// options that were set but not used.
+func Finished(s api.Sample, outs []driver.Output, o *Options) (api.Sample, error) {
+	s.StartTime, s.EndTime = Window(outs)
+	AddNote(&s, o.UnusedNote())
+	return s, nil
+}
+
 // Exited reports a non-zero exit code of o as an error naming the command, or nil.
 func Exited(tool string, o driver.Output) error {
 	if o.ExitCode == 0 {

@@ -271,18 +271,9 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 // Parse implements driver.Job.
 func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 	c, st := j.c, j.st
-	o, err := toolkit.Single(Name, outs)
+	r, o, err := toolkit.ParseOne(Name, outs, func(o driver.Output) (Result, error) { return ParseOutput(o.Stdout) },
+		func(o driver.Output, perr error) error { return fmt.Errorf("%w (%s)", perr, toolkit.Describe(o)) })
 	if err != nil {
-		return api.Sample{}, err
-	}
-	r, perr := ParseOutput(o.Stdout)
-	if e := toolkit.FailedParse(Name, o, perr); e != nil {
-		return api.Sample{}, e
-	}
-	if perr != nil {
-		return api.Sample{}, fmt.Errorf("%w (%s)", perr, toolkit.Describe(o))
-	}
-	if err := toolkit.Exited(Name, o); err != nil {
 		return api.Sample{}, err
 	}
 	if len(r.Hosts) == 0 {
@@ -296,9 +287,7 @@ func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 	if err != nil {
 		return api.Sample{}, err
 	}
-	s.StartTime, s.EndTime = toolkit.Window(outs)
-	toolkit.AddNote(&s, st.opts.UnusedNote())
-	return s, nil
+	return toolkit.Finished(s, outs, st.opts)
 }
 
 // PortOptions implements driver.PortMover: control (-P) and first data (connect port=) port.
