@@ -106,12 +106,7 @@ const RunManifest = "deploy/rbac/run.yaml"
 // start-up failures, and its Lease. Cluster details (CNI, kube-proxy mode, Calico) are read
 // when allowed and left empty otherwise, so they are not required.
 func RunAccess(ns string, nsExists, services bool) []Access {
-	var a []Access
-	a = append(a, Verbs("", "", "nodes", "", "get", "list")...)
-	a = append(a, Access{Verb: "get", Resource: "namespaces", Name: ns})
-	if !nsExists {
-		a = append(a, Access{Verb: "create", Resource: "namespaces"}, Access{Verb: "delete", Resource: "namespaces", Name: ns})
-	}
+	a := nodesAndNamespace(ns, nsExists)
 	a = append(a, Verbs(ns, "", "pods", "", "get", "list", "watch", "create", "delete", "deletecollection")...)
 	a = append(a, Verbs(ns, "", "pods", "exec", "create")...)
 	a = append(a, Verbs(ns, "", "pods", "log", "get")...)
@@ -127,6 +122,17 @@ func RunAccess(ns string, nsExists, services bool) []Access {
 	return a
 }
 
+// nodesAndNamespace is what a run or a mesh needs outside its namespace ns: the nodes, and the
+// namespace itself (created and deleted only when it is absent).
+func nodesAndNamespace(ns string, nsExists bool) []Access {
+	a := Verbs("", "", "nodes", "", "get", "list")
+	a = append(a, Access{Verb: "get", Resource: "namespaces", Name: ns})
+	if !nsExists {
+		a = append(a, Access{Verb: "create", Resource: "namespaces"}, Access{Verb: "delete", Resource: "namespaces", Name: ns})
+	}
+	return a
+}
+
 // MeshManifest is the RBAC manifest that grants MeshAccess.
 const MeshManifest = "deploy/rbac/mesh.yaml"
 
@@ -134,12 +140,7 @@ const MeshManifest = "deploy/rbac/mesh.yaml"
 // namespace (created and deleted only when absent), the agent DaemonSets, their pods with exec
 // and logs, the all-to-one server pod, and its Lease.
 func MeshAccess(ns string, nsExists bool) []Access {
-	var a []Access
-	a = append(a, Verbs("", "", "nodes", "", "get", "list")...)
-	a = append(a, Access{Verb: "get", Resource: "namespaces", Name: ns})
-	if !nsExists {
-		a = append(a, Access{Verb: "create", Resource: "namespaces"}, Access{Verb: "delete", Resource: "namespaces", Name: ns})
-	}
+	a := nodesAndNamespace(ns, nsExists)
 	a = append(a, Verbs(ns, "apps", "daemonsets", "", "get", "list", "create", "update", "delete", "deletecollection")...)
 	a = append(a, Verbs(ns, "", "pods", "", "get", "list", "create", "delete")...)
 	a = append(a, Verbs(ns, "", "pods", "exec", "create")...)

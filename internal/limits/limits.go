@@ -17,6 +17,7 @@
 package limits
 
 import (
+	"cmp"
 	"sort"
 	"time"
 )
@@ -143,23 +144,14 @@ func (d Driver) MinUDPMessageSize(udpRR bool) int {
 func For(driver string) Driver {
 	d := drivers[driver]
 	g := Generic
-	fill := func(v *int, def int) {
-		if *v == 0 {
-			*v = def
-		}
-	}
-	fill(&d.MaxParallelFlows, g.MaxParallelFlows)
-	fill(&d.MaxBurst, g.MaxBurst)
-	fill(&d.MinMessageSizeBytes, g.MinMessageSizeBytes)
-	fill(&d.MaxMessageSizeBytes, g.MaxMessageSizeBytes)
-	fill(&d.MinUDPMessageSizeBytes, g.MinUDPMessageSizeBytes)
-	fill(&d.MaxUDPMessageSizeBytes, g.MaxUDPMessageSizeBytes)
-	if d.MaxDuration == 0 {
-		d.MaxDuration = g.MaxDuration
-	}
-	if d.MaxWarmup == 0 {
-		d.MaxWarmup = g.MaxWarmup
-	}
+	d.MaxParallelFlows = cmp.Or(d.MaxParallelFlows, g.MaxParallelFlows)
+	d.MaxBurst = cmp.Or(d.MaxBurst, g.MaxBurst)
+	d.MinMessageSizeBytes = cmp.Or(d.MinMessageSizeBytes, g.MinMessageSizeBytes)
+	d.MaxMessageSizeBytes = cmp.Or(d.MaxMessageSizeBytes, g.MaxMessageSizeBytes)
+	d.MinUDPMessageSizeBytes = cmp.Or(d.MinUDPMessageSizeBytes, g.MinUDPMessageSizeBytes)
+	d.MaxUDPMessageSizeBytes = cmp.Or(d.MaxUDPMessageSizeBytes, g.MaxUDPMessageSizeBytes)
+	d.MaxDuration = cmp.Or(d.MaxDuration, g.MaxDuration)
+	d.MaxWarmup = cmp.Or(d.MaxWarmup, g.MaxWarmup)
 	return d
 }
 

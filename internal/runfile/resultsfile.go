@@ -73,17 +73,11 @@ type endRecord struct {
 	Notes       []string            `json:"notes,omitempty"`
 }
 
-// anyRecord reads any line.
+// anyRecord reads any line: an end record's fields, and a run or a result.
 type anyRecord struct {
-	Type        string              `json:"type"`
-	UUID        string              `json:"uuid"`
-	Run         *api.Run            `json:"run"`
-	Result      *api.Result         `json:"result"`
-	EndTime     time.Time           `json:"endTime"`
-	Interrupted bool                `json:"interrupted"`
-	Timing      *api.Timing         `json:"timing"`
-	Cluster     *api.ClusterDetails `json:"cluster"`
-	Notes       []string            `json:"notes"`
+	endRecord
+	Run    *api.Run    `json:"run"`
+	Result *api.Result `json:"result"`
 }
 
 // Writer appends one run to a results file. It is safe for concurrent use.

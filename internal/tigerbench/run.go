@@ -10,6 +10,7 @@
 package tigerbench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -567,18 +568,13 @@ func mergeCalico(have, d *api.CalicoDetails) *api.CalicoDetails {
 		return d
 	}
 	out := *have
-	set := func(dst *string, v string) {
-		if v != "" {
-			*dst = v
-		}
-	}
-	set(&out.Product, d.Product)
-	set(&out.Version, d.Version)
-	set(&out.Encapsulation, d.Encapsulation)
-	set(&out.Dataplane, d.Dataplane)
-	set(&out.IPFamily, d.IPFamily)
-	set(&out.ClusterType, d.ClusterType)
-	set(&out.CNIType, d.CNIType)
+	out.Product = cmp.Or(d.Product, out.Product)
+	out.Version = cmp.Or(d.Version, out.Version)
+	out.Encapsulation = cmp.Or(d.Encapsulation, out.Encapsulation)
+	out.Dataplane = cmp.Or(d.Dataplane, out.Dataplane)
+	out.IPFamily = cmp.Or(d.IPFamily, out.IPFamily)
+	out.ClusterType = cmp.Or(d.ClusterType, out.ClusterType)
+	out.CNIType = cmp.Or(d.CNIType, out.CNIType)
 	out.WireguardEnabled = out.WireguardEnabled || d.WireguardEnabled
 	return &out
 }

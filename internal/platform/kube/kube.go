@@ -9,11 +9,14 @@
 package kube
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -765,10 +768,10 @@ func (p *Platform) Describe(ctx context.Context) (*api.ClusterDetails, error) {
 		}
 	}
 	var podClient, hostClient *endpoint
-	for _, k := range sortedServerKeys(p.servers) {
+	for _, k := range slices.SortedFunc(maps.Keys(p.servers), serverKey.compare) {
 		addNode(p.servers[k])
 	}
-	for _, k := range sortedClientKeys(p.clients) {
+	for _, k := range slices.SortedFunc(maps.Keys(p.clients), clientKey.compare) {
 		ep := p.clients[k]
 		addNode(ep)
 		if ep.pod != nil && ep.spec.Net == api.NetworkPod && podClient == nil {
@@ -829,30 +832,12 @@ func ipFamilyOf(pod *corev1.Pod) string {
 	return ""
 }
 
-func sortedServerKeys(m map[serverKey]*endpoint) []serverKey {
-	out := make([]serverKey, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].driver != out[j].driver {
-			return out[i].driver < out[j].driver
-		}
-		return out[i].net < out[j].net
-	})
-	return out
+// compare orders servers by driver, then network (nothing visible may depend on map order).
+func (k serverKey) compare(o serverKey) int {
+	return cmp.Or(cmp.Compare(k.driver, o.driver), cmp.Compare(k.net, o.net))
 }
 
-func sortedClientKeys(m map[clientKey]*endpoint) []clientKey {
-	out := make([]clientKey, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].net != out[j].net {
-			return out[i].net < out[j].net
-		}
-		return out[i].node < out[j].node
-	})
-	return out
+// compare orders clients by network, then node.
+func (k clientKey) compare(o clientKey) int {
+	return cmp.Or(cmp.Compare(k.net, o.net), cmp.Compare(k.node, o.node))
 }

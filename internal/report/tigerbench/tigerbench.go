@@ -18,6 +18,7 @@ package tigerbench
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -558,17 +559,12 @@ func Details(c *api.ClusterDetails) ClusterDetails {
 	d.CNIOption = c.CNI
 	if len(c.Nodes) > 0 {
 		n := c.Nodes[0]
-		d.NodeType = n.Labels["kubernetes.io/os"]
-		if d.NodeType == "" {
-			d.NodeType = "linux"
-		}
+		d.NodeType = cmp.Or(n.Labels["kubernetes.io/os"], "linux")
 		d.NodeOS = n.OSImage
 		d.NodeKernel = n.Kernel
 		d.NodeArch = n.Arch
 		d.CRIVersion = n.ContainerRuntime
-		if n.KubeletVersion != "" {
-			d.K8SVersion = n.KubeletVersion
-		}
+		d.K8SVersion = cmp.Or(n.KubeletVersion, d.K8SVersion)
 	}
 	if cal := c.Calico; cal != nil {
 		d.Product = cal.Product
@@ -576,12 +572,8 @@ func Details(c *api.ClusterDetails) ClusterDetails {
 		d.Dataplane = cal.Dataplane
 		d.Encapsulation = cal.Encapsulation
 		d.WireguardEnabled = cal.WireguardEnabled
-		if cal.IPFamily != "" {
-			d.IPFamily = cal.IPFamily
-		}
-		if cal.CNIType != "" {
-			d.CNIOption = cal.CNIType
-		}
+		d.IPFamily = cmp.Or(cal.IPFamily, d.IPFamily)
+		d.CNIOption = cmp.Or(cal.CNIType, d.CNIOption)
 		if strings.Contains(cal.ClusterType, "kubeadm") {
 			d.Provisioner = "kubeadm"
 		}
