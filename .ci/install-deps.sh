@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(iperf3 qperf sockperf iperf iproute2 nftables iptables conntrack ethtool util-linux
       containerd runc containernetworking-plugins busybox-static openssl python3 gcc make
-      chromium prometheus prometheus-node-exporter bpftool)
+      chromium prometheus prometheus-node-exporter prometheus-pushgateway bpftool)
 # CNI=cilium (make e2e CNI=cilium): the agent compiles its datapath with clang at run time
 # (Debian 12's clang 14) and uses ipset; not needed by CI's default run
 if [ "${CNI:-}" = cilium ]; then pkgs+=(clang llvm ipset); fi

@@ -278,6 +278,24 @@ func promRunLabels(run *api.Run) ([]promLabel, error) {
 	return out, nil
 }
 
+// PrometheusLabel is one label pair of the Prometheus metrics.
+type PrometheusLabel struct{ Name, Value string }
+
+// PrometheusRunLabels are the labels every series of run carries for the run's labels in
+// -o prometheus (label_<name>, sorted, empty values dropped as Prometheus drops them): the
+// Pushgateway sink groups a run's metrics by them, so the grouping key and the series agree.
+func PrometheusRunLabels(run *api.Run) ([]PrometheusLabel, error) {
+	l, err := promRunLabels(run)
+	if err != nil {
+		return nil, err
+	}
+	var out []PrometheusLabel
+	for _, p := range promJoin(l) {
+		out = append(out, PrometheusLabel{p.name, p.value})
+	}
+	return out, nil
+}
+
 // promLabelName sanitises s to Prometheus' label name rules: every character outside
 // [a-zA-Z0-9_] becomes _ (the label_ prefix before it makes a leading digit valid).
 func promLabelName(s string) string {

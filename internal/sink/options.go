@@ -12,6 +12,7 @@ import (
 	"github.com/cnperf/cnperf/internal/sink/httpclient"
 	"github.com/cnperf/cnperf/internal/sink/opensearch"
 	"github.com/cnperf/cnperf/internal/sink/prometheus"
+	"github.com/cnperf/cnperf/internal/sink/pushgateway"
 )
 
 // Options are the sinks' settings (internal/cli/flags binds them to flags).
@@ -22,6 +23,8 @@ type Options struct {
 	OpenSearchPasswordFile string
 	PrometheusURL          string
 	PrometheusTokenFile    string
+	PushGatewayURL         string
+	PushJob                string
 	InsecureSkipTLSVerify  bool
 	CAFile                 string
 	AllowPlainHTTP         bool
@@ -78,4 +81,22 @@ func (f *Options) Prometheus(log io.Writer) (*prometheus.Collector, error) {
 		fmt.Fprintln(log, w)
 	}
 	return c, nil
+}
+
+// PushGateway returns the Pushgateway configuration, nil when --push-gateway is not set. It
+// checks the configuration without contacting the Pushgateway.
+func (f *Options) PushGateway(log io.Writer) (*pushgateway.Config, error) {
+	if f.PushGatewayURL == "" {
+		return nil, nil
+	}
+	cfg := pushgateway.Config{URL: f.PushGatewayURL, Job: f.PushJob, InsecureSkipTLSVerify: f.InsecureSkipTLSVerify,
+		CAFile: f.CAFile, AllowPlainHTTP: f.AllowPlainHTTP}
+	if _, err := pushgateway.New(cfg); err != nil {
+		return nil, err
+	}
+	if w := httpclient.URLPasswordWarning("--push-gateway", f.PushGatewayURL,
+		"put the Pushgateway behind a proxy that authenticates the pod instead"); w != "" && log != nil {
+		fmt.Fprintln(log, w)
+	}
+	return &cfg, nil
 }

@@ -29,7 +29,20 @@ func TestOptions(t *testing.T) {
 		t.Errorf("prometheus = %v, %v", c, err)
 	}
 
+	pg, err := (&Options{PushGatewayURL: "https://pg:9091", PushJob: "nightly", InsecureSkipTLSVerify: true}).PushGateway(nil)
+	if err != nil || pg == nil || pg.URL != "https://pg:9091" || pg.Job != "nightly" || !pg.InsecureSkipTLSVerify {
+		t.Errorf("pushgateway config = %+v, %v", pg, err)
+	}
+	var warn strings.Builder
+	if _, err := (&Options{PushGatewayURL: "http://u:hunter2@pg:9091"}).PushGateway(&warn); err == nil ||
+		strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "plain http") {
+		t.Errorf("password over plain http: %v", err)
+	}
+
 	var none Options
+	if cfg, err := none.PushGateway(nil); cfg != nil || err != nil {
+		t.Error("pushgateway enabled without --push-gateway")
+	}
 	if cfg, err := none.OpenSearch(nil); cfg != nil || err != nil {
 		t.Error("opensearch enabled without --opensearch")
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/cnperf/cnperf/internal/sink"
 	"github.com/cnperf/cnperf/internal/sink/opensearch"
 	"github.com/cnperf/cnperf/internal/sink/prometheus"
+	"github.com/cnperf/cnperf/internal/sink/pushgateway"
 	"github.com/cnperf/cnperf/internal/tigerbench"
 	"github.com/cnperf/cnperf/internal/version"
 )
@@ -67,8 +68,8 @@ func TigerBench(fs *pflag.FlagSet, o *tigerbench.Options) {
 }
 
 // Sinks binds --opensearch, --index, --opensearch-username, --opensearch-password-file,
-// --prometheus, --prometheus-token-file, --insecure-skip-tls-verify, --ca-file and
-// --allow-plain-http-credentials to fs.
+// --prometheus, --prometheus-token-file, --push-gateway, --push-job, --insecure-skip-tls-verify,
+// --ca-file and --allow-plain-http-credentials to fs.
 func Sinks(fs *pflag.FlagSet, f *sink.Options) {
 	fs.StringVar(&f.OpenSearchURL, "opensearch", "", "OpenSearch/Elasticsearch URL to index results into, one document per result (credentials in the URL are used and never printed, but every local user sees them in the process list: prefer --opensearch-password-file or $"+opensearch.EnvPassword+")")
 	fs.StringVar(&f.Index, "index", opensearch.DefaultIndex, "index for --opensearch")
@@ -76,9 +77,11 @@ func Sinks(fs *pflag.FlagSet, f *sink.Options) {
 	fs.StringVar(&f.OpenSearchPasswordFile, "opensearch-password-file", "", "file holding the password for --opensearch (default: from the URL or $"+opensearch.EnvPassword+")")
 	fs.StringVar(&f.PrometheusURL, "prometheus", "", "Prometheus URL to query node CPU, CNI/proxy agent pods and interface drops for each case's window")
 	fs.StringVar(&f.PrometheusTokenFile, "prometheus-token-file", "", "file holding a bearer token for --prometheus (default: $"+prometheus.EnvToken+")")
-	fs.BoolVar(&f.InsecureSkipTLSVerify, "insecure-skip-tls-verify", false, "do not verify the TLS certificates of --opensearch and --prometheus")
-	fs.StringVar(&f.CAFile, "ca-file", "", "PEM file of extra certificate authorities to trust for --opensearch and --prometheus")
-	fs.BoolVar(&f.AllowPlainHTTP, "allow-plain-http-credentials", false, "send the --opensearch/--prometheus credentials to an http:// URL (refused otherwise: anyone on the way can read them)")
+	fs.StringVar(&f.PushGatewayURL, "push-gateway", "", "Prometheus Pushgateway URL to push each run's metrics to (the -o prometheus families; each run replaces its group: --push-job, the plan's name and the run's labels)")
+	fs.StringVar(&f.PushJob, "push-job", pushgateway.DefaultJob, "job label of the groups --push-gateway pushes")
+	fs.BoolVar(&f.InsecureSkipTLSVerify, "insecure-skip-tls-verify", false, "do not verify the TLS certificates of --opensearch, --prometheus and --push-gateway")
+	fs.StringVar(&f.CAFile, "ca-file", "", "PEM file of extra certificate authorities to trust for --opensearch, --prometheus and --push-gateway")
+	fs.BoolVar(&f.AllowPlainHTTP, "allow-plain-http-credentials", false, "send the --opensearch/--prometheus/--push-gateway credentials to an http:// URL (refused otherwise: anyone on the way can read them)")
 }
 
 // DryRun binds kubectl's --dry-run to fs: none (the default), client (what the bare flag

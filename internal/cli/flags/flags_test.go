@@ -43,12 +43,12 @@ func TestSinks(t *testing.T) {
 	}
 	if err := fs.Parse([]string{"--opensearch", "https://os:9200", "--index", "perf", "--opensearch-username", "bob",
 		"--opensearch-password-file", "pw", "--prometheus", "https://prom:9090", "--prometheus-token-file", "tok",
-		"--insecure-skip-tls-verify", "--ca-file", "ca.pem", "--allow-plain-http-credentials"}); err != nil {
+		"--push-gateway", "http://pg:9091", "--push-job", "nightly", "--insecure-skip-tls-verify", "--ca-file", "ca.pem", "--allow-plain-http-credentials"}); err != nil {
 		t.Fatal(err)
 	}
 	want := sink.Options{OpenSearchURL: "https://os:9200", Index: "perf", OpenSearchUsername: "bob",
 		OpenSearchPasswordFile: "pw", PrometheusURL: "https://prom:9090", PrometheusTokenFile: "tok",
-		InsecureSkipTLSVerify: true, CAFile: "ca.pem", AllowPlainHTTP: true}
+		PushGatewayURL: "http://pg:9091", PushJob: "nightly", InsecureSkipTLSVerify: true, CAFile: "ca.pem", AllowPlainHTTP: true}
 	if f != want {
 		t.Errorf("flags not applied:\n got %+v\nwant %+v", f, want)
 	}

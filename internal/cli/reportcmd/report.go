@@ -16,6 +16,7 @@ import (
 	"github.com/cnperf/cnperf/internal/runfile"
 	"github.com/cnperf/cnperf/internal/sink"
 	"github.com/cnperf/cnperf/internal/sink/opensearch"
+	"github.com/cnperf/cnperf/internal/sink/pushgateway"
 )
 
 type options struct {
@@ -45,10 +46,13 @@ With --prometheus URL every result without metrics gets the node CPU, agent pod 
 memory and interface drops of its time window from Prometheus (while Prometheus still holds
 them). With --opensearch URL the runs are also indexed into OpenSearch/Elasticsearch
 (--index), one document per result with its raw samples, run metadata and cluster details.
+With --push-gateway URL each run's -o prometheus metrics are pushed to a Prometheus
+Pushgateway, each run replacing its group (--push-job, the plan's name, the run's labels).
 
 Warnings (a truncated last line, a run without an end record) go to standard error.
-Exit codes: 0 rendered (and indexed), 1 indexing failed, 2 an unreadable or invalid file, an
-unknown format, or runs the format cannot render (a mesh format and a run that is not a mesh).`,
+Exit codes: 0 rendered (and indexed, pushed), 1 indexing or pushing failed, 2 an unreadable
+or invalid file, an unknown format, or runs the format cannot render (a mesh format and a run
+that is not a mesh).`,
 		Example: `  cnperf report results.jsonl
   cnperf report -o html calico.jsonl cilium.jsonl > report.html
   cnperf run -o json | cnperf report -o k8s-netperf-csv -`,
@@ -74,6 +78,10 @@ func (o *options) run(ctx context.Context, streams iostreams.Streams) error {
 		return &exit.UsageError{Err: err}
 	}
 	prom, err := o.sinks.Prometheus(streams.LogWriter())
+	if err != nil {
+		return &exit.UsageError{Err: err}
+	}
+	push, err := o.sinks.PushGateway(streams.LogWriter())
 	if err != nil {
 		return &exit.UsageError{Err: err}
 	}
@@ -111,6 +119,11 @@ func (o *options) run(ctx context.Context, streams iostreams.Streams) error {
 	}
 	if osCfg != nil {
 		if err := opensearch.Ship(ctx, *osCfg, runs, streams.LogWriter()); err != nil {
+			return exit.Failure("%w", err)
+		}
+	}
+	if push != nil {
+		if err := pushgateway.Push(ctx, *push, runs, streams.LogWriter()); err != nil {
 			return exit.Failure("%w", err)
 		}
 	}

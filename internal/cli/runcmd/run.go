@@ -32,6 +32,7 @@ import (
 	"github.com/cnperf/cnperf/internal/session"
 	"github.com/cnperf/cnperf/internal/sink"
 	"github.com/cnperf/cnperf/internal/sink/opensearch"
+	"github.com/cnperf/cnperf/internal/sink/pushgateway"
 	"github.com/cnperf/cnperf/internal/tigerbench"
 )
 
@@ -163,6 +164,10 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	if err != nil {
 		return exit.Usage("%v", err)
 	}
+	push, err := o.Sinks.PushGateway(log)
+	if err != nil {
+		return exit.Usage("%v", err)
+	}
 	p, loaded, defaultSuite, err := o.buildPlan(fs)
 	if err != nil {
 		return err
@@ -170,6 +175,9 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	if sch := loaded.Schedule(); sch == config.ScheduleTigerBench {
 		if o.DryRun {
 			return o.dryRunTigerBench(streams, loaded)
+		}
+		if push != nil {
+			return exit.Usage("--push-gateway: %s is a tiger-bench testconfig, whose results are not Prometheus metrics", o.ConfigFile)
 		}
 		if sch.NeedsCluster() && !platform.TraitsOf(plat).Cluster {
 			return exit.Usage("%s is a tiger-bench testconfig: its tests need a Kubernetes cluster (--platform kube)", o.ConfigFile)
@@ -292,6 +300,15 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 				}
 				lg.Info(fmt.Sprintf("cnperf: the run may not be fully indexed; index it later (same credentials) with: cnperf report --opensearch %s --index %s %s", shown, osCfg.Index, o.ResultsFile))
 			}
+		}
+		cancel()
+	}
+	if push != nil {
+		// Pushed even without results: the group then says the run happened, and whether it
+		// was interrupted, instead of keeping the last run's figures as if they were new.
+		sctx, cancel := measure.Cleanup(ctx, time.Minute)
+		if err := pushgateway.Push(sctx, *push, []*api.Run{run}, log); err != nil {
+			runErr = errors.Join(runErr, exit.Failure("push to the Pushgateway: %w", err))
 		}
 		cancel()
 	}

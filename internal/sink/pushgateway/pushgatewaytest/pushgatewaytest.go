@@ -1,0 +1,80 @@
+// Package pushgatewaytest starts Debian's real prometheus-pushgateway for tests and scrapes
+// it. Only tests import it.
+package pushgatewaytest
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/testport"
+)
+
+// Start runs prometheus-pushgateway on a free loopback port, in memory only, and returns its
+// URL; it is stopped at cleanup. Without the binary the test is skipped, or fails when
+// CNPERF_REQUIRE_PROMETHEUS is set.
+func Start(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("prometheus-pushgateway")
+	if err != nil {
+		msg := "prometheus-pushgateway is not installed (Debian package prometheus-pushgateway; .ci/install-deps.sh installs it)"
+		if os.Getenv("CNPERF_REQUIRE_PROMETHEUS") != "" {
+			t.Fatal(msg + " (CNPERF_REQUIRE_PROMETHEUS is set)")
+		}
+		t.Skip(msg)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", testport.Free(t))
+	cmd := exec.Command(bin, "--web.listen-address="+addr, "--persistence.file=")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	})
+	u := "http://" + addr
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		resp, err := http.Get(u + "/-/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return u
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pushgateway at %s did not get ready:\n%s", u, logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Scrape returns the Pushgateway's /metrics.
+func Scrape(t testing.TB, u string) string {
+	t.Helper()
+	resp, err := http.Get(u + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("scrape %s/metrics: %v %s", u, err, resp.Status)
+	}
+	return string(b)
+}
