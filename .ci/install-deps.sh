@@ -3,7 +3,7 @@
 # real, network tooling for the namespace lab, and what the e2e cluster and report tests need.
 set -euo pipefail
 pkgs=(iperf3 qperf sockperf iperf iproute2 nftables iptables conntrack ethtool util-linux
-      containerd runc containernetworking-plugins busybox-static openssl python3 gcc make
+      containerd runc containernetworking-plugins busybox-static openssl python3 python3-venv gcc make
       chromium prometheus prometheus-node-exporter prometheus-pushgateway bpftool)
 # CNI=cilium (make e2e CNI=cilium): the agent compiles its datapath with clang at run time
 # (Debian 12's clang 14) and uses ipset; not needed by CI's default run
@@ -19,3 +19,5 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # netperf and uperf: built from ../shared/third_party (not packaged by Debian 12)
 "$(dirname "$0")/install-third-party.sh"
+# Apache Otava (PyPI) in a venv: the change point test compares cnperf trend with it
+"$(dirname "$0")/install-otava.sh" >/dev/null
