@@ -12,6 +12,7 @@ import (
 	"github.com/cnperf/cnperf/internal/cli/loadcmd"
 	"github.com/cnperf/cnperf/internal/cli/meshcmd"
 	"github.com/cnperf/cnperf/internal/cli/reportcmd"
+	"github.com/cnperf/cnperf/internal/cli/trendcmd"
 	"github.com/cnperf/cnperf/internal/iostreams"
 )
 
@@ -20,6 +21,7 @@ func extraCommands(streams iostreams.Streams) []*cobra.Command {
 	return []*cobra.Command{
 		reportcmd.NewCommand(streams),
 		comparecmd.NewCommand(streams),
+		trendcmd.NewCommand(streams),
 		importcmd.NewCommand(streams),
 		agentcmd.NewCommand(streams),
 		labcmd.NewCommand(streams),

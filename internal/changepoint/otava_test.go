@@ -190,7 +190,7 @@ func TestAgreesWithOtava(t *testing.T) {
 				points += len(got)
 				for i, p := range got {
 					w := want[name][i]
-					if !close(p.PValue, w.PValue) || !close(p.MeanBefore, w.MeanBefore) || !close(p.MeanAfter, w.MeanAfter) {
+					if !near(p.PValue, w.PValue) || !near(p.MeanBefore, w.MeanBefore) || !near(p.MeanAfter, w.MeanAfter) {
 						t.Errorf("%s: point %d: p %v, means %v → %v; Otava: p %v, means %v → %v",
 							name, p.Index, p.PValue, p.MeanBefore, p.MeanAfter, w.PValue, w.MeanBefore, w.MeanAfter)
 					}
@@ -201,8 +201,8 @@ func TestAgreesWithOtava(t *testing.T) {
 	}
 }
 
-// close compares statistics computed in a different order (numpy's pairwise sums, scipy's
+// near compares statistics computed in a different order (numpy's pairwise sums, scipy's
 // incomplete beta): a relative 1e-6, or an absolute 1e-12 for p-values near 0.
-func close(a, b float64) bool {
+func near(a, b float64) bool {
 	return math.Abs(a-b) <= 1e-12 || math.Abs(a-b) <= 1e-6*math.Max(math.Abs(a), math.Abs(b))
 }
