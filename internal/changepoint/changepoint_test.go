@@ -1,8 +1,11 @@
 package changepoint
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -107,6 +110,32 @@ func TestDetectRejects(t *testing.T) {
 	} {
 		if _, err := Detect(tt.series, tt.opt); err == nil {
 			t.Errorf("%s: no error", tt.name)
+		}
+	}
+}
+
+// TestRealLoopbackHistory: the throughput of a real history of loopback runs, throttled by a
+// token-bucket filter from its 8th run on (testdata/real-loopback.json), changes there and only
+// there; the transaction rate, which the filter does not limit, does not change.
+func TestRealLoopbackHistory(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "real-loopback.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var real struct{ Series map[string][]float64 }
+	if err := json.Unmarshal(b, &real); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]int{
+		"real loopback: TCP_STREAM native loopback 128KiB x1, throughput": {7},
+		"real loopback: TCP_RR native loopback 1B x1, transactions":       {},
+	} {
+		got, err := Detect(real.Series[name], Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(indexes(got), want) {
+			t.Errorf("%s: change points at %v, want %v", name, indexes(got), want)
 		}
 	}
 }

@@ -99,9 +99,9 @@ func heavy(seed uint64, n int, level, spread float64) []float64 {
 
 // corpus is the recorded series both detectors are run on: the planted 20 % step in a noisy
 // figure and the same noise without it (issue 33's criteria), RR/CRR-like heavy-tailed noise
-// with and without steps, several steps across windows, short series, and random series with
-// random steps.
-func corpus() map[string][]float64 {
+// with and without steps, several steps across windows, short series, random series with
+// random steps, and the series of a real history of loopback runs (testdata/real-loopback.json).
+func corpus(t *testing.T) map[string][]float64 {
 	c := map[string][]float64{
 		"planted 20% drop, 5% noise":       concat(noisy(101, 30, 1e9, 0.05), noisy(102, 30, 0.8e9, 0.05)),
 		"no step, 5% noise":                noisy(103, 60, 1e9, 0.05),
@@ -134,6 +134,17 @@ func corpus() map[string][]float64 {
 		}
 		c[fmt.Sprintf("random %02d", i)] = s
 	}
+	b, err := os.ReadFile(filepath.Join("testdata", "real-loopback.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var real struct{ Series map[string][]float64 }
+	if err := json.Unmarshal(b, &real); err != nil {
+		t.Fatalf("testdata/real-loopback.json: %v", err)
+	}
+	for k, v := range real.Series {
+		c[k] = v
+	}
 	return c
 }
 
@@ -163,7 +174,7 @@ func counts(seed uint64, n int) []float64 {
 // same p-values and means.
 func TestAgreesWithOtava(t *testing.T) {
 	python := otavaPython(t)
-	series := corpus()
+	series := corpus(t)
 	names := make([]string, 0, len(series))
 	for k := range series {
 		names = append(names, k)

@@ -16,6 +16,7 @@ import (
 	"github.com/cnperf/cnperf/internal/cli/flags"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/report/trend"
 	"github.com/cnperf/cnperf/internal/runfile"
 )
@@ -171,8 +172,10 @@ func (o *options) run(streams iostreams.Streams, args []string) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "regression gate of %g%% failed on %d series", o.failOnPct, len(regs))
-	for _, r := range regs {
-		b.WriteString("\n  " + r.String())
+	for _, r := range regs { // each fits the output's width (it goes to stderr after "cnperf: ")
+		for _, l := range text.Wrap(r.String(), text.FitWidth(iostreams.Columns(streams.ErrOut)), "  ", "      ") {
+			b.WriteString("\n" + l)
+		}
 	}
 	return exit.Failure("%s", b.String())
 }
