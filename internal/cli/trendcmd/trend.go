@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -22,7 +23,7 @@ import (
 )
 
 // formats are trend's output formats.
-var formats = []string{"table", "json", "yaml"}
+var formats = []string{"table", "json", "yaml", "html"}
 
 // resultsExt are the file name endings a directory's results files have (cnperf run --results,
 // -o json, -o csv).
@@ -69,6 +70,9 @@ and is only listed.
 change point of a series is worse by PCT percent or more (a regression that a later change
 point has not undone), or when a case failed in its newest run.
 
+-o html writes a self-contained page with a chart of every series: the runs in history order,
+the level between change points, each change point with its step, failed runs as crosses.
+
 Exit codes: 0 analysed (and the gate passed), 1 the gate failed, 2 bad usage or an
 unreadable file.`,
 		Example: `  # every nightly results file in a directory, oldest first by start time
@@ -78,7 +82,10 @@ unreadable file.`,
   cnperf trend 'nightly/*.jsonl' --fail-on-regression 10
 
   # a looser level and a 5 % floor on the size of a change, the series as JSON
-  cnperf trend results/ --max-pvalue 0.01 --min-magnitude 0.05 -o json`,
+  cnperf trend results/ --max-pvalue 0.01 --min-magnitude 0.05 -o json
+
+  # a page with a chart of every series and its change points
+  cnperf trend results/ -o html > trend.html`,
 		Args: flags.Files(1, "give the runs of the history (results files, directories of them, or a quoted glob)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.gate = cmd.Flags().Changed("fail-on-regression")
@@ -97,7 +104,7 @@ unreadable file.`,
 }
 
 func (o *options) run(streams iostreams.Streams, args []string) error {
-	if o.output != "table" && o.output != "json" && o.output != "yaml" {
+	if !slices.Contains(formats, o.output) {
 		return exit.Usage("unknown output format %q (known: %s)%s", o.output, strings.Join(formats, ", "), flags.Suggest(o.output, formats))
 	}
 	if o.gate && o.failOnPct < 0 {
@@ -157,6 +164,8 @@ func (o *options) run(streams iostreams.Streams, args []string) error {
 	switch o.output {
 	case "table":
 		err = trend.WriteTable(streams.Out, h, iostreams.Columns(streams.Out))
+	case "html":
+		err = trend.WriteHTML(streams.Out, h)
 	default:
 		err = flags.EncodeData(streams.Out, o.output, h)
 	}

@@ -79,6 +79,7 @@ func TestTrendCommand(t *testing.T) {
 		{"directory", []string{dir}, 0, []string{"10 run(s) from 2026-11-02 00:00:00 to 2026-11-11 00:00:00 UTC, 10 file(s)",
 			"2026-11-07 00:00:00", "-30.0% worse", filepath.Join(dir, "r05.jsonl")}},
 		{"glob", []string{glob}, 0, []string{"-30.0% worse"}},
+		{"html", []string{dir, "-o", "html"}, 0, []string{"<svg ", ">-30.0% worse</text>"}},
 		{"files", []string{filepath.Join(dir, "r01.jsonl"), filepath.Join(dir, "r02.jsonl")}, 0, []string{"too short (< 5 runs)"}},
 		{"gate fails", []string{dir, "--fail-on-regression", "25"}, 1, []string{"-30.0% worse",
 			"regression gate of 25% failed on 1 series", "TCP_STREAM native loopback 128KiB x1, throughput: -30.0% since run"}},

@@ -241,3 +241,41 @@ func TestWriteTableFits(t *testing.T) {
 	}
 	t.Log("\n" + out)
 }
+
+func TestWriteHTML(t *testing.T) {
+	var runs [][]api.Result
+	for i := 0; i < 12; i++ {
+		g := []float64{9.4, 9.6, 9.5, 9.3, 9.7, 9.5}[i%6]
+		if i >= 6 {
+			g *= 0.5
+		}
+		runs = append(runs, []api.Result{stream(g)})
+	}
+	runs[3] = []api.Result{stream(0)}
+	runs[3][0].Error = `every sample failed <script>alert(1)</script>`
+	h, err := Analyze(history(runs...), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, h); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{"<h2>TCP_STREAM native loopback 128KiB x1</h2>", "<strong>throughput</strong>", "<svg ",
+		`<line class="change"`, `>-50.2% worse</text>`, `<path class="gap"`, "at 2026-11-01 05:00:00: failed: every sample failed &lt;script&gt;",
+		"change at run run-06-u at 2026-11-01 08:00:00: 9.540 Gbit/s → 4.750 Gbit/s"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "<script>") {
+		t.Error("a failure cause reached the page unescaped")
+	}
+	if n := strings.Count(page, `<circle class="dot"`); n != 11 {
+		t.Errorf("%d dots, want one per successful run (11)", n)
+	}
+	if n := strings.Count(page, `<line class="level"`); n != 2 {
+		t.Errorf("%d levels, want 2 (before and after the change)", n)
+	}
+}
