@@ -8,6 +8,7 @@
 #                 the agent's control protocol against a live agent (FuzzServer), then
 #                 fuzz-smoke and race (below)
 # make check      gofmt + go vet + import layers (test/layers) + lint (golangci-lint) + release-check (actionlint, goreleaser check)
+#                 + chart-check (helm lint, helm template = deploy/manifests)
 GO ?= go
 VERSION ?= v0.1.0-dev
 LDFLAGS := -X github.com/cnperf/cnperf/internal/version.Version=$(VERSION)
@@ -21,7 +22,7 @@ build:
 install:
 	CGO_ENABLED=0 $(GO) install -ldflags "$(LDFLAGS)" ./cmd/cnperf
 
-check: release-check lint
+check: release-check lint chart-check
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) test -count=1 ./test/layers
@@ -193,3 +194,33 @@ $(GOLANGCI_LINT):
 lint: $(GOLANGCI_LINT)
 	$(GOLANGCI_LINT) run --allow-parallel-runners ./...
 # ==== end lint ====
+
+# ==== chart: the Helm chart and the plain manifests made from it (owner: issue 33, docs/always-on.md) ====
+# make chart-check   helm lint --strict of deploy/helm/cnperf (defaults, and with a Pushgateway,
+#                    labels and extra flags), and helm template of the defaults must equal the
+#                    checked-in deploy/manifests/cnperf.yaml (part of make check); helm is built
+#                    from the Go module proxy once into $(TOOLS_DIR), like actionlint
+# make manifests     rewrite deploy/manifests/cnperf.yaml from the chart
+HELM_VERSION := v3.22.0
+HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)/helm
+CHART := deploy/helm/cnperf
+CHART_MANIFEST := deploy/manifests/cnperf.yaml
+CHART_TEMPLATE = { echo "\# Generated from $(CHART) by make manifests (helm template cnperf --namespace cnperf"; \
+	echo "\# --set namespace.create=true); do not edit: change the chart, then make manifests."; \
+	$(HELM) template cnperf $(CHART) --namespace cnperf --set namespace.create=true; }
+
+.PHONY: chart-check manifests
+
+$(HELM):
+	GOBIN=$(dir $@) GOFLAGS=-buildvcs=false $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+chart-check: $(HELM)
+	$(HELM) lint --strict $(CHART)
+	$(HELM) lint --strict $(CHART) --namespace helm-lint --set pushGateway.url=http://pushgateway.monitoring:9091 \
+		--set labels.cluster=prod --set 'extraArgs={--tolerations,*}' --set namespace.create=true
+	@$(CHART_TEMPLATE) | diff -u $(CHART_MANIFEST) - || { echo "$(CHART_MANIFEST) is stale: run make manifests"; exit 1; }
+
+manifests: $(HELM)
+	@mkdir -p $(dir $(CHART_MANIFEST))
+	$(CHART_TEMPLATE) > $(CHART_MANIFEST)
+# ==== end chart ====

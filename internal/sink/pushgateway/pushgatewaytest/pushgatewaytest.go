@@ -4,22 +4,27 @@ package pushgatewaytest
 
 import (
 	"bytes"
-	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/cnperf/cnperf/internal/testport"
 )
 
 // Start runs prometheus-pushgateway on a free loopback port, in memory only, and returns its
 // URL; it is stopped at cleanup. Without the binary the test is skipped, or fails when
 // CNPERF_REQUIRE_PROMETHEUS is set.
 func Start(t testing.TB) string {
+	t.Helper()
+	return StartOn(t, "127.0.0.1")
+}
+
+// StartOn is Start on a free port of one of this host's addresses (e.g. the one the e2e
+// cluster's pods reach the host on).
+func StartOn(t testing.TB, host string) string {
 	t.Helper()
 	bin, err := exec.LookPath("prometheus-pushgateway")
 	if err != nil {
@@ -29,7 +34,12 @@ func Start(t testing.TB) string {
 		}
 		t.Skip(msg)
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", testport.Free(t))
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
 	cmd := exec.Command(bin, "--web.listen-address="+addr, "--persistence.file=")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var logs bytes.Buffer
