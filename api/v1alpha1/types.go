@@ -529,4 +529,7 @@ type Run struct {
 	TigerBench []TigerBenchTest `json:"tigerBench,omitempty"`
 	// Mesh describes a node-pair mesh or all-to-one run (cnperf mesh); its cells index Results.
 	Mesh *Mesh `json:"mesh,omitempty"`
+	// PathMTU holds the path-MTU check of each path (cnperf run --check-mtu), made before
+	// the path was measured.
+	PathMTU []PathMTU `json:"pathMTU,omitempty"`
 }

@@ -26,6 +26,10 @@ type Spec struct {
 	// Masquerade SNATs pod traffic leaving the pod network to the node's address, as flannel
 	// (ipMasq) and Calico (natOutgoing) do; pod-host runs on such a cluster.
 	Masquerade bool
+	// PodMTUOverride, when not 0, is the pods' MTU (Options.PodMTUBytes).
+	PodMTUOverride int
+	// DropFragNeeded: the nodes drop ICMP "fragmentation needed" (Options.DropFragNeeded).
+	DropFragNeeded bool
 }
 
 // Name is the spec's short name, used in namespace names: "routed", "vxlan-p1000-chains",
@@ -41,11 +45,22 @@ func (s Spec) Name() string {
 	if s.Masquerade {
 		n += "-masq"
 	}
+	if s.PodMTUOverride > 0 {
+		n += "-pmtu" + strconv.Itoa(s.PodMTUOverride)
+	}
+	if s.DropFragNeeded {
+		n += "-noicmp"
+	}
 	return n
 }
 
 // PodMTUBytes is the MTU of the pods' interfaces.
-func (s Spec) PodMTUBytes() int { return podMTU(s.MTUBytes, s.Overlay) }
+func (s Spec) PodMTUBytes() int {
+	if s.PodMTUOverride > 0 {
+		return s.PodMTUOverride
+	}
+	return podMTU(s.MTUBytes, s.Overlay)
+}
 
 // Roles of a cluster's namespaces.
 const (
@@ -243,6 +258,11 @@ func (c *Cluster) build(ctx context.Context, marker ownerMarker, log io.Writer) 
 		if s.Masquerade {
 			if _, err := ns.Run(ctx, []byte(masqueradeRuleset(c.tag, a, n)), "nft", "-f", "-"); err != nil {
 				return fmt.Errorf("load the masquerade rule: %w", err)
+			}
+		}
+		if s.DropFragNeeded {
+			if _, err := ns.Run(ctx, []byte(dropFragNeededRuleset(c.tag)), "nft", "-f", "-"); err != nil {
+				return fmt.Errorf("load the rule that drops ICMP fragmentation-needed: %w", err)
 			}
 		}
 		switch s.Proxy {

@@ -161,6 +161,8 @@ func TestValidate(t *testing.T) {
 		{"proxy", func(o *Options) { o.ServiceProxies = []string{"ipvs"} }, `--service-proxy "ipvs"`},
 		{"backends", func(o *Options) { o.ServiceBackends = 0 }, "--service-backends 0"},
 		{"cidr", func(o *Options) { o.CIDR = "10.0.0.0/24" }, "--lab-cidr"},
+		{"pod mtu", func(o *Options) { o.PodMTUBytes = 100 }, "--lab-pod-mtu 100"},
+		{"pod mtu above the path", func(o *Options) { o.MTUBytes, o.PodMTUBytes, o.DropFragNeeded = 1400, 1500, true }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := DefaultOptions()
@@ -256,6 +258,8 @@ func TestRulesets(t *testing.T) {
 			func(s Spec) string { return masqueradeRuleset("abcdef", a, 1) }},
 		{"service-1-noaffinity.iptables", func(s Spec) Spec { s.Proxy, s.Backends = ProxyIptables, 1; return s },
 			func(s Spec) string { return iptablesService("abcdef", a, s) }},
+		{"drop-frag-needed.nft", func(s Spec) Spec { s.DropFragNeeded = true; return s },
+			func(Spec) string { return dropFragNeededRuleset("abcdef") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			golden.Check(t, filepath.Join("testdata", tc.name), []byte(tc.text(tc.spec(base))))
@@ -274,5 +278,35 @@ func TestRulesets(t *testing.T) {
 		if got != n {
 			t.Errorf("sets with %d rules: %d elements generated", n, got)
 		}
+	}
+}
+
+// TestSpecBrokenMTU: a pod MTU of its own and the ICMP-dropping rule give the cluster a name
+// of its own (its namespaces differ from the healthy cluster's) and the pods that MTU.
+func TestSpecBrokenMTU(t *testing.T) {
+	for _, tc := range []struct {
+		spec   Spec
+		name   string
+		podMTU int
+	}{
+		{Spec{MTUBytes: 1500, Overlay: OverlayVXLAN}, "vxlan", 1450},
+		{Spec{MTUBytes: 1400, Overlay: OverlayRouted, PodMTUOverride: 1500}, "routed-pmtu1500", 1500},
+		{Spec{MTUBytes: 1400, Overlay: OverlayVXLAN, PodMTUOverride: 1500, DropFragNeeded: true}, "vxlan-pmtu1500-noicmp", 1500},
+	} {
+		if got := tc.spec.Name(); got != tc.name {
+			t.Errorf("Name() = %q, want %q", got, tc.name)
+		}
+		if got := tc.spec.PodMTUBytes(); got != tc.podMTU {
+			t.Errorf("%s: PodMTUBytes() = %d, want %d", tc.name, got, tc.podMTU)
+		}
+	}
+	o := DefaultOptions()
+	o.MTUBytes, o.PodMTUBytes, o.DropFragNeeded = 1400, 1500, true
+	s, err := o.SpecFor(api.PathPodPodCrossNode, &api.Topology{Flavour: OverlayRouted, MTUBytes: 1400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.PodMTUOverride != 1500 || !s.DropFragNeeded {
+		t.Errorf("SpecFor did not carry the broken MTU: %+v", s)
 	}
 }

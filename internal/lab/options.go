@@ -57,6 +57,13 @@ type Options struct {
 	// that open a control connection and separate data connections (iperf3, netperf) need
 	// when there is more than one backend.
 	ServiceAffinity bool
+	// PodMTUBytes, when not 0, is the pods' interface MTU instead of the underlay's minus the
+	// overlay header: above it, the path is broken on purpose (what `cnperf run --check-mtu`
+	// must find).
+	PodMTUBytes int
+	// DropFragNeeded makes the nodes drop the ICMP "fragmentation needed" errors they send or
+	// forward, which path-MTU discovery needs: with PodMTUBytes above the path, a black hole.
+	DropFragNeeded bool
 }
 
 // DefaultOptions are the defaults of the lab flags.
@@ -111,6 +118,9 @@ func (o Options) Validate() error {
 	checkList(&errs, "--service-proxy", o.ServiceProxies, ProxyNftables, ProxyIptables)
 	if len(o.ServiceProxies) == 0 {
 		add("--service-proxy: give at least one of %s, %s", ProxyNftables, ProxyIptables)
+	}
+	if o.PodMTUBytes != 0 && (o.PodMTUBytes < 576 || o.PodMTUBytes > 65535) {
+		add("--lab-pod-mtu %d: must be 0 (the underlay's minus the overlay header) or between 576 and 65535", o.PodMTUBytes)
 	}
 	if o.ServiceBackends < 1 || o.ServiceBackends > 50 {
 		add("--service-backends %d: must be between 1 and 50", o.ServiceBackends)

@@ -178,3 +178,14 @@ func masqueradeRuleset(tag string, a addrPlan, node int) string {
 		"\t\tip saddr %s ip daddr != { %s, %s } masquerade fully-random\n\t}\n}\n",
 		Prefix+tag, a.podCIDR(node), a.podCIDR(1), a.podCIDR(2))
 }
+
+// dropFragNeededRuleset drops the ICMP "fragmentation needed" errors a node sends (output) or
+// forwards: path-MTU discovery then fails and packets above the path MTU vanish (a black
+// hole, Options.DropFragNeeded).
+func dropFragNeededRuleset(tag string) string {
+	rule := "\t\ticmp type destination-unreachable icmp code frag-needed counter drop\n"
+	return fmt.Sprintf("table ip %s-noicmp {\n"+
+		"\tchain output {\n\t\ttype filter hook output priority filter; policy accept;\n%s\t}\n"+
+		"\tchain forward {\n\t\ttype filter hook forward priority filter; policy accept;\n%s\t}\n}\n",
+		Prefix+tag, rule, rule)
+}

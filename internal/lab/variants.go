@@ -120,7 +120,8 @@ func (o Options) SpecFor(p api.Path, t *api.Topology) (Spec, error) {
 	if t == nil {
 		return Spec{}, fmt.Errorf("case on lab path %s has no topology (lab.Expand was not applied)", p)
 	}
-	s := Spec{Underlay: o.Underlay, MTUBytes: o.MTUBytes, Overlay: o.Overlays[0]}
+	s := Spec{Underlay: o.Underlay, MTUBytes: o.MTUBytes, Overlay: o.Overlays[0], PodMTUOverride: o.PodMTUBytes,
+		DropFragNeeded: o.DropFragNeeded}
 	flavour, overlay, _ := strings.Cut(t.Flavour, "+")
 	if overlay != "" {
 		s.Overlay = overlay

@@ -43,7 +43,11 @@ func ExecAll(ctx context.Context, ex Executor, cmds []driver.Command, timeout ti
 
 // Pair is what a case runs on: the client endpoint, what it dials, and where both really are.
 type Pair struct {
-	Client    Executor
+	Client Executor
+	// Server, when set, runs commands beside the server (in its pod or network namespace),
+	// for checks that need both ends (the path-MTU check); nil when the platform cannot (an
+	// external server, a Service with several backends).
+	Server    Executor
 	Target    driver.Target
 	Placement *api.Placement
 	Topology  *api.Topology

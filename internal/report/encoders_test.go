@@ -336,6 +336,26 @@ func TestTableLabRunGolden(t *testing.T) {
 	}
 }
 
+// TestTablePathMTUGolden: a run with --check-mtu (a real results file of this machine's lab
+// with a black hole on pod-pod-cross-node) says the finding under its table, and the paths
+// without a mismatch on one line.
+func TestTablePathMTUGolden(t *testing.T) {
+	runs, err := runfile.Read(filepath.Join("testdata", "real-pathmtu-run.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || len(runs[0].PathMTU) != 2 {
+		t.Fatalf("the results file lost its path-MTU checks: %d runs", len(runs))
+	}
+	out := tableGolden(t, "table-pathmtu", runs...)
+	for _, want := range []string{"path MTU pod-pod-cross-node routed mtu1400: BLACK HOLE: packets above 1400 bytes",
+		"path MTU as the interfaces' both ways, no mismatch: host-host underlay-bridge mtu1400 (1400/1400 bytes)"} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // TestFormatTable: every format, the sub-packages' too, is in the one table, in help order.
 func TestFormatTable(t *testing.T) {
 	want := []string{"table", "wide", "json", "yaml", "csv", "k8s-netperf-csv", "k8s-netperf-loss-csv", "prometheus", "perfdash", "html", "junit", "tiger-bench"}

@@ -294,6 +294,7 @@ func (e tableEncoder) writeRun(w io.Writer, run *api.Run) error {
 	for _, n := range run.Notes {
 		footnotes = append(footnotes, "note: "+n)
 	}
+	footnotes = append(footnotes, pathMTULines(run.PathMTU)...)
 	for _, d := range details {
 		if err := writeWrapped(w, d, width, "  ", "      "); err != nil {
 			return err
@@ -615,4 +616,22 @@ func writeSweepTables(w io.Writer, run *api.Run, mark func(string) string, wide 
 		}
 	}
 	return nil
+}
+
+// pathMTULines are the path-MTU checks of a run (cnperf run --check-mtu): each finding or
+// direction that could not be probed on a line of its own, the paths without a mismatch on
+// one line.
+func pathMTULines(checks []api.PathMTU) []string {
+	var lines, fine []string
+	for _, m := range checks {
+		if m.Finding == "" && m.Forward.Error == "" && m.Reverse.Error == "" {
+			fine = append(fine, fmt.Sprintf("%s (%d/%d bytes)", figure.PathMTUName(m), m.Forward.LargestBytes, m.Reverse.LargestBytes))
+			continue
+		}
+		lines = append(lines, figure.PathMTULine(m))
+	}
+	if len(fine) > 0 {
+		lines = append(lines, "path MTU as the interfaces' both ways, no mismatch: "+strings.Join(fine, ", "))
+	}
+	return lines
 }

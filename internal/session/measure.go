@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/figure"
 	"github.com/cnperf/cnperf/internal/logging"
 	"github.com/cnperf/cnperf/internal/measure"
+	"github.com/cnperf/cnperf/internal/pathmtu"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
+	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/runner"
 )
 
@@ -43,6 +47,11 @@ func (s *Session) Measure(ctx context.Context, plat platform.Platform, drivers m
 				s.Log.Warn(fmt.Sprintf("could not describe the cluster: %v", derr))
 			}
 		}
+		if s.CheckPathMTU != nil {
+			if err := s.checkPathMTU(ctx, plat, cases); err != nil {
+				return err
+			}
+		}
 		if err := s.Update(); err != nil {
 			return exit.Failure("record run details in the results file: %w", err)
 		}
@@ -70,3 +79,38 @@ func (s *Session) Measure(ctx context.Context, plat platform.Platform, drivers m
 
 // say prints a line a person must see, even with -q.
 func (s *Session) say(ctx context.Context, line string) { s.Log.Log(ctx, logging.Always, line) }
+
+// checkPathMTU checks the path MTU of each path (and lab topology) of the cases once, in the
+// cases' order, records the checks in the run and says each on stderr: a finding as a
+// warning, a path that carries full-size packets both ways as one info line.
+func (s *Session) checkPathMTU(ctx context.Context, plat platform.Platform, cases []plan.Case) error {
+	seen := map[string]bool{}
+	for _, c := range cases {
+		key := figure.PathMTUName(api.PathMTU{Path: c.Path, Topology: c.Topology})
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		pair, err := plat.Pair(ctx, c)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			s.Log.Warn(fmt.Sprintf("path MTU of %s not checked: %v", key, err))
+			continue
+		}
+		m := pathmtu.Check(ctx, c.Path, pair, *s.CheckPathMTU)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.Run.PathMTU = append(s.Run.PathMTU, m)
+		// wrapped to fit 120 columns after the logger's "warning: "
+		line := strings.Join(text.Wrap(figure.PathMTULine(m), 108, "", "  "), "\n")
+		if m.Finding != "" || m.Forward.Error != "" || m.Reverse.Error != "" {
+			s.Log.Warn(line)
+		} else {
+			s.Log.Info(line)
+		}
+	}
+	return s.Update()
+}

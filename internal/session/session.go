@@ -19,6 +19,7 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/hostinfo"
 	"github.com/cnperf/cnperf/internal/logging"
+	"github.com/cnperf/cnperf/internal/pathmtu"
 	"github.com/cnperf/cnperf/internal/runfile"
 	"github.com/cnperf/cnperf/internal/version"
 )
@@ -104,7 +105,10 @@ type Session struct {
 	Log *slog.Logger
 	// Annotator, when set, annotates every case Record records.
 	Annotator Annotator
-	rw        *runfile.Writer
+	// CheckPathMTU, when set, makes Measure check the path MTU of every path of the cases
+	// (internal/pathmtu) once the platform is set up, before the first case is measured.
+	CheckPathMTU *pathmtu.Options
+	rw           *runfile.Writer
 }
 
 // Start starts recording run; with a resultsFile, the run's header is written to it at once

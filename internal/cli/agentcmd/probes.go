@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/pathmtu"
 	"github.com/cnperf/cnperf/internal/ttfr"
 )
 
@@ -178,6 +180,69 @@ func (o *dnsOptions) run(ctx context.Context, streams iostreams.Streams) error {
 	}
 	if res.LookupFailures > 0 || res.ConnectFailures > 0 {
 		return exit.Failure("agent dns: %d of %d lookups and %d of %d connects failed", res.LookupFailures, res.Lookups, res.ConnectFailures, res.Connects)
+	}
+	return nil
+}
+
+type mtuOptions struct {
+	target string
+	probe  pathmtu.Options
+}
+
+// newMTUCommand is `cnperf agent mtu`, one direction of the path-MTU check (internal/pathmtu
+// does the probing).
+func newMTUCommand(streams iostreams.Streams) *cobra.Command {
+	o := &mtuOptions{probe: pathmtu.DefaultOptions()}
+	c := &cobra.Command{
+		Use:   "mtu --target ADDR",
+		Short: "Path MTU: the largest packet with don't-fragment set that reaches ADDR, as JSON",
+		Long: `mtu sends ICMP echo requests with don't-fragment set to --target and finds the largest one
+that is answered: first the size of this host's (or pod's) interface MTU, then, when that is
+not answered, a binary search down to IPv4's 68 bytes (IPv6: 1280). Sizes are whole IP packets.
+An ICMP "fragmentation needed" (IPv6 "packet too big") that comes back is recorded: with it,
+path-MTU discovery works; without it, larger packets vanish (a black hole).
+
+It prints one JSON line on standard output: {"from":"10.244.1.5","to":"10.244.2.7",
+"interfaceMTUBytes":1500,"largestBytes":1450,...}, or with "error" and exit 1 when nothing
+answered. It needs CAP_NET_RAW (a raw ICMP socket), or else a group in
+net.ipv4.ping_group_range (an unprivileged ping socket, which sees no ICMP errors itself:
+the route's learned MTU is read instead).`,
+		Example: `  cnperf agent mtu --target 10.244.2.7
+  cnperf agent mtu --target fd00::7 --max-bytes 9000 --attempts 5`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), streams)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.target, "target", "", "address that answers the echo requests (required)")
+	f.IntVar(&o.probe.MaxBytes, "max-bytes", 0, "largest packet to try (0: the interface MTU)")
+	f.IntVar(&o.probe.Attempts, "attempts", o.probe.Attempts, "unanswered requests before a size counts as not passing")
+	f.DurationVar(&o.probe.Timeout, "timeout", o.probe.Timeout, "how long one request waits for its reply")
+	return c
+}
+
+func (o *mtuOptions) run(ctx context.Context, streams iostreams.Streams) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.target == "" {
+		return exit.Usage("agent mtu: --target is required")
+	}
+	a, err := netip.ParseAddr(o.target)
+	if err != nil {
+		return exit.Usage("agent mtu: --target %q is not an IP address", o.target)
+	}
+	o.probe.Target = a
+	if err := o.probe.Validate(); err != nil {
+		return exit.Usage("agent mtu: %v", err)
+	}
+	res := pathmtu.Probe(ctx, o.probe)
+	if err := printAndLinger(ctx, streams.Out, "agent mtu", res, 0); err != nil {
+		return err
+	}
+	if res.Error != "" {
+		return exit.Failure("agent mtu: %s", res.Error)
 	}
 	return nil
 }

@@ -56,6 +56,8 @@ func Lab(fs *pflag.FlagSet, o *lab.Options) {
 	fs.StringSliceVar(&o.ServiceProxies, "service-proxy", o.ServiceProxies, "ClusterIP implementations to measure on pod-clusterip: nftables, iptables (iptables-nft)")
 	fs.IntVar(&o.ServiceBackends, "service-backends", o.ServiceBackends, "backend pods behind the lab's ClusterIP")
 	fs.BoolVar(&o.ServiceAffinity, "service-affinity", o.ServiceAffinity, "pin each client to one backend (sessionAffinity: ClientIP); needed by drivers with separate control and data connections when there are several backends")
+	fs.IntVar(&o.PodMTUBytes, "lab-pod-mtu", o.PodMTUBytes, "MTU of the lab pods' interfaces (0: the underlay's minus the overlay header); above the path's, the lab is broken on purpose, as --check-mtu finds")
+	fs.BoolVar(&o.DropFragNeeded, "lab-drop-frag-needed", o.DropFragNeeded, "the lab's nodes drop ICMP \"fragmentation needed\", so path-MTU discovery fails (with --lab-pod-mtu above the path: a black hole)")
 }
 
 // TigerBench binds the tiger-bench flags of `cnperf run` to fs.

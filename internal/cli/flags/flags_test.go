@@ -20,13 +20,14 @@ func TestLab(t *testing.T) {
 	Lab(fs, &o)
 	err := fs.Parse([]string{"--mtu", "9000", "--overlay", "vxlan", "--policy-rules", "0,100,1000,10000",
 		"--policy-style", "sets", "--service-proxy", "nftables,iptables", "--service-backends", "3",
-		"--underlay", "veth", "--lab-cidr", "10.99.0.0/16", "--service-affinity=false"})
+		"--underlay", "veth", "--lab-cidr", "10.99.0.0/16", "--service-affinity=false",
+		"--lab-pod-mtu", "9100", "--lab-drop-frag-needed"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if o.MTUBytes != 9000 || o.Overlays[0] != "vxlan" || len(o.PolicyRules) != 4 || o.PolicyRules[3] != 10000 ||
 		o.PolicyStyles[0] != "sets" || len(o.ServiceProxies) != 2 || o.ServiceBackends != 3 || o.Underlay != "veth" ||
-		o.CIDR != "10.99.0.0/16" || o.ServiceAffinity {
+		o.CIDR != "10.99.0.0/16" || o.ServiceAffinity || o.PodMTUBytes != 9100 || !o.DropFragNeeded {
 		t.Errorf("flags not applied: %+v", o)
 	}
 	if err := o.Validate(); err != nil {

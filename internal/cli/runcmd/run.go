@@ -25,6 +25,7 @@ import (
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/limits"
 	"github.com/cnperf/cnperf/internal/measure"
+	"github.com/cnperf/cnperf/internal/pathmtu"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/report"
@@ -45,6 +46,8 @@ type Options struct {
 	UUID        string
 	Labels      []string
 	NoProgress  bool
+	// CheckMTU checks the path MTU of every path before measuring (internal/pathmtu).
+	CheckMTU bool
 	// DryRun reads, validates and expands the plan and prints its cases without running
 	// anything: no cluster is contacted, no server started, nothing created.
 	DryRun bool
@@ -99,6 +102,7 @@ on disk, appended as each case ends, so an interrupted run loses no finished cas
 	fs.StringVar(&o.UUID, "uuid", "", "run id to use instead of a random UUID")
 	fs.StringArrayVar(&o.Labels, "label", nil, "label the run, KEY=VALUE (repeatable), e.g. --label cni=calico")
 	fs.BoolVar(&o.NoProgress, "no-progress", false, "do not print progress on stderr")
+	fs.BoolVar(&o.CheckMTU, "check-mtu", false, "before measuring, find each path's MTU both ways (ICMP echo with don't-fragment) and report a mismatch with the interface MTU: a black hole, or a path that needs path-MTU discovery")
 	flags.DryRun(fs, &o.DryRun, "read, validate and expand the plan and print the cases it would run (-o table, json or yaml), the platform and the warnings; contacts no cluster, starts and creates nothing; exit 0 when valid, 2 when not")
 	addPlanFlags(fs, &o.Flags)
 	fs.BoolVar(&o.AllowShortSamples, "allow-short-samples", false,
@@ -173,6 +177,9 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		return err
 	}
 	if sch := loaded.Schedule(); sch == config.ScheduleTigerBench {
+		if o.CheckMTU {
+			return exit.Usage("--check-mtu: %s is a tiger-bench testconfig, whose tests the path-MTU check does not cover; check with cnperf run --check-mtu --path PATH", o.ConfigFile)
+		}
 		if o.DryRun {
 			return o.dryRunTigerBench(streams, loaded)
 		}
@@ -270,6 +277,10 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		return err
 	}
 	sess.Log = lg
+	if o.CheckMTU {
+		mo := pathmtu.DefaultOptions()
+		sess.CheckPathMTU = &mo
+	}
 	if prom != nil {
 		sess.Annotator = prom
 	}

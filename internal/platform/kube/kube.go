@@ -571,7 +571,12 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 		pl.Target = p.s.External
 	}
 	pl.Server.Address = t.Host
-	return &platform.Pair{Client: exe, Target: t, Placement: pl, Explain: p.explainer(pl)}, nil
+	var serverExe platform.Executor
+	if r.access != api.AccessExternal && len(srv.spec.Servers) > 0 {
+		serverExe = &kube.PodExecutor{Stream: p.stream, Namespace: p.s.Namespace, Pod: srv.spec.Name,
+			Container: dnsLabel(srv.spec.Servers[0].Name), DefaultTimeout: p.s.ExecTimeout, MaxOutput: p.s.MaxOutputBytes}
+	}
+	return &platform.Pair{Client: exe, Server: serverExe, Target: t, Placement: pl, Explain: p.explainer(pl)}, nil
 }
 
 // describe says where an endpoint really runs, from its pod's status.

@@ -273,8 +273,13 @@ func (p *Platform) labPair(ctx context.Context, c plan.Case) (*platform.Pair, er
 		serverEP = api.Endpoint{Role: "server", Node: e.ServerNode, Pod: fmt.Sprintf("%d backends", len(e.Servers))}
 	}
 	serverEP.Address = e.Target.String()
+	var serverExec platform.Executor
+	if len(e.Servers) == 1 {
+		serverExec = nsExecutor{ns: server, resolver: p.resolver}
+	}
 	return &platform.Pair{
 		Client: nsExecutor{ns: e.Client, resolver: p.resolver},
+		Server: serverExec,
 		Target: driver.Target{Host: e.Target.String()},
 		Placement: &api.Placement{
 			Client: endpoint("client", e.ClientNode, e.ClientPod, e.Client, e.ClientIP.String()),

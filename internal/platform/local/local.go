@@ -444,6 +444,7 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 	p.mu.Unlock()
 	return &platform.Pair{
 		Client: loopbackExecutor{resolver: p.resolver},
+		Server: loopbackExecutor{resolver: p.resolver},
 		Target: driver.Target{Host: "127.0.0.1", Ports: ports},
 		Placement: &api.Placement{
 			Client: api.Endpoint{Role: "client", Node: p.hostname, HostNetwork: true, HostIP: "127.0.0.1"},
