@@ -33,6 +33,9 @@ type PathMTUProbe struct {
 	// TooBigMTUBytes is the MTU an ICMP "fragmentation needed" (IPv6: "packet too big")
 	// announced during the probe, 0 when none came back.
 	TooBigMTUBytes int `json:"tooBigMTUBytes,omitempty"`
+	// SilentDropBytes is the smallest size that was neither answered nor refused with an ICMP
+	// error (seen on a raw socket only): packets that vanish, a black hole.
+	SilentDropBytes int `json:"silentDropBytes,omitempty"`
 	// Probes is how many echo requests were sent.
 	Probes int `json:"probes,omitempty"`
 	// Error says why the direction could not be probed (nothing answered, no permission).

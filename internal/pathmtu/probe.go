@@ -84,24 +84,37 @@ type echoer interface {
 // costs one round trip); then the MTU a "too big" error announced, which ends the search
 // when it is answered; then lo (nothing answered at all is an error, not an MTU); then
 // bisects, trying an announced MTU inside the open interval instead of the midpoint.
-func search(ctx context.Context, e echoer, lo, hi, attempts int, timeout time.Duration, p *api.PathMTUProbe) error {
+//
+// seesErrors says whether e sees the ICMP errors (a raw socket): then a size that is neither
+// answered nor refused with one is recorded as dropped silently.
+func search(ctx context.Context, e echoer, lo, hi, attempts int, timeout time.Duration, seesErrors bool, p *api.PathMTUProbe) error {
 	try := func(size int) (bool, error) {
+		refused := false
+		defer func() {
+			if !refused && seesErrors && (p.SilentDropBytes == 0 || size < p.SilentDropBytes) {
+				p.SilentDropBytes = size
+			}
+		}()
 		for range attempts {
 			if err := ctx.Err(); err != nil {
+				refused = true // not known
 				return false, err
 			}
 			p.Probes++
 			ok, tooBig, err := e.echo(ctx, size, timeout)
 			if err != nil {
+				refused = true
 				return false, err
 			}
 			if tooBig > 0 && (p.TooBigMTUBytes == 0 || tooBig < p.TooBigMTUBytes) {
 				p.TooBigMTUBytes = tooBig
 			}
 			if ok {
+				refused = true // not dropped
 				return true, nil
 			}
 			if tooBig > 0 && tooBig < size {
+				refused = true
 				return false, nil // the path said why; asking again gets the same answer
 			}
 		}
@@ -182,7 +195,7 @@ func Assess(fwd, rev api.PathMTUProbe) (finding, consequence string) {
 		if p.Error != "" || p.LargestBytes == 0 || p.InterfaceMTUBytes == 0 || p.LargestBytes >= p.InterfaceMTUBytes {
 			continue
 		}
-		if p.TooBigMTUBytes > 0 {
+		if p.TooBigMTUBytes > 0 && p.SilentDropBytes == 0 {
 			frag = append(frag, d)
 		} else {
 			hole = append(hole, d)

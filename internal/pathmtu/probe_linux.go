@@ -48,7 +48,7 @@ func Probe(ctx context.Context, o Options) api.PathMTUProbe {
 		return p
 	}
 	defer pg.close()
-	if err := search(ctx, pg, minBytes(target), hi, o.Attempts, o.Timeout, &p); err != nil {
+	if err := search(ctx, pg, minBytes(target), hi, o.Attempts, o.Timeout, pg.raw, &p); err != nil {
 		p.Error = err.Error()
 		return p
 	}

@@ -13,10 +13,11 @@ import (
 )
 
 // fakePath answers every request up to limit bytes; above it, it says "too big" with tooBig
-// (0: silently drops). The first lose requests are lost whatever their size.
+// (0: silently drops), and above silentAbove (when not 0) it drops silently. The first lose
+// requests are lost whatever their size.
 type fakePath struct {
-	limit, tooBig, lose int
-	sizes               []int
+	limit, tooBig, silentAbove, lose int
+	sizes                            []int
 }
 
 func (f *fakePath) echo(_ context.Context, size int, _ time.Duration) (bool, int, error) {
@@ -28,6 +29,9 @@ func (f *fakePath) echo(_ context.Context, size int, _ time.Duration) (bool, int
 	if size <= f.limit {
 		return true, 0, nil
 	}
+	if f.silentAbove > 0 && size > f.silentAbove {
+		return false, 0, nil
+	}
 	return false, f.tooBig, nil
 }
 
@@ -38,18 +42,21 @@ func TestSearch(t *testing.T) {
 		lo, hi         int
 		largest        int
 		tooBig, probes int
+		silent         int
 		err            string
 	}{
 		{name: "healthy: one request", path: fakePath{limit: 1500}, lo: 68, hi: 1500, largest: 1500, probes: 1},
-		{name: "black hole at 1400", path: fakePath{limit: 1400}, lo: 68, hi: 1500, largest: 1400, probes: 21},
+		{name: "black hole at 1400", path: fakePath{limit: 1400}, lo: 68, hi: 1500, largest: 1400, probes: 21, silent: 1401},
+		{name: "ICMP for a few bytes above, silence beyond (a pod MTU above its veth peer's)",
+			path: fakePath{limit: 1500, tooBig: 1500, silentAbove: 1504}, lo: 68, hi: 9000, largest: 1500, tooBig: 1500, silent: 1505},
 		{name: "too big jumps to the announced MTU", path: fakePath{limit: 1450, tooBig: 1450}, lo: 68, hi: 1500, largest: 1450,
 			tooBig: 1450, probes: 2},
 		{name: "too big announced but not answered: bisect", path: fakePath{limit: 1400, tooBig: 1450}, lo: 68, hi: 1500,
-			largest: 1400, tooBig: 1450, probes: 21},
+			largest: 1400, tooBig: 1450, probes: 21, silent: 1401},
 		{name: "two lost packets are not an MTU", path: fakePath{limit: 1500, lose: 2}, lo: 68, hi: 1500, largest: 1500, probes: 3},
-		{name: "nothing answers", path: fakePath{limit: 0}, lo: 68, hi: 1500,
+		{name: "nothing answers", path: fakePath{limit: 0}, lo: 68, hi: 1500, silent: 68,
 			err: "no echo reply from 10.0.0.2 to 68-byte or 1500-byte requests (3 each): ICMP echo blocked", probes: 6},
-		{name: "one size only, unanswered", path: fakePath{limit: 0}, lo: 1280, hi: 1280,
+		{name: "one size only, unanswered", path: fakePath{limit: 0}, lo: 1280, hi: 1280, silent: 1280,
 			err: "no echo reply from 10.0.0.2 to 3 1280-byte requests", probes: 3},
 		{name: "bounds upside down", path: fakePath{limit: 1500}, lo: 1280, hi: 1000, err: "nothing to search"},
 	}
@@ -57,7 +64,7 @@ func TestSearch(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := tt.path
 			p := api.PathMTUProbe{To: "10.0.0.2"}
-			err := search(context.Background(), &f, tt.lo, tt.hi, 3, time.Millisecond, &p)
+			err := search(context.Background(), &f, tt.lo, tt.hi, 3, time.Millisecond, true, &p)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err = %v, want %q", err, tt.err)
@@ -65,10 +72,11 @@ func TestSearch(t *testing.T) {
 			} else if err != nil {
 				t.Fatal(err)
 			}
-			if p.LargestBytes != tt.largest || p.TooBigMTUBytes != tt.tooBig {
-				t.Errorf("largest %d, too big %d; want %d, %d (sizes %v)", p.LargestBytes, p.TooBigMTUBytes, tt.largest, tt.tooBig, f.sizes)
+			if p.LargestBytes != tt.largest || p.TooBigMTUBytes != tt.tooBig || p.SilentDropBytes != tt.silent {
+				t.Errorf("largest %d, too big %d, silent %d; want %d, %d, %d (sizes %v)", p.LargestBytes, p.TooBigMTUBytes,
+					p.SilentDropBytes, tt.largest, tt.tooBig, tt.silent, f.sizes)
 			}
-			if p.Probes != tt.probes || p.Probes != len(f.sizes) {
+			if (tt.probes != 0 && p.Probes != tt.probes) || p.Probes != len(f.sizes) {
 				t.Errorf("%d probes counted, %d sent, want %d: %v", p.Probes, len(f.sizes), tt.probes, f.sizes)
 			}
 		})
@@ -79,8 +87,11 @@ func TestSearchStopsWithTheContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	p := api.PathMTUProbe{}
-	if err := search(ctx, &fakePath{limit: 1500}, 68, 1500, 3, time.Millisecond, &p); !errors.Is(err, context.Canceled) {
+	if err := search(ctx, &fakePath{limit: 1500}, 68, 1500, 3, time.Millisecond, true, &p); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if p.SilentDropBytes != 0 {
+		t.Errorf("an interrupted size counted as dropped silently: %+v", p)
 	}
 }
 
@@ -88,6 +99,7 @@ func TestAssess(t *testing.T) {
 	ok := api.PathMTUProbe{InterfaceMTUBytes: 1500, LargestBytes: 1500}
 	hole := api.PathMTUProbe{InterfaceMTUBytes: 1500, LargestBytes: 1400}
 	frag := api.PathMTUProbe{InterfaceMTUBytes: 1500, LargestBytes: 1450, TooBigMTUBytes: 1450}
+	mixed := api.PathMTUProbe{InterfaceMTUBytes: 9000, LargestBytes: 1500, TooBigMTUBytes: 1500, SilentDropBytes: 1505}
 	failed := api.PathMTUProbe{InterfaceMTUBytes: 1500, Error: "no echo reply"}
 	tests := []struct {
 		name          string
@@ -101,6 +113,8 @@ func TestAssess(t *testing.T) {
 		{"black hole one way", hole, ok, FindingBlackHole, "client → server packets above 1400 bytes (interface MTU 1500) are dropped"},
 		{"black hole the other way", ok, hole, FindingBlackHole, "server → client packets above 1400 bytes"},
 		{"black hole wins over PMTUD", frag, hole, FindingBlackHole, "lower the pod MTU to 1400"},
+		{"ICMP for some sizes, silence for larger: a black hole", mixed, ok, FindingBlackHole,
+			"client → server packets above 1500 bytes (interface MTU 9000) are dropped silently"},
 		{"PMTUD", frag, frag, FindingPMTUD, "both ways, do not fit: an ICMP \"fragmentation needed\" comes back"},
 		{"PMTUD, different each way", frag, api.PathMTUProbe{InterfaceMTUBytes: 9000, LargestBytes: 1500, TooBigMTUBytes: 1500},
 			FindingPMTUD, "client → server packets above 1450 bytes (interface MTU 1500) and server → client packets above 1500 bytes (interface MTU 9000)"},
