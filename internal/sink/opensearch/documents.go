@@ -120,6 +120,9 @@ func Template(index string) map[string]any {
 			"mappings": map[string]any{
 				"dynamic_templates": []any{
 					map[string]any{"numbers_as_doubles": map[string]any{"match_mapping_type": "long", "mapping": map[string]any{"type": "double"}}},
+					// A fractional JSON number is a float by default: the same field, integral in
+					// another document of the bulk, would then be refused (float vs double).
+					map[string]any{"fractions_as_doubles": map[string]any{"match_mapping_type": "double", "mapping": map[string]any{"type": "double"}}},
 					map[string]any{"strings_as_keywords": map[string]any{"match_mapping_type": "string", "mapping": map[string]any{"type": "keyword", "ignore_above": 1024}}},
 				},
 				"properties": map[string]any{
