@@ -86,6 +86,20 @@ func Sinks(fs *pflag.FlagSet, f *sink.Options) {
 	fs.BoolVar(&f.AllowPlainHTTP, "allow-plain-http-credentials", false, "send the --opensearch/--prometheus/--push-gateway credentials to an http:// URL (refused otherwise: anyone on the way can read them)")
 }
 
+// OpenSearchSource binds the flags of an OpenSearch index read as a source (cnperf trend):
+// --opensearch, --index, --opensearch-username, --opensearch-password-file,
+// --insecure-skip-tls-verify, --ca-file and --allow-plain-http-credentials, the same names and
+// settings as Sinks' for writing.
+func OpenSearchSource(fs *pflag.FlagSet, f *sink.Options) {
+	fs.StringVar(&f.OpenSearchURL, "opensearch", "", "OpenSearch/Elasticsearch URL to read runs from, the documents cnperf run --opensearch indexed (credentials as for cnperf run: prefer --opensearch-password-file or $"+opensearch.EnvPassword+")")
+	fs.StringVar(&f.Index, "index", opensearch.DefaultIndex, "index for --opensearch")
+	fs.StringVar(&f.OpenSearchUsername, "opensearch-username", "", "username for --opensearch (default: from the URL or $"+opensearch.EnvUsername+")")
+	fs.StringVar(&f.OpenSearchPasswordFile, "opensearch-password-file", "", "file holding the password for --opensearch (default: from the URL or $"+opensearch.EnvPassword+")")
+	fs.BoolVar(&f.InsecureSkipTLSVerify, "insecure-skip-tls-verify", false, "do not verify the TLS certificates of --opensearch")
+	fs.StringVar(&f.CAFile, "ca-file", "", "PEM file of extra certificate authorities to trust for --opensearch")
+	fs.BoolVar(&f.AllowPlainHTTP, "allow-plain-http-credentials", false, "send the --opensearch credentials to an http:// URL (refused otherwise: anyone on the way can read them)")
+}
+
 // DryRun binds kubectl's --dry-run to fs: none (the default), client (what the bare flag
 // means: validate and print what would be done, contacting nothing), or server (refused: no
 // cnperf command has a server side that could check without doing).

@@ -3,6 +3,7 @@
 package trendcmd
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,6 +21,8 @@ import (
 	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/report/trend"
 	"github.com/cnperf/cnperf/internal/runfile"
+	"github.com/cnperf/cnperf/internal/sink"
+	"github.com/cnperf/cnperf/internal/sink/opensearch"
 )
 
 // formats are trend's output formats.
@@ -30,6 +33,7 @@ var formats = []string{"table", "json", "yaml", "html"}
 var resultsExt = []string{".jsonl", ".ndjson", ".json", ".csv"}
 
 type options struct {
+	sinks        sink.Options
 	output       string
 	window       int
 	maxPValue    float64
@@ -43,14 +47,16 @@ type options struct {
 func NewCommand(streams iostreams.Streams) *cobra.Command {
 	o := &options{}
 	c := &cobra.Command{
-		Use:   "trend (FILE | DIRECTORY | GLOB)...",
+		Use:   "trend (FILE | DIRECTORY | GLOB)... | --opensearch URL",
 		Short: "Find change points across a history of runs: per case and figure, better or worse",
 		Long: `trend reads a history of saved runs (results files; a directory stands for the results files
 in it, a quoted glob for the files it matches), orders the runs by their start time (not by
 file name), and follows every case across them: the cases are matched as compare matches
 them (profile, path, driver and traffic parameters; not duration or sample count), and each
 case gives one series per headline figure (throughput, packet, transaction and connection
-rates, latency p50 and p99), one value per run (the run's summary).
+rates, latency p50 and p99), one value per run (the run's summary). With --opensearch the
+runs are read from an index that cnperf run --opensearch (or report --opensearch) filled,
+besides any files given.
 
 In each series it finds the change points, the runs from which the figure stays at another
 level, with Apache Otava's method (formerly Hunter, what cloud-bulldozer/orion runs over
@@ -73,8 +79,8 @@ point has not undone), or when a case failed in its newest run.
 -o html writes a self-contained page with a chart of every series: the runs in history order,
 the level between change points, each change point with its step, failed runs as crosses.
 
-Exit codes: 0 analysed (and the gate passed), 1 the gate failed, 2 bad usage or an
-unreadable file.`,
+Exit codes: 0 analysed (and the gate passed), 1 the gate failed or the index could not be
+read, 2 bad usage or an unreadable file.`,
 		Example: `  # every nightly results file in a directory, oldest first by start time
   cnperf trend results/
 
@@ -84,12 +90,21 @@ unreadable file.`,
   # a looser level and a 5 % floor on the size of a change, the series as JSON
   cnperf trend results/ --max-pvalue 0.01 --min-magnitude 0.05 -o json
 
+  # the runs indexed into OpenSearch by cnperf run --opensearch
+  cnperf trend --opensearch https://search.example:9200 --index cnperf-results \
+    --opensearch-username ci --opensearch-password-file /run/secrets/os-password
+
   # a page with a chart of every series and its change points
   cnperf trend results/ -o html > trend.html`,
-		Args: flags.Files(1, "give the runs of the history (results files, directories of them, or a quoted glob)"),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if o.sinks.OpenSearchURL != "" {
+				return nil
+			}
+			return flags.Files(1, "give the runs of the history (results files, directories of them, or a quoted glob) or --opensearch")(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.gate = cmd.Flags().Changed("fail-on-regression")
-			return o.run(streams, args)
+			return o.run(cmd.Context(), streams, args)
 		},
 	}
 	f := c.Flags()
@@ -99,11 +114,12 @@ unreadable file.`,
 	f.Float64Var(&o.maxPValue, "max-pvalue", changepoint.DefaultMaxPValue, "largest p-value of a reported change point (Otava's --pvalue)")
 	f.Float64Var(&o.minMagnitude, "min-magnitude", 0, "smallest relative change reported, as a fraction: 0.05 is 5% (Otava's --magnitude)")
 	f.IntVar(&o.minRuns, "min-runs", trend.DefaultMinRuns, "fewest successful runs a series needs to be analysed")
+	flags.OpenSearchSource(f, &o.sinks)
 	f.Float64Var(&o.failOnPct, "fail-on-regression", 0, "exit 1 when the last change point of a series is worse by this many percent or more (see above)")
 	return c
 }
 
-func (o *options) run(streams iostreams.Streams, args []string) error {
+func (o *options) run(ctx context.Context, streams iostreams.Streams, args []string) error {
 	if !slices.Contains(formats, o.output) {
 		return exit.Usage("unknown output format %q (known: %s)%s", o.output, strings.Join(formats, ", "), flags.Suggest(o.output, formats))
 	}
@@ -127,6 +143,21 @@ func (o *options) run(streams iostreams.Streams, args []string) error {
 		return &exit.UsageError{Err: err}
 	}
 	var inputs []trend.Input
+	cfg, err := o.sinks.OpenSearch(streams.ErrOut)
+	if err != nil {
+		return &exit.UsageError{Err: err}
+	}
+	if cfg != nil {
+		c, err := opensearch.New(*cfg)
+		if err != nil {
+			return &exit.UsageError{Err: err}
+		}
+		runs, err := c.ReadRuns(ctx)
+		if err != nil {
+			return fmt.Errorf("trend: read the history: %w", err)
+		}
+		inputs = append(inputs, trend.Input{Source: c.URL() + "/" + c.Index(), Runs: runs})
+	}
 	stdin := false
 	for _, f := range files {
 		if f == "-" {

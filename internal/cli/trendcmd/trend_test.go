@@ -76,7 +76,7 @@ func TestTrendCommand(t *testing.T) {
 		code  int
 		wants []string // in stdout, then in the error
 	}{
-		{"directory", []string{dir}, 0, []string{"10 run(s) from 2026-11-02 00:00:00 to 2026-11-11 00:00:00 UTC, 10 file(s)",
+		{"directory", []string{dir}, 0, []string{"10 run(s) from 2026-11-02 00:00:00 to 2026-11-11 00:00:00 UTC, 10 source(s)",
 			"2026-11-07 00:00:00", "-30.0% worse", filepath.Join(dir, "r05.jsonl")}},
 		{"glob", []string{glob}, 0, []string{"-30.0% worse"}},
 		{"html", []string{dir, "-o", "html"}, 0, []string{"<svg ", ">-30.0% worse</text>"}},
@@ -92,6 +92,7 @@ func TestTrendCommand(t *testing.T) {
 		{"bad window", []string{dir, "--window", "1"}, 2, []string{"--window 1"}},
 		{"bad p-value", []string{dir, "--max-pvalue", "0"}, 2, []string{"--max-pvalue 0"}},
 		{"no arguments", nil, 2, []string{"give the runs of the history"}},
+		{"--opensearch not http", []string{"--opensearch", "ftp://search.example"}, 2, []string{"scheme must be http or https"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out, _, err := execute(tt.args...)

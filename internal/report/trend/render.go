@@ -34,7 +34,7 @@ func writeTable(w io.Writer, h *History, width int) error {
 		for _, r := range h.Runs {
 			sources[r.Source] = true
 		}
-		lines = append(lines, fmt.Sprintf("%d run(s) from %s to %s UTC, %d file(s)",
+		lines = append(lines, fmt.Sprintf("%d run(s) from %s to %s UTC, %d source(s)",
 			len(h.Runs), stamp(h.Runs[0].StartTime), stamp(h.Runs[len(h.Runs)-1].StartTime), len(sources)),
 			fmt.Sprintf("change points: E-divisive means and t-test p ≤ %g in windows of %d runs; a series needs %d successful runs",
 				h.MaxPValue, h.Window, h.MinRuns))

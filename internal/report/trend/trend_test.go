@@ -231,7 +231,7 @@ func TestWriteTableFits(t *testing.T) {
 			t.Errorf("line of %d columns: %q", text.Width(l), l)
 		}
 	}
-	for _, want := range []string{"12 run(s) from 2026-11-01 02:00:00 to 2026-11-01 13:00:00 UTC, 12 file(s)",
+	for _, want := range []string{"12 run(s) from 2026-11-01 02:00:00 to 2026-11-01 13:00:00 UTC, 12 source(s)",
 		"TCP_STREAM native loopback 128KiB x1", "9.500 Gbit/s → 4.750 Gbit/s", "-50.0% worse", "transactions",
 		"latency p99", "+", "Runs where a change starts:", "run-06-u 2026-11-01 08:00:00 z06.jsonl build=106", "too short (< 5 runs)",
 		"Failed measurements", "TCP_RR native loopback 1B x1: run run-09-u at 2026-11-01 11:00:00: failed: every sample failed: connect: connection refused"} {

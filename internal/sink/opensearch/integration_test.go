@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/figure"
 	"github.com/cnperf/cnperf/internal/testport"
 )
 
@@ -210,6 +211,7 @@ func TestIndexIntoRealOpenSearch(t *testing.T) {
 	}{
 		{[]string{"summary", "throughputBitsPerSecond", "mean"}, "double"},
 		{[]string{"summary", "samplesTotal"}, "double"},
+		{[]string{"summary", "transactionsPerSecond", "mean"}, "double"}, // 20000.5: fractional first
 		{[]string{"params", "messageSizeBytes"}, "double"},
 		{[]string{"startTime"}, "date"},
 		{[]string{"samples", "startTime"}, "date"},
@@ -228,6 +230,36 @@ func TestIndexIntoRealOpenSearch(t *testing.T) {
 	}
 	if docs, _ := c.SearchRun(ctx, run.UUID); len(docs) != 3 {
 		t.Errorf("after re-indexing: %d documents", len(docs))
+	}
+	// cnperf trend --opensearch: the runs come back, in start-time order, with their results'
+	// parameters, summaries and failure causes (the raw samples stay in the index).
+	later := testRun()
+	later.UUID, later.StartTime, later.Labels = "8e3a1d2b-0000-4000-8000-000000000002", later.StartTime.Add(24*time.Hour), map[string]string{"ci": "next"}
+	if _, err := c.IndexRun(ctx, later); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.do(ctx, http.MethodPost, "/cnperf-it/_refresh", "", nil); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := c.ReadRuns(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || runs[0].UUID != run.UUID || runs[1].UUID != later.UUID || !runs[1].StartTime.Equal(later.StartTime) ||
+		runs[1].Labels["ci"] != "next" || runs[0].Cluster.CNI != "calico" {
+		t.Fatalf("read back %d runs: %+v", len(runs), runs)
+	}
+	for i, r := range runs[0].Results {
+		want := run.Results[i]
+		if figure.CaseKey(&r) != figure.CaseKey(&want) || len(r.Samples) != 0 {
+			t.Errorf("result %d: %s (%d samples), want %s without samples", i, figure.CaseKey(&r), len(r.Samples), figure.CaseKey(&want))
+		}
+	}
+	if got := runs[0].Results[0].Summary.ThroughputBitsPerSecond; got == nil || got.Mean != 9.39e9 {
+		t.Errorf("summary lost: %+v", got)
+	}
+	if r := runs[0].Results[2]; r.Error != "connection refused" || figure.FailureCause(&r) != "connection refused" {
+		t.Errorf("failed result's cause: %q", r.Error)
 	}
 	// An error from the server names the URL without the password.
 	bad, err := New(Config{URL: u, Index: "no-such-index", AllowPlainHTTP: true})
