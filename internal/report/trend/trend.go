@@ -174,6 +174,10 @@ func Analyze(inputs []Input, opt Options) (*History, error) {
 	var order []string
 	for i, s := range all {
 		h.Runs = append(h.Runs, Run{UUID: s.run.UUID, StartTime: s.run.StartTime, Labels: s.run.Labels, Source: s.source, Interrupted: s.run.Interrupted})
+		if s.run.Interrupted {
+			h.Warnings = append(h.Warnings, fmt.Sprintf("%s: run %s was interrupted: %d finished case(s) count, the last may be partial",
+				s.source, s.run.UUID, len(s.run.Results)))
+		}
 		inRun := map[string]bool{}
 		for j := range s.run.Results {
 			r := &s.run.Results[j]

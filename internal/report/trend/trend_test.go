@@ -184,12 +184,13 @@ func TestRegressions(t *testing.T) {
 func TestAnalyzeDuplicatesAndNeverSucceeded(t *testing.T) {
 	in := history([]api.Result{stream(0), stream(0)}, []api.Result{stream(0)})
 	in = append(in, Input{Source: "copy.jsonl", Runs: in[0].Runs})
+	in[1].Runs[0].Interrupted = true
 	h, err := Analyze(in, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(h.Runs) != 2 || len(h.Warnings) != 2 {
-		t.Fatalf("runs %d, warnings %q: want 2 runs, a duplicate run and a case measured twice", len(h.Runs), h.Warnings)
+	if len(h.Runs) != 2 || len(h.Warnings) != 3 || !strings.Contains(strings.Join(h.Warnings, "\n"), "was interrupted: 2 finished case(s) count") {
+		t.Fatalf("runs %d, warnings %q: want 2 runs, an interrupted run, a duplicate run and a case measured twice", len(h.Runs), h.Warnings)
 	}
 	if len(h.Series) != 1 || h.Series[0].TooShort != "no successful run of 2" || len(h.Series[0].Gaps) != 2 {
 		t.Fatalf("series %+v", h.Series)
