@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/figure"
+	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/logging"
 	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/pathmtu"
@@ -113,4 +116,65 @@ func (s *Session) checkPathMTU(ctx context.Context, plat platform.Platform, case
 		}
 	}
 	return s.Update()
+}
+
+// Spec is what a run of cases needs besides the platform and the cases: the run's header,
+// what a plan file says of it (metadata.name and labels, docs/plan.md), the results file, and
+// where it logs, annotates and shows progress.
+type Spec struct {
+	Header      Header
+	PlanName    string
+	PlanLabels  map[string]string
+	ResultsFile string
+	Log         *slog.Logger
+	// Annotator, when set, annotates every finished case (Session.Annotator).
+	Annotator Annotator
+	Progress  runner.Progress
+	// CheckPathMTU, when set, checks the path MTU of every path first (Session.CheckPathMTU).
+	CheckPathMTU *pathmtu.Options
+}
+
+// RunCases is one run of cases on plat from its start to its end: each case's driver looked up,
+// a signal made to stop the run gracefully from then on (finished cases kept, clean-up), the run
+// started (its results file opened), the cases measured (Measure) and the run finished. The run
+// comes back with every finished case, also with an error; it is nil only when a driver is
+// unknown (a usage error) or the results file cannot be opened.
+func RunCases(ctx context.Context, plat platform.Platform, cases []plan.Case, spec Spec) (*api.Run, error) {
+	drivers := map[string]driver.Driver{}
+	for _, c := range cases {
+		if _, ok := drivers[c.Driver]; !ok {
+			d, err := all.Get(c.Driver)
+			if err != nil {
+				return nil, &exit.UsageError{Err: err}
+			}
+			drivers[c.Driver] = d
+		}
+	}
+	// From here on a signal stops the run gracefully; before, while the plan is read (a FIFO,
+	// standard input) and checked, it ends cnperf at once.
+	interrupt.Arm(ctx)
+	run := NewRun(spec.Header)
+	run.Plan = spec.PlanName
+	if spec.PlanLabels != nil {
+		if run.Labels == nil {
+			run.Labels = map[string]string{}
+		}
+		for k, v := range spec.PlanLabels {
+			if _, set := run.Labels[k]; !set {
+				run.Labels[k] = v
+			}
+		}
+	}
+	sess, err := Start(run, spec.ResultsFile)
+	if err != nil {
+		return nil, err
+	}
+	sess.Log = spec.Log
+	sess.Annotator = spec.Annotator
+	sess.CheckPathMTU = spec.CheckPathMTU
+	runErr := sess.Measure(ctx, plat, drivers, cases, spec.Progress)
+	if err := sess.Finish(); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
+	return run, runErr
 }

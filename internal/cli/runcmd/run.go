@@ -18,7 +18,6 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/cli/flags"
 	"github.com/cnperf/cnperf/internal/config"
-	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/interrupt"
@@ -33,6 +32,7 @@ import (
 	"github.com/cnperf/cnperf/internal/session"
 	"github.com/cnperf/cnperf/internal/sink"
 	"github.com/cnperf/cnperf/internal/sink/opensearch"
+	"github.com/cnperf/cnperf/internal/sink/prometheus"
 	"github.com/cnperf/cnperf/internal/sink/pushgateway"
 	"github.com/cnperf/cnperf/internal/tigerbench"
 )
@@ -122,55 +122,17 @@ on disk, appended as each case ends, so an interrupted run loses no finished cas
 	return c
 }
 
-// Run runs the command.
+// Run runs the command: the flags resolved (setup), the plan expanded into cases (expand),
+// one library call that makes the run (session.RunCases), then its output, the OpenSearch
+// index, the gates and the exit code.
 func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.FlagSet) error {
 	o.stdin = streams.In
 	lg := streams.Logger()
 	// what the library packages print line by line (platform choice, servers started, sinks)
 	log := streams.LogWriter()
-	if o.DryRun {
-		if err := checkDryRunFormat(o.Output); err != nil {
-			return err
-		}
-	}
-	enc, err := report.Lookup(o.Output, report.Width(iostreams.Columns(streams.Out)))
-	if err != nil {
-		return exit.Usage("--output: %v", err)
-	}
-	labels, err := session.ParseLabels(o.Labels)
+	st, err := o.setup(streams, fs)
 	if err != nil {
 		return err
-	}
-	runID, err := session.RunID(o.UUID)
-	if err != nil {
-		return err
-	}
-
-	set := func(name string) bool { f := fs.Lookup(name); return f != nil && f.Changed }
-	plat := o.platform
-	if plat == nil {
-		if plat, err = o.Platforms.choose(o.Platform, runID, log, o.ConfigFile == "" && !anyPlanFlagSet(set), o.DryRun); err != nil {
-			return err
-		}
-	}
-	if strings.EqualFold(strings.TrimSpace(o.Flags.Path), "all") {
-		paths := allPaths(plat, log)
-		if paths == nil {
-			return exit.Usage("--path all: the %s platform cannot list its paths; name them", plat.Name())
-		}
-		o.Flags.Path = strings.Join(paths, ",")
-	}
-	osCfg, err := o.Sinks.OpenSearch(log)
-	if err != nil {
-		return exit.Usage("%v", err)
-	}
-	prom, err := o.Sinks.Prometheus(log)
-	if err != nil {
-		return exit.Usage("%v", err)
-	}
-	push, err := o.Sinks.PushGateway(log)
-	if err != nil {
-		return exit.Usage("%v", err)
 	}
 	p, loaded, defaultSuite, err := o.buildPlan(fs)
 	if err != nil {
@@ -183,14 +145,135 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		if o.DryRun {
 			return o.dryRunTigerBench(streams, loaded)
 		}
-		if push != nil {
+		if st.push != nil {
 			return exit.Usage("--push-gateway: %s is a tiger-bench testconfig, whose results are not Prometheus metrics", o.ConfigFile)
 		}
-		if sch.NeedsCluster() && !platform.TraitsOf(plat).Cluster {
+		if sch.NeedsCluster() && !platform.TraitsOf(st.plat).Cluster {
 			return exit.Usage("%s is a tiger-bench testconfig: its tests need a Kubernetes cluster (--platform kube)", o.ConfigFile)
 		}
-		return o.runTigerBench(ctx, streams, loaded, runID, labels, enc)
+		return o.runTigerBench(ctx, streams, loaded, st.runID, st.labels, st.enc)
 	}
+	cases, err := o.expand(st.plat, p, loaded, lg)
+	if err != nil {
+		return err
+	}
+	if o.DryRun {
+		return printDryRun(streams.Out, o.Output, st.plat.Name(), cases, nil, iostreams.Columns(streams.Out))
+	}
+	if defaultSuite {
+		sayDefaultSuite(lg, cases)
+	}
+	run, runErr := session.RunCases(ctx, st.plat, cases, o.spec(ctx, streams, st, p, loaded != nil))
+	if run == nil {
+		return runErr
+	}
+	if len(run.Results) > 0 || runErr == nil {
+		if err := st.enc.Encode(streams.Out, []*api.Run{run}); err != nil {
+			return errors.Join(runErr, fmt.Errorf("write %s output: %w", o.Output, err))
+		}
+	}
+	if st.os != nil && len(run.Results) > 0 {
+		if err := o.index(ctx, *st.os, run, lg, log); err != nil {
+			runErr = errors.Join(runErr, err)
+		}
+	}
+	if st.push != nil {
+		if err := push(ctx, *st.push, run, log); err != nil {
+			runErr = errors.Join(runErr, err)
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if err := o.Platforms.gate(run, log); err != nil {
+		return err
+	}
+	return failedCases(run)
+}
+
+// spec is what session.RunCases needs of the flags and the plan besides the cases.
+func (o *Options) spec(ctx context.Context, streams iostreams.Streams, st setup, p *api.Plan, planFile bool) session.Spec {
+	lg := streams.Logger()
+	spec := session.Spec{
+		Header:      session.Header{UUID: st.runID, Platform: st.plat.Name(), Labels: st.labels, Host: true, Timing: true},
+		PlanLabels:  p.Metadata.Labels,
+		ResultsFile: o.ResultsFile,
+		Log:         lg,
+	}
+	if planFile { // a plan file's metadata.name names the run (docs/plan.md)
+		spec.PlanName = p.Metadata.Name
+	}
+	if st.prom != nil {
+		spec.Annotator = st.prom
+	}
+	if o.CheckMTU {
+		mo := pathmtu.DefaultOptions()
+		spec.CheckPathMTU = &mo
+	}
+	if !o.NoProgress && lg.Enabled(ctx, slog.LevelInfo) { // -q: no progress either
+		spec.Progress = &runner.TextProgress{W: streams.ErrOut, Terminal: iostreams.IsTerminal(streams.ErrOut)}
+	}
+	return spec
+}
+
+// setup is what the flags say besides the plan: the output encoder, the run's labels and id,
+// the platform (and --path all resolved on it) and the sinks.
+type setup struct {
+	enc    report.Encoder
+	labels map[string]string
+	runID  string
+	plat   platform.Platform
+	os     *opensearch.Config
+	prom   *prometheus.Collector
+	push   *pushgateway.Config
+}
+
+func (o *Options) setup(streams iostreams.Streams, fs *pflag.FlagSet) (st setup, err error) {
+	log := streams.LogWriter()
+	if o.DryRun {
+		if err := checkDryRunFormat(o.Output); err != nil {
+			return st, err
+		}
+	}
+	if st.enc, err = report.Lookup(o.Output, report.Width(iostreams.Columns(streams.Out))); err != nil {
+		return st, exit.Usage("--output: %v", err)
+	}
+	if st.labels, err = session.ParseLabels(o.Labels); err != nil {
+		return st, err
+	}
+	if st.runID, err = session.RunID(o.UUID); err != nil {
+		return st, err
+	}
+	set := func(name string) bool { f := fs.Lookup(name); return f != nil && f.Changed }
+	st.plat = o.platform
+	if st.plat == nil {
+		if st.plat, err = o.Platforms.choose(o.Platform, st.runID, log, o.ConfigFile == "" && !anyPlanFlagSet(set), o.DryRun); err != nil {
+			return st, err
+		}
+	}
+	if strings.EqualFold(strings.TrimSpace(o.Flags.Path), "all") {
+		paths := allPaths(st.plat, log)
+		if paths == nil {
+			return st, exit.Usage("--path all: the %s platform cannot list its paths; name them", st.plat.Name())
+		}
+		o.Flags.Path = strings.Join(paths, ",")
+	}
+	if st.os, err = o.Sinks.OpenSearch(log); err != nil {
+		return st, exit.Usage("%v", err)
+	}
+	if st.prom, err = o.Sinks.Prometheus(log); err != nil {
+		return st, exit.Usage("%v", err)
+	}
+	if st.push, err = o.Sinks.PushGateway(log); err != nil {
+		return st, exit.Usage("%v", err)
+	}
+	return st, nil
+}
+
+// expand turns the plan (a loaded file, or the flags' plan p) into the cases plat runs: each
+// checked by its driver and the platform, then widened by the platform, with the plan's
+// warnings and the notes on fields the platform ignores.
+func (o *Options) expand(plat platform.Platform, p *api.Plan, loaded *config.Loaded, lg *slog.Logger) ([]plan.Case, error) {
 	check := func(c plan.Case) error {
 		if err := all.Check(c); err != nil {
 			return err
@@ -203,6 +286,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	opts := plan.Options{DefaultPaths: platform.TraitsOf(plat).DefaultPaths, DriverMessageSize: all.DefaultMessageSize,
 		DriverWarmup: all.DefaultWarmup, AllowShortSamples: o.AllowShortSamples}
 	var cases []plan.Case
+	var err error
 	if loaded != nil {
 		cases, err = loaded.Expand(opts, check)
 		for _, w := range loaded.Warnings {
@@ -215,121 +299,67 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		}
 	}
 	if err != nil {
-		return &exit.UsageError{Err: fmt.Errorf("invalid plan:\n%w", err)}
+		return nil, &exit.UsageError{Err: fmt.Errorf("invalid plan:\n%w", err)}
 	}
 	if ce, ok := plat.(platform.CaseExpander); ok {
 		cases = ce.ExpandCases(cases)
 	}
 	if len(cases) == 0 {
-		return exit.Usage("the plan has no cases")
+		return nil, exit.Usage("the plan has no cases")
 	}
 	if err := o.Platforms.checkPlan(cases); err != nil {
-		return err
+		return nil, err
 	}
 	warnNotApplicable(lg, plat, cases)
 	for _, c := range cases {
 		lg.Debug("case", "name", c.Name, "profile", c.Profile, "driver", c.Driver, "path", c.Path,
 			"duration", c.Duration(), "samples", c.Params.Samples)
 	}
-	if o.DryRun {
-		return printDryRun(streams.Out, o.Output, plat.Name(), cases, nil, iostreams.Columns(streams.Out))
-	}
-	if defaultSuite {
-		c := cases[0]
-		// two lines, so stderr fits 120 columns as the table does
-		lg.Info(fmt.Sprintf("running the default suite: %d cases (%s), driver %s, path %s",
-			len(cases), plan.Join(DefaultSuiteProfiles), c.Driver, c.Path))
-		lg.Info(fmt.Sprintf("each: %s samples until the %g%% CI is within ±%g%% (%d to %d samples)",
-			c.Duration(), c.Params.Confidence.Level, c.Params.Confidence.HalfWidthPercent,
-			c.Params.Samples, c.Params.MaxSamples))
-	}
+	return cases, nil
+}
 
-	drivers := map[string]driver.Driver{}
-	for _, c := range cases {
-		if _, ok := drivers[c.Driver]; !ok {
-			d, err := all.Get(c.Driver)
-			if err != nil {
-				return &exit.UsageError{Err: err}
-			}
-			drivers[c.Driver] = d
-		}
-	}
+// sayDefaultSuite says what the default suite runs, in two lines so that stderr fits 120
+// columns as the table does.
+func sayDefaultSuite(lg *slog.Logger, cases []plan.Case) {
+	c := cases[0]
+	lg.Info(fmt.Sprintf("running the default suite: %d cases (%s), driver %s, path %s",
+		len(cases), plan.Join(DefaultSuiteProfiles), c.Driver, c.Path))
+	lg.Info(fmt.Sprintf("each: %s samples until the %g%% CI is within ±%g%% (%d to %d samples)",
+		c.Duration(), c.Params.Confidence.Level, c.Params.Confidence.HalfWidthPercent,
+		c.Params.Samples, c.Params.MaxSamples))
+}
 
-	// From here on a signal stops the run gracefully (finished cases kept, clean-up); before,
-	// while the plan is read (a FIFO, standard input) and checked, it ends cnperf at once.
-	interrupt.Arm(ctx)
-	run := session.NewRun(session.Header{UUID: runID, Platform: plat.Name(), Labels: labels, Host: true, Timing: true})
-	if loaded != nil { // a plan file's metadata.name names the run (docs/plan.md)
-		run.Plan = p.Metadata.Name
+// index ships the run into OpenSearch, even an interrupted run's finished cases; a failure is
+// reported (the results file and stdout already hold everything), with the command that
+// indexes the results file later.
+func (o *Options) index(ctx context.Context, cfg opensearch.Config, run *api.Run, lg *slog.Logger, log io.Writer) error {
+	sctx, cancel := measure.Cleanup(ctx, 2*time.Minute)
+	defer cancel()
+	err := opensearch.Ship(sctx, cfg, []*api.Run{run}, log)
+	if err == nil {
+		return nil
 	}
-	if p.Metadata.Labels != nil {
-		if run.Labels == nil {
-			run.Labels = map[string]string{}
+	if o.ResultsFile != "" {
+		shown := "URL"
+		if u, perr := url.Parse(cfg.URL); perr == nil {
+			u.User = nil // credentials are never printed
+			shown = u.String()
 		}
-		for k, v := range p.Metadata.Labels {
-			if _, set := run.Labels[k]; !set {
-				run.Labels[k] = v
-			}
-		}
+		lg.Info(fmt.Sprintf("cnperf: the run may not be fully indexed; index it later (same credentials) with: cnperf report --opensearch %s --index %s %s", shown, cfg.Index, o.ResultsFile))
 	}
-	sess, err := session.Start(run, o.ResultsFile)
-	if err != nil {
-		return err
+	return exit.Failure("index into OpenSearch: %w", err)
+}
+
+// push pushes the run's metrics to the Pushgateway, even without results: the group then says
+// the run happened, and whether it was interrupted, instead of keeping the last run's figures
+// as if they were new.
+func push(ctx context.Context, cfg pushgateway.Config, run *api.Run, log io.Writer) error {
+	sctx, cancel := measure.Cleanup(ctx, time.Minute)
+	defer cancel()
+	if err := pushgateway.Push(sctx, cfg, []*api.Run{run}, log); err != nil {
+		return exit.Failure("push to the Pushgateway: %w", err)
 	}
-	sess.Log = lg
-	if o.CheckMTU {
-		mo := pathmtu.DefaultOptions()
-		sess.CheckPathMTU = &mo
-	}
-	if prom != nil {
-		sess.Annotator = prom
-	}
-	var progress runner.Progress
-	if !o.NoProgress && lg.Enabled(ctx, slog.LevelInfo) { // -q: no progress either
-		progress = &runner.TextProgress{W: streams.ErrOut, Terminal: iostreams.IsTerminal(streams.ErrOut)}
-	}
-	runErr := sess.Measure(ctx, plat, drivers, cases, progress)
-	if err := sess.Finish(); err != nil {
-		runErr = errors.Join(runErr, err)
-	}
-	if len(run.Results) > 0 || runErr == nil {
-		if err := enc.Encode(streams.Out, []*api.Run{run}); err != nil {
-			return errors.Join(runErr, fmt.Errorf("write %s output: %w", o.Output, err))
-		}
-	}
-	if osCfg != nil && len(run.Results) > 0 {
-		// Index even an interrupted run's finished cases; a failure here is reported, and the
-		// results file and stdout already hold everything.
-		sctx, cancel := measure.Cleanup(ctx, 2*time.Minute)
-		if err := opensearch.Ship(sctx, *osCfg, []*api.Run{run}, log); err != nil {
-			runErr = errors.Join(runErr, exit.Failure("index into OpenSearch: %w", err))
-			if o.ResultsFile != "" {
-				shown := "URL"
-				if u, perr := url.Parse(osCfg.URL); perr == nil {
-					u.User = nil // credentials are never printed
-					shown = u.String()
-				}
-				lg.Info(fmt.Sprintf("cnperf: the run may not be fully indexed; index it later (same credentials) with: cnperf report --opensearch %s --index %s %s", shown, osCfg.Index, o.ResultsFile))
-			}
-		}
-		cancel()
-	}
-	if push != nil {
-		// Pushed even without results: the group then says the run happened, and whether it
-		// was interrupted, instead of keeping the last run's figures as if they were new.
-		sctx, cancel := measure.Cleanup(ctx, time.Minute)
-		if err := pushgateway.Push(sctx, *push, []*api.Run{run}, log); err != nil {
-			runErr = errors.Join(runErr, exit.Failure("push to the Pushgateway: %w", err))
-		}
-		cancel()
-	}
-	if runErr != nil {
-		return runErr
-	}
-	if err := o.Platforms.gate(run, log); err != nil {
-		return err
-	}
-	return failedCases(run)
+	return nil
 }
 
 // failedCases turns failed cases into exit code 1 with a summary.
