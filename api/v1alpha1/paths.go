@@ -110,6 +110,17 @@ func (p Path) Row() (row PathRow, ok bool) {
 	return PathRow{Path: p}, false
 }
 
+// PathWith is the path whose row has these endpoints' networks, node relation and access; ok
+// is false when no row has them.
+func PathWith(client, server Network, nodes Nodes, access Access) (p Path, ok bool) {
+	for _, r := range pathTable {
+		if r.ClientNetwork == client && r.ServerNetwork == server && r.Nodes == nodes && r.Access == access {
+			return r.Path, true
+		}
+	}
+	return "", false
+}
+
 // Valid reports whether p is a known path.
 func (p Path) Valid() bool {
 	_, ok := p.Row()

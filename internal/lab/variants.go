@@ -64,24 +64,24 @@ func (o Options) Topologies(p api.Path) []api.Topology {
 		}
 		return out
 	}
-	switch p {
-	case api.PathHostHost:
+	switch shapeOf(p) {
+	case shapeHosts:
 		return []api.Topology{{Flavour: underlayFlavour(o.Underlay), MTUBytes: o.MTUBytes}}
-	case api.PathPodPodSameNode:
+	case shapeSameNode:
 		return policies(api.Topology{Flavour: withBase(FlavourBridge), MTUBytes: podMTU(o.MTUBytes, base)})
-	case api.PathPodPodCrossNode:
+	case shapeCrossNode:
 		var out []api.Topology
 		for _, ov := range o.Overlays {
 			out = append(out, policies(api.Topology{Flavour: ov, MTUBytes: podMTU(o.MTUBytes, ov)})...)
 		}
 		return out
-	case api.PathPodHost, api.PathHostPod:
+	case shapePodAndHost:
 		var out []api.Topology
 		for _, ov := range o.Overlays {
 			out = append(out, api.Topology{Flavour: ov, MTUBytes: podMTU(o.MTUBytes, ov)})
 		}
 		return out
-	case api.PathPodClusterIP:
+	case shapeClusterIP:
 		var out []api.Topology
 		for _, px := range o.ServiceProxies {
 			out = append(out, api.Topology{Flavour: withBase(px), MTUBytes: podMTU(o.MTUBytes, base), Backends: o.ServiceBackends})
@@ -89,6 +89,43 @@ func (o Options) Topologies(p api.Path) []api.Topology {
 		return out
 	}
 	return nil
+}
+
+// shape is what the lab builds for a path, read from its row of the path table.
+type shape int
+
+const (
+	shapeNone       shape = iota // not a lab path
+	shapeHosts                   // node to node on the underlay (host-host)
+	shapeSameNode                // two pods on one node's bridge
+	shapeCrossNode               // pods on two nodes, over an overlay
+	shapePodAndHost              // a pod and the other node's own address (pod-host, host-pod)
+	shapeClusterIP               // a pod to a ClusterIP Service over the pods of other nodes
+)
+
+// shapeOf is p's shape: what its row says of the endpoints' networks, their nodes and the
+// access, for the paths the lab builds (Paths); shapeNone for any other.
+func shapeOf(p api.Path) shape {
+	r, ok := p.Row()
+	if !ok || !Supports(p) {
+		return shapeNone
+	}
+	pods := r.ClientNetwork == api.NetworkPod && r.ServerNetwork == api.NetworkPod
+	switch {
+	case r.Access == api.AccessClusterIP && pods && r.Nodes == api.NodesCross:
+		return shapeClusterIP
+	case r.Access != api.AccessDirect:
+		return shapeNone
+	case r.HostNetwork() && r.Nodes == api.NodesCross:
+		return shapeHosts
+	case pods && r.Nodes == api.NodesSame:
+		return shapeSameNode
+	case pods && r.Nodes == api.NodesCross:
+		return shapeCrossNode
+	case r.ClientNetwork != r.ServerNetwork && r.Nodes == api.NodesCross:
+		return shapePodAndHost
+	}
+	return shapeNone
 }
 
 // Expand replaces every case on a lab path by one case per topology it is measured on (see
@@ -126,20 +163,22 @@ func (o Options) SpecFor(p api.Path, t *api.Topology) (Spec, error) {
 	if overlay != "" {
 		s.Overlay = overlay
 	}
-	switch p {
-	case api.PathHostHost:
-	case api.PathPodPodSameNode:
+	row, _ := p.Row()
+	shape := shapeOf(p)
+	switch shape {
+	case shapeHosts:
+	case shapeSameNode:
 		if flavour != FlavourBridge {
 			return Spec{}, fmt.Errorf("path %s: unknown flavour %q", p, t.Flavour)
 		}
-	case api.PathPodPodCrossNode, api.PathPodHost, api.PathHostPod:
+	case shapeCrossNode, shapePodAndHost:
 		if flavour != OverlayRouted && flavour != OverlayVXLAN {
 			return Spec{}, fmt.Errorf("path %s: unknown flavour %q", p, t.Flavour)
 		}
 		s.Overlay = flavour
 		// Pod to a node's address leaves the pod network: SNAT'ed to the node, as CNIs do.
-		s.Masquerade = p == api.PathPodHost
-	case api.PathPodClusterIP:
+		s.Masquerade = row.ClientNetwork == api.NetworkPod && row.ServerNetwork == api.NetworkHost
+	case shapeClusterIP:
 		if flavour != ProxyNftables && flavour != ProxyIptables {
 			return Spec{}, fmt.Errorf("path %s: unknown flavour %q", p, t.Flavour)
 		}
@@ -151,7 +190,7 @@ func (o Options) SpecFor(p api.Path, t *api.Topology) (Spec, error) {
 		return Spec{}, fmt.Errorf("path %q is not built by the lab", p)
 	}
 	if t.PolicyRules > 0 {
-		if p != api.PathPodPodSameNode && p != api.PathPodPodCrossNode {
+		if shape != shapeSameNode && shape != shapeCrossNode {
 			return Spec{}, fmt.Errorf("path %s: policy rules apply to the pod-pod paths only", p)
 		}
 		switch t.PolicyStyle {

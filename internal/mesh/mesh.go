@@ -17,17 +17,23 @@ func Target(a Agent) driver.Target {
 	return driver.Target{Host: a.PodIP}
 }
 
-// PathOf is the path between two nodes on a network.
+// PathOf is the path between two nodes on a network, read from the path table: the direct
+// path with the nodes' relation (same node, another zone when both zones are known, else
+// another node), or the network's cross-node path when it has no row for that relation (the
+// host network has one path, host-host).
 func PathOf(net api.Network, client, server Node) api.Path {
+	nodes := api.NodesCross
 	switch {
-	case net == api.NetworkHost:
-		return api.PathHostHost
 	case client.Name == server.Name:
-		return api.PathPodPodSameNode
+		nodes = api.NodesSame
 	case client.Zone != "" && server.Zone != "" && client.Zone != server.Zone:
-		return api.PathPodPodCrossZone
+		nodes = api.NodesCrossZone
 	}
-	return api.PathPodPodCrossNode
+	if p, ok := api.PathWith(net, net, nodes, api.AccessDirect); ok {
+		return p
+	}
+	p, _ := api.PathWith(net, net, api.NodesCross, api.AccessDirect)
+	return p
 }
 
 // newMesh is the mesh section shared by both modes.
