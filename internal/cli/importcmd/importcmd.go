@@ -27,6 +27,7 @@ import (
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/session"
+	"github.com/cnperf/cnperf/internal/span"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
@@ -246,14 +247,9 @@ func Import(imp driver.Importer, driverName string, profile api.Profile, path ap
 		r := &run.Results[i]
 		r.Params.Samples = len(r.Samples)
 		runner.Summarize(r)
-		r.StartTime, r.EndTime = window(r.Samples)
-		if !r.StartTime.IsZero() && (run.StartTime.IsZero() || r.StartTime.Before(run.StartTime)) {
-			run.StartTime = r.StartTime
-		}
-		if r.EndTime.After(run.EndTime) {
-			run.EndTime = r.EndTime
-		}
+		r.StartTime, r.EndTime = span.Of(r.Samples, func(s api.Sample) (time.Time, time.Time) { return s.StartTime, s.EndTime })
 	}
+	run.StartTime, run.EndTime = span.Of(run.Results, func(r api.Result) (time.Time, time.Time) { return r.StartTime, r.EndTime })
 	return run, nil
 }
 
@@ -345,16 +341,4 @@ func caseKey(ic driver.ImportedCase) string {
 	b.WriteByte('|')
 	_ = json.NewEncoder(&b).Encode(p) // map keys are sorted by encoding/json
 	return b.String()
-}
-
-func window(samples []api.Sample) (start, end time.Time) {
-	for _, s := range samples {
-		if !s.StartTime.IsZero() && (start.IsZero() || s.StartTime.Before(start)) {
-			start = s.StartTime
-		}
-		if s.EndTime.After(end) {
-			end = s.EndTime
-		}
-	}
-	return start, end
 }

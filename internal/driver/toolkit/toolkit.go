@@ -17,6 +17,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/span"
 )
 
 // Decimal is a regexp for a number a tool prints with %f or %d ("1.21", "7"): ParseFloat reads
@@ -257,15 +258,7 @@ func Failed(tool string, o driver.Output) error {
 
 // Window returns the earliest start and the latest end of the outputs.
 func Window(outs []driver.Output) (start, end time.Time) {
-	for _, o := range outs {
-		if !o.StartTime.IsZero() && (start.IsZero() || o.StartTime.Before(start)) {
-			start = o.StartTime
-		}
-		if o.EndTime.After(end) {
-			end = o.EndTime
-		}
-	}
-	return start, end
+	return span.Of(outs, func(o driver.Output) (time.Time, time.Time) { return o.StartTime, o.EndTime })
 }
 
 // AddNote appends a non-empty note.

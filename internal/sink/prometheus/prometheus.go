@@ -23,6 +23,7 @@ import (
 	"github.com/cnperf/cnperf/internal/sink/httpclient"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/span"
 )
 
 // EnvToken is read for the bearer token when none is configured.
@@ -507,18 +508,12 @@ func (c *Collector) Annotate(ctx context.Context, r *api.Result) error {
 // window is a result's measured window: from the first measured sample's start to the last
 // one's end (warm-up excluded), else the result's own times.
 func window(r *api.Result) (time.Time, time.Time) {
-	var start, end time.Time
-	for _, s := range r.Samples {
+	start, end := span.Of(r.Samples, func(s api.Sample) (time.Time, time.Time) {
 		if s.Warmup || s.StartTime.IsZero() || s.EndTime.IsZero() {
-			continue
+			return time.Time{}, time.Time{}
 		}
-		if start.IsZero() || s.StartTime.Before(start) {
-			start = s.StartTime
-		}
-		if s.EndTime.After(end) {
-			end = s.EndTime
-		}
-	}
+		return s.StartTime, s.EndTime
+	})
 	if start.IsZero() {
 		return r.StartTime, r.EndTime
 	}
