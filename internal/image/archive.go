@@ -177,25 +177,36 @@ func imageFor(idx v1.ImageIndex, plat v1.Platform) (v1.Image, error) {
 	return nil, fmt.Errorf("no image for %s/%s (it has: %s)", plat.OS, plat.Architecture, strings.Join(seen, ", "))
 }
 
-func tarHas(p, want string) (bool, error) {
+// eachTarEntry calls fn with every entry of the tar archive at p, in order, until fn says it
+// is done or returns an error; a read error is wrapped as bad says.
+func eachTarEntry(p string, bad func(error) error, fn func(h *tar.Header, r io.Reader) (done bool, err error)) error {
 	f, err := os.Open(p)
 	if err != nil {
-		return false, err
+		return err
 	}
 	defer f.Close()
 	tr := tar.NewReader(f)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return false, nil
+			return nil
 		}
 		if err != nil {
-			return false, fmt.Errorf("%s: not a tar archive: %w", p, err)
+			return bad(err)
 		}
-		if strings.TrimPrefix(h.Name, "./") == want {
-			return true, nil
+		if done, err := fn(h, tr); done || err != nil {
+			return err
 		}
 	}
+}
+
+func tarHas(p, want string) (has bool, err error) {
+	err = eachTarEntry(p, func(err error) error { return fmt.Errorf("%s: not a tar archive: %w", p, err) },
+		func(h *tar.Header, _ io.Reader) (bool, error) {
+			has = strings.TrimPrefix(h.Name, "./") == want
+			return has, nil
+		})
+	return has, err
 }
 
 func untarTemp(p string) (dir string, err error) {
@@ -203,50 +214,39 @@ func untarTemp(p string) (dir string, err error) {
 	if err != nil {
 		return "", err
 	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(dir)
-		}
-	}()
-	f, err := os.Open(p)
+	err = eachTarEntry(p, func(err error) error { return fmt.Errorf("%s: %w", p, err) },
+		func(h *tar.Header, r io.Reader) (bool, error) { return false, untarEntry(dir, h, r) })
 	if err != nil {
+		os.RemoveAll(dir)
 		return "", err
 	}
-	defer f.Close()
-	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return dir, nil
-		}
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", p, err)
-		}
-		rel := filepath.Clean(strings.TrimPrefix(h.Name, "./"))
-		if rel == "." || strings.HasPrefix(rel, "..") || filepath.IsAbs(rel) {
-			continue
-		}
-		dst := filepath.Join(dir, rel)
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(dst, 0o755); err != nil {
-				return "", err
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return "", err
-			}
-			out, err := os.Create(dst)
-			if err != nil {
-				return "", err
-			}
-			_, err = io.Copy(out, tr)
-			out.Close()
-			if err != nil {
-				return "", err
-			}
-		}
+	return dir, nil
+}
+
+// untarEntry writes one entry of an archive below dir: directories and regular files, nothing
+// outside dir.
+func untarEntry(dir string, h *tar.Header, r io.Reader) error {
+	rel := filepath.Clean(strings.TrimPrefix(h.Name, "./"))
+	if rel == "." || strings.HasPrefix(rel, "..") || filepath.IsAbs(rel) {
+		return nil
 	}
+	dst := filepath.Join(dir, rel)
+	switch h.Typeflag {
+	case tar.TypeDir:
+		return os.MkdirAll(dst, 0o755)
+	case tar.TypeReg:
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		out, err := os.Create(dst)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(out, r)
+		out.Close()
+		return err
+	}
+	return nil
 }
 
 // Push writes img to ref's registry (credentials from the Docker config, as docker login

@@ -10,11 +10,10 @@ import (
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -138,66 +137,67 @@ func transientAPIError(err error) bool {
 // deleteRunObjectsOnce deletes the run's objects (one pass, no waiting).
 func deleteRunObjectsOnce(ctx context.Context, cs kubernetes.Interface, ns, selector string) error {
 	var errs []error
-	grace := TerminationGraceSeconds
 	lo := metav1.ListOptions{LabelSelector: selector}
-	// DaemonSets first (cnperf mesh's agents), or their controller recreates the pods below.
-	dss, err := cs.AppsV1().DaemonSets(ns).List(ctx, lo)
-	if err != nil && !apierrors.IsNotFound(err) {
-		errs = append(errs, fmt.Errorf("list daemonsets in %s: %w", ns, err))
-	}
-	if dss != nil {
-		for _, d := range dss.Items {
-			if err := cs.AppsV1().DaemonSets(ns).Delete(ctx, d.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("delete daemonset %s/%s: %w", ns, d.Name, err))
-			}
+	for _, k := range runKinds(cs, ns) {
+		ms, err := k.list(ctx, lo)
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("list %s in %s: %w", k.nouns, ns, err))
 		}
-	}
-	pods, err := cs.CoreV1().Pods(ns).List(ctx, lo)
-	if err != nil && !apierrors.IsNotFound(err) {
-		errs = append(errs, fmt.Errorf("list pods in %s: %w", ns, err))
-	}
-	if pods != nil {
-		for _, p := range pods.Items {
-			if err := cs.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("delete pod %s/%s: %w", ns, p.Name, err))
-			}
-		}
-	}
-	svcs, err := cs.CoreV1().Services(ns).List(ctx, lo)
-	if err != nil && !apierrors.IsNotFound(err) {
-		errs = append(errs, fmt.Errorf("list services in %s: %w", ns, err))
-	}
-	if svcs != nil {
-		for _, s := range svcs.Items {
-			if err := cs.CoreV1().Services(ns).Delete(ctx, s.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("delete service %s/%s: %w", ns, s.Name, err))
-			}
-		}
-	}
-	sas, err := cs.CoreV1().ServiceAccounts(ns).List(ctx, lo)
-	if err != nil && !apierrors.IsNotFound(err) {
-		errs = append(errs, fmt.Errorf("list service accounts in %s: %w", ns, err))
-	}
-	if sas != nil {
-		for _, s := range sas.Items {
-			if err := cs.CoreV1().ServiceAccounts(ns).Delete(ctx, s.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("delete service account %s/%s: %w", ns, s.Name, err))
-			}
-		}
-	}
-	// the Lease last: until the objects are gone, the run is not abandoned
-	leases, err := cs.CoordinationV1().Leases(ns).List(ctx, lo)
-	if err != nil && !apierrors.IsNotFound(err) {
-		errs = append(errs, fmt.Errorf("list leases in %s: %w", ns, err))
-	}
-	if leases != nil {
-		for _, l := range leases.Items {
-			if err := cs.CoordinationV1().Leases(ns).Delete(ctx, l.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("delete lease %s/%s: %w", ns, l.Name, err))
+		for _, m := range ms {
+			if err := k.del(ctx, m.Name, k.opts); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("delete %s %s/%s: %w", k.noun, ns, m.Name, err))
 			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// runKind is one kind of namespaced object a run creates: how a Leftover (Kind) and a message
+// (noun, nouns) name it, and its List and Delete in one namespace ("" lists every namespace).
+type runKind struct {
+	kind, noun, nouns string
+	list              func(context.Context, metav1.ListOptions) ([]metav1.ObjectMeta, error)
+	del               func(context.Context, string, metav1.DeleteOptions) error
+	opts              metav1.DeleteOptions
+}
+
+// runKinds are the kinds of namespaced objects runs create, in the order they are deleted:
+// DaemonSets first (cnperf mesh's agents), or their controller recreates the pods; the Lease
+// last: until the objects are gone, the run is not abandoned.
+func runKinds(cs kubernetes.Interface, ns string) []runKind {
+	grace := TerminationGraceSeconds
+	none, graceful := metav1.DeleteOptions{}, metav1.DeleteOptions{GracePeriodSeconds: &grace}
+	return []runKind{
+		{"DaemonSet", "daemonset", "daemonsets", metasOf(cs.AppsV1().DaemonSets(ns).List), cs.AppsV1().DaemonSets(ns).Delete, none},
+		{"Pod", "pod", "pods", metasOf(cs.CoreV1().Pods(ns).List), cs.CoreV1().Pods(ns).Delete, graceful},
+		{"Service", "service", "services", metasOf(cs.CoreV1().Services(ns).List), cs.CoreV1().Services(ns).Delete, none},
+		{"ServiceAccount", "service account", "service accounts", metasOf(cs.CoreV1().ServiceAccounts(ns).List),
+			cs.CoreV1().ServiceAccounts(ns).Delete, none},
+		{"Lease", "lease", "leases", metasOf(cs.CoordinationV1().Leases(ns).List), cs.CoordinationV1().Leases(ns).Delete, none},
+	}
+}
+
+// metasOf turns a typed List into one that returns each object's name, namespace and labels.
+func metasOf[L runtime.Object](list func(context.Context, metav1.ListOptions) (L, error)) func(context.Context, metav1.ListOptions) ([]metav1.ObjectMeta, error) {
+	return func(ctx context.Context, lo metav1.ListOptions) ([]metav1.ObjectMeta, error) {
+		l, err := list(ctx, lo)
+		if err != nil {
+			return nil, err
+		}
+		items, err := meta.ExtractList(l)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]metav1.ObjectMeta, 0, len(items))
+		for _, it := range items {
+			a, err := meta.Accessor(it)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, metav1.ObjectMeta{Name: a.GetName(), Namespace: a.GetNamespace(), Labels: a.GetLabels()})
+		}
+		return out, nil
+	}
 }
 
 // CleanupOptions select what `cnperf cleanup` removes.
@@ -340,36 +340,18 @@ func Cleanup(ctx context.Context, cs kubernetes.Interface, o CleanupOptions, log
 			found = append(found, Leftover{Kind: kind, Namespace: m.Namespace, Name: m.Name, RunID: m.Labels[LabelRun], Remove: rm, Why: why})
 		}
 	}
-	if dss, err := cs.AppsV1().DaemonSets(scope).List(ctx, lo); err != nil {
-		errs = append(errs, fmt.Errorf("list daemonsets: %w", err))
-	} else {
-		add("DaemonSet", metas(dss.Items, func(d appsv1.DaemonSet) metav1.ObjectMeta { return d.ObjectMeta }))
-	}
-	if pods, err := cs.CoreV1().Pods(scope).List(ctx, lo); err != nil {
-		errs = append(errs, fmt.Errorf("list pods: %w", err))
-	} else {
-		add("Pod", metas(pods.Items, func(p corev1.Pod) metav1.ObjectMeta { return p.ObjectMeta }))
-	}
-	if svcs, err := cs.CoreV1().Services(scope).List(ctx, lo); err != nil {
-		errs = append(errs, fmt.Errorf("list services: %w", err))
-	} else {
-		add("Service", metas(svcs.Items, func(s corev1.Service) metav1.ObjectMeta { return s.ObjectMeta }))
-	}
-	if sas, err := cs.CoreV1().ServiceAccounts(scope).List(ctx, lo); err != nil {
-		errs = append(errs, fmt.Errorf("list service accounts: %w", err))
-	} else {
-		add("ServiceAccount", metas(sas.Items, func(s corev1.ServiceAccount) metav1.ObjectMeta { return s.ObjectMeta }))
-	}
-	if les, err := cs.CoordinationV1().Leases(scope).List(ctx, lo); err != nil {
-		errs = append(errs, fmt.Errorf("list leases: %w", err))
-	} else {
-		add("Lease", metas(les.Items, func(l coordinationv1.Lease) metav1.ObjectMeta { return l.ObjectMeta }))
+	for _, k := range runKinds(cs, scope) {
+		ms, err := k.list(ctx, lo)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("list %s: %w", k.nouns, err))
+			continue
+		}
+		add(k.kind, ms)
 	}
 	if o.DryRun {
 		return found, errors.Join(errs...)
 	}
 
-	grace := TerminationGraceSeconds
 	nsTouched := map[string]string{} // namespace -> run
 	for _, l := range found {
 		if !l.Remove {
@@ -377,20 +359,13 @@ func Cleanup(ctx context.Context, cs kubernetes.Interface, o CleanupOptions, log
 		}
 		var err error
 		fmt.Fprintf(log, "deleting %s %s (%s)\n", strings.ToLower(l.Kind), l.where(), l.Why)
-		switch l.Kind {
-		case "Namespace":
+		if l.Kind == "Namespace" {
 			err = DeleteNamespace(ctx, cs, l.Name, false)
-		case "DaemonSet":
-			err = cs.AppsV1().DaemonSets(l.Namespace).Delete(ctx, l.Name, metav1.DeleteOptions{})
-		case "Pod":
-			err = cs.CoreV1().Pods(l.Namespace).Delete(ctx, l.Name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
+		} else if k, ok := runKindOf(cs, l.Namespace, l.Kind); ok {
+			err = k.del(ctx, l.Name, k.opts)
+		}
+		if l.Kind == "Pod" {
 			nsTouched[l.Namespace] = l.RunID
-		case "Service":
-			err = cs.CoreV1().Services(l.Namespace).Delete(ctx, l.Name, metav1.DeleteOptions{})
-		case "ServiceAccount":
-			err = cs.CoreV1().ServiceAccounts(l.Namespace).Delete(ctx, l.Name, metav1.DeleteOptions{})
-		case "Lease":
-			err = cs.CoordinationV1().Leases(l.Namespace).Delete(ctx, l.Name, metav1.DeleteOptions{})
 		}
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("delete %s %s: %w", l.Kind, l.where(), err))
@@ -421,10 +396,12 @@ func (l Leftover) where() string {
 	return l.Namespace + "/" + l.Name
 }
 
-func metas[T any](items []T, f func(T) metav1.ObjectMeta) []metav1.ObjectMeta {
-	out := make([]metav1.ObjectMeta, len(items))
-	for i, it := range items {
-		out[i] = f(it)
+// runKindOf is the runKind named kind, in namespace ns.
+func runKindOf(cs kubernetes.Interface, ns, kind string) (runKind, bool) {
+	for _, k := range runKinds(cs, ns) {
+		if k.kind == kind {
+			return k, true
+		}
 	}
-	return out
+	return runKind{}, false
 }
