@@ -243,8 +243,7 @@ func untarEntry(dir string, h *tar.Header, r io.Reader) error {
 			return err
 		}
 		_, err = io.Copy(out, r)
-		out.Close()
-		return err
+		return errors.Join(err, out.Close()) // a file written is whole only once closed
 	}
 	return nil
 }

@@ -39,6 +39,17 @@ func New(insecureSkipVerify bool, caFile string, timeout, defaultTimeout time.Du
 	return &http.Client{Transport: tr, Timeout: timeout}, nil
 }
 
+// ClientFor is the client of a sink at base: it refuses to send credentials (hasCredentials)
+// over plain http unless allowPlain (--allow-plain-http-credentials, CheckPlainHTTP), and has
+// New's TLS settings and timeout.
+func ClientFor(base *url.URL, hasCredentials, allowPlain, insecureSkipVerify bool, caFile string,
+	timeout, defaultTimeout time.Duration) (*http.Client, error) {
+	if err := CheckPlainHTTP(base, hasCredentials, allowPlain, "--allow-plain-http-credentials"); err != nil {
+		return nil, err
+	}
+	return New(insecureSkipVerify, caFile, timeout, defaultTimeout)
+}
+
 // BaseURL is u without credentials, query, fragment and trailing slash: the base that request
 // paths are joined to.
 func BaseURL(u *url.URL) *url.URL {

@@ -114,15 +114,11 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.base = httpclient.BaseURL(u)
 	c.scrubber = httpclient.NewScrubber(c.user, c.pass, "")
-	if err := httpclient.CheckPlainHTTP(c.base, c.user != "" || c.pass != "", cfg.AllowPlainHTTP, "--allow-plain-http-credentials"); err != nil {
-		return nil, fmt.Errorf("opensearch: %w", err)
-	}
-
-	hc, err := httpclient.New(cfg.InsecureSkipTLSVerify, cfg.CAFile, cfg.Timeout, 60*time.Second)
+	c.http, err = httpclient.ClientFor(c.base, c.user != "" || c.pass != "", cfg.AllowPlainHTTP, cfg.InsecureSkipTLSVerify,
+		cfg.CAFile, cfg.Timeout, 60*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("opensearch: %w", err)
 	}
-	c.http = hc
 	return c, nil
 }
 

@@ -90,14 +90,11 @@ func New(cfg Config) (*Collector, error) {
 		pass, hasPass = c.user.Password()
 	}
 	c.scrubber = httpclient.NewScrubber(c.user.Username(), pass, c.token)
-	if err := httpclient.CheckPlainHTTP(c.base, c.token != "" || hasPass, cfg.AllowPlainHTTP, "--allow-plain-http-credentials"); err != nil {
-		return nil, fmt.Errorf("prometheus: %w", err)
-	}
-	hc, err := httpclient.New(cfg.InsecureSkipTLSVerify, cfg.CAFile, cfg.Timeout, 30*time.Second)
+	c.http, err = httpclient.ClientFor(c.base, c.token != "" || hasPass, cfg.AllowPlainHTTP, cfg.InsecureSkipTLSVerify,
+		cfg.CAFile, cfg.Timeout, 30*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("prometheus: %w", err)
 	}
-	c.http = hc
 	return c, nil
 }
 
