@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,20 +26,13 @@ type clientSession struct {
 	dataPort int
 	offload  []string
 
-	mu       sync.Mutex // guards flows against abort from the context watcher
-	flows    []*flowState
-	phase    atomic.Int32
-	stopFlag atomic.Bool
-	wg       sync.WaitGroup
-	errMu    sync.Mutex
-	firstErr error
-	gsoUsed  atomic.Bool
-	unpin    func()
+	flowWorkers
+	phase   atomic.Int32
+	gsoUsed atomic.Bool
 
 	cpuA, cpuB   cpuSnap
 	snapA, snapB []snap
 	wallA, wallB time.Time
-	closed       bool
 	// mids are the counters read at the inner edges of the window's intervals.
 	mids []edge
 }
@@ -49,20 +41,6 @@ type clientSession struct {
 type edge struct {
 	mono int64
 	s    []snap
-}
-
-func (cs *clientSession) setErr(err error) {
-	cs.errMu.Lock()
-	if cs.firstErr == nil {
-		cs.firstErr = err
-	}
-	cs.errMu.Unlock()
-}
-
-func (cs *clientSession) workerErr() error {
-	cs.errMu.Lock()
-	defer cs.errMu.Unlock()
-	return cs.firstErr
 }
 
 func (cs *clientSession) addFlow(f *flowState) {
@@ -340,14 +318,7 @@ func (cs *clientSession) finishWorkers() error {
 func (cs *clientSession) abort() {
 	cs.stopFlag.Store(true)
 	cs.phase.Store(phaseStopped)
-	cs.mu.Lock()
-	for _, f := range cs.flows {
-		if f.fd >= 0 {
-			_ = unix.Shutdown(f.fd, unix.SHUT_RDWR)
-		}
-		f.shutdownConn()
-	}
-	cs.mu.Unlock()
+	cs.shutdownFlows()
 }
 
 func (cs *clientSession) close() {
@@ -356,16 +327,8 @@ func (cs *clientSession) close() {
 	}
 	cs.closed = true
 	cs.abort()
-	cs.wg.Wait()
-	if cs.unpin != nil {
-		cs.unpin()
-	}
-	cs.mu.Lock()
-	for _, f := range cs.flows {
-		closeFd(f.fd)
-		f.fd = -1
-	}
-	cs.mu.Unlock()
+	cs.wait()
+	cs.closeFlows()
 }
 
 func (cs *clientSession) report(srv *control.ServerResult) (*Report, error) {

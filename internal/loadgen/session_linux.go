@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,22 +31,15 @@ type serverSession struct {
 
 	lfd, ufd int // TCP listener, UDP "listener" (flow greetings)
 
-	mu    sync.Mutex // guards flows while the acceptor fills them
-	flows []*flowState
+	flowWorkers
 
 	acceptDone    chan error
 	acceptPending bool        // the acceptor's answer has not been read yet
-	stopFlag      atomic.Bool // workers: stop
 	sendStop      atomic.Bool // TCP_MAERTS senders: stop sending
-	wg            sync.WaitGroup
-	errMu         sync.Mutex
-	firstErr      error
 
 	cpuA, cpuB   cpuSnap
 	snapA, snapB []snap
 	lastSeq      []uint64
-	closed       bool
-	unpin        func()
 }
 
 func (p profileKind) isTCPFlows() bool {
@@ -101,23 +93,6 @@ func newServerSession(st control.Setup, addr netip.Addr, dataPort int) (*serverS
 		go ss.acceptUDPFlows()
 	}
 	return ss, nil
-}
-
-func (ss *serverSession) setErr(err error) {
-	if err == nil {
-		return
-	}
-	ss.errMu.Lock()
-	if ss.firstErr == nil {
-		ss.firstErr = err
-	}
-	ss.errMu.Unlock()
-}
-
-func (ss *serverSession) err() error {
-	ss.errMu.Lock()
-	defer ss.errMu.Unlock()
-	return ss.firstErr
 }
 
 func (ss *serverSession) acceptTCPFlows() {
@@ -367,7 +342,7 @@ func (ss *serverSession) finish() (*control.ServerResult, error) {
 		<-done
 		return nil, errors.New("data flows did not finish within 10s of the client's finish")
 	}
-	if err := ss.err(); err != nil {
+	if err := ss.workerErr(); err != nil {
 		return nil, err
 	}
 	res := &control.ServerResult{WindowNs: ss.cpuB.mono - ss.cpuA.mono, CPU: cpuDiff(ss.cpuA, ss.cpuB)}
@@ -418,17 +393,7 @@ func (ss *serverSession) abort() {
 	if ss.ufd >= 0 {
 		_ = unix.Shutdown(ss.ufd, unix.SHUT_RDWR)
 	}
-	ss.mu.Lock()
-	for _, f := range ss.flows {
-		if f == nil {
-			continue
-		}
-		if f.fd >= 0 {
-			_ = unix.Shutdown(f.fd, unix.SHUT_RDWR)
-		}
-		f.shutdownConn()
-	}
-	ss.mu.Unlock()
+	ss.shutdownFlows()
 }
 
 // close aborts what still runs, waits for the workers and closes every socket.
@@ -438,10 +403,7 @@ func (ss *serverSession) close() {
 	}
 	ss.closed = true
 	ss.abort()
-	ss.wg.Wait()
-	if ss.unpin != nil {
-		ss.unpin()
-	}
+	ss.wait()
 	// the acceptor may still be running (setup failed before start): drain its answer
 	if ss.acceptPending {
 		select {
@@ -449,13 +411,7 @@ func (ss *serverSession) close() {
 		case <-time.After(flowSetupTimeout + time.Second):
 		}
 	}
-	ss.mu.Lock()
-	for _, f := range ss.flows {
-		if f != nil {
-			closeFd(f.fd)
-		}
-	}
-	ss.mu.Unlock()
+	ss.closeFlows()
 	closeFd(ss.lfd)
 	closeFd(ss.ufd)
 }
