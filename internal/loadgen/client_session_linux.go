@@ -322,13 +322,9 @@ func (cs *clientSession) abort() {
 }
 
 func (cs *clientSession) close() {
-	if cs.closed {
-		return
+	if cs.closeOnce(cs.abort) {
+		cs.closeFlows()
 	}
-	cs.closed = true
-	cs.abort()
-	cs.wait()
-	cs.closeFlows()
 }
 
 func (cs *clientSession) report(srv *control.ServerResult) (*Report, error) {

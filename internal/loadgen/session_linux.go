@@ -398,12 +398,9 @@ func (ss *serverSession) abort() {
 
 // close aborts what still runs, waits for the workers and closes every socket.
 func (ss *serverSession) close() {
-	if ss.closed {
+	if !ss.closeOnce(ss.abort) {
 		return
 	}
-	ss.closed = true
-	ss.abort()
-	ss.wait()
 	// the acceptor may still be running (setup failed before start): drain its answer
 	if ss.acceptPending {
 		select {

@@ -54,6 +54,18 @@ func (w *flowWorkers) shutdownFlows() {
 	w.mu.Unlock()
 }
 
+// closeOnce, the first time only, marks the workers closed, runs abort (which stops them) and
+// waits for them; it says whether it did.
+func (w *flowWorkers) closeOnce(abort func()) bool {
+	if w.closed {
+		return false
+	}
+	w.closed = true
+	abort()
+	w.wait()
+	return true
+}
+
 // wait waits for the workers (already told to stop) and gives back the CPUs they were pinned to.
 func (w *flowWorkers) wait() {
 	w.wg.Wait()
