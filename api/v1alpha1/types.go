@@ -199,6 +199,9 @@ type Sample struct {
 	Retransmits             *float64 `json:"retransmits,omitempty"`
 	LossPercent             *float64 `json:"lossPercent,omitempty"`
 	JitterMicroseconds      *float64 `json:"jitterMicroseconds,omitempty"`
+	// ProgrammingSeconds is a programming profile's figure: the time the network took to
+	// obey one change (see Programming).
+	ProgrammingSeconds *float64 `json:"programmingSeconds,omitempty"`
 
 	BytesSent       *int64 `json:"bytesSent,omitempty"`
 	BytesReceived   *int64 `json:"bytesReceived,omitempty"`
@@ -296,6 +299,7 @@ type Summary struct {
 	Retransmits             *Stat       `json:"retransmits,omitempty"`
 	LossPercent             *Stat       `json:"lossPercent,omitempty"`
 	JitterMicroseconds      *Stat       `json:"jitterMicroseconds,omitempty"`
+	ProgrammingSeconds      *Stat       `json:"programmingSeconds,omitempty"`
 	CPUPercent              *CPUSummary `json:"cpuPercent,omitempty"`
 	LatencyMicroseconds     *Latency    `json:"latencyMicroseconds,omitempty"`
 }
@@ -331,6 +335,8 @@ type Result struct {
 	// Stability flags outliers, a trend across samples and ramp-ups inside samples, on the
 	// headline figure (nil when the case has no successful sample).
 	Stability *Stability `json:"stability,omitempty"`
+	// Programming is how a programming profile's changes were measured (cnperf programming).
+	Programming *Programming `json:"programming,omitempty"`
 }
 
 // ConfidenceOutcome is how a case's confidence target came out.

@@ -11,6 +11,7 @@ import (
 	"github.com/cnperf/cnperf/internal/cli/labcmd"
 	"github.com/cnperf/cnperf/internal/cli/loadcmd"
 	"github.com/cnperf/cnperf/internal/cli/meshcmd"
+	"github.com/cnperf/cnperf/internal/cli/programmingcmd"
 	"github.com/cnperf/cnperf/internal/cli/reportcmd"
 	"github.com/cnperf/cnperf/internal/cli/trendcmd"
 	"github.com/cnperf/cnperf/internal/iostreams"
@@ -28,6 +29,7 @@ func extraCommands(streams iostreams.Streams) []*cobra.Command {
 		cleanupcmd.NewCommand(streams),
 		loadcmd.NewCommand(streams),
 		meshcmd.NewCommand(streams),
+		programmingcmd.NewCommand(streams),
 		imagecmd.NewCommand(streams),
 	}
 }

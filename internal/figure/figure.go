@@ -126,6 +126,11 @@ var (
 	LatencyP90  = latFig("p90", "latency p90", false, func(l *api.Latency) *float64 { return l.P90 }, 0.90)
 	LatencyP99  = latFig("p99", "latency p99", true, func(l *api.Latency) *float64 { return l.P99 }, 0.99)
 	LatencyP999 = latFig("p999", "latency p99.9", false, func(l *api.Latency) *float64 { return l.P999 }, 0.999)
+	// Programming is a programming profile's figure: how long the network took to obey a
+	// change (cnperf programming), a Stat over the changes (mean, median, interval).
+	Programming = statFig("programmingSeconds", "programming", Seconds, false, true,
+		func(s *api.Summary) *api.Stat { return s.ProgrammingSeconds },
+		func(s *api.Sample) *float64 { return s.ProgrammingSeconds })
 	Retransmits = statFig("retransmits", "retransmits", Count, false, false,
 		func(s *api.Summary) *api.Stat { return s.Retransmits },
 		func(s *api.Sample) *float64 { return s.Retransmits })
@@ -143,11 +148,11 @@ var (
 
 // All lists every figure in report order.
 var All = []Figure{Throughput, PacketRate, TransactionRate, ConnectionRate,
-	LatencyMean, LatencyP50, LatencyP90, LatencyP99, LatencyP999,
+	LatencyMean, LatencyP50, LatencyP90, LatencyP99, LatencyP999, Programming,
 	Retransmits, Loss, Jitter, CPUClient, CPUServer}
 
 // Main is a result's headline figure: throughput for streams, connections/s for TCP_CRR,
-// transactions/s for RR; failing that, the first rate the summary carries. ok is false when
+// transactions/s for RR, the programming time for a programming profile; failing that, the first rate the summary carries. ok is false when
 // the summary carries no rate at all (a failed case).
 func Main(r *api.Result) (Figure, bool) {
 	order := mainOrder(r.Profile)
@@ -166,6 +171,8 @@ func MainFor(p api.Profile) Figure { return mainOrder(p)[0] }
 // mainOrder is the order in which Main looks for a profile's headline figure.
 func mainOrder(p api.Profile) []Figure {
 	switch {
+	case p.IsProgramming():
+		return []Figure{Programming}
 	case p == api.TCPCRR:
 		return []Figure{ConnectionRate, TransactionRate, Throughput, PacketRate}
 	case p.IsRR():

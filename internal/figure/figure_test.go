@@ -129,3 +129,22 @@ func TestMainFor(t *testing.T) {
 		}
 	}
 }
+
+// A programming result's headline is its programming time, and its label names the client
+// node (and the standing policies): results differ only in those.
+func TestProgrammingResult(t *testing.T) {
+	v := 0.25
+	r := api.Result{Profile: api.PolicyDeny, Driver: api.ProgrammingDriver, Path: api.PathPodPodCrossNode,
+		Params:  api.Params{Samples: 1, Options: map[string]string{"node": "node2", "standingPolicies": "100"}},
+		Summary: api.Summary{ProgrammingSeconds: &api.Stat{N: 1, Mean: v}}}
+	f, ok := Main(&r)
+	if !ok || f.Key != "programmingSeconds" || f.HigherIsBetter {
+		t.Errorf("Main = %s (%v), want programmingSeconds, lower is better", f.Key, ok)
+	}
+	if got := CaseLabel(&r); got != "POLICY_DENY probe pod-pod-cross-node from node2 with 100 policies" {
+		t.Errorf("CaseLabel = %q", got)
+	}
+	if got := Seconds.Format(v); got != "250.0 ms" {
+		t.Errorf("Seconds.Format(0.25) = %q", got)
+	}
+}

@@ -75,6 +75,17 @@ func TopologyLabel(t *api.Topology) string {
 // CaseLabel is a short human label: "TCP_STREAM native loopback 1024B x1".
 func CaseLabel(r *api.Result) string {
 	p := r.Params
+	if r.Profile.IsProgramming() {
+		// one change seen from one client node (under some standing policies): no sizes or flows
+		s := fmt.Sprintf("%s %s %s", r.Profile, r.Driver, r.Path)
+		if n := p.Options["node"]; n != "" {
+			s += " from " + n
+		}
+		if n := p.Options["standingPolicies"]; n != "" {
+			s += " with " + n + " policies"
+		}
+		return s
+	}
 	s := fmt.Sprintf("%s %s %s %s x%d", r.Profile, r.Driver, r.Path, Bytes(p.MessageSizeBytes), p.Parallel)
 	if p.ResponseSizeBytes > 0 && p.ResponseSizeBytes != p.MessageSizeBytes {
 		s += "/" + Bytes(p.ResponseSizeBytes)

@@ -28,7 +28,9 @@ var (
 	// Latency stays in microseconds at every size, so columns compare at a glance.
 	Microseconds = Unit{Base: "µs", Scales: []Scale{{1, "µs"}}}
 	Percent      = Unit{Base: "%", Scales: []Scale{{1, "%"}}}
-	Count        = Unit{Base: "", Scales: []Scale{{1, ""}}}
+	// Seconds scales to ms and µs: programming latencies span both.
+	Seconds = Unit{Base: "s", Scales: []Scale{{1, "s"}, {1e-3, "ms"}, {1e-6, "µs"}}}
+	Count   = Unit{Base: "", Scales: []Scale{{1, ""}}}
 )
 
 // Pick returns the scale for v.

@@ -95,6 +95,7 @@ func TestManifestsGrantThePreflight(t *testing.T) {
 	}{
 		{[]string{"run.yaml"}, RunAccess("cnperf", true, true)},
 		{[]string{"mesh.yaml"}, MeshAccess("cnperf", true)},
+		{[]string{"programming.yaml"}, ProgrammingAccess("cnperf", true)},
 		{[]string{"tigerbench-load.yaml"}, slices.Concat(StandingAccess("testns", true), StandingRemoveAccess("testns", false),
 			RunAccess("testns", true, true), TestPodAccess("testns", true))},
 		{[]string{"calico.yaml"}, CalicoAccess()},

@@ -133,6 +133,24 @@ func nodesAndNamespace(ns string, nsExists bool) []Access {
 	return a
 }
 
+// ProgrammingManifest is the RBAC manifest that grants ProgrammingAccess.
+const ProgrammingManifest = "deploy/rbac/programming.yaml"
+
+// ProgrammingAccess is what `cnperf programming` needs (deploy/rbac/programming.yaml): nodes
+// to place the clients; in namespace ns only: the namespace itself (created and deleted only
+// when absent), its pods with exec (the probes) and patch (an endpoint joins and leaves a
+// Service by a label), events for start-up failures, the Services and NetworkPolicies it
+// changes. Cluster details are read when allowed, so they are not required.
+func ProgrammingAccess(ns string, nsExists bool) []Access {
+	a := nodesAndNamespace(ns, nsExists)
+	a = append(a, Verbs(ns, "", "pods", "", "get", "list", "watch", "create", "patch", "delete", "deletecollection")...)
+	a = append(a, Verbs(ns, "", "pods", "exec", "create")...)
+	a = append(a, Verbs(ns, "", "events", "", "list", "watch")...)
+	a = append(a, Verbs(ns, "", "services", "", "get", "list", "create", "delete")...)
+	a = append(a, Verbs(ns, "networking.k8s.io", "networkpolicies", "", "get", "list", "create", "delete", "deletecollection")...)
+	return a
+}
+
 // MeshManifest is the RBAC manifest that grants MeshAccess.
 const MeshManifest = "deploy/rbac/mesh.yaml"
 

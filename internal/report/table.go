@@ -308,6 +308,9 @@ func (e tableEncoder) writeRun(w io.Writer, run *api.Run) error {
 	if err := writeSweepTables(w, run, mark, e.wide, width); err != nil {
 		return err
 	}
+	if err := writeProgrammingTable(w, run, width); err != nil {
+		return err
+	}
 	if !relative.Applies(run.Results) {
 		return nil
 	}

@@ -60,6 +60,7 @@ func Summarize(samples []api.Sample) api.Summary {
 	sum.Retransmits = collect(func(s *api.Sample) *float64 { return s.Retransmits })
 	sum.LossPercent = collect(func(s *api.Sample) *float64 { return s.LossPercent })
 	sum.JitterMicroseconds = collect(func(s *api.Sample) *float64 { return s.JitterMicroseconds })
+	sum.ProgrammingSeconds = collect(func(s *api.Sample) *float64 { return s.ProgrammingSeconds })
 	client := collect(func(s *api.Sample) *float64 {
 		if s.CPU == nil || s.CPU.Client == nil {
 			return nil

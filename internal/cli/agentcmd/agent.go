@@ -54,7 +54,7 @@ stream).`,
 		Args: cobra.NoArgs,
 	}
 	c.AddCommand(newServeCommand(streams), newClientCommand(streams), newTokenCommand(streams),
-		newTTFRCommand(streams), newDNSCommand(streams), newMTUCommand(streams))
+		newTTFRCommand(streams), newDNSCommand(streams), newMTUCommand(streams), newProbeCommand(streams))
 	return c
 }
 

@@ -246,3 +246,82 @@ func (o *mtuOptions) run(ctx context.Context, streams iostreams.Streams) error {
 	}
 	return nil
 }
+
+type probeOptions struct {
+	target, expect           string
+	interval, attemptTimeout time.Duration
+	settle, timeout          time.Duration
+	confirm                  int
+	clock                    bool
+}
+
+// newProbeCommand is `cnperf agent probe`, the in-pod side of `cnperf programming`
+// (internal/ttfr.Watch does the probing).
+func newProbeCommand(streams iostreams.Streams) *cobra.Command {
+	o := &probeOptions{}
+	c := &cobra.Command{
+		Use:   "probe (--target HOST:PORT --expect open|closed | --clock)",
+		Short: "Watch a target change state: the first connect that shows it, confirmed, as JSON",
+		Long: `probe starts a TCP connect to --target every --interval (attempts overlap, each with its
+own start time on this node's clock, each bounded by --attempt-timeout: a connect still
+pending then counts as closed). Once the state other than --expect has held for --confirm+1
+attempts in a row (within --settle) it prints "` + ttfr.WatchReadyLine + ` SINCE" on standard
+output: the change may be made now. It then waits (up to --timeout) for the first attempt that
+shows --expect and is confirmed by the --confirm attempts after it, and prints one JSON line:
+{"ok":true,"changeAt":"...","lastOtherAt":"...",...}; the change happened between the two.
+It exits 1 when the old state never held or the change never came.
+
+--clock prints this node's wall clock and kernel boot id instead ({"now":"...","bootID":"..."}),
+for measuring clock offsets.`,
+		Example: `  cnperf agent probe --target 10.96.0.42:8080 --expect open --interval 5ms --timeout 30s
+  cnperf agent probe --clock`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), streams)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.target, "target", "", "HOST:PORT to connect to")
+	f.StringVar(&o.expect, "expect", "", "the state to wait for: open (connects complete) or closed (they fail)")
+	f.DurationVar(&o.interval, "interval", 5*time.Millisecond, "time between the starts of two attempts")
+	f.DurationVar(&o.attemptTimeout, "attempt-timeout", 500*time.Millisecond, "timeout of one connect (then it counts as closed)")
+	f.IntVar(&o.confirm, "confirm", 3, "attempts after the first one in the new state that must show it too")
+	f.DurationVar(&o.settle, "settle", 30*time.Second, "how long the old state may take to hold before the probe is ready")
+	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for the change once ready")
+	f.BoolVar(&o.clock, "clock", false, "print this node's wall clock as JSON and exit")
+	return c
+}
+
+func (o *probeOptions) run(ctx context.Context, streams iostreams.Streams) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.clock {
+		return printAndLinger(ctx, streams.Out, "agent probe", ttfr.ReadClock(), 0)
+	}
+	if _, port, err := net.SplitHostPort(o.target); err != nil || port == "" {
+		return exit.Usage("agent probe: --target %q is not HOST:PORT", o.target)
+	}
+	if !ttfr.State(o.expect).Valid() {
+		return exit.Usage("agent probe: --expect %q: want open or closed", o.expect)
+	}
+	if o.interval <= 0 || o.attemptTimeout <= 0 || o.settle <= 0 || o.timeout <= 0 || o.confirm < 1 {
+		return exit.Usage("agent probe: --interval, --attempt-timeout, --settle and --timeout must be positive, --confirm at least 1")
+	}
+	var werr error
+	rep := ttfr.Watch(ctx, ttfr.WatchConfig{Target: o.target, Expect: ttfr.State(o.expect), Interval: o.interval,
+		AttemptTimeout: o.attemptTimeout, Confirm: o.confirm, Settle: o.settle, Timeout: o.timeout,
+		Ready: func(since time.Time) {
+			_, werr = fmt.Fprintf(streams.Out, "%s %s\n", ttfr.WatchReadyLine, since.UTC().Format(time.RFC3339Nano))
+		}})
+	if werr != nil {
+		return fmt.Errorf("agent probe: write ready line: %w", werr)
+	}
+	if err := printAndLinger(ctx, streams.Out, "agent probe", rep, 0); err != nil {
+		return err
+	}
+	if !rep.OK {
+		return exit.Failure("agent probe: %s", rep.Error)
+	}
+	return nil
+}

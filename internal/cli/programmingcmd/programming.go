@@ -1,0 +1,300 @@
+// Package programmingcmd is `cnperf programming`: how fast the network obeys a change —
+// Service programming latency and NetworkPolicy enforcement latency, end to end, seen from a
+// client pod on every node (internal/programming does the measuring).
+package programmingcmd
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/cli/flags"
+	"github.com/cnperf/cnperf/internal/clusterinfo"
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/interrupt"
+	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/kube"
+	"github.com/cnperf/cnperf/internal/measure"
+	"github.com/cnperf/cnperf/internal/mesh"
+	"github.com/cnperf/cnperf/internal/programming"
+	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/session"
+	"github.com/cnperf/cnperf/internal/ttfr"
+	"github.com/cnperf/cnperf/internal/version"
+)
+
+// Options are the command's settings.
+type Options struct {
+	Kubeconfig, Context, Namespace string
+	Image, PullPolicy              string
+	NodeSelector                   string
+	Nodes                          []string
+	ServerNode                     string
+	StartTimeout                   time.Duration
+
+	Kinds            []string
+	Count            int
+	Interval         time.Duration
+	AttemptTimeout   time.Duration
+	Confirm          int
+	Settle, Timeout  time.Duration
+	StandingPolicies []int
+
+	Output      string
+	ResultsFile string
+	UUID        string
+	Labels      []string
+}
+
+// NewCommand returns `cnperf programming`.
+func NewCommand(streams iostreams.Streams) *cobra.Command {
+	o := &Options{}
+	c := &cobra.Command{
+		Use:   "programming",
+		Short: "How fast the network obeys: Service programming, NetworkPolicy enforcement latency",
+		Long: `programming measures how long the cluster's network takes to obey a change, end to end.
+A server pod runs on one node and a client pod on every node; each client probes the target
+with a TCP connect every --interval (attempts overlap, each timed on the node's own clock).
+Once every client has seen the old state hold, cnperf makes the change; the figure is the time
+from the moment the change's API call returned to the start of the first connect in the new
+state that the next --confirm connects confirm. Each node's clock offset from cnperf's is
+measured (NTP-style, through exec) and applied; its bound and the probe interval bound each
+figure's error, and both are in the results.
+
+Kinds (--kind), each measured --count times:
+  service       create a ClusterIP Service (SERVICE_CREATE: until it answers) and delete it
+                (SERVICE_DELETE: until it stops answering)
+  endpoint      a ready pod joins a Service that had no endpoint (ENDPOINT_ADD) and leaves it
+                (ENDPOINT_REMOVE)
+  policy-deny   a NetworkPolicy isolating the server (POLICY_DENY: until connects to its pod
+                IP fail)
+  policy-allow  under a default deny, a NetworkPolicy allowing the clients (POLICY_ALLOW:
+                until connects complete)
+The policy kinds run under each number of --standing-policies (policies selecting the clients,
+allowing nothing they use). A kind whose first change no client sees stops there and says
+why: on a CNI that does not enforce NetworkPolicy the policy kinds fail with that cause, never
+a figure.
+
+Every object is created in --namespace, labelled with the run, and removed at the end, on
+error and on Ctrl-C. The results are a run (one result per change and client node, one sample
+per change) that -o json, --results, 'cnperf report' and 'cnperf compare' take.`,
+		Example: `  cnperf programming
+  cnperf programming --kind service,endpoint --count 50 --results prog.jsonl
+  cnperf programming --kind policy-deny,policy-allow --standing-policies 0,100,1000`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.Run(cmd.Context(), streams)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, then in-cluster)")
+	f.StringVar(&o.Context, "context", "", "kubeconfig context (default: the current context)")
+	f.StringVarP(&o.Namespace, "namespace", "n", "cnperf-programming", "namespace of the pods, Services and policies; created if absent and then removed (a namespace cnperf did not create is never deleted)")
+	f.StringVar(&o.Image, "image", version.DefaultImage(), "agent image (cnperf); the default is the image of this cnperf version")
+	f.StringVar(&o.PullPolicy, "image-pull-policy", string(corev1.PullIfNotPresent), "image pull policy: IfNotPresent, Always or Never")
+	f.StringVar(&o.NodeSelector, "node-selector", "", "clients only on nodes matching this label selector")
+	f.StringSliceVar(&o.Nodes, "nodes", nil, "clients only on these nodes (comma-separated names)")
+	f.StringVar(&o.ServerNode, "server-node", "", "node of the server pod (default: the first client node)")
+	f.DurationVar(&o.StartTimeout, "pod-start-timeout", 3*time.Minute, "how long the pods may take to start")
+	f.StringSliceVar(&o.Kinds, "kind", []string{string(programming.KindService), string(programming.KindEndpoint)},
+		"changes to measure: "+kindNames())
+	f.IntVar(&o.Count, "count", 20, "changes of each kind (each is one sample per client node)")
+	f.DurationVar(&o.Interval, "interval", 5*time.Millisecond, "time between two connect attempts' starts (a figure's resolution)")
+	f.DurationVar(&o.AttemptTimeout, "attempt-timeout", 500*time.Millisecond, "a connect still pending this long counts as blocked")
+	f.IntVar(&o.Confirm, "confirm", 3, "connects after the first one in the new state that must show it too")
+	f.DurationVar(&o.Settle, "settle", 30*time.Second, "how long the old state may take to hold before a change")
+	f.DurationVar(&o.Timeout, "timeout", 30*time.Second, "how long a change may take to show before it counts as failed")
+	f.IntSliceVar(&o.StandingPolicies, "standing-policies", []int{0}, "policy kinds: measure under each of these numbers of standing NetworkPolicies, e.g. 0,100,1000")
+	f.StringVarP(&o.Output, "output", "o", "table", "output: table, json or yaml")
+	f.StringVar(&o.ResultsFile, "results", "", "write the run to this file (JSON Lines; read by cnperf report and compare)")
+	f.StringVar(&o.UUID, "uuid", "", "run id to use instead of a random UUID")
+	f.StringArrayVar(&o.Labels, "label", nil, "label the run, KEY=VALUE (repeatable)")
+	flags.CompleteValues(c, "kind", true, func() []string { return strings.Split(kindNames(), ", ") })
+	flags.CompleteValues(c, "output", false, func() []string { return outputs })
+	return c
+}
+
+var outputs = []string{"table", "json", "yaml"}
+
+func kindNames() string {
+	var s []string
+	for _, k := range programming.Kinds {
+		s = append(s, string(k))
+	}
+	return strings.Join(s, ", ")
+}
+
+// settings is what Run derives from Options before touching the cluster.
+type settings struct {
+	kinds  []programming.Kind
+	pull   corev1.PullPolicy
+	labels map[string]string
+}
+
+func (o *Options) validate() (*settings, error) {
+	s := &settings{}
+	if !slices.Contains(outputs, o.Output) {
+		return nil, exit.Usage("--output %q: want table, json or yaml%s", o.Output, flags.Suggest(o.Output, outputs))
+	}
+	for _, k := range o.Kinds {
+		k := programming.Kind(strings.TrimSpace(strings.ToLower(k)))
+		if !slices.Contains(programming.Kinds, k) {
+			return nil, exit.Usage("--kind %q: want %s", k, kindNames())
+		}
+		if !slices.Contains(s.kinds, k) {
+			s.kinds = append(s.kinds, k)
+		}
+	}
+	if len(s.kinds) == 0 {
+		return nil, exit.Usage("--kind: name at least one of %s", kindNames())
+	}
+	// The kinds run in their own order (services before policies), whatever the flag's.
+	slices.SortFunc(s.kinds, func(a, b programming.Kind) int {
+		return slices.Index(programming.Kinds, a) - slices.Index(programming.Kinds, b)
+	})
+	switch {
+	case o.Count < 1 || o.Count > 10000:
+		return nil, exit.Usage("--count %d: want 1 to 10000", o.Count)
+	case o.Interval < time.Millisecond:
+		return nil, exit.Usage("--interval %s: want at least 1ms", o.Interval)
+	case o.AttemptTimeout < o.Interval:
+		return nil, exit.Usage("--attempt-timeout %s: want at least --interval (%s)", o.AttemptTimeout, o.Interval)
+	case o.Confirm < 1 || o.Confirm > 1000:
+		return nil, exit.Usage("--confirm %d: want 1 to 1000", o.Confirm)
+	case o.Settle <= 0 || o.Timeout <= 0:
+		return nil, exit.Usage("--settle and --timeout must be positive")
+	}
+	for _, n := range o.StandingPolicies {
+		if n < 0 || n > 99999 {
+			return nil, exit.Usage("--standing-policies %d: want 0 to 99999", n)
+		}
+	}
+	switch corev1.PullPolicy(o.PullPolicy) {
+	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+		s.pull = corev1.PullPolicy(o.PullPolicy)
+	default:
+		return nil, exit.Usage("--image-pull-policy %q: want IfNotPresent, Always or Never", o.PullPolicy)
+	}
+	var err error
+	if s.labels, err = session.ParseLabels(o.Labels); err != nil {
+		return nil, exit.Usage("%v", err)
+	}
+	return s, nil
+}
+
+// Run runs the command.
+func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	log := streams.LogWriter()
+	s, err := o.validate()
+	if err != nil {
+		return err
+	}
+	runID, err := session.RunID(o.UUID)
+	if err != nil {
+		return err
+	}
+	cs, cfg, err := kube.NewClientset(o.Kubeconfig, o.Context)
+	if err != nil {
+		return exit.Usage("%v", err)
+	}
+	nodes, skipped, err := mesh.ListNodes(ctx, cs, mesh.NodeFilter{LabelSelector: o.NodeSelector, Names: o.Nodes})
+	if err != nil {
+		return err
+	}
+	for _, sk := range skipped {
+		fmt.Fprintf(log, "programming: skipping node %s: %s\n", sk.Node, sk.Reason)
+	}
+	if len(nodes) == 0 {
+		return exit.Usage("no usable node for the clients")
+	}
+	names := mesh.Names(nodes)
+	if o.ServerNode != "" && !slices.Contains(names, o.ServerNode) {
+		return exit.Usage("--server-node %s: not a usable client node (usable: %s)", o.ServerNode, strings.Join(names, ", "))
+	}
+	_, nsErr := cs.CoreV1().Namespaces().Get(ctx, o.Namespace, metav1.GetOptions{})
+	if err := kube.Preflight(ctx, cs, kube.ProgrammingManifest, kube.ProgrammingAccess(o.Namespace, !apierrors.IsNotFound(nsErr))); err != nil {
+		return err
+	}
+	run := session.NewRun(session.Header{UUID: runID, Platform: "kube", Labels: s.labels})
+	if cd, err := clusterinfo.Collect(ctx, clusterinfo.Input{Client: cs, Nodes: names, Log: log}); err == nil {
+		run.Cluster = cd
+	} else {
+		fmt.Fprintf(log, "programming: cluster details: %v\n", err)
+	}
+	stream := kube.RemoteStreamer(cs, cfg)
+	r, err := programming.New(programming.Options{
+		Namespace: o.Namespace, RunID: runID, Image: o.Image, PullPolicy: s.pull, Nodes: names, ServerNode: o.ServerNode,
+		Kinds: s.kinds, Count: o.Count, StandingPolicies: o.StandingPolicies, StartTimeout: o.StartTimeout,
+		Params: programming.Params{Interval: o.Interval, AttemptTimeout: o.AttemptTimeout, Confirm: o.Confirm, Settle: o.Settle, Timeout: o.Timeout},
+	}, programming.Env{
+		Client: cs, Log: log, LocalBootID: ttfr.BootID(),
+		Exec: func(pod string) programming.Executor {
+			return &kube.PodExecutor{Stream: stream, Namespace: o.Namespace, Pod: pod, Container: programming.Container,
+				DefaultTimeout: 2 * time.Minute, MaxOutput: kube.DefaultMaxOutputBytes}
+		},
+	})
+	if err != nil {
+		return exit.Usage("%v", err)
+	}
+	// From here on a signal stops the run and cleans up; before, it ends cnperf at once.
+	interrupt.Arm(ctx)
+	timing := &api.Timing{}
+	unit := measure.Unit{Prepare: r.Prepare, Measure: r.Measure, Close: r.Close, Leftovers: r.Leftovers}
+	say := func(_ context.Context, line string) { fmt.Fprintln(log, line) }
+	merr := measure.Run(ctx, measure.Options{Say: say, Timing: timing}, unit)
+	run.Results = r.Results()
+	run.EndTime = time.Now().UTC()
+	run.Interrupted = ctx.Err() != nil
+	run.Timing = timing
+	if len(run.Results) == 0 && merr != nil {
+		return merr
+	}
+	if o.ResultsFile != "" {
+		if err := session.WriteFile(o.ResultsFile, run); err != nil {
+			return err
+		}
+	}
+	if err := o.write(streams, run); err != nil {
+		return err
+	}
+	if merr != nil {
+		return merr
+	}
+	if run.Interrupted {
+		return exit.Failure("interrupted")
+	}
+	failed := 0
+	for _, res := range run.Results {
+		if res.Error != "" {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return exit.Failure("%d of %d results failed", failed, len(run.Results))
+	}
+	return nil
+}
+
+func (o *Options) write(streams iostreams.Streams, run *api.Run) error {
+	if o.Output != "table" {
+		return flags.EncodeData(streams.Out, o.Output, run)
+	}
+	enc, err := report.Lookup("table", report.Width(iostreams.Columns(streams.Out)))
+	if err != nil {
+		return err
+	}
+	return enc.Encode(streams.Out, []*api.Run{run})
+}

@@ -1,0 +1,126 @@
+package programming
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/stats"
+)
+
+// Quantiles are the percentiles each result states, with their intervals (1: the maximum).
+var Quantiles = []float64{0.5, 0.9, 0.99, 1}
+
+// CILevel is the percentiles' confidence level.
+const CILevel = 0.95
+
+// Option keys of a programming result's params: they keep one client node's (and one
+// standing-policy count's) results apart in compare, which matches cases on their options.
+const (
+	OptNode             = "node"
+	OptStandingPolicies = "standingPolicies"
+)
+
+func resultKey(p api.Profile, standing int, node string) string {
+	return fmt.Sprintf("%s|%d|%s", p, standing, node)
+}
+
+// result is the result of one step's profile seen from one client, created on first use.
+func (r *Runner) result(k Kind, s step, standing int, c Client) *api.Result {
+	key := resultKey(s.profile, standing, c.Node)
+	if res, ok := r.results[key]; ok {
+		return res
+	}
+	path := api.PathPodClusterIP
+	opts := map[string]string{OptNode: c.Node}
+	if k.IsPolicy() {
+		path = api.PathPodPodCrossNode
+		if c.Node == r.o.ServerNode {
+			path = api.PathPodPodSameNode
+		}
+		opts[OptStandingPolicies] = strconv.Itoa(standing)
+	}
+	p := r.o.Params
+	res := &api.Result{
+		Profile: s.profile, Driver: api.ProgrammingDriver, Path: path,
+		Params: api.Params{Samples: r.o.Count, TimeoutSeconds: p.Timeout.Seconds(), Options: opts},
+		Placement: &api.Placement{
+			Client: api.Endpoint{Role: "client", Node: c.Node, Pod: c.Pod, Namespace: r.o.Namespace},
+			Server: api.Endpoint{Role: "server", Node: r.o.ServerNode, Pod: r.server.Name, Namespace: r.o.Namespace, PodIP: r.server.Status.PodIP},
+			Target: s.ch.Target,
+		},
+		StartTime: time.Now().UTC(),
+		Samples:   []api.Sample{},
+		Programming: &api.Programming{
+			Change: s.change, Expect: string(s.ch.Expect), Target: s.ch.Target, StandingPolicies: standing,
+			ProbeIntervalSeconds: p.Interval.Seconds(), AttemptTimeoutSeconds: p.AttemptTimeout.Seconds(), Confirm: p.Confirm,
+			MeasuredOffsetLowSeconds: c.Clock.LowSeconds, MeasuredOffsetHighSeconds: c.Clock.HighSeconds,
+			ClockOffsetSeconds: c.Clock.OffsetSeconds, ClockUncertaintySeconds: c.Clock.UncertaintySeconds, SharedClock: c.Clock.Shared,
+			ErrorBoundSeconds: p.Interval.Seconds() + c.Clock.UncertaintySeconds,
+		},
+	}
+	r.results[key] = res
+	r.order = append(r.order, key)
+	return res
+}
+
+// record adds one change's observations, one sample per client.
+func (r *Runner) record(k Kind, s step, standing, index int, obs []Observation) {
+	for i, c := range r.clients {
+		res := r.result(k, s, standing, c)
+		o := obs[i]
+		smp := api.Sample{Index: index, StartTime: o.At.UTC(), EndTime: o.At.UTC(), Error: o.Error, ProgrammingSeconds: o.Seconds}
+		if o.Seconds != nil {
+			smp.EndTime = o.SeenAt.UTC()
+			smp.DurationSeconds = *o.Seconds
+		}
+		if o.Note != "" {
+			smp.Notes = []string{o.Note}
+		}
+		res.Samples = append(res.Samples, smp)
+		res.EndTime = time.Now().UTC()
+	}
+}
+
+// finish summarises a result: the samples' summary (runner.Summarize) and the percentiles with
+// their intervals.
+func (r *Runner) finish(res *api.Result) {
+	res.Samples = append([]api.Sample(nil), res.Samples...)
+	if res.Programming != nil {
+		pr := *res.Programming
+		res.Programming = &pr
+	}
+	runner.Summarize(res)
+	res.Programming.Percentiles = Percentiles(res.Samples)
+}
+
+// Percentiles are Quantiles of the successful samples' figures with CILevel intervals.
+func Percentiles(samples []api.Sample) []api.Percentile {
+	var xs []float64
+	for i := range samples {
+		if s := &samples[i]; stats.Successful(s) && s.ProgrammingSeconds != nil {
+			xs = append(xs, *s.ProgrammingSeconds)
+		}
+	}
+	var out []api.Percentile
+	for _, q := range Quantiles {
+		e, ok := stats.QuantileCI(xs, q, CILevel)
+		if !ok {
+			continue
+		}
+		p := api.Percentile{Quantile: q, Seconds: e.Value}
+		if q < 1 {
+			p.Level = CILevel * 100
+		}
+		if e.HasLow {
+			p.CILow = &e.Low
+		}
+		if e.HasHigh {
+			p.CIHigh = &e.High
+		}
+		out = append(out, p)
+	}
+	return out
+}

@@ -1,0 +1,542 @@
+// Package programming measures how fast the network obeys a change, end to end: a ClusterIP
+// Service created or deleted, an endpoint added to or removed from a Service, a NetworkPolicy
+// that denies, or one that allows under a default deny. A client pod on every node probes the
+// target with overlapping TCP connects (`cnperf agent probe`, internal/ttfr.Watch), each timed
+// on the node's own clock; once every probe has seen the old state hold, cnperf makes the
+// change, and each client reports the first attempt in the new state confirmed by the attempts
+// after it. The figure is that attempt's start, on cnperf's clock (the node's clock corrected
+// by its offset, measured NTP-style through exec: MeasureClock), minus the moment the change's
+// API call returned. Each change is one sample of a result per client node; `cnperf
+// programming` (internal/cli/programmingcmd) runs it under the one lifecycle, internal/measure.
+package programming
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/kube"
+	"github.com/cnperf/cnperf/internal/ttfr"
+)
+
+// Kind is a group of changes measured together (the --kind values).
+type Kind string
+
+// The kinds, and the profiles each measures.
+const (
+	KindService     Kind = "service"      // SERVICE_CREATE, then SERVICE_DELETE, per change
+	KindEndpoint    Kind = "endpoint"     // ENDPOINT_ADD, then ENDPOINT_REMOVE
+	KindPolicyDeny  Kind = "policy-deny"  // POLICY_DENY
+	KindPolicyAllow Kind = "policy-allow" // POLICY_ALLOW
+)
+
+// Kinds lists the kinds in the order they run.
+var Kinds = []Kind{KindService, KindEndpoint, KindPolicyDeny, KindPolicyAllow}
+
+// IsPolicy says whether the kind changes NetworkPolicies (its figures depend on the standing
+// policies, and a CNI that does not enforce them cannot give any).
+func (k Kind) IsPolicy() bool { return k == KindPolicyDeny || k == KindPolicyAllow }
+
+// Options are one run's settings.
+type Options struct {
+	Namespace, RunID string
+	Image            string
+	PullPolicy       corev1.PullPolicy
+	// Nodes get a client each; ServerNode runs the server (default: the first node).
+	Nodes      []string
+	ServerNode string
+	Kinds      []Kind
+	// Count is how many changes of each profile are measured.
+	Count  int
+	Params Params
+	// StandingPolicies are the numbers of standing NetworkPolicies the policy kinds are
+	// measured under, in order (default: 0 only).
+	StandingPolicies []int
+	// StandingSettle is the pause after the standing policies change, for the dataplane to
+	// take them in before the first measured change (default 5 s).
+	StandingSettle time.Duration
+	Port           int
+	StartTimeout   time.Duration
+	ClockRounds    int
+}
+
+// Env is what a run talks to.
+type Env struct {
+	Client kubernetes.Interface
+	// Exec runs commands in a client pod.
+	Exec func(pod string) Executor
+	// Log gets progress lines.
+	Log io.Writer
+	// LocalBootID is cnperf's own kernel boot id (ttfr.BootID), to tell a shared clock.
+	LocalBootID string
+}
+
+// Runner is one run: Prepare, Measure, Close (measure.Unit's three).
+type Runner struct {
+	o         Options
+	env       Env
+	obj       objects
+	nsCreated bool
+	prepared  bool
+	clients   []Client
+	server    *corev1.Pod
+	standing  int
+	results   map[string]*api.Result
+	order     []string
+}
+
+// New checks the options and returns a Runner.
+func New(o Options, env Env) (*Runner, error) {
+	if o.Count < 1 {
+		return nil, fmt.Errorf("count must be at least 1, got %d", o.Count)
+	}
+	if len(o.Nodes) == 0 {
+		return nil, errors.New("no nodes for the clients")
+	}
+	if o.ServerNode == "" {
+		o.ServerNode = o.Nodes[0]
+	}
+	if o.Port == 0 {
+		o.Port = ttfr.DefaultPort
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 3 * time.Minute
+	}
+	if o.ClockRounds <= 0 {
+		o.ClockRounds = 7
+	}
+	if o.StandingSettle <= 0 {
+		o.StandingSettle = 5 * time.Second
+	}
+	if len(o.StandingPolicies) == 0 {
+		o.StandingPolicies = []int{0}
+	}
+	for _, n := range o.StandingPolicies {
+		if n < 0 || n > 99999 {
+			return nil, fmt.Errorf("standing policies: want 0 to 99999, got %d", n)
+		}
+	}
+	p := o.Params
+	if p.Interval <= 0 || p.AttemptTimeout <= 0 || p.Confirm < 1 || p.Settle <= 0 || p.Timeout <= 0 {
+		return nil, fmt.Errorf("probe parameters: interval, attempt timeout, settle and timeout must be positive and confirm at least 1, got %+v", p)
+	}
+	for _, k := range o.Kinds {
+		if !slices.Contains(Kinds, k) {
+			return nil, fmt.Errorf("kind %q: want one of %s", k, joinKinds(Kinds))
+		}
+	}
+	return &Runner{o: o, env: env, results: map[string]*api.Result{},
+		obj: objects{ns: o.Namespace, runID: o.RunID, image: o.Image, pull: o.PullPolicy, port: o.Port}}, nil
+}
+
+func joinKinds(ks []Kind) string {
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
+}
+
+func (r *Runner) logf(format string, a ...any) {
+	if r.env.Log != nil {
+		fmt.Fprintf(r.env.Log, "programming: "+format+"\n", a...)
+	}
+}
+
+// Leftovers says what a failed Close may leave.
+func (r *Runner) Leftovers() string {
+	if r.nsCreated {
+		return fmt.Sprintf("namespace %s (delete it with: kubectl delete namespace %s)", r.o.Namespace, r.o.Namespace)
+	}
+	return fmt.Sprintf("pods, Services and NetworkPolicies labelled %s in namespace %s (kubectl delete pods,services,networkpolicies -n %s -l %s)",
+		kube.RunSelector(r.o.RunID), r.o.Namespace, r.o.Namespace, kube.RunSelector(r.o.RunID))
+}
+
+// Prepare creates the namespace (when absent), the server and the clients, waits for them,
+// and measures every client node's clock.
+func (r *Runner) Prepare(ctx context.Context) error {
+	cs, o := r.env.Client, r.o
+	state, err := kube.CreateNamespace(ctx, cs, kube.BuildNamespace(o.Namespace, o.RunID, false), nil)
+	if err != nil {
+		return err
+	}
+	switch state {
+	case kube.NamespaceCreated:
+		r.nsCreated = true
+	case kube.NamespaceTerminating:
+		return fmt.Errorf("namespace %s is being deleted; wait for it to go or choose another with --namespace", o.Namespace)
+	}
+	r.prepared = true
+	pods := []*corev1.Pod{r.obj.serverPod(o.ServerNode)}
+	for i, n := range o.Nodes {
+		pods = append(pods, r.obj.clientPod(i, n))
+	}
+	var names []string
+	for _, p := range pods {
+		if _, err := cs.CoreV1().Pods(o.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create pod %s/%s: %w", o.Namespace, p.Name, err)
+		}
+		names = append(names, p.Name)
+	}
+	r.logf("waiting for the server on %s and %d clients (%s)", o.ServerNode, len(o.Nodes), strings.Join(o.Nodes, ", "))
+	ready, err := kube.WaitReady(ctx, cs, o.Namespace, kube.RunSelector(o.RunID), names, o.StartTimeout)
+	if err != nil {
+		return err
+	}
+	r.server = ready[pods[0].Name]
+	if r.server.Status.PodIP == "" {
+		return fmt.Errorf("server pod %s has no IP", r.server.Name)
+	}
+	for i, n := range o.Nodes {
+		r.clients = append(r.clients, Client{Node: n, Pod: pods[i+1].Name, Exec: r.env.Exec(pods[i+1].Name)})
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(r.clients))
+	for i := range r.clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &r.clients[i]
+			c.Clock, errs[i] = MeasureClock(ctx, c.Exec, o.ClockRounds, r.env.LocalBootID)
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("client on %s: %w", c.Node, errs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, c := range r.clients {
+		k := c.Clock
+		how := fmt.Sprintf("applied %+.1f ms ± %.1f ms", k.OffsetSeconds*1e3, k.UncertaintySeconds*1e3)
+		if k.Shared {
+			how = "applied 0: same kernel as cnperf, one clock"
+		}
+		r.logf("clock of %s minus cnperf's: measured between %+.1f and %+.1f ms; %s", c.Node, k.LowSeconds*1e3, k.HighSeconds*1e3, how)
+	}
+	return nil
+}
+
+// Close removes what Prepare and Measure created: the namespace when cnperf created it, else
+// every object of the run.
+func (r *Runner) Close(ctx context.Context) error {
+	if !r.prepared {
+		return nil
+	}
+	cs, ns := r.env.Client, r.o.Namespace
+	if r.nsCreated {
+		return kube.DeleteNamespace(ctx, cs, ns, true)
+	}
+	sel := metav1.ListOptions{LabelSelector: kube.RunSelector(r.o.RunID)}
+	errs := []error{
+		cs.NetworkingV1().NetworkPolicies(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel),
+		cs.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel),
+	}
+	if svcs, err := cs.CoreV1().Services(ns).List(ctx, sel); err != nil {
+		errs = append(errs, err)
+	} else {
+		for _, s := range svcs.Items {
+			errs = append(errs, ignoreNotFound(cs.CoreV1().Services(ns).Delete(ctx, s.Name, metav1.DeleteOptions{})))
+		}
+	}
+	// The pods hold the node's resources until they are gone: wait for them.
+	errs = append(errs, wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		l, err := cs.CoreV1().Pods(ns).List(ctx, sel)
+		return err == nil && len(l.Items) == 0, nil
+	}))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("remove run %s's objects from namespace %s: %w", r.o.RunID, ns, err)
+	}
+	return nil
+}
+
+// Results are the results measured so far, in the order they were first measured.
+func (r *Runner) Results() []api.Result {
+	out := make([]api.Result, 0, len(r.order))
+	for _, k := range r.order {
+		res := *r.results[k]
+		r.finish(&res)
+		out = append(out, res)
+	}
+	return out
+}
+
+// Measure measures every kind.
+func (r *Runner) Measure(ctx context.Context) error {
+	for _, k := range r.o.Kinds {
+		var err error
+		switch k {
+		case KindService:
+			err = r.measureService(ctx)
+		case KindEndpoint:
+			err = r.measureEndpoint(ctx)
+		case KindPolicyDeny, KindPolicyAllow:
+			for _, n := range r.o.StandingPolicies {
+				if err = r.setStanding(ctx, n); err != nil {
+					break
+				}
+				if err = r.measurePolicy(ctx, k, n); err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+	}
+	return nil
+}
+
+// step is one profile's change within a kind.
+type step struct {
+	profile api.Profile
+	change  string
+	ch      Change
+	// after runs after the change's observation (unmeasured reverts).
+	after func(ctx context.Context) error
+}
+
+// repeat measures the steps Count times. When the first round shows no change on any client
+// for a step, the kind stops there: its results carry the cause (hint says what may be
+// missing) instead of Count timeouts.
+func (r *Runner) repeat(ctx context.Context, kind Kind, standing int, hint string, steps []step) error {
+	for t := range r.o.Count {
+		for _, s := range steps {
+			obs := Observe(ctx, r.clients, r.o.Params, s.ch)
+			r.record(kind, s, standing, t, obs)
+			if s.after != nil {
+				if err := s.after(ctx); err != nil {
+					return err
+				}
+			}
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			if t == 0 && noneSeen(obs) {
+				cause := fmt.Sprintf("%s: the first change was seen by no client (%s); the other %d not made", hint, obs[0].Error, r.o.Count-1)
+				for _, c := range r.clients {
+					for _, s := range steps {
+						r.result(kind, s, standing, c).Error = cause
+					}
+				}
+				r.logf("%s: %s", s.profile, cause)
+				return nil
+			}
+		}
+		r.logf("%s: change %d of %d done", kind, t+1, r.o.Count)
+	}
+	return nil
+}
+
+func noneSeen(obs []Observation) bool {
+	for _, o := range obs {
+		if o.Seconds != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// measureService creates the Service at one ClusterIP and deletes it, Count times.
+func (r *Runner) measureService(ctx context.Context) error {
+	ip, err := r.allocateIP(ctx)
+	if err != nil {
+		return err
+	}
+	target := joinHostPort(ip, r.o.Port)
+	svcs := r.env.Client.CoreV1().Services(r.o.Namespace)
+	name := "cnperf-prog-svc-" + r.obj.id()
+	r.logf("service: %d creations and deletions of Service %s at %s, probed from %d nodes", r.o.Count, name, target, len(r.clients))
+	create := func(ctx context.Context) error {
+		svc := r.obj.service(name, ip, r.obj.serverSelector())
+		// The address may still be held for a moment after the previous deletion.
+		return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			_, err := svcs.Create(ctx, svc, metav1.CreateOptions{})
+			if err != nil && (apierrors.IsInvalid(err) || apierrors.IsAlreadyExists(err)) && strings.Contains(err.Error(), "allocated") {
+				return false, nil
+			}
+			return err == nil, err
+		})
+	}
+	remove := func(ctx context.Context) error { return svcs.Delete(ctx, name, metav1.DeleteOptions{}) }
+	return r.repeat(ctx, KindService, 0, "is kube-proxy (or the CNI's replacement) programming Services?", []step{
+		{profile: api.ServiceCreate, change: "create a ClusterIP Service", ch: Change{Expect: ttfr.Open, Target: target, Do: create}},
+		{profile: api.ServiceDelete, change: "delete the Service", ch: Change{Expect: ttfr.Closed, Target: target, Do: remove}},
+	})
+}
+
+// allocateIP has the API server pick a ClusterIP (a Service created and deleted at once), so
+// that the clients can probe it before the measured Service exists.
+func (r *Runner) allocateIP(ctx context.Context) (string, error) {
+	svcs := r.env.Client.CoreV1().Services(r.o.Namespace)
+	svc, err := svcs.Create(ctx, r.obj.service("cnperf-prog-ip-"+r.obj.id(), "", nil), metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("create a Service to get a ClusterIP: %w", err)
+	}
+	if err := svcs.Delete(ctx, svc.Name, metav1.DeleteOptions{}); err != nil {
+		return "", fmt.Errorf("delete Service %s: %w", svc.Name, err)
+	}
+	if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone {
+		return "", errors.New("the API server gave the Service no ClusterIP")
+	}
+	return svc.Spec.ClusterIP, nil
+}
+
+// measureEndpoint adds the server to a Service without endpoints and takes it away, Count
+// times (by its label, which the Service selects).
+func (r *Runner) measureEndpoint(ctx context.Context) error {
+	svcs := r.env.Client.CoreV1().Services(r.o.Namespace)
+	name := "cnperf-prog-ep-" + r.obj.id()
+	svc, err := svcs.Create(ctx, r.obj.service(name, "", map[string]string{LabelBackend: r.obj.id()}), metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create Service %s: %w", name, err)
+	}
+	target := joinHostPort(svc.Spec.ClusterIP, r.o.Port)
+	pods := r.env.Client.CoreV1().Pods(r.o.Namespace)
+	label := func(v any) func(ctx context.Context) error {
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{LabelBackend: v}}})
+		return func(ctx context.Context) error {
+			_, err := pods.Patch(ctx, r.server.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+			return err
+		}
+	}
+	r.logf("endpoint: %d times the server joins and leaves Service %s (%s), probed from %d nodes", r.o.Count, name, target, len(r.clients))
+	err = r.repeat(ctx, KindEndpoint, 0, "is kube-proxy (or the CNI's replacement) programming Services?", []step{
+		{profile: api.EndpointAdd, change: "add the Service's only endpoint (label a ready pod)", ch: Change{Expect: ttfr.Open, Target: target, Do: label(r.obj.id())}},
+		{profile: api.EndpointRemove, change: "remove the Service's only endpoint (unlabel the pod)", ch: Change{Expect: ttfr.Closed, Target: target, Do: label(nil)}},
+	})
+	return errors.Join(err, ignoreNotFound(svcs.Delete(ctx, name, metav1.DeleteOptions{})))
+}
+
+// measurePolicy measures POLICY_DENY (a policy isolating the server, created, then deleted
+// unmeasured) or POLICY_ALLOW (under a standing default deny, a policy allowing the clients,
+// created, then deleted unmeasured), Count times, with standing policies in place.
+func (r *Runner) measurePolicy(ctx context.Context, k Kind, standing int) error {
+	pols := r.env.Client.NetworkingV1().NetworkPolicies(r.o.Namespace)
+	target := joinHostPort(r.server.Status.PodIP, r.o.Port)
+	hint := "NetworkPolicy is not enforced here (does the CNI implement it?)"
+	r.logf("%s: %d changes with %d standing policies, probing %s from %d nodes", k, r.o.Count, standing, target, len(r.clients))
+	if k == KindPolicyDeny {
+		name := "cnperf-prog-deny-" + r.obj.id()
+		create := func(ctx context.Context) error {
+			_, err := pols.Create(ctx, r.obj.denyPolicy(name), metav1.CreateOptions{})
+			return err
+		}
+		remove := func(ctx context.Context) error { return ignoreNotFound(pols.Delete(ctx, name, metav1.DeleteOptions{})) }
+		return r.repeat(ctx, k, standing, hint, []step{{profile: api.PolicyDeny, change: "create a NetworkPolicy that isolates the server",
+			ch: Change{Expect: ttfr.Closed, Target: target, Do: create}, after: remove}})
+	}
+	deny, allow := "cnperf-prog-default-deny-"+r.obj.id(), "cnperf-prog-allow-"+r.obj.id()
+	if _, err := pols.Create(ctx, r.obj.denyPolicy(deny), metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create the default-deny policy: %w", err)
+	}
+	create := func(ctx context.Context) error {
+		_, err := pols.Create(ctx, r.obj.allowPolicy(allow), metav1.CreateOptions{})
+		return err
+	}
+	remove := func(ctx context.Context) error {
+		return ignoreNotFound(pols.Delete(ctx, allow, metav1.DeleteOptions{}))
+	}
+	err := r.repeat(ctx, k, standing, hint, []step{{profile: api.PolicyAllow, change: "create a NetworkPolicy that allows the clients under a default deny",
+		ch: Change{Expect: ttfr.Open, Target: target, Do: create}, after: remove}})
+	return errors.Join(err, ignoreNotFound(pols.Delete(ctx, deny, metav1.DeleteOptions{})))
+}
+
+// setStanding brings the standing policies to n (created or deleted 8 at a time), then pauses
+// StandingSettle for the dataplane to take them in.
+func (r *Runner) setStanding(ctx context.Context, n int) error {
+	if n == r.standing {
+		return nil
+	}
+	pols := r.env.Client.NetworkingV1().NetworkPolicies(r.o.Namespace)
+	from, to := r.standing, n
+	op := func(ctx context.Context, i int) error {
+		_, err := pols.Create(ctx, r.obj.standingPolicy(i), metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	}
+	if n < r.standing {
+		from, to = n, r.standing
+		op = func(ctx context.Context, i int) error {
+			return ignoreNotFound(pols.Delete(ctx, r.obj.standingPolicy(i).Name, metav1.DeleteOptions{}))
+		}
+	}
+	r.logf("standing policies: %d → %d", r.standing, n)
+	t := time.Now()
+	if err := forEach(ctx, from, to, 8, op); err != nil {
+		return fmt.Errorf("standing policies %d → %d: %w", r.standing, n, err)
+	}
+	r.standing = n
+	r.logf("standing policies: %d in %.1fs; %s for the dataplane to take them in", n, time.Since(t).Seconds(), r.o.StandingSettle)
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-time.After(r.o.StandingSettle):
+	}
+	return nil
+}
+
+// forEach runs f for i in [from, to) with at most par at once; the first error stops it.
+func forEach(ctx context.Context, from, to, par int, f func(context.Context, int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, par)
+	var mu sync.Mutex
+	var first error
+	var wg sync.WaitGroup
+	for i := from; i < to && ctx.Err() == nil; i++ {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := f(ctx, i); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+					cancel()
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if first == nil && ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return first
+}
+
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func joinHostPort(ip string, port int) string {
+	if strings.Contains(ip, ":") {
+		return "[" + ip + "]:" + strconv.Itoa(port)
+	}
+	return ip + ":" + strconv.Itoa(port)
+}

@@ -1,0 +1,123 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/figure"
+	"github.com/cnperf/cnperf/internal/report/text"
+)
+
+// Columns of the programming view.
+const (
+	progColProfile = iota
+	progColNode
+	progColPolicies
+	progColOK
+	progColP50
+	progColP90
+	progColP99
+	progColMax
+	progColClock
+)
+
+// writeProgrammingTable prints the programming results of a run (cnperf programming): per
+// profile and client node, the percentiles of the changes with their 95% intervals, and the
+// node's clock offset, then what bounds each figure's error. Nothing when the run has none.
+func writeProgrammingTable(w io.Writer, run *api.Run, width int) error {
+	t := text.Table{
+		Header: []string{"CHANGE", "CLIENT NODE", "POLICIES", "OK", "P50 [95% CI]", "P90 [95% CI]", "P99", "MAX", "CLOCK OFFSET"},
+		Right:  map[int]bool{progColPolicies: true, progColOK: true, progColP99: true, progColMax: true},
+	}
+	var bound float64
+	interval, shared, all := 0.0, 0, 0
+	var failed []string
+	for i := range run.Results {
+		r := &run.Results[i]
+		p := r.Programming
+		if p == nil {
+			continue
+		}
+		all++
+		if p.SharedClock {
+			shared++
+		}
+		bound = max(bound, p.ErrorBoundSeconds)
+		interval = p.ProbeIntervalSeconds
+		node := ""
+		if r.Placement != nil {
+			node = r.Placement.Client.Node
+		}
+		ok := r.Summary.SamplesTotal - r.Summary.SamplesFailed
+		row := []string{string(r.Profile), node, strconv.Itoa(p.StandingPolicies), fmt.Sprintf("%d/%d", ok, r.Params.Samples),
+			"-", "-", "-", "-", clockCell(p)}
+		if r.Profile != api.PolicyDeny && r.Profile != api.PolicyAllow {
+			row[progColPolicies] = "-"
+		}
+		for _, q := range p.Percentiles {
+			switch q.Quantile {
+			case 0.5:
+				row[progColP50] = percentileCell(q)
+			case 0.9:
+				row[progColP90] = percentileCell(q)
+			case 0.99:
+				row[progColP99] = figure.Seconds.Format(q.Seconds)
+			case 1:
+				row[progColMax] = figure.Seconds.Format(q.Seconds)
+			}
+		}
+		t.Rows = append(t.Rows, row)
+		if r.Error != "" {
+			failed = append(failed, fmt.Sprintf("%s from %s: %s", r.Profile, node, r.Error))
+		}
+	}
+	if all == 0 {
+		return nil
+	}
+	if _, err := fmt.Fprintln(w, "\nHow fast the network obeyed (from the API call's return to the first confirmed connect in the new state):"); err != nil {
+		return err
+	}
+	hid := t.Fit(width, "  ", []int{progColClock, progColP99, progColPolicies})
+	if err := t.Write(w, "  "); err != nil {
+		return err
+	}
+	if len(hid) > 0 {
+		if _, err := fmt.Fprintf(w, "  (left out to fit %d columns: %s; -o json has them)\n", width, strings.Join(hid, ", ")); err != nil {
+			return err
+		}
+	}
+	note := fmt.Sprintf("Each figure is late by up to one probe interval (%s) and off by at most the clock offset's bound; "+
+		"together at most %s. A percentile's interval is distribution-free (order statistics); \"-\" where too few changes bound it.",
+		figure.Seconds.Format(interval), figure.Seconds.Format(bound))
+	if shared == all {
+		note += " Every client node runs on cnperf's own kernel (same boot id): one clock, no offset applied " +
+			"(the offsets exec measured, in -o json, show how loose that measurement is)."
+	}
+	if err := writeWrapped(w, note, width, "  ", "  "); err != nil {
+		return err
+	}
+	for _, f := range failed {
+		if err := writeWrapped(w, "failed: "+f, width, "  ", "    "); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func percentileCell(q api.Percentile) string {
+	lo, hi := "-", "-"
+	if q.CILow != nil {
+		lo = figure.Seconds.Format(*q.CILow)
+	}
+	if q.CIHigh != nil {
+		hi = figure.Seconds.Format(*q.CIHigh)
+	}
+	return fmt.Sprintf("%s [%s, %s]", figure.Seconds.Format(q.Seconds), lo, hi)
+}
+
+func clockCell(p *api.Programming) string {
+	return fmt.Sprintf("%+.2f ±%.2f ms", p.ClockOffsetSeconds*1e3, p.ClockUncertaintySeconds*1e3)
+}

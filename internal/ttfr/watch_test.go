@@ -1,0 +1,131 @@
+package ttfr
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestWatchRealListener opens (then closes) a real listener after the probe is ready: the
+// change it reports lies after the moment the listener changed and within a few intervals.
+func TestWatchRealListener(t *testing.T) {
+	for _, expect := range []State{Open, Closed} {
+		t.Run(string(expect), func(t *testing.T) {
+			addr := freePort(t)
+			var ln net.Listener
+			var mu sync.Mutex
+			listen := func() {
+				l, err := net.Listen("tcp", addr)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				go func() {
+					for {
+						c, err := l.Accept()
+						if err != nil {
+							return
+						}
+						_ = c.Close()
+					}
+				}()
+				mu.Lock()
+				ln = l
+				mu.Unlock()
+			}
+			if expect == Closed {
+				listen()
+			}
+			defer func() {
+				mu.Lock()
+				defer mu.Unlock()
+				if ln != nil {
+					_ = ln.Close()
+				}
+			}()
+			changedc := make(chan time.Time, 1)
+			rep := Watch(context.Background(), WatchConfig{Target: addr, Expect: expect, Interval: 2 * time.Millisecond,
+				Settle: 5 * time.Second, Timeout: 5 * time.Second,
+				Ready: func(time.Time) {
+					go func() {
+						time.Sleep(50 * time.Millisecond)
+						if expect == Open {
+							listen()
+						} else {
+							mu.Lock()
+							_ = ln.Close()
+							ln = nil
+							mu.Unlock()
+						}
+						changedc <- time.Now()
+					}()
+				}})
+			if !rep.OK || rep.ChangeAt == nil || rep.LastOtherAt == nil || rep.ReadyAt == nil {
+				t.Fatalf("report %+v", rep)
+			}
+			changed := <-changedc
+			// The change is made between the last old-state attempt and the first new one
+			// (allowing the time.Now() after the change), and a loopback change is seen at once.
+			if rep.LastOtherAt.After(changed) {
+				t.Errorf("last %s attempt at %s, after the change at %s", expect.Other(), rep.LastOtherAt, changed)
+			}
+			if d := rep.ChangeAt.Sub(changed); d < -time.Millisecond || d > 200*time.Millisecond {
+				t.Errorf("change seen %s after it was made", d)
+			}
+			if rep.Attempts < 10 {
+				t.Errorf("only %d attempts", rep.Attempts)
+			}
+		})
+	}
+}
+
+// TestWatchNeverChanges: an old state that stays is a failure with that cause, not a figure.
+func TestWatchNeverChanges(t *testing.T) {
+	rep := Watch(context.Background(), WatchConfig{Target: freePort(t), Expect: Open, Interval: 2 * time.Millisecond,
+		Settle: 2 * time.Second, Timeout: 200 * time.Millisecond})
+	if rep.OK || rep.ChangeAt != nil || rep.ReadyAt == nil || !strings.Contains(rep.Error, "still closed 200ms after the probe was ready") {
+		t.Fatalf("report %+v", rep)
+	}
+	if !strings.Contains(rep.LastError, "refused") {
+		t.Errorf("last error %q: want the connects' own cause", rep.LastError)
+	}
+}
+
+// TestWatchOldStateNeverHolds: the target already in the expected state is refused: nothing
+// could be timed.
+func TestWatchOldStateNeverHolds(t *testing.T) {
+	ok := func(context.Context) error { return nil }
+	rep := Watch(context.Background(), WatchConfig{Expect: Open, Interval: time.Millisecond, Settle: 100 * time.Millisecond,
+		Timeout: time.Second, attempt: ok})
+	if rep.OK || rep.ReadyAt != nil || !strings.Contains(rep.Error, "the closed state never held for 4 attempts in a row within 100ms (the target was open)") {
+		t.Fatalf("report %+v", rep)
+	}
+}
+
+// TestWatchIgnoresFlaps: a lone success after ready is not the change; the confirmed run is.
+func TestWatchIgnoresFlaps(t *testing.T) {
+	var mu sync.Mutex
+	n := 0
+	var ready bool
+	attempt := func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if !ready {
+			return errors.New("refused")
+		}
+		n++
+		if n == 3 || n >= 20 { // one flap, then open for good
+			return nil
+		}
+		return errors.New("refused")
+	}
+	rep := Watch(context.Background(), WatchConfig{Expect: Open, Interval: time.Millisecond, Settle: time.Second, Timeout: 5 * time.Second,
+		attempt: attempt, Ready: func(time.Time) { mu.Lock(); ready = true; mu.Unlock() }})
+	if !rep.OK || rep.Flaps != 1 {
+		t.Fatalf("report %+v: want the change with one flap", rep)
+	}
+}
