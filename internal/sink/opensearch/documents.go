@@ -164,6 +164,25 @@ func (c *Client) SearchRun(ctx context.Context, runID string) ([]ResultDoc, erro
 		"query": map[string]any{"term": map[string]any{"runId": runID}},
 		"sort":  []any{map[string]any{"caseIndex": "asc"}},
 	}
+	hits, err := c.search(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ResultDoc, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, h.Source)
+	}
+	return out, nil
+}
+
+// searchHit is one document of a search answer with its sort values (for search_after).
+type searchHit struct {
+	Source ResultDoc       `json:"_source"`
+	Sort   json.RawMessage `json:"sort"`
+}
+
+// search runs query q on the index and returns its hits.
+func (c *Client) search(ctx context.Context, q map[string]any) ([]searchHit, error) {
 	body, _ := json.Marshal(q)
 	data, err := c.do(ctx, http.MethodPost, "/"+url.PathEscape(c.index)+"/_search", "application/json", body)
 	if err != nil {
@@ -171,19 +190,13 @@ func (c *Client) SearchRun(ctx context.Context, runID string) ([]ResultDoc, erro
 	}
 	var sr struct {
 		Hits struct {
-			Hits []struct {
-				Source ResultDoc `json:"_source"`
-			} `json:"hits"`
+			Hits []searchHit `json:"hits"`
 		} `json:"hits"`
 	}
 	if err := json.Unmarshal(data, &sr); err != nil {
 		return nil, fmt.Errorf("opensearch: search answer: %w", err)
 	}
-	out := make([]ResultDoc, 0, len(sr.Hits.Hits))
-	for _, h := range sr.Hits.Hits {
-		out = append(out, h.Source)
-	}
-	return out, nil
+	return sr.Hits.Hits, nil
 }
 
 // Mapping returns the index's mapping as OpenSearch reports it (for checks).

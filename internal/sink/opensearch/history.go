@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/url"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 )
@@ -42,23 +40,11 @@ func (c *Client) ReadRuns(ctx context.Context) ([]*api.Run, error) {
 		if after != nil {
 			q["search_after"] = after
 		}
-		body, _ := json.Marshal(q)
-		data, err := c.do(ctx, http.MethodPost, "/"+url.PathEscape(c.index)+"/_search", "application/json", body)
+		hits, err := c.search(ctx, q)
 		if err != nil {
 			return nil, err
 		}
-		var sr struct {
-			Hits struct {
-				Hits []struct {
-					Source ResultDoc       `json:"_source"`
-					Sort   json.RawMessage `json:"sort"`
-				} `json:"hits"`
-			} `json:"hits"`
-		}
-		if err := json.Unmarshal(data, &sr); err != nil {
-			return nil, fmt.Errorf("opensearch: search answer: %w", err)
-		}
-		for _, h := range sr.Hits.Hits {
+		for _, h := range hits {
 			d := h.Source
 			run := byID[d.RunID]
 			if run == nil {
@@ -68,14 +54,14 @@ func (c *Client) ReadRuns(ctx context.Context) ([]*api.Run, error) {
 			}
 			run.Results = append(run.Results, resultOf(&d))
 		}
-		read += len(sr.Hits.Hits)
+		read += len(hits)
 		if read > MaxHistoryDocuments {
 			return nil, fmt.Errorf("opensearch: index %s holds more than %d result documents: too many to read at once", c.index, MaxHistoryDocuments)
 		}
-		if len(sr.Hits.Hits) < historyPage {
+		if len(hits) < historyPage {
 			break
 		}
-		after = sr.Hits.Hits[len(sr.Hits.Hits)-1].Sort
+		after = hits[len(hits)-1].Sort
 	}
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("opensearch: index %s holds no result documents", c.index)
