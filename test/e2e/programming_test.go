@@ -1,0 +1,161 @@
+//go:build e2e
+
+// `cnperf programming` on the e2e cluster: how fast kube-proxy programs a Service and its
+// endpoints (every cluster: the harness runs kube-proxy), and how fast the CNI enforces a
+// NetworkPolicy (only where it does: on a CNI that does not, the command reports the policy
+// kinds as failed with that cause, and the test skips saying so).
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/kube"
+)
+
+// runProgramming runs `cnperf programming ARGS -o json` in a namespace of its own and returns
+// the run, the exit code and the namespace; stderr goes to the test log.
+func runProgramming(t *testing.T, kubeconfig string, args ...string) (*api.Run, int, string) {
+	t.Helper()
+	ns := fmt.Sprintf("cnperf-e2e-prog-%d-%d", os.Getpid()%10000, time.Now().UnixNano()%100000)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	argv := append([]string{"programming", "--kubeconfig", kubeconfig, "-n", ns, "-o", "json",
+		"--image", os.Getenv("CNPERF_E2E_AGENT_IMAGE"), "--image-pull-policy", "IfNotPresent"}, args...)
+	out, stderr, code := kpRunCLI(ctx, argv...)
+	t.Logf("cnperf %s (exit %d):\n%s", strings.Join(argv, " "), code, stderr)
+	if strings.TrimSpace(out) == "" {
+		t.Fatalf("no run printed (exit %d)", code)
+	}
+	return kpDecodeRun(t, out), code, ns
+}
+
+// checkGone: everything the run created went with its namespace.
+func checkGone(t *testing.T, kubeconfig, ns string) {
+	t.Helper()
+	cs, _, err := kube.NewClientset(kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cs.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("namespace %s is still there after the run (err %v)", ns, err)
+	}
+}
+
+// checkFigures: every result of the profiles has count successful changes from every node,
+// each figure between 0 and the timeout, their percentiles, and what bounds the error.
+func checkFigures(t *testing.T, run *api.Run, nodes []string, profiles []api.Profile, count int, timeout time.Duration) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, r := range run.Results {
+		p := r.Programming
+		if r.Error != "" || p == nil || r.Placement == nil {
+			t.Errorf("%s: error %q, programming %v", r.Profile, r.Error, p)
+			continue
+		}
+		node := r.Placement.Client.Node
+		seen[string(r.Profile)+"|"+node] = true
+		ok, positive := 0, 0
+		for _, s := range r.Samples {
+			if s.Error != "" || s.ProgrammingSeconds == nil {
+				t.Errorf("%s from %s, change %d: %q", r.Profile, node, s.Index, s.Error)
+				continue
+			}
+			v := *s.ProgrammingSeconds
+			if v < 0 || v >= timeout.Seconds() {
+				t.Errorf("%s from %s, change %d: %.4f s, want in [0, %s)", r.Profile, node, s.Index, v, timeout)
+			}
+			ok++
+			if v > 0 {
+				positive++
+			}
+		}
+		if ok != count || positive == 0 {
+			t.Errorf("%s from %s: %d of %d changes measured, %d above 0", r.Profile, node, ok, count, positive)
+		}
+		if len(p.Percentiles) != 4 || p.ProbeIntervalSeconds <= 0 || p.ErrorBoundSeconds < p.ProbeIntervalSeconds {
+			t.Errorf("%s from %s: percentiles %v, interval %v, error bound %v", r.Profile, node, p.Percentiles, p.ProbeIntervalSeconds, p.ErrorBoundSeconds)
+		}
+		if p.MeasuredOffsetLowSeconds > p.MeasuredOffsetHighSeconds {
+			t.Errorf("%s from %s: clock offset bounds %v > %v", r.Profile, node, p.MeasuredOffsetLowSeconds, p.MeasuredOffsetHighSeconds)
+		}
+	}
+	for _, pr := range profiles {
+		for _, n := range nodes {
+			if !seen[string(pr)+"|"+n] {
+				t.Errorf("no %s result from %s", pr, n)
+			}
+		}
+	}
+}
+
+// TestProgrammingServiceLatency: a Service created and deleted 3 times, seen from a client on
+// every node; then compare takes the results file.
+func TestProgrammingServiceLatency(t *testing.T) {
+	kc, nodes := meshCluster(t)
+	results := filepath.Join(t.TempDir(), "programming.jsonl")
+	const count, timeout = 3, 20 * time.Second
+	run, code, ns := runProgramming(t, kc, "--kind", "service", "--count", fmt.Sprint(count), "--timeout", timeout.String(), "--results", results)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	checkFigures(t, run, nodes, []api.Profile{api.ServiceCreate, api.ServiceDelete}, count, timeout)
+	checkGone(t, kc, ns)
+	out, stderr, code := kpRunCLI(context.Background(), "compare", results, results)
+	if code != 0 || !strings.Contains(out, "SERVICE_CREATE probe pod-clusterip from "+nodes[0]) || !strings.Contains(out, "programming") {
+		t.Errorf("compare: exit %d\n%s\n%s", code, out, stderr)
+	}
+}
+
+// TestProgrammingPolicyLatency: first one deny policy, to learn whether the CNI enforces
+// NetworkPolicy at all (the command says so in the results: never a figure); where it does, a
+// deny and an allow under a default deny, 3 times each, with 0 and then 100 standing policies.
+func TestProgrammingPolicyLatency(t *testing.T) {
+	kc, nodes := meshCluster(t)
+	run, code, ns := runProgramming(t, kc, "--kind", "policy-deny", "--count", "1", "--timeout", "10s", "--settle", "20s")
+	checkGone(t, kc, ns)
+	const notEnforced = "NetworkPolicy is not enforced here"
+	for _, r := range run.Results {
+		if !strings.Contains(r.Error, notEnforced) {
+			continue
+		}
+		if code == 0 || r.Summary.ProgrammingSeconds != nil {
+			t.Errorf("not enforced, yet exit %d and figures %v", code, r.Summary.ProgrammingSeconds)
+		}
+		if cni := os.Getenv("CNPERF_E2E_CNI"); cni == "calico" || cni == "cilium" {
+			t.Fatalf("CNPERF_E2E_CNI=%s enforces NetworkPolicy, but: %s", cni, r.Error)
+		}
+		t.Skipf("this cluster does not enforce NetworkPolicy (CNPERF_E2E_CNI=%q), as cnperf measured: %s", os.Getenv("CNPERF_E2E_CNI"), r.Error)
+	}
+	if code != 0 {
+		t.Fatalf("probe run: exit %d", code)
+	}
+	const count, timeout = 3, 30 * time.Second
+	run, code, ns = runProgramming(t, kc, "--kind", "policy-deny,policy-allow", "--count", fmt.Sprint(count), "--timeout", timeout.String(),
+		"--standing-policies", "0,100")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	checkFigures(t, run, nodes, []api.Profile{api.PolicyDeny, api.PolicyAllow}, count, timeout)
+	var standing []int
+	for _, r := range run.Results {
+		if !slices.Contains(standing, r.Programming.StandingPolicies) {
+			standing = append(standing, r.Programming.StandingPolicies)
+		}
+	}
+	if !slices.Equal(standing, []int{0, 100}) {
+		t.Errorf("standing policies of the results: %v, want [0 100]", standing)
+	}
+	checkGone(t, kc, ns)
+}
