@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/figure"
+	"github.com/cnperf/cnperf/internal/testdaemon"
 	"github.com/cnperf/cnperf/internal/testport"
 )
 
@@ -98,29 +99,13 @@ func startOpenSearch(t *testing.T) string {
 	javaHome, _ := filepath.EvalSymlinks(java)
 	cmd.Env = append(os.Environ(), "OPENSEARCH_JAVA_OPTS=-Xms384m -Xmx384m",
 		"JAVA_HOME="+filepath.Dir(filepath.Dir(javaHome)))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if os.Geteuid() == 0 {
 		if out, err := exec.Command("chown", "-R", "65534:65534", dir).CombinedOutput(); err != nil {
 			t.Fatalf("chown: %v\n%s", err, out)
 		}
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: 65534, Gid: 65534}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	}
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	})
+	logs, done := testdaemon.Start(t, cmd, 20*time.Second)
 	url := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
 	deadline := time.Now().Add(4 * time.Minute)
 	for time.Now().Before(deadline) {

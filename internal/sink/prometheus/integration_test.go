@@ -10,13 +10,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/loadgen"
+	"github.com/cnperf/cnperf/internal/testdaemon"
 	"github.com/cnperf/cnperf/internal/testport"
 )
 
@@ -29,28 +29,11 @@ func skipOrFail(t *testing.T, format string, a ...any) {
 	t.Skip(msg + "; set CNPERF_REQUIRE_PROMETHEUS=1 to make this a failure")
 }
 
-// start runs a daemon in its own process group, killed at cleanup.
+// start runs a daemon in its own process group, stopped at cleanup.
 func start(t *testing.T, bin string, args ...string) *bytes.Buffer {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	})
-	return &logs
+	logs, _ := testdaemon.Start(t, exec.Command(bin, args...), 10*time.Second)
+	return logs
 }
 
 func waitHTTP(t *testing.T, url string, logs *bytes.Buffer) {

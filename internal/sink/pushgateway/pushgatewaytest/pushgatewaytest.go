@@ -3,15 +3,15 @@
 package pushgatewaytest
 
 import (
-	"bytes"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/testdaemon"
 )
 
 // Start runs prometheus-pushgateway on a free loopback port, in memory only, and returns its
@@ -40,24 +40,7 @@ func StartOn(t testing.TB, host string) string {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	cmd := exec.Command(bin, "--web.listen-address="+addr, "--persistence.file=")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	})
+	logs, _ := testdaemon.Start(t, exec.Command(bin, "--web.listen-address="+addr, "--persistence.file="), 10*time.Second)
 	u := "http://" + addr
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		resp, err := http.Get(u + "/-/ready")
