@@ -352,6 +352,26 @@ func Cleanup(ctx context.Context, cs kubernetes.Interface, o CleanupOptions, log
 		return found, errors.Join(errs...)
 	}
 
+	if len(errs) == 0 {
+		errs = removeLeftovers(ctx, cs, found, o.Wait, log)
+	} else {
+		// what could not be listed is not waited for
+		errs = append(errs, removeLeftovers(ctx, cs, found, false, log)...)
+	}
+	return found, errors.Join(errs...)
+}
+
+func (l Leftover) where() string {
+	if l.Namespace == "" {
+		return l.Name
+	}
+	return l.Namespace + "/" + l.Name
+}
+
+// removeLeftovers deletes the leftovers Cleanup judged removable and, with wait and when every
+// delete was accepted, waits until they are gone (finishing what a dead kubelet cannot).
+func removeLeftovers(ctx context.Context, cs kubernetes.Interface, found []Leftover, wait bool, log io.Writer) []error {
+	var errs []error
 	nsTouched := map[string]string{} // namespace -> run
 	for _, l := range found {
 		if !l.Remove {
@@ -371,7 +391,7 @@ func Cleanup(ctx context.Context, cs kubernetes.Interface, o CleanupOptions, log
 			errs = append(errs, fmt.Errorf("delete %s %s: %w", l.Kind, l.where(), err))
 		}
 	}
-	if o.Wait && len(errs) == 0 {
+	if wait && len(errs) == 0 {
 		for _, l := range found {
 			if l.Kind == "Namespace" && l.Remove {
 				if err := DeleteNamespaceWith(ctx, cs, l.Name, true, NewUnsticker(cs, l.Name, "", log)); err != nil {
@@ -386,14 +406,7 @@ func Cleanup(ctx context.Context, cs kubernetes.Interface, o CleanupOptions, log
 			}
 		}
 	}
-	return found, errors.Join(errs...)
-}
-
-func (l Leftover) where() string {
-	if l.Namespace == "" {
-		return l.Name
-	}
-	return l.Namespace + "/" + l.Name
+	return errs
 }
 
 // runKindOf is the runKind named kind, in namespace ns.
