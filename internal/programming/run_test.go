@@ -1,0 +1,125 @@
+package programming
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+)
+
+// fakeCluster is a fake API server whose "dataplane" is a loopback listener: a Service with a
+// selector, created, opens it (after delay, as kube-proxy would program it), deleting the
+// Service closes it; NetworkPolicies change nothing (a CNI that does not enforce them).
+func fakeCluster(t *testing.T, delay time.Duration) (*fake.Clientset, int) {
+	t.Helper()
+	addr, open, closeIt := loopbackTarget(t)
+	_, p, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(p)
+	cs := fake.NewClientset()
+	cs.PrependReactor("create", "services", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		svc := a.(k8stesting.CreateAction).GetObject().(*corev1.Service).DeepCopy()
+		svc.Spec.ClusterIP = "127.0.0.1" // the API server allocates one
+		if svc.Spec.Selector != nil {
+			go func() { time.Sleep(delay); _ = open(context.Background()) }()
+		}
+		return true, svc, nil
+	})
+	cs.PrependReactor("delete", "services", func(k8stesting.Action) (bool, runtime.Object, error) {
+		go func() { time.Sleep(delay); _ = closeIt(context.Background()) }()
+		return true, nil, nil
+	})
+	return cs, port
+}
+
+func testRunner(t *testing.T, cs *fake.Clientset, port int, kinds ...Kind) *Runner {
+	t.Helper()
+	p := testParams
+	p.Timeout = time.Second
+	r, err := New(Options{Namespace: "ns", RunID: "run-1", Image: "img", Nodes: []string{"n1", "n2"}, Kinds: kinds, Count: 3,
+		Params: p, Port: port, StandingSettle: time.Millisecond}, Env{Client: cs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// what Prepare would have found: the server and a client per node
+	r.server = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "srv"}, Status: corev1.PodStatus{PodIP: "127.0.0.1"}}
+	r.clients = []Client{{Node: "n1", Pod: "c1", Exec: localExec{}}, {Node: "n2", Pod: "c2", Exec: localExec{}}}
+	return r
+}
+
+// TestRunnerService: the Service kind, 3 times, gives one result per profile and node, each
+// with 3 samples near the fake's programming delay, its percentiles and how it was measured.
+func TestRunnerService(t *testing.T) {
+	const delay = 50 * time.Millisecond
+	cs, port := fakeCluster(t, delay)
+	r := testRunner(t, cs, port, KindService)
+	if err := r.Measure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res := r.Results()
+	if len(res) != 4 {
+		t.Fatalf("%d results, want SERVICE_CREATE and SERVICE_DELETE from 2 nodes", len(res))
+	}
+	for i, want := range []struct {
+		p    api.Profile
+		node string
+	}{{api.ServiceCreate, "n1"}, {api.ServiceCreate, "n2"}, {api.ServiceDelete, "n1"}, {api.ServiceDelete, "n2"}} {
+		x := res[i]
+		if x.Profile != want.p || x.Placement.Client.Node != want.node || x.Params.Options[OptNode] != want.node || x.Path != api.PathPodClusterIP {
+			t.Errorf("result %d: %s from %s on %s, want %s from %s", i, x.Profile, x.Placement.Client.Node, x.Path, want.p, want.node)
+		}
+		if x.Error != "" || x.Summary.ProgrammingSeconds == nil || x.Summary.ProgrammingSeconds.N != 3 {
+			t.Fatalf("result %d: error %q, summary %+v", i, x.Error, x.Summary.ProgrammingSeconds)
+		}
+		// The fake programs after delay: the figure is that, plus up to a probe interval and
+		// the scheduling of a busy machine.
+		if st := x.Summary.ProgrammingSeconds; st.Min < delay.Seconds()-0.005 || st.Max > delay.Seconds()+0.2 {
+			t.Errorf("result %d: %.4f..%.4f s, want about %s", i, st.Min, st.Max, delay)
+		}
+		pr := x.Programming
+		if len(pr.Percentiles) != 4 || pr.ProbeIntervalSeconds != testParams.Interval.Seconds() || pr.Target != "127.0.0.1:"+strconv.Itoa(port) {
+			t.Errorf("result %d: programming %+v", i, pr)
+		}
+	}
+}
+
+// TestRunnerPolicyNotEnforced: a policy kind on a "CNI" that ignores NetworkPolicies stops after
+// the first change with the cause in every result, and no figure.
+func TestRunnerPolicyNotEnforced(t *testing.T) {
+	cs, port := fakeCluster(t, 0)
+	// the server answers (on the pod IP); the policy changes nothing
+	if _, err := cs.CoreV1().Services("ns").Create(context.Background(), (objects{}).service("x", "", map[string]string{"a": "b"}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := testRunner(t, cs, port, KindPolicyDeny)
+	time.Sleep(20 * time.Millisecond)
+	if err := r.Measure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res := r.Results()
+	if len(res) != 2 {
+		t.Fatalf("%d results, want POLICY_DENY from 2 nodes", len(res))
+	}
+	for _, x := range res {
+		if !strings.Contains(x.Error, "NetworkPolicy is not enforced here") || !strings.Contains(x.Error, "still open 1s after the probe was ready") ||
+			!strings.Contains(x.Error, "the other 2 not made") || x.Summary.ProgrammingSeconds != nil || len(x.Samples) != 1 {
+			t.Errorf("%s from %s: error %q, %d samples, figure %v", x.Profile, x.Placement.Client.Node, x.Error, len(x.Samples), x.Summary.ProgrammingSeconds)
+		}
+		if x.Params.Options[OptStandingPolicies] != "0" {
+			t.Errorf("options %v", x.Params.Options)
+		}
+	}
+	pols, err := cs.NetworkingV1().NetworkPolicies("ns").List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(pols.Items) != 0 {
+		t.Errorf("policies left: %v (%v)", pols, err)
+	}
+}
