@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -38,6 +39,10 @@ type PodOptions struct {
 	RunOnce    bool
 	Containers []corev1.Container
 	Volumes    []corev1.Volume
+	// Annotations are the pod's (a DaemonSet's template's too); Metadata adds the user's
+	// (--pod-labels, --pod-annotations) to Labels and Annotations.
+	Annotations map[string]string
+	Metadata    PodMetadata
 }
 
 // Spec is the pod spec (also a DaemonSet's template).
@@ -68,10 +73,14 @@ func (o PodOptions) Spec() corev1.PodSpec {
 
 // Pod is the pod.
 func (o PodOptions) Pod() *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, Labels: o.Labels},
-		Spec:       o.Spec(),
-	}
+	return &corev1.Pod{ObjectMeta: o.ObjectMeta(), Spec: o.Spec()}
+}
+
+// ObjectMeta is the pod's name, namespace, labels and annotations, the user's metadata added
+// (a DaemonSet's template takes it too).
+func (o PodOptions) ObjectMeta() metav1.ObjectMeta {
+	labels, annotations := o.Metadata.Apply(maps.Clone(o.Labels), maps.Clone(o.Annotations))
+	return metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, Labels: labels, Annotations: annotations}
 }
 
 // NodesAffinity pins a pod to the named nodes through the scheduler (not spec.nodeName), so

@@ -52,6 +52,9 @@ type AgentOptions struct {
 	StartTimeout time.Duration
 	// Resources are the agent containers' requests and limits.
 	Resources corev1.ResourceRequirements
+	// Metadata is the user's labels and annotations for every mesh pod (--pod-labels,
+	// --pod-annotations).
+	Metadata kube.PodMetadata
 }
 
 // Agent is one node's agent pod.
@@ -131,7 +134,7 @@ func BuildDaemonSet(o AgentOptions, net api.Network, nodes []string) *appsv1.Dae
 			Selector:       &metav1.LabelSelector{MatchLabels: sel},
 			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				ObjectMeta: kube.PodOptions{Labels: labels, Metadata: o.Metadata}.ObjectMeta(),
 				Spec:       po.Spec(),
 			},
 		},
@@ -141,7 +144,7 @@ func BuildDaemonSet(o AgentOptions, net api.Network, nodes []string) *appsv1.Dae
 // podOptions are what every mesh pod on net shares (a DaemonSet's template: it restarts).
 func (o AgentOptions) podOptions(net api.Network, nodes []string) kube.PodOptions {
 	return kube.PodOptions{Namespace: o.Namespace, Nodes: nodes, HostNetwork: net == api.NetworkHost,
-		Tolerations: o.Tolerations, GraceSeconds: 2}
+		Tolerations: o.Tolerations, GraceSeconds: 2, Metadata: o.Metadata}
 }
 
 // containerOptions: the agent image, resources, privilege and the run's agent token from its

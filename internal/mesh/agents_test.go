@@ -24,8 +24,12 @@ import (
 
 func TestBuildDaemonSet(t *testing.T) {
 	c := plan.Case{Profile: api.TCPStream, Driver: "native", Params: api.Params{Options: map[string]string{"port": "7300", "dataPort": "7301"}}}
+	meta, err := kube.ParsePodMetadata([]string{"team=net"}, []string{"sidecar.istio.io/inject=false"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	o := AgentOptions{Namespace: "ns", RunID: "1234abcd-ffff", Image: "img:v1", PullPolicy: corev1.PullNever,
-		Servers: driver.Servers(native.Driver{}, []plan.Case{c})}
+		Servers: driver.Servers(native.Driver{}, []plan.Case{c}), Metadata: meta}
 	for _, tc := range []struct {
 		net        api.Network
 		privileged bool
@@ -40,6 +44,9 @@ func TestBuildDaemonSet(t *testing.T) {
 			if ds.Spec.Template.Labels[k] != v {
 				t.Fatalf("selector %s=%s does not match the template", k, v)
 			}
+		}
+		if tl, ta := ds.Spec.Template.Labels, ds.Spec.Template.Annotations; tl["team"] != "net" || ta["sidecar.istio.io/inject"] != "false" {
+			t.Fatalf("template labels %v annotations %v: --pod-labels/--pod-annotations not applied", tl, ta)
 		}
 		if ds.Labels[kube.LabelManagedBy] != kube.ManagedByValue || ds.Labels[kube.LabelRun] != o.RunID {
 			t.Fatalf("labels %v: cnperf cleanup would not find it", ds.Labels)

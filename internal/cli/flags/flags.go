@@ -40,6 +40,8 @@ func Kube(fs *pflag.FlagSet, o *kube.Options) {
 	fs.StringSliceVar(&o.Resources, "resources", nil, "kube: endpoint resources, NAME=QTY (request and limit), requests.NAME=QTY or limits.NAME=QTY, e.g. cpu=2,memory=1Gi")
 	fs.BoolVar(&o.Guaranteed, "guaranteed", false, "kube: Guaranteed QoS endpoints (limits = requests; needs cpu and memory in --resources)")
 	fs.BoolVar(&o.Privileged, "privileged", false, "kube: run endpoint containers privileged (only for CPU pinning or tuning)")
+	fs.StringSliceVar(&o.PodLabels, "pod-labels", nil, "kube: labels for every pod cnperf creates, KEY=VALUE[,KEY=VALUE...] (cnperf's own keys are refused)")
+	fs.StringSliceVar(&o.PodAnnotations, "pod-annotations", nil, "kube: annotations for every pod cnperf creates, KEY=VALUE[,KEY=VALUE...], e.g. sidecar.istio.io/inject=false")
 	fs.StringVar(&o.ExternalClient, "external-client", "pod", "kube: where external-service clients run: pod or local (this machine)")
 	fs.DurationVar(&o.PodStartTimeout, "pod-start-timeout", kube.DefaultPodStartTimeout, "kube: how long endpoints may take to start (failures such as image pull or scheduling errors are reported at once)")
 }

@@ -38,6 +38,7 @@ type Options struct {
 	Keep                           bool
 	Image, PullPolicy              string
 	Tolerations                    []string
+	PodLabels, PodAnnotations      []string
 	NodeSelector                   string
 	Nodes                          []string
 	Privileged                     bool
@@ -120,6 +121,8 @@ both nodes' CPU and memory, -o json the whole run; --results FILE keeps the run 
 	f.StringVar(&o.Image, "image", version.DefaultImage(), "agent image (cnperf with the tools); the default is the image of this cnperf version")
 	f.StringVar(&o.PullPolicy, "image-pull-policy", string(corev1.PullIfNotPresent), "image pull policy: IfNotPresent, Always or Never")
 	f.StringSliceVar(&o.Tolerations, "tolerations", nil, `tolerate taints, KEY[=VALUE][:EFFECT][,...] or "*" for every taint`)
+	f.StringSliceVar(&o.PodLabels, "pod-labels", nil, "labels for every pod cnperf creates, KEY=VALUE[,KEY=VALUE...] (cnperf's own keys are refused)")
+	f.StringSliceVar(&o.PodAnnotations, "pod-annotations", nil, "annotations for every pod cnperf creates, KEY=VALUE[,KEY=VALUE...], e.g. sidecar.istio.io/inject=false")
 	f.StringVar(&o.NodeSelector, "node-selector", "", "only nodes matching this label selector, e.g. node-role.kubernetes.io/worker or zone=a")
 	f.StringSliceVar(&o.Nodes, "nodes", nil, "only these nodes (comma-separated names)")
 	f.BoolVar(&o.Privileged, "privileged", false, "run the agents privileged with the host PID namespace (lets --cpu-profile use perf on the nodes)")
@@ -185,6 +188,7 @@ type settings struct {
 	networks []api.Network
 	vias     []string
 	tols     []corev1.Toleration
+	podMeta  kube.PodMetadata
 	pull     corev1.PullPolicy
 }
 
@@ -285,6 +289,9 @@ func (o *Options) validate() (*settings, error) {
 		return nil, exit.Usage("--image-pull-policy %q: want IfNotPresent, Always or Never", o.PullPolicy)
 	}
 	if s.tols, err = kube.ParseTolerations(o.Tolerations); err != nil {
+		return nil, exit.Usage("%v", err)
+	}
+	if s.podMeta, err = kube.ParsePodMetadata(o.PodLabels, o.PodAnnotations); err != nil {
 		return nil, exit.Usage("%v", err)
 	}
 	return s, nil

@@ -120,7 +120,7 @@ func (m *meshRun) prepare(ctx context.Context) error {
 	}
 	m.agentOpts = mesh.AgentOptions{
 		Namespace: o.Namespace, RunID: m.runID, Image: o.Image, PullPolicy: s.pull, Tolerations: s.tols,
-		Privileged: o.Privileged, Batch: o.AgentBatch, StartTimeout: o.StartTimeout,
+		Privileged: o.Privileged, Batch: o.AgentBatch, StartTimeout: o.StartTimeout, Metadata: s.podMeta,
 	}
 	if m.server == nil {
 		m.agentOpts.Servers = driver.Servers(s.drv, []plan.Case{m.mo.Case(api.PathPodPodCrossNode, api.NetworkPod, nil)})

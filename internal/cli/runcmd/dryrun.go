@@ -54,7 +54,10 @@ var dryRunFormats = []string{"table", "wide", "json", "yaml"}
 // only when a case has one; when the rows are still too wide each case's OTHER settings move
 // under the table by case number, then WARMUP, DURATION, PAR and SIZE are left out (a line
 // says which). -o wide prints every column in the rows.
-func printDryRun(w io.Writer, format, platformName string, cases []plan.Case, tests []DryRunTigerBench, columns int) error {
+//
+// podMeta, when not "", is what every pod gets from --pod-labels and --pod-annotations; the
+// table says it under the platform.
+func printDryRun(w io.Writer, format, platformName, podMeta string, cases []plan.Case, tests []DryRunTigerBench, columns int) error {
 	out := make([]DryRunCase, 0, len(cases)+len(tests))
 	for _, c := range cases {
 		out = append(out, DryRunCase{Index: c.Index, Name: c.Name, Group: c.Group, Profile: c.Profile, Path: c.Path,
@@ -79,6 +82,9 @@ func printDryRun(w io.Writer, format, platformName string, cases []plan.Case, te
 		return enc.Encode(out)
 	}
 	fmt.Fprintf(w, "platform: %s\n", platformName)
+	if podMeta != "" {
+		fmt.Fprintf(w, "every pod gets %s\n", podMeta)
+	}
 	const colGroup, colSize, colPar, colBurst, colDuration, colWarmup, colOther = 1, 5, 6, 7, 8, 9, 11
 	t := &text.Table{Header: []string{"#", "GROUP", "PROFILE", "DRIVER", "PATH", "SIZE", "PAR", "BURST", "DURATION", "WARMUP", "SAMPLES", "OTHER"},
 		Hide: map[int]bool{}}

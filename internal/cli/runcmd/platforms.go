@@ -114,6 +114,15 @@ func (p *platformOptions) dryKube(runID string) (*kubeplatform.Platform, error) 
 	return k, nil
 }
 
+// podMetadata is what --pod-labels and --pod-annotations give every pod, as --dry-run says it.
+func (p *platformOptions) podMetadata() (string, error) {
+	m, err := kube.ParsePodMetadata(p.kube.PodLabels, p.kube.PodAnnotations)
+	if err != nil {
+		return "", exit.Usage("%v", err)
+	}
+	return m.String(), nil
+}
+
 // checkPlan refuses, before anything runs, a gate that would have nothing to compare.
 func (p *platformOptions) checkPlan(cases []plan.Case) error {
 	if p.tolerance == 0 {

@@ -158,7 +158,13 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 		return err
 	}
 	if o.DryRun {
-		return printDryRun(streams.Out, o.Output, st.plat.Name(), cases, nil, iostreams.Columns(streams.Out))
+		var meta string
+		if platform.TraitsOf(st.plat).Cluster {
+			if meta, err = o.Platforms.podMetadata(); err != nil {
+				return err
+			}
+		}
+		return printDryRun(streams.Out, o.Output, st.plat.Name(), meta, cases, nil, iostreams.Columns(streams.Out))
 	}
 	if defaultSuite {
 		sayDefaultSuite(lg, cases)
@@ -412,7 +418,11 @@ func (o *Options) dryRunTigerBench(streams iostreams.Streams, loaded *config.Loa
 	if err != nil {
 		return err
 	}
-	return printDryRun(streams.Out, o.Output, "kube", cases, tigerBenchTestsWithoutCases(loaded, cases), iostreams.Columns(streams.Out))
+	meta, err := o.Platforms.podMetadata()
+	if err != nil {
+		return err
+	}
+	return printDryRun(streams.Out, o.Output, "kube", meta, cases, tigerBenchTestsWithoutCases(loaded, cases), iostreams.Columns(streams.Out))
 }
 
 // runTigerBench runs a tiger-bench testconfig.yaml: standing config, TTFR, DNS and Calico
@@ -423,6 +433,10 @@ func (o *Options) runTigerBench(ctx context.Context, streams iostreams.Streams, 
 	log := streams.LogWriter()
 	for _, w := range loaded.Warnings {
 		lg.Warn(w)
+	}
+	if k := o.Platforms.kube; len(k.PodLabels) > 0 || len(k.PodAnnotations) > 0 {
+		lg.Warn("--pod-labels and --pod-annotations reach the pods of tiger-bench's thruput-latency and iperf tests, " +
+			"not its TTFR, DNS and standing pods")
 	}
 	interrupt.Arm(ctx) // as in Run: graceful from here on
 	run := session.NewRun(session.Header{UUID: runID, Platform: "kube", Labels: labels, Host: true, Timing: true})

@@ -88,6 +88,7 @@ func buildPod(s *settings, runID string, e endpointSpec) *corev1.Pod {
 		Name: e.Name, Namespace: s.Namespace, Labels: labels,
 		HostNetwork: e.Net == api.NetworkHost, Tolerations: s.tolerations,
 		ServiceAccount: kube.ServiceAccountName, GraceSeconds: kube.TerminationGraceSeconds, RunOnce: true,
+		Metadata: s.podMeta,
 	}
 	if e.Node != "" {
 		o.Nodes = []string{e.Node}

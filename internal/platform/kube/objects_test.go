@@ -168,6 +168,21 @@ func TestBuildPod(t *testing.T) {
 			},
 		},
 	}
+	tests = append(tests, struct {
+		name  string
+		opts  Options
+		spec  endpointSpec
+		check func(t *testing.T, p *corev1.Pod)
+	}{
+		name: "--pod-labels and --pod-annotations", opts: Options{PodLabels: []string{"team=net"}, PodAnnotations: []string{"sidecar.istio.io/inject=false"}},
+		spec: endpointSpec{Name: "cli", Role: "client", Net: api.NetworkPod, Node: "node2"},
+		check: func(t *testing.T, p *corev1.Pod) {
+			if p.Labels["team"] != "net" || p.Labels[kube.LabelRole] != "client" || len(p.Annotations) != 1 ||
+				p.Annotations["sidecar.istio.io/inject"] != "false" {
+				t.Errorf("labels %v annotations %v", p.Labels, p.Annotations)
+			}
+		},
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := mustParse(t, tt.opts)
@@ -298,6 +313,8 @@ func TestParseOptions(t *testing.T) {
 		{name: "bad pull policy", opts: Options{ImagePullPolicy: "Sometimes"}, wantErr: "--image-pull-policy"},
 		{name: "bad selector", opts: Options{NodeSelector: []string{"novalue"}}, wantErr: "--node-selector"},
 		{name: "bad effect", opts: Options{Tolerations: []string{"k=v:Never"}}, wantErr: "effect \"Never\""},
+		{name: "cnperf's own label", opts: Options{PodLabels: []string{"cnperf.dev/role=x"}}, wantErr: "cnperf.dev/role is cnperf's own key"},
+		{name: "bad annotation key", opts: Options{PodAnnotations: []string{"a b=c"}}, wantErr: `--pod-annotations "a b=c": key "a b"`},
 		{name: "toleration without key", opts: Options{Tolerations: []string{"=v"}}, wantErr: "has no key"},
 		{name: "bad quantity", opts: Options{Resources: []string{"cpu=lots"}}, wantErr: "--resources"},
 		{name: "request above limit", opts: Options{Resources: []string{"requests.cpu=2", "limits.cpu=1"}}, wantErr: "above its limit"},

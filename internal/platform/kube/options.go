@@ -53,6 +53,10 @@ type Options struct {
 	Guaranteed bool
 	// Privileged runs endpoint containers privileged (CPU pinning, tuning). Off unless asked.
 	Privileged bool
+	// PodLabels and PodAnnotations are added to every pod cnperf creates, KEY=VALUE each
+	// (kube.ParsePodMetadata: cnperf's own label keys are refused).
+	PodLabels      []string
+	PodAnnotations []string
 
 	// External is the target of external-service cases, "HOST" or "HOST:PORT[,PORT...]" (the
 	// same value as the local platform's --external, which the run command registers): the
@@ -118,6 +122,7 @@ type settings struct {
 	resources     corev1.ResourceRequirements
 	externalHost  string
 	externalPorts []int
+	podMeta       kube.PodMetadata
 }
 
 // parse validates every option and returns the parsed form. Errors name the flag.
@@ -131,6 +136,9 @@ func (o Options) parse() (*settings, error) {
 		return nil, fmt.Errorf("--image-pull-policy: %q is not IfNotPresent, Always or Never", o.ImagePullPolicy)
 	}
 	var err error
+	if s.podMeta, err = kube.ParsePodMetadata(o.PodLabels, o.PodAnnotations); err != nil {
+		return nil, err
+	}
 	if s.nodeSelector, err = parseNodeSelector(o.NodeSelector); err != nil {
 		return nil, err
 	}
