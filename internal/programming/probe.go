@@ -147,9 +147,9 @@ type Observation struct {
 	Error   string
 	// Note says something about a successful observation (flaps; seen before the call returned).
 	Note string
-	// At is when the change's call returned (cnperf's clock); SeenAt when the client saw it
-	// (cnperf's clock, corrected).
-	At, SeenAt time.Time
+	// Sent is when the change's API call was made and At when it returned (cnperf's clock);
+	// SeenAt when the client saw the change (cnperf's clock, corrected).
+	Sent, At, SeenAt time.Time
 }
 
 // lines hands a probe's stdout over line by line: the ready line as it comes, the rest kept.
@@ -225,9 +225,10 @@ func Observe(ctx context.Context, clients []Client, p Params, ch Change) []Obser
 		case <-ctx.Done():
 		}
 	}
-	var at time.Time
+	var sent, at time.Time
 	var doErr error
 	if ready > 0 && ctx.Err() == nil {
+		sent = time.Now()
 		doErr = ch.Do(ctx)
 		at = time.Now()
 	}
@@ -237,7 +238,7 @@ func Observe(ctx context.Context, clients []Client, p Params, ch Change) []Obser
 	for i := range clients {
 		<-ended[i]
 		o := &obs[i]
-		o.At = at
+		o.Sent, o.At = sent, at
 		rep, perr := outs[i].report()
 		switch {
 		case ctx.Err() != nil:
@@ -265,7 +266,8 @@ func Observe(ctx context.Context, clients []Client, p Params, ch Change) []Obser
 			v := seen.Sub(at.Round(0)).Seconds()
 			var notes []string
 			if v < 0 {
-				notes = append(notes, fmt.Sprintf("seen %.1f ms before the API call returned: counted as 0", -v*1e3))
+				notes = append(notes, fmt.Sprintf("seen %.1f ms before the API call returned (it took %.1f ms): counted as 0",
+					-v*1e3, at.Sub(sent).Seconds()*1e3))
 				v = 0
 			}
 			if rep.Flaps > 0 {

@@ -71,7 +71,8 @@ func (r *Runner) record(k Kind, s step, standing, index int, obs []Observation) 
 	for i, c := range r.clients {
 		res := r.result(k, s, standing, c)
 		o := obs[i]
-		smp := api.Sample{Index: index, StartTime: o.At.UTC(), EndTime: o.At.UTC(), Error: o.Error, ProgrammingSeconds: o.Seconds}
+		// the sample's window: from the change's API call to the client seeing its effect
+		smp := api.Sample{Index: index, StartTime: o.Sent.UTC(), EndTime: o.At.UTC(), Error: o.Error, ProgrammingSeconds: o.Seconds}
 		if o.Seconds != nil {
 			smp.EndTime = o.SeenAt.UTC()
 			smp.DurationSeconds = *o.Seconds
