@@ -478,15 +478,55 @@ type ClusterDetails struct {
 	CNIVersion        string `json:"cniVersion,omitempty"`
 	// CNIMode is how the CNI carries pod traffic as the cluster shows it (Flannel's backend:
 	// "vxlan", "host-gw"; Cilium's routing from cilium-config: "tunnel vxlan, eBPF, kube-proxy
-	// kept"); empty when not known.
-	CNIMode       string     `json:"cniMode,omitempty"`
-	KubeProxyMode string     `json:"kubeProxyMode,omitempty"`
-	PodMTUBytes   int        `json:"podMTUBytes,omitempty"`
-	Cloud         string     `json:"cloud,omitempty"`
-	IPFamily      string     `json:"ipFamily,omitempty"`
-	Nodes         []NodeInfo `json:"nodes,omitempty"`
+	// kept"), followed by the encryption when there is one ("..., WireGuard"); empty when not
+	// known.
+	CNIMode string `json:"cniMode,omitempty"`
+	// Encryption is how the CNI encrypts pod traffic between nodes: EncryptionNone,
+	// EncryptionWireGuard or EncryptionIPsec; empty when not known (a CNI cnperf does not read
+	// it from, or its configuration was not readable).
+	Encryption string `json:"encryption,omitempty"`
+	// NodeEncryption is true when the CNI encrypts the traffic of host-network endpoints
+	// between nodes too (Cilium's encrypt-node with WireGuard).
+	NodeEncryption bool       `json:"nodeEncryption,omitempty"`
+	KubeProxyMode  string     `json:"kubeProxyMode,omitempty"`
+	PodMTUBytes    int        `json:"podMTUBytes,omitempty"`
+	Cloud          string     `json:"cloud,omitempty"`
+	IPFamily       string     `json:"ipFamily,omitempty"`
+	Nodes          []NodeInfo `json:"nodes,omitempty"`
 	// Calico details when Calico is present (tiger-bench's ClusterDetails).
 	Calico *CalicoDetails `json:"calico,omitempty"`
+}
+
+// The values of ClusterDetails.Encryption.
+const (
+	EncryptionNone      = "none"
+	EncryptionWireGuard = "wireguard"
+	EncryptionIPsec     = "ipsec"
+)
+
+// EncryptionText is the cluster's encryption as a person reads it: "WireGuard", "WireGuard
+// incl. node traffic", "IPsec", "unencrypted"; "" when not known.
+func (c *ClusterDetails) EncryptionText() string {
+	if c == nil {
+		return ""
+	}
+	var s string
+	switch c.Encryption {
+	case "":
+		return ""
+	case EncryptionNone:
+		return "unencrypted"
+	case EncryptionWireGuard:
+		s = "WireGuard"
+	case EncryptionIPsec:
+		s = "IPsec"
+	default:
+		s = c.Encryption
+	}
+	if c.NodeEncryption {
+		s += " incl. node traffic"
+	}
+	return s
 }
 
 // CalicoDetails are Calico-specific cluster details.

@@ -97,11 +97,13 @@ func Collect(ctx context.Context, in Input) (*api.ClusterDetails, error) {
 		if cni.Version == "" {
 			cni.Version = cd.Calico.Version
 		}
+		cni.Encryption = CalicoEncryption(cd.Calico)
 		if cni.Name == "Calico" {
 			cni.Mode = CalicoMode(cd.Calico)
 		}
 	}
 	cd.CNI, cd.CNIVersion, cd.CNIMode = cni.Name, cni.Version, cni.Mode
+	cd.Encryption, cd.NodeEncryption = cni.Encryption, cni.NodeEncryption
 
 	cd.KubeProxyMode = kubeProxyMode(ctx, in, workloads, cni, warn)
 
@@ -231,6 +233,10 @@ type CNI struct {
 	Mode string
 	// Evidence is what gave it away, e.g. "DaemonSet kube-system/calico-node".
 	Evidence string
+	// Encryption and NodeEncryption are as in api.ClusterDetails, when the CNI's
+	// configuration shows them.
+	Encryption     string
+	NodeEncryption bool
 }
 
 // cniRule recognises one CNI by workload name fragments, image fragments, or node interfaces.
@@ -468,8 +474,8 @@ func ModeFromConfig(conf string) (mode string, ok bool) {
 	return "iptables", true
 }
 
-// CalicoMode is Calico's mode as cnperf shows it: encapsulation and dataplane, e.g.
-// "VXLAN, iptables", "None, bpf"; what is not known is left out.
+// CalicoMode is Calico's mode as cnperf shows it: encapsulation, dataplane and WireGuard when
+// it is on, e.g. "VXLAN, iptables", "None, bpf, WireGuard"; what is not known is left out.
 func CalicoMode(d *api.CalicoDetails) string {
 	if d == nil {
 		return ""
@@ -480,7 +486,35 @@ func CalicoMode(d *api.CalicoDetails) string {
 			parts = append(parts, p)
 		}
 	}
-	return strings.Join(parts, ", ")
+	return withEncryption(strings.Join(parts, ", "), CalicoEncryption(d), false)
+}
+
+// CalicoEncryption is Calico's encryption from its default FelixConfiguration:
+// api.EncryptionWireGuard when wireguardEnabled is true, else api.EncryptionNone; "" when the
+// FelixConfigurations were not readable (no dataplane known either).
+func CalicoEncryption(d *api.CalicoDetails) string {
+	switch {
+	case d == nil:
+		return ""
+	case d.WireguardEnabled:
+		return api.EncryptionWireGuard
+	case d.Dataplane != "":
+		return api.EncryptionNone
+	}
+	return ""
+}
+
+// withEncryption appends the encryption, when there is one, to a CNI's mode as
+// api.ClusterDetails.EncryptionText names it: "tunnel vxlan, eBPF, WireGuard".
+func withEncryption(mode, encryption string, node bool) string {
+	if encryption == "" || encryption == api.EncryptionNone {
+		return mode
+	}
+	text := (&api.ClusterDetails{Encryption: encryption, NodeEncryption: node}).EncryptionText()
+	if mode == "" {
+		return text
+	}
+	return mode + ", " + text
 }
 
 // calicoDetails reads Calico's IP pools (encapsulation), FelixConfiguration (dataplane,

@@ -268,19 +268,19 @@ func TestCalicoFromObjects(t *testing.T) {
 		version                   string
 		pools, felix, clusterInfo []byte
 		want                      api.CalicoDetails
-		mode                      string
+		mode, encryption          string
 	}{
 		// calico-node run as a process (no image): the version is ClusterInformation's
 		{"e2e cluster, CNI=calico", "", pools, felix, ci,
 			api.CalicoDetails{Product: "calico", Version: "v3.28.4-11-ga0db560f0520", Encapsulation: "VXLAN", Dataplane: "iptables",
-				IPFamily: "ipv4", ClusterType: "k8s,kdd"}, "VXLAN, iptables"},
+				IPFamily: "ipv4", ClusterType: "k8s,kdd"}, "VXLAN, iptables", "none"},
 		{"an image's tag wins over ClusterInformation", "v3.28.5", pools, felix, ci,
 			api.CalicoDetails{Product: "calico", Version: "v3.28.5", Encapsulation: "VXLAN", Dataplane: "iptables",
-				IPFamily: "ipv4", ClusterType: "k8s,kdd"}, "VXLAN, iptables"},
+				IPFamily: "ipv4", ClusterType: "k8s,kdd"}, "VXLAN, iptables", "none"},
 		{"default FelixConfiguration in BPF mode", "", nil, bpf, nil,
-			api.CalicoDetails{Product: "calico", Dataplane: "bpf", WireguardEnabled: true}, "bpf"},
-		{"iptables backend set", "", nil, nft, nil, api.CalicoDetails{Product: "calico", Dataplane: "iptables-nft"}, "iptables-nft"},
-		{"nothing readable", "", nil, nil, nil, api.CalicoDetails{Product: "calico"}, ""},
+			api.CalicoDetails{Product: "calico", Dataplane: "bpf", WireguardEnabled: true}, "bpf, WireGuard", "wireguard"},
+		{"iptables backend set", "", nil, nft, nil, api.CalicoDetails{Product: "calico", Dataplane: "iptables-nft"}, "iptables-nft", "none"},
+		{"nothing readable", "", nil, nil, nil, api.CalicoDetails{Product: "calico"}, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -290,6 +290,9 @@ func TestCalicoFromObjects(t *testing.T) {
 			}
 			if m := CalicoMode(got); m != tt.mode {
 				t.Errorf("mode %q, want %q", m, tt.mode)
+			}
+			if e := CalicoEncryption(got); e != tt.encryption {
+				t.Errorf("encryption %q, want %q", e, tt.encryption)
 			}
 		})
 	}

@@ -164,6 +164,7 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 		c.CNI = inputCNI(in)
 		cmp.Columns = append(cmp.Columns, c)
 	}
+	cmp.Warnings = append(cmp.Warnings, encryptionWarnings(inputs, labels)...)
 	for _, k := range order {
 		cs := Case{Key: k}
 		for i := range inputs {
@@ -367,6 +368,34 @@ func inputCNI(in Input) string {
 	return shared(cnis)
 }
 
+// inputEncryption is the encryption all runs of an input share as
+// api.ClusterDetails.EncryptionText names it ("WireGuard", "unencrypted"), or "".
+func inputEncryption(in Input) string {
+	var encs []string
+	for _, r := range in.Runs {
+		encs = append(encs, r.Cluster.EncryptionText())
+	}
+	return shared(encs)
+}
+
+// encryptionWarnings say which inputs measured with another encryption than the base: their
+// figures differ by the cost of encryption, not only by what was changed. Inputs whose
+// encryption is not known (or not the same in all their runs) are not compared.
+func encryptionWarnings(inputs []Input, labels []string) []string {
+	base := inputEncryption(inputs[0])
+	if base == "" {
+		return nil
+	}
+	var out []string
+	for i := 1; i < len(inputs); i++ {
+		if e := inputEncryption(inputs[i]); e != "" && e != base {
+			out = append(out, fmt.Sprintf("encryption differs: %s is %s, the base %s is %s; the figures include its cost",
+				labels[i], e, labels[0], base))
+		}
+	}
+	return out
+}
+
 // shared is the one value all of vs share, or "" when one is empty or two differ.
 func shared(vs []string) string {
 	s := ""
@@ -381,8 +410,8 @@ func shared(vs []string) string {
 
 // Labels names the columns: the given Label; else the run label (cnperf run --label
 // KEY=VALUE) whose value differs between the inputs, as "KEY=VALUE" (see runLabelCandidates);
-// else the CNI from the runs' cluster details (with its version, encapsulation or mode when that
-// tells columns apart); else the local topology flavour every result shares (e.g. "routed",
+// else the CNI from the runs' cluster details (with its version, encapsulation, encryption or
+// mode when that tells columns apart); else the local topology flavour every result shares (e.g. "routed",
 // "vxlan"); else the source's file name without extension. The first of these that tells all
 // columns apart wins. Labels that still clash get "#2", "#3".
 func Labels(inputs []Input) []string {
@@ -402,6 +431,9 @@ func Labels(inputs []Input) []string {
 			}
 			if c.Calico != nil && c.Calico.Encapsulation != "" {
 				cand[i] = append(cand[i], cni+" "+c.Calico.Encapsulation)
+			}
+			if e := inputEncryption(in); e != "" {
+				cand[i] = append(cand[i], cni+" "+e)
 			}
 			if c.CNIMode != "" {
 				cand[i] = append(cand[i], cni+" "+c.CNIMode)

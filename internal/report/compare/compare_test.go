@@ -220,6 +220,47 @@ func TestLabels(t *testing.T) {
 	}
 }
 
+// TestEncryption: columns measured with other encryption than the base are labelled by it
+// and warned about; unknown encryption (older runs, a CNI cnperf does not read it from) is not.
+func TestEncryption(t *testing.T) {
+	in := func(enc string, node bool) Input {
+		r := run("", "Cilium", stream("iperf3", api.PathPodClusterIP, 8.0, 8.1))
+		r.Cluster.CNIVersion, r.Cluster.CNIMode = "v1.15.19", "tunnel vxlan, eBPF"
+		r.Cluster.Encryption, r.Cluster.NodeEncryption = enc, node
+		return Input{Runs: []*api.Run{r}}
+	}
+	tests := []struct {
+		name     string
+		in       []Input
+		labels   string
+		warnings []string
+	}{
+		{"WireGuard against none", []Input{in("none", false), in("wireguard", false)}, "Cilium unencrypted,Cilium WireGuard",
+			[]string{"encryption differs: Cilium WireGuard is WireGuard, the base Cilium unencrypted is unencrypted; the figures include its cost"}},
+		{"node encryption on one side", []Input{in("wireguard", true), in("wireguard", false), in("ipsec", false)},
+			"Cilium WireGuard incl. node traffic,Cilium WireGuard,Cilium IPsec",
+			[]string{"encryption differs: Cilium WireGuard is WireGuard, the base Cilium WireGuard incl. node traffic is WireGuard incl. node traffic; the figures include its cost",
+				"encryption differs: Cilium IPsec is IPsec, the base Cilium WireGuard incl. node traffic is WireGuard incl. node traffic; the figures include its cost"}},
+		{"the same encryption", []Input{in("wireguard", false), in("wireguard", false)},
+			"Cilium tunnel vxlan, eBPF,Cilium tunnel vxlan, eBPF #2", nil},
+		{"unknown in one", []Input{in("", false), in("wireguard", false)}, "Cilium tunnel vxlan, eBPF,Cilium WireGuard", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := strings.Join(Labels(tc.in), ","); got != tc.labels {
+				t.Errorf("labels %s, want %s", got, tc.labels)
+			}
+			c, err := Compare(tc.in, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(c.Warnings, "\n") != strings.Join(tc.warnings, "\n") {
+				t.Errorf("warnings\n%s\nwant\n%s", strings.Join(c.Warnings, "\n"), strings.Join(tc.warnings, "\n"))
+			}
+		})
+	}
+}
+
 func TestLabelsFromRunLabels(t *testing.T) {
 	// run is a run with cnperf run --label KEY=VALUE labels ("k=v" pairs) on calico v3.27.
 	run := func(kv ...string) *api.Run {

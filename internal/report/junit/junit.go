@@ -197,6 +197,10 @@ func properties(run *api.Run) []Property {
 		add("cni", c.CNI)
 		add("cniVersion", c.CNIVersion)
 		add("cniMode", c.CNIMode)
+		add("encryption", c.Encryption)
+		if c.NodeEncryption {
+			add("nodeEncryption", "true")
+		}
 		add("kubeProxyMode", c.KubeProxyMode)
 		if c.NodeCount > 0 {
 			add("nodeCount", strconv.Itoa(c.NodeCount))

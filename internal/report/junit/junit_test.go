@@ -134,3 +134,26 @@ func TestControlCharactersGiveValidXML(t *testing.T) {
 		t.Errorf("the text around the control characters is lost:\n%s", out)
 	}
 }
+
+func TestEncryptionProperties(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		c    api.ClusterDetails
+		want string
+	}{
+		{"WireGuard with node encryption", api.ClusterDetails{CNI: "Cilium", Encryption: "wireguard", NodeEncryption: true}, "cni=Cilium encryption=wireguard nodeEncryption=true"},
+		{"none", api.ClusterDetails{CNI: "Calico", Encryption: "none"}, "cni=Calico encryption=none"},
+		{"not known", api.ClusterDetails{CNI: "Flannel"}, "cni=Flannel"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := tt.c
+			var got []string
+			for _, p := range properties(&api.Run{Cluster: &c}) {
+				got = append(got, p.Name+"="+p.Value)
+			}
+			if strings.Join(got, " ") != tt.want {
+				t.Errorf("properties %q, want %q", strings.Join(got, " "), tt.want)
+			}
+		})
+	}
+}
