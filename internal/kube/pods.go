@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -184,4 +185,14 @@ func FirstTCPPort(ports []driver.Port) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// ParsePullPolicy reads --image-pull-policy: IfNotPresent, Always or Never. cnperf run, mesh,
+// load and programming share it.
+func ParsePullPolicy(v string) (corev1.PullPolicy, error) {
+	switch p := corev1.PullPolicy(v); p {
+	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+		return p, nil
+	}
+	return "", fmt.Errorf("--image-pull-policy %q: want IfNotPresent, Always or Never", v)
 }

@@ -165,12 +165,11 @@ func (o *createOptions) run(ctx context.Context, streams iostreams.Streams) erro
 	if err := o.check(); err != nil {
 		return err
 	}
-	switch corev1.PullPolicy(o.pullPolicy) {
-	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
-	default:
-		return exit.Usage("--image-pull-policy %q: want IfNotPresent, Always or Never", o.pullPolicy)
+	pull, err := kube.ParsePullPolicy(o.pullPolicy)
+	if err != nil {
+		return exit.Usage("%v", err)
 	}
-	o.spec.Namespace, o.spec.PullPolicy, o.spec.ReadyTimeout = o.namespace, corev1.PullPolicy(o.pullPolicy), o.readyTimeout
+	o.spec.Namespace, o.spec.PullPolicy, o.spec.ReadyTimeout = o.namespace, pull, o.readyTimeout
 	o.spec.Parallelism = o.parallelism
 	if err := o.spec.Validate(); err != nil {
 		return exit.Usage("%v", err)

@@ -282,11 +282,8 @@ func (o *Options) validate() (*settings, error) {
 	if o.AllToOne != "" && (o.Pairs > 0 || o.Self) {
 		return nil, exit.Usage("--pairs and --self apply to the mesh, not --all-to-one")
 	}
-	switch corev1.PullPolicy(o.PullPolicy) {
-	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
-		s.pull = corev1.PullPolicy(o.PullPolicy)
-	default:
-		return nil, exit.Usage("--image-pull-policy %q: want IfNotPresent, Always or Never", o.PullPolicy)
+	if s.pull, err = kube.ParsePullPolicy(o.PullPolicy); err != nil {
+		return nil, exit.Usage("%v", err)
 	}
 	if s.tols, err = kube.ParseTolerations(o.Tolerations); err != nil {
 		return nil, exit.Usage("%v", err)

@@ -179,13 +179,10 @@ func (o *Options) validate() (*settings, error) {
 			return nil, exit.Usage("--standing-policies %d: want 0 to 99999", n)
 		}
 	}
-	switch corev1.PullPolicy(o.PullPolicy) {
-	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
-		s.pull = corev1.PullPolicy(o.PullPolicy)
-	default:
-		return nil, exit.Usage("--image-pull-policy %q: want IfNotPresent, Always or Never", o.PullPolicy)
-	}
 	var err error
+	if s.pull, err = kube.ParsePullPolicy(o.PullPolicy); err != nil {
+		return nil, exit.Usage("%v", err)
+	}
 	if s.labels, err = session.ParseLabels(o.Labels); err != nil {
 		return nil, exit.Usage("%v", err)
 	}

@@ -129,13 +129,10 @@ type settings struct {
 func (o Options) parse() (*settings, error) {
 	o = o.withDefaults()
 	s := &settings{Options: o}
-	switch corev1.PullPolicy(o.ImagePullPolicy) {
-	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
-		s.pullPolicy = corev1.PullPolicy(o.ImagePullPolicy)
-	default:
-		return nil, fmt.Errorf("--image-pull-policy: %q is not IfNotPresent, Always or Never", o.ImagePullPolicy)
-	}
 	var err error
+	if s.pullPolicy, err = kube.ParsePullPolicy(o.ImagePullPolicy); err != nil {
+		return nil, err
+	}
 	if s.podMeta, err = kube.ParsePodMetadata(o.PodLabels, o.PodAnnotations); err != nil {
 		return nil, err
 	}
