@@ -204,6 +204,9 @@ func (e tableEncoder) writeRun(w io.Writer, run *api.Run) error {
 		if r.Params.Burst != 0 {
 			t.Hide[colBurst] = false
 		}
+		if r.Profile.IsProgramming() { // changes, not traffic: no sizes or flows (the view below has the nodes)
+			row[colMsg], row[colPar], row[colBurst] = "-", "-", "-"
+		}
 		ok := r.Summary.SamplesTotal - r.Summary.SamplesFailed
 		row[colSamples] = fmt.Sprintf("%d/%d", ok, r.Summary.SamplesTotal)
 		row[colResult], row[colCoV] = "-", "-"

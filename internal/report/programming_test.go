@@ -1,0 +1,91 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/stats"
+)
+
+// programmingRun is a run of cnperf programming as its results are built: one result per
+// change and client node, a sample per change; one failed as a CNI without policies makes it.
+func programmingRun() *api.Run {
+	ok := func(p api.Profile, node string, vals ...float64) api.Result {
+		r := api.Result{Profile: p, Driver: api.ProgrammingDriver, Path: api.PathPodClusterIP,
+			Params:    api.Params{Samples: len(vals), Options: map[string]string{"node": node}},
+			Placement: &api.Placement{Client: api.Endpoint{Node: node}},
+			Programming: &api.Programming{Expect: "open", ProbeIntervalSeconds: 0.005, ErrorBoundSeconds: 0.005, SharedClock: true,
+				ClockOffsetSeconds: 0, ClockUncertaintySeconds: 0}}
+		for i, v := range vals {
+			r.Samples = append(r.Samples, api.Sample{Index: i, ProgrammingSeconds: &v})
+		}
+		r.Summary = stats.Summarize(r.Samples)
+		for _, q := range []float64{0.5, 0.9, 0.99, 1} {
+			e, _ := stats.QuantileCI(vals, q, 0.95)
+			pc := api.Percentile{Quantile: q, Seconds: e.Value}
+			if e.HasLow {
+				pc.CILow = &e.Low
+			}
+			if e.HasHigh {
+				pc.CIHigh = &e.High
+			}
+			r.Programming.Percentiles = append(r.Programming.Percentiles, pc)
+		}
+		return r
+	}
+	vals := []float64{0.8, 0.9, 0.85, 0.95, 1.1, 0.7, 0.88, 0.91, 0.93, 0.99}
+	failed := api.Result{Profile: api.PolicyDeny, Driver: api.ProgrammingDriver, Path: api.PathPodPodCrossNode,
+		Params:      api.Params{Samples: 20, Options: map[string]string{"node": "node2", "standingPolicies": "0"}},
+		Placement:   &api.Placement{Client: api.Endpoint{Node: "node2"}},
+		Samples:     []api.Sample{{Error: "still open 30s after the probe was ready"}},
+		Error:       "NetworkPolicy is not enforced here (does the CNI implement it?): the first change was seen by no client",
+		Programming: &api.Programming{Expect: "closed", ProbeIntervalSeconds: 0.005, SharedClock: true}}
+	failed.Summary = stats.Summarize(failed.Samples)
+	return &api.Run{UUID: "prog", Results: []api.Result{ok(api.ServiceCreate, "node1", vals...), ok(api.ServiceCreate, "node2", vals...), failed}}
+}
+
+// TestProgrammingView: the table of a programming run ends with the view (percentiles with
+// their intervals per node, the error bound, the shared clock, the failure's cause), every
+// line within 120 columns, and the case rows have no sizes or flows.
+func TestProgrammingView(t *testing.T) {
+	enc, err := Lookup("table", Width(120))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := enc.Encode(&b, []*api.Run{programmingRun()}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"How fast the network obeyed",
+		// 10 values: the median is the 5th smallest (0.9), its interval ranks 2 and 9 (P(B ≤ 1) =
+		// 11/1024 ≤ 0.025 < P(B ≤ 2); P(B ≤ 8) = 1013/1024 ≥ 0.975 > P(B ≤ 7))
+		"SERVICE_CREATE  node1               -  10/10  900.0 ms [800.0 ms, 990.0 ms]  990.0 ms [930.0 ms, -]",
+		"most 5.000 ms",
+		"one clock, no offset applied",
+		"failed: POLICY_DENY from node2: NetworkPolicy is not enforced here",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	rows := 0
+	for _, l := range strings.Split(out, "\n") {
+		if len([]rune(l)) > 120 {
+			t.Errorf("line of %d columns: %s", len([]rune(l)), l)
+		}
+		// "1  SERVICE_CREATE  probe  pod-clusterip  -  -  10/10 ..."
+		if f := strings.Fields(l); len(f) > 5 && f[2] == api.ProgrammingDriver {
+			rows++
+			if f[4] != "-" || f[5] != "-" {
+				t.Errorf("case row with sizes or flows: %s", l)
+			}
+		}
+	}
+	if rows != 3 {
+		t.Errorf("%d case rows, want 3", rows)
+	}
+}
