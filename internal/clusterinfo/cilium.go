@@ -2,12 +2,15 @@ package clusterinfo
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
 )
 
 // ciliumConfigName is the ConfigMap the Cilium agent reads its configuration from (Helm
@@ -15,9 +18,10 @@ import (
 const ciliumConfigName = "cilium-config"
 
 // CNIFromCiliumConfig reads how Cilium carries pod traffic from its cilium-config ConfigMap:
-// the routing mode (tunnel with its protocol, or native routing), the eBPF dataplane, and
-// whether kube-proxy was kept or Cilium replaces it, e.g. "tunnel vxlan, eBPF, kube-proxy
-// kept". ok is false when cm is not Cilium's configuration.
+// the routing mode (tunnel with its protocol, or native routing), the eBPF dataplane,
+// whether kube-proxy was kept or Cilium replaces it, and the encryption when it is on (see
+// CiliumEncryption), e.g. "tunnel vxlan, eBPF, kube-proxy kept" or "native routing, eBPF,
+// WireGuard". ok is false when cm is not Cilium's configuration.
 func CNIFromCiliumConfig(cm *corev1.ConfigMap) (cni CNI, ok bool) {
 	if cm == nil || cm.Name != ciliumConfigName || len(cm.Data) == 0 {
 		return CNI{}, false
@@ -45,8 +49,29 @@ func CNIFromCiliumConfig(cm *corev1.ConfigMap) (cni CNI, ok bool) {
 	case "false", "disabled":
 		parts = append(parts, "kube-proxy kept")
 	}
-	return CNI{Name: "Cilium", Mode: strings.Join(parts, ", "),
-		Evidence: "ConfigMap " + cm.Namespace + "/" + cm.Name}, true
+	enc, node := CiliumEncryption(d)
+	return CNI{Name: "Cilium", Mode: withEncryption(strings.Join(parts, ", "), enc, node),
+		Evidence: "ConfigMap " + cm.Namespace + "/" + cm.Name, Encryption: enc, NodeEncryption: node}, true
+}
+
+// CiliumEncryption reads Cilium's transparent encryption from cilium-config's keys as the
+// agent reads them (pkg/option/config.go: enable-ipsec, enable-wireguard, encrypt-node;
+// booleans as strconv.ParseBool takes them, unset is false): api.EncryptionIPsec when
+// enable-ipsec is on (it wins over WireGuard, as in the agent's own status), else
+// api.EncryptionWireGuard when enable-wireguard is on, else api.EncryptionNone. node is
+// encrypt-node with WireGuard: the agent supports node encryption only with WireGuard.
+func CiliumEncryption(data map[string]string) (encryption string, node bool) {
+	on := func(key string) bool {
+		b, err := strconv.ParseBool(strings.TrimSpace(data[key]))
+		return err == nil && b
+	}
+	switch {
+	case on("enable-ipsec"):
+		return api.EncryptionIPsec, false
+	case on("enable-wireguard"):
+		return api.EncryptionWireGuard, on("encrypt-node")
+	}
+	return api.EncryptionNone, false
 }
 
 // ciliumConfig reads cilium-config from the namespace of the Cilium workload that was found
@@ -77,6 +102,7 @@ func mergeCiliumCNI(detected, fromConfig CNI) CNI {
 	switch detected.Name {
 	case "Cilium":
 		detected.Mode = fromConfig.Mode
+		detected.Encryption, detected.NodeEncryption = fromConfig.Encryption, fromConfig.NodeEncryption
 		if detected.Version == "" {
 			detected.Evidence = fromConfig.Evidence
 		}

@@ -34,7 +34,8 @@ func TestCNIFromCiliumConfig(t *testing.T) {
 		file string
 		want CNI
 	}{
-		{"cilium-config-vxlan.json", CNI{Name: "Cilium", Mode: "tunnel vxlan, eBPF, kube-proxy kept", Evidence: "ConfigMap kube-system/cilium-config"}},
+		{"cilium-config-vxlan.json", CNI{Name: "Cilium", Mode: "tunnel vxlan, eBPF, kube-proxy kept", Evidence: "ConfigMap kube-system/cilium-config",
+			Encryption: "none"}},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			got, ok := CNIFromCiliumConfig(readConfigMap(t, tt.file))
@@ -70,8 +71,55 @@ func TestCNIFromCiliumConfig(t *testing.T) {
 	}
 }
 
+// TestCiliumEncryption reads the encryption from cilium-config as the Helm chart of Cilium
+// v1.15.19 writes it (helm template, see testdata/configmaps/README.md) and from keys set by hand.
+func TestCiliumEncryption(t *testing.T) {
+	for _, tt := range []struct {
+		file       string
+		encryption string
+		node       bool
+		mode       string
+	}{
+		{"cilium-config-vxlan.json", "none", false, "tunnel vxlan, eBPF, kube-proxy kept"},
+		{"cilium-config-helm-defaults.json", "none", false, "tunnel vxlan, eBPF, kube-proxy kept"},
+		{"cilium-config-helm-wireguard.json", "wireguard", false, "tunnel vxlan, eBPF, kube-proxy kept, WireGuard"},
+		{"cilium-config-helm-wireguard-node.json", "wireguard", true, "native routing, eBPF, kube-proxy replaced, WireGuard incl. node traffic"},
+		{"cilium-config-helm-ipsec.json", "ipsec", false, "native routing, eBPF, kube-proxy kept, IPsec"},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			cm := readConfigMap(t, tt.file)
+			got, ok := CNIFromCiliumConfig(cm)
+			if !ok || got.Encryption != tt.encryption || got.NodeEncryption != tt.node || got.Mode != tt.mode {
+				t.Errorf("got %+v %v, want encryption %q node %v mode %q", got, ok, tt.encryption, tt.node, tt.mode)
+			}
+		})
+	}
+	for _, tt := range []struct {
+		name       string
+		data       map[string]string
+		encryption string
+		node       bool
+	}{
+		{"nothing set", nil, "none", false},
+		{"set by hand as the docs say (enable-wireguard: true)", map[string]string{"enable-wireguard": "true"}, "wireguard", false},
+		{"switched off", map[string]string{"enable-wireguard": "false", "encrypt-node": "true"}, "none", false},
+		{"booleans as the agent parses them", map[string]string{"enable-wireguard": "True", "encrypt-node": "1"}, "wireguard", true},
+		{"not a boolean is off", map[string]string{"enable-ipsec": "yes"}, "none", false},
+		{"IPsec wins over WireGuard, as in the agent's status", map[string]string{"enable-ipsec": "true", "enable-wireguard": "true"}, "ipsec", false},
+		{"node encryption only with WireGuard", map[string]string{"enable-ipsec": "true", "encrypt-node": "true"}, "ipsec", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			enc, node := CiliumEncryption(tt.data)
+			if enc != tt.encryption || node != tt.node {
+				t.Errorf("got %q %v, want %q %v", enc, node, tt.encryption, tt.node)
+			}
+		})
+	}
+}
+
 func TestMergeCiliumCNI(t *testing.T) {
-	fromConfig := CNI{Name: "Cilium", Mode: "native routing, eBPF, kube-proxy kept", Evidence: "ConfigMap kube-system/cilium-config"}
+	fromConfig := CNI{Name: "Cilium", Mode: "native routing, eBPF, kube-proxy kept, WireGuard incl. node traffic",
+		Evidence: "ConfigMap kube-system/cilium-config", Encryption: "wireguard", NodeEncryption: true}
 	for _, tt := range []struct {
 		name     string
 		detected CNI
@@ -79,7 +127,8 @@ func TestMergeCiliumCNI(t *testing.T) {
 	}{
 		{"the DaemonSet keeps its version and gains the mode",
 			CNI{Name: "Cilium", Version: "v1.15.19", Evidence: "DaemonSet kube-system/cilium"},
-			CNI{Name: "Cilium", Version: "v1.15.19", Mode: fromConfig.Mode, Evidence: "DaemonSet kube-system/cilium"}},
+			CNI{Name: "Cilium", Version: "v1.15.19", Mode: fromConfig.Mode, Evidence: "DaemonSet kube-system/cilium",
+				Encryption: "wireguard", NodeEncryption: true}},
 		{"an interface gives way to the ConfigMap", CNI{Name: "Cilium", Evidence: "node interface cilium_host"}, fromConfig},
 		{"nothing else found", CNI{Name: "unknown"}, fromConfig},
 		{"another CNI's workload wins over a stale ConfigMap",
@@ -112,6 +161,9 @@ func TestCollectCiliumProcess(t *testing.T) {
 	}
 	if cd.CNI != "Cilium" || cd.CNIMode != "tunnel vxlan, eBPF, kube-proxy kept" || cd.CNIVersion != "" {
 		t.Errorf("CNI = %q %q mode %q, want Cilium, no version, tunnel vxlan, eBPF, kube-proxy kept", cd.CNI, cd.CNIVersion, cd.CNIMode)
+	}
+	if cd.Encryption != "none" || cd.NodeEncryption {
+		t.Errorf("encryption = %q node %v, want none, false", cd.Encryption, cd.NodeEncryption)
 	}
 }
 
