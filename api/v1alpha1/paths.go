@@ -31,6 +31,10 @@ type Network string
 const (
 	NetworkPod  Network = "pod"
 	NetworkHost Network = "host"
+	// NetworkAttachment is a secondary network both endpoints attach to (a Multus
+	// NetworkAttachmentDefinition, named by the row's Attachment): what a case's
+	// Params.Network makes of a pod-to-pod path.
+	NetworkAttachment Network = "attachment"
 )
 
 // Nodes is where the client runs relative to the server.
@@ -62,7 +66,8 @@ type PathRow struct {
 	// of one host, no cluster network).
 	ClientNetwork, ServerNetwork Network
 	// Attachment names the secondary network both endpoints attach to (a Multus
-	// NetworkAttachmentDefinition); "" for the cluster's own networks. No path has one yet.
+	// NetworkAttachmentDefinition, NAMESPACE/NAME); "" for the cluster's own networks. It is
+	// the case's Params.Network, set by Effective on the paths that take one (TakesAttachment).
 	Attachment string
 	Nodes      Nodes
 	Access     Access
@@ -154,10 +159,22 @@ func (r PathRow) TakesHostNetwork() bool {
 		(r.Access == AccessDirect || r.Access == AccessClusterIP)
 }
 
-// Effective is the row as a case's k8s-netperf switches change it: `hostNetwork: true` puts
-// both endpoints on the host network, `service: true` puts a ClusterIP Service in front of a
-// direct path.
+// TakesAttachment says whether a secondary network (Params.Network) applies to the path: pod to
+// pod, reached directly (a Service or a node's address is on the default network).
+func (r PathRow) TakesAttachment() bool {
+	return r.ClientNetwork == NetworkPod && r.ServerNetwork == NetworkPod && r.Access == AccessDirect
+}
+
+// Effective is the row as a case's switches change it: `network: NAMESPACE/NAME` puts both
+// endpoints of a pod-to-pod path on that secondary network (the --tolerance gate, which compares
+// the default networks, then leaves it out); k8s-netperf's `hostNetwork: true` puts both
+// endpoints on the host network, `service: true` puts a ClusterIP Service in front of a direct
+// path.
 func (r PathRow) Effective(p Params) PathRow {
+	if p.Network != "" && r.TakesAttachment() {
+		r.ClientNetwork, r.ServerNetwork, r.Attachment, r.Tolerance = NetworkAttachment, NetworkAttachment, p.Network, ""
+		return r
+	}
 	if p.HostNetwork && r.TakesHostNetwork() {
 		r.ClientNetwork, r.ServerNetwork = NetworkHost, NetworkHost
 	}

@@ -40,11 +40,14 @@ type TestGroup struct {
 	Confidence *ConfidenceTarget `json:"confidence,omitempty" yaml:"confidence,omitempty"`
 	// ExcludeOutliers leaves samples outside median ± 3·MAD out of the summary (they are
 	// kept in the result, marked excluded).
-	ExcludeOutliers *bool             `json:"excludeOutliers,omitempty" yaml:"excludeOutliers,omitempty"`
-	Timeout         string            `json:"timeout,omitempty" yaml:"timeout,omitempty"`
-	Rate            string            `json:"rate,omitempty" yaml:"rate,omitempty"` // e.g. "1G", "500M" bits/s; empty = unlimited
-	HostNetwork     *bool             `json:"hostNetwork,omitempty" yaml:"hostNetwork,omitempty"`
-	Service         *bool             `json:"service,omitempty" yaml:"service,omitempty"`
-	IPFamily        string            `json:"ipFamily,omitempty" yaml:"ipFamily,omitempty"`
-	Options         map[string]string `json:"options,omitempty" yaml:"options,omitempty"`
+	ExcludeOutliers *bool  `json:"excludeOutliers,omitempty" yaml:"excludeOutliers,omitempty"`
+	Timeout         string `json:"timeout,omitempty" yaml:"timeout,omitempty"`
+	Rate            string `json:"rate,omitempty" yaml:"rate,omitempty"` // e.g. "1G", "500M" bits/s; empty = unlimited
+	HostNetwork     *bool  `json:"hostNetwork,omitempty" yaml:"hostNetwork,omitempty"`
+	Service         *bool  `json:"service,omitempty" yaml:"service,omitempty"`
+	IPFamily        string `json:"ipFamily,omitempty" yaml:"ipFamily,omitempty"`
+	// Network puts the pod-to-pod paths' pods on a secondary network, a Multus
+	// NetworkAttachmentDefinition "NAMESPACE/NAME", and measures between their addresses on it.
+	Network string            `json:"network,omitempty" yaml:"network,omitempty"`
+	Options map[string]string `json:"options,omitempty" yaml:"options,omitempty"`
 }

@@ -69,6 +69,9 @@ type Params struct {
 	HostNetwork       bool    `json:"hostNetwork,omitempty"`
 	Service           bool    `json:"service,omitempty"`
 	IPFamily          string  `json:"ipFamily,omitempty"` // "ipv4" (default) or "ipv6"
+	// Network is the secondary network (a Multus NetworkAttachmentDefinition, NAMESPACE/NAME)
+	// both pods of a pod-to-pod path attach to and are measured on; "" the default pod network.
+	Network string `json:"network,omitempty"`
 	// Options are driver-specific switches recorded verbatim (e.g. "zerocopy": "true", "fullRTT": "true").
 	Options map[string]string `json:"options,omitempty"`
 	// TimeoutSeconds bounds one sample; 0 lets the runner derive it from the duration.
@@ -112,6 +115,27 @@ type Placement struct {
 	Server Endpoint `json:"server"`
 	// Target is what the client dialled (pod IP, service IP, node IP:port, external name).
 	Target string `json:"target,omitempty"`
+	// Attachment is the secondary network the case ran on (nil on the cluster's own networks).
+	Attachment *Attachment `json:"attachment,omitempty"`
+}
+
+// Attachment is a secondary network as the case's pods got it: the NetworkAttachmentDefinition,
+// the CNI plugin its configuration names, and each pod's interface on it (from the pod's
+// k8s.v1.cni.cncf.io/network-status annotation, which Multus writes).
+type Attachment struct {
+	// Network is the NetworkAttachmentDefinition, NAMESPACE/NAME.
+	Network string `json:"network"`
+	// Type is the CNI plugin of its configuration ("bridge", "macvlan", ...; the first plugin
+	// of a configuration list).
+	Type string `json:"type,omitempty"`
+	// MTUBytes is the attachment interface's MTU: the network status's, else the
+	// configuration's "mtu"; 0 when neither says.
+	MTUBytes int `json:"mtuBytes,omitempty"`
+	// Interface is the server pod's interface on it (e.g. "net1").
+	Interface string `json:"interface,omitempty"`
+	// ClientIP and ServerIP are the pods' addresses on it; the client dials ServerIP.
+	ClientIP string `json:"clientIP,omitempty"`
+	ServerIP string `json:"serverIP,omitempty"`
 }
 
 // Topology describes a local-platform datapath (network-namespace lab).

@@ -25,7 +25,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown field with suggestion", "plan.yaml", head + "tests:\n  - name: a\n    profile: TCP_STREAM\n",
 			[]string{`plan.yaml:5: tests[0].profile: unknown field "profile" (did you mean "profiles"?)`}},
 		{"unknown field without suggestion", "plan.yaml", head + "tests:\n  - profiles: [TCP_RR]\n    colour: blue\n",
-			[]string{`plan.yaml:5: tests[0].colour: unknown field "colour" (known: name, profiles, paths, drivers, messageSizes, responseSize, parallel, burst, duration, warmup, samples, maxSamples, confidence, excludeOutliers, timeout, rate, hostNetwork, service, ipFamily, options)`}},
+			[]string{`plan.yaml:5: tests[0].colour: unknown field "colour" (known: name, profiles, paths, drivers, messageSizes, responseSize, parallel, burst, duration, warmup, samples, maxSamples, confidence, excludeOutliers, timeout, rate, hostNetwork, service, ipFamily, network, options)`}},
 		{"unknown top-level field", "plan.yaml", head + "test:\n  - profiles: [TCP_RR]\n",
 			[]string{`plan.yaml:3: test: unknown field "test" (did you mean "tests"?)`}},
 		{"wrong type integer", "plan.yaml", head + "tests:\n  - profiles: [TCP_RR]\n    samples: three\n",

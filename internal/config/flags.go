@@ -27,6 +27,7 @@ const (
 	FlagRate         = "rate"
 	FlagTimeout      = "timeout"
 	FlagIPFamily     = "ip-family"
+	FlagNetwork      = "network"
 	FlagOption       = "option"
 	FlagConfidence   = "confidence"
 	FlagExclude      = "exclude-outliers"
@@ -50,6 +51,7 @@ type FlagValues struct {
 	Rate         string   // --rate 1G (bits/s; k, M, G, T decimal)
 	Timeout      string   // --timeout 1m (per sample)
 	IPFamily     string   // --ip-family ipv4|ipv6
+	Network      string   // --network NAMESPACE/NAME (a Multus NetworkAttachmentDefinition)
 	Options      []string // --option key=value (repeatable)
 }
 
@@ -389,6 +391,12 @@ func (f *flagParser) apply(g *api.TestGroup, fv FlagValues, set func(string) boo
 	if set(FlagIPFamily) {
 		g.IPFamily = strings.ToLower(strings.TrimSpace(fv.IPFamily))
 	}
+	if set(FlagNetwork) {
+		g.Network = strings.TrimSpace(fv.Network)
+		if err := plan.CheckNetwork(g.Network); err != nil {
+			f.fail(FlagNetwork, "%v", err)
+		}
+	}
 	if set(FlagOption) {
 		g.Options = f.options(fv.Options)
 	}
@@ -449,6 +457,9 @@ func copyOverrides(g, o *api.TestGroup, set func(string) bool) {
 	if set(FlagIPFamily) {
 		g.IPFamily = o.IPFamily
 	}
+	if set(FlagNetwork) {
+		g.Network = o.Network
+	}
 	if set(FlagOption) {
 		if g.Options == nil && len(o.Options) > 0 {
 			g.Options = map[string]string{}
@@ -487,6 +498,8 @@ func flagValue(fv FlagValues, name string) string {
 		return fv.Timeout
 	case FlagIPFamily:
 		return fv.IPFamily
+	case FlagNetwork:
+		return fv.Network
 	case FlagOption:
 		return strings.Join(fv.Options, ",")
 	case FlagConfidence:
@@ -504,7 +517,7 @@ var planFieldFlags = map[string]string{
 	"profiles": FlagProfile, "drivers": FlagDriver, "paths": FlagPath, "duration": FlagDuration,
 	"warmup": FlagWarmup, "samples": FlagSamples, "messageSizes": FlagMessageSize,
 	"responseSize": FlagResponseSize, "parallel": FlagParallel, "burst": FlagBurst, "rate": FlagRate,
-	"timeout": FlagTimeout, "ipFamily": FlagIPFamily, "options": FlagOption,
+	"timeout": FlagTimeout, "ipFamily": FlagIPFamily, "network": FlagNetwork, "options": FlagOption,
 	"maxSamples": FlagSamples, "confidence": FlagConfidence, "excludeOutliers": FlagExclude,
 }
 

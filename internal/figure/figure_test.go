@@ -2,6 +2,7 @@ package figure
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
@@ -93,6 +94,26 @@ func TestCaseKeyIgnoresProcedureButNotWorkload(t *testing.T) {
 		t.Error("burst or driver not part of the key")
 	}
 	if got := CaseLabel(&c); got != "TCP_RR native loopback 1B x1 burst 4" {
+		t.Errorf("label = %q", got)
+	}
+}
+
+// A secondary network is part of the workload (the default network's figure and the attachment's
+// are two cases of one run), named in the label with what the run found it to be; a case without
+// one keeps the key it always had.
+func TestCaseKeySecondaryNetwork(t *testing.T) {
+	a := &api.Result{Profile: api.TCPStream, Driver: "native", Path: api.PathPodPodCrossNode,
+		Params: api.Params{MessageSizeBytes: 131072, Parallel: 1}}
+	b := *a
+	b.Params.Network = "multus-e2e/e2e-bridge"
+	if CaseKey(a) == CaseKey(&b) || strings.Contains(CaseKey(a), "|net=") {
+		t.Errorf("keys %q and %q", CaseKey(a), CaseKey(&b))
+	}
+	if got := CaseLabel(&b); got != "TCP_STREAM native pod-pod-cross-node 128KiB x1 net multus-e2e/e2e-bridge" {
+		t.Errorf("label without a placement = %q", got)
+	}
+	b.Placement = &api.Placement{Attachment: &api.Attachment{Network: "multus-e2e/e2e-bridge", Type: "bridge", MTUBytes: 1500}}
+	if got := CaseLabel(&b); got != "TCP_STREAM native pod-pod-cross-node 128KiB x1 net multus-e2e/e2e-bridge (bridge mtu1500)" {
 		t.Errorf("label = %q", got)
 	}
 }

@@ -12,13 +12,16 @@ import (
 // Workload is the part of a case that defines the traffic itself, independent of the tool
 // measuring it and of how long or how often it is measured: profile, path and the traffic
 // parameters (message and response size, parallel flows, burst, rate, host network, service,
-// IP family, driver options). Duration, samples, warm-up and timeout are not part of it.
+// IP family, secondary network, driver options). Duration, samples, warm-up and timeout are not part of it.
 func Workload(r *api.Result) string {
 	p := r.Params
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s|%s|msg=%d|resp=%d|par=%d|burst=%d|rate=%s|hostnet=%t|svc=%t|ip=%s",
 		r.Profile, r.Path, p.MessageSizeBytes, p.ResponseSizeBytes, p.Parallel, p.Burst,
 		strconv.FormatFloat(p.RateBitsPerSecond, 'g', -1, 64), p.HostNetwork, p.Service, ipFamily(p.IPFamily))
+	if p.Network != "" { // only when set, so the keys of every other case stay as they were
+		fmt.Fprintf(&b, "|net=%s", p.Network)
+	}
 	keys := make([]string, 0, len(p.Options))
 	for k := range p.Options {
 		keys = append(keys, k)
@@ -105,6 +108,9 @@ func CaseLabel(r *api.Result) string {
 	if p.IPFamily != "" && p.IPFamily != "ipv4" {
 		s += " " + p.IPFamily
 	}
+	if p.Network != "" {
+		s += " net " + p.Network + AttachmentLabel(r)
+	}
 	if r.Topology != nil && r.Topology.Flavour != "" {
 		s += " [" + r.Topology.Flavour + "]"
 	}
@@ -150,4 +156,24 @@ func FailureCause(r *api.Result) string {
 		return r.Error
 	}
 	return r.Error + ": " + first
+}
+
+// AttachmentLabel is what a case's secondary network was, " (bridge mtu1500)", from its
+// placement; "" when the result does not say.
+func AttachmentLabel(r *api.Result) string {
+	if r.Placement == nil || r.Placement.Attachment == nil {
+		return ""
+	}
+	a := r.Placement.Attachment
+	var parts []string
+	if a.Type != "" {
+		parts = append(parts, a.Type)
+	}
+	if a.MTUBytes > 0 {
+		parts = append(parts, "mtu"+strconv.Itoa(a.MTUBytes))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, " ") + ")"
 }

@@ -99,6 +99,7 @@ func TestManifestsGrantThePreflight(t *testing.T) {
 		{[]string{"tigerbench-load.yaml"}, slices.Concat(StandingAccess("testns", true), StandingRemoveAccess("testns", false),
 			RunAccess("testns", true, true), TestPodAccess("testns", true))},
 		{[]string{"calico.yaml"}, CalicoAccess()},
+		{[]string{"secondary-networks.yaml"}, NetworkAccess("multus-e2e/e2e-bridge")},
 	} {
 		g := readGrants(t, tc.files...)
 		for _, a := range tc.needs {
@@ -111,6 +112,10 @@ func TestManifestsGrantThePreflight(t *testing.T) {
 	if g := readGrants(t, "run.yaml"); g.allows(Access{Verb: "list", Resource: "secrets", Namespace: "cnperf"}) ||
 		g.allows(Access{Verb: "get", Resource: "nodes", Subresource: "proxy"}) {
 		t.Error("run.yaml grants listing Secrets or nodes/proxy")
+	}
+	// a run on the default network needs no right on secondary networks
+	if g := readGrants(t, "run.yaml"); g.allows(NetworkAccess("multus-e2e/e2e-bridge")[0]) {
+		t.Error("run.yaml grants reading NetworkAttachmentDefinitions: only secondary-networks.yaml should")
 	}
 }
 

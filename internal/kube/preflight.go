@@ -151,6 +151,17 @@ func ProgrammingAccess(ns string, nsExists bool) []Access {
 	return a
 }
 
+// NetworksManifest is the RBAC manifest that grants NetworkAccess.
+const NetworksManifest = "deploy/rbac/secondary-networks.yaml"
+
+// NetworkAccess is what a run on a secondary network needs beside RunAccess
+// (deploy/rbac/secondary-networks.yaml): reading its NetworkAttachmentDefinition, network
+// NAMESPACE/NAME (in any namespace: the definition is often not in the run's).
+func NetworkAccess(network string) []Access {
+	ns, name, _ := strings.Cut(network, "/")
+	return []Access{{Verb: "get", Group: "k8s.cni.cncf.io", Resource: "network-attachment-definitions", Namespace: ns, Name: name}}
+}
+
 // MeshManifest is the RBAC manifest that grants MeshAccess.
 const MeshManifest = "deploy/rbac/mesh.yaml"
 

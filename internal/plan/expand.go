@@ -143,6 +143,7 @@ type group struct {
 	hostNet  *one[bool]
 	service  *one[bool]
 	ipFamily *one[string]
+	network  *one[string]
 	options  map[string]string
 }
 
@@ -301,6 +302,13 @@ func (x *expander) read(g *api.TestGroup, prefix string) group {
 			r.ipFamily.bad = true
 		}
 	}
+	if n := strings.TrimSpace(g.Network); n != "" {
+		r.network = &one[string]{item: item[string]{n, at("network")}}
+		if err := CheckNetwork(n); err != nil {
+			x.errs.Add(at("network"), "%v", err)
+			r.network.bad = true
+		}
+	}
 	if len(g.Options) > 0 {
 		r.options = map[string]string{}
 		for _, k := range slices.Sorted(maps.Keys(g.Options)) {
@@ -441,6 +449,7 @@ func (x *expander) expandGroup(name, prefix string, own, def group) {
 	hostNet := pickOne(own.hostNet, def.hostNet, false, prefix)
 	service := pickOne(own.service, def.service, false, prefix)
 	ipFamily := pickOne(own.ipFamily, def.ipFamily, "", prefix)
+	network := pickOne(own.network, def.network, "", prefix)
 	var timeout *one[float64]
 	if own.timeout != nil {
 		timeout = own.timeout
@@ -543,6 +552,7 @@ func (x *expander) expandGroup(name, prefix string, own, def group) {
 									HostNetwork:       hostNet.v,
 									Service:           service.v,
 									IPFamily:          ipFamily.v,
+									Network:           network.v,
 									Options:           cloneOptions(options),
 								},
 							}

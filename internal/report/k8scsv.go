@@ -41,8 +41,10 @@ var K8sNetperfLossCSVHeader = append(append([]string{"Type"}, k8sNetperfCommonHe
 //     0 and 0 with one sample, as k8s-netperf writes them.
 //   - 99%tile Observed Latency: the mean over the samples of each sample's p99 in usec (not the
 //     p99 of all transactions merged, which cnperf's own outputs give).
-//   - VM mode false; External Server true for the external-service path; the UDN, bridge,
-//     SR-IOV, macvlan and localnet columns empty (cnperf makes none of those networks).
+//   - VM mode false; External Server true for the external-service path; Bridge Info and
+//     Macvlan Info the secondary network (NAMESPACE/NAME) of a case measured on a bridge or
+//     macvlan NetworkAttachmentDefinition (--network, --bridge), else empty; the UDN, SR-IOV and
+//     localnet columns empty (cnperf cannot measure on those networks).
 //
 // Where k8s-netperf would write 0 for a missing figure, this writes an empty cell; a case with
 // no successful sample is left out (it has no figure to write).
@@ -147,6 +149,7 @@ func k8sNetperfCommon(r *api.Result) ([]string, bool) {
 	sameNode := row.SameHost()
 	hostNet := p.HostNetwork || row.HostNetwork()
 	service := p.Service || row.Service()
+	bridge, macvlan := k8sNetperfNetworkCells(r)
 	samples := p.Samples
 	if samples == 0 {
 		samples = r.Summary.SamplesTotal
@@ -159,7 +162,7 @@ func k8sNetperfCommon(r *api.Result) ([]string, bool) {
 		"false",
 		strconv.FormatBool(service),
 		strconv.FormatBool(row.Access == api.AccessExternal),
-		"", "", "", "", "",
+		"", bridge, "", macvlan, "",
 		strconv.Itoa(int(p.DurationSeconds + 0.5)),
 		strconv.Itoa(p.Parallel),
 		strconv.Itoa(samples),
@@ -168,6 +171,22 @@ func k8sNetperfCommon(r *api.Result) ([]string, bool) {
 		strconv.FormatFloat(lo, 'f', -1, 64),
 		strconv.FormatFloat(hi, 'f', -1, 64),
 	}, true
+}
+
+// k8sNetperfNetworkCells are the "Bridge Info" and "Macvlan Info" cells of a case: the secondary
+// network (NAMESPACE/NAME) it ran on, in the column of its CNI plugin's type (k8s-netperf's
+// --bridge and --macvlan modes); empty on the cluster's own networks and for other types.
+func k8sNetperfNetworkCells(r *api.Result) (bridge, macvlan string) {
+	if r.Placement == nil || r.Placement.Attachment == nil {
+		return "", ""
+	}
+	switch a := r.Placement.Attachment; a.Type {
+	case "bridge":
+		return a.Network, ""
+	case "macvlan":
+		return "", a.Network
+	}
+	return "", ""
 }
 
 func k8sNetperfRow(r *api.Result) ([]string, bool) {

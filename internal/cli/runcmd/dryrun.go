@@ -176,6 +176,9 @@ func other(c DryRunCase) string {
 	if p.IPFamily != "" {
 		s = append(s, p.IPFamily)
 	}
+	if p.Network != "" {
+		s = append(s, "network="+p.Network)
+	}
 	if p.TimeoutSeconds > 0 {
 		s = append(s, "timeout="+secs(p.TimeoutSeconds))
 	}

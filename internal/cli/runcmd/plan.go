@@ -72,7 +72,7 @@ var DefaultSuiteSamples = [2]int{3, 8}
 
 var planFlags = []string{config.FlagProfile, config.FlagDriver, config.FlagPath, config.FlagDuration, config.FlagWarmup,
 	config.FlagSamples, config.FlagMessageSize, config.FlagResponseSize, config.FlagParallel, config.FlagBurst,
-	config.FlagRate, config.FlagTimeout, config.FlagIPFamily, config.FlagOption, config.FlagConfidence, config.FlagExclude}
+	config.FlagRate, config.FlagTimeout, config.FlagIPFamily, config.FlagNetwork, config.FlagOption, config.FlagConfidence, config.FlagExclude}
 
 // emptyPlanFlags refuses a plan flag given with an empty value (--profile ”): it would
 // otherwise mean "not given" and silently run the defaults.
@@ -112,6 +112,7 @@ func addPlanFlags(fs *pflag.FlagSet, f *config.FlagValues) {
 	fs.StringVar(&f.Rate, config.FlagRate, "", "target send rate in bits/s, k/M/G suffixes (default unlimited)")
 	fs.StringVar(&f.Timeout, config.FlagTimeout, "", "timeout of one sample (default duration + warm-up + 30s)")
 	fs.StringVar(&f.IPFamily, config.FlagIPFamily, "", "ipv4 or ipv6 (default ipv4)")
+	fs.StringVar(&f.Network, config.FlagNetwork, "", "NAMESPACE/NAME: put the pod-to-pod paths' pods on this secondary network (a Multus NetworkAttachmentDefinition) and measure over it")
 	fs.StringArrayVar(&f.Options, config.FlagOption, nil, "driver option KEY=VALUE (repeatable), e.g. --option zerocopy=true")
 }
 

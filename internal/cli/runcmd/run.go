@@ -54,9 +54,11 @@ type Options struct {
 	// AllowShortSamples lets samples be shorter than limits.MinDuration (100 ms).
 	AllowShortSamples bool
 	Flags             config.FlagValues
-	Platforms         platformOptions
-	Sinks             sink.Options
-	TigerBench        tigerbench.Options
+	// Networks are k8s-netperf's network flags (--bridge, --macvlan, --udnl2, ...).
+	Networks   k8sNetperfNetworks
+	Platforms  platformOptions
+	Sinks      sink.Options
+	TigerBench tigerbench.Options
 
 	// platform, when set, is the platform instead of the one --platform chooses (tests).
 	platform platform.Platform
@@ -105,6 +107,7 @@ on disk, appended as each case ends, so an interrupted run loses no finished cas
 	fs.BoolVar(&o.CheckMTU, "check-mtu", false, "before measuring, find each path's MTU both ways (ICMP echo with don't-fragment) and report a mismatch with the interface MTU: a black hole, or a path that needs path-MTU discovery")
 	flags.DryRun(fs, &o.DryRun, "read, validate and expand the plan and print the cases it would run (-o table, json or yaml), the platform and the warnings; contacts no cluster, starts and creates nothing; exit 0 when valid, 2 when not")
 	addPlanFlags(fs, &o.Flags)
+	o.Networks.addFlags(fs)
 	fs.BoolVar(&o.AllowShortSamples, "allow-short-samples", false,
 		"allow --duration below "+limits.MinDuration.String()+" (set-up and timers then dominate a sample)")
 	// Plural spellings are accepted: --paths all, --profiles, --drivers.
@@ -248,6 +251,9 @@ func (o *Options) setup(streams iostreams.Streams, fs *pflag.FlagSet) (st setup,
 		return st, err
 	}
 	if st.runID, err = session.RunID(o.UUID); err != nil {
+		return st, err
+	}
+	if err := o.Networks.apply(fs, &o.Flags); err != nil {
 		return st, err
 	}
 	set := func(name string) bool { f := fs.Lookup(name); return f != nil && f.Changed }

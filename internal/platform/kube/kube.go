@@ -60,6 +60,10 @@ type Platform struct {
 	setup, teardown        time.Duration
 	lease                  *kube.Lease // the proof that this run is alive
 	tokenSecret            bool        // the agent token's Secret was created
+	// attachment is the run's secondary network as its NetworkAttachmentDefinition says (nil
+	// without one); getNAD reads definitions (nil: through the clientset's REST client).
+	attachment *api.Attachment
+	getNAD     nadGetter
 }
 
 var (
@@ -197,6 +201,10 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 		routes[i], _ = routeFor(c, p.s.ExternalClient)
 	}
 	nd := needsOf(routes, cases)
+	network, err := runAttachment(cases)
+	if err != nil {
+		return err
+	}
 
 	// The first requests show whether the API server answers at all: bounded, and said first.
 	actx, cancel := context.WithTimeout(ctx, apiAnswerTimeout)
@@ -242,6 +250,19 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 		if err := kube.Preflight(ctx, p.cs, kube.RunManifest, kube.RunAccess(p.s.Namespace, !apierrors.IsNotFound(nsErr), len(svcs) > 0)); err != nil {
 			return err
 		}
+		if network != "" {
+			if err := kube.Preflight(ctx, p.cs, kube.NetworksManifest, kube.NetworkAccess(network)); err != nil {
+				return err
+			}
+		}
+	}
+	if network != "" {
+		a, err := p.readAttachment(ctx, network)
+		if err != nil {
+			return err
+		}
+		p.attachment = a
+		p.logf("secondary network %s: %s", network, describeAttachment(a))
 	}
 	p.mu.Lock()
 	p.touched = true // from here on something of the run may exist in the cluster
@@ -365,7 +386,7 @@ func (p *Platform) endpointSpecs(cases []plan.Case, routes []route, drivers map[
 			return nil, nil, fmt.Errorf("driver %s lists no server, which the Kubernetes platform cannot place", sk.driver)
 		}
 		e := endpointSpec{Name: serverPodName(p.runID, sk.driver, sk.net), Role: "server", Driver: sk.driver,
-			Net: sk.net, Node: p.placement.Server, Servers: servers}
+			Net: sk.net, Attachment: attachmentOfNet(sk.net, cases), Node: p.placement.Server, Servers: servers}
 		p.servers[sk] = &endpoint{spec: e, role: roleServerNode}
 		specs = append(specs, e)
 	}
@@ -378,7 +399,7 @@ func (p *Platform) endpointSpecs(cases []plan.Case, routes []route, drivers map[
 			ck := clientKey{r.clientNet, r.clientNode}
 			if _, ok := p.clients[ck]; !ok {
 				e := endpointSpec{Name: clientPodName(p.runID, r.clientNet, r.clientNode), Role: "client", Net: r.clientNet,
-					Node: p.placement.node(r.clientNode)}
+					Attachment: r.attachment, Node: p.placement.node(r.clientNode)}
 				p.clients[ck] = &endpoint{spec: e, role: r.clientNode}
 				specs = append(specs, e)
 			}
@@ -411,6 +432,16 @@ func (p *Platform) endpointSpecs(cases []plan.Case, routes []route, drivers map[
 		svcs = append(svcs, buildService(p.s, p.runID, p.servers[k.server].spec, k.kind, fams))
 	}
 	return specs, svcs, nil
+}
+
+// attachmentOfNet is the secondary network of the endpoints on net: the run's one (runAttachment)
+// for api.NetworkAttachment, else "".
+func attachmentOfNet(net api.Network, cases []plan.Case) string {
+	if net != api.NetworkAttachment {
+		return ""
+	}
+	a, _ := runAttachment(cases)
+	return a
 }
 
 func (p *Platform) serviceKeyOf(sv *corev1.Service) serviceKey {
@@ -534,6 +565,13 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 		addr := pl.Server.PodIP
 		if r.serverNet == api.NetworkHost {
 			addr = pl.Server.HostIP
+		}
+		if r.serverNet == api.NetworkAttachment {
+			a, err := p.attachmentPair(srv, p.clients[clientKey{r.clientNet, r.clientNode}], family)
+			if err != nil {
+				return nil, err
+			}
+			pl.Attachment, addr = a, a.ServerIP
 		}
 		if addr == "" {
 			return nil, fmt.Errorf("server pod %s has no %s address", srv.spec.Name, familyName(family))

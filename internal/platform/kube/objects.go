@@ -40,7 +40,10 @@ type endpointSpec struct {
 	Role   string // "server" or "client"
 	Driver string // servers only
 	Net    api.Network
-	Node   string
+	// Attachment is the secondary network (NAMESPACE/NAME) the pod attaches to, when Net is
+	// api.NetworkAttachment: Multus adds its interface (annotation k8s.v1.cni.cncf.io/networks).
+	Attachment string
+	Node       string
 	// Servers are the driver's servers, one container each (servers only).
 	Servers []driver.Server
 }
@@ -96,13 +99,24 @@ func buildPod(s *settings, runID string, e endpointSpec) *corev1.Pod {
 	co := s.containerOptions(runID)
 	if e.Role == "client" {
 		o.Containers = []corev1.Container{co.Container(kube.ClientContainer, kube.IdleCommand)}
-		return o.Pod()
+		return withAttachment(o.Pod(), e)
 	}
 	for _, srv := range e.Servers {
 		// a server that prints when it is ready is waited for by its log, not a probe
 		o.Containers = append(o.Containers, co.ServerContainer(dnsLabel(srv.Name), srv, e.Net == api.NetworkHost, srv.Ready == ""))
 	}
-	return o.Pod()
+	return withAttachment(o.Pod(), e)
+}
+
+// withAttachment asks Multus for the endpoint's secondary network, if it has one.
+func withAttachment(pod *corev1.Pod, e endpointSpec) *corev1.Pod {
+	if e.Net == api.NetworkAttachment && e.Attachment != "" {
+		if pod.Annotations == nil {
+			pod.Annotations = map[string]string{}
+		}
+		pod.Annotations[annotationNetworks] = e.Attachment
+	}
+	return pod
 }
 
 // containerOptions are the endpoint containers' image, resources and the run's token.

@@ -30,6 +30,7 @@ type route struct {
 	clientNet  api.Network
 	clientNode nodeRole
 	access     api.Access
+	attachment string // the secondary network (NAMESPACE/NAME) when the networks are api.NetworkAttachment
 }
 
 // clientNodes is the node role of a client, by the path's node relation.
@@ -52,8 +53,21 @@ func routeFor(c plan.Case, externalClient string) (route, error) {
 	if c.Params.HostNetwork && !row.TakesHostNetwork() {
 		return route{}, fmt.Errorf("hostNetwork: true does not apply to path %q (use %s)", c.Path, hostNetworkPaths())
 	}
+	if c.Params.Network != "" {
+		if c.Params.HostNetwork {
+			return route{}, fmt.Errorf("network %s and hostNetwork: true exclude each other (a hostNetwork pod has no secondary network)", c.Params.Network)
+		}
+		if c.Params.Service {
+			return route{}, fmt.Errorf("network %s and service: true exclude each other (a Service's address is on the default network)", c.Params.Network)
+		}
+		if !row.TakesAttachment() {
+			return route{}, fmt.Errorf("network %s: path %q has no secondary network (use %s)",
+				c.Params.Network, c.Path, plan.Join(attachmentPaths()))
+		}
+	}
 	row = row.Effective(c.Params)
-	r := route{serverNet: row.ServerNetwork, clientNet: row.ClientNetwork, clientNode: clientNodes[row.Nodes], access: row.Access}
+	r := route{serverNet: row.ServerNetwork, clientNet: row.ClientNetwork, clientNode: clientNodes[row.Nodes], access: row.Access,
+		attachment: row.Attachment}
 	if row.Access == api.AccessExternal && externalClient == "local" {
 		r.clientNode = roleLocal
 	}
@@ -73,6 +87,17 @@ func hostNetworkPaths() string {
 		return plan.Join(out)
 	}
 	return plan.Join(out[:len(out)-1]) + " or " + string(out[len(out)-1])
+}
+
+// attachmentPaths lists, from the path table, the paths a secondary network applies to.
+func attachmentPaths() []api.Path {
+	var out []api.Path
+	for _, p := range api.Paths {
+		if row, _ := p.Row(); row.TakesAttachment() {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // needs is what a plan asks of the cluster's nodes.

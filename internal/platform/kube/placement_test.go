@@ -251,22 +251,34 @@ func TestRouteFor(t *testing.T) {
 		want    route
 		wantErr string
 	}{
-		{path: api.PathPodPodSameNode, want: route{api.NetworkPod, api.NetworkPod, roleServerNode, api.AccessDirect}},
-		{path: api.PathPodPodCrossNode, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, api.AccessDirect}},
-		{path: api.PathPodPodCrossZone, want: route{api.NetworkPod, api.NetworkPod, roleZoneNode, api.AccessDirect}},
-		{path: api.PathHostHost, want: route{api.NetworkHost, api.NetworkHost, roleClientNode, api.AccessDirect}},
-		{path: api.PathPodHost, want: route{api.NetworkHost, api.NetworkPod, roleClientNode, api.AccessDirect}},
-		{path: api.PathHostPod, want: route{api.NetworkPod, api.NetworkHost, roleClientNode, api.AccessDirect}},
-		{path: api.PathPodClusterIP, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, api.AccessClusterIP}},
-		{path: api.PathPodNodePort, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, api.AccessNodePort}},
-		{path: api.PathExternalService, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, api.AccessExternal}},
-		{path: api.PathExternalService, ext: "local", want: route{api.NetworkPod, api.NetworkPod, roleLocal, api.AccessExternal}},
+		{path: api.PathPodPodSameNode, want: route{api.NetworkPod, api.NetworkPod, roleServerNode, api.AccessDirect, ""}},
+		{path: api.PathPodPodCrossNode, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, api.AccessDirect, ""}},
+		{path: api.PathPodPodCrossZone, want: route{api.NetworkPod, api.NetworkPod, roleZoneNode, api.AccessDirect, ""}},
+		{path: api.PathHostHost, want: route{api.NetworkHost, api.NetworkHost, roleClientNode, api.AccessDirect, ""}},
+		{path: api.PathPodHost, want: route{api.NetworkHost, api.NetworkPod, roleClientNode, api.AccessDirect, ""}},
+		{path: api.PathHostPod, want: route{api.NetworkPod, api.NetworkHost, roleClientNode, api.AccessDirect, ""}},
+		{path: api.PathPodClusterIP, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, api.AccessClusterIP, ""}},
+		{path: api.PathPodNodePort, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, api.AccessNodePort, ""}},
+		{path: api.PathExternalService, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, api.AccessExternal, ""}},
+		{path: api.PathExternalService, ext: "local", want: route{api.NetworkPod, api.NetworkPod, roleLocal, api.AccessExternal, ""}},
 		// k8s-netperf's switches on a pod path
-		{path: api.PathPodPodCrossNode, params: api.Params{HostNetwork: true}, want: route{api.NetworkHost, api.NetworkHost, roleClientNode, api.AccessDirect}},
-		{path: api.PathPodPodSameNode, params: api.Params{HostNetwork: true}, want: route{api.NetworkHost, api.NetworkHost, roleServerNode, api.AccessDirect}},
-		{path: api.PathPodPodCrossNode, params: api.Params{Service: true}, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, api.AccessClusterIP}},
+		{path: api.PathPodPodCrossNode, params: api.Params{HostNetwork: true}, want: route{api.NetworkHost, api.NetworkHost, roleClientNode, api.AccessDirect, ""}},
+		{path: api.PathPodPodSameNode, params: api.Params{HostNetwork: true}, want: route{api.NetworkHost, api.NetworkHost, roleServerNode, api.AccessDirect, ""}},
+		{path: api.PathPodPodCrossNode, params: api.Params{Service: true}, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, api.AccessClusterIP, ""}},
 		{path: api.PathPodNodePort, params: api.Params{HostNetwork: true}, wantErr: `hostNetwork: true does not apply to path "pod-nodeport" (use host-host, pod-host or host-pod)`},
 		{path: api.PathLoopback, wantErr: "--platform local"},
+		// a secondary network on the pod-to-pod paths
+		{path: api.PathPodPodSameNode, params: api.Params{Network: "multus-e2e/e2e-bridge"},
+			want: route{api.NetworkAttachment, api.NetworkAttachment, roleServerNode, api.AccessDirect, "multus-e2e/e2e-bridge"}},
+		{path: api.PathPodPodCrossNode, params: api.Params{Network: "multus-e2e/e2e-bridge"},
+			want: route{api.NetworkAttachment, api.NetworkAttachment, roleClientNode, api.AccessDirect, "multus-e2e/e2e-bridge"}},
+		{path: api.PathPodPodCrossZone, params: api.Params{Network: "ns/mv"},
+			want: route{api.NetworkAttachment, api.NetworkAttachment, roleZoneNode, api.AccessDirect, "ns/mv"}},
+		{path: api.PathPodClusterIP, params: api.Params{Network: "ns/mv"},
+			wantErr: `network ns/mv: path "pod-clusterip" has no secondary network (use pod-pod-same-node, pod-pod-cross-node, pod-pod-cross-zone)`},
+		{path: api.PathHostHost, params: api.Params{Network: "ns/mv"}, wantErr: `network ns/mv: path "host-host" has no secondary network`},
+		{path: api.PathPodPodCrossNode, params: api.Params{Network: "ns/mv", Service: true}, wantErr: `network ns/mv and service: true exclude each other`},
+		{path: api.PathPodPodCrossNode, params: api.Params{Network: "ns/mv", HostNetwork: true}, wantErr: `network ns/mv and hostNetwork: true exclude each other`},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.path), func(t *testing.T) {

@@ -1,0 +1,87 @@
+package runcmd
+
+import (
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/cnperf/cnperf/internal/config"
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/plan"
+)
+
+// k8sNetperfNetworks are k8s-netperf's flags for networks other than the default pod network,
+// accepted under k8s-netperf's names. --bridge names an existing NetworkAttachmentDefinition,
+// as in k8s-netperf, and becomes --network; the others make k8s-netperf create networks that
+// cnperf does not create (and, but for macvlan, that need OVN-Kubernetes or SR-IOV hardware):
+// they are refused, before anything is deployed, with what they need.
+type k8sNetperfNetworks struct {
+	bridge, bridgeNamespace string
+	macvlan, cudn, sriov    string
+	udnl2, udnl3, localnet  bool
+}
+
+func (n *k8sNetperfNetworks) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&n.bridge, "bridge", "", "k8s-netperf's --bridge: measure on this NetworkAttachmentDefinition (in --bridgeNamespace); the same as --network NAMESPACE/NAME")
+	fs.StringVar(&n.bridgeNamespace, "bridgeNamespace", "default", "k8s-netperf's --bridgeNamespace: the namespace of --bridge's NetworkAttachmentDefinition")
+	fs.StringVar(&n.macvlan, "macvlan", "", "k8s-netperf's --macvlan MASTER: refused (cnperf creates no NetworkAttachmentDefinition; make one and use --network)")
+	fs.BoolVar(&n.udnl2, "udnl2", false, "k8s-netperf's --udnl2: refused (a primary layer2 UserDefinedNetwork needs OVN-Kubernetes)")
+	fs.BoolVar(&n.udnl3, "udnl3", false, "k8s-netperf's --udnl3: refused (a primary layer3 UserDefinedNetwork needs OVN-Kubernetes)")
+	fs.StringVar(&n.cudn, "cudn", "", "k8s-netperf's --cudn layer2|layer3: refused (a ClusterUserDefinedNetwork needs OVN-Kubernetes; with its NetworkAttachmentDefinition use --network)")
+	fs.StringVar(&n.sriov, "sriov", "", "k8s-netperf's --sriov PF: refused (needs the SR-IOV Network Operator and SR-IOV NICs; with an SriovNetwork's NetworkAttachmentDefinition use --network)")
+	fs.BoolVar(&n.localnet, "localnet", false, "k8s-netperf's --localnet: refused (a localnet network needs OVN-Kubernetes)")
+}
+
+// apply maps --bridge onto --network and refuses the modes cnperf cannot measure, each with
+// what it needs (exit status 2). It runs before the plan is built, so nothing is deployed.
+func (n *k8sNetperfNetworks) apply(fs *pflag.FlagSet, f *config.FlagValues) error {
+	set := func(name string) bool { fl := fs.Lookup(name); return fl != nil && fl.Changed }
+	const creates = "\n  cnperf measures on networks that exist and creates none"
+	const useNetwork = creates + ";\n  with one, pass its NetworkAttachmentDefinition as --network NAMESPACE/NAME"
+	switch {
+	case set("udnl2"), set("udnl3"):
+		flag, layer := "--udnl2", "layer2"
+		if set("udnl3") {
+			flag, layer = "--udnl3", "layer3"
+		}
+		return exit.Usage("%s: cnperf cannot measure this mode here: k8s-netperf creates a primary %s UserDefinedNetwork\n"+
+			"  (k8s.ovn.org/v1) for its namespace, which needs OVN-Kubernetes as the cluster's network%s;\n"+
+			"  on a cluster with one, run cnperf in a namespace whose primary network is a UserDefinedNetwork (-n NAMESPACE)",
+			flag, layer, creates)
+	case set("cudn"):
+		if v := n.cudn; v != "layer2" && v != "layer3" {
+			return exit.Usage("--cudn: %q is not a topology: expected layer2 or layer3", v)
+		}
+		return exit.Usage("--cudn %s: cnperf cannot measure this mode here: k8s-netperf creates a %s ClusterUserDefinedNetwork\n"+
+			"  (k8s.ovn.org/v1) as a secondary network, which needs OVN-Kubernetes%s", n.cudn, n.cudn, useNetwork)
+	case set("sriov"):
+		return exit.Usage("--sriov %s: cnperf cannot measure this mode here: k8s-netperf creates an SriovNetworkNodePolicy and an\n"+
+			"  SriovNetwork (sriovnetwork.openshift.io/v1) on that PF, which need the SR-IOV Network Operator and SR-IOV NICs%s",
+			n.sriov, useNetwork)
+	case set("localnet"):
+		return exit.Usage("--localnet: cnperf cannot measure this mode here: k8s-netperf attaches the pods to an OVN-Kubernetes\n"+
+			"  localnet network, which needs OVN-Kubernetes and Open vSwitch bridge mappings on the nodes%s", useNetwork)
+	case set("macvlan"):
+		return exit.Usage("--macvlan %s: k8s-netperf creates a macvlan NetworkAttachmentDefinition on that interface (whereabouts IPAM)%s:\n"+
+			"  create one (type macvlan, master %s) and pass it as --network NAMESPACE/NAME\n"+
+			"  (docs/kubernetes.md, Secondary networks)",
+			n.macvlan, creates, n.macvlan)
+	case set("bridgeNamespace") && !set("bridge"):
+		return exit.Usage("--bridgeNamespace: only with --bridge NAME")
+	case !set("bridge"):
+		return nil
+	}
+	if set(config.FlagNetwork) {
+		return exit.Usage("--bridge and --network: give one (--bridge %s --bridgeNamespace %s is --network %s/%s)",
+			n.bridge, n.bridgeNamespace, n.bridgeNamespace, n.bridge)
+	}
+	network := strings.TrimSpace(n.bridgeNamespace) + "/" + strings.TrimSpace(n.bridge)
+	if err := plan.CheckNetwork(network); err != nil {
+		return exit.Usage("--bridge: %v", err)
+	}
+	if err := fs.Set(config.FlagNetwork, network); err != nil {
+		return exit.Usage("--bridge: %v", err)
+	}
+	f.Network = network
+	return nil
+}

@@ -1,0 +1,71 @@
+package runcmd
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/cnperf/cnperf/internal/config"
+	"github.com/cnperf/cnperf/internal/exit"
+)
+
+// k8s-netperf's network flags: --bridge becomes --network; the modes cnperf cannot measure are
+// refused with what they need, as usage errors (exit status 2), before a plan is built.
+func TestK8sNetperfNetworkFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args        []string
+		wantNetwork string
+		wantErr     string
+	}{
+		{args: nil},
+		{args: []string{"--bridge", "br-netperf"}, wantNetwork: "default/br-netperf"},
+		{args: []string{"--bridge", "e2e-bridge", "--bridgeNamespace", "multus-e2e"}, wantNetwork: "multus-e2e/e2e-bridge"},
+		{args: []string{"--network", "multus-e2e/e2e-macvlan"}, wantNetwork: "multus-e2e/e2e-macvlan"},
+		{args: []string{"--bridge", "a", "--network", "ns/b"}, wantErr: "--bridge and --network: give one (--bridge a --bridgeNamespace default is --network default/a)"},
+		{args: []string{"--bridge", "Bad_Name"}, wantErr: `--bridge: network "default/Bad_Name": name "Bad_Name" is not a DNS subdomain (a-z, 0-9, '-' and '.')`},
+		{args: []string{"--bridgeNamespace", "x"}, wantErr: "--bridgeNamespace: only with --bridge NAME"},
+		{args: []string{"--udnl2"}, wantErr: "--udnl2: cnperf cannot measure this mode here: k8s-netperf creates a primary layer2 UserDefinedNetwork\n  (k8s.ovn.org/v1) for its namespace, which needs OVN-Kubernetes"},
+		{args: []string{"--udnl3"}, wantErr: "--udnl3: cnperf cannot measure this mode here: k8s-netperf creates a primary layer3 UserDefinedNetwork"},
+		{args: []string{"--cudn", "layer2"}, wantErr: "--cudn layer2: cnperf cannot measure this mode here: k8s-netperf creates a layer2 ClusterUserDefinedNetwork\n  (k8s.ovn.org/v1) as a secondary network, which needs OVN-Kubernetes\n  cnperf measures on networks that exist and creates none;\n  with one, pass its NetworkAttachmentDefinition as --network NAMESPACE/NAME"},
+		{args: []string{"--cudn", "layer4"}, wantErr: `--cudn: "layer4" is not a topology: expected layer2 or layer3`},
+		{args: []string{"--sriov", "ens2f0np0"}, wantErr: "--sriov ens2f0np0: cnperf cannot measure this mode here: k8s-netperf creates an SriovNetworkNodePolicy and an\n  SriovNetwork (sriovnetwork.openshift.io/v1) on that PF, which need the SR-IOV Network Operator"},
+		{args: []string{"--localnet"}, wantErr: "--localnet: cnperf cannot measure this mode here: k8s-netperf attaches the pods to an OVN-Kubernetes\n  localnet network, which needs OVN-Kubernetes"},
+		{args: []string{"--macvlan", "eth0"}, wantErr: "--macvlan eth0: k8s-netperf creates a macvlan NetworkAttachmentDefinition on that interface (whereabouts IPAM)\n  cnperf measures on networks that exist and creates none:\n  create one (type macvlan, master eth0)"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+			var f config.FlagValues
+			var n k8sNetperfNetworks
+			addPlanFlags(fs, &f)
+			n.addFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			err := n.apply(fs, &f)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)
+				}
+				for _, line := range strings.Split("cnperf: "+err.Error(), "\n") {
+					if len(line) > 120 {
+						t.Errorf("a line of %d columns (at most 120): %s", len(line), line)
+					}
+				}
+				if exit.Code(err) != exit.BadInput {
+					t.Errorf("exit status %d, want %d (usage)", exit.Code(err), exit.BadInput)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Network != tc.wantNetwork {
+				t.Errorf("network %q, want %q", f.Network, tc.wantNetwork)
+			}
+			if fl := fs.Lookup(config.FlagNetwork); (tc.wantNetwork != "") != fl.Changed {
+				t.Errorf("--network changed = %v with network %q", fl.Changed, tc.wantNetwork)
+			}
+		})
+	}
+}

@@ -1,0 +1,254 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stesting "k8s.io/client-go/testing"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/kube"
+	"github.com/cnperf/cnperf/internal/plan"
+)
+
+const testBridgeNAD = `{"apiVersion":"k8s.cni.cncf.io/v1","kind":"NetworkAttachmentDefinition",` +
+	`"metadata":{"name":"e2e-bridge","namespace":"multus-e2e"},"spec":{"config":"{\"cniVersion\": \"0.3.1\", ` +
+	`\"name\": \"e2e-bridge\", \"type\": \"bridge\", \"bridge\": \"mbr0\", \"mtu\": 1500, \"ipam\": {\"type\": \"whereabouts\", ` +
+	`\"range\": \"10.125.0.0/24\"}}"}}`
+
+// multusAttaches makes the fake kubelet play Multus: a pod that asks for networks gets a network
+// status with its default interface and one net1 per network, at 10.125.0.N.
+func multusAttaches(c *cluster) {
+	n := 0
+	c.cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		p := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
+		nets := p.Annotations[annotationNetworks]
+		if nets == "" {
+			return false, nil, nil
+		}
+		c.mu.Lock()
+		n++
+		ip := fmt.Sprintf("10.125.0.%d", n)
+		c.mu.Unlock()
+		st := []networkStatus{{Name: "k8s-pod-network", Interface: "eth0", IPs: []string{"10.244.9.9"}, Default: true}}
+		for i, name := range strings.Split(nets, ",") {
+			st = append(st, networkStatus{Name: name, Interface: fmt.Sprintf("net%d", i+1), IPs: []string{ip}})
+		}
+		raw, _ := json.Marshal(st)
+		p.Annotations[annotationNetworkStatus] = string(raw)
+		return false, nil, nil
+	})
+}
+
+func networkCases(network string, paths ...api.Path) []plan.Case {
+	cases := casesWith([]string{"iperf3"}, paths)
+	for i := range cases {
+		cases[i].Params.Network = network
+	}
+	return cases
+}
+
+func TestPrepareSecondaryNetwork(t *testing.T) {
+	ctx := context.Background()
+	c := newCluster(t, node("node1", "zone-a"), node("node2", "zone-a"))
+	multusAttaches(c)
+	p := newTestPlatform(t, c, Options{})
+	var asked []string
+	p.getNAD = func(_ context.Context, ns, name string) ([]byte, error) {
+		asked = append(asked, ns+"/"+name)
+		return []byte(testBridgeNAD), nil
+	}
+	// the secondary network's cases beside the default network's, in one run
+	cases := append(networkCases("multus-e2e/e2e-bridge", api.PathPodPodSameNode, api.PathPodPodCrossNode),
+		casesWith([]string{"iperf3"}, []api.Path{api.PathPodPodCrossNode})...)
+	if err := p.Prepare(ctx, cases, testDrivers); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(asked, " ") != "multus-e2e/e2e-bridge" {
+		t.Errorf("NetworkAttachmentDefinitions read: %v, want the one network once", asked)
+	}
+	pods, _ := c.cs.CoreV1().Pods("cnperf").List(ctx, metav1.ListOptions{LabelSelector: kube.RunSelector(testRun)})
+	attached := 0
+	for _, pod := range pods.Items {
+		if pod.Annotations[annotationNetworks] == "multus-e2e/e2e-bridge" {
+			attached++
+		}
+	}
+	// attachment: server, same-node client, cross-node client; pod network: server, cross-node client
+	if len(pods.Items) != 5 || attached != 3 {
+		t.Errorf("%d pods, %d of them on the secondary network; want 5 and 3", len(pods.Items), attached)
+	}
+	for _, cs := range cases {
+		pair, err := p.Pair(ctx, cs)
+		if err != nil {
+			t.Fatalf("%s: %v", cs, err)
+		}
+		a := pair.Placement.Attachment
+		if cs.Params.Network == "" {
+			if a != nil || !strings.HasPrefix(pair.Target.Host, "10.244.0.") {
+				t.Errorf("%s: default network case dials %s with attachment %+v", cs, pair.Target.Host, a)
+			}
+			continue
+		}
+		if a == nil {
+			t.Fatalf("%s: no attachment in the placement", cs)
+		}
+		if a.Network != "multus-e2e/e2e-bridge" || a.Type != "bridge" || a.MTUBytes != 1500 || a.Interface != "net1" ||
+			!strings.HasPrefix(a.ServerIP, "10.125.0.") || !strings.HasPrefix(a.ClientIP, "10.125.0.") || a.ClientIP == a.ServerIP {
+			t.Errorf("%s: attachment %+v", cs, a)
+		}
+		if pair.Target.Host != a.ServerIP || pair.Placement.Target != a.ServerIP {
+			t.Errorf("%s: target %s, want the server's attachment address %s", cs, pair.Target.Host, a.ServerIP)
+		}
+		wantNode := map[api.Path]string{api.PathPodPodSameNode: "node1", api.PathPodPodCrossNode: "node2"}[cs.Path]
+		if pair.Placement.Client.Node != wantNode {
+			t.Errorf("%s: client on %s, want %s", cs, pair.Placement.Client.Node, wantNode)
+		}
+	}
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSecondaryNetworkRefusedBeforeAnything: a missing or unreadable NetworkAttachmentDefinition,
+// or two networks in one plan, stop Prepare before any namespace or pod is created.
+func TestSecondaryNetworkRefusedBeforeAnything(t *testing.T) {
+	gr := schema.GroupResource{Group: nadGroup, Resource: nadResource}
+	tests := []struct {
+		name    string
+		cases   []plan.Case
+		getNAD  nadGetter
+		deny    string
+		wantErr string
+	}{
+		{name: "not found", cases: networkCases("multus-e2e/nope", api.PathPodPodCrossNode),
+			getNAD: func(context.Context, string, string) ([]byte, error) {
+				return nil, apierrors.NewNotFound(gr, "nope")
+			},
+			wantErr: "network multus-e2e/nope: NetworkAttachmentDefinition nope not found in namespace multus-e2e (Multus and the definition must exist first"},
+		{name: "forbidden", cases: networkCases("multus-e2e/e2e-bridge", api.PathPodPodCrossNode),
+			deny:    "get network-attachment-definitions",
+			wantErr: "get network-attachment-definitions.k8s.cni.cncf.io e2e-bridge in namespace multus-e2e — deploy/rbac/secondary-networks.yaml grants"},
+		{name: "no plugin", cases: networkCases("multus-e2e/e2e-bridge", api.PathPodPodCrossNode),
+			getNAD: func(context.Context, string, string) ([]byte, error) {
+				return []byte(`{"kind":"NetworkAttachmentDefinition","spec":{"config":"{\"cniVersion\":\"0.3.1\"}"}}`), nil
+			},
+			wantErr: `spec.config names no CNI plugin (no "type")`},
+		{name: "two networks", cases: append(networkCases("ns/a", api.PathPodPodCrossNode), networkCases("ns/b", api.PathPodPodSameNode)...),
+			wantErr: "the plan names 2 secondary networks (ns/a, ns/b): a run measures on one"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			c := newCluster(t, node("node1", "zone-a"), node("node2", "zone-a"))
+			if tt.deny != "" {
+				c.deny[tt.deny] = true
+			}
+			p := newTestPlatform(t, c, Options{})
+			p.getNAD = tt.getNAD
+			if p.getNAD == nil {
+				p.getNAD = func(context.Context, string, string) ([]byte, error) { return []byte(testBridgeNAD), nil }
+			}
+			err := p.Prepare(ctx, tt.cases, testDrivers)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error = %v, want it to contain %q", err, tt.wantErr)
+			}
+			if tt.deny != "" {
+				var mp *kube.MissingPermissionsError
+				if !errors.As(err, &mp) {
+					t.Errorf("error %T, want a MissingPermissionsError", err)
+				}
+			}
+			if _, err := c.cs.CoreV1().Namespaces().Get(ctx, "cnperf", metav1.GetOptions{}); err == nil {
+				t.Error("the namespace was created before the secondary network was checked")
+			}
+		})
+	}
+}
+
+func TestParseNAD(t *testing.T) {
+	tests := []struct {
+		name, raw       string
+		wantType        string
+		wantMTU         int
+		wantErrContains string
+	}{
+		{name: "bridge", raw: testBridgeNAD, wantType: "bridge", wantMTU: 1500},
+		{name: "macvlan without mtu", raw: `{"kind":"NetworkAttachmentDefinition","spec":{"config":"{\"type\":\"macvlan\",\"master\":\"eth0\"}"}}`,
+			wantType: "macvlan"},
+		{name: "list", raw: `{"spec":{"config":"{\"cniVersion\":\"0.4.0\",\"plugins\":[{\"type\":\"bridge\",\"mtu\":9000},{\"type\":\"tuning\"}]}"}}`,
+			wantType: "bridge", wantMTU: 9000},
+		{name: "file on the nodes", raw: `{"kind":"NetworkAttachmentDefinition","spec":{}}`},
+		{name: "not a NAD", raw: `{"kind":"Status"}`, wantErrContains: "the API answered a Status, not a NetworkAttachmentDefinition"},
+		{name: "bad config", raw: `{"spec":{"config":"{"}}`, wantErrContains: "spec.config is not a CNI configuration"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := parseNAD("ns/x", []byte(tt.raw))
+			if tt.wantErrContains != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErrContains) {
+					t.Fatalf("error = %v, want %q", err, tt.wantErrContains)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Network != "ns/x" || a.Type != tt.wantType || a.MTUBytes != tt.wantMTU {
+				t.Errorf("attachment %+v, want type %q mtu %d", a, tt.wantType, tt.wantMTU)
+			}
+		})
+	}
+}
+
+func TestAttachmentOf(t *testing.T) {
+	pod := func(status string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "srv"}}
+		if status != "" {
+			p.Annotations = map[string]string{annotationNetworkStatus: status}
+		}
+		return p
+	}
+	status := `[{"name":"k8s-pod-network","interface":"eth0","ips":["10.244.1.5"],"default":true},` +
+		`{"name":"multus-e2e/e2e-macvlan","interface":"net1","ips":["10.126.0.3","fd00::3"],"mac":"aa:bb:cc:dd:ee:ff","mtu":1500}]`
+	tests := []struct {
+		name, status, network, family string
+		iface, ip                     string
+		mtu                           int
+		wantErr                       string
+	}{
+		{name: "ipv4", status: status, network: "multus-e2e/e2e-macvlan", iface: "net1", ip: "10.126.0.3", mtu: 1500},
+		{name: "ipv6", status: status, network: "multus-e2e/e2e-macvlan", family: "ipv6", iface: "net1", ip: "fd00::3", mtu: 1500},
+		{name: "other network", status: status, network: "multus-e2e/e2e-bridge",
+			wantErr: "pod srv is not attached to multus-e2e/e2e-bridge (its network status names k8s-pod-network, multus-e2e/e2e-macvlan)"},
+		{name: "no status", network: "ns/x", wantErr: "pod srv has no k8s.v1.cni.cncf.io/network-status annotation: Multus did not attach it"},
+		{name: "no address", status: `[{"name":"ns/x","interface":"net1","ips":[]}]`, network: "ns/x",
+			wantErr: "pod srv has no IP address on ns/x (interface net1, addresses )"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			iface, ip, mtu, err := attachmentOf(pod(tt.status), tt.network, tt.family)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if iface != tt.iface || ip != tt.ip || mtu != tt.mtu {
+				t.Errorf("got %s %s %d, want %s %s %d", iface, ip, mtu, tt.iface, tt.ip, tt.mtu)
+			}
+		})
+	}
+}
