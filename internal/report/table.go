@@ -294,6 +294,7 @@ func (e tableEncoder) writeRun(w io.Writer, run *api.Run) error {
 	if len(hidden) > 0 {
 		footnotes = append(footnotes, fmt.Sprintf("not shown to fit %d columns: %s (-o wide shows every column)", width, strings.Join(hidden, ", ")))
 	}
+	footnotes = append(footnotes, networkNotes(run.Results)...)
 	for _, n := range run.Notes {
 		footnotes = append(footnotes, "note: "+n)
 	}
@@ -411,7 +412,40 @@ func pathCell(r *api.Result) string {
 	if r.Topology != nil && r.Topology.Flavour != "" {
 		s += " [" + r.Topology.Flavour + "]"
 	}
+	if r.Params.Network != "" {
+		s += "+net" // its footnote (networkNotes) names the network: one per run
+	}
 	return s
+}
+
+// networkNotes are the footnotes naming the secondary network of the run's cases (their PATH
+// cells say "+net"): "+net: on secondary network multus-e2e/e2e-bridge (CNI plugin bridge, MTU 1500)".
+func networkNotes(results []api.Result) []string {
+	var notes []string
+	seen := map[string]bool{}
+	for i := range results {
+		r := &results[i]
+		n := r.Params.Network
+		if n == "" || seen[n] {
+			continue
+		}
+		seen[n] = true
+		var what []string
+		if r.Placement != nil && r.Placement.Attachment != nil {
+			if a := r.Placement.Attachment; a.Type != "" {
+				what = append(what, "CNI plugin "+a.Type)
+			}
+			if a := r.Placement.Attachment; a.MTUBytes > 0 {
+				what = append(what, "MTU "+strconv.Itoa(a.MTUBytes))
+			}
+		}
+		note := "+net: on secondary network " + n
+		if len(what) > 0 {
+			note += " (" + strings.Join(what, ", ") + ")"
+		}
+		notes = append(notes, note)
+	}
+	return notes
 }
 
 // FailureCause is the first error a result carries (see figure.FailureCause).

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/plan"
 )
@@ -168,8 +171,10 @@ func attachmentOf(pod *corev1.Pod, network, family string) (iface, ip string, mt
 	return "", "", 0, fmt.Errorf("pod %s is not attached to %s (its network status names %s)", pod.Name, network, strings.Join(names, ", "))
 }
 
-// attachmentPair is the case's secondary network as its two pods have it.
-func (p *Platform) attachmentPair(srv, cli *endpoint, family string) (*api.Attachment, error) {
+// attachmentPair is the case's secondary network as its two pods have it. The MTU is the
+// network status's when Multus reports one, else the client pod's interface's as the kernel has
+// it (read once per run), else the definition's configuration's.
+func (p *Platform) attachmentPair(ctx context.Context, srv, cli *endpoint, family string) (*api.Attachment, error) {
 	if p.attachment == nil {
 		return nil, errors.New("no secondary network was read in Prepare")
 	}
@@ -179,13 +184,44 @@ func (p *Platform) attachmentPair(srv, cli *endpoint, family string) (*api.Attac
 		return nil, err
 	}
 	a.Interface, a.ServerIP = iface, sip
-	if mtu > 0 {
-		a.MTUBytes = mtu
+	if cli == nil || cli.pod == nil {
+		return nil, errors.New("no client pod on the secondary network")
 	}
-	if cli != nil && cli.pod != nil {
-		if _, a.ClientIP, _, err = attachmentOf(cli.pod, a.Network, family); err != nil {
-			return nil, err
+	cif, cip, cmtu, err := attachmentOf(cli.pod, a.Network, family)
+	if err != nil {
+		return nil, err
+	}
+	a.ClientIP = cip
+	switch {
+	case mtu > 0:
+		a.MTUBytes = mtu
+	case cmtu > 0:
+		a.MTUBytes = cmtu
+	default:
+		if p.attachmentMTU == 0 { // read once; -1: could not
+			if p.attachmentMTU = p.interfaceMTU(ctx, cli.spec.Name, cif); p.attachmentMTU == 0 {
+				p.attachmentMTU = -1
+			}
+		}
+		if p.attachmentMTU > 0 {
+			a.MTUBytes = p.attachmentMTU
 		}
 	}
 	return &a, nil
+}
+
+// interfaceMTU reads an interface's MTU in a client pod; 0 (and a log line) when it cannot.
+func (p *Platform) interfaceMTU(ctx context.Context, pod, iface string) int {
+	e := &kube.PodExecutor{Stream: p.stream, Namespace: p.s.Namespace, Pod: pod, Container: kube.ClientContainer,
+		DefaultTimeout: 20 * time.Second, MaxOutput: 1 << 10}
+	argv := []string{"cat", "/sys/class/net/" + iface + "/mtu"}
+	out := e.Exec(ctx, driver.Command{Argv: argv})
+	if out.Err == nil && out.ExitCode == 0 {
+		if mtu, err := strconv.Atoi(strings.TrimSpace(string(out.Stdout))); err == nil {
+			return mtu
+		}
+	}
+	p.logf("secondary network: the MTU of %s in pod %s is unknown (%s: exit %d, %v): the result gives the definition's", iface, pod,
+		kube.ShellJoin(argv), out.ExitCode, out.Err)
+	return 0
 }

@@ -62,8 +62,9 @@ type Platform struct {
 	tokenSecret            bool        // the agent token's Secret was created
 	// attachment is the run's secondary network as its NetworkAttachmentDefinition says (nil
 	// without one); getNAD reads definitions (nil: through the clientset's REST client).
-	attachment *api.Attachment
-	getNAD     nadGetter
+	attachment    *api.Attachment
+	attachmentMTU int // its interface's MTU in a client pod, once read (0: not yet; -1: unknown)
+	getNAD        nadGetter
 }
 
 var (
@@ -567,7 +568,7 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 			addr = pl.Server.HostIP
 		}
 		if r.serverNet == api.NetworkAttachment {
-			a, err := p.attachmentPair(srv, p.clients[clientKey{r.clientNet, r.clientNode}], family)
+			a, err := p.attachmentPair(ctx, srv, p.clients[clientKey{r.clientNet, r.clientNode}], family)
 			if err != nil {
 				return nil, err
 			}

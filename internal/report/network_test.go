@@ -29,3 +29,22 @@ func TestK8sNetperfNetworkCells(t *testing.T) {
 		}
 	}
 }
+
+// A case on a secondary network says "+net" in the table's PATH cell, and a footnote names the
+// network with what the run found it to be.
+func TestTableSecondaryNetwork(t *testing.T) {
+	r := api.Result{Profile: api.TCPRR, Driver: "native", Path: api.PathPodPodCrossNode,
+		Params:    api.Params{Network: "multus-e2e/e2e-bridge"},
+		Placement: &api.Placement{Attachment: &api.Attachment{Network: "multus-e2e/e2e-bridge", Type: "bridge", MTUBytes: 1500}}}
+	if got := pathCell(&r); got != "pod-pod-cross-node+net" {
+		t.Errorf("path cell %q", got)
+	}
+	plain := api.Result{Path: api.PathPodPodCrossNode}
+	if got := pathCell(&plain); got != "pod-pod-cross-node" {
+		t.Errorf("default network's path cell %q", got)
+	}
+	notes := networkNotes([]api.Result{plain, r, r})
+	if len(notes) != 1 || notes[0] != "+net: on secondary network multus-e2e/e2e-bridge (CNI plugin bridge, MTU 1500)" {
+		t.Errorf("notes %q", notes)
+	}
+}
