@@ -8,6 +8,8 @@
 #   $E2E_CACHE/pause-<src>-<hash>/pause (test/e2e/harness/pause)
 #   $E2E_CACHE/flannel-v0.28.10-cni-v0.9.1-<hash>/flanneld, flannel (only with CNI=flannel)
 #   $E2E_CACHE/cilium-v1.15.19-<hash>/cilium-agent, cilium-cni, bpf/, crds/ (only with CNI=cilium)
+#   $E2E_CACHE/multus-v4.2.2-whereabouts-v0.9.2-<hash>/multus, whereabouts, crds.yaml, rbac.yaml
+#                                       (only with MULTUS=1: multus.sh build)
 # A directory that is complete (all binaries + .complete stamp) is never rebuilt, so a
 # second run builds and links nothing. Each one is built in a temp dir and renamed into
 # place, so an interrupted build never leaves a half-filled cache entry.
@@ -280,4 +282,6 @@ PY
     log "cilium built"
   fi
 fi
+# ---------------- multus + whereabouts (MULTUS=1 only) ----------------
+if [ "$MULTUS" = 1 ]; then "$HARNESS/multus.sh" build; fi
 log "all binaries present"

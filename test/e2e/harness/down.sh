@@ -110,6 +110,9 @@ log "unmounted"
 for i in $nodes; do ip netns del "$NAME_PREFIX-node$i" 2>/dev/null; done
 ip link del "$BR" 2>/dev/null
 for i in $nodes; do ip link del "$(node_veth "$i")" 2>/dev/null; done
+# MULTUS=1's bridge network (multus.sh): its root-netns bridge (the veths went with the nodes' netns)
+ip link del "$MULTUS_HOST_BR" 2>/dev/null
+for i in $nodes; do ip link del "$(multus_host_veth "$i")" 2>/dev/null; done
 log "netns, bridge deleted"
 
 # 6. cgroups (deepest first)

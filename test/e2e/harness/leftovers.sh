@@ -77,6 +77,8 @@ found() {   # print what is left; return 0 if something is
   add "mounts" "$(awk -v s="$S/" -v r="$RUN_DIR/" -v n="/run/netns/$NAME_PREFIX-" \
     'index($5, s) == 1 || index($5, r) == 1 || index($5, n) == 1 {print $5}' /proc/self/mountinfo)"
   add "netns" "$(cd /run/netns 2>/dev/null && for n in "$NAME_PREFIX"-*; do [ -e "$n" ] && echo "$n"; done)"
+  # (cnpe2e*: also MULTUS=1's bridge cnpe2embr and its veths cnpe2e-mbN; its NADs and whereabouts
+  # IPPools are API objects and its multus cache is in the nodes' /var/lib/cni: gone with the cluster)
   add "links" "$(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | grep -E "^($NAME_PREFIX|cali|vxlan\.calico|flannel\.)")"
   add "routes" "$(ip route show 2>/dev/null | grep -E "^(10\.123\.0\.|10\.244\.)|dev $BR")"
   add "addresses" "$(ip -o addr show 2>/dev/null | grep -F " $APISERVER_IP/")"

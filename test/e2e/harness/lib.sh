@@ -63,6 +63,18 @@ CILIUM_VERSION=${CILIUM_VERSION:-1.15.19}
 CILIUM_DIR=${CILIUM_DIR:-$E2E_CACHE/cilium-v$CILIUM_VERSION-p1-$FLAGS_HASH}
 CILIUM_BINS="cilium-agent cilium-cni"
 
+# Multus (MULTUS=1, with any CNI): the thin multus plugin of Multus v4.2.2 and the whereabouts
+# IPAM plugin v0.9.2, both from writable copies of their module zips (their vendor/ holds only
+# modules.txt, so they build with -mod=mod from their own go.mod and go.sum), with the
+# NetworkAttachmentDefinition CRD (from multus's deployments/multus-daemonset.yml) and
+# whereabouts' CRDs (doc/crds) beside them. multus.sh builds, installs and removes them.
+MULTUS=${MULTUS:-0}
+case $MULTUS in 0|1) ;; *) echo "MULTUS must be 0 or 1, not '$MULTUS'" >&2; exit 1 ;; esac
+MULTUS_VERSION=${MULTUS_VERSION:-4.2.2}
+WHEREABOUTS_VERSION=${WHEREABOUTS_VERSION:-0.9.2}
+MULTUS_DIR=${MULTUS_DIR:-$E2E_CACHE/multus-v$MULTUS_VERSION-whereabouts-v$WHEREABOUTS_VERSION-$FLAGS_HASH}
+MULTUS_BINS="multus whereabouts"
+
 # Cluster shape
 NODES=${NODES:-2}
 case $NODES in [2-9]) ;; *) echo "NODES must be 2..9, not '$NODES'" >&2; exit 1 ;; esac
@@ -132,6 +144,9 @@ if [ "$CNI" = cilium ]; then NODE_PRIVATE_DIRS="$NODE_PRIVATE_DIRS /run/cilium";
 if [ "$CNI" = calico ]; then NODE_PRIVATE_DIRS="$NODE_PRIVATE_DIRS /run/calico /var/lib/calico /var/log/calico"; fi
 PAUSE_IMAGE=localhost/cnperf-e2e/pause:v1
 
+# MULTUS=1: the bridge network's root netns side: a bridge joined by one veth per node (cnpe2e-mbN)
+MULTUS_HOST_BR=${NAME_PREFIX}mbr
+multus_host_veth() { echo "$NAME_PREFIX-mb$1"; }
 node_name() { echo "node$1"; }
 node_ip() { echo "10.123.0.$((10 + $1))"; }
 node_ns() { echo "$NAME_PREFIX-node$1"; }

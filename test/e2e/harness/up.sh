@@ -52,6 +52,10 @@ if [ "$CNI" = cilium ]; then
     command -v $t >/dev/null || die "missing $t (CNI=cilium needs it: CNI=cilium .ci/install-deps.sh)"
   done
 fi
+if [ "$MULTUS" = 1 ]; then
+  for b in $MULTUS_BINS crds.yaml rbac.yaml; do [ -s "$MULTUS_DIR/$b" ] || die "missing $MULTUS_DIR/$b: run MULTUS=1 $HARNESS/build-bins.sh"; done
+  for p in macvlan; do [ -x "$CNI_BIN/$p" ] || die "missing CNI plugin $CNI_BIN/$p (MULTUS=1's macvlan network)"; done
+fi
 export PATH=$K8S_DIR:$PATH
 KC="$K8S_DIR/kubectl --kubeconfig=$S/admin.kubeconfig"
 
@@ -99,7 +103,7 @@ trap 'on_fail $LINENO' INT TERM
 mkdir -p "$S"/{pids,logs}
 # what down.sh needs, written before anything is created
 for i in $(seq 1 "$NODES"); do echo "$i"; done > "$S/nodes"
-{ echo "NODES=$NODES"; echo "CNI=$CNI"; echo "CNI_MODE=$CNI_MODE"; echo "NET_MODE=$NET_MODE"; echo "ZONES=$ZONES"; } > "$S/config"
+{ echo "NODES=$NODES"; echo "CNI=$CNI"; echo "CNI_MODE=$CNI_MODE"; echo "NET_MODE=$NET_MODE"; echo "ZONES=$ZONES"; echo "MULTUS=$MULTUS"; } > "$S/config"
 # host paths that kubelet/containerd/libcni/CNIs hardcode: remember which ones we
 # create, so down.sh removes only those (never e.g. a real kubelet's device-plugin socket)
 for p in /var/lib/kubelet /var/log/containers /var/log/pods $NODE_PRIVATE_DIRS; do
@@ -224,7 +228,8 @@ mtu=1500; [ "$NET_MODE" = vxlan ] && mtu=1450
 # the CNI plugins containerd runs: /usr/lib/cni, or for a real CNI a directory that adds its
 # plugin (containerd 1.6 takes one bin_dir; the flannel plugin delegates to bridge and host-local)
 NODE_CNI_BIN=$CNI_BIN
-if [ "$CNI" = flannel ] || [ "$CNI" = calico ] || [ "$CNI" = cilium ]; then
+# (and with MULTUS=1, where multus.sh adds multus and whereabouts to it)
+if [ "$CNI" = flannel ] || [ "$CNI" = calico ] || [ "$CNI" = cilium ] || [ "$MULTUS" = 1 ]; then
   NODE_CNI_BIN=$S/cni-bin
   mkdir -p "$NODE_CNI_BIN"
   for p in "$CNI_BIN"/*; do ln -s "$p" "$NODE_CNI_BIN/"; done
@@ -806,6 +811,8 @@ wait_for "nodes without the not-ready taint" 120 nodes_untainted
 wait_for "default serviceaccount" 60 $KC -n default get serviceaccount default
 wait_for "kube-root-ca.crt" 60 $KC -n default get configmap kube-root-ca.crt
 [ "$DNS" = 1 ] && wait_for coredns 60 curl -sf "http://$APISERVER_IP:18181/ready"
+# Multus (MULTUS=1): secondary networks over the default one (multus.sh; it needs e2e.env, so
+# it runs after the hand-over below)
 
 # ---------------- hand-over ----------------
 cat > "$S/e2e.env" <<ENV
@@ -825,6 +832,10 @@ export CNPERF_E2E_KUBECTL=$K8S_DIR/kubectl
 export CNPERF_E2E_STATE=$S
 export PATH=$K8S_DIR:\$PATH
 ENV
+if [ "$MULTUS" = 1 ]; then
+  "$HARNESS/multus.sh" up
+  echo "export CNPERF_E2E_MULTUS=1" >> "$S/e2e.env"
+fi
 $KC get nodes -L topology.kubernetes.io/zone -o wide
 elapsed "$T0" > "$S/up.seconds"
 trap - ERR INT TERM
