@@ -560,6 +560,11 @@ type CalicoDetails struct {
 	Encapsulation    string `json:"encapsulation,omitempty"`
 	Dataplane        string `json:"dataplane,omitempty"`
 	WireguardEnabled bool   `json:"wireguardEnabled,omitempty"`
+	// WireguardEnabledV6 is FelixConfiguration's wireguardEnabledV6 (WireGuard for IPv6).
+	WireguardEnabledV6 bool `json:"wireguardEnabledV6,omitempty"`
+	// WireguardHostEncryptionEnabled is FelixConfiguration's wireguardHostEncryptionEnabled
+	// (host-to-host traffic encrypted too).
+	WireguardHostEncryptionEnabled bool `json:"wireguardHostEncryptionEnabled,omitempty"`
 	// IPFamily is the family of Calico's IP pools ("ipv4", "ipv6", "dual").
 	IPFamily string `json:"ipFamily,omitempty"`
 	// ClusterType is ClusterInformation's clusterType (e.g. "k8s,bgp,kubeadm,operator").

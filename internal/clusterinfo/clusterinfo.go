@@ -97,7 +97,7 @@ func Collect(ctx context.Context, in Input) (*api.ClusterDetails, error) {
 		if cni.Version == "" {
 			cni.Version = cd.Calico.Version
 		}
-		cni.Encryption = CalicoEncryption(cd.Calico)
+		cni.Encryption, cni.NodeEncryption = CalicoEncryption(cd.Calico)
 		if cni.Name == "Calico" {
 			cni.Mode = CalicoMode(cd.Calico)
 		}
@@ -486,22 +486,24 @@ func CalicoMode(d *api.CalicoDetails) string {
 			parts = append(parts, p)
 		}
 	}
-	return withEncryption(strings.Join(parts, ", "), CalicoEncryption(d), false)
+	enc, node := CalicoEncryption(d)
+	return withEncryption(strings.Join(parts, ", "), enc, node)
 }
 
 // CalicoEncryption is Calico's encryption from its default FelixConfiguration:
-// api.EncryptionWireGuard when wireguardEnabled is true, else api.EncryptionNone; "" when the
-// FelixConfigurations were not readable (no dataplane known either).
-func CalicoEncryption(d *api.CalicoDetails) string {
+// api.EncryptionWireGuard when wireguardEnabled or wireguardEnabledV6 is true, else
+// api.EncryptionNone; "" when the FelixConfigurations were not readable (no dataplane known
+// either). node is wireguardHostEncryptionEnabled with WireGuard on.
+func CalicoEncryption(d *api.CalicoDetails) (encryption string, node bool) {
 	switch {
 	case d == nil:
-		return ""
-	case d.WireguardEnabled:
-		return api.EncryptionWireGuard
+		return "", false
+	case d.WireguardEnabled || d.WireguardEnabledV6:
+		return api.EncryptionWireGuard, d.WireguardHostEncryptionEnabled
 	case d.Dataplane != "":
-		return api.EncryptionNone
+		return api.EncryptionNone, false
 	}
-	return ""
+	return "", false
 }
 
 // withEncryption appends the encryption, when there is one, to a CNI's mode as
@@ -536,8 +538,9 @@ func calicoDetails(ctx context.Context, cs kubernetes.Interface, cni CNI) *api.C
 
 // CalicoFromObjects reads Calico's details from its objects as the API returns them (JSON):
 // the IPPool list (encapsulation of the first pool, IP family of all), the FelixConfiguration
-// list ("default": BPF or iptables and its backend, WireGuard) and ClusterInformation
-// "default" (calicoVersion, unless version is already known from an image; clusterType).
+// list ("default": BPF or iptables and its backend, WireGuard for IPv4, IPv6 and hosts) and
+// ClusterInformation "default" (calicoVersion, unless version is already known from an image;
+// clusterType).
 // A nil or unreadable object leaves its details empty.
 func CalicoFromObjects(version string, pools, felixConfigs, clusterInfo []byte) *api.CalicoDetails {
 	d := &api.CalicoDetails{Product: "calico", Version: version}
@@ -578,9 +581,11 @@ func CalicoFromObjects(version string, pools, felixConfigs, clusterInfo []byte) 
 				Name string `json:"name"`
 			} `json:"metadata"`
 			Spec struct {
-				BPFEnabled       *bool  `json:"bpfEnabled"`
-				WireguardEnabled *bool  `json:"wireguardEnabled"`
-				IptablesBackend  string `json:"iptablesBackend"`
+				BPFEnabled                     *bool  `json:"bpfEnabled"`
+				WireguardEnabled               *bool  `json:"wireguardEnabled"`
+				WireguardEnabledV6             *bool  `json:"wireguardEnabledV6"`
+				WireguardHostEncryptionEnabled *bool  `json:"wireguardHostEncryptionEnabled"`
+				IptablesBackend                string `json:"iptablesBackend"`
 			} `json:"spec"`
 		} `json:"items"`
 	}
@@ -599,6 +604,12 @@ func CalicoFromObjects(version string, pools, felixConfigs, clusterInfo []byte) 
 			}
 			if f.Spec.WireguardEnabled != nil {
 				d.WireguardEnabled = *f.Spec.WireguardEnabled
+			}
+			if f.Spec.WireguardEnabledV6 != nil {
+				d.WireguardEnabledV6 = *f.Spec.WireguardEnabledV6
+			}
+			if f.Spec.WireguardHostEncryptionEnabled != nil {
+				d.WireguardHostEncryptionEnabled = *f.Spec.WireguardHostEncryptionEnabled
 			}
 		}
 	}

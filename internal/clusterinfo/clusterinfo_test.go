@@ -263,24 +263,37 @@ func TestCalicoFromObjects(t *testing.T) {
 	pools, felix, ci := readCalico(t, "ippools.json"), readCalico(t, "felixconfigurations.json"), readCalico(t, "clusterinformation-default.json")
 	bpf := []byte(`{"items":[{"metadata":{"name":"node.node1"},"spec":{"bpfEnabled":false}},{"metadata":{"name":"default"},"spec":{"bpfEnabled":true,"wireguardEnabled":true}}]}`)
 	nft := []byte(`{"items":[{"metadata":{"name":"default"},"spec":{"iptablesBackend":"NFT"}}]}`)
+	// the FelixConfiguration fields of projectcalico/api (wireguardEnabledV6,
+	// wireguardHostEncryptionEnabled), as `kubectl patch felixconfiguration default` sets them
+	wgV6 := []byte(`{"items":[{"metadata":{"name":"default"},"spec":{"wireguardEnabledV6":true}}]}`)
+	wgHost := []byte(`{"items":[{"metadata":{"name":"default"},"spec":{"wireguardEnabled":true,"wireguardHostEncryptionEnabled":true}}]}`)
+	hostOnly := []byte(`{"items":[{"metadata":{"name":"default"},"spec":{"wireguardHostEncryptionEnabled":true}}]}`)
 	tests := []struct {
 		name                      string
 		version                   string
 		pools, felix, clusterInfo []byte
 		want                      api.CalicoDetails
 		mode, encryption          string
+		node                      bool
 	}{
 		// calico-node run as a process (no image): the version is ClusterInformation's
 		{"e2e cluster, CNI=calico", "", pools, felix, ci,
 			api.CalicoDetails{Product: "calico", Version: "v3.28.4-11-ga0db560f0520", Encapsulation: "VXLAN", Dataplane: "iptables",
-				IPFamily: "ipv4", ClusterType: "k8s,kdd"}, "VXLAN, iptables", "none"},
+				IPFamily: "ipv4", ClusterType: "k8s,kdd"}, "VXLAN, iptables", "none", false},
 		{"an image's tag wins over ClusterInformation", "v3.28.5", pools, felix, ci,
 			api.CalicoDetails{Product: "calico", Version: "v3.28.5", Encapsulation: "VXLAN", Dataplane: "iptables",
-				IPFamily: "ipv4", ClusterType: "k8s,kdd"}, "VXLAN, iptables", "none"},
+				IPFamily: "ipv4", ClusterType: "k8s,kdd"}, "VXLAN, iptables", "none", false},
 		{"default FelixConfiguration in BPF mode", "", nil, bpf, nil,
-			api.CalicoDetails{Product: "calico", Dataplane: "bpf", WireguardEnabled: true}, "bpf, WireGuard", "wireguard"},
-		{"iptables backend set", "", nil, nft, nil, api.CalicoDetails{Product: "calico", Dataplane: "iptables-nft"}, "iptables-nft", "none"},
-		{"nothing readable", "", nil, nil, nil, api.CalicoDetails{Product: "calico"}, "", ""},
+			api.CalicoDetails{Product: "calico", Dataplane: "bpf", WireguardEnabled: true}, "bpf, WireGuard", "wireguard", false},
+		{"WireGuard for IPv6 only", "", nil, wgV6, nil,
+			api.CalicoDetails{Product: "calico", Dataplane: "iptables", WireguardEnabledV6: true}, "iptables, WireGuard", "wireguard", false},
+		{"WireGuard with host encryption", "", nil, wgHost, nil,
+			api.CalicoDetails{Product: "calico", Dataplane: "iptables", WireguardEnabled: true, WireguardHostEncryptionEnabled: true},
+			"iptables, WireGuard incl. node traffic", "wireguard", true},
+		{"host encryption without WireGuard", "", nil, hostOnly, nil,
+			api.CalicoDetails{Product: "calico", Dataplane: "iptables", WireguardHostEncryptionEnabled: true}, "iptables", "none", false},
+		{"iptables backend set", "", nil, nft, nil, api.CalicoDetails{Product: "calico", Dataplane: "iptables-nft"}, "iptables-nft", "none", false},
+		{"nothing readable", "", nil, nil, nil, api.CalicoDetails{Product: "calico"}, "", "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -291,8 +304,8 @@ func TestCalicoFromObjects(t *testing.T) {
 			if m := CalicoMode(got); m != tt.mode {
 				t.Errorf("mode %q, want %q", m, tt.mode)
 			}
-			if e := CalicoEncryption(got); e != tt.encryption {
-				t.Errorf("encryption %q, want %q", e, tt.encryption)
+			if e, node := CalicoEncryption(got); e != tt.encryption || node != tt.node {
+				t.Errorf("encryption %q node %v, want %q %v", e, node, tt.encryption, tt.node)
 			}
 		})
 	}
