@@ -55,8 +55,9 @@ type Options struct {
 }
 
 // NewCommand returns `cnperf programming`.
-func NewCommand(streams iostreams.Streams) *cobra.Command {
-	o := &Options{}
+func NewCommand(streams iostreams.Streams) *cobra.Command { return newCommand(streams, &Options{}) }
+
+func newCommand(streams iostreams.Streams, o *Options) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "programming",
 		Short: "How fast the network obeys: Service programming, NetworkPolicy enforcement latency",
