@@ -18,6 +18,7 @@ const (
 	PathPodHost         Path = "pod-host"
 	PathHostPod         Path = "host-pod"
 	PathPodClusterIP    Path = "pod-clusterip"
+	PathPodHairpin      Path = "pod-hairpin"
 	PathPodNodePort     Path = "pod-nodeport"
 	PathExternalService Path = "external-service"
 )
@@ -46,6 +47,9 @@ const (
 	NodesSame      Nodes = "same-node"  // the server's node
 	NodesCross     Nodes = "cross-node" // another node
 	NodesCrossZone Nodes = "cross-zone" // a node in another zone
+	// NodesSelf: the client runs in the server's own pod (hairpin: a pod reaching its own
+	// Service, whose only backend is itself).
+	NodesSelf Nodes = "self"
 )
 
 // Access is how the client reaches the server.
@@ -90,6 +94,7 @@ var pathTable = []PathRow{
 	{Path: PathHostPod, ClientNetwork: NetworkHost, ServerNetwork: NetworkPod, Nodes: NodesCross, Access: AccessDirect},
 	{Path: PathPodClusterIP, ClientNetwork: NetworkPod, ServerNetwork: NetworkPod, Nodes: NodesCross, Access: AccessClusterIP,
 		Tolerance: "cross-node+service"},
+	{Path: PathPodHairpin, ClientNetwork: NetworkPod, ServerNetwork: NetworkPod, Nodes: NodesSelf, Access: AccessClusterIP},
 	{Path: PathPodNodePort, ClientNetwork: NetworkPod, ServerNetwork: NetworkPod, Nodes: NodesCross, Access: AccessNodePort},
 	{Path: PathExternalService, ClientNetwork: NetworkPod, ServerNetwork: NetworkPod, Nodes: NodesCross, Access: AccessExternal},
 }
@@ -150,7 +155,9 @@ func (r PathRow) HostNetwork() bool {
 func (r PathRow) Service() bool { return r.Access == AccessClusterIP || r.Access == AccessNodePort }
 
 // SameHost says whether client and server share a node (or, on loopback, the host).
-func (r PathRow) SameHost() bool { return r.Nodes == NodesSame || r.Nodes == NodesLocal }
+func (r PathRow) SameHost() bool {
+	return r.Nodes == NodesSame || r.Nodes == NodesLocal || r.Nodes == NodesSelf
+}
 
 // TakesHostNetwork says whether k8s-netperf's `hostNetwork: true` applies to the path: both
 // endpoints on one kind of network, reached directly or through a ClusterIP Service.

@@ -63,7 +63,7 @@ func TestFromFlagsErrors(t *testing.T) {
 	})
 	want := []string{
 		`--profile: unknown profile "TCP_STRAEM" (did you mean "TCP_STREAM"?) (known: TCP_STREAM, TCP_SENDFILE, TCP_MAERTS, UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR, TCP_STREAM_LAT)`,
-		`--path: unknown path "pod-pod" (known: loopback, host-host, pod-pod-same-node, pod-pod-cross-node, pod-pod-cross-zone, pod-host, host-pod, pod-clusterip, pod-nodeport, external-service)`,
+		`--path: unknown path "pod-pod" (known: loopback, host-host, pod-pod-same-node, pod-pod-cross-node, pod-pod-cross-zone, pod-host, host-pod, pod-clusterip, pod-hairpin, pod-nodeport, external-service)`,
 		`--duration: "abc" is not a duration (use e.g. 10s, 1m30s, or a number of seconds)`,
 		`--warmup: "x" is not a duration (use e.g. 10s, 1m30s, or a number of seconds)`,
 		`--samples: "three" is not an integer`,

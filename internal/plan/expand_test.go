@@ -201,7 +201,7 @@ func TestExpandErrors(t *testing.T) {
 		{"no profiles", plan1(api.TestGroup{Name: "x"}),
 			[]string{"tests[0].profiles: no profiles: list at least one here or in defaults (known: TCP_STREAM, TCP_SENDFILE, TCP_MAERTS, UDP_STREAM, TCP_RR, UDP_RR, TCP_CRR, TCP_STREAM_LAT)"}},
 		{"unknown path", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Paths: []api.Path{"pod-pod"}}),
-			[]string{`tests[0].paths[0]: unknown path "pod-pod" (known: loopback, host-host, pod-pod-same-node, pod-pod-cross-node, pod-pod-cross-zone, pod-host, host-pod, pod-clusterip, pod-nodeport, external-service)`}},
+			[]string{`tests[0].paths[0]: unknown path "pod-pod" (known: loopback, host-host, pod-pod-same-node, pod-pod-cross-node, pod-pod-cross-zone, pod-host, host-pod, pod-clusterip, pod-hairpin, pod-nodeport, external-service)`}},
 		{"unknown driver", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Drivers: []string{"netpref"}}),
 			[]string{`tests[0].drivers[0]: unknown driver "netpref" (known: test-all, test-single, test-stream)`}},
 		{"driver cannot run profile", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPStream, api.TCPRR}, Drivers: []string{"test-stream"}}),

@@ -165,3 +165,47 @@ func TestPathMTUPodAboveThePath(t *testing.T) {
 		t.Errorf("server → client: %+v", r)
 	}
 }
+
+// TestKubeHairpin: pod-hairpin (perf-tests' "Hairpin Pod to own Virtual IP") runs the client in
+// the server pod itself, dialling its own ClusterIP Service, whose only backend is itself; the
+// packets leave the pod, are DNATed back to it and must turn round on the node.
+func TestKubeHairpin(t *testing.T) {
+	cl := kpClusterFromEnv(t)
+	runID := uuid.NewString()
+	ns := kpNamespace("pmtu-e2e-hairpin")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	args := append([]string{"run", "--platform", "kube", "--kubeconfig", cl.kubeconfig, "-n", ns, "--uuid", runID,
+		// pod-pod-same-node first: cnperf does not wait for a new Service to be programmed on the
+		// node (kube-proxy), so a Service path measured first within a second or two of set-up
+		// can meet "connection refused" (seen here; pod-clusterip has the same gap)
+		"--driver", "native", "--profile", "TCP_RR,TCP_STREAM", "--path", "pod-pod-same-node,pod-hairpin", "--duration", "1s",
+		"--samples", "2", "-o", "json", "--no-progress"}, pmtuImage()...)
+	out, stderr, code := kpRunCLI(ctx, args...)
+	t.Logf("stderr:\n%s", stderr)
+	if code != exit.OK {
+		t.Fatalf("exit %d", code)
+	}
+	run := kpDecodeRun(t, out)
+	if len(run.Results) != 4 {
+		t.Fatalf("%d results, want 4", len(run.Results))
+	}
+	for _, r := range run.Results {
+		if r.Path != api.PathPodHairpin {
+			continue
+		}
+		pl := r.Placement
+		if r.Failed() || pl == nil {
+			t.Fatalf("%s: %s (placement %+v)", r.Profile, r.Error, pl)
+		}
+		if pl.Client.Pod == "" || pl.Client.Pod != pl.Server.Pod || pl.Client.PodIP != pl.Server.PodIP {
+			t.Errorf("%s: client %s (%s) is not the server pod %s (%s)", r.Profile, pl.Client.Pod, pl.Client.PodIP, pl.Server.Pod, pl.Server.PodIP)
+		}
+		if pl.Target == "" || pl.Target == pl.Server.PodIP {
+			t.Errorf("%s: the client dialled %q, not a ClusterIP (its own pod IP is %s)", r.Profile, pl.Target, pl.Server.PodIP)
+		}
+	}
+	if left := kpLeftovers(context.Background(), t, cl.cs, runID); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}

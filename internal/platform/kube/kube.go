@@ -396,7 +396,7 @@ func (p *Platform) endpointSpecs(cases []plan.Case, routes []route, drivers map[
 	for i, c := range cases {
 		r := routes[i]
 		sk := serverKey{c.Driver, r.serverNet}
-		if r.clientNode != roleLocal {
+		if r.clientNode != roleLocal && r.clientNode != roleSelf {
 			ck := clientKey{r.clientNet, r.clientNode}
 			if _, ok := p.clients[ck]; !ok {
 				e := endpointSpec{Name: clientPodName(p.runID, r.clientNet, r.clientNode), Role: "client", Net: r.clientNet,
@@ -541,21 +541,26 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 	serverEP := p.describe(srv, "server", family)
 	pl := &api.Placement{Server: serverEP}
 
+	timeout := c.SampleTimeout()
+	if timeout <= 0 {
+		timeout = p.s.ExecTimeout
+	}
 	var exe platform.Executor
-	if r.clientNode == roleLocal {
+	switch {
+	case r.clientNode == roleSelf:
+		// hairpin: the client runs beside the servers, in the server pod
+		exe = p.serverExecutor(srv, timeout)
+		pl.Client = p.describe(srv, "client", family)
+	case r.clientNode == roleLocal:
 		exe = localExecutor{defaultTimeout: p.s.ExecTimeout, maxOutput: p.s.MaxOutputBytes,
 			env: []string{agenttoken.Env + "=" + p.s.AgentToken}}
 		pl.Client = api.Endpoint{Role: "client", Node: "local"}
-	} else {
+	default:
 		cli := p.clients[clientKey{r.clientNet, r.clientNode}]
 		if cli == nil || cli.pod == nil {
 			return nil, fmt.Errorf("no %s-network client on the %s (was the case in the plan given to Prepare?)", r.clientNet, r.clientNode)
 		}
 		pl.Client = p.describe(cli, "client", family)
-		timeout := c.SampleTimeout()
-		if timeout <= 0 {
-			timeout = p.s.ExecTimeout
-		}
 		exe = &kube.PodExecutor{Stream: p.stream, Namespace: p.s.Namespace, Pod: cli.spec.Name, Container: kube.ClientContainer,
 			DefaultTimeout: timeout, MaxOutput: p.s.MaxOutputBytes}
 	}
@@ -611,11 +616,20 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 	}
 	pl.Server.Address = t.Host
 	var serverExe platform.Executor
-	if r.access != api.AccessExternal && len(srv.spec.Servers) > 0 {
-		serverExe = &kube.PodExecutor{Stream: p.stream, Namespace: p.s.Namespace, Pod: srv.spec.Name,
-			Container: dnsLabel(srv.spec.Servers[0].Name), DefaultTimeout: p.s.ExecTimeout, MaxOutput: p.s.MaxOutputBytes}
+	if r.access != api.AccessExternal {
+		serverExe = p.serverExecutor(srv, p.s.ExecTimeout)
 	}
 	return &platform.Pair{Client: exe, Server: serverExe, Target: t, Placement: pl, Explain: p.explainer(pl)}, nil
+}
+
+// serverExecutor runs commands in srv's pod, in its first server's container (they share the
+// pod's network namespace); nil when the pod has no container.
+func (p *Platform) serverExecutor(srv *endpoint, timeout time.Duration) platform.Executor {
+	if len(srv.spec.Servers) == 0 {
+		return nil
+	}
+	return &kube.PodExecutor{Stream: p.stream, Namespace: p.s.Namespace, Pod: srv.spec.Name,
+		Container: dnsLabel(srv.spec.Servers[0].Name), DefaultTimeout: timeout, MaxOutput: p.s.MaxOutputBytes}
 }
 
 // describe says where an endpoint really runs, from its pod's status.

@@ -20,6 +20,7 @@ const (
 	roleClientNode nodeRole = "client-node" // C: cross-node clients
 	roleZoneNode   nodeRole = "zone-node"   // Z: cross-zone clients (C when C is already in another zone)
 	roleLocal      nodeRole = "local"       // this machine (external-service with --external-client local)
+	roleSelf       nodeRole = "server-pod"  // the server's own pod (hairpin): no client pod
 )
 
 // route is where a case's endpoints go and how the client reaches the server: the path's
@@ -38,6 +39,7 @@ var clientNodes = map[api.Nodes]nodeRole{
 	api.NodesSame:      roleServerNode,
 	api.NodesCross:     roleClientNode,
 	api.NodesCrossZone: roleZoneNode,
+	api.NodesSelf:      roleSelf,
 }
 
 // routeFor maps a case to its route. The servers always run on the server node.
@@ -336,7 +338,7 @@ func nodeNames(nodes []*corev1.Node) string {
 func crossPaths(nd needs) string {
 	var out []string
 	for _, p := range nd.paths {
-		if row, _ := p.Row(); row.Nodes != api.NodesSame {
+		if row, _ := p.Row(); !row.SameHost() {
 			out = append(out, string(p))
 		}
 	}

@@ -258,6 +258,7 @@ func TestRouteFor(t *testing.T) {
 		{path: api.PathPodHost, want: route{api.NetworkHost, api.NetworkPod, roleClientNode, api.AccessDirect, ""}},
 		{path: api.PathHostPod, want: route{api.NetworkPod, api.NetworkHost, roleClientNode, api.AccessDirect, ""}},
 		{path: api.PathPodClusterIP, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, api.AccessClusterIP, ""}},
+		{path: api.PathPodHairpin, want: route{api.NetworkPod, api.NetworkPod, roleSelf, api.AccessClusterIP, ""}},
 		{path: api.PathPodNodePort, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, api.AccessNodePort, ""}},
 		{path: api.PathExternalService, want: route{api.NetworkPod, api.NetworkPod, roleClientNode, api.AccessExternal, ""}},
 		{path: api.PathExternalService, ext: "local", want: route{api.NetworkPod, api.NetworkPod, roleLocal, api.AccessExternal, ""}},
