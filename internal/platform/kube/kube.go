@@ -546,12 +546,12 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 		timeout = p.s.ExecTimeout
 	}
 	var exe platform.Executor
-	switch {
-	case r.clientNode == roleSelf:
+	switch r.clientNode {
+	case roleSelf:
 		// hairpin: the client runs beside the servers, in the server pod
 		exe = p.serverExecutor(srv, timeout)
 		pl.Client = p.describe(srv, "client", family)
-	case r.clientNode == roleLocal:
+	case roleLocal:
 		exe = localExecutor{defaultTimeout: p.s.ExecTimeout, maxOutput: p.s.MaxOutputBytes,
 			env: []string{agenttoken.Env + "=" + p.s.AgentToken}}
 		pl.Client = api.Endpoint{Role: "client", Node: "local"}
