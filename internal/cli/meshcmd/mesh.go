@@ -29,21 +29,19 @@ import (
 	"github.com/cnperf/cnperf/internal/meshview"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/session"
-	"github.com/cnperf/cnperf/internal/version"
 )
 
 // Options are the command's settings.
 type Options struct {
-	Kubeconfig, Context, Namespace string
-	Keep                           bool
-	Image, PullPolicy              string
-	Tolerations                    []string
-	PodLabels, PodAnnotations      []string
-	NodeSelector                   string
-	Nodes                          []string
-	Privileged                     bool
-	AgentBatch                     int
-	StartTimeout                   time.Duration
+	flags.KubeTarget
+	Keep                      bool
+	Tolerations               []string
+	PodLabels, PodAnnotations []string
+	NodeSelector              string
+	Nodes                     []string
+	Privileged                bool
+	AgentBatch                int
+	StartTimeout              time.Duration
 
 	Profile, Driver string
 	Duration        time.Duration
@@ -114,12 +112,10 @@ both nodes' CPU and memory, -o json the whole run; --results FILE keeps the run 
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, then in-cluster)")
-	f.StringVar(&o.Context, "context", "", "kubeconfig context (default: the current context)")
-	f.StringVarP(&o.Namespace, "namespace", "n", "cnperf-mesh", "namespace for the agents; created if absent and then removed unless --keep (a namespace cnperf did not create is never deleted)")
+	flags.BindKubeTarget(f, &o.KubeTarget, "cnperf-mesh",
+		"namespace for the agents; created if absent and then removed unless --keep (a namespace cnperf did not create is never deleted)",
+		"agent image (cnperf with the tools); the default is the image of this cnperf version")
 	f.BoolVar(&o.Keep, "keep", false, "leave the agents in place at the end")
-	f.StringVar(&o.Image, "image", version.DefaultImage(), "agent image (cnperf with the tools); the default is the image of this cnperf version")
-	f.StringVar(&o.PullPolicy, "image-pull-policy", string(corev1.PullIfNotPresent), "image pull policy: IfNotPresent, Always or Never")
 	f.StringSliceVar(&o.Tolerations, "tolerations", nil, `tolerate taints, KEY[=VALUE][:EFFECT][,...] or "*" for every taint`)
 	f.StringSliceVar(&o.PodLabels, "pod-labels", nil, "labels for every pod cnperf creates, KEY=VALUE[,KEY=VALUE...] (cnperf's own keys are refused)")
 	f.StringSliceVar(&o.PodAnnotations, "pod-annotations", nil, "annotations for every pod cnperf creates, KEY=VALUE[,KEY=VALUE...], e.g. sidecar.istio.io/inject=false")
@@ -282,8 +278,8 @@ func (o *Options) validate() (*settings, error) {
 	if o.AllToOne != "" && (o.Pairs > 0 || o.Self) {
 		return nil, exit.Usage("--pairs and --self apply to the mesh, not --all-to-one")
 	}
-	if s.pull, err = kube.ParsePullPolicy(o.PullPolicy); err != nil {
-		return nil, exit.Usage("%v", err)
+	if s.pull, err = o.Pull(); err != nil {
+		return nil, err
 	}
 	if s.tols, err = kube.ParseTolerations(o.Tolerations); err != nil {
 		return nil, exit.Usage("%v", err)
@@ -296,23 +292,11 @@ func (o *Options) validate() (*settings, error) {
 
 // Run runs the command.
 func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	log := streams.LogWriter()
-	s, err := o.validate()
+	k, err := flags.StartKube(ctx, o.KubeTarget, o.UUID, o.validate)
 	if err != nil {
 		return err
 	}
-	runID, err := session.RunID(o.UUID)
-	if err != nil {
-		return err
-	}
-	cs, cfg, err := kube.NewClientset(o.Kubeconfig, o.Context)
-	if err != nil {
-		return exit.Usage("%v", err)
-	}
-	return o.run(ctx, streams, log, s, runID, cs, cfg)
+	return o.run(k.Ctx, streams, streams.LogWriter(), k.Settings, k.RunID, k.Client, k.Config)
 }
 
 func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Writer, s *settings, runID string, cs kubernetes.Interface, cfg *rest.Config) error {

@@ -28,17 +28,15 @@ import (
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/session"
 	"github.com/cnperf/cnperf/internal/ttfr"
-	"github.com/cnperf/cnperf/internal/version"
 )
 
 // Options are the command's settings.
 type Options struct {
-	Kubeconfig, Context, Namespace string
-	Image, PullPolicy              string
-	NodeSelector                   string
-	Nodes                          []string
-	ServerNode                     string
-	StartTimeout                   time.Duration
+	flags.KubeTarget
+	NodeSelector string
+	Nodes        []string
+	ServerNode   string
+	StartTimeout time.Duration
 
 	Kinds            []string
 	Count            int
@@ -98,11 +96,9 @@ per change) that -o json, --results, 'cnperf report' and 'cnperf compare' take.`
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config, then in-cluster)")
-	f.StringVar(&o.Context, "context", "", "kubeconfig context (default: the current context)")
-	f.StringVarP(&o.Namespace, "namespace", "n", "cnperf-programming", "namespace of the pods, Services and policies; created if absent and then removed (a namespace cnperf did not create is never deleted)")
-	f.StringVar(&o.Image, "image", version.DefaultImage(), "agent image (cnperf); the default is the image of this cnperf version")
-	f.StringVar(&o.PullPolicy, "image-pull-policy", string(corev1.PullIfNotPresent), "image pull policy: IfNotPresent, Always or Never")
+	flags.BindKubeTarget(f, &o.KubeTarget, "cnperf-programming",
+		"namespace of the pods, Services and policies; created if absent and then removed (a namespace cnperf did not create is never deleted)",
+		"agent image (cnperf); the default is the image of this cnperf version")
 	f.StringVar(&o.NodeSelector, "node-selector", "", "clients only on nodes matching this label selector")
 	f.StringSliceVar(&o.Nodes, "nodes", nil, "clients only on these nodes (comma-separated names)")
 	f.StringVar(&o.ServerNode, "server-node", "", "node of the server pod (default: the first client node)")
@@ -181,8 +177,8 @@ func (o *Options) validate() (*settings, error) {
 		}
 	}
 	var err error
-	if s.pull, err = kube.ParsePullPolicy(o.PullPolicy); err != nil {
-		return nil, exit.Usage("%v", err)
+	if s.pull, err = o.Pull(); err != nil {
+		return nil, err
 	}
 	if s.labels, err = session.ParseLabels(o.Labels); err != nil {
 		return nil, exit.Usage("%v", err)
@@ -192,22 +188,12 @@ func (o *Options) validate() (*settings, error) {
 
 // Run runs the command.
 func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	log := streams.LogWriter()
-	s, err := o.validate()
+	k, err := flags.StartKube(ctx, o.KubeTarget, o.UUID, o.validate)
 	if err != nil {
 		return err
 	}
-	runID, err := session.RunID(o.UUID)
-	if err != nil {
-		return err
-	}
-	cs, cfg, err := kube.NewClientset(o.Kubeconfig, o.Context)
-	if err != nil {
-		return exit.Usage("%v", err)
-	}
+	ctx, s, runID, cs, cfg := k.Ctx, k.Settings, k.RunID, k.Client, k.Config
 	nodes, skipped, err := mesh.ListNodes(ctx, cs, mesh.NodeFilter{LabelSelector: o.NodeSelector, Names: o.Nodes})
 	if err != nil {
 		return err
