@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/report/text"
 )
 
 // ExecFunc runs argv in a pod and returns its stdout.
@@ -48,7 +49,11 @@ func Collect(ctx context.Context, in Input) (*api.ClusterDetails, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	warn := func(format string, a ...any) { fmt.Fprintf(log, "clusterinfo: "+format+"\n", a...) }
+	// wrapped to fit 120 columns: an API server's refusal (forbidden: User "system:serviceaccount:…"
+	// cannot list …) alone is longer
+	warn := func(format string, a ...any) {
+		fmt.Fprintln(log, strings.Join(text.Wrap(fmt.Sprintf(format, a...), text.DefaultWidth, "clusterinfo: ", "  "), "\n"))
+	}
 	cd := &api.ClusterDetails{IPFamily: in.IPFamily}
 	if v, err := in.Client.Discovery().ServerVersion(); err == nil {
 		cd.KubernetesVersion = v.GitVersion
