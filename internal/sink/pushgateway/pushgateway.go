@@ -24,6 +24,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/sink/httpclient"
 )
 
@@ -225,7 +226,9 @@ func Push(ctx context.Context, cfg Config, runs []*api.Run, log io.Writer) error
 			continue
 		}
 		if log != nil {
-			fmt.Fprintf(log, "pushgateway: run %s: pushed %d series of %d results to %s\n", run.UUID, n, len(run.Results), group)
+			// wrapped to fit 120 columns: the group's URL alone can be 100
+			msg := fmt.Sprintf("run %s: pushed %d series of %d results to %s", run.UUID, n, len(run.Results), group)
+			fmt.Fprintln(log, strings.Join(text.Wrap(msg, text.DefaultWidth, "pushgateway: ", "  "), "\n"))
 		}
 	}
 	return errors.Join(errs...)
