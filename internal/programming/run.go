@@ -31,6 +31,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/kube"
+	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/ttfr"
 )
 
@@ -154,7 +155,8 @@ func joinKinds(ks []Kind) string {
 
 func (r *Runner) logf(format string, a ...any) {
 	if r.env.Log != nil {
-		fmt.Fprintf(r.env.Log, "programming: "+format+"\n", a...)
+		// wrapped to fit 120 columns: node lists and probe errors can be long
+		fmt.Fprintln(r.env.Log, strings.Join(text.Wrap(fmt.Sprintf(format, a...), text.DefaultWidth, "programming: ", "  "), "\n"))
 	}
 }
 
