@@ -85,8 +85,12 @@ func MeasureClock(ctx context.Context, ex Executor, rounds int, localBootID stri
 			continue
 		}
 		var r ttfr.ClockReport
-		if err := json.Unmarshal(bytes.TrimSpace(out.Stdout), &r); err != nil || r.Now.IsZero() {
-			lastErr = fmt.Errorf("read the node's clock: unexpected output %q", strings.TrimSpace(string(out.Stdout)))
+		if err := json.Unmarshal(bytes.TrimSpace(out.Stdout), &r); err != nil {
+			lastErr = fmt.Errorf("read the node's clock: unexpected output %q: %w", strings.TrimSpace(string(out.Stdout)), err)
+			continue
+		}
+		if r.Now.IsZero() {
+			lastErr = fmt.Errorf("read the node's clock: unexpected output %q (no time)", strings.TrimSpace(string(out.Stdout)))
 			continue
 		}
 		if rtt := t1.Sub(t0); rtt < bestRTT {
