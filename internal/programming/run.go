@@ -155,9 +155,15 @@ func joinKinds(ks []Kind) string {
 
 func (r *Runner) logf(format string, a ...any) {
 	if r.env.Log != nil {
-		// wrapped to fit 120 columns: node lists and probe errors can be long
-		fmt.Fprintln(r.env.Log, strings.Join(text.Wrap(fmt.Sprintf(format, a...), text.DefaultWidth, "programming: ", "  "), "\n"))
+		Logf(r.env.Log, format, a...)
 	}
+}
+
+// Logf writes one of `cnperf programming`'s progress lines, "programming: " and the message,
+// wrapped to fit 120 columns (node lists, probe errors and the API server's answers can be
+// long).
+func Logf(w io.Writer, format string, a ...any) {
+	fmt.Fprintln(w, strings.Join(text.Wrap(fmt.Sprintf(format, a...), text.DefaultWidth, "programming: ", "  "), "\n"))
 }
 
 // Leftovers says what a failed Close may leave.

@@ -159,3 +159,18 @@ func TestProgrammingPolicyLatency(t *testing.T) {
 	}
 	checkGone(t, kc, ns)
 }
+
+// TestProgrammingResultsFileUnwritable: a --results file that cannot be created is bad input,
+// found before anything runs (exit code 2, as README's table says), and nothing is created.
+func TestProgrammingResultsFileUnwritable(t *testing.T) {
+	kc, _ := meshCluster(t)
+	ns := fmt.Sprintf("cnperf-e2e-prog-%d-%d", os.Getpid()%10000, time.Now().UnixNano()%100000)
+	results := filepath.Join(t.TempDir(), "no-such-dir", "programming.jsonl")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, stderr, code := kpRunCLI(ctx, "programming", "--kubeconfig", kc, "-n", ns, "--count", "1", "--results", results)
+	if code != 2 || !strings.Contains(stderr, "--results") || !strings.Contains(stderr, "no-such-dir") {
+		t.Errorf("exit %d, want 2 and the file named:\n%s", code, stderr)
+	}
+	checkGone(t, kc, ns)
+}

@@ -5,6 +5,7 @@ package programmingcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -199,7 +200,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
 		return err
 	}
 	for _, sk := range skipped {
-		fmt.Fprintf(log, "programming: skipping node %s: %s\n", sk.Node, sk.Reason)
+		programming.Logf(log, "skipping node %s: %s", sk.Node, sk.Reason)
 	}
 	if len(nodes) == 0 {
 		return exit.Usage("no usable node for the clients")
@@ -213,10 +214,16 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
 		return err
 	}
 	run := session.NewRun(session.Header{UUID: runID, Platform: "kube", Labels: s.labels})
+	// The results file is created before anything runs: one that cannot be is bad input (exit
+	// code 2), as for cnperf run.
+	sess, err := session.Start(run, o.ResultsFile)
+	if err != nil {
+		return err
+	}
 	if cd, err := clusterinfo.Collect(ctx, clusterinfo.Input{Client: cs, Nodes: names, Log: log}); err == nil {
 		run.Cluster = cd
 	} else {
-		fmt.Fprintf(log, "programming: cluster details: %v\n", err)
+		programming.Logf(log, "cluster details: %v", err)
 	}
 	stream := kube.RemoteStreamer(cs, cfg)
 	r, err := programming.New(programming.Options{
@@ -231,7 +238,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
 		},
 	})
 	if err != nil {
-		return exit.Usage("%v", err)
+		return errors.Join(exit.Usage("%v", err), sess.Finish())
 	}
 	// From here on a signal stops the run and cleans up; before, it ends cnperf at once.
 	interrupt.Arm(ctx)
@@ -240,16 +247,19 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
 	say := func(_ context.Context, line string) { fmt.Fprintln(log, line) }
 	merr := measure.Run(ctx, measure.Options{Say: say, Timing: timing}, unit)
 	run.Results = r.Results()
-	run.EndTime = time.Now().UTC()
 	run.Interrupted = ctx.Err() != nil
 	run.Timing = timing
+	var serr error
+	for _, res := range run.Results {
+		if serr = sess.Save(res); serr != nil {
+			break
+		}
+	}
+	if err := errors.Join(serr, sess.Finish()); err != nil {
+		return errors.Join(merr, err)
+	}
 	if len(run.Results) == 0 && merr != nil {
 		return merr
-	}
-	if o.ResultsFile != "" {
-		if err := session.WriteFile(o.ResultsFile, run); err != nil {
-			return err
-		}
 	}
 	if err := o.write(streams, run); err != nil {
 		return err
