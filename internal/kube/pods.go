@@ -166,6 +166,16 @@ func StartupProbe(port int) *corev1.Probe {
 	}
 }
 
+// ServeTCP declares a named TCP port on c and a readiness probe on it (a connect every
+// second; 3 failures take the pod out): a server that is a Service's endpoint while it listens.
+func ServeTCP(c *corev1.Container, name string, port int) {
+	c.Ports = []corev1.ContainerPort{{Name: name, ContainerPort: int32(port), Protocol: corev1.ProtocolTCP}}
+	c.ReadinessProbe = &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(port))}},
+		PeriodSeconds: 1, TimeoutSeconds: 1, FailureThreshold: 3, SuccessThreshold: 1,
+	}
+}
+
 // Protocol is a driver port's protocol as Kubernetes spells it (TCP when unset).
 func Protocol(p string) corev1.Protocol {
 	switch strings.ToUpper(p) {

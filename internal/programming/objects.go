@@ -49,12 +49,7 @@ func (o objects) serverPod(node string) *corev1.Pod {
 		Containers: []corev1.Container{kube.ContainerOptions{Image: o.image, PullPolicy: o.pull}.Container(Container,
 			[]string{"cnperf", "agent", "ttfr", "--listen", ":" + strconv.Itoa(o.port)})},
 	}.Pod()
-	c := &p.Spec.Containers[0]
-	c.Ports = []corev1.ContainerPort{{Name: "probe", ContainerPort: int32(o.port), Protocol: corev1.ProtocolTCP}}
-	c.ReadinessProbe = &corev1.Probe{
-		ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(o.port))}},
-		PeriodSeconds: 1, TimeoutSeconds: 1, FailureThreshold: 3, SuccessThreshold: 1,
-	}
+	kube.ServeTCP(&p.Spec.Containers[0], "probe", o.port)
 	return p
 }
 

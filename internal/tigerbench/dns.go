@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"strconv"
@@ -18,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/kube"
@@ -97,18 +95,9 @@ func DNSTarget(targetURL, targetDomain string) (name string, port int, err error
 const dnsWaitReady = 30 * time.Second
 
 // DNSRunner runs DNS latency tests.
-type DNSRunner struct {
-	Client kubernetes.Interface
-	Log    io.Writer
-	// Logs reads a pod's container log (default: the pods/log API). Tests replace it.
-	Logs func(ctx context.Context, ns, pod, container string) ([]byte, error)
-}
+type DNSRunner podTests
 
-func (r *DNSRunner) logf(format string, a ...any) {
-	if r.Log != nil {
-		fmt.Fprintf(r.Log, "dns: "+format+"\n", a...)
-	}
-}
+func (r *DNSRunner) logf(format string, a ...any) { (*podTests)(r).logf("dns", format, a...) }
 
 // Run runs one DNS test and removes everything it created, also when ctx ends.
 func (r *DNSRunner) Run(ctx context.Context, spec DNSSpec) (res *api.DNSResult, err error) {
@@ -266,11 +255,7 @@ func (r *DNSRunner) await(ctx context.Context, ns, name string, timeout time.Dur
 		if f := podFatal(p); f != "" {
 			return false, errors.New(f)
 		}
-		for _, cs := range p.Status.ContainerStatuses {
-			if cs.Name == DNSContainer && cs.State.Terminated != nil {
-				ended, exitWhy = true, fmt.Sprintf("exit code %d (%s)", cs.State.Terminated.ExitCode, cs.State.Terminated.Reason)
-			}
-		}
+		ended, exitWhy = containerExited(p, DNSContainer)
 		return ended, nil
 	})
 	if err != nil {
@@ -287,12 +272,7 @@ func (r *DNSRunner) await(ctx context.Context, ns, name string, timeout time.Dur
 	}
 	lctx, lcancel := measure.Cleanup(ctx, 30*time.Second)
 	defer lcancel()
-	var logs []byte
-	if r.Logs != nil {
-		logs, err = r.Logs(lctx, ns, name, DNSContainer)
-	} else {
-		logs, err = r.Client.CoreV1().Pods(ns).GetLogs(name, &corev1.PodLogOptions{Container: DNSContainer}).DoRaw(lctx)
-	}
+	logs, err := (*podTests)(r).logs(lctx, ns, name, DNSContainer)
 	if err != nil {
 		return out, fmt.Errorf("read pod log: %s", errText(err))
 	}
@@ -318,12 +298,7 @@ func dnsTargetPod(spec DNSSpec, name, node string) *corev1.Pod {
 	p := dnsPod(spec, name, node, "target", []string{"cnperf", "agent", "ttfr", "--listen", ":" + strconv.Itoa(ServiceTargetPort)})
 	p.Spec.HostNetwork = false
 	p.Spec.DNSPolicy = ""
-	c := &p.Spec.Containers[0]
-	c.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: ServiceTargetPort, Protocol: corev1.ProtocolTCP}}
-	c.ReadinessProbe = &corev1.Probe{
-		ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(ServiceTargetPort)}},
-		PeriodSeconds: 1, TimeoutSeconds: 1, FailureThreshold: 3, SuccessThreshold: 1,
-	}
+	kube.ServeTCP(&p.Spec.Containers[0], "http", ServiceTargetPort)
 	return p
 }
 
@@ -349,8 +324,7 @@ func (r *DNSRunner) cleanup(ctx context.Context, ns, sel string) error {
 			}
 		}
 	}
-	t := &TTFRRunner{Client: r.Client, Log: r.Log}
-	if err := t.cleanup(ctx, ns, sel); err != nil {
+	if err := (*TTFRRunner)(r).cleanup(ctx, ns, sel); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -17,7 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -68,25 +67,36 @@ type TTFRSpec struct {
 	MaxCreatesInFlight int
 }
 
-// TTFRRunner runs TTFR tests.
-type TTFRRunner struct {
+// podTests is what the TTFR and DNS runners are: a client that makes test pods, a log and
+// a reader of the pods' logs.
+type podTests struct {
 	Client kubernetes.Interface
 	Log    io.Writer
 	// Logs reads a pod's container log (default: the pods/log API). Tests replace it.
 	Logs func(ctx context.Context, ns, pod, container string) ([]byte, error)
 }
 
-func (r *TTFRRunner) logf(format string, a ...any) {
+// logf writes one line of test (e.g. "ttfr") to Log.
+func (r *podTests) logf(test, format string, a ...any) {
 	if r.Log != nil {
-		fmt.Fprintf(r.Log, "ttfr: "+format+"\n", a...)
+		fmt.Fprintf(r.Log, test+": "+format+"\n", a...)
 	}
 }
 
-func (r *TTFRRunner) logs(ctx context.Context, ns, pod, container string) ([]byte, error) {
+func (r *podTests) logs(ctx context.Context, ns, pod, container string) ([]byte, error) {
 	if r.Logs != nil {
 		return r.Logs(ctx, ns, pod, container)
 	}
 	return r.Client.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container}).DoRaw(ctx)
+}
+
+// TTFRRunner runs TTFR tests.
+type TTFRRunner podTests
+
+func (r *TTFRRunner) logf(format string, a ...any) { (*podTests)(r).logf("ttfr", format, a...) }
+
+func (r *TTFRRunner) logs(ctx context.Context, ns, pod, container string) ([]byte, error) {
+	return (*podTests)(r).logs(ctx, ns, pod, container)
 }
 
 // clientPod is the orchestrator's view of one client pod.
@@ -518,12 +528,7 @@ func oneShotPod(ns, name, node, container, image string, pull corev1.PullPolicy,
 
 func serverPodSpec(spec TTFRSpec, name, node string) *corev1.Pod {
 	p := basePod(spec, name, node, "server", []string{"cnperf", "agent", "ttfr", "--listen", ":" + strconv.Itoa(spec.Port)})
-	c := &p.Spec.Containers[0]
-	c.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: int32(spec.Port), Protocol: corev1.ProtocolTCP}}
-	c.ReadinessProbe = &corev1.Probe{
-		ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(spec.Port))}},
-		PeriodSeconds: 1, TimeoutSeconds: 1, FailureThreshold: 3, SuccessThreshold: 1,
-	}
+	kube.ServeTCP(&p.Spec.Containers[0], "http", spec.Port)
 	return p
 }
 
@@ -622,13 +627,21 @@ func (r *TTFRRunner) watchClients(ctx context.Context, ns, id string, st *ttfrSt
 	return nil
 }
 
-// containerEnded reports whether the TTFR container has terminated, and its exit.
-func containerEnded(p *corev1.Pod) (bool, string) {
+// containerExited reports whether the pod's container has terminated, and its exit.
+func containerExited(p *corev1.Pod, container string) (bool, string) {
 	for _, cs := range p.Status.ContainerStatuses {
-		if cs.Name == TTFRContainer && cs.State.Terminated != nil {
+		if cs.Name == container && cs.State.Terminated != nil {
 			t := cs.State.Terminated
 			return true, fmt.Sprintf("exit code %d (%s)", t.ExitCode, t.Reason)
 		}
+	}
+	return false, ""
+}
+
+// containerEnded reports whether the TTFR container (or its pod) has ended, and how.
+func containerEnded(p *corev1.Pod) (bool, string) {
+	if ended, why := containerExited(p, TTFRContainer); ended {
+		return true, why
 	}
 	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 		return true, string(p.Status.Phase)
