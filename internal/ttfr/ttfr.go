@@ -19,7 +19,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/measure"
@@ -85,42 +84,29 @@ func Measure(ctx context.Context, cfg ClientConfig) Result {
 		at  time.Time
 		err error
 	}
-	results := make(chan outcome, 64)
-	var wg sync.WaitGroup
 	// On return: attempts still in flight are cancelled, drained and waited for.
-	defer func() {
-		cancel()
-		go func() {
-			for range results {
-			}
-		}()
-		wg.Wait()
-		close(results)
-	}()
+	pool := newAttempts[outcome](ctx, 64)
+	defer pool.stop()
 	interval := time.Millisecond
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	var lastErr error
-	inFlight := 0
 	for {
 		select {
 		case <-timer.C:
-			if inFlight < 256 {
-				inFlight++
+			if pool.inFlight < 256 {
 				res.Attempts++
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				pool.start(func(ctx context.Context) outcome {
 					err := attempt(ctx)
-					results <- outcome{time.Now(), err}
-				}()
+					return outcome{time.Now(), err}
+				})
 			}
 			if interval < 99*time.Millisecond {
 				interval = time.Duration(float64(interval) * 1.02)
 			}
 			timer.Reset(interval)
-		case o := <-results:
-			inFlight--
+		case o := <-pool.out:
+			pool.received()
 			if o.err == nil {
 				v := o.at.Sub(cfg.Start).Seconds()
 				res.OK, res.TTFRSeconds = true, &v

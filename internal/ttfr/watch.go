@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 )
 
@@ -163,11 +162,9 @@ func (w *watcher) judge() bool {
 	return false
 }
 
-// Watch probes Target with overlapping TCP connects, each with its own start time, until the
-// old state is established (then Ready runs) and then until the first attempt showing Expect,
-// confirmed by the following attempts. It never returns an error: a failure is a report with
-// OK false and the cause.
-func Watch(ctx context.Context, cfg WatchConfig) WatchReport {
+// withDefaults fills the unset fields: a 5 ms interval, 500 ms per attempt, 3 confirming
+// attempts, 1024 in flight at the most.
+func (cfg WatchConfig) withDefaults() WatchConfig {
 	if cfg.Interval <= 0 {
 		cfg.Interval = 5 * time.Millisecond
 	}
@@ -180,6 +177,28 @@ func Watch(ctx context.Context, cfg WatchConfig) WatchReport {
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = 1024
 	}
+	return cfg
+}
+
+// timedOut is the error of a watch whose deadline passed: the old state never settled within
+// settle, or the change never came within the timeout after it did.
+func (w *watcher) timedOut(settle time.Duration) string {
+	if w.ready {
+		return fmt.Sprintf("still %s %s after the probe was ready", w.old, w.cfg.Timeout)
+	}
+	why := fmt.Sprintf("the %s state never held for %d attempts in a row within %s", w.old, w.cfg.Confirm+1, settle)
+	if w.run == 0 && w.scan > 0 && w.recs[w.scan-1].state == w.cfg.Expect {
+		why += fmt.Sprintf(" (the target was %s)", w.cfg.Expect)
+	}
+	return why
+}
+
+// Watch probes Target with overlapping TCP connects, each with its own start time, until the
+// old state is established (then Ready runs) and then until the first attempt showing Expect,
+// confirmed by the following attempts. It never returns an error: a failure is a report with
+// OK false and the cause.
+func Watch(ctx context.Context, cfg WatchConfig) WatchReport {
+	cfg = cfg.withDefaults()
 	rep := WatchReport{Target: cfg.Target, Expect: cfg.Expect, IntervalSeconds: cfg.Interval.Seconds(), Confirm: cfg.Confirm}
 	if !cfg.Expect.Valid() {
 		rep.Error = fmt.Sprintf("expect %q: want open or closed", cfg.Expect)
@@ -189,18 +208,8 @@ func Watch(ctx context.Context, cfg WatchConfig) WatchReport {
 	if attempt == nil {
 		attempt = attemptFunc(ClientConfig{Target: cfg.Target, Protocol: "tcp", AttemptTimeout: cfg.AttemptTimeout})
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	results := make(chan attemptOutcome, 256)
-	var wg sync.WaitGroup
-	defer func() {
-		cancel()
-		go func() {
-			for range results {
-			}
-		}()
-		wg.Wait()
-		close(results)
-	}()
+	pool := newAttempts[attemptOutcome](ctx, 256)
+	defer pool.stop()
 
 	settle := cfg.Settle
 	if settle <= 0 {
@@ -212,32 +221,27 @@ func Watch(ctx context.Context, cfg WatchConfig) WatchReport {
 		onReady: func() { deadline.Reset(cfg.Timeout) }}
 	ticker := time.NewTicker(cfg.Interval)
 	defer ticker.Stop()
-	inFlight := 0
 	start := func() {
-		if inFlight >= cfg.MaxInFlight {
+		if pool.inFlight >= cfg.MaxInFlight {
 			rep.Skipped++
 			return
 		}
 		seq := len(w.recs)
 		w.recs = append(w.recs, attemptRec{start: time.Now()})
-		inFlight++
 		rep.Attempts++
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		pool.start(func(ctx context.Context) attemptOutcome {
 			actx, acancel := context.WithTimeout(ctx, cfg.AttemptTimeout)
-			err := attempt(actx)
-			acancel()
-			results <- attemptOutcome{seq, err}
-		}()
+			defer acancel()
+			return attemptOutcome{seq, attempt(actx)}
+		})
 	}
 	start()
 	for {
 		select {
 		case <-ticker.C:
 			start()
-		case o := <-results:
-			inFlight--
+		case o := <-pool.out:
+			pool.received()
 			if ctx.Err() != nil {
 				continue
 			}
@@ -251,14 +255,7 @@ func Watch(ctx context.Context, cfg WatchConfig) WatchReport {
 				return rep
 			}
 		case <-deadline.C:
-			if !w.ready {
-				rep.Error = fmt.Sprintf("the %s state never held for %d attempts in a row within %s", w.old, cfg.Confirm+1, settle)
-				if w.run == 0 && w.scan > 0 && w.recs[w.scan-1].state == cfg.Expect {
-					rep.Error += fmt.Sprintf(" (the target was %s)", cfg.Expect)
-				}
-			} else {
-				rep.Error = fmt.Sprintf("still %s %s after the probe was ready", w.old, cfg.Timeout)
-			}
+			rep.Error = w.timedOut(settle)
 			return rep
 		case <-ctx.Done():
 			rep.Error = "interrupted"
