@@ -225,15 +225,8 @@ func (o *Options) validate() (*settings, error) {
 		MaxSamples: sampling.MaxSamples, Confidence: sampling.Confidence,
 		MessageSizeBytes: o.MessageSize, Parallel: o.Parallel, Burst: o.Burst,
 	}
-	for _, kv := range o.DriverOptions {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, exit.Usage("--option %q: want KEY=VALUE", kv)
-		}
-		if s.params.Options == nil {
-			s.params.Options = map[string]string{}
-		}
-		s.params.Options[k] = v
+	if s.params.Options, err = driverOptions(o.DriverOptions); err != nil {
+		return nil, err
 	}
 	if o.DryRun && o.Output != "table" && o.Output != "json" && o.Output != "yaml" {
 		return nil, exit.Usage("--dry-run prints table, json or yaml, not %q (-o)", o.Output)
@@ -249,34 +242,8 @@ func (o *Options) validate() (*settings, error) {
 	if s.metric, err = meshview.LookupMetric(o.Metric, s.profile); err != nil {
 		return nil, exit.Usage("--metric: %v", err)
 	}
-	seen := map[string]bool{}
-	for _, n := range o.Networks {
-		n = strings.TrimSpace(strings.ToLower(n))
-		switch n {
-		case "pod", "host":
-		default:
-			return nil, exit.Usage("--network %q: want pod or host", n)
-		}
-		if !seen[n] {
-			seen[n] = true
-			s.networks = append(s.networks, api.Network(n))
-		}
-	}
-	if len(s.networks) == 0 {
-		return nil, exit.Usage("--network: name pod, host or both")
-	}
-	for _, v := range o.Via {
-		v = strings.TrimSpace(strings.ToLower(v))
-		if v != mesh.ViaDirect && v != mesh.ViaService {
-			return nil, exit.Usage("--via %q: want direct or service", v)
-		}
-		s.vias = append(s.vias, v)
-	}
-	if o.AllToOne == "" && (o.Concurrent || len(o.Via) != 1 || o.Via[0] != mesh.ViaDirect) {
-		return nil, exit.Usage("--via and --concurrent apply to --all-to-one")
-	}
-	if o.AllToOne != "" && (o.Pairs > 0 || o.Self) {
-		return nil, exit.Usage("--pairs and --self apply to the mesh, not --all-to-one")
+	if s.networks, s.vias, err = o.shape(); err != nil {
+		return nil, err
 	}
 	if s.pull, err = o.Pull(); err != nil {
 		return nil, err
@@ -288,6 +255,57 @@ func (o *Options) validate() (*settings, error) {
 		return nil, exit.Usage("%v", err)
 	}
 	return s, nil
+}
+
+// driverOptions reads --option KEY=VALUE... (nil when there are none).
+func driverOptions(kvs []string) (map[string]string, error) {
+	var opts map[string]string
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, exit.Usage("--option %q: want KEY=VALUE", kv)
+		}
+		if opts == nil {
+			opts = map[string]string{}
+		}
+		opts[k] = v
+	}
+	return opts, nil
+}
+
+// shape reads what the mesh measures over: --network (pod, host or both, each once) and --via,
+// and refuses the flags of the mesh with --all-to-one and the other way round.
+func (o *Options) shape() (networks []api.Network, vias []string, err error) {
+	seen := map[string]bool{}
+	for _, n := range o.Networks {
+		n = strings.TrimSpace(strings.ToLower(n))
+		switch n {
+		case "pod", "host":
+		default:
+			return nil, nil, exit.Usage("--network %q: want pod or host", n)
+		}
+		if !seen[n] {
+			seen[n] = true
+			networks = append(networks, api.Network(n))
+		}
+	}
+	if len(networks) == 0 {
+		return nil, nil, exit.Usage("--network: name pod, host or both")
+	}
+	for _, v := range o.Via {
+		v = strings.TrimSpace(strings.ToLower(v))
+		if v != mesh.ViaDirect && v != mesh.ViaService {
+			return nil, nil, exit.Usage("--via %q: want direct or service", v)
+		}
+		vias = append(vias, v)
+	}
+	if o.AllToOne == "" && (o.Concurrent || len(o.Via) != 1 || o.Via[0] != mesh.ViaDirect) {
+		return nil, nil, exit.Usage("--via and --concurrent apply to --all-to-one")
+	}
+	if o.AllToOne != "" && (o.Pairs > 0 || o.Self) {
+		return nil, nil, exit.Usage("--pairs and --self apply to the mesh, not --all-to-one")
+	}
+	return networks, vias, nil
 }
 
 // Run runs the command.
