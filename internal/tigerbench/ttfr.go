@@ -122,6 +122,7 @@ type ttfrState struct {
 	order    []*clientPod
 	slots    map[string]int // per node: client pods that exist (or are being created)
 	creating int
+	nextNode int // where the round-robin over the nodes goes on
 	// Rate misses.
 	missedSlots, missedAPI int
 	createLatency          []float64
@@ -139,35 +140,11 @@ func (s *ttfrState) notify() {
 // (round-robin over the nodes, each targeting the server on its own node) for Duration, then
 // it waits for the pods still out and removes every pod it made, also when ctx ends.
 func (r *TTFRRunner) Run(ctx context.Context, spec TTFRSpec) (res *api.TTFRResult, err error) {
-	if spec.Port == 0 {
-		spec.Port = ttfr.DefaultPort
-	}
-	if spec.ResponseTimeout <= 0 {
-		spec.ResponseTimeout = 60 * time.Second
-	}
-	if spec.StartTimeout <= 0 {
-		spec.StartTimeout = 2 * time.Minute
-	}
-	if spec.ReportGrace <= 0 {
-		spec.ReportGrace = 30 * time.Second
-	}
-	if spec.MaxCreatesInFlight <= 0 {
-		spec.MaxCreatesInFlight = 10
-	}
-	if spec.PullPolicy == "" {
-		spec.PullPolicy = corev1.PullIfNotPresent
-	}
+	spec = spec.withDefaults()
 	res = &api.TTFRResult{Nodes: slices.Clone(spec.Nodes), RequestedPodsPerSecond: spec.Rate, PodsPerNode: spec.PodsPerNode,
 		HostNetwork: spec.HostNetwork}
-	switch {
-	case len(spec.Nodes) == 0:
-		return res, errors.New("ttfr: no test nodes")
-	case spec.Rate <= 0 || math.IsInf(spec.Rate, 0) || math.IsNaN(spec.Rate):
-		return res, fmt.Errorf("ttfr: Rate must be a positive number of pods per second, got %v", spec.Rate)
-	case spec.PodsPerNode < 1:
-		return res, fmt.Errorf("ttfr: TestPodsPerNode must be at least 1, got %d", spec.PodsPerNode)
-	case spec.Duration <= 0:
-		return res, fmt.Errorf("ttfr: duration must be positive, got %s", spec.Duration)
+	if err := spec.check(); err != nil {
+		return res, err
 	}
 	ns := spec.Namespace
 	runSel := LabelTTFRRun + "=" + spec.ID
@@ -191,168 +168,263 @@ func (r *TTFRRunner) Run(ctx context.Context, spec TTFRSpec) (res *api.TTFRResul
 	if err := r.watchClients(ctx, ns, spec.ID, st, stop); err != nil {
 		return res, err
 	}
-	var deleteWG sync.WaitGroup
-	defer deleteWG.Wait()
-
-	// handle acts on the state: fetch logs of finished pods, time out stuck ones, delete done
-	// ones; and says how far the test is every 10 s.
-	lastProgress := time.Now()
-	handle := func(now time.Time) {
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		if now.Sub(lastProgress) >= 10*time.Second {
-			lastProgress = now
-			var created, answered, failed int
-			for _, p := range st.order {
-				switch {
-				case p.ttfr != nil:
-					answered++
-				case p.done && p.failure != "":
-					failed++
-				}
-				if p.createdOK {
-					created++
-				}
-			}
-			r.logf("%d pods created, %d answered, %d failed, %d creations skipped (no slot) and %d (API busy) so far",
-				created, answered, failed, st.missedSlots, st.missedAPI)
-		}
-		deadline := spec.StartTimeout + spec.ResponseTimeout + spec.ReportGrace
-		for _, p := range st.order {
-			if !p.createdOK || p.deleted {
-				continue
-			}
-			if !p.done && !p.fetching && now.Sub(p.createAt) > deadline {
-				p.done = true
-				p.failure = fmt.Sprintf("no result within %s of creation", deadline.Round(time.Second))
-			}
-			if p.done {
-				p.deleted = true
-				deleteWG.Add(1)
-				go func(name string) {
-					defer deleteWG.Done()
-					r.deletePod(measure.Detached(ctx), ns, name)
-				}(p.name)
-			}
-		}
-	}
+	t := &ttfrLoop{r: r, ctx: ctx, spec: spec, st: st, servers: servers, lastProgress: time.Now()}
+	defer t.deleteWG.Wait()
 	r.logf("creating client pods at %.3g/s for %s on %s (at most %d per node), each reaching the server on its node",
 		spec.Rate, spec.Duration, strings.Join(spec.Nodes, ", "), spec.PodsPerNode)
-
-	// The creation loop: one pod every 1/Rate seconds.
-	interval := time.Duration(float64(time.Second) / spec.Rate)
-	start := time.Now()
-	end := start.Add(spec.Duration)
-	nextNode := 0
-	var createWG sync.WaitGroup
-	ticker := time.NewTicker(200 * time.Millisecond)
-	defer ticker.Stop()
-	due := start
-	seq := 0
-	interrupted := false
-loop:
-	for due.Before(end) {
-		// Sleep until the next creation is due, doing housekeeping meanwhile.
-		for wait := time.Until(due); wait > 0; wait = time.Until(due) {
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				interrupted = true
-				break loop
-			case <-st.wake:
-				handle(time.Now())
-			case now := <-ticker.C:
-				handle(now)
-			case <-t.C:
-			}
-			t.Stop()
-		}
-		due = due.Add(interval)
-		st.mu.Lock()
-		node := ""
-		for i := range spec.Nodes {
-			n := spec.Nodes[(nextNode+i)%len(spec.Nodes)]
-			if st.slots[n] < spec.PodsPerNode {
-				node = n
-				nextNode = (nextNode + i + 1) % len(spec.Nodes)
-				break
-			}
-		}
-		switch {
-		case node == "":
-			st.missedSlots++
-			st.mu.Unlock()
-			continue
-		case st.creating >= spec.MaxCreatesInFlight:
-			st.missedAPI++
-			st.mu.Unlock()
-			continue
-		}
-		st.slots[node]++
-		st.creating++
-		p := &clientPod{seq: seq, name: fmt.Sprintf("cnperf-ttfr-%s-%05d", spec.ID, seq), node: node, createAt: time.Now()}
-		seq++
-		st.pods[p.name] = p
-		st.order = append(st.order, p)
-		st.mu.Unlock()
-		createWG.Add(1)
-		go func(p *clientPod) {
-			defer createWG.Done()
-			pod := clientPodSpec(spec, p.name, p.node, servers[p.node])
-			t := time.Now()
-			_, err := r.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-			took := time.Since(t).Seconds()
-			st.mu.Lock()
-			defer st.mu.Unlock()
-			st.creating--
-			st.createLatency = append(st.createLatency, took)
-			if err != nil {
-				p.done, p.deleted, p.gone = true, true, true
-				p.failure = "create pod: " + errText(err)
-				if ctx.Err() != nil {
-					p.failure = "interrupted"
-				}
-				st.slots[p.node]--
-				return
-			}
-			p.createdOK = true
-		}(p)
-	}
-	creationEnd := time.Now()
-	createWG.Wait()
-
-	// Wait for the pods still out to report.
+	t.ticker = time.NewTicker(200 * time.Millisecond)
+	defer t.ticker.Stop()
+	start, creationEnd, interrupted := t.create()
 	if !interrupted {
-		deadline := time.Now().Add(spec.StartTimeout + spec.ResponseTimeout + spec.ReportGrace + 15*time.Second)
-	drain:
-		for time.Now().Before(deadline) {
-			handle(time.Now())
-			st.mu.Lock()
-			out := 0
-			for _, p := range st.order {
-				if !p.gone && !p.done {
-					out++
-				}
-			}
-			st.mu.Unlock()
-			if out == 0 {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				interrupted = true
-				break drain
-			case <-st.wake:
-			case <-ticker.C:
-			}
-		}
-		handle(time.Now().Add(24 * time.Hour)) // whatever is still out has timed out
+		interrupted = t.drain()
 	}
-
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	elapsed := creationEnd.Sub(start).Seconds()
+	r.summarize(res, spec, st, elapsed, interrupted)
+	if interrupted {
+		return res, fmt.Errorf("ttfr interrupted after %.1fs: %w", elapsed, context.Cause(ctx))
+	}
+	return res, nil
+}
+
+// withDefaults fills the unset fields of the spec.
+func (spec TTFRSpec) withDefaults() TTFRSpec {
+	if spec.Port == 0 {
+		spec.Port = ttfr.DefaultPort
+	}
+	if spec.ResponseTimeout <= 0 {
+		spec.ResponseTimeout = 60 * time.Second
+	}
+	if spec.StartTimeout <= 0 {
+		spec.StartTimeout = 2 * time.Minute
+	}
+	if spec.ReportGrace <= 0 {
+		spec.ReportGrace = 30 * time.Second
+	}
+	if spec.MaxCreatesInFlight <= 0 {
+		spec.MaxCreatesInFlight = 10
+	}
+	if spec.PullPolicy == "" {
+		spec.PullPolicy = corev1.PullIfNotPresent
+	}
+	return spec
+}
+
+// check refuses a spec that cannot run: no nodes, no rate, no pod slot or no duration.
+func (spec TTFRSpec) check() error {
+	switch {
+	case len(spec.Nodes) == 0:
+		return errors.New("ttfr: no test nodes")
+	case spec.Rate <= 0 || math.IsInf(spec.Rate, 0) || math.IsNaN(spec.Rate):
+		return fmt.Errorf("ttfr: Rate must be a positive number of pods per second, got %v", spec.Rate)
+	case spec.PodsPerNode < 1:
+		return fmt.Errorf("ttfr: TestPodsPerNode must be at least 1, got %d", spec.PodsPerNode)
+	case spec.Duration <= 0:
+		return fmt.Errorf("ttfr: duration must be positive, got %s", spec.Duration)
+	}
+	return nil
+}
+
+// ttfrLoop is one TTFR test while it runs: the creation loop, the wait for the pods still
+// out, and the housekeeping between (reading results, timing out and deleting pods).
+type ttfrLoop struct {
+	r            *TTFRRunner
+	ctx          context.Context
+	spec         TTFRSpec
+	st           *ttfrState
+	servers      map[string]string // per node: the address its clients dial
+	ticker       *time.Ticker
+	deleteWG     sync.WaitGroup
+	lastProgress time.Time
+}
+
+// handle acts on the state: it times out stuck pods and deletes done ones; and says how far
+// the test is every 10 s.
+func (t *ttfrLoop) handle(now time.Time) {
+	st, spec := t.st, t.spec
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if now.Sub(t.lastProgress) >= 10*time.Second {
+		t.lastProgress = now
+		t.progress()
+	}
+	deadline := spec.StartTimeout + spec.ResponseTimeout + spec.ReportGrace
+	for _, p := range st.order {
+		if !p.createdOK || p.deleted {
+			continue
+		}
+		if !p.done && !p.fetching && now.Sub(p.createAt) > deadline {
+			p.done = true
+			p.failure = fmt.Sprintf("no result within %s of creation", deadline.Round(time.Second))
+		}
+		if p.done {
+			p.deleted = true
+			t.deleteWG.Add(1)
+			go func(name string) {
+				defer t.deleteWG.Done()
+				t.r.deletePod(measure.Detached(t.ctx), spec.Namespace, name)
+			}(p.name)
+		}
+	}
+}
+
+// progress logs the counts so far (st.mu held).
+func (t *ttfrLoop) progress() {
+	var created, answered, failed int
+	for _, p := range t.st.order {
+		switch {
+		case p.ttfr != nil:
+			answered++
+		case p.done && p.failure != "":
+			failed++
+		}
+		if p.createdOK {
+			created++
+		}
+	}
+	t.r.logf("%d pods created, %d answered, %d failed, %d creations skipped (no slot) and %d (API busy) so far",
+		created, answered, failed, t.st.missedSlots, t.st.missedAPI)
+}
+
+// create is the creation loop: one pod every 1/Rate seconds for Duration, on the next node
+// with a free slot. It returns when it started and ended, and whether ctx ended it.
+func (t *ttfrLoop) create() (start, end time.Time, interrupted bool) {
+	spec := t.spec
+	interval := time.Duration(float64(time.Second) / spec.Rate)
+	start = time.Now()
+	stopAt := start.Add(spec.Duration)
+	var createWG sync.WaitGroup
+	defer createWG.Wait()
+	due := start
+	seq := 0
+	for due.Before(stopAt) {
+		// Sleep until the next creation is due, doing housekeeping meanwhile.
+		if !t.sleepUntil(due) {
+			return start, time.Now(), true
+		}
+		due = due.Add(interval)
+		p := t.reserve(seq)
+		if p == nil {
+			continue
+		}
+		seq++
+		createWG.Add(1)
+		go func(p *clientPod) {
+			defer createWG.Done()
+			t.createPod(p)
+		}(p)
+	}
+	return start, time.Now(), false
+}
+
+// sleepUntil handles the state until due; false when ctx ended first.
+func (t *ttfrLoop) sleepUntil(due time.Time) bool {
+	for wait := time.Until(due); wait > 0; wait = time.Until(due) {
+		timer := time.NewTimer(wait)
+		select {
+		case <-t.ctx.Done():
+			timer.Stop()
+			return false
+		case <-t.st.wake:
+			t.handle(time.Now())
+		case now := <-t.ticker.C:
+			t.handle(now)
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+	return true
+}
+
+// reserve takes a slot on the next node round-robin for client pod seq, or counts the miss
+// (no free slot, or too many creations in flight) and returns nil.
+func (t *ttfrLoop) reserve(seq int) *clientPod {
+	spec, st := t.spec, t.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	node := ""
+	for i := range spec.Nodes {
+		n := spec.Nodes[(st.nextNode+i)%len(spec.Nodes)]
+		if st.slots[n] < spec.PodsPerNode {
+			node = n
+			st.nextNode = (st.nextNode + i + 1) % len(spec.Nodes)
+			break
+		}
+	}
+	switch {
+	case node == "":
+		st.missedSlots++
+		return nil
+	case st.creating >= spec.MaxCreatesInFlight:
+		st.missedAPI++
+		return nil
+	}
+	st.slots[node]++
+	st.creating++
+	p := &clientPod{seq: seq, name: fmt.Sprintf("cnperf-ttfr-%s-%05d", spec.ID, seq), node: node, createAt: time.Now()}
+	st.pods[p.name] = p
+	st.order = append(st.order, p)
+	return p
+}
+
+// createPod creates client pod p; a failed create frees its slot and is the pod's failure.
+func (t *ttfrLoop) createPod(p *clientPod) {
+	st := t.st
+	pod := clientPodSpec(t.spec, p.name, p.node, t.servers[p.node])
+	start := time.Now()
+	_, err := t.r.Client.CoreV1().Pods(t.spec.Namespace).Create(t.ctx, pod, metav1.CreateOptions{})
+	took := time.Since(start).Seconds()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.creating--
+	st.createLatency = append(st.createLatency, took)
+	if err != nil {
+		p.done, p.deleted, p.gone = true, true, true
+		p.failure = "create pod: " + errText(err)
+		if t.ctx.Err() != nil {
+			p.failure = "interrupted"
+		}
+		st.slots[p.node]--
+		return
+	}
+	p.createdOK = true
+}
+
+// drain waits for the pods still out to report, then times out whatever is still out; true
+// when ctx ended first.
+func (t *ttfrLoop) drain() (interrupted bool) {
+	spec, st := t.spec, t.st
+	deadline := time.Now().Add(spec.StartTimeout + spec.ResponseTimeout + spec.ReportGrace + 15*time.Second)
+	for time.Now().Before(deadline) {
+		t.handle(time.Now())
+		st.mu.Lock()
+		out := 0
+		for _, p := range st.order {
+			if !p.gone && !p.done {
+				out++
+			}
+		}
+		st.mu.Unlock()
+		if out == 0 {
+			break
+		}
+		select {
+		case <-t.ctx.Done():
+			interrupted = true
+		case <-st.wake:
+		case <-t.ticker.C:
+		}
+		if interrupted {
+			break
+		}
+	}
+	t.handle(time.Now().Add(24 * time.Hour)) // whatever is still out has timed out
+	return interrupted
+}
+
+// summarize fills res from the pods' outcomes over the elapsed seconds of creation (st.mu held).
+func (r *TTFRRunner) summarize(res *api.TTFRResult, spec TTFRSpec, st *ttfrState, elapsed float64, interrupted bool) {
 	res.DurationSeconds = elapsed
 	failures := map[string]int{}
 	var ready []float64
@@ -392,10 +464,6 @@ loop:
 		r.logf("warning: %s", w)
 	}
 	r.logf("%d pods created (%.3g/s), %d datapoints, %d failures", res.PodsCreated, res.AchievedPodsPerSecond, res.Datapoints, res.Failures)
-	if interrupted {
-		return res, fmt.Errorf("ttfr interrupted after %.1fs: %w", elapsed, context.Cause(ctx))
-	}
-	return res, nil
 }
 
 // rateWarnings says when the rate was not met, and why.
