@@ -239,6 +239,11 @@ type Sample struct {
 	NodeResources *NodeResourcesPair `json:"nodeResources,omitempty"`
 	Latency       *Latency           `json:"latencyMicroseconds,omitempty"`
 	Histogram     *LatencyHistogram  `json:"latencyHistogram,omitempty"`
+	// SendCallMicroseconds is how long the client's send calls took during a stream, as the
+	// tool timed each call (netperf's histogram on TCP_STREAM and UDP_STREAM; k8s-netperf's
+	// "99%tile Observed Latency" of a stream row is its p99). It is not a round trip and never
+	// part of Latency. Method "tool", Provenance "measured".
+	SendCallMicroseconds *Latency `json:"sendCallMicroseconds,omitempty"`
 	// Flows holds per-flow figures when the driver measured flows separately (netperf parallel
 	// processes); the sample's own figures are then the correct aggregate (sums for rates).
 	Flows []Sample `json:"flows,omitempty"`

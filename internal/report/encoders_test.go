@@ -16,7 +16,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/driver/netperf"
+	"github.com/cnperf/cnperf/internal/driver/toolkit/fixture"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/report/reporttest"
 	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/runfile"
@@ -444,9 +447,53 @@ func TestK8sNetperfUDPIsReceived(t *testing.T) {
 	if !ok {
 		t.Fatal("no row")
 	}
-	// THROUGHPUT=882.11, REMOTE_RECV_THROUGHPUT=882.11, LOCAL_SEND_THROUGHPUT=1809.22 (10^6bits/s)
-	if keyval.Values["THROUGHPUT"] != "882.11" || row[19] != "882.110000" {
+	// THROUGHPUT=392.93, REMOTE_RECV_THROUGHPUT=392.93, LOCAL_SEND_THROUGHPUT=672.01 (10^6bits/s)
+	if keyval.Values["THROUGHPUT"] != "392.93" || row[19] != "392.930000" {
 		t.Errorf("THROUGHPUT %s, k8s-netperf cell %s", keyval.Values["THROUGHPUT"], row[19])
+	}
+}
+
+// TestK8sNetperfStreamP99: on a stream row k8s-netperf writes netperf's P99_LATENCY, the p99 of
+// its send calls; read here from the real captures through the netperf driver (one flow, and
+// two parallel flows whose p99s super-netperf averages). The round-trip latency stays empty.
+func TestK8sNetperfStreamP99(t *testing.T) {
+	c := func(p api.Profile, par int) plan.Case {
+		return plan.Case{Profile: p, Driver: "netperf", Path: api.PathLoopback,
+			Params: api.Params{DurationSeconds: 1, Samples: 1, Parallel: par}}
+	}
+	load := func(name string) driver.Output {
+		return fixture.Load(t, "../driver/netperf/testdata/captured", name).Output()
+	}
+	tests := []struct {
+		name string
+		c    plan.Case
+		outs []driver.Output
+		want string
+	}{
+		{"tcp_stream P99_LATENCY=1750", c(api.TCPStream, 1), []driver.Output{load("tcp_stream")}, "1750"},
+		{"udp_stream P99_LATENCY=47", c(api.UDPStream, 1), []driver.Output{load("udp_stream")}, "47"},
+		{"two flows P99_LATENCY=1400 and 120", c(api.TCPStream, 2),
+			[]driver.Output{load("tcp_stream_p2_flow0"), load("tcp_stream_p2_flow1")}, "760"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := fixture.Parse(netperf.Driver{}, tt.c, tt.outs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Latency != nil {
+				t.Errorf("a stream's send-call time became a round trip: %+v", s.Latency)
+			}
+			r := &api.Result{Profile: tt.c.Profile, Driver: "netperf", Path: api.PathLoopback, Params: tt.c.Params,
+				Samples: []api.Sample{s}}
+			row, ok := k8sNetperfRow(r)
+			if !ok {
+				t.Fatal("no row")
+			}
+			if row[21] != tt.want || row[22] != "usec" {
+				t.Errorf("99%%tile cell %q %q, want %s usec", row[21], row[22], tt.want)
+			}
+		})
 	}
 }
 

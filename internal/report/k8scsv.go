@@ -40,7 +40,8 @@ var K8sNetperfLossCSVHeader = append(append([]string{"Type"}, k8sNetperfCommonHe
 //   - Confidence metric - low/high: the 95% Student-t interval of the same per-sample figures,
 //     0 and 0 with one sample, as k8s-netperf writes them.
 //   - 99%tile Observed Latency: the mean over the samples of each sample's p99 in usec (not the
-//     p99 of all transactions merged, which cnperf's own outputs give).
+//     p99 of all transactions merged, which cnperf's own outputs give); on TCP_STREAM and
+//     UDP_STREAM the p99 of netperf's send calls, as k8s-netperf writes it (k8sNetperfP99).
 //   - VM mode false; External Server true for the external-service path; Bridge Info and
 //     Macvlan Info the secondary network (NAMESPACE/NAME) of a case measured on a bridge or
 //     macvlan NetworkAttachmentDefinition (--network, --bridge), else empty; the UDN, SR-IOV and
@@ -204,7 +205,7 @@ func k8sNetperfRow(r *api.Result) ([]string, bool) {
 		if !stats.Successful(s) {
 			continue
 		}
-		if v, ok := stats.SampleP99(s); ok {
+		if v, ok := k8sNetperfP99(s); ok {
 			p99s = append(p99s, v)
 		}
 	}
@@ -218,4 +219,29 @@ func k8sNetperfRow(r *api.Result) ([]string, bool) {
 		lat,
 		"usec",
 	), true
+}
+
+// k8sNetperfP99 is one sample's p99 in usec as k8s-netperf reads it from its tool: the round
+// trip's (stats.SampleP99), else on a stream the send calls' (netperf's P99_LATENCY, which
+// k8s-netperf asks for on every test); for parallel flows without a combined figure, the mean
+// of the flows' p99s, as super-netperf averages its netperf processes' P99_LATENCY.
+func k8sNetperfP99(s *api.Sample) (float64, bool) {
+	if v, ok := stats.SampleP99(s); ok {
+		return v, true
+	}
+	if l := s.SendCallMicroseconds; l != nil && l.P99 != nil {
+		return *l.P99, true
+	}
+	if len(s.Flows) == 0 {
+		return 0, false
+	}
+	var sum float64
+	for i := range s.Flows {
+		v, ok := k8sNetperfP99(&s.Flows[i])
+		if !ok {
+			return 0, false
+		}
+		sum += v
+	}
+	return sum / float64(len(s.Flows)), true
 }

@@ -27,7 +27,8 @@
 #
 # Usage: testdata/tools/capture.sh [iperf3|qperf|sockperf|iperf2|netperf|uperf|import ...]   (default: all but import)
 # A part alone (its fixtures only; the full tool run includes it): uperf-peers, netperf-peers,
-# sockperf-peers: the forms k8s-netperf and people's saved outputs have that cnperf misread.
+# sockperf-peers: the forms k8s-netperf and people's saved outputs have that cnperf misread;
+# netperf-send: the driver's TCP_STREAM and UDP_STREAM runs.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -225,6 +226,9 @@ capture_iperf2() {
 # netperf: the driver's own argv (omni keyval, internal/driver/netperf ClientArgv; the tests
 # check that they are the same), then the outputs people keep.
 NETPERF_STREAM_K=THROUGHPUT,THROUGHPUT_UNITS,LOCAL_SEND_THROUGHPUT,LOCAL_RECV_THROUGHPUT,REMOTE_SEND_THROUGHPUT,REMOTE_RECV_THROUGHPUT,ELAPSED_TIME,PROTOCOL,DIRECTION,LOCAL_SEND_SIZE,LOCAL_BYTES_SENT,LOCAL_BYTES_RECVD,REMOTE_BYTES_SENT,REMOTE_BYTES_RECVD,LOCAL_SEND_CALLS,REMOTE_RECV_CALLS,LOCAL_TRANSPORT_RETRANS,REMOTE_TRANSPORT_RETRANS,LOCAL_CPU_UTIL,REMOTE_CPU_UTIL,LOCAL_SD,REMOTE_SD,SD_UNITS,LOCAL_CPU_COUNT,REMOTE_CPU_COUNT
+# TCP_STREAM and UDP_STREAM add netperf's latency selectors (its send-call timing, the P99 of a
+# stream that k8s-netperf asks for; option netperf.sendTiming)
+NETPERF_SEND_K=$NETPERF_STREAM_K,MIN_LATENCY,MEAN_LATENCY,P50_LATENCY,P90_LATENCY,P99_LATENCY,MAX_LATENCY,STDDEV_LATENCY
 NETPERF_RR_K=THROUGHPUT,THROUGHPUT_UNITS,TRANSACTION_RATE,RT_LATENCY,MIN_LATENCY,MEAN_LATENCY,P50_LATENCY,P90_LATENCY,P99_LATENCY,MAX_LATENCY,STDDEV_LATENCY,ELAPSED_TIME,PROTOCOL,DIRECTION,REQUEST_SIZE,RESPONSE_SIZE,BURST_SIZE,LOCAL_SEND_CALLS,LOCAL_RECV_CALLS,LOCAL_TRANSPORT_RETRANS,REMOTE_TRANSPORT_RETRANS,LOCAL_CPU_UTIL,REMOTE_CPU_UTIL,LOCAL_SD,REMOTE_SD,SD_UNITS,LOCAL_CPU_COUNT,REMOTE_CPU_COUNT
 
 # run_pair DIR NAME VERSION PORT CMD... — two copies of a client at once (parallel flows):
@@ -253,6 +257,20 @@ capture_netperf_peers() {
 	run "$d" omni_human_sel_tcp_rr "$v" netperf $h -t TCP_RR -l 1 -j -- -O THROUGHPUT,THROUGHPUT_UNITS,MEAN_LATENCY,P99_LATENCY,REQUEST_SIZE,RESPONSE_SIZE,PROTOCOL,DIRECTION
 }
 
+# capture_netperf_send: the send tests as the driver runs them (1 s, -c -C, keyval with the
+# latency selectors). Needs the netserver of capture_netperf (or starts its own: capture.sh
+# netperf-send).
+capture_netperf_send() {
+	d=$ROOT/internal/driver/netperf/testdata/captured
+	v=$(netperf -V 2>&1 | head -1)
+	h="-H $HOST -p $NETPERF_PORT"
+	data=$((NETPERF_PORT + 1))
+	run "$d" tcp_stream "$v" netperf -P 0 $h -t TCP_STREAM -l 1 -f m -c -C -- -k $NETPERF_SEND_K -P ,$data
+	run "$d" udp_stream "$v" netperf -P 0 $h -t UDP_STREAM -l 1 -f m -c -C -- -k $NETPERF_SEND_K -P ,$data -m 1400 -R 1
+	run "$d" tcp_stream_m1024 "$v" netperf -P 0 $h -t TCP_STREAM -l 1 -f m -c -C -- -k $NETPERF_SEND_K -P ,$data -m 1024
+	run_pair "$d" tcp_stream_p2 "$v" $data netperf -P 0 $h -t TCP_STREAM -l 1 -f m -c -C -- -k $NETPERF_SEND_K -P ,@PORT@
+}
+
 capture_netperf() {
 	d=$ROOT/internal/driver/netperf/testdata/captured
 	v=$(netperf -V 2>&1 | head -1)
@@ -261,13 +279,8 @@ capture_netperf() {
 	h="-H $HOST -p $NETPERF_PORT"
 	data=$((NETPERF_PORT + 1))
 	# as the driver runs them (1 s, -c -C, keyval)
-	for t in TCP_STREAM TCP_MAERTS UDP_STREAM; do
-		extra=""
-		[ $t = UDP_STREAM ] && extra="-m 1400 -R 1"
-		lc=$(echo $t | tr A-Z a-z)
-		run "$d" "$lc" "$v" netperf -P 0 $h -t $t -l 1 -f m -c -C -- -k $NETPERF_STREAM_K -P ,$data $extra
-	done
-	run "$d" tcp_stream_m1024 "$v" netperf -P 0 $h -t TCP_STREAM -l 1 -f m -c -C -- -k $NETPERF_STREAM_K -P ,$data -m 1024
+	capture_netperf_send
+	run "$d" tcp_maerts "$v" netperf -P 0 $h -t TCP_MAERTS -l 1 -f m -c -C -- -k $NETPERF_STREAM_K -P ,$data
 	for t in TCP_RR UDP_RR TCP_CRR; do
 		lc=$(echo $t | tr A-Z a-z)
 		run "$d" "$lc" "$v" netperf -P 0 $h -t $t -l 1 -j -c -C -- -k $NETPERF_RR_K -P ,$data
@@ -275,7 +288,6 @@ capture_netperf() {
 	run "$d" tcp_rr_r1024 "$v" netperf -P 0 $h -t TCP_RR -l 1 -j -c -C -- -k $NETPERF_RR_K -P ,$data -r 1024,1024
 	run "$d" tcp_rr_burst4 "$v" netperf -P 0 $h -t TCP_RR -l 1 -j -c -C -- -k $NETPERF_RR_K -P ,$data -b 4
 	run "$d" tcp_sendfile "$v" netperf $h -t TCP_SENDFILE -l 1 -f m -- -P ,$data
-	run_pair "$d" tcp_stream_p2 "$v" $data netperf -P 0 $h -t TCP_STREAM -l 1 -f m -c -C -- -k $NETPERF_STREAM_K -P ,@PORT@
 	run_pair "$d" tcp_rr_p2 "$v" $data netperf -P 0 $h -t TCP_RR -l 1 -j -c -C -- -k $NETPERF_RR_K -P ,@PORT@
 	# as people save them: classic tables, with and without banner and -c -C
 	for t in TCP_STREAM TCP_MAERTS TCP_SENDFILE UDP_STREAM TCP_RR UDP_RR TCP_CRR; do
@@ -484,6 +496,11 @@ for t in $tools; do
 	netperf-peers)
 		start_server "$LOGS/netserver.log" netserver -D -p $NETPERF_PORT
 		capture_netperf_peers
+		cleanup
+		;;
+	netperf-send)
+		start_server "$LOGS/netserver.log" netserver -D -p $NETPERF_PORT
+		capture_netperf_send
 		cleanup
 		;;
 	uperf-peers)

@@ -3,7 +3,10 @@
 // TCP_STREAM, TCP_MAERTS, UDP_STREAM, TCP_RR, UDP_RR and TCP_CRR are netperf's "migrated"
 // omni tests: cnperf asks for keyval output (test-specific -k) with an explicit list of output
 // selectors and no banner (-P 0), checks THROUGHPUT_UNITS and converts every figure to base
-// units. Streams request -f m ("10^6bits/s", understood by every netperf 2.x; -f b only exists
+// units. TCP_STREAM and UDP_STREAM also ask for netperf's latency selectors, as k8s-netperf does
+// (its -k list has P99_LATENCY): netperf then times every send call, and the statistics are the
+// send-call time (Sample.SendCallMicroseconds), not a round trip (option sendTiming=false
+// leaves them out, and netperf's timing with them). Streams request -f m ("10^6bits/s", understood by every netperf 2.x; -f b only exists
 // from 2.7 on); RR tests report "Trans/s". RR tests add the global -j so netperf keeps the latency statistics (MIN, MEAN,
 // P50, P90, P99, MAX, STDDEV_LATENCY, in µs, round-trip per transaction). TCP_SENDFILE is not
 // migrated in netperf 2.7: it is run with its classic output (banner kept so the units column
@@ -45,9 +48,12 @@ const (
 	OptPort     = "port"     // netserver control port, global -p
 	OptDataPort = "dataPort" // first data port; flow i uses dataPort+i
 	OptCPU      = "cpu"      // default true: -c -C (CPU utilisation and service demand)
+	// OptSendTiming, default true: TCP_STREAM and UDP_STREAM ask for netperf's latency
+	// selectors, so netperf times each send call (k8s-netperf's P99 of a stream).
+	OptSendTiming = "sendTiming"
 )
 
-var knownOptions = []string{OptPort, OptDataPort, OptCPU, toolkit.OptBind}
+var knownOptions = []string{OptPort, OptDataPort, OptCPU, OptSendTiming, toolkit.OptBind}
 
 // Output selectors requested with -k (netperf manual, "Omni Output Selectors").
 var (
@@ -58,7 +64,14 @@ var (
 		"LOCAL_SEND_CALLS", "REMOTE_RECV_CALLS", "LOCAL_TRANSPORT_RETRANS", "REMOTE_TRANSPORT_RETRANS",
 		"LOCAL_CPU_UTIL", "REMOTE_CPU_UTIL", "LOCAL_SD", "REMOTE_SD", "SD_UNITS", "LOCAL_CPU_COUNT", "REMOTE_CPU_COUNT",
 	}
-	rrSelectors = []string{
+	// latencySelectors are netperf's per-operation statistics. Asking for any of them makes
+	// netperf keep its histogram (nettest_omni.c: OMNI_WANT_STATS sets keep_histogram), which
+	// on a send test times every send call.
+	latencySelectors = []string{
+		"MIN_LATENCY", "MEAN_LATENCY", "P50_LATENCY", "P90_LATENCY", "P99_LATENCY", "MAX_LATENCY", "STDDEV_LATENCY",
+	}
+	sendSelectors = append(append([]string(nil), streamSelectors...), latencySelectors...)
+	rrSelectors   = []string{
 		"THROUGHPUT", "THROUGHPUT_UNITS", "TRANSACTION_RATE", "RT_LATENCY",
 		"MIN_LATENCY", "MEAN_LATENCY", "P50_LATENCY", "P90_LATENCY", "P99_LATENCY", "MAX_LATENCY", "STDDEV_LATENCY",
 		"ELAPSED_TIME", "PROTOCOL", "DIRECTION", "REQUEST_SIZE", "RESPONSE_SIZE", "BURST_SIZE",
@@ -67,13 +80,21 @@ var (
 	}
 )
 
-// Selectors is the -k selector list for a profile.
-func Selectors(p api.Profile) []string {
-	if p.IsRR() {
+// Selectors is the -k selector list for a profile; sendTiming adds the latency selectors to
+// TCP_STREAM and UDP_STREAM (the send tests whose calls netperf then times).
+func Selectors(p api.Profile, sendTiming bool) []string {
+	switch {
+	case p.IsRR():
 		return rrSelectors
+	case sendTiming && timesSends(p):
+		return sendSelectors
 	}
 	return streamSelectors
 }
+
+// timesSends reports whether netperf's histogram times send calls in profile p: the omni send
+// tests (TCP_MAERTS's would be netperf's receive calls; TCP_SENDFILE is a classic test).
+func timesSends(p api.Profile) bool { return p == api.TCPStream || p == api.UDPStream }
 
 // Driver is the netperf driver.
 type Driver struct{}
@@ -101,6 +122,7 @@ func (Driver) Capabilities() driver.Capabilities {
 type settings struct {
 	ctl, data int
 	cpu       bool
+	sendTime  bool   // the latency selectors on send tests (OptSendTiming)
 	bind      string // netserver -L: the address its control socket listens on ("": every address)
 	opts      *toolkit.Options
 }
@@ -115,6 +137,9 @@ func parseSettings(c plan.Case) (settings, error) {
 		return settings{}, err
 	}
 	if s.cpu, err = o.Bool(OptCPU, true); err != nil {
+		return settings{}, err
+	}
+	if s.sendTime, err = o.Bool(OptSendTiming, true); err != nil {
 		return settings{}, err
 	}
 	if s.bind, err = o.Addr(toolkit.OptBind); err != nil {
@@ -202,7 +227,7 @@ func (j job) argv(t driver.Target, warmup bool, flow int) ([]string, error) {
 	}
 	argv = append(argv, "--")
 	if !sendfile {
-		argv = append(argv, "-k", strings.Join(Selectors(c.Profile), ","))
+		argv = append(argv, "-k", strings.Join(Selectors(c.Profile, st.sendTime), ","))
 	}
 	argv = append(argv, "-P", ","+strconv.Itoa(t.Port(st.data+flow)))
 	if toolkit.IPv6(c) {
@@ -254,7 +279,7 @@ func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 	}
 	flows := make([]api.Sample, 0, n)
 	for i, o := range outs {
-		s, err := parseFlow(c, o)
+		s, err := parseFlow(c, st, o)
 		if err != nil {
 			if n > 1 {
 				return api.Sample{}, fmt.Errorf("flow %d of %d: %w", i+1, n, err)
@@ -294,7 +319,7 @@ func explainParse(o driver.Output, err error) error {
 	return toolkit.WithExitCode(o, err)
 }
 
-func parseFlow(c plan.Case, o driver.Output) (api.Sample, error) {
+func parseFlow(c plan.Case, st settings, o driver.Output) (api.Sample, error) {
 	var (
 		r   Result
 		err error
@@ -309,7 +334,7 @@ func parseFlow(c plan.Case, o driver.Output) (api.Sample, error) {
 	}
 	if c.Profile != api.TCPSendfile {
 		var missing []string
-		for _, k := range Selectors(c.Profile) {
+		for _, k := range Selectors(c.Profile, st.sendTime) {
 			if _, ok := r.Values[k]; !ok {
 				missing = append(missing, k)
 			}

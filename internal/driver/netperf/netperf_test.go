@@ -43,15 +43,19 @@ func TestClientArgv(t *testing.T) {
 		err    string
 	}{
 		{name: "stream", c: tcase(api.TCPStream, func(p *api.Params) { p.MessageSizeBytes = 16384 }),
-			want: "netperf -P 0 -H 10.0.0.2 -p 12865 -t TCP_STREAM -l 10 -f m -c -C -- -k STREAM -P ,12866 -m 16384"},
+			want: "netperf -P 0 -H 10.0.0.2 -p 12865 -t TCP_STREAM -l 10 -f m -c -C -- -k SEND -P ,12866 -m 16384"},
+		{name: "stream without send timing", c: tcase(api.TCPStream, func(p *api.Params) {
+			p.Options = map[string]string{"netperf.sendTiming": "false"}
+		}),
+			want: "netperf -P 0 -H 10.0.0.2 -p 12865 -t TCP_STREAM -l 10 -f m -c -C -- -k STREAM -P ,12866"},
 		{name: "duration rounds up to whole seconds", c: tcase(api.TCPStream, func(p *api.Params) { p.DurationSeconds = 60.4 }),
-			want: "netperf -P 0 -H 10.0.0.2 -p 12865 -t TCP_STREAM -l 61 -f m -c -C -- -k STREAM -P ,12866"},
+			want: "netperf -P 0 -H 10.0.0.2 -p 12865 -t TCP_STREAM -l 61 -f m -c -C -- -k SEND -P ,12866"},
 		{name: "a minute is -l 60, never 1m0s", c: tcase(api.TCPStream, func(p *api.Params) { p.DurationSeconds = 60 }),
-			want: "netperf -P 0 -H 10.0.0.2 -p 12865 -t TCP_STREAM -l 60 -f m -c -C -- -k STREAM -P ,12866"},
+			want: "netperf -P 0 -H 10.0.0.2 -p 12865 -t TCP_STREAM -l 60 -f m -c -C -- -k SEND -P ,12866"},
 		{name: "maerts sets netserver's send size", c: tcase(api.TCPMaerts, func(p *api.Params) { p.MessageSizeBytes = 65536 }),
 			want: "netperf -P 0 -H 10.0.0.2 -p 12865 -t TCP_MAERTS -l 10 -f m -c -C -- -k STREAM -P ,12866 -m ,65536"},
 		{name: "udp stream may be routed", c: tcase(api.UDPStream, func(p *api.Params) { p.MessageSizeBytes = 1400 }),
-			want: "netperf -P 0 -H 10.0.0.2 -p 12865 -t UDP_STREAM -l 10 -f m -c -C -- -k STREAM -P ,12866 -m 1400 -R 1"},
+			want: "netperf -P 0 -H 10.0.0.2 -p 12865 -t UDP_STREAM -l 10 -f m -c -C -- -k SEND -P ,12866 -m 1400 -R 1"},
 		{name: "sendfile keeps its banner", c: tcase(api.TCPSendfile, func(p *api.Params) { p.MessageSizeBytes = 16384 }),
 			want: "netperf -H 10.0.0.2 -p 12865 -t TCP_SENDFILE -l 10 -f m -- -P ,12866 -m 16384"},
 		{name: "rr", c: tcase(api.TCPRR),
@@ -99,6 +103,7 @@ func TestClientArgv(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := strings.Join(argv, " ")
+			got = strings.Replace(got, strings.Join(sendSelectors, ","), "SEND", 1)
 			got = strings.Replace(got, strings.Join(streamSelectors, ","), "STREAM", 1)
 			got = strings.Replace(got, strings.Join(rrSelectors, ","), "RR", 1)
 			if got != tt.want {
@@ -238,14 +243,21 @@ func parse(t *testing.T, name string) api.Sample {
 }
 
 func TestHandVerified(t *testing.T) {
-	// tcp_stream.stdout: REMOTE_RECV_THROUGHPUT=7568.33 with THROUGHPUT_UNITS=10^6bits/s:
-	// exactly 7568.33e6 bits/s (the receiver's rate, not LOCAL_SEND_THROUGHPUT);
-	// LOCAL_TRANSPORT_RETRANS=24, REMOTE_TRANSPORT_RETRANS=0.
+	// tcp_stream.stdout: REMOTE_RECV_THROUGHPUT=893.40 with THROUGHPUT_UNITS=10^6bits/s:
+	// exactly 893.40e6 bits/s (the receiver's rate, not LOCAL_SEND_THROUGHPUT=893.35);
+	// LOCAL_TRANSPORT_RETRANS=38, REMOTE_TRANSPORT_RETRANS=0. Its latency selectors are the
+	// send calls' time (MIN/MEAN/P50/P90/P99/MAX/STDDEV 1/122.90/3/4/1750/85334/1647.43 µs),
+	// never a round trip.
 	s := parse(t, "tcp_stream")
-	if !near(*s.ThroughputBitsPerSecond, 7568.33e6) || *s.Retransmits != 24 || s.Latency != nil || *s.BytesReceived != 952021332 {
+	if !near(*s.ThroughputBitsPerSecond, 893.40e6) || *s.Retransmits != 38 || s.Latency != nil || *s.BytesReceived != 132536617 {
 		t.Errorf("stream %v retrans %v latency %v", *s.ThroughputBitsPerSecond, *s.Retransmits, s.Latency)
 	}
-	if *s.CPU.Client.HostPercent != 100 || *s.CPU.Server.ServiceDemandMicrosecondsPerKB != 2.165 {
+	if l := s.SendCallMicroseconds; l == nil || *l.Min != 1 || *l.Mean != 122.90 || *l.P50 != 3 || *l.P90 != 4 || *l.P99 != 1750 ||
+		*l.Max != 85334 || *l.Stddev != 1647.43 || l.Method != "tool" || l.Provenance != api.LatencyMeasured ||
+		!strings.Contains(l.Note, "not a round trip") {
+		t.Errorf("stream send calls %+v", l)
+	}
+	if *s.CPU.Client.HostPercent != 100 || *s.CPU.Server.ServiceDemandMicrosecondsPerKB != 18.340 {
 		t.Errorf("cpu %+v %+v", s.CPU.Client, s.CPU.Server)
 	}
 	// tcp_maerts: LOCAL_RECV_THROUGHPUT=7319.74 is the receiver (netperf itself); netserver
@@ -253,11 +265,19 @@ func TestHandVerified(t *testing.T) {
 	if s := parse(t, "tcp_maerts"); !near(*s.ThroughputBitsPerSecond, 7319.74e6) || *s.Retransmits != 11 {
 		t.Errorf("maerts %v %v", *s.ThroughputBitsPerSecond, *s.Retransmits)
 	}
-	// udp_stream: 161570 datagrams sent, 78776 received in 1.00 s; received 882.11 10^6bits/s.
+	// udp_stream: 60181 datagrams sent, 35188 received in 1.00 s; received 392.93 10^6bits/s;
+	// send calls' P99_LATENCY=47 µs.
 	s = parse(t, "udp_stream")
-	if !near(*s.ThroughputBitsPerSecond, 882.11e6) || *s.PacketsLost != 161570-78776 ||
-		!near(*s.LossPercent, 100*float64(161570-78776)/161570) || !near(*s.PacketsPerSecond, 78776) || s.Retransmits != nil {
+	if !near(*s.ThroughputBitsPerSecond, 392.93e6) || *s.PacketsLost != 60181-35188 ||
+		!near(*s.LossPercent, 100*float64(60181-35188)/60181) || !near(*s.PacketsPerSecond, 35188) || s.Retransmits != nil {
 		t.Errorf("udp %v lost %v %v pps %v", *s.ThroughputBitsPerSecond, *s.PacketsLost, *s.LossPercent, *s.PacketsPerSecond)
+	}
+	if s.SendCallMicroseconds == nil || *s.SendCallMicroseconds.P99 != 47 || s.Latency != nil {
+		t.Errorf("udp send calls %+v latency %+v", s.SendCallMicroseconds, s.Latency)
+	}
+	// tcp_maerts asks for no latency selectors: netperf would time its receive calls.
+	if s := parse(t, "tcp_maerts"); s.SendCallMicroseconds != nil {
+		t.Errorf("maerts send calls %+v", s.SendCallMicroseconds)
 	}
 	// tcp_rr: TRANSACTION_RATE=59689.573, MIN/MEAN/P50/P90/P99/MAX/STDDEV 6/16.71/6/9/42/23367/273.08 µs.
 	s = parse(t, "tcp_rr")
@@ -410,12 +430,13 @@ func TestImport(t *testing.T) {
 		*s.Latency.Min != 6 || *s.Latency.Max != 8078 || *s.Latency.Stddev != 70.28 || s.Latency.P99 != nil {
 		t.Errorf("mizar: %+v %+v", got, s.Latency)
 	}
-	// k8s-netperf's keyval with banner (seed 000): THROUGHPUT=8255.84 10^6bits/s; its stream
-	// "latency" selectors (RT_LATENCY=-1.000) are ignored.
+	// k8s-netperf's keyval with banner (seed 000): THROUGHPUT=8255.84 10^6bits/s; RT_LATENCY=-1.000
+	// is no figure; P99_LATENCY=6 is the send calls' p99, not a round trip.
 	got = importOne(t, "k8s_netperf_stream", "")
 	if got.Profile != api.TCPStream || !near(*got.Sample.ThroughputBitsPerSecond, 8255.84e6) || got.Sample.Latency != nil ||
-		*got.Sample.Retransmits != 1 {
-		t.Errorf("k8s-netperf: %+v", got)
+		*got.Sample.Retransmits != 1 || got.Sample.SendCallMicroseconds == nil || *got.Sample.SendCallMicroseconds.P99 != 6 ||
+		got.Sample.SendCallMicroseconds.P50 != nil {
+		t.Errorf("k8s-netperf: %+v %+v", got, got.Sample.SendCallMicroseconds)
 	}
 	// Several tests in one log, split at their banners.
 	two := append(fixture.Load(t, captured, "mizar_csv").Stdout, fixture.Load(t, captured, "k8s_netperf_stream").Stdout...)
