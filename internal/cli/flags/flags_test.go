@@ -63,10 +63,11 @@ func TestKube(t *testing.T) {
 		t.Errorf("defaults not set: %+v", o)
 	}
 	if err := fs.Parse([]string{"-n", "perf", "--keep", "--tolerations", "*", "--resources", "cpu=2,memory=1Gi",
-		"--pod-start-timeout", "90s", "--server-node", "a", "--client-node", "b"}); err != nil {
+		"--pod-start-timeout", "90s", "--server-node", "a", "--client-node", "b",
+		"--server-namespace", "srv", "--client-namespace", "cli"}); err != nil {
 		t.Fatal(err)
 	}
-	if o.Namespace != "perf" || !o.Keep || len(o.Tolerations) != 1 || len(o.Resources) != 2 ||
+	if o.Namespace != "perf" || o.ServerNamespace != "srv" || o.ClientNamespace != "cli" || !o.Keep || len(o.Tolerations) != 1 || len(o.Resources) != 2 ||
 		o.PodStartTimeout != 90*time.Second || o.ServerNode != "a" || o.ClientNode != "b" {
 		t.Errorf("flags not applied: %+v", o)
 	}

@@ -212,7 +212,7 @@ func (p *Platform) attachmentPair(ctx context.Context, srv, cli *endpoint, famil
 
 // interfaceMTU reads an interface's MTU in a client pod; 0 (and a log line) when it cannot.
 func (p *Platform) interfaceMTU(ctx context.Context, pod, iface string) int {
-	e := &kube.PodExecutor{Stream: p.stream, Namespace: p.s.Namespace, Pod: pod, Container: kube.ClientContainer,
+	e := &kube.PodExecutor{Stream: p.stream, Namespace: p.s.clientNamespace(), Pod: pod, Container: kube.ClientContainer,
 		DefaultTimeout: 20 * time.Second, MaxOutput: 1 << 10}
 	argv := []string{"cat", "/sys/class/net/" + iface + "/mtu"}
 	out := e.Exec(ctx, driver.Command{Argv: argv})

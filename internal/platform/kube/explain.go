@@ -36,7 +36,7 @@ func (p *Platform) explainer(pl *api.Placement) func(context.Context, error) str
 		if podClient && len(why) == 0 && !kubeletUnreachable(err) && p.stream != nil {
 			// Nothing seen in the API: can the client pod still be reached? (A kubelet that
 			// died during the exec ends the stream without an error or an exit code.)
-			perr := p.stream(ctx, p.s.Namespace, pl.Client.Pod, kube.ClientContainer, []string{"true"}, io.Discard, io.Discard)
+			perr := p.stream(ctx, p.namespaceOfEndpoint(pl.Client), pl.Client.Pod, kube.ClientContainer, []string{"true"}, io.Discard, io.Discard)
 			if kubeletUnreachable(perr) {
 				err = perr
 			}
@@ -54,16 +54,17 @@ func (p *Platform) explainer(pl *api.Placement) func(context.Context, error) str
 // endpointTrouble says what is wrong with an endpoint's pod or node, "" when nothing is (or
 // the API server cannot tell).
 func (p *Platform) endpointTrouble(ctx context.Context, ep api.Endpoint) string {
-	pod, err := p.cs.CoreV1().Pods(p.s.Namespace).Get(ctx, ep.Pod, metav1.GetOptions{})
+	ns := p.namespaceOfEndpoint(ep)
+	pod, err := p.cs.CoreV1().Pods(ns).Get(ctx, ep.Pod, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		return fmt.Sprintf("%s pod %s/%s is gone: it was deleted", ep.Role, p.s.Namespace, ep.Pod)
+		return fmt.Sprintf("%s pod %s/%s is gone: it was deleted", ep.Role, ns, ep.Pod)
 	case err != nil:
 		return ""
 	case pod.DeletionTimestamp != nil:
-		return fmt.Sprintf("%s pod %s/%s is being deleted", ep.Role, p.s.Namespace, ep.Pod)
+		return fmt.Sprintf("%s pod %s/%s is being deleted", ep.Role, ns, ep.Pod)
 	case pod.Spec.NodeName != ep.Node && ep.Node != "":
-		return fmt.Sprintf("%s pod %s/%s was replaced (now on node %s, was on %s)", ep.Role, p.s.Namespace, ep.Pod, pod.Spec.NodeName, ep.Node)
+		return fmt.Sprintf("%s pod %s/%s was replaced (now on node %s, was on %s)", ep.Role, ns, ep.Pod, pod.Spec.NodeName, ep.Node)
 	}
 	var notes []string
 	for _, cs := range pod.Status.ContainerStatuses {
@@ -84,7 +85,7 @@ func (p *Platform) endpointTrouble(ctx context.Context, ep api.Endpoint) string 
 	if len(notes) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s pod %s/%s: %s", ep.Role, p.s.Namespace, ep.Pod, strings.Join(notes, ", "))
+	return fmt.Sprintf("%s pod %s/%s: %s", ep.Role, ns, ep.Pod, strings.Join(notes, ", "))
 }
 
 // kubeletUnreachable says whether err is the API server failing to reach a kubelet for an
@@ -115,16 +116,12 @@ func unreachable(err error) bool {
 	return false
 }
 
-// policyTrouble names the NetworkPolicies of the namespace that select the server pod for
+// policyTrouble names the NetworkPolicies of their namespaces that select the server pod for
 // ingress or the client pod for egress: when traffic between them gets no answer, one of them
 // (or its absence of an allow rule) is the likely cause. Pods on the host network are not
 // subject to NetworkPolicy. Nil when none select them, or when they cannot be listed.
 func (p *Platform) policyTrouble(ctx context.Context, pl *api.Placement) []string {
 	if pl.Server.Pod == "" && pl.Client.Pod == "" {
-		return nil
-	}
-	pols, err := p.cs.NetworkingV1().NetworkPolicies(p.s.Namespace).List(ctx, metav1.ListOptions{})
-	if err != nil || len(pols.Items) == 0 {
 		return nil
 	}
 	var why []string
@@ -136,7 +133,11 @@ func (p *Platform) policyTrouble(ctx context.Context, pl *api.Placement) []strin
 		if side.ep.Pod == "" || side.ep.Node == "local" {
 			continue
 		}
-		pod, err := p.cs.CoreV1().Pods(p.s.Namespace).Get(ctx, side.ep.Pod, metav1.GetOptions{})
+		pols, err := p.cs.NetworkingV1().NetworkPolicies(p.namespaceOfEndpoint(side.ep)).List(ctx, metav1.ListOptions{})
+		if err != nil || len(pols.Items) == 0 {
+			continue
+		}
+		pod, err := p.cs.CoreV1().Pods(p.namespaceOfEndpoint(side.ep)).Get(ctx, side.ep.Pod, metav1.GetOptions{})
 		if err != nil || pod.Spec.HostNetwork {
 			continue
 		}
@@ -157,7 +158,7 @@ func (p *Platform) policyTrouble(ctx context.Context, pl *api.Placement) []strin
 			list = fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
 		}
 		why = append(why, fmt.Sprintf("%s pod %s/%s is selected for %s by NetworkPolicy %s: traffic they do not allow is dropped (a likely cause)",
-			side.ep.Role, p.s.Namespace, side.ep.Pod, side.dir, list))
+			side.ep.Role, p.namespaceOfEndpoint(side.ep), side.ep.Pod, side.dir, list))
 	}
 	return why
 }
@@ -174,4 +175,13 @@ func policyHasType(np *networkingv1.NetworkPolicy, t networkingv1.PolicyType) bo
 		}
 	}
 	return false
+}
+
+// namespaceOfEndpoint is the namespace of an endpoint's pod: the placement's, or the one of
+// its role.
+func (p *Platform) namespaceOfEndpoint(ep api.Endpoint) string {
+	if ep.Namespace != "" {
+		return ep.Namespace
+	}
+	return p.s.namespaceOf(ep.Role)
 }

@@ -47,19 +47,18 @@ type Platform struct {
 	stream kube.Streamer
 
 	mu sync.Mutex
-	// nsAttempted: a create of the namespace was sent; nsCreated: it succeeded.
-	nsAttempted, nsCreated bool
-	prepared, closed       bool
-	touched                bool // a create was sent to the cluster: Close has something to remove
-	cleanedUp              bool // Close finished: nothing of the run is left
-	placement              *nodePlacement
-	nodes                  map[string]*corev1.Node
-	servers                map[serverKey]*endpoint
-	clients                map[clientKey]*endpoint
-	services               map[serviceKey]*corev1.Service
-	setup, teardown        time.Duration
-	lease                  *kube.Lease // the proof that this run is alive
-	tokenSecret            bool        // the agent token's Secret was created
+	// sites are the run's namespaces (one, or the servers' and the clients'), in the order of
+	// settings.namespaces: what was created in each.
+	sites            []*site
+	prepared, closed bool
+	touched          bool // a create was sent to the cluster: Close has something to remove
+	cleanedUp        bool // Close finished: nothing of the run is left
+	placement        *nodePlacement
+	nodes            map[string]*corev1.Node
+	servers          map[serverKey]*endpoint
+	clients          map[clientKey]*endpoint
+	services         map[serviceKey]*corev1.Service
+	setup, teardown  time.Duration
 	// attachment is the run's secondary network as its NetworkAttachmentDefinition says (nil
 	// without one); getNAD reads definitions (nil: through the clientset's REST client).
 	attachment    *api.Attachment
@@ -73,6 +72,15 @@ var (
 	_ platform.ClusterDescriber  = (*Platform)(nil)
 	_ platform.LeftoverDescriber = (*Platform)(nil)
 )
+
+// site is what the run made in one of its namespaces.
+type site struct {
+	ns string
+	// attempted: a create of the namespace was sent; created: it succeeded.
+	attempted, created bool
+	lease              *kube.Lease // the proof that this run is alive (one per namespace: the Secret's owner)
+	tokenSecret        bool        // the agent token's Secret was created
+}
 
 type serverKey struct {
 	driver string
@@ -125,6 +133,9 @@ func newPlatform(s *settings, runID string, log io.Writer, cs kubernetes.Interfa
 		log = io.Discard
 	}
 	p := &Platform{s: s, runID: runID, log: log, cs: cs}
+	for _, ns := range s.namespaces() {
+		p.sites = append(p.sites, &site{ns: ns})
+	}
 	if cfg != nil {
 		p.server = cfg.Host
 		p.stream = kube.RemoteStreamer(cs, cfg)
@@ -144,8 +155,12 @@ func (p *Platform) Traits() platform.Traits {
 	return platform.Traits{DefaultPaths: []api.Path{api.PathPodPodCrossNode}, Cluster: true}
 }
 
-// Namespace is where the platform puts its objects.
-func (p *Platform) Namespace() string { return p.s.Namespace }
+// Namespace is where the platform puts its objects (its servers', with
+// --server-namespace/--client-namespace).
+func (p *Platform) Namespace() string { return p.s.serverNamespace() }
+
+// nsOf is the namespace of an endpoint's pod.
+func (p *Platform) nsOf(ep *endpoint) string { return p.s.namespaceOf(ep.spec.Role) }
 
 // Timing returns the time Prepare and Close took (zero until they ran).
 func (p *Platform) Timing() (setup, teardown time.Duration) {
@@ -246,9 +261,14 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 		needPriv = needPriv || e.Net == api.NetworkHost
 	}
 	if !p.s.NoPreflight {
-		// every permission the run needs, asked before anything is created
-		_, nsErr := p.cs.CoreV1().Namespaces().Get(ctx, p.s.Namespace, metav1.GetOptions{})
-		if err := kube.Preflight(ctx, p.cs, kube.RunManifest, kube.RunAccess(p.s.Namespace, !apierrors.IsNotFound(nsErr), len(svcs) > 0)); err != nil {
+		// every permission the run needs, in each of its namespaces, asked before anything is
+		// created (Services only where the servers are)
+		var needs []kube.Access
+		for _, ns := range p.s.namespaces() {
+			_, nsErr := p.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+			needs = append(needs, kube.RunAccess(ns, !apierrors.IsNotFound(nsErr), len(svcs) > 0 && ns == p.s.serverNamespace())...)
+		}
+		if err := kube.Preflight(ctx, p.cs, kube.RunManifest, needs); err != nil {
 			return err
 		}
 		if network != "" {
@@ -268,25 +288,10 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 	p.mu.Lock()
 	p.touched = true // from here on something of the run may exist in the cluster
 	p.mu.Unlock()
-	if err := p.ensureNamespace(ctx, needPriv); err != nil {
-		return err
-	}
-	lease, err := kube.StartLease(ctx, p.cs, p.s.Namespace, p.runID, "run", p.log)
-	if err != nil {
-		return err
-	}
-	p.mu.Lock()
-	p.lease = lease
-	p.mu.Unlock()
-	if err := kube.CreateTokenSecret(ctx, p.cs, p.s.Namespace, p.runID, p.s.AgentToken, lease); err != nil {
-		return err
-	}
-	p.mu.Lock()
-	p.tokenSecret = true
-	p.mu.Unlock()
-	sa := buildServiceAccount(p.s.Namespace, p.runID)
-	if _, err := p.cs.CoreV1().ServiceAccounts(p.s.Namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create service account %s/%s: %w", p.s.Namespace, sa.Name, err)
+	for _, st := range p.sites {
+		if err := p.prepareSite(ctx, st, needPriv); err != nil {
+			return err
+		}
 	}
 
 	// Every pod and Service at once.
@@ -303,8 +308,8 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 		go func(e endpointSpec) {
 			defer wg.Done()
 			pod := buildPod(p.s, p.runID, e)
-			if _, err := p.cs.CoreV1().Pods(p.s.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-				addErr(fmt.Errorf("create pod %s/%s: %w", p.s.Namespace, pod.Name, err))
+			if _, err := p.cs.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+				addErr(fmt.Errorf("create pod %s/%s: %w", pod.Namespace, pod.Name, err))
 			}
 		}(e)
 	}
@@ -313,9 +318,9 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 		wg.Add(1)
 		go func(i int, sv *corev1.Service) {
 			defer wg.Done()
-			got, err := p.cs.CoreV1().Services(p.s.Namespace).Create(ctx, sv, metav1.CreateOptions{})
+			got, err := p.cs.CoreV1().Services(sv.Namespace).Create(ctx, sv, metav1.CreateOptions{})
 			if err != nil {
-				addErr(fmt.Errorf("create service %s/%s: %w", p.s.Namespace, sv.Name, err))
+				addErr(fmt.Errorf("create service %s/%s: %w", sv.Namespace, sv.Name, err))
 				return
 			}
 			createdSvcs[i] = got
@@ -330,15 +335,27 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 		p.services[k] = sv
 	}
 
-	names := make([]string, len(specs))
-	for i, e := range specs {
-		names[i] = e.Name
+	names := map[string][]string{} // by namespace
+	for _, e := range specs {
+		ns := p.s.namespaceOf(e.Role)
+		names[ns] = append(names[ns], e.Name)
 	}
-	p.logf("waiting for %d endpoint pods in namespace %s (image %s)", len(names), p.s.Namespace, p.s.Image)
+	where := "namespace " + p.s.serverNamespace()
+	if nss := p.s.namespaces(); len(nss) > 1 {
+		where = "namespaces " + strings.Join(nss, " and ")
+	}
+	p.logf("waiting for %d endpoint pods in %s (image %s)", len(specs), where, p.s.Image)
 	wstart := time.Now()
-	pods, err := kube.WaitReady(ctx, p.cs, p.s.Namespace, kube.RunSelector(p.runID), names, p.s.PodStartTimeout)
-	if err != nil {
-		return err
+	pods := map[string]*corev1.Pod{}
+	for _, ns := range p.s.namespaces() {
+		if len(names[ns]) == 0 {
+			continue
+		}
+		got, err := kube.WaitReady(ctx, p.cs, ns, kube.RunSelector(p.runID), names[ns], p.s.PodStartTimeout)
+		if err != nil {
+			return err
+		}
+		maps.Copy(pods, got)
 	}
 	for _, ep := range p.servers {
 		ep.pod = pods[ep.spec.Name]
@@ -349,7 +366,7 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 	if err := p.waitServerMessages(ctx, specs); err != nil {
 		return err
 	}
-	p.logf("%d endpoint pods ready in %.1fs", len(names), time.Since(wstart).Seconds())
+	p.logf("%d endpoint pods ready in %.1fs", len(specs), time.Since(wstart).Seconds())
 	return nil
 }
 
@@ -463,13 +480,40 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// ensureNamespace creates the namespace when it is absent; an existing one is used as is
-// (and never deleted).
-func (p *Platform) ensureNamespace(ctx context.Context, privileged bool) error {
-	ns := p.s.Namespace
+// prepareSite makes what every endpoint pod of a namespace needs: the namespace (when
+// absent), the run's Lease, the agent token's Secret (owned by the Lease) and the
+// ServiceAccount.
+func (p *Platform) prepareSite(ctx context.Context, st *site, privileged bool) error {
+	if err := p.ensureNamespace(ctx, st, privileged); err != nil {
+		return err
+	}
+	lease, err := kube.StartLease(ctx, p.cs, st.ns, p.runID, "run", p.log)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	st.lease = lease
+	p.mu.Unlock()
+	if err := kube.CreateTokenSecret(ctx, p.cs, st.ns, p.runID, p.s.AgentToken, lease); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	st.tokenSecret = true
+	p.mu.Unlock()
+	sa := buildServiceAccount(st.ns, p.runID)
+	if _, err := p.cs.CoreV1().ServiceAccounts(st.ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create service account %s/%s: %w", st.ns, sa.Name, err)
+	}
+	return nil
+}
+
+// ensureNamespace creates the site's namespace when it is absent; an existing one is used as
+// is (and never deleted).
+func (p *Platform) ensureNamespace(ctx context.Context, st *site, privileged bool) error {
+	ns := st.ns
 	state, err := kube.CreateNamespace(ctx, p.cs, kube.BuildNamespace(ns, p.runID, privileged), func() {
 		p.mu.Lock()
-		p.nsAttempted = true
+		st.attempted = true
 		p.mu.Unlock()
 	})
 	switch {
@@ -483,12 +527,12 @@ func (p *Platform) ensureNamespace(ctx context.Context, privileged bool) error {
 	case state == kube.NamespaceAppeared:
 		p.logf("namespace %s appeared meanwhile; using it (it will not be deleted)", ns)
 		p.mu.Lock()
-		p.nsAttempted = false
+		st.attempted = false
 		p.mu.Unlock()
 		return nil
 	}
 	p.mu.Lock()
-	p.nsCreated = true
+	st.created = true
 	p.mu.Unlock()
 	p.logf("created namespace %s", ns)
 	return nil
@@ -507,7 +551,7 @@ func (p *Platform) waitServerMessages(ctx context.Context, specs []endpointSpec)
 			wg.Add(1)
 			go func(pod string, srv driver.Server) {
 				defer wg.Done()
-				if err := kube.WaitLogLine(ctx, p.cs, p.s.Namespace, pod, dnsLabel(srv.Name), srv.Ready, p.s.PodStartTimeout); err != nil {
+				if err := kube.WaitLogLine(ctx, p.cs, p.s.serverNamespace(), pod, dnsLabel(srv.Name), srv.Ready, p.s.PodStartTimeout); err != nil {
 					mu.Lock()
 					errs = append(errs, err)
 					mu.Unlock()
@@ -561,7 +605,7 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 			return nil, fmt.Errorf("no %s-network client on the %s (was the case in the plan given to Prepare?)", r.clientNet, r.clientNode)
 		}
 		pl.Client = p.describe(cli, "client", family)
-		exe = &kube.PodExecutor{Stream: p.stream, Namespace: p.s.Namespace, Pod: cli.spec.Name, Container: kube.ClientContainer,
+		exe = &kube.PodExecutor{Stream: p.stream, Namespace: p.nsOf(cli), Pod: cli.spec.Name, Container: kube.ClientContainer,
 			DefaultTimeout: timeout, MaxOutput: p.s.MaxOutputBytes}
 	}
 
@@ -628,13 +672,13 @@ func (p *Platform) serverExecutor(srv *endpoint, timeout time.Duration) platform
 	if len(srv.spec.Servers) == 0 {
 		return nil
 	}
-	return &kube.PodExecutor{Stream: p.stream, Namespace: p.s.Namespace, Pod: srv.spec.Name,
+	return &kube.PodExecutor{Stream: p.stream, Namespace: p.nsOf(srv), Pod: srv.spec.Name,
 		Container: dnsLabel(srv.spec.Servers[0].Name), DefaultTimeout: timeout, MaxOutput: p.s.MaxOutputBytes}
 }
 
 // describe says where an endpoint really runs, from its pod's status.
 func (p *Platform) describe(ep *endpoint, role, family string) api.Endpoint {
-	out := api.Endpoint{Role: role, Pod: ep.spec.Name, Namespace: p.s.Namespace, HostNetwork: ep.spec.Net == api.NetworkHost}
+	out := api.Endpoint{Role: role, Pod: ep.spec.Name, Namespace: p.nsOf(ep), HostNetwork: ep.spec.Net == api.NetworkHost}
 	pod := ep.pod
 	if pod == nil {
 		return out
@@ -710,9 +754,10 @@ func nodeIP(n *corev1.Node, family string) string {
 	return pickIP(external, family)
 }
 
-// Close implements platform.Platform: it deletes the namespace cnperf created (waiting until
-// it is gone), or, in a namespace it did not create, every object labelled with the run.
-// It is idempotent and meant to get a fresh context (not the cancelled run context).
+// Close implements platform.Platform: in each of the run's namespaces it deletes the
+// namespace cnperf created (waiting until it is gone), or, in a namespace it did not create,
+// every object labelled with the run. It is idempotent and meant to get a fresh context (not
+// the cancelled run context).
 func (p *Platform) Close(ctx context.Context) error {
 	p.mu.Lock()
 	if p.closed {
@@ -720,8 +765,11 @@ func (p *Platform) Close(ctx context.Context) error {
 		return nil
 	}
 	p.closed = true
-	attempted, created := p.nsAttempted, p.nsCreated
-	lease, secret, touched := p.lease, p.tokenSecret, p.touched
+	touched := p.touched
+	sites := make([]site, len(p.sites))
+	for i, st := range p.sites {
+		sites[i] = *st
+	}
 	p.mu.Unlock()
 	if !touched {
 		// Prepare failed before it created anything (e.g. the API server does not answer):
@@ -738,31 +786,25 @@ func (p *Platform) Close(ctx context.Context) error {
 		p.mu.Unlock()
 	}()
 	if p.s.Keep {
-		p.logf("--keep: leaving namespace %s and the run's objects (remove them with: %s)", p.s.Namespace, p.cleanupCommand())
-		return lease.Keep(ctx)
-	}
-	lease.Stop()
-	if attempted && !created {
-		// The create may have reached the server although the call failed (e.g. Ctrl-C).
-		if ns, err := p.cs.CoreV1().Namespaces().Get(ctx, p.s.Namespace, metav1.GetOptions{}); err == nil && ns.Labels[kube.LabelRun] == p.runID {
-			created = true
+		var errs []error
+		for _, st := range sites {
+			p.logf("--keep: leaving namespace %s and the run's objects (remove them with: %s)", st.ns, p.cleanupCommand())
+			errs = append(errs, st.lease.Keep(ctx))
 		}
+		return errors.Join(errs...)
 	}
-	var err error
-	// the token first, by name (no right to list Secrets); in a namespace cnperf created it
-	// would go with it, and after a kill it goes with the Lease that owns it
-	if secret && !created {
-		err = kube.DeleteTokenSecret(ctx, p.cs, p.s.Namespace, p.runID)
+	// the clients' namespace first, then the servers' (the reverse of Prepare), at once
+	errs := make([]error, len(sites))
+	var wg sync.WaitGroup
+	for i := range sites {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			errs[i] = p.closeSite(ctx, sites[i])
+		}(i)
 	}
-	if created {
-		// Start the pods' termination at once: the namespace controller would first spend
-		// seconds discovering every resource type.
-		_ = p.cs.CoreV1().Pods(p.s.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: kube.RunSelector(p.runID)})
-		err = kube.DeleteNamespaceWith(ctx, p.cs, p.s.Namespace, true, kube.NewUnsticker(p.cs, p.s.Namespace, "", p.log))
-	} else {
-		sel := kube.RunSelector(p.runID)
-		err = errors.Join(err, kube.DeleteRunObjectsWith(ctx, p.cs, p.s.Namespace, sel, true, kube.NewUnsticker(p.cs, p.s.Namespace, sel, p.log)))
-	}
+	wg.Wait()
+	err := errors.Join(errs...)
 	if err == nil {
 		p.mu.Lock()
 		p.cleanedUp = true
@@ -770,6 +812,32 @@ func (p *Platform) Close(ctx context.Context) error {
 		p.logf("cleaned up in %.1fs", time.Since(start).Seconds())
 	}
 	return err
+}
+
+// closeSite removes what the run made in one namespace.
+func (p *Platform) closeSite(ctx context.Context, st site) error {
+	st.lease.Stop()
+	ns, created := st.ns, st.created
+	if st.attempted && !created {
+		// The create may have reached the server although the call failed (e.g. Ctrl-C).
+		if got, err := p.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil && got.Labels[kube.LabelRun] == p.runID {
+			created = true
+		}
+	}
+	var err error
+	// the token first, by name (no right to list Secrets); in a namespace cnperf created it
+	// would go with it, and after a kill it goes with the Lease that owns it
+	if st.tokenSecret && !created {
+		err = kube.DeleteTokenSecret(ctx, p.cs, ns, p.runID)
+	}
+	if created {
+		// Start the pods' termination at once: the namespace controller would first spend
+		// seconds discovering every resource type.
+		_ = p.cs.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: kube.RunSelector(p.runID)})
+		return kube.DeleteNamespaceWith(ctx, p.cs, ns, true, kube.NewUnsticker(p.cs, ns, "", p.log))
+	}
+	sel := kube.RunSelector(p.runID)
+	return errors.Join(err, kube.DeleteRunObjectsWith(ctx, p.cs, ns, sel, true, kube.NewUnsticker(p.cs, ns, sel, p.log)))
 }
 
 // apiAnswerTimeout bounds the first requests of Prepare: an API server that does not answer
@@ -805,12 +873,24 @@ func (p *Platform) Leftovers() string {
 	if !p.prepared || !p.touched || p.cleanedUp || p.s.Keep {
 		return ""
 	}
-	if p.nsAttempted {
-		return fmt.Sprintf("may be left in the cluster: namespace %s (created by run %s) with its pods and Services; remove them with: %s",
-			p.s.Namespace, p.runID, p.cleanupCommand())
+	var created, used []string
+	for _, st := range p.sites {
+		if st.attempted {
+			created = append(created, st.ns)
+		} else {
+			used = append(used, st.ns)
+		}
 	}
-	return fmt.Sprintf("may be left in the cluster: run %s's pods, Services, ServiceAccount, token Secret and Lease in namespace %s (labelled %s=%s); remove them with: %s --namespace %s",
-		p.runID, p.s.Namespace, kube.LabelRun, p.runID, p.cleanupCommand(), p.s.Namespace)
+	var out []string
+	if len(created) > 0 {
+		out = append(out, fmt.Sprintf("may be left in the cluster: namespace %s (created by run %s) with its pods and Services; remove them with: %s",
+			strings.Join(created, " and "), p.runID, p.cleanupCommand()))
+	}
+	for _, ns := range used {
+		out = append(out, fmt.Sprintf("may be left in the cluster: run %s's pods, Services, ServiceAccount, token Secret and Lease in namespace %s (labelled %s=%s); remove them with: %s --namespace %s",
+			p.runID, ns, kube.LabelRun, p.runID, p.cleanupCommand(), ns))
+	}
+	return strings.Join(out, "; ")
 }
 
 // Describe implements platform.ClusterDescriber: versions, nodes of the endpoints, CNI,
@@ -845,7 +925,7 @@ func (p *Platform) Describe(ctx context.Context) (*api.ClusterDetails, error) {
 	in := clusterinfo.Input{Client: p.cs, Nodes: nodes, Log: p.log}
 	execIn := func(ep *endpoint) clusterinfo.ExecFunc {
 		return func(ctx context.Context, argv []string) (string, error) {
-			e := &kube.PodExecutor{Stream: p.stream, Namespace: p.s.Namespace, Pod: ep.spec.Name, Container: kube.ClientContainer,
+			e := &kube.PodExecutor{Stream: p.stream, Namespace: p.nsOf(ep), Pod: ep.spec.Name, Container: kube.ClientContainer,
 				DefaultTimeout: 20 * time.Second, MaxOutput: 1 << 20}
 			out := e.Exec(ctx, driver.Command{Argv: argv})
 			if out.Err != nil {

@@ -586,3 +586,122 @@ func TestPreflightNamesTheMissingPermission(t *testing.T) {
 		})
 	}
 }
+
+// TestSplitNamespaces: --server-namespace and --client-namespace (k8s-netperf #130) put the
+// servers and their Services in one namespace and the clients in another; the preflight asks
+// for the verbs in both, a namespace cnperf created is deleted and one it found is kept with
+// everything cnperf did not create in it, and the hairpin client is the server pod.
+func TestSplitNamespaces(t *testing.T) {
+	ctx := context.Background()
+	c := newCluster(t, node("node1", ""), node("node2", ""))
+	asked := map[string]map[string]bool{} // namespace -> "verb resource"
+	c.cs.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		ra := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview).Spec.ResourceAttributes
+		c.mu.Lock()
+		if asked[ra.Namespace] == nil {
+			asked[ra.Namespace] = map[string]bool{}
+		}
+		asked[ra.Namespace][ra.Verb+" "+ra.Resource] = true
+		c.mu.Unlock()
+		return false, nil, nil
+	})
+	theirs := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-b"}}
+	app := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "user-app", Namespace: "team-b"}}
+	if _, err := c.cs.CoreV1().Namespaces().Create(ctx, theirs, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.cs.CoreV1().Pods("team-b").Create(ctx, app, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := newTestPlatform(t, c, Options{ServerNamespace: "team-a", ClientNamespace: "team-b"})
+	paths := []api.Path{api.PathPodPodCrossNode, api.PathPodClusterIP, api.PathPodNodePort, api.PathPodHairpin, api.PathHostHost}
+	cases := casesWith([]string{"iperf3"}, paths)
+	if err := p.Prepare(ctx, cases, testDrivers); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct{ ns, access string }{
+		{"team-a", "create pods"}, {"team-a", "create services"}, {"team-a", "create leases"}, {"team-a", "create secrets"},
+		{"team-b", "create pods"}, {"team-b", "create pods"}, {"team-b", "create leases"}, {"team-b", "create serviceaccounts"},
+	} {
+		if !asked[want.ns][want.access] {
+			t.Errorf("the preflight did not ask for %s in namespace %s", want.access, want.ns)
+		}
+	}
+	if asked["team-b"]["create services"] {
+		t.Error("the preflight asked for creating Services in the clients' namespace, where none go")
+	}
+	roles := func(ns string) map[string]int {
+		pods, _ := c.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.RunSelector(testRun)})
+		out := map[string]int{}
+		for _, pod := range pods.Items {
+			out[pod.Labels[kube.LabelRole]]++
+		}
+		return out
+	}
+	if got := roles("team-a"); got["server"] != 2 || got["client"] != 0 {
+		t.Errorf("team-a holds %v, want the 2 servers (pod, host) only", got)
+	}
+	if got := roles("team-b"); got["client"] != 2 || got["server"] != 0 {
+		t.Errorf("team-b holds %v, want the 2 clients (pod, host) only", got)
+	}
+	for _, ns := range []string{"team-a", "team-b"} {
+		if _, err := c.cs.CoreV1().Secrets(ns).Get(ctx, kube.TokenSecretName(testRun), metav1.GetOptions{}); err != nil {
+			t.Errorf("token secret in %s: %v", ns, err)
+		}
+		if _, err := c.cs.CoreV1().ServiceAccounts(ns).Get(ctx, kube.ServiceAccountName, metav1.GetOptions{}); err != nil {
+			t.Errorf("service account in %s: %v", ns, err)
+		}
+	}
+	if svcs, _ := c.cs.CoreV1().Services("team-a").List(ctx, metav1.ListOptions{}); len(svcs.Items) != 2 {
+		t.Errorf("%d Services in team-a, want ClusterIP and NodePort", len(svcs.Items))
+	}
+	for _, cs := range cases {
+		pair, err := p.Pair(ctx, cs)
+		if err != nil {
+			t.Fatalf("%s: %v", cs, err)
+		}
+		wantClient := "team-b"
+		if cs.Path == api.PathPodHairpin {
+			wantClient = "team-a" // the client runs in the server pod
+		}
+		pl := pair.Placement
+		exe, ok := pair.Client.(*kube.PodExecutor)
+		if pl.Server.Namespace != "team-a" || pl.Client.Namespace != wantClient || !ok || exe.Namespace != wantClient {
+			t.Errorf("%s: server in %q, client in %q (exec in %v), want team-a and %s", cs, pl.Server.Namespace, pl.Client.Namespace, exe, wantClient)
+		}
+		if srv, ok := pair.Server.(*kube.PodExecutor); !ok || srv.Namespace != "team-a" {
+			t.Errorf("%s: server executor %v, want one in team-a", cs, pair.Server)
+		}
+	}
+	if msg := p.Leftovers(); !strings.Contains(msg, "namespace team-a (created by run") || !strings.Contains(msg, "in namespace team-b (labelled") {
+		t.Errorf("leftovers before Close: %q", msg)
+	}
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.cs.CoreV1().Namespaces().Get(ctx, "team-a", metav1.GetOptions{}); err == nil {
+		t.Error("the servers' namespace cnperf created is still there after Close")
+	}
+	if _, err := c.cs.CoreV1().Namespaces().Get(ctx, "team-b", metav1.GetOptions{}); err != nil {
+		t.Errorf("the clients' namespace cnperf did not create was deleted: %v", err)
+	}
+	left, _ := c.cs.CoreV1().Pods("team-b").List(ctx, metav1.ListOptions{})
+	if len(left.Items) != 1 || left.Items[0].Name != "user-app" {
+		t.Errorf("pods left in team-b: %v, want only user-app", left.Items)
+	}
+	if _, err := c.cs.CoreV1().Secrets("team-b").Get(ctx, kube.TokenSecretName(testRun), metav1.GetOptions{}); err == nil {
+		t.Error("the token's Secret is left in team-b after Close")
+	}
+	if l, _ := c.cs.CoordinationV1().Leases("team-b").List(ctx, metav1.ListOptions{}); len(l.Items) != 0 {
+		t.Errorf("%d Leases left in team-b", len(l.Items))
+	}
+}
+
+func TestNamespaceFlagsChecked(t *testing.T) {
+	for _, o := range []Options{{ClientNamespace: "Bad_NS"}, {ServerNamespace: "-x"}} {
+		_, err := o.parse()
+		if err == nil || !strings.Contains(err.Error(), "-namespace:") {
+			t.Errorf("%+v: err %v, want the flag named", o, err)
+		}
+	}
+}

@@ -88,7 +88,7 @@ func buildPod(s *settings, runID string, e endpointSpec) *corev1.Pod {
 		labels[kube.LabelDriver] = dnsLabel(e.Driver)
 	}
 	o := kube.PodOptions{
-		Name: e.Name, Namespace: s.Namespace, Labels: labels,
+		Name: e.Name, Namespace: s.namespaceOf(e.Role), Labels: labels,
 		HostNetwork: e.Net == api.NetworkHost, Tolerations: s.tolerations,
 		ServiceAccount: kube.ServiceAccountName, GraceSeconds: kube.TerminationGraceSeconds, RunOnce: true,
 		Metadata: s.podMeta,
@@ -131,7 +131,7 @@ func buildService(s *settings, runID string, server endpointSpec, kind corev1.Se
 	labels := kube.RunLabels(runID)
 	labels[kube.LabelDriver] = dnsLabel(server.Driver)
 	return kube.ServiceOptions{
-		Name: serviceName(runID, server.Driver, server.Net, kind), Namespace: s.Namespace, Labels: labels,
+		Name: serviceName(runID, server.Driver, server.Net, kind), Namespace: s.serverNamespace(), Labels: labels,
 		Type: kind, Selector: map[string]string{kube.LabelEndpoint: server.Name}, Ports: kube.ServicePorts(server.Servers),
 		Families: families,
 	}.Service()

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -32,6 +33,11 @@ type Options struct {
 	// Namespace is where every object goes. It is created when absent and then removed at the
 	// end (unless Keep); a namespace cnperf did not create is never deleted.
 	Namespace string
+	// ClientNamespace and ServerNamespace put the client pods, and the server pods with their
+	// Services, in namespaces of their own (k8s-netperf #130: traffic between namespaces);
+	// empty means Namespace. Each is created and removed as Namespace is.
+	ClientNamespace string
+	ServerNamespace string
 	// Keep leaves the namespace and every object in place at the end.
 	Keep bool
 
@@ -156,7 +162,36 @@ func (o Options) parse() (*settings, error) {
 	if errs := validateDNSLabel(o.Namespace); errs != "" {
 		return nil, fmt.Errorf("--namespace: %q %s", o.Namespace, errs)
 	}
+	for _, f := range []struct{ flag, ns string }{{"--client-namespace", o.ClientNamespace}, {"--server-namespace", o.ServerNamespace}} {
+		if f.ns == "" {
+			continue
+		}
+		if errs := validateDNSLabel(f.ns); errs != "" {
+			return nil, fmt.Errorf("%s: %q %s", f.flag, f.ns, errs)
+		}
+	}
 	return s, nil
+}
+
+// clientNamespace is where the client pods go; serverNamespace where the server pods and
+// their Services go.
+func (s *settings) clientNamespace() string { return cmp.Or(s.ClientNamespace, s.Namespace) }
+func (s *settings) serverNamespace() string { return cmp.Or(s.ServerNamespace, s.Namespace) }
+
+// namespaceOf is the namespace of an endpoint of role ("client" or "server").
+func (s *settings) namespaceOf(role string) string {
+	if role == "client" {
+		return s.clientNamespace()
+	}
+	return s.serverNamespace()
+}
+
+// namespaces are the run's namespaces, the servers' first, each once.
+func (s *settings) namespaces() []string {
+	if s.serverNamespace() == s.clientNamespace() {
+		return []string{s.serverNamespace()}
+	}
+	return []string{s.serverNamespace(), s.clientNamespace()}
 }
 
 func parseNodeSelector(in []string) (map[string]string, error) {
