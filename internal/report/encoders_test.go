@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -521,6 +523,88 @@ func TestK8sNetperfLossCSV(t *testing.T) {
 	// The mean of the samples: retransmits 0, 0, 2; loss 0.12, 0.31, 0.08 %.
 	if recs[1][20] != "0.666667" || recs[3][20] != "0.170000" {
 		t.Errorf("values %q %q", recs[1][20], recs[3][20])
+	}
+}
+
+// TestK8sNetperfCSVsOfARealRun: both k8s-netperf CSVs of a real run (cnperf run --platform local
+// --driver netperf --profile TCP_STREAM,UDP_STREAM --parallel 1,2 --samples 3 --duration 2s
+// --message-size 1024, netperf 2.7.1 on loopback, 2026-11-29), against golden files and against
+// k8s-netperf's own arithmetic on the raw netperf counters the samples keep.
+func TestK8sNetperfCSVsOfARealRun(t *testing.T) {
+	runs, err := runfile.Read(filepath.Join("testdata", "real-netperf-streams-run.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	csvOut := encode(t, "k8s-netperf-csv", runs...)
+	lossOut := encode(t, "k8s-netperf-loss-csv", runs...)
+	reporttest.Golden(t, "k8s-netperf-real-netperf.csv", csvOut)
+	reporttest.Golden(t, "k8s-netperf-loss-real-netperf.csv", lossOut)
+	// k8s-netperf's netperf ParseResults on each sample's raw output: loss 100 - recv/send*100
+	// from REMOTE_RECV_CALLS and LOCAL_SEND_CALLS (summed over the flows by super-netperf),
+	// retransmits LOCAL_TRANSPORT_RETRANS, P99_LATENCY (the flows' truncated mean).
+	peer := func(r *api.Result) (loss, retrans, p99 float64) {
+		for _, s := range r.Samples {
+			flows := s.Flows
+			if len(flows) == 0 {
+				flows = []api.Sample{s}
+			}
+			var send, recv, rt, l float64
+			for _, f := range flows {
+				if f.Raw == "" {
+					// parallel flows keep no raw output: their recorded counters
+					if f.PacketsSent != nil {
+						send += float64(*f.PacketsSent)
+						recv += float64(*f.PacketsReceived)
+					}
+					if f.Retransmits != nil {
+						rt += *f.Retransmits
+					}
+					l += *f.SendCallMicroseconds.P99
+					continue
+				}
+				kv, err := netperf.ParseKeyval([]byte(f.Raw))
+				if err != nil {
+					t.Fatalf("raw: %v", err)
+				}
+				num := func(k string) float64 {
+					v, err := strconv.ParseFloat(kv.Values[k], 64)
+					if err != nil {
+						t.Fatalf("%s: %v", k, err)
+					}
+					return v
+				}
+				send += num("LOCAL_SEND_CALLS")
+				recv += num("REMOTE_RECV_CALLS")
+				if x := num("LOCAL_TRANSPORT_RETRANS"); x >= 0 { // -1 on UDP
+					rt += x
+				}
+				l += num("P99_LATENCY")
+			}
+			loss += 100 - recv/send*100
+			retrans += rt
+			p99 += math.Trunc(l / float64(len(flows)))
+		}
+		n := float64(len(r.Samples)) // k8s-netperf's result.Average: the sum, then ÷ n
+		return loss / n, retrans / n, p99 / n
+	}
+	rows := csvRecords(t, csvOut)[1:]
+	lossRows := csvRecords(t, lossOut)[1:]
+	if len(rows) != 4 || len(lossRows) != 4 {
+		t.Fatalf("%d rows, %d loss rows, want 4 and 4", len(rows), len(lossRows))
+	}
+	for i := range runs[0].Results {
+		r := &runs[0].Results[i]
+		loss, retrans, p99 := peer(r)
+		if got, want := rows[i][21], fmt.Sprint(p99); got != want {
+			t.Errorf("%s x%d: 99%%tile %s, k8s-netperf's %s", r.Profile, r.Params.Parallel, got, want)
+		}
+		want := fmt.Sprintf("%f", retrans)
+		if r.Profile == api.UDPStream {
+			want = fmt.Sprintf("%f", loss)
+		}
+		if got := lossRows[i][20]; got != want {
+			t.Errorf("%s x%d: %s %s, k8s-netperf's %s", r.Profile, r.Params.Parallel, lossRows[i][0], got, want)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -224,7 +225,8 @@ func k8sNetperfRow(r *api.Result) ([]string, bool) {
 // k8sNetperfP99 is one sample's p99 in usec as k8s-netperf reads it from its tool: the round
 // trip's (stats.SampleP99), else on a stream the send calls' (netperf's P99_LATENCY, which
 // k8s-netperf asks for on every test); for parallel flows without a combined figure, the mean
-// of the flows' p99s, as super-netperf averages its netperf processes' P99_LATENCY.
+// of the flows' p99s truncated to a whole number, as super-netperf averages its netperf
+// processes' P99_LATENCY (`echo $l/$counter | bc`: bc's scale 0 truncates).
 func k8sNetperfP99(s *api.Sample) (float64, bool) {
 	if v, ok := stats.SampleP99(s); ok {
 		return v, true
@@ -243,5 +245,5 @@ func k8sNetperfP99(s *api.Sample) (float64, bool) {
 		}
 		sum += v
 	}
-	return sum / float64(len(s.Flows)), true
+	return math.Trunc(sum / float64(len(s.Flows))), true
 }
