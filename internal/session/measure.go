@@ -150,9 +150,6 @@ func RunCases(ctx context.Context, plat platform.Platform, cases []plan.Case, sp
 			drivers[c.Driver] = d
 		}
 	}
-	// From here on a signal stops the run gracefully; before, while the plan is read (a FIFO,
-	// standard input) and checked, it ends cnperf at once.
-	interrupt.Arm(ctx)
 	run := NewRun(spec.Header)
 	run.Plan = spec.PlanName
 	if spec.PlanLabels != nil {
@@ -165,16 +162,35 @@ func RunCases(ctx context.Context, plat platform.Platform, cases []plan.Case, sp
 			}
 		}
 	}
-	sess, err := Start(run, spec.ResultsFile)
-	if err != nil {
+	started := false
+	err := Do(ctx, run, spec.ResultsFile, func(sess *Session) error {
+		started = true
+		sess.Log = spec.Log
+		sess.Annotator = spec.Annotator
+		sess.CheckPathMTU = spec.CheckPathMTU
+		return sess.Measure(ctx, plat, drivers, cases, spec.Progress)
+	})
+	if !started {
 		return nil, err
 	}
-	sess.Log = spec.Log
-	sess.Annotator = spec.Annotator
-	sess.CheckPathMTU = spec.CheckPathMTU
-	runErr := sess.Measure(ctx, plat, drivers, cases, spec.Progress)
+	return run, err
+}
+
+// Do is one run from its start to its end, the same for `cnperf run` (RunCases) and
+// tiger-bench: a signal stops the run gracefully from then on (finished work kept, clean-up;
+// before, while a plan is read from a FIFO or standard input and checked, it ends cnperf at
+// once), the session is started (its results file opened), work measures, and the run is
+// finished (its end time set, the results file closed) whatever work returned. The error joins
+// work's and Finish's; a results file that cannot be opened is returned before work runs.
+func Do(ctx context.Context, run *api.Run, resultsFile string, work func(*Session) error) error {
+	interrupt.Arm(ctx)
+	sess, err := Start(run, resultsFile)
+	if err != nil {
+		return err
+	}
+	runErr := work(sess)
 	if err := sess.Finish(); err != nil {
 		runErr = errors.Join(runErr, err)
 	}
-	return run, runErr
+	return runErr
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/cnperf/cnperf/internal/config"
 	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
-	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/limits"
 	"github.com/cnperf/cnperf/internal/measure"
@@ -444,23 +443,22 @@ func (o *Options) runTigerBench(ctx context.Context, streams iostreams.Streams, 
 		lg.Warn("--pod-labels and --pod-annotations reach the pods of tiger-bench's thruput-latency and iperf tests, " +
 			"not its TTFR, DNS and standing pods")
 	}
-	interrupt.Arm(ctx) // as in Run: graceful from here on
 	run := session.NewRun(session.Header{UUID: runID, Platform: "kube", Labels: labels, Host: true, Timing: true})
-	sess, err := session.Start(run, o.ResultsFile)
-	if err != nil {
-		return err
-	}
-	deps := tigerbench.Deps{
-		Kube: o.Platforms.kube, Options: o.TigerBench, RunID: runID, Log: log,
-		OnResult: sess.Save,
-		OnUpdate: sess.Update,
-	}
-	if !o.NoProgress && lg.Enabled(ctx, slog.LevelInfo) {
-		deps.Progress = &runner.TextProgress{W: streams.ErrOut, Terminal: iostreams.IsTerminal(streams.ErrOut)}
-	}
-	runErr := tigerbench.Run(ctx, loaded, run, deps)
-	if err := sess.Finish(); err != nil {
-		runErr = errors.Join(runErr, err)
+	started := false
+	runErr := session.Do(ctx, run, o.ResultsFile, func(sess *session.Session) error {
+		started = true
+		deps := tigerbench.Deps{
+			Kube: o.Platforms.kube, Options: o.TigerBench, RunID: runID, Log: log,
+			OnResult: sess.Save,
+			OnUpdate: sess.Update,
+		}
+		if !o.NoProgress && lg.Enabled(ctx, slog.LevelInfo) {
+			deps.Progress = &runner.TextProgress{W: streams.ErrOut, Terminal: iostreams.IsTerminal(streams.ErrOut)}
+		}
+		return tigerbench.Run(ctx, loaded, run, deps)
+	})
+	if !started {
+		return runErr
 	}
 	var usage *exit.UsageError
 	if errors.As(runErr, &usage) {
