@@ -61,11 +61,15 @@ func (o objects) clientPod(i int, node string) *corev1.Pod {
 	}.Pod()
 }
 
-// service is a ClusterIP Service on the probe port. selector picks its endpoints; clusterIP,
-// when set, is the address it must get (SERVICE_CREATE creates it again and again at the
-// address the clients probe).
-func (o objects) service(name, clusterIP string, selector map[string]string) *corev1.Service {
-	svc := kube.ServiceOptions{Name: name, Namespace: o.ns, Labels: o.labels("service"), Type: corev1.ServiceTypeClusterIP,
+// service is a ClusterIP (or NodePort) Service on the probe port. selector picks its
+// endpoints; clusterIP, when set, is the address it must get (SERVICE_CREATE creates it again
+// and again at the address the clients probe).
+func (o objects) service(name, clusterIP string, selector map[string]string, nodePort bool) *corev1.Service {
+	typ := corev1.ServiceTypeClusterIP
+	if nodePort {
+		typ = corev1.ServiceTypeNodePort
+	}
+	svc := kube.ServiceOptions{Name: name, Namespace: o.ns, Labels: o.labels("service"), Type: typ,
 		Selector: selector,
 		Ports: []corev1.ServicePort{{Name: "probe", Port: int32(o.port), TargetPort: intstr.FromInt32(int32(o.port)),
 			Protocol: corev1.ProtocolTCP}},

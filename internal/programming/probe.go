@@ -37,8 +37,17 @@ type Params struct {
 // Client is one probing pod.
 type Client struct {
 	Node, Pod string
-	Exec      Executor
-	Clock     Clock
+	// NodeIP is the node's address (its InternalIP), where its NodePorts answer.
+	NodeIP string
+	Exec   Executor
+	Clock  Clock
+}
+
+// Probe is one client probing one target (HOST:PORT) for a change: a client may probe more
+// than one (a Service's ClusterIP and its node's NodePort).
+type Probe struct {
+	Client
+	Target string
 }
 
 // Clock is a client node's clock against cnperf's.
@@ -134,16 +143,14 @@ func lastLine(s string) string {
 	return s
 }
 
-// Change is one change to the cluster whose effect the clients wait for.
+// Change is one change to the cluster whose effect the probes wait for.
 type Change struct {
 	Expect ttfr.State
-	// Target is what the clients connect to (HOST:PORT).
-	Target string
 	// Do makes the change; the moment it returns is the change's time.
 	Do func(ctx context.Context) error
 }
 
-// Observation is what one client saw of one change.
+// Observation is what one probe saw of one change.
 type Observation struct {
 	// Seconds is the time from the change's API call returning to the first attempt in the
 	// new state (the node's clock corrected by its offset); nil when Error is set.
@@ -198,21 +205,21 @@ func (l *lines) report() (ttfr.WatchReport, error) {
 	return ttfr.WatchReport{}, fmt.Errorf("the probe printed no report; last line: %s", lastLine(last))
 }
 
-// Observe makes one change while every client probes for its effect: each client's probe
-// starts, the change is made once every probe is ready (the old state established; a probe
-// that never gets ready fails on its own), and each probe then reports the first attempt in
-// the new state. With no probe ready the change is not made.
-func Observe(ctx context.Context, clients []Client, p Params, ch Change) []Observation {
+// Observe makes one change while every probe watches for its effect: each probe starts, the
+// change is made once every probe is ready (the old state established; a probe that never
+// gets ready fails on its own), and each probe then reports the first attempt in the new
+// state. With no probe ready the change is not made.
+func Observe(ctx context.Context, clients []Probe, p Params, ch Change) []Observation {
 	obs := make([]Observation, len(clients))
 	outs := make([]*lines, len(clients))
 	errs := make([]error, len(clients))
 	ended := make([]chan struct{}, len(clients))
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	argv := probeArgv(ch.Target, ch.Expect, p)
 	for i, c := range clients {
 		outs[i] = &lines{ready: make(chan struct{})}
 		ended[i] = make(chan struct{})
+		argv := probeArgv(c.Target, ch.Expect, p)
 		go func() {
 			defer close(ended[i])
 			// The probe ends by itself within Settle + Timeout (+ the last attempts).

@@ -118,7 +118,7 @@ var testParams = Params{Interval: 2 * time.Millisecond, AttemptTimeout: 200 * ti
 func TestObserveCorrectsClocks(t *testing.T) {
 	ctx := context.Background()
 	addr, open, closeIt := loopbackTarget(t)
-	var clients []Client
+	var clients []Probe
 	for i, shift := range []time.Duration{0, 2 * time.Second} {
 		ex := localExec{shift: shift}
 		clk, err := MeasureClock(ctx, ex, 3, ttfr.BootID())
@@ -132,9 +132,9 @@ func TestObserveCorrectsClocks(t *testing.T) {
 		if shared := shift == 0 && ttfr.BootID() != ""; clk.Shared != shared {
 			t.Errorf("client %d: shared clock %v, want %v", i, clk.Shared, shared)
 		}
-		clients = append(clients, Client{Node: fmt.Sprintf("node%d", i), Exec: ex, Clock: clk})
+		clients = append(clients, Probe{Client: Client{Node: fmt.Sprintf("node%d", i), Exec: ex, Clock: clk}, Target: addr})
 	}
-	for _, ch := range []Change{{Expect: ttfr.Open, Target: addr, Do: open}, {Expect: ttfr.Closed, Target: addr, Do: closeIt}} {
+	for _, ch := range []Change{{Expect: ttfr.Open, Do: open}, {Expect: ttfr.Closed, Do: closeIt}} {
 		obs := Observe(ctx, clients, testParams, ch)
 		for i, o := range obs {
 			if o.Seconds == nil {
@@ -157,9 +157,9 @@ func TestObserveNeverChanges(t *testing.T) {
 	addr, open, _ := loopbackTarget(t)
 	p := testParams
 	p.Timeout = 300 * time.Millisecond
-	clients := []Client{{Node: "n", Exec: localExec{}}}
+	clients := []Probe{{Client: Client{Node: "n", Exec: localExec{}}, Target: addr}}
 	made := 0
-	obs := Observe(ctx, clients, p, Change{Expect: ttfr.Open, Target: addr, Do: func(context.Context) error { made++; return nil }})
+	obs := Observe(ctx, clients, p, Change{Expect: ttfr.Open, Do: func(context.Context) error { made++; return nil }})
 	if obs[0].Seconds != nil || !strings.Contains(obs[0].Error, "still closed 300ms after the probe was ready") || made != 1 {
 		t.Errorf("no-op change: %+v (made %d)", obs[0], made)
 	}
@@ -167,7 +167,7 @@ func TestObserveNeverChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Settle = 200 * time.Millisecond
-	obs = Observe(ctx, clients, p, Change{Expect: ttfr.Open, Target: addr, Do: func(context.Context) error { made++; return nil }})
+	obs = Observe(ctx, clients, p, Change{Expect: ttfr.Open, Do: func(context.Context) error { made++; return nil }})
 	if obs[0].Seconds != nil || !strings.Contains(obs[0].Error, "no probe got ready, the change was not made") || made != 1 {
 		t.Errorf("already open: %+v (made %d)", obs[0], made)
 	}

@@ -23,17 +23,18 @@ const (
 	OptStandingPolicies = "standingPolicies"
 )
 
-func resultKey(p api.Profile, standing int, node string) string {
-	return fmt.Sprintf("%s|%d|%s", p, standing, node)
+func resultKey(p api.Profile, standing int, node string, path api.Path) string {
+	return fmt.Sprintf("%s|%d|%s|%s", p, standing, node, path)
 }
 
-// result is the result of one step's profile seen from one client, created on first use.
-func (r *Runner) result(k Kind, s step, standing int, c Client) *api.Result {
-	key := resultKey(s.profile, standing, c.Node)
+// result is the result of one step's profile seen by one probe (a client and a target),
+// created on first use.
+func (r *Runner) result(k Kind, s step, standing int, sp stepProbe) *api.Result {
+	c, path, addr := sp.c, sp.t.path, sp.t.addr(sp.c)
+	key := resultKey(s.profile, standing, c.Node, path)
 	if res, ok := r.results[key]; ok {
 		return res
 	}
-	path := api.PathPodClusterIP
 	opts := map[string]string{OptNode: c.Node}
 	if k.IsPolicy() {
 		path = api.PathPodPodCrossNode
@@ -49,12 +50,12 @@ func (r *Runner) result(k Kind, s step, standing int, c Client) *api.Result {
 		Placement: &api.Placement{
 			Client: api.Endpoint{Role: "client", Node: c.Node, Pod: c.Pod, Namespace: r.o.Namespace},
 			Server: api.Endpoint{Role: "server", Node: r.o.ServerNode, Pod: r.server.Name, Namespace: r.o.Namespace, PodIP: r.server.Status.PodIP},
-			Target: s.ch.Target,
+			Target: addr,
 		},
 		StartTime: time.Now().UTC(),
 		Samples:   []api.Sample{},
 		Programming: &api.Programming{
-			Change: s.change, Expect: string(s.ch.Expect), Target: s.ch.Target, StandingPolicies: standing,
+			Change: s.change, Expect: string(s.ch.Expect), Target: addr, StandingPolicies: standing,
 			ProbeIntervalSeconds: p.Interval.Seconds(), AttemptTimeoutSeconds: p.AttemptTimeout.Seconds(), Confirm: p.Confirm,
 			MeasuredOffsetLowSeconds: c.Clock.LowSeconds, MeasuredOffsetHighSeconds: c.Clock.HighSeconds,
 			ClockOffsetSeconds: c.Clock.OffsetSeconds, ClockUncertaintySeconds: c.Clock.UncertaintySeconds, SharedClock: c.Clock.Shared,
@@ -66,10 +67,10 @@ func (r *Runner) result(k Kind, s step, standing int, c Client) *api.Result {
 	return res
 }
 
-// record adds one change's observations, one sample per client.
-func (r *Runner) record(k Kind, s step, standing, index int, obs []Observation) {
-	for i, c := range r.clients {
-		res := r.result(k, s, standing, c)
+// record adds one change's observations, one sample per probe.
+func (r *Runner) record(k Kind, s step, standing, index int, sp []stepProbe, obs []Observation) {
+	for i, p := range sp {
+		res := r.result(k, s, standing, p)
 		o := obs[i]
 		// the sample's window: from the change's API call to the client seeing its effect
 		smp := api.Sample{Index: index, StartTime: o.Sent.UTC(), EndTime: o.At.UTC(), Error: o.Error, ProgrammingSeconds: o.Seconds}

@@ -72,8 +72,12 @@ type Options struct {
 	// take them in before the first measured change (default 5 s).
 	StandingSettle time.Duration
 	Port           int
-	StartTimeout   time.Duration
-	ClockRounds    int
+	// NodePort makes the service kinds' Services NodePort Services, probed also through each
+	// client's node's InternalIP (NodeIPs).
+	NodePort     bool
+	NodeIPs      map[string]string
+	StartTimeout time.Duration
+	ClockRounds  int
 }
 
 // Env is what a run talks to.
@@ -139,6 +143,13 @@ func New(o Options, env Env) (*Runner, error) {
 	for _, k := range o.Kinds {
 		if !slices.Contains(Kinds, k) {
 			return nil, fmt.Errorf("kind %q: want one of %s", k, joinKinds(Kinds))
+		}
+	}
+	if o.NodePort {
+		for _, n := range o.Nodes {
+			if o.NodeIPs[n] == "" {
+				return nil, fmt.Errorf("node %s has no InternalIP to reach its NodePort at", n)
+			}
 		}
 	}
 	return &Runner{o: o, env: env, results: map[string]*api.Result{},
@@ -211,7 +222,7 @@ func (r *Runner) Prepare(ctx context.Context) error {
 		return fmt.Errorf("server pod %s has no IP", r.server.Name)
 	}
 	for i, n := range o.Nodes {
-		r.clients = append(r.clients, Client{Node: n, Pod: pods[i+1].Name, Exec: r.env.Exec(pods[i+1].Name)})
+		r.clients = append(r.clients, Client{Node: n, NodeIP: o.NodeIPs[n], Pod: pods[i+1].Name, Exec: r.env.Exec(pods[i+1].Name)})
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(r.clients))
@@ -319,8 +330,40 @@ type step struct {
 	profile api.Profile
 	change  string
 	ch      Change
+	// targets are what every client probes for the change (each its own result).
+	targets []target
 	// after runs after the change's observation (unmeasured reverts).
 	after func(ctx context.Context) error
+}
+
+// target is one of a step's targets: the path it measures and each client's address.
+type target struct {
+	path api.Path
+	addr func(c Client) string
+}
+
+// fixed is a target every client probes at the same address.
+func fixed(path api.Path, addr string) target {
+	return target{path: path, addr: func(Client) string { return addr }}
+}
+
+// stepProbe is one probe of a step: a client and one of the step's targets.
+type stepProbe struct {
+	c Client
+	t target
+}
+
+// probes are the step's probes: every client for every target, target after target.
+func (r *Runner) probes(s step) ([]stepProbe, []Probe) {
+	var sp []stepProbe
+	var ps []Probe
+	for _, t := range s.targets {
+		for _, c := range r.clients {
+			sp = append(sp, stepProbe{c, t})
+			ps = append(ps, Probe{Client: c, Target: t.addr(c)})
+		}
+	}
+	return sp, ps
 }
 
 // repeat measures the steps Count times. When the first round shows no change on any client
@@ -329,8 +372,9 @@ type step struct {
 func (r *Runner) repeat(ctx context.Context, kind Kind, standing int, hint string, steps []step) error {
 	for t := range r.o.Count {
 		for _, s := range steps {
-			obs := Observe(ctx, r.clients, r.o.Params, s.ch)
-			r.record(kind, s, standing, t, obs)
+			sp, ps := r.probes(s)
+			obs := Observe(ctx, ps, r.o.Params, s.ch)
+			r.record(kind, s, standing, t, sp, obs)
 			if s.after != nil {
 				if err := s.after(ctx); err != nil {
 					return err
@@ -341,9 +385,10 @@ func (r *Runner) repeat(ctx context.Context, kind Kind, standing int, hint strin
 			}
 			if t == 0 && noneSeen(obs) {
 				cause := fmt.Sprintf("%s: the first change was seen by no client (%s); the other %d not made", hint, obs[0].Error, r.o.Count-1)
-				for _, c := range r.clients {
-					for _, s := range steps {
-						r.result(kind, s, standing, c).Error = cause
+				for _, s := range steps {
+					sp, _ := r.probes(s)
+					for _, p := range sp {
+						r.result(kind, s, standing, p).Error = cause
 					}
 				}
 				r.logf("%s: %s", s.profile, cause)
@@ -366,16 +411,20 @@ func noneSeen(obs []Observation) bool {
 
 // measureService creates the Service at one ClusterIP and deletes it, Count times.
 func (r *Runner) measureService(ctx context.Context) error {
-	ip, err := r.allocateIP(ctx)
+	ip, nodePort, err := r.allocateIP(ctx)
 	if err != nil {
 		return err
 	}
-	target := joinHostPort(ip, r.o.Port)
+	targets := r.serviceTargets(ip, nodePort)
+	target := targets[0].addr(Client{})
 	svcs := r.env.Client.CoreV1().Services(r.o.Namespace)
 	name := "cnperf-prog-svc-" + r.obj.id()
-	r.logf("service: %d creations and deletions of Service %s at %s, probed from %d nodes", r.o.Count, name, target, len(r.clients))
+	r.logf("service: %d creations and deletions of Service %s at %s%s, probed from %d nodes", r.o.Count, name, target, r.nodePortSaid(nodePort), len(r.clients))
 	create := func(ctx context.Context) error {
-		svc := r.obj.service(name, ip, r.obj.serverSelector())
+		svc := r.obj.service(name, ip, r.obj.serverSelector(), r.o.NodePort)
+		if r.o.NodePort {
+			svc.Spec.Ports[0].NodePort = nodePort
+		}
 		// The address may still be held for a moment after the previous deletion.
 		return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 			_, err := svcs.Create(ctx, svc, metav1.CreateOptions{})
@@ -387,26 +436,61 @@ func (r *Runner) measureService(ctx context.Context) error {
 	}
 	remove := func(ctx context.Context) error { return svcs.Delete(ctx, name, metav1.DeleteOptions{}) }
 	return r.repeat(ctx, KindService, 0, "is kube-proxy (or the CNI's replacement) programming Services?", []step{
-		{profile: api.ServiceCreate, change: "create a ClusterIP Service", ch: Change{Expect: ttfr.Open, Target: target, Do: create}},
-		{profile: api.ServiceDelete, change: "delete the Service", ch: Change{Expect: ttfr.Closed, Target: target, Do: remove}},
+		{profile: api.ServiceCreate, change: "create a " + r.serviceType() + " Service", ch: Change{Expect: ttfr.Open, Do: create}, targets: targets},
+		{profile: api.ServiceDelete, change: "delete the Service", ch: Change{Expect: ttfr.Closed, Do: remove}, targets: targets},
 	})
 }
 
-// allocateIP has the API server pick a ClusterIP (a Service created and deleted at once), so
-// that the clients can probe it before the measured Service exists.
-func (r *Runner) allocateIP(ctx context.Context) (string, error) {
+// allocateIP has the API server pick a ClusterIP (and, with NodePort, a node port): a Service
+// created and deleted at once, so that the clients can probe them before the measured Service
+// exists.
+func (r *Runner) allocateIP(ctx context.Context) (string, int32, error) {
 	svcs := r.env.Client.CoreV1().Services(r.o.Namespace)
-	svc, err := svcs.Create(ctx, r.obj.service("cnperf-prog-ip-"+r.obj.id(), "", nil), metav1.CreateOptions{})
+	svc, err := svcs.Create(ctx, r.obj.service("cnperf-prog-ip-"+r.obj.id(), "", nil, r.o.NodePort), metav1.CreateOptions{})
 	if err != nil {
-		return "", fmt.Errorf("create a Service to get a ClusterIP: %w", err)
+		return "", 0, fmt.Errorf("create a Service to get a ClusterIP: %w", err)
 	}
 	if err := svcs.Delete(ctx, svc.Name, metav1.DeleteOptions{}); err != nil {
-		return "", fmt.Errorf("delete Service %s: %w", svc.Name, err)
+		return "", 0, fmt.Errorf("delete Service %s: %w", svc.Name, err)
 	}
 	if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone {
-		return "", errors.New("the API server gave the Service no ClusterIP")
+		return "", 0, errors.New("the API server gave the Service no ClusterIP")
 	}
-	return svc.Spec.ClusterIP, nil
+	if r.o.NodePort && (len(svc.Spec.Ports) == 0 || svc.Spec.Ports[0].NodePort == 0) {
+		return "", 0, errors.New("the API server gave the NodePort Service no node port")
+	}
+	return svc.Spec.ClusterIP, nodePortOf(svc), nil
+}
+
+func nodePortOf(svc *corev1.Service) int32 {
+	if len(svc.Spec.Ports) == 0 {
+		return 0
+	}
+	return svc.Spec.Ports[0].NodePort
+}
+
+func (r *Runner) nodePortSaid(port int32) string {
+	if !r.o.NodePort {
+		return ""
+	}
+	return fmt.Sprintf(" and each node's port %d", port)
+}
+
+func (r *Runner) serviceType() string {
+	if r.o.NodePort {
+		return string(corev1.ServiceTypeNodePort)
+	}
+	return string(corev1.ServiceTypeClusterIP)
+}
+
+// serviceTargets are a Service's targets: its ClusterIP and, with NodePort, the node port on
+// each client's own node (that node's kube-proxy programs it).
+func (r *Runner) serviceTargets(clusterIP string, nodePort int32) []target {
+	ts := []target{fixed(api.PathPodClusterIP, joinHostPort(clusterIP, r.o.Port))}
+	if r.o.NodePort {
+		ts = append(ts, target{path: api.PathPodNodePort, addr: func(c Client) string { return joinHostPort(c.NodeIP, int(nodePort)) }})
+	}
+	return ts
 }
 
 // measureEndpoint adds the server to a Service without endpoints and takes it away, Count
@@ -414,11 +498,15 @@ func (r *Runner) allocateIP(ctx context.Context) (string, error) {
 func (r *Runner) measureEndpoint(ctx context.Context) error {
 	svcs := r.env.Client.CoreV1().Services(r.o.Namespace)
 	name := "cnperf-prog-ep-" + r.obj.id()
-	svc, err := svcs.Create(ctx, r.obj.service(name, "", map[string]string{LabelBackend: r.obj.id()}), metav1.CreateOptions{})
+	svc, err := svcs.Create(ctx, r.obj.service(name, "", map[string]string{LabelBackend: r.obj.id()}, r.o.NodePort), metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("create Service %s: %w", name, err)
 	}
-	target := joinHostPort(svc.Spec.ClusterIP, r.o.Port)
+	if r.o.NodePort && nodePortOf(svc) == 0 {
+		return errors.Join(errors.New("the API server gave the NodePort Service no node port"), ignoreNotFound(svcs.Delete(ctx, name, metav1.DeleteOptions{})))
+	}
+	targets := r.serviceTargets(svc.Spec.ClusterIP, nodePortOf(svc))
+	target := targets[0].addr(Client{})
 	pods := r.env.Client.CoreV1().Pods(r.o.Namespace)
 	label := func(v any) func(ctx context.Context) error {
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{LabelBackend: v}}})
@@ -427,10 +515,10 @@ func (r *Runner) measureEndpoint(ctx context.Context) error {
 			return err
 		}
 	}
-	r.logf("endpoint: %d times the server joins and leaves Service %s (%s), probed from %d nodes", r.o.Count, name, target, len(r.clients))
+	r.logf("endpoint: %d times the server joins and leaves Service %s (%s%s), probed from %d nodes", r.o.Count, name, target, r.nodePortSaid(nodePortOf(svc)), len(r.clients))
 	err = r.repeat(ctx, KindEndpoint, 0, "is kube-proxy (or the CNI's replacement) programming Services?", []step{
-		{profile: api.EndpointAdd, change: "add the Service's only endpoint (label a ready pod)", ch: Change{Expect: ttfr.Open, Target: target, Do: label(r.obj.id())}},
-		{profile: api.EndpointRemove, change: "remove the Service's only endpoint (unlabel the pod)", ch: Change{Expect: ttfr.Closed, Target: target, Do: label(nil)}},
+		{profile: api.EndpointAdd, change: "add the Service's only endpoint (label a ready pod)", ch: Change{Expect: ttfr.Open, Do: label(r.obj.id())}, targets: targets},
+		{profile: api.EndpointRemove, change: "remove the Service's only endpoint (unlabel the pod)", ch: Change{Expect: ttfr.Closed, Do: label(nil)}, targets: targets},
 	})
 	return errors.Join(err, ignoreNotFound(svcs.Delete(ctx, name, metav1.DeleteOptions{})))
 }
@@ -440,9 +528,9 @@ func (r *Runner) measureEndpoint(ctx context.Context) error {
 // created, then deleted unmeasured), Count times, with standing policies in place.
 func (r *Runner) measurePolicy(ctx context.Context, k Kind, standing int) error {
 	pols := r.env.Client.NetworkingV1().NetworkPolicies(r.o.Namespace)
-	target := joinHostPort(r.server.Status.PodIP, r.o.Port)
+	addr := joinHostPort(r.server.Status.PodIP, r.o.Port)
 	hint := "NetworkPolicy is not enforced here (does the CNI implement it?)"
-	r.logf("%s: %d changes with %d standing policies, probing %s from %d nodes", k, r.o.Count, standing, target, len(r.clients))
+	r.logf("%s: %d changes with %d standing policies, probing %s from %d nodes", k, r.o.Count, standing, addr, len(r.clients))
 	if k == KindPolicyDeny {
 		name := "cnperf-prog-deny-" + r.obj.id()
 		create := func(ctx context.Context) error {
@@ -451,7 +539,7 @@ func (r *Runner) measurePolicy(ctx context.Context, k Kind, standing int) error 
 		}
 		remove := func(ctx context.Context) error { return ignoreNotFound(pols.Delete(ctx, name, metav1.DeleteOptions{})) }
 		return r.repeat(ctx, k, standing, hint, []step{{profile: api.PolicyDeny, change: "create a NetworkPolicy that isolates the server",
-			ch: Change{Expect: ttfr.Closed, Target: target, Do: create}, after: remove}})
+			ch: Change{Expect: ttfr.Closed, Do: create}, targets: []target{fixed(api.PathPodPodCrossNode, addr)}, after: remove}})
 	}
 	deny, allow := "cnperf-prog-default-deny-"+r.obj.id(), "cnperf-prog-allow-"+r.obj.id()
 	if _, err := pols.Create(ctx, r.obj.denyPolicy(deny), metav1.CreateOptions{}); err != nil {
@@ -465,7 +553,7 @@ func (r *Runner) measurePolicy(ctx context.Context, k Kind, standing int) error 
 		return ignoreNotFound(pols.Delete(ctx, allow, metav1.DeleteOptions{}))
 	}
 	err := r.repeat(ctx, k, standing, hint, []step{{profile: api.PolicyAllow, change: "create a NetworkPolicy that allows the clients under a default deny",
-		ch: Change{Expect: ttfr.Open, Target: target, Do: create}, after: remove}})
+		ch: Change{Expect: ttfr.Open, Do: create}, targets: []target{fixed(api.PathPodPodCrossNode, addr)}, after: remove}})
 	return errors.Join(err, ignoreNotFound(pols.Delete(ctx, deny, metav1.DeleteOptions{})))
 }
 

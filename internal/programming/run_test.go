@@ -2,6 +2,7 @@ package programming
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -28,7 +29,10 @@ func fakeCluster(t *testing.T, delay time.Duration) (*fake.Clientset, int) {
 	cs := fake.NewClientset()
 	cs.PrependReactor("create", "services", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		svc := a.(k8stesting.CreateAction).GetObject().(*corev1.Service).DeepCopy()
-		svc.Spec.ClusterIP = "127.0.0.1" // the API server allocates one
+		svc.Spec.ClusterIP = "127.0.0.1" // the API server allocates one (and a node port)
+		if svc.Spec.Type == corev1.ServiceTypeNodePort && svc.Spec.Ports[0].NodePort == 0 {
+			svc.Spec.Ports[0].NodePort = int32(port)
+		}
 		if svc.Spec.Selector != nil {
 			go func() { time.Sleep(delay); _ = open(context.Background()) }()
 		}
@@ -41,41 +45,64 @@ func fakeCluster(t *testing.T, delay time.Duration) (*fake.Clientset, int) {
 	return cs, port
 }
 
-func testRunner(t *testing.T, cs *fake.Clientset, port int, kinds ...Kind) *Runner {
+func testRunner(t *testing.T, cs *fake.Clientset, port int, nodePort bool, kinds ...Kind) *Runner {
 	t.Helper()
 	p := testParams
 	p.Timeout = time.Second
 	r, err := New(Options{Namespace: "ns", RunID: "run-1", Image: "img", Nodes: []string{"n1", "n2"}, Kinds: kinds, Count: 3,
-		Params: p, Port: port, StandingSettle: time.Millisecond}, Env{Client: cs})
+		Params: p, Port: port, StandingSettle: time.Millisecond, NodePort: nodePort,
+		NodeIPs: map[string]string{"n1": "127.0.0.1", "n2": "127.0.0.1"}}, Env{Client: cs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// what Prepare would have found: the server and a client per node
 	r.server = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "srv"}, Status: corev1.PodStatus{PodIP: "127.0.0.1"}}
-	r.clients = []Client{{Node: "n1", Pod: "c1", Exec: localExec{}}, {Node: "n2", Pod: "c2", Exec: localExec{}}}
+	r.clients = []Client{{Node: "n1", NodeIP: "127.0.0.1", Pod: "c1", Exec: localExec{}}, {Node: "n2", NodeIP: "127.0.0.1", Pod: "c2", Exec: localExec{}}}
 	return r
 }
 
-// TestRunnerService: the Service kind, 3 times, gives one result per profile and node, each
-// with 3 samples near the fake's programming delay, its percentiles and how it was measured.
+// TestRunnerService: the Service kind, 3 times, gives one result per profile, node and target
+// (the ClusterIP; with NodePort also each node's port), each with 3 samples near the fake's
+// programming delay, its percentiles and how it was measured.
 func TestRunnerService(t *testing.T) {
+	type want = wantResult
+	for _, c := range []struct {
+		nodePort bool
+		want     []want
+	}{
+		{false, []want{{api.ServiceCreate, "n1", api.PathPodClusterIP}, {api.ServiceCreate, "n2", api.PathPodClusterIP},
+			{api.ServiceDelete, "n1", api.PathPodClusterIP}, {api.ServiceDelete, "n2", api.PathPodClusterIP}}},
+		{true, []want{{api.ServiceCreate, "n1", api.PathPodClusterIP}, {api.ServiceCreate, "n2", api.PathPodClusterIP},
+			{api.ServiceCreate, "n1", api.PathPodNodePort}, {api.ServiceCreate, "n2", api.PathPodNodePort},
+			{api.ServiceDelete, "n1", api.PathPodClusterIP}, {api.ServiceDelete, "n2", api.PathPodClusterIP},
+			{api.ServiceDelete, "n1", api.PathPodNodePort}, {api.ServiceDelete, "n2", api.PathPodNodePort}}},
+	} {
+		t.Run(fmt.Sprintf("nodePort=%v", c.nodePort), func(t *testing.T) { testRunnerService(t, c.nodePort, c.want) })
+	}
+}
+
+// wantResult is a result's identity: its profile, client node and path.
+type wantResult struct {
+	p    api.Profile
+	node string
+	path api.Path
+}
+
+func testRunnerService(t *testing.T, nodePort bool, wants []wantResult) {
 	const delay = 50 * time.Millisecond
 	cs, port := fakeCluster(t, delay)
-	r := testRunner(t, cs, port, KindService)
+	r := testRunner(t, cs, port, nodePort, KindService)
 	if err := r.Measure(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	res := r.Results()
-	if len(res) != 4 {
-		t.Fatalf("%d results, want SERVICE_CREATE and SERVICE_DELETE from 2 nodes", len(res))
+	if len(res) != len(wants) {
+		t.Fatalf("%d results, want %d", len(res), len(wants))
 	}
-	for i, want := range []struct {
-		p    api.Profile
-		node string
-	}{{api.ServiceCreate, "n1"}, {api.ServiceCreate, "n2"}, {api.ServiceDelete, "n1"}, {api.ServiceDelete, "n2"}} {
+	for i, want := range wants {
 		x := res[i]
-		if x.Profile != want.p || x.Placement.Client.Node != want.node || x.Params.Options[OptNode] != want.node || x.Path != api.PathPodClusterIP {
-			t.Errorf("result %d: %s from %s on %s, want %s from %s", i, x.Profile, x.Placement.Client.Node, x.Path, want.p, want.node)
+		if x.Profile != want.p || x.Placement.Client.Node != want.node || x.Params.Options[OptNode] != want.node || x.Path != want.path {
+			t.Errorf("result %d: %s from %s on %s, want %s from %s on %s", i, x.Profile, x.Placement.Client.Node, x.Path, want.p, want.node, want.path)
 		}
 		if x.Error != "" || x.Summary.ProgrammingSeconds == nil || x.Summary.ProgrammingSeconds.N != 3 {
 			t.Fatalf("result %d: error %q, summary %+v", i, x.Error, x.Summary.ProgrammingSeconds)
@@ -97,10 +124,10 @@ func TestRunnerService(t *testing.T) {
 func TestRunnerPolicyNotEnforced(t *testing.T) {
 	cs, port := fakeCluster(t, 0)
 	// the server answers (on the pod IP); the policy changes nothing
-	if _, err := cs.CoreV1().Services("ns").Create(context.Background(), (objects{}).service("x", "", map[string]string{"a": "b"}), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Services("ns").Create(context.Background(), (objects{}).service("x", "", map[string]string{"a": "b"}, false), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r := testRunner(t, cs, port, KindPolicyDeny)
+	r := testRunner(t, cs, port, false, KindPolicyDeny)
 	time.Sleep(20 * time.Millisecond)
 	if err := r.Measure(context.Background()); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 const (
 	progColProfile = iota
 	progColNode
+	progColVia
 	progColPolicies
 	progColOK
 	progColP50
@@ -29,7 +30,7 @@ const (
 // node's clock offset, then what bounds each figure's error. Nothing when the run has none.
 func writeProgrammingTable(w io.Writer, run *api.Run, width int) error {
 	t := text.Table{
-		Header: []string{"CHANGE", "CLIENT NODE", "POLICIES", "OK", "P50 [95% CI]", "P90 [95% CI]", "P99", "MAX", "CLOCK OFFSET"},
+		Header: []string{"CHANGE", "CLIENT NODE", "VIA", "POLICIES", "OK", "P50 [95% CI]", "P90 [95% CI]", "P99", "MAX", "CLOCK OFFSET"},
 		Right:  map[int]bool{progColPolicies: true, progColOK: true, progColP99: true, progColMax: true},
 	}
 	var bound float64
@@ -52,7 +53,7 @@ func writeProgrammingTable(w io.Writer, run *api.Run, width int) error {
 			node = r.Placement.Client.Node
 		}
 		ok := r.Summary.SamplesTotal - r.Summary.SamplesFailed
-		row := []string{string(r.Profile), node, strconv.Itoa(p.StandingPolicies), fmt.Sprintf("%d/%d", ok, r.Params.Samples),
+		row := []string{string(r.Profile), node, via(r.Path), strconv.Itoa(p.StandingPolicies), fmt.Sprintf("%d/%d", ok, r.Params.Samples),
 			"-", "-", "-", "-", clockCell(p)}
 		if r.Profile != api.PolicyDeny && r.Profile != api.PolicyAllow {
 			row[progColPolicies] = "-"
@@ -71,7 +72,7 @@ func writeProgrammingTable(w io.Writer, run *api.Run, width int) error {
 		}
 		t.Rows = append(t.Rows, row)
 		if r.Error != "" {
-			failed = append(failed, fmt.Sprintf("%s from %s: %s", r.Profile, node, r.Error))
+			failed = append(failed, fmt.Sprintf("%s from %s via %s: %s", r.Profile, node, via(r.Path), r.Error))
 		}
 	}
 	if all == 0 {
@@ -80,7 +81,13 @@ func writeProgrammingTable(w io.Writer, run *api.Run, width int) error {
 	if _, err := fmt.Fprintln(w, "\nHow fast the network obeyed (from the API call's return to the first confirmed connect in the new state):"); err != nil {
 		return err
 	}
-	hid := t.Fit(width, "  ", []int{progColClock, progColP99, progColPolicies})
+	// Beyond the clock and p99, the column that tells the rows least apart goes first: VIA in a
+	// run of policies only (all "pod IP"), POLICIES in one of Services only (all "-").
+	drop := []int{progColClock, progColP99, progColPolicies, progColVia}
+	if sameColumn(t.Rows, progColVia) && !sameColumn(t.Rows, progColPolicies) {
+		drop[2], drop[3] = progColVia, progColPolicies
+	}
+	hid := t.Fit(width, "  ", drop)
 	if err := t.Write(w, "  "); err != nil {
 		return err
 	}
@@ -105,6 +112,28 @@ func writeProgrammingTable(w io.Writer, run *api.Run, width int) error {
 		}
 	}
 	return nil
+}
+
+func sameColumn(rows [][]string, col int) bool {
+	for _, r := range rows {
+		if r[col] != rows[0][col] {
+			return false
+		}
+	}
+	return true
+}
+
+// via says what a programming result's clients connected to.
+func via(p api.Path) string {
+	switch p {
+	case api.PathPodClusterIP:
+		return "ClusterIP"
+	case api.PathPodNodePort:
+		return "NodePort"
+	case api.PathPodPodSameNode, api.PathPodPodCrossNode:
+		return "pod IP"
+	}
+	return string(p)
 }
 
 func percentileCell(q api.Percentile) string {

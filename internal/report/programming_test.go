@@ -12,8 +12,8 @@ import (
 // programmingRun is a run of cnperf programming as its results are built: one result per
 // change and client node, a sample per change; one failed as a CNI without policies makes it.
 func programmingRun() *api.Run {
-	ok := func(p api.Profile, node string, vals ...float64) api.Result {
-		r := api.Result{Profile: p, Driver: api.ProgrammingDriver, Path: api.PathPodClusterIP,
+	ok := func(p api.Profile, node string, path api.Path, vals ...float64) api.Result {
+		r := api.Result{Profile: p, Driver: api.ProgrammingDriver, Path: path,
 			Params:    api.Params{Samples: len(vals), Options: map[string]string{"node": node}},
 			Placement: &api.Placement{Client: api.Endpoint{Node: node}},
 			Programming: &api.Programming{Expect: "open", ProbeIntervalSeconds: 0.005, ErrorBoundSeconds: 0.005, SharedClock: true,
@@ -43,7 +43,8 @@ func programmingRun() *api.Run {
 		Error:       "NetworkPolicy is not enforced here (does the CNI implement it?): the first change was seen by no client",
 		Programming: &api.Programming{Expect: "closed", ProbeIntervalSeconds: 0.005, SharedClock: true}}
 	failed.Summary = stats.Summarize(failed.Samples)
-	return &api.Run{UUID: "prog", Results: []api.Result{ok(api.ServiceCreate, "node1", vals...), ok(api.ServiceCreate, "node2", vals...), failed}}
+	return &api.Run{UUID: "prog", Results: []api.Result{ok(api.ServiceCreate, "node1", api.PathPodClusterIP, vals...),
+		ok(api.ServiceCreate, "node2", api.PathPodClusterIP, vals...), ok(api.ServiceCreate, "node1", api.PathPodNodePort, vals...), failed}}
 }
 
 // TestProgrammingView: the table of a programming run ends with the view (percentiles with
@@ -63,10 +64,11 @@ func TestProgrammingView(t *testing.T) {
 		"How fast the network obeyed",
 		// 10 values: the median is the 5th smallest (0.9), its interval ranks 2 and 9 (P(B ≤ 1) =
 		// 11/1024 ≤ 0.025 < P(B ≤ 2); P(B ≤ 8) = 1013/1024 ≥ 0.975 > P(B ≤ 7))
-		"SERVICE_CREATE  node1               -  10/10  900.0 ms [800.0 ms, 990.0 ms]  990.0 ms [930.0 ms, -]",
+		"SERVICE_CREATE  node1        ClusterIP  10/10  900.0 ms [800.0 ms, 990.0 ms]  990.0 ms [930.0 ms, -]",
+		"SERVICE_CREATE  node1        NodePort   10/10  900.0 ms [800.0 ms, 990.0 ms]  990.0 ms [930.0 ms, -]",
 		"most 5.000 ms",
 		"one clock, no offset applied",
-		"failed: POLICY_DENY from node2: NetworkPolicy is not enforced here",
+		"failed: POLICY_DENY from node2 via pod IP: NetworkPolicy is not enforced here",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in:\n%s", want, out)
@@ -85,7 +87,7 @@ func TestProgrammingView(t *testing.T) {
 			}
 		}
 	}
-	if rows != 3 {
-		t.Errorf("%d case rows, want 3", rows)
+	if rows != 4 {
+		t.Errorf("%d case rows, want 4", rows)
 	}
 }

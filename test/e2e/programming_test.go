@@ -101,7 +101,8 @@ func checkFigures(t *testing.T, run *api.Run, nodes []string, profiles []api.Pro
 }
 
 // TestProgrammingServiceLatency: a Service created and deleted 3 times, seen from a client on
-// every node; then compare takes the results file.
+// every node through its ClusterIP and its node's NodePort; then compare takes the results
+// file.
 func TestProgrammingServiceLatency(t *testing.T) {
 	kc, nodes := meshCluster(t)
 	results := filepath.Join(t.TempDir(), "programming.jsonl")
@@ -111,6 +112,15 @@ func TestProgrammingServiceLatency(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	checkFigures(t, run, nodes, []api.Profile{api.ServiceCreate, api.ServiceDelete}, count, timeout)
+	// --nodeport (the default): every profile from every node through the ClusterIP and
+	// through the client's own node's NodePort
+	paths := map[api.Path]int{}
+	for _, r := range run.Results {
+		paths[r.Path]++
+	}
+	if want := 2 * len(nodes); paths[api.PathPodClusterIP] != want || paths[api.PathPodNodePort] != want {
+		t.Errorf("results per path: %v, want %d ClusterIP and %d NodePort", paths, want, want)
+	}
 	checkGone(t, kc, ns)
 	out, stderr, code := kpRunCLI(context.Background(), "compare", results, results)
 	if code != 0 || !strings.Contains(out, "SERVICE_CREATE probe pod-clusterip from "+nodes[0]) || !strings.Contains(out, "programming") {

@@ -46,6 +46,7 @@ type Options struct {
 	Confirm          int
 	Settle, Timeout  time.Duration
 	StandingPolicies []int
+	NodePort         bool
 
 	Output      string
 	ResultsFile string
@@ -70,8 +71,9 @@ measured (NTP-style, through exec) and applied; its bound and the probe interval
 figure's error, and both are in the results.
 
 Kinds (--kind), each measured --count times:
-  service       create a ClusterIP Service (SERVICE_CREATE: until it answers) and delete it
-                (SERVICE_DELETE: until it stops answering)
+  service       create a Service (SERVICE_CREATE: until it answers) and delete it
+                (SERVICE_DELETE: until it stops answering), through its ClusterIP and (with
+                --nodeport, the default) each client's own node's NodePort
   endpoint      a ready pod joins a Service that had no endpoint (ENDPOINT_ADD) and leaves it
                 (ENDPOINT_REMOVE)
   policy-deny   a NetworkPolicy isolating the server (POLICY_DENY: until connects to its pod
@@ -112,6 +114,7 @@ per change) that -o json, --results, 'cnperf report' and 'cnperf compare' take.`
 	f.IntVar(&o.Confirm, "confirm", 3, "connects after the first one in the new state that must show it too")
 	f.DurationVar(&o.Settle, "settle", 30*time.Second, "how long the old state may take to hold before a change")
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Second, "how long a change may take to show before it counts as failed")
+	f.BoolVar(&o.NodePort, "nodeport", true, "service and endpoint kinds: make the Services NodePort Services and probe each client's own node's port too (--nodeport=false: the ClusterIP only)")
 	f.IntSliceVar(&o.StandingPolicies, "standing-policies", []int{0}, "policy kinds: measure under each of these numbers of standing NetworkPolicies, e.g. 0,100,1000")
 	f.StringVarP(&o.Output, "output", "o", "table", "output: table, json or yaml")
 	f.StringVar(&o.ResultsFile, "results", "", "write the run to this file (JSON Lines; read by cnperf report and compare)")
@@ -206,6 +209,10 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
 		return exit.Usage("no usable node for the clients")
 	}
 	names := mesh.Names(nodes)
+	nodeIPs := map[string]string{}
+	for _, n := range nodes {
+		nodeIPs[n.Name] = n.InternalIP
+	}
 	if o.ServerNode != "" && !slices.Contains(names, o.ServerNode) {
 		return exit.Usage("--server-node %s: not a usable client node (usable: %s)", o.ServerNode, strings.Join(names, ", "))
 	}
@@ -228,7 +235,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
 	stream := kube.RemoteStreamer(cs, cfg)
 	r, err := programming.New(programming.Options{
 		Namespace: o.Namespace, RunID: runID, Image: o.Image, PullPolicy: s.pull, Nodes: names, ServerNode: o.ServerNode,
-		Kinds: s.kinds, Count: o.Count, StandingPolicies: o.StandingPolicies, StartTimeout: o.StartTimeout,
+		Kinds: s.kinds, Count: o.Count, NodePort: o.NodePort, NodeIPs: nodeIPs, StandingPolicies: o.StandingPolicies, StartTimeout: o.StartTimeout,
 		Params: programming.Params{Interval: o.Interval, AttemptTimeout: o.AttemptTimeout, Confirm: o.Confirm, Settle: o.Settle, Timeout: o.Timeout},
 	}, programming.Env{
 		Client: cs, Log: log, LocalBootID: ttfr.BootID(),
