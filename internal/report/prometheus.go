@@ -192,7 +192,8 @@ func encodePrometheus(w io.Writer, runs []*api.Run) error {
 func promTimestamp(run *api.Run) float64 { return float64(run.StartTime.UnixNano()) / 1e9 }
 
 // promCaseLabels are the labels naming each case: profile, driver, path, the IP family and
-// whether the endpoints use the host network, the traffic parameters, the local topology and
+// whether the endpoints use the host network, the traffic parameters, the secondary network
+// (NAMESPACE/NAME of its NetworkAttachmentDefinition) when the case ran on one, the local topology and
 // the client's and server's nodes when known. Two cases of a run with the same labels (a
 // plan that measures the same case twice) get a case label, their 1-based index in the run,
 // so that each stays its own series.
@@ -220,6 +221,9 @@ func promCaseLabels(results []api.Result) [][]promLabel {
 		}
 		if p.Service {
 			l = append(l, promLabel{"service", "true"})
+		}
+		if p.Network != "" {
+			l = append(l, promLabel{"network", p.Network})
 		}
 		if r.Topology != nil && r.Topology.Flavour != "" {
 			l = append(l, promLabel{"topology", r.Topology.Flavour})

@@ -114,6 +114,7 @@ func TestPrometheusLabels(t *testing.T) {
 		name    string
 		labels  map[string]string
 		dup     bool
+		network string
 		want    []string
 		wantErr string
 	}{
@@ -125,6 +126,8 @@ func TestPrometheusLabels(t *testing.T) {
 			wantErr: `labels "a-b" and "a.b" are both the Prometheus label label_a_b`},
 		{name: "same case twice", dup: true,
 			want: []string{`,case="1"} `, `,case="2"} `}},
+		{name: "secondary network", network: "multus-e2e/e2e-macvlan",
+			want: []string{`,burst="0",network="multus-e2e/e2e-macvlan"} `}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			run := reporttest.Run()
@@ -133,6 +136,7 @@ func TestPrometheusLabels(t *testing.T) {
 			if tt.dup {
 				run.Results = append(run.Results, run.Results[0])
 			}
+			run.Results[0].Params.Network = tt.network
 			var b bytes.Buffer
 			err := Encode(&b, "prometheus", []*api.Run{run})
 			if tt.wantErr != "" {
@@ -148,6 +152,9 @@ func TestPrometheusLabels(t *testing.T) {
 				if !strings.Contains(b.String(), w) {
 					t.Errorf("output lacks %s:\n%s", w, b.String())
 				}
+			}
+			if tt.network == "" && strings.Contains(b.String(), `,network="`) {
+				t.Errorf("a network label for a case on the pod network:\n%s", b.String())
 			}
 			if !tt.dup && strings.Contains(b.String(), `case="`) {
 				t.Errorf("a case label without a duplicate case:\n%s", b.String())
