@@ -560,14 +560,7 @@ func CalicoFromObjects(version string, pools, felixConfigs, clusterInfo []byte) 
 	}
 	if pools != nil && json.Unmarshal(pools, &pl) == nil && len(pl.Items) > 0 {
 		s := pl.Items[0].Spec
-		switch {
-		case s.VXLANMode != "" && s.VXLANMode != "Never":
-			d.Encapsulation = "VXLAN" + strings.TrimPrefix(s.VXLANMode, "Always")
-		case s.IPIPMode != "" && s.IPIPMode != "Never":
-			d.Encapsulation = "IPIP" + strings.TrimPrefix(s.IPIPMode, "Always")
-		default:
-			d.Encapsulation = "None"
-		}
+		d.Encapsulation = PoolEncapsulation(s.VXLANMode, s.IPIPMode)
 		var v4, v6 bool
 		for _, p := range pl.Items {
 			if strings.Contains(p.Spec.CIDR, ":") {
@@ -586,11 +579,9 @@ func CalicoFromObjects(version string, pools, felixConfigs, clusterInfo []byte) 
 				Name string `json:"name"`
 			} `json:"metadata"`
 			Spec struct {
-				BPFEnabled                     *bool  `json:"bpfEnabled"`
-				WireguardEnabled               *bool  `json:"wireguardEnabled"`
-				WireguardEnabledV6             *bool  `json:"wireguardEnabledV6"`
-				WireguardHostEncryptionEnabled *bool  `json:"wireguardHostEncryptionEnabled"`
-				IptablesBackend                string `json:"iptablesBackend"`
+				BPFEnabled      *bool  `json:"bpfEnabled"`
+				IptablesBackend string `json:"iptablesBackend"`
+				FelixWireGuard
 			} `json:"spec"`
 		} `json:"items"`
 	}
@@ -607,15 +598,7 @@ func CalicoFromObjects(version string, pools, felixConfigs, clusterInfo []byte) 
 			if f.Spec.BPFEnabled != nil && *f.Spec.BPFEnabled {
 				d.Dataplane = "bpf"
 			}
-			if f.Spec.WireguardEnabled != nil {
-				d.WireguardEnabled = *f.Spec.WireguardEnabled
-			}
-			if f.Spec.WireguardEnabledV6 != nil {
-				d.WireguardEnabledV6 = *f.Spec.WireguardEnabledV6
-			}
-			if f.Spec.WireguardHostEncryptionEnabled != nil {
-				d.WireguardHostEncryptionEnabled = *f.Spec.WireguardHostEncryptionEnabled
-			}
+			f.Spec.FelixWireGuard.Set(d)
 		}
 	}
 	var ci struct {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -228,8 +229,11 @@ func (c *Calico) Describe(ctx context.Context) (*api.CalicoDetails, error) {
 	} else if felix != nil {
 		d.Dataplane = felixDataplane(felix)
 	}
-	if b, ok := field(felix, "spec", "wireguardEnabled").(bool); ok {
-		d.WireguardEnabled = b
+	if spec, ok := field(felix, "spec").(map[string]any); ok {
+		var wg clusterinfo.FelixWireGuard
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(spec, &wg) == nil {
+			wg.Set(d)
+		}
 	}
 	var v4, v6 bool
 	for i := range pools {
@@ -250,14 +254,7 @@ func (c *Calico) Describe(ctx context.Context) (*api.CalicoDetails, error) {
 // poolEncapsulation names a pool's encapsulation as the Installation does (VXLAN,
 // VXLANCrossSubnet, IPIP, IPIPCrossSubnet, None).
 func poolEncapsulation(p *unstructured.Unstructured) string {
-	vx, ipip := str(field(p, "spec", "vxlanMode")), str(field(p, "spec", "ipipMode"))
-	switch {
-	case vx != "" && vx != "Never":
-		return "VXLAN" + strings.TrimPrefix(vx, "Always")
-	case ipip != "" && ipip != "Never":
-		return "IPIP" + strings.TrimPrefix(ipip, "Always")
-	}
-	return "None"
+	return clusterinfo.PoolEncapsulation(str(field(p, "spec", "vxlanMode")), str(field(p, "spec", "ipipMode")))
 }
 
 func felixDataplane(f *unstructured.Unstructured) string {

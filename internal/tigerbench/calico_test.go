@@ -59,7 +59,7 @@ func TestCalicoOperatorApplyAndRestore(t *testing.T) {
 		"computed": map[string]any{"calicoNetwork": map[string]any{"linuxDataplane": "Iptables"}}}
 	pool := obj(GVRIPPool, "IPPool", "default-ipv4-ippool", map[string]any{"cidr": "10.244.0.0/16", "vxlanMode": "CrossSubnet", "ipipMode": "Never"})
 	pool6 := obj(GVRIPPool, "IPPool", "default-ipv6-ippool", map[string]any{"cidr": "fd00:10:244::/64", "vxlanMode": "Never"})
-	felix := obj(GVRFelixConfiguration, "FelixConfiguration", "default", map[string]any{"wireguardEnabled": true})
+	felix := obj(GVRFelixConfiguration, "FelixConfiguration", "default", map[string]any{"wireguardEnabled": true, "wireguardEnabledV6": true})
 	ci := obj(GVRClusterInformation, "ClusterInformation", "default", map[string]any{"clusterType": "k8s,bgp,kubeadm,operator", "calicoVersion": "v3.30.2"})
 	dyn := newDynamic(inst, pool, pool6, felix, ci)
 	origInst := getObj(t, dyn, GVRInstallation, "default").DeepCopy()
@@ -71,7 +71,7 @@ func TestCalicoOperatorApplyAndRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &api.CalicoDetails{Product: "calico", Version: "v3.30.2", Encapsulation: "VXLANCrossSubnet", Dataplane: "iptables",
-		WireguardEnabled: true, IPFamily: "dual", ClusterType: "k8s,bgp,kubeadm,operator", CNIType: "Calico"}
+		WireguardEnabled: true, WireguardEnabledV6: true, IPFamily: "dual", ClusterType: "k8s,bgp,kubeadm,operator", CNIType: "Calico"}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("describe\n got %+v\nwant %+v", d, want)
 	}
