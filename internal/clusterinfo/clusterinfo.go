@@ -598,7 +598,7 @@ func CalicoFromObjects(version string, pools, felixConfigs, clusterInfo []byte) 
 			if f.Spec.BPFEnabled != nil && *f.Spec.BPFEnabled {
 				d.Dataplane = "bpf"
 			}
-			f.Spec.FelixWireGuard.Set(d)
+			f.Spec.Set(d)
 		}
 	}
 	var ci struct {
