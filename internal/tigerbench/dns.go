@@ -101,18 +101,7 @@ func (r *DNSRunner) logf(format string, a ...any) { (*podTests)(r).logf("dns", f
 
 // Run runs one DNS test and removes everything it created, also when ctx ends.
 func (r *DNSRunner) Run(ctx context.Context, spec DNSSpec) (res *api.DNSResult, err error) {
-	if spec.Interval <= 0 {
-		spec.Interval = 100 * time.Millisecond
-	}
-	if spec.StartTimeout <= 0 {
-		spec.StartTimeout = 2 * time.Minute
-	}
-	if spec.TargetPods <= 0 {
-		spec.TargetPods = 1
-	}
-	if spec.PullPolicy == "" {
-		spec.PullPolicy = corev1.PullIfNotPresent
-	}
+	spec = spec.withDefaults()
 	res = &api.DNSResult{Target: spec.Target, Port: spec.Port}
 	if len(spec.Nodes) == 0 || spec.Duration <= 0 {
 		return res, errors.New("dns: no test nodes or no duration")
@@ -138,15 +127,9 @@ func (r *DNSRunner) Run(ctx context.Context, spec DNSSpec) (res *api.DNSResult, 
 		spec.Port = 80
 		res.Port = 80
 	}
-	var names []string
-	for i, node := range spec.Nodes {
-		name := fmt.Sprintf("cnperf-dns-%s-%02d", spec.ID, i)
-		names = append(names, name)
-		argv := []string{"cnperf", "agent", "dns", "--target", spec.Target, "--port", strconv.Itoa(spec.Port),
-			"--duration", spec.Duration.String(), "--interval", spec.Interval.String(), "--wait-ready", dnsWaitReady.String()}
-		if _, err := r.Client.CoreV1().Pods(ns).Create(ctx, dnsPod(spec, name, node, "client", argv), metav1.CreateOptions{}); err != nil {
-			return res, fmt.Errorf("create dns pod %s/%s: %w", ns, name, err)
-		}
+	names, err := r.startClients(ctx, spec)
+	if err != nil {
+		return res, err
 	}
 	res.Pods = len(names)
 	r.logf("%d pods look up %s and connect to port %d for %s", len(names), spec.Target, spec.Port, spec.Duration)
@@ -166,15 +149,59 @@ func (r *DNSRunner) Run(ctx context.Context, spec DNSSpec) (res *api.DNSResult, 
 	if ctx.Err() != nil {
 		return res, fmt.Errorf("dns test interrupted: %w", context.Cause(ctx))
 	}
+	failures := addDNSReports(res, spec.Nodes, names, results, errs)
+	r.logf("%d lookups (%d failed), %d connects (%d failed)", res.Lookups, res.LookupFailures, res.Connects, res.ConnectFailures)
+	if res.Lookups == 0 {
+		return res, fmt.Errorf("dns: no lookup was made: %s", countsText(failures))
+	}
+	return res, nil
+}
+
+// withDefaults fills the unset fields of the spec.
+func (spec DNSSpec) withDefaults() DNSSpec {
+	if spec.Interval <= 0 {
+		spec.Interval = 100 * time.Millisecond
+	}
+	if spec.StartTimeout <= 0 {
+		spec.StartTimeout = 2 * time.Minute
+	}
+	if spec.TargetPods <= 0 {
+		spec.TargetPods = 1
+	}
+	if spec.PullPolicy == "" {
+		spec.PullPolicy = corev1.PullIfNotPresent
+	}
+	return spec
+}
+
+// startClients creates the measuring pods, one on each node, and returns their names.
+func (r *DNSRunner) startClients(ctx context.Context, spec DNSSpec) ([]string, error) {
+	ns := spec.Namespace
+	var names []string
+	for i, node := range spec.Nodes {
+		name := fmt.Sprintf("cnperf-dns-%s-%02d", spec.ID, i)
+		names = append(names, name)
+		argv := []string{"cnperf", "agent", "dns", "--target", spec.Target, "--port", strconv.Itoa(spec.Port),
+			"--duration", spec.Duration.String(), "--interval", spec.Interval.String(), "--wait-ready", dnsWaitReady.String()}
+		if _, err := r.Client.CoreV1().Pods(ns).Create(ctx, dnsPod(spec, name, node, "client", argv), metav1.CreateOptions{}); err != nil {
+			return names, fmt.Errorf("create dns pod %s/%s: %w", ns, name, err)
+		}
+	}
+	return names, nil
+}
+
+// addDNSReports adds the pods' reports (or their errors, as warnings) to res and returns the
+// failures by cause.
+func addDNSReports(res *api.DNSResult, nodes, names []string, reports []ttfr.DNSReport, errs []error) map[string]int {
 	failures := map[string]int{}
 	var lookups, connects []float64
 	for i := range names {
 		if errs[i] != nil {
 			failures[errs[i].Error()]++
-			res.Warnings = append(res.Warnings, fmt.Sprintf("pod %s on %s: %v", names[i], spec.Nodes[i], errs[i]))
+			res.Warnings = append(res.Warnings, fmt.Sprintf("pod %s on %s: %v", names[i], nodes[i], errs[i]))
 			continue
 		}
-		d := results[i]
+		d := reports[i]
 		res.Lookups += d.Lookups
 		res.LookupFailures += d.LookupFailures
 		res.Connects += d.Connects
@@ -188,11 +215,7 @@ func (r *DNSRunner) Run(ctx context.Context, spec DNSSpec) (res *api.DNSResult, 
 	res.LookupSeconds = tbreport.Distribute(lookups)
 	res.ConnectSeconds = tbreport.Distribute(connects)
 	res.FailureReasons = sortedCounts(failures)
-	r.logf("%d lookups (%d failed), %d connects (%d failed)", res.Lookups, res.LookupFailures, res.Connects, res.ConnectFailures)
-	if res.Lookups == 0 {
-		return res, fmt.Errorf("dns: no lookup was made: %s", countsText(failures))
-	}
-	return res, nil
+	return failures
 }
 
 // startTarget creates the in-cluster target (HTTP servers and a Service) and returns the

@@ -148,33 +148,13 @@ func Run(ctx context.Context, loaded *config.Loaded, run *api.Run, deps Deps) er
 	if err != nil {
 		return err
 	}
-	byTest := make([][]plan.Case, len(tests))
-	drivers := map[string]driver.Driver{}
-	for _, c := range cases {
-		i, ok := groups[c.Group]
-		if !ok {
-			return fmt.Errorf("case %s belongs to no test (group %q)", c, c.Group)
-		}
-		byTest[i] = append(byTest[i], withTestPorts(c, tests[i]))
-		if _, ok := drivers[c.Driver]; !ok {
-			d, err := all.Get(c.Driver)
-			if err != nil {
-				return &exit.UsageError{Err: err}
-			}
-			drivers[c.Driver] = d
-		}
+	byTest, drivers, err := casesByTest(cases, tests, groups)
+	if err != nil {
+		return err
 	}
-
-	cs, dyn, cfg := deps.Client, deps.Dynamic, deps.Config
-	if cs == nil {
-		if cs, cfg, err = kube.NewClientset(deps.Kube.Kubeconfig, deps.Kube.Context); err != nil {
-			return exit.Usage("%v", err)
-		}
-	}
-	if dyn == nil && cfg != nil {
-		if dyn, err = dynamic.NewForConfig(cfg); err != nil {
-			return fmt.Errorf("create dynamic client: %w", err)
-		}
+	cs, dyn, cfg, err := deps.clients()
+	if err != nil {
+		return err
 	}
 	if !deps.Kube.NoPreflight {
 		// every permission the tests need, asked before anything is created
@@ -219,6 +199,46 @@ func Run(ctx context.Context, loaded *config.Loaded, run *api.Run, deps Deps) er
 		CloseTimeout: 15 * time.Minute,
 	}
 	return measure.Run(ctx, measure.Options{Say: r.say}, unit)
+}
+
+// casesByTest sorts the cases by their test (groups: a test's index by its group), with the
+// test's ports, and looks each case's driver up.
+func casesByTest(cases []plan.Case, tests []config.TigerBenchTestConfig, groups map[string]int) ([][]plan.Case, map[string]driver.Driver, error) {
+	byTest := make([][]plan.Case, len(tests))
+	drivers := map[string]driver.Driver{}
+	for _, c := range cases {
+		i, ok := groups[c.Group]
+		if !ok {
+			return nil, nil, fmt.Errorf("case %s belongs to no test (group %q)", c, c.Group)
+		}
+		byTest[i] = append(byTest[i], withTestPorts(c, tests[i]))
+		if _, ok := drivers[c.Driver]; !ok {
+			d, err := all.Get(c.Driver)
+			if err != nil {
+				return nil, nil, &exit.UsageError{Err: err}
+			}
+			drivers[c.Driver] = d
+		}
+	}
+	return byTest, drivers, nil
+}
+
+// clients are the given clients, or those built from the Kube flags (a bad kubeconfig is a
+// usage error); the dynamic client is nil when there is no REST config.
+func (deps Deps) clients() (kubernetes.Interface, dynamic.Interface, *rest.Config, error) {
+	cs, dyn, cfg := deps.Client, deps.Dynamic, deps.Config
+	var err error
+	if cs == nil {
+		if cs, cfg, err = kube.NewClientset(deps.Kube.Kubeconfig, deps.Kube.Context); err != nil {
+			return nil, nil, nil, exit.Usage("%v", err)
+		}
+	}
+	if dyn == nil && cfg != nil {
+		if dyn, err = dynamic.NewForConfig(cfg); err != nil {
+			return nil, nil, nil, fmt.Errorf("create dynamic client: %w", err)
+		}
+	}
+	return cs, dyn, cfg, nil
 }
 
 // runTests runs the tests one after the other and records them in the run.
