@@ -165,15 +165,7 @@ func name5(prefix string, i int) string { return fmt.Sprintf("%s%05d", prefix, i
 // every standing pod is ready. The report carries counts, times and rates, and Error when
 // something failed (the error is returned too).
 func (st *Standing) Apply(ctx context.Context, spec StandingSpec) (*api.StandingConfig, error) {
-	if spec.Parallelism <= 0 {
-		spec.Parallelism = DefaultParallelism
-	}
-	if spec.ReadyTimeout <= 0 {
-		spec.ReadyTimeout = 10 * time.Minute
-	}
-	if spec.PullPolicy == "" {
-		spec.PullPolicy = corev1.PullIfNotPresent
-	}
+	spec = spec.withDefaults()
 	rep := &api.StandingConfig{Namespace: spec.Namespace, Pods: spec.Pods, Services: spec.Services, ServiceBackends: spec.backends(),
 		Policies: spec.Policies, IdlePolicies: spec.IdlePolicies, Nodes: slices.Clone(spec.Nodes), Parallelism: spec.Parallelism}
 	fail := func(err error) (*api.StandingConfig, error) {
@@ -187,12 +179,75 @@ func (st *Standing) Apply(ctx context.Context, spec StandingSpec) (*api.Standing
 		return fail(err)
 	}
 	start := time.Now()
-	var applied, deleted atomic.Int64
-	cs := st.Client
 	ns := spec.Namespace
-	opts := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
-
+	a := &standingApply{cs: st.Client, spec: spec, ns: ns, opts: metav1.ApplyOptions{FieldManager: FieldManager, Force: true}}
 	// The deployments first: their pods take longest.
+	if errs := a.deployments(ctx); len(errs) > 0 {
+		return fail(errors.Join(errs...))
+	}
+	var errs []error
+	for _, k := range a.kinds() {
+		errs = append(errs, a.apply(ctx, k)...)
+	}
+	rep.ApplySeconds = time.Since(start).Seconds()
+	rep.ObjectsApplied, rep.ObjectsDeleted = int(a.applied.Load()), int(a.deleted.Load())
+	if rep.ApplySeconds > 0 {
+		rep.ObjectsPerSecond = float64(rep.ObjectsApplied) / rep.ApplySeconds
+	}
+	if len(errs) > 0 {
+		return fail(errors.Join(errs...))
+	}
+	st.logf("%d objects applied in %s in %.2fs (%.1f/s), %d deleted; waiting for %d pods", rep.ObjectsApplied, ns,
+		rep.ApplySeconds, rep.ObjectsPerSecond, rep.ObjectsDeleted, spec.Pods+spec.backends())
+
+	if err := st.waitDeployments(ctx, ns, spec.ReadyTimeout, []string{PodsDeployment, BackendsDeployment}); err != nil {
+		rep.ReadySeconds = time.Since(start).Seconds()
+		return fail(err)
+	}
+	rep.ReadySeconds = time.Since(start).Seconds()
+	if pods := spec.Pods + spec.backends(); pods > 0 && rep.ReadySeconds > 0 {
+		rep.PodsPerSecond = float64(pods) / rep.ReadySeconds
+	}
+	st.logf("ready in %.2fs: %d pods, %d services, %d policies, %d idle policies", rep.ReadySeconds, spec.Pods, spec.Services, spec.Policies, spec.IdlePolicies)
+	return rep, nil
+}
+
+// withDefaults fills the unset fields of the spec.
+func (spec StandingSpec) withDefaults() StandingSpec {
+	if spec.Parallelism <= 0 {
+		spec.Parallelism = DefaultParallelism
+	}
+	if spec.ReadyTimeout <= 0 {
+		spec.ReadyTimeout = 10 * time.Minute
+	}
+	if spec.PullPolicy == "" {
+		spec.PullPolicy = corev1.PullIfNotPresent
+	}
+	return spec
+}
+
+// standingApply is one Apply of a standing config: what it writes with and what it counts.
+type standingApply struct {
+	cs               kubernetes.Interface
+	spec             StandingSpec
+	ns               string
+	opts             metav1.ApplyOptions
+	applied, deleted atomic.Int64
+}
+
+// standingKind is one kind of standing object: n of them named prefix + a 5-digit index.
+type standingKind struct {
+	what, prefix string
+	n            int
+	apply        func(ctx context.Context, i int) error
+	list         func(ctx context.Context) ([]string, error)
+	del          func(ctx context.Context, name string) error
+}
+
+// deployments applies the pods' and the backends' Deployments (deleting one wanted with no
+// replicas).
+func (a *standingApply) deployments(ctx context.Context) []error {
+	spec, ns, cs := a.spec, a.ns, a.cs
 	deployments := []struct {
 		name, what string
 		replicas   int
@@ -203,29 +258,25 @@ func (st *Standing) Apply(ctx context.Context, spec StandingSpec) (*api.Standing
 			n, err := deleteIfExists(ctx, func(ctx context.Context) error {
 				return cs.AppsV1().Deployments(ns).Delete(ctx, d.name, metav1.DeleteOptions{})
 			})
-			deleted.Add(int64(n))
+			a.deleted.Add(int64(n))
 			if err != nil {
 				errs = append(errs, fmt.Errorf("delete deployment %s/%s: %w", ns, d.name, err))
 			}
 			continue
 		}
-		if _, err := cs.AppsV1().Deployments(ns).Apply(ctx, standingDeployment(spec, d.name, d.what, d.replicas), opts); err != nil {
+		if _, err := cs.AppsV1().Deployments(ns).Apply(ctx, standingDeployment(spec, d.name, d.what, d.replicas), a.opts); err != nil {
 			errs = append(errs, fmt.Errorf("apply deployment %s/%s: %w", ns, d.name, err))
 			continue
 		}
-		applied.Add(1)
+		a.applied.Add(1)
 	}
-	if len(errs) > 0 {
-		return fail(errors.Join(errs...))
-	}
+	return errs
+}
 
-	type kind struct {
-		what, prefix string
-		n            int
-		apply        func(ctx context.Context, i int) error
-		list         func(ctx context.Context) ([]string, error)
-		del          func(ctx context.Context, name string) error
-	}
+// kinds are the Services and the policies of the standing config, in the order they are
+// applied.
+func (a *standingApply) kinds() []standingKind {
+	spec, ns, cs, opts := a.spec, a.ns, a.cs, a.opts
 	np := cs.NetworkingV1().NetworkPolicies(ns)
 	listPolicies := func(what string) func(ctx context.Context) ([]string, error) {
 		return func(ctx context.Context) ([]string, error) {
@@ -241,7 +292,7 @@ func (st *Standing) Apply(ctx context.Context, spec StandingSpec) (*api.Standing
 	if spec.Policies > 0 {
 		allow = 1
 	}
-	kinds := []kind{
+	return []standingKind{
 		{StandingService, ServicePrefix, spec.Services,
 			func(ctx context.Context, i int) error {
 				_, err := cs.CoreV1().Services(ns).Apply(ctx, standingService(ns, name5(ServicePrefix, i)), opts)
@@ -273,64 +324,45 @@ func (st *Standing) Apply(ctx context.Context, spec StandingSpec) (*api.Standing
 				return err
 			}, listPolicies(StandingAllowPolicy), delPolicy},
 	}
-	for _, k := range kinds {
-		err := forEach(ctx, k.n, spec.Parallelism, func(ctx context.Context, i int) error {
-			if err := k.apply(ctx, i); err != nil {
-				return fmt.Errorf("apply %s %d in %s: %w", k.what, i, ns, err)
-			}
-			applied.Add(1)
-			return nil
-		})
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		// Remove what a previous test left beyond the wanted count.
-		names, err := k.list(ctx)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("list %s objects in %s: %w", k.what, ns, err))
-			continue
-		}
-		var extra []string
-		for _, n := range names {
-			if !wanted(n, k.prefix, k.n) {
-				extra = append(extra, n)
-			}
-		}
-		slices.Sort(extra)
-		err = forEach(ctx, len(extra), spec.Parallelism, func(ctx context.Context, i int) error {
-			n, err := deleteIfExists(ctx, func(ctx context.Context) error { return k.del(ctx, extra[i]) })
-			deleted.Add(int64(n))
-			if err != nil {
-				return fmt.Errorf("delete %s %s/%s: %w", k.what, ns, extra[i], err)
-			}
-			return nil
-		})
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	rep.ApplySeconds = time.Since(start).Seconds()
-	rep.ObjectsApplied, rep.ObjectsDeleted = int(applied.Load()), int(deleted.Load())
-	if rep.ApplySeconds > 0 {
-		rep.ObjectsPerSecond = float64(rep.ObjectsApplied) / rep.ApplySeconds
-	}
-	if len(errs) > 0 {
-		return fail(errors.Join(errs...))
-	}
-	st.logf("%d objects applied in %s in %.2fs (%.1f/s), %d deleted; waiting for %d pods", rep.ObjectsApplied, ns,
-		rep.ApplySeconds, rep.ObjectsPerSecond, rep.ObjectsDeleted, spec.Pods+spec.backends())
+}
 
-	if err := st.waitDeployments(ctx, ns, spec.ReadyTimeout, []string{PodsDeployment, BackendsDeployment}); err != nil {
-		rep.ReadySeconds = time.Since(start).Seconds()
-		return fail(err)
+// apply applies the wanted objects of kind k (at most Parallelism writes in flight) and
+// removes what a previous test left beyond the wanted count.
+func (a *standingApply) apply(ctx context.Context, k standingKind) []error {
+	spec, ns := a.spec, a.ns
+	err := forEach(ctx, k.n, spec.Parallelism, func(ctx context.Context, i int) error {
+		if err := k.apply(ctx, i); err != nil {
+			return fmt.Errorf("apply %s %d in %s: %w", k.what, i, ns, err)
+		}
+		a.applied.Add(1)
+		return nil
+	})
+	if err != nil {
+		return []error{err}
 	}
-	rep.ReadySeconds = time.Since(start).Seconds()
-	if pods := spec.Pods + spec.backends(); pods > 0 && rep.ReadySeconds > 0 {
-		rep.PodsPerSecond = float64(pods) / rep.ReadySeconds
+	names, err := k.list(ctx)
+	if err != nil {
+		return []error{fmt.Errorf("list %s objects in %s: %w", k.what, ns, err)}
 	}
-	st.logf("ready in %.2fs: %d pods, %d services, %d policies, %d idle policies", rep.ReadySeconds, spec.Pods, spec.Services, spec.Policies, spec.IdlePolicies)
-	return rep, nil
+	var extra []string
+	for _, n := range names {
+		if !wanted(n, k.prefix, k.n) {
+			extra = append(extra, n)
+		}
+	}
+	slices.Sort(extra)
+	err = forEach(ctx, len(extra), spec.Parallelism, func(ctx context.Context, i int) error {
+		n, err := deleteIfExists(ctx, func(ctx context.Context) error { return k.del(ctx, extra[i]) })
+		a.deleted.Add(int64(n))
+		if err != nil {
+			return fmt.Errorf("delete %s %s/%s: %w", k.what, ns, extra[i], err)
+		}
+		return nil
+	})
+	if err != nil {
+		return []error{err}
+	}
+	return nil
 }
 
 // wanted reports whether name is prefix + a 5-digit index below n.
