@@ -20,10 +20,16 @@ const (
 	// PolicyAllow: under a default-deny policy, a NetworkPolicy allowing the clients is
 	// created; the time until connects to the server's pod IP complete.
 	PolicyAllow Profile = "POLICY_ALLOW"
+	// PodCreate: a pod is created; the time from the create call's return until its IP
+	// answers the clients (its server listening, the network routing to it).
+	PodCreate Profile = "POD_CREATE"
+	// PodReady: the same pod turns Ready; the time from cnperf seeing it Ready until its IP
+	// answers the clients (0 when it answered before: the sample's note says by how much).
+	PodReady Profile = "POD_READY"
 )
 
 // ProgrammingProfiles lists the programming profiles in a stable order.
-var ProgrammingProfiles = []Profile{ServiceCreate, ServiceDelete, EndpointAdd, EndpointRemove, PolicyDeny, PolicyAllow}
+var ProgrammingProfiles = []Profile{ServiceCreate, ServiceDelete, EndpointAdd, EndpointRemove, PolicyDeny, PolicyAllow, PodCreate, PodReady}
 
 // IsProgramming reports whether p is one of `cnperf programming`'s profiles.
 func (p Profile) IsProgramming() bool {

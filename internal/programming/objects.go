@@ -44,7 +44,16 @@ func (o objects) labels(role string) map[string]string {
 // serverPod answers TCP connects on port (cnperf agent ttfr's HTTP server) and is Ready once
 // it listens, so it can be a Service's endpoint.
 func (o objects) serverPod(node string) *corev1.Pod {
-	p := kube.PodOptions{Name: "cnperf-prog-srv-" + o.id(), Namespace: o.ns, Labels: o.labels("server"), Nodes: []string{node},
+	return o.listeningPod("cnperf-prog-srv-"+o.id(), "server", node)
+}
+
+// targetPod is the pod of POD_CREATE and POD_READY's change i: a server like serverPod.
+func (o objects) targetPod(i int, node string) *corev1.Pod {
+	return o.listeningPod(fmt.Sprintf("cnperf-prog-tgt-%s-%04d", o.id(), i), "target", node)
+}
+
+func (o objects) listeningPod(name, role, node string) *corev1.Pod {
+	p := kube.PodOptions{Name: name, Namespace: o.ns, Labels: o.labels(role), Nodes: []string{node},
 		GraceSeconds: kube.TerminationGraceSeconds,
 		Containers: []corev1.Container{kube.ContainerOptions{Image: o.image, PullPolicy: o.pull}.Container(Container,
 			[]string{"cnperf", "agent", "ttfr", "--listen", ":" + strconv.Itoa(o.port)})},
@@ -129,9 +138,13 @@ func (o objects) standingPolicy(i int) *networkingv1.NetworkPolicy {
 
 // probeArgv is the probe a client runs for one change.
 func probeArgv(target string, expect ttfr.State, p Params) []string {
-	return []string{"cnperf", "agent", "probe", "--target", target, "--expect", string(expect),
+	argv := []string{"cnperf", "agent", "probe", "--target", target, "--expect", string(expect),
 		"--interval", p.Interval.String(), "--attempt-timeout", p.AttemptTimeout.String(),
 		"--confirm", strconv.Itoa(p.Confirm), "--settle", p.Settle.String(), "--timeout", p.Timeout.String()}
+	if p.FromStart {
+		argv = append(argv, "--from-start")
+	}
+	return argv
 }
 
 // clockArgv reads a client node's clock.

@@ -32,6 +32,9 @@ type Params struct {
 	// Settle bounds the wait for the old state before a change; Timeout the wait for the
 	// change after it.
 	Settle, Timeout time.Duration
+	// FromStart: the probes do not wait for the old state (a target that did not exist
+	// before: a new pod's IP); ttfr.WatchConfig.FromStart.
+	FromStart bool
 }
 
 // Client is one probing pod.
@@ -161,6 +164,10 @@ type Observation struct {
 	// Sent is when the change's API call was made and At when it returned (cnperf's clock);
 	// SeenAt when the client saw the change (cnperf's clock, corrected).
 	Sent, At, SeenAt time.Time
+	// Flaps counts unconfirmed attempts in the new state before it; FirstAttempt is set when
+	// the probe's very first attempt showed the new state (Params.FromStart).
+	Flaps        int
+	FirstAttempt bool
 }
 
 // lines hands a probe's stdout over line by line: the ready line as it comes, the rest kept.
@@ -273,7 +280,7 @@ func Observe(ctx context.Context, clients []Probe, p Params, ch Change) []Observ
 			o.Error = "the probe reported no change time"
 		default:
 			seen := rep.ChangeAt.Add(-time.Duration(clients[i].Clock.OffsetSeconds * float64(time.Second)))
-			o.SeenAt = seen
+			o.SeenAt, o.Flaps, o.FirstAttempt = seen, rep.Flaps, rep.LastOtherAt == nil
 			v := seen.Sub(at.Round(0)).Seconds()
 			var notes []string
 			if v < 0 {

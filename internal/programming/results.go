@@ -36,11 +36,13 @@ func (r *Runner) result(k Kind, s step, standing int, sp stepProbe) *api.Result 
 		return res
 	}
 	opts := map[string]string{OptNode: c.Node}
-	if k.IsPolicy() {
+	if k.IsPolicy() || k == KindPod {
 		path = api.PathPodPodCrossNode
 		if c.Node == r.o.ServerNode {
 			path = api.PathPodPodSameNode
 		}
+	}
+	if k.IsPolicy() {
 		opts[OptStandingPolicies] = strconv.Itoa(standing)
 	}
 	p := r.o.Params

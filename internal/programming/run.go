@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
@@ -44,10 +45,11 @@ const (
 	KindEndpoint    Kind = "endpoint"     // ENDPOINT_ADD, then ENDPOINT_REMOVE
 	KindPolicyDeny  Kind = "policy-deny"  // POLICY_DENY
 	KindPolicyAllow Kind = "policy-allow" // POLICY_ALLOW
+	KindPod         Kind = "pod"          // POD_CREATE and POD_READY, per change
 )
 
 // Kinds lists the kinds in the order they run.
-var Kinds = []Kind{KindService, KindEndpoint, KindPolicyDeny, KindPolicyAllow}
+var Kinds = []Kind{KindService, KindEndpoint, KindPolicyDeny, KindPolicyAllow, KindPod}
 
 // IsPolicy says whether the kind changes NetworkPolicies (its figures depend on the standing
 // policies, and a CNI that does not enforce them cannot give any).
@@ -305,6 +307,8 @@ func (r *Runner) Measure(ctx context.Context) error {
 			err = r.measureService(ctx)
 		case KindEndpoint:
 			err = r.measureEndpoint(ctx)
+		case KindPod:
+			err = r.measurePod(ctx)
 		case KindPolicyDeny, KindPolicyAllow:
 			for _, n := range r.o.StandingPolicies {
 				if err = r.setStanding(ctx, n); err != nil {
@@ -555,6 +559,155 @@ func (r *Runner) measurePolicy(ctx context.Context, k Kind, standing int) error 
 	err := r.repeat(ctx, k, standing, hint, []step{{profile: api.PolicyAllow, change: "create a NetworkPolicy that allows the clients under a default deny",
 		ch: Change{Expect: ttfr.Open, Do: create}, targets: []target{fixed(api.PathPodPodCrossNode, addr)}, after: remove}})
 	return errors.Join(err, ignoreNotFound(pols.Delete(ctx, deny, metav1.DeleteOptions{})))
+}
+
+// measurePod creates a pod on the server node Count times. The clients probe its IP from the
+// moment the API server shows one (probes that do not wait for an old state: the IP did not
+// exist before) until it answers; POD_CREATE counts from the create call's return, POD_READY
+// from the moment cnperf saw the pod Ready (the Ready condition's timestamp has whole
+// seconds). Each pod is deleted, unmeasured, before the next.
+func (r *Runner) measurePod(ctx context.Context) error {
+	pods := r.env.Client.CoreV1().Pods(r.o.Namespace)
+	p := r.o.Params
+	p.FromStart = true
+	created := step{profile: api.PodCreate, change: "create a pod (a TCP server) on " + r.o.ServerNode, ch: Change{Expect: ttfr.Open}}
+	ready := step{profile: api.PodReady, change: "the created pod turns Ready", ch: Change{Expect: ttfr.Open}}
+	r.logf("pod: %d pods created on %s, each probed from %d nodes from the moment it has an IP", r.o.Count, r.o.ServerNode, len(r.clients))
+	for t := range r.o.Count {
+		pod := r.obj.targetPod(t, r.o.ServerNode)
+		w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + pod.Name})
+		if err != nil {
+			return fmt.Errorf("watch pod %s: %w", pod.Name, err)
+		}
+		sent := time.Now()
+		_, err = pods.Create(ctx, pod, metav1.CreateOptions{})
+		at := time.Now()
+		if err != nil {
+			w.Stop()
+			return fmt.Errorf("create pod %s/%s: %w", r.o.Namespace, pod.Name, err)
+		}
+		f := followPod(w)
+		var ip string
+		var obs []Observation
+		var sp []stepProbe
+		select {
+		case ip = <-f.ip:
+		case <-time.After(p.Timeout):
+		case <-ctx.Done():
+		}
+		if ip != "" {
+			created.targets = []target{fixed(api.PathPodPodCrossNode, joinHostPort(ip, r.o.Port))}
+			ready.targets = created.targets
+			var ps []Probe
+			sp, ps = r.probes(created)
+			obs = Observe(ctx, ps, p, Change{Expect: ttfr.Open, Do: func(context.Context) error { return nil }})
+		} else {
+			if created.targets == nil {
+				created.targets = []target{fixed(api.PathPodPodCrossNode, "")}
+				ready.targets = created.targets
+			}
+			sp, _ = r.probes(created)
+			obs = make([]Observation, len(sp))
+			for i := range obs {
+				obs[i].Error = fmt.Sprintf("the pod had no IP %s after its creation", p.Timeout)
+				if ctx.Err() != nil {
+					obs[i].Error = "interrupted"
+				}
+			}
+		}
+		var readyAt time.Time
+		select {
+		case readyAt = <-f.ready:
+		case <-time.After(p.Timeout):
+		case <-ctx.Done():
+		}
+		w.Stop()
+		r.record(KindPod, created, 0, t, sp, sinceEach(obs, sent, at, "the create call returned"))
+		readyObs := sinceEach(obs, readyAt, readyAt, "cnperf saw the pod Ready")
+		if readyAt.IsZero() {
+			for i := range readyObs {
+				readyObs[i] = Observation{Error: fmt.Sprintf("the pod was not Ready %s after its creation", p.Timeout)}
+			}
+		}
+		r.record(KindPod, ready, 0, t, sp, readyObs)
+		if t == 0 && noneSeen(obs) {
+			cause := fmt.Sprintf("the first pod was seen answering by no client (%s); the other %d not made", obs[0].Error, r.o.Count-1)
+			for _, s := range []step{created, ready} {
+				for _, p := range sp {
+					r.result(KindPod, s, 0, p).Error = cause
+				}
+			}
+			r.logf("pod: %s", cause)
+			return errors.Join(context.Cause(ctx), ignoreNotFound(pods.Delete(ctx, pod.Name, metav1.DeleteOptions{})))
+		}
+		zero := int64(0)
+		if err := ignoreNotFound(pods.Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})); err != nil {
+			return fmt.Errorf("delete pod %s: %w", pod.Name, err)
+		}
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		r.logf("pod: change %d of %d done", t+1, r.o.Count)
+	}
+	return nil
+}
+
+// podEvents are the moments cnperf saw a pod get its IP and turn Ready.
+type podEvents struct {
+	ip    chan string
+	ready chan time.Time
+}
+
+// followPod reads a pod's watch until it is Ready (or the watch ends): its first IP and the
+// moment it was seen Ready, each sent once.
+func followPod(w watch.Interface) podEvents {
+	e := podEvents{ip: make(chan string, 1), ready: make(chan time.Time, 1)}
+	go func() {
+		gotIP := false
+		for ev := range w.ResultChan() {
+			now := time.Now()
+			p, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			if !gotIP && p.Status.PodIP != "" {
+				gotIP = true
+				e.ip <- p.Status.PodIP
+			}
+			if kube.PodReady(p) {
+				e.ready <- now
+				return
+			}
+		}
+	}()
+	return e
+}
+
+// sinceEach re-bases observations of a new pod: each figure from a moment (from, on cnperf's
+// clock) to the moment the probe saw the pod answer; an answer before that moment counts as
+// 0 and says by how much. Sent and At are the sample's window start.
+func sinceEach(obs []Observation, sent, from time.Time, what string) []Observation {
+	out := make([]Observation, len(obs))
+	for i, o := range obs {
+		o.Sent, o.At, o.Note = sent, from, ""
+		if o.Seconds != nil && !from.IsZero() {
+			v := o.SeenAt.Sub(from.Round(0)).Seconds()
+			var notes []string
+			if v < 0 {
+				notes = append(notes, fmt.Sprintf("answered %.1f ms before %s: counted as 0", -v*1e3, what))
+				v = 0
+			}
+			if o.FirstAttempt {
+				notes = append(notes, "answered at the probe's first attempt: an upper bound")
+			}
+			if o.Flaps > 0 {
+				notes = append(notes, fmt.Sprintf("%d unconfirmed attempt(s) in the new state before it", o.Flaps))
+			}
+			o.Seconds, o.Note = &v, strings.Join(notes, "; ")
+		}
+		out[i] = o
+	}
+	return out
 }
 
 // setStanding brings the standing policies to n (created or deleted 8 at a time), then pauses

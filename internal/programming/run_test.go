@@ -3,6 +3,7 @@ package programming
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -148,5 +149,37 @@ func TestRunnerPolicyNotEnforced(t *testing.T) {
 	pols, err := cs.NetworkingV1().NetworkPolicies("ns").List(context.Background(), metav1.ListOptions{})
 	if err != nil || len(pols.Items) != 0 {
 		t.Errorf("policies left: %v (%v)", pols, err)
+	}
+}
+
+// TestSinceEach: a new pod's observations re-based on the create call's return or on the
+// moment it was seen Ready: the figure from that moment, 0 with a note when the pod answered
+// before it, a note when the first attempt answered (an upper bound), errors kept as they are.
+func TestSinceEach(t *testing.T) {
+	base := time.Date(2026, 11, 29, 1, 40, 0, 0, time.UTC)
+	seen := base.Add(300 * time.Millisecond)
+	v := 0.0
+	for _, c := range []struct {
+		name    string
+		obs     Observation
+		from    time.Time
+		seconds float64 // -1: no figure
+		note    string
+	}{
+		{"after", Observation{Seconds: &v, SeenAt: seen, Flaps: 1}, base, 0.3, "1 unconfirmed attempt(s) in the new state before it"},
+		{"before", Observation{Seconds: &v, SeenAt: seen}, base.Add(time.Second), 0, "answered 700.0 ms before it: counted as 0"},
+		{"first attempt", Observation{Seconds: &v, SeenAt: seen, FirstAttempt: true}, base, 0.3, "answered at the probe's first attempt: an upper bound"},
+		{"failed", Observation{Error: "still closed 30s after the probe was ready"}, base, -1, ""},
+		{"no moment", Observation{Seconds: &v, SeenAt: seen}, time.Time{}, 0, ""},
+	} {
+		got := sinceEach([]Observation{c.obs}, base, c.from, "it")[0]
+		switch {
+		case c.seconds < 0 && (got.Seconds != nil || got.Error != c.obs.Error):
+			t.Errorf("%s: %+v, want the error kept", c.name, got)
+		case c.seconds >= 0 && (got.Seconds == nil || math.Abs(*got.Seconds-c.seconds) > 1e-9 || got.Note != c.note):
+			t.Errorf("%s: %v s, note %q; want %v s, note %q", c.name, got.Seconds, got.Note, c.seconds, c.note)
+		case got.Sent != base || got.At != c.from:
+			t.Errorf("%s: window %v..%v", c.name, got.Sent, got.At)
+		}
 	}
 }

@@ -49,6 +49,11 @@ type WatchConfig struct {
 	// Settle bounds the wait for the old state (Confirm+1 attempts in a row showing it) before
 	// Ready; Timeout bounds the wait for the change after Ready.
 	Settle, Timeout time.Duration
+	// FromStart skips the wait for the old state: the probe is ready at its first attempt and
+	// reports the first confirmed attempt in Expect, whatever came before (a target that did
+	// not exist before the probe started: a new pod's IP). When that is the very first
+	// attempt, LastOtherAt is absent: the change happened before the probe started.
+	FromStart bool
 	// Ready is called once the old state is established, with the start of the first attempt
 	// of the run that established it; the caller makes its change after this.
 	Ready func(since time.Time)
@@ -215,10 +220,20 @@ func Watch(ctx context.Context, cfg WatchConfig) WatchReport {
 	if settle <= 0 {
 		settle = cfg.Timeout
 	}
+	if cfg.FromStart {
+		settle = cfg.Timeout
+	}
 	deadline := time.NewTimer(settle)
 	defer deadline.Stop()
 	w := &watcher{cfg: cfg, rep: &rep, old: cfg.Expect.Other(), lastOther: -1,
 		onReady: func() { deadline.Reset(cfg.Timeout) }}
+	if cfg.FromStart {
+		t := time.Now()
+		w.ready, rep.ReadyAt = true, &t
+		if cfg.Ready != nil {
+			cfg.Ready(t)
+		}
+	}
 	ticker := time.NewTicker(cfg.Interval)
 	defer ticker.Stop()
 	start := func() {

@@ -129,3 +129,38 @@ func TestWatchIgnoresFlaps(t *testing.T) {
 		t.Fatalf("report %+v: want the change with one flap", rep)
 	}
 }
+
+// TestWatchFromStart: with FromStart the old state need not hold first: a target open from the
+// first attempt is the change at that attempt (no LastOtherAt), one that opens later is seen
+// after the closed attempts (LastOtherAt set), and without FromStart the first is refused.
+func TestWatchFromStart(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		closedFor int // attempts refused before the target opens
+		fromStart bool
+		ok        bool
+		lastOther bool
+	}{
+		{"open at once", 0, true, true, false},
+		{"opens later", 10, true, true, true},
+		{"open at once, old state required", 0, false, false, false},
+	} {
+		var mu sync.Mutex
+		n := 0
+		attempt := func(context.Context) error {
+			mu.Lock()
+			defer mu.Unlock()
+			n++
+			if n <= c.closedFor {
+				return errors.New("refused")
+			}
+			return nil
+		}
+		readies := 0
+		rep := Watch(context.Background(), WatchConfig{Expect: Open, Interval: time.Millisecond, Settle: 100 * time.Millisecond,
+			Timeout: 2 * time.Second, FromStart: c.fromStart, attempt: attempt, Ready: func(time.Time) { readies++ }})
+		if rep.OK != c.ok || (rep.LastOtherAt != nil) != c.lastOther || (c.ok && (rep.ChangeAt == nil || rep.ReadyAt == nil || readies != 1)) {
+			t.Errorf("%s: report %+v (ready called %d times)", c.name, rep, readies)
+		}
+	}
+}

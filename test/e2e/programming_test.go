@@ -184,3 +184,33 @@ func TestProgrammingResultsFileUnwritable(t *testing.T) {
 	}
 	checkGone(t, kc, ns)
 }
+
+// TestProgrammingPodReachability: 3 pods created on one node, each probed from a client on
+// every node from the moment it has an IP: POD_CREATE (from the create call) is measured from
+// every node and above 0 (the pod cannot answer before it exists); POD_READY (from cnperf
+// seeing it Ready) is measured too, 0 allowed (the pod answered before it was Ready).
+func TestProgrammingPodReachability(t *testing.T) {
+	kc, nodes := meshCluster(t)
+	const count, timeout = 3, 30 * time.Second
+	run, code, ns := runProgramming(t, kc, "--kind", "pod", "--count", fmt.Sprint(count), "--timeout", timeout.String())
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var created api.Run
+	for _, r := range run.Results {
+		if r.Profile == api.PodCreate {
+			created.Results = append(created.Results, r)
+			continue
+		}
+		for _, s := range r.Samples {
+			if s.ProgrammingSeconds == nil || *s.ProgrammingSeconds < 0 || *s.ProgrammingSeconds >= timeout.Seconds() {
+				t.Errorf("%s from %s, change %d: %v (%q)", r.Profile, r.Placement.Client.Node, s.Index, s.ProgrammingSeconds, s.Error)
+			}
+		}
+	}
+	checkFigures(t, &created, nodes, []api.Profile{api.PodCreate}, count, timeout)
+	if len(run.Results) != 2*len(nodes) {
+		t.Errorf("%d results, want POD_CREATE and POD_READY from %d nodes", len(run.Results), len(nodes))
+	}
+	checkGone(t, kc, ns)
+}

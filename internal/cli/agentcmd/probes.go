@@ -253,6 +253,7 @@ type probeOptions struct {
 	settle, timeout          time.Duration
 	confirm                  int
 	clock                    bool
+	fromStart                bool
 }
 
 // newProbeCommand is `cnperf agent probe`, the in-pod side of `cnperf programming`
@@ -271,6 +272,10 @@ shows --expect and is confirmed by the --confirm attempts after it, and prints o
 {"ok":true,"changeAt":"...","lastOtherAt":"...",...}; the change happened between the two.
 It exits 1 when the old state never held or the change never came.
 
+--from-start skips the wait for the old state: the probe is ready at once and reports the
+first confirmed attempt in --expect (for a target that did not exist before: a new pod's IP;
+without "lastOtherAt" when the very first attempt showed it).
+
 --clock prints this node's wall clock and kernel boot id instead ({"now":"...","bootID":"..."}),
 for measuring clock offsets.`,
 		Example: `  cnperf agent probe --target 10.96.0.42:8080 --expect open --interval 5ms --timeout 30s
@@ -288,6 +293,7 @@ for measuring clock offsets.`,
 	f.IntVar(&o.confirm, "confirm", 3, "attempts after the first one in the new state that must show it too")
 	f.DurationVar(&o.settle, "settle", 30*time.Second, "how long the old state may take to hold before the probe is ready")
 	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for the change once ready")
+	f.BoolVar(&o.fromStart, "from-start", false, "ready at once: do not wait for the old state to hold first")
 	f.BoolVar(&o.clock, "clock", false, "print this node's wall clock as JSON and exit")
 	return c
 }
@@ -310,7 +316,7 @@ func (o *probeOptions) run(ctx context.Context, streams iostreams.Streams) error
 	}
 	var werr error
 	rep := ttfr.Watch(ctx, ttfr.WatchConfig{Target: o.target, Expect: ttfr.State(o.expect), Interval: o.interval,
-		AttemptTimeout: o.attemptTimeout, Confirm: o.confirm, Settle: o.settle, Timeout: o.timeout,
+		AttemptTimeout: o.attemptTimeout, Confirm: o.confirm, Settle: o.settle, Timeout: o.timeout, FromStart: o.fromStart,
 		Ready: func(since time.Time) {
 			_, werr = fmt.Fprintf(streams.Out, "%s %s\n", ttfr.WatchReadyLine, since.UTC().Format(time.RFC3339Nano))
 		}})

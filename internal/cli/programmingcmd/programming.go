@@ -80,6 +80,9 @@ Kinds (--kind), each measured --count times:
                 IP fail)
   policy-allow  under a default deny, a NetworkPolicy allowing the clients (POLICY_ALLOW:
                 until connects complete)
+  pod           a pod created on the server node, probed from the moment its IP is known
+                (POD_CREATE: from the create call until it answers; POD_READY: from
+                cnperf seeing it Ready until it answers, 0 if it answered before)
 The policy kinds run under each number of --standing-policies (policies selecting the clients,
 allowing nothing they use). A kind whose first change no client sees stops there and says
 why: on a CNI that does not enforce NetworkPolicy the policy kinds fail with that cause, never
