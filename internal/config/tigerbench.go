@@ -140,190 +140,233 @@ func readTigerBench(d *decoder, root *yaml.Node, lines LineIndex) (*api.Plan, []
 	var tests []TigerBenchTestConfig
 	for i, item := range root.Content {
 		item = d.resolve(item)
-		base := fmt.Sprintf("[%d]", i)
+		ti := tbItem{d: d, item: item, base: fmt.Sprintf("[%d]", i)}
 		nerr := len(d.errs)
 		var t TigerBenchTestConfig
-		d.decodeInto(item, &t, base)
+		d.decodeInto(item, &t, ti.base)
 		t.Line = item.Line
-		// Positions of the keys as written (any case).
-		pos := func(field string) (Pos, bool) { return d.posFold(base, field) }
-		at := func(field string) *yaml.Node {
-			if ps, ok := pos(field); ok {
-				return &yaml.Node{Line: ps.Line, Column: ps.Column}
-			}
-			return item
-		}
-		fieldName := func(field string) string {
-			if ps, ok := pos(field); ok {
-				return ps.Field
-			}
-			return base + "." + field
-		}
-		_, t.IterationsSet = pos("iterations")
-
-		// tiger-bench's own validation (its validator tags and defaultAndValidate).
-		if !slices.Contains(tigerBenchKinds, t.TestKind) {
-			msg := fmt.Sprintf("unknown testKind %q (known: %s)", t.TestKind, strings.Join(tigerBenchKinds, ", "))
-			d.errorf(at("testKind"), fieldName("testKind"), "%s", msg)
-		}
-		if t.Encap != "" && !slices.Contains(tigerBenchEncaps, t.Encap) {
-			d.errorf(at("encap"), fieldName("encap"), "unknown encap %q (known: %s, or empty to leave the cluster as it is)",
-				t.Encap, strings.Join(tigerBenchEncaps, ", "))
-		}
-		if t.Dataplane != "" && !slices.Contains(tigerBenchDataplanes, t.Dataplane) {
-			d.errorf(at("dataplane"), fieldName("dataplane"), "unknown dataplane %q (known: %s, or empty to leave the cluster as it is)",
-				t.Dataplane, strings.Join(tigerBenchDataplanes, ", "))
-		}
-		for _, f := range []struct {
-			name string
-			v    int
-		}{{"numPolicies", t.NumPolicies}, {"numIdlePolicies", t.NumIdlePolicies}, {"numServices", t.NumServices},
-			{"numPods", t.NumPods}, {"iterations", t.Iterations}, {"duration", t.Duration}} {
-			if f.v < 0 {
-				d.errorf(at(f.name), fieldName(f.name), "%s must not be negative, got %d", f.name, f.v)
-			}
-		}
-		if t.Duration == 0 {
-			t.Duration = 60
-		}
-		if t.TestNamespace == "" {
-			t.TestNamespace = "testns"
-		}
-		if t.TestKind == TigerBenchThruputLatency || t.TestKind == TigerBenchIperf {
-			if t.Perf == nil {
-				t.Perf = &TigerBenchPerfConfig{Direct: true, Service: true, ControlPort: 32000, TestPort: 32001}
-			} else if t.Perf.External {
-				pf := fieldName("Perf")
-				if t.Perf.ExternalIPOrFQDN == "" {
-					d.errorf(at("Perf"), pf+".ExternalIPOrFQDN", "ExternalIPOrFQDN is required for an external %s test", t.TestKind)
-				}
-				if t.TestKind == TigerBenchThruputLatency && (t.Perf.ControlPort < 1 || t.Perf.ControlPort > 65535) {
-					d.errorf(at("Perf"), pf+".ControlPort", "ControlPort must be between 1 and 65535 for an external thruput-latency test, got %d", t.Perf.ControlPort)
-				}
-				if t.Perf.TestPort < 1 || t.Perf.TestPort > 65535 {
-					d.errorf(at("Perf"), pf+".TestPort", "TestPort must be between 1 and 65535 for an external %s test, got %d", t.TestKind, t.Perf.TestPort)
-				}
-			}
-		}
-		// Its validator dives into DNSPerf and TTFRConfig whatever the test kind.
-		if dc := t.DNSPerf; dc != nil {
-			df := fieldName("DNSPerf")
-			if dc.Mode != "" && !slices.Contains(tigerBenchDNSModes, dc.Mode) {
-				d.errorf(at("DNSPerf"), df+".Mode", "unknown DNSPerf mode %q (known: %s)", dc.Mode, strings.Join(tigerBenchDNSModes, ", "))
-			}
-			if dc.NumDomains < 0 {
-				d.errorf(at("DNSPerf"), df+".NumDomains", "NumDomains must not be negative, got %d", dc.NumDomains)
-			}
-			if dc.TargetURL != "" {
-				if u, err := url.Parse(dc.TargetURL); err != nil || u.Scheme == "" {
-					d.errorf(at("DNSPerf"), df+".TargetURL", "TargetURL %q is not a URL (tiger-bench's validator wants one with a scheme, e.g. http://www.example.com)", dc.TargetURL)
-				}
-			}
-		}
-		if tc := t.TTFRConfig; tc != nil && (tc.Rate < 0 || tc.TestPodsPerNode < 0) {
-			d.errorf(at("TTFRConfig"), fieldName("TTFRConfig"), "Rate and TestPodsPerNode must not be negative")
-		}
-		if t.TestKind == TigerBenchDNSPerf {
-			// defaultAndValidate's checks of a dnsperf test.
-			df := fieldName("DNSPerf")
-			switch dc := t.DNSPerf; dc {
-			case nil:
-				d.errorf(item, df, "DNSPerf is required for a dnsperf test (tiger-bench's validator: required_if=TestKind dnsperf)")
-			default:
-				if dc.TargetURL == "" && dc.TargetDomain == "" {
-					dc.TargetURL = "http://www.example.com"
-				}
-				if dc.TestDNSPolicy && dc.Mode == "" {
-					d.errorf(at("DNSPerf"), df+".Mode", "Mode must be set for a dnsperf test with TestDNSPolicy enabled")
-				}
-				switch {
-				case t.Dataplane == "bpf" && (dc.Mode == "DelayDeniedPacket" || dc.Mode == "DelayDNSResponse"):
-					d.errorf(at("DNSPerf"), df+".Mode", "%s mode is not supported on BPF dataplane (BPF supports Inline and NoDelay)", dc.Mode)
-				case t.Dataplane == "nftables" && dc.Mode == "Inline":
-					d.errorf(at("DNSPerf"), df+".Mode", "Inline mode is not supported on Nftables dataplane (Nftables supports NoDelay, DelayDeniedPacket and DelayDNSResponse)")
-				}
-			}
-		}
+		_, t.IterationsSet = ti.pos("iterations")
+		ti.check(&t)
 		tests = append(tests, t)
 		if len(d.errs) > nerr {
 			continue
 		}
-
 		// Standing config, Calico reconfiguration, ttfr and dnsperf tests and the test namespace
 		// are acted on by internal/tigerbench from the returned tests.
-		warn := func(field, format string, a ...any) {
-			d.warnf(at(field), fieldName(field), format, a...)
-		}
-
-		var g api.TestGroup
-		switch t.TestKind {
-		case TigerBenchThruputLatency:
-			g.Profiles = []api.Profile{api.TCPStream, api.TCPRR}
-			g.Drivers = []string{TigerBenchThruputLatencyDriver}
-		case TigerBenchIperf:
-			g.Profiles = []api.Profile{api.TCPStream}
-			g.Drivers = []string{TigerBenchIperfDriver}
-			g.Parallel = []int{tigerBenchIperfParallel}
-		default:
-			// ttfr and dnsperf tests have no cases: internal/tigerbench runs them.
+		g, ok := ti.group(i, t)
+		if !ok {
 			continue
 		}
-		if t.Iterations == 0 {
-			// Standing config only: tiger-bench runs its iterations loop zero times. A file
-			// without iterations gets 0 too (its default:"1" tag is not applied to the file;
-			// its TestDefaults expects 0).
-			if !t.IterationsSet {
-				warn("testKind", "iterations is not set: tiger-bench runs no iteration then (it reads a missing iterations as 0), so only the standing config is set up; so does cnperf. Set iterations to measure")
-			}
-			continue
-		}
-		if t.Perf.Direct {
-			if t.HostNetwork {
-				g.Paths = append(g.Paths, api.PathHostHost)
-			} else {
-				g.Paths = append(g.Paths, api.PathPodPodCrossNode)
-			}
-		}
-		if t.Perf.Service {
-			g.Paths = append(g.Paths, api.PathPodClusterIP)
-		}
-		if t.Perf.External {
-			// The address and ports reach the kube platform through the test itself
-			// (internal/tigerbench), not through case options no driver reads.
-			g.Paths = append(g.Paths, api.PathExternalService)
-		}
-		if len(g.Paths) == 0 {
-			warn("Perf", "direct, service and external are all false: nothing to measure (standing config only)")
-			continue
-		}
-		g.Name = TigerBenchGroup(i, t.TestKind)
-		g.Duration = strconv.Itoa(t.Duration) + "s"
-		n := t.Iterations
-		g.Samples = &n
-		if t.HostNetwork {
-			hn := true
-			g.HostNetwork = &hn
-		}
-
-		gp := fmt.Sprintf("tests[%d]", len(p.Tests))
-		itemPos := Pos{Line: item.Line, Column: item.Column, Field: base}
-		lines[gp] = itemPos
-		lines[gp+".name"] = itemPos
-		index := func(planField, fileField string) {
-			if ps, ok := pos(fileField); ok {
-				lines[gp+"."+planField] = ps
-			}
-		}
-		index("profiles", "testKind")
-		index("drivers", "testKind")
-		index("parallel", "testKind")
-		index("paths", "Perf")
-		index("duration", "duration")
-		index("samples", "iterations")
-		index("hostNetwork", "hostNetwork")
+		ti.index(lines, fmt.Sprintf("tests[%d]", len(p.Tests)))
 		p.Tests = append(p.Tests, g)
 	}
 	return p, tests
+}
+
+// tbItem is one test of a testconfig.yaml as it is read: its node and its place ("[i]").
+type tbItem struct {
+	d    *decoder
+	item *yaml.Node
+	base string
+}
+
+// pos is the position of a key as written (any case).
+func (ti tbItem) pos(field string) (Pos, bool) { return ti.d.posFold(ti.base, field) }
+
+// at is the node an error about field points at: the key's, else the test's.
+func (ti tbItem) at(field string) *yaml.Node {
+	if ps, ok := ti.pos(field); ok {
+		return &yaml.Node{Line: ps.Line, Column: ps.Column}
+	}
+	return ti.item
+}
+
+// fieldName is field as written, or base.field.
+func (ti tbItem) fieldName(field string) string {
+	if ps, ok := ti.pos(field); ok {
+		return ps.Field
+	}
+	return ti.base + "." + field
+}
+
+func (ti tbItem) errorf(field, path, format string, a ...any) {
+	ti.d.errorf(ti.at(field), path, format, a...)
+}
+
+// check is tiger-bench's own validation (its validator tags and defaultAndValidate), with
+// its defaults.
+func (ti tbItem) check(t *TigerBenchTestConfig) {
+	if !slices.Contains(tigerBenchKinds, t.TestKind) {
+		msg := fmt.Sprintf("unknown testKind %q (known: %s)", t.TestKind, strings.Join(tigerBenchKinds, ", "))
+		ti.errorf("testKind", ti.fieldName("testKind"), "%s", msg)
+	}
+	if t.Encap != "" && !slices.Contains(tigerBenchEncaps, t.Encap) {
+		ti.errorf("encap", ti.fieldName("encap"), "unknown encap %q (known: %s, or empty to leave the cluster as it is)",
+			t.Encap, strings.Join(tigerBenchEncaps, ", "))
+	}
+	if t.Dataplane != "" && !slices.Contains(tigerBenchDataplanes, t.Dataplane) {
+		ti.errorf("dataplane", ti.fieldName("dataplane"), "unknown dataplane %q (known: %s, or empty to leave the cluster as it is)",
+			t.Dataplane, strings.Join(tigerBenchDataplanes, ", "))
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"numPolicies", t.NumPolicies}, {"numIdlePolicies", t.NumIdlePolicies}, {"numServices", t.NumServices},
+		{"numPods", t.NumPods}, {"iterations", t.Iterations}, {"duration", t.Duration}} {
+		if f.v < 0 {
+			ti.errorf(f.name, ti.fieldName(f.name), "%s must not be negative, got %d", f.name, f.v)
+		}
+	}
+	if t.Duration == 0 {
+		t.Duration = 60
+	}
+	if t.TestNamespace == "" {
+		t.TestNamespace = "testns"
+	}
+	if t.TestKind == TigerBenchThruputLatency || t.TestKind == TigerBenchIperf {
+		ti.checkPerf(t)
+	}
+	ti.checkDNS(t)
+	if tc := t.TTFRConfig; tc != nil && (tc.Rate < 0 || tc.TestPodsPerNode < 0) {
+		ti.errorf("TTFRConfig", ti.fieldName("TTFRConfig"), "Rate and TestPodsPerNode must not be negative")
+	}
+	if t.TestKind == TigerBenchDNSPerf {
+		ti.checkDNSPerfTest(t)
+	}
+}
+
+// checkPerf defaults Perf, and checks an external test's address and ports.
+func (ti tbItem) checkPerf(t *TigerBenchTestConfig) {
+	if t.Perf == nil {
+		t.Perf = &TigerBenchPerfConfig{Direct: true, Service: true, ControlPort: 32000, TestPort: 32001}
+		return
+	}
+	if !t.Perf.External {
+		return
+	}
+	pf := ti.fieldName("Perf")
+	if t.Perf.ExternalIPOrFQDN == "" {
+		ti.errorf("Perf", pf+".ExternalIPOrFQDN", "ExternalIPOrFQDN is required for an external %s test", t.TestKind)
+	}
+	if t.TestKind == TigerBenchThruputLatency && (t.Perf.ControlPort < 1 || t.Perf.ControlPort > 65535) {
+		ti.errorf("Perf", pf+".ControlPort", "ControlPort must be between 1 and 65535 for an external thruput-latency test, got %d", t.Perf.ControlPort)
+	}
+	if t.Perf.TestPort < 1 || t.Perf.TestPort > 65535 {
+		ti.errorf("Perf", pf+".TestPort", "TestPort must be between 1 and 65535 for an external %s test, got %d", t.TestKind, t.Perf.TestPort)
+	}
+}
+
+// checkDNS checks DNSPerf: its validator dives into it whatever the test kind.
+func (ti tbItem) checkDNS(t *TigerBenchTestConfig) {
+	dc := t.DNSPerf
+	if dc == nil {
+		return
+	}
+	df := ti.fieldName("DNSPerf")
+	if dc.Mode != "" && !slices.Contains(tigerBenchDNSModes, dc.Mode) {
+		ti.errorf("DNSPerf", df+".Mode", "unknown DNSPerf mode %q (known: %s)", dc.Mode, strings.Join(tigerBenchDNSModes, ", "))
+	}
+	if dc.NumDomains < 0 {
+		ti.errorf("DNSPerf", df+".NumDomains", "NumDomains must not be negative, got %d", dc.NumDomains)
+	}
+	if dc.TargetURL != "" {
+		if u, err := url.Parse(dc.TargetURL); err != nil || u.Scheme == "" {
+			ti.errorf("DNSPerf", df+".TargetURL", "TargetURL %q is not a URL (tiger-bench's validator wants one with a scheme, e.g. http://www.example.com)", dc.TargetURL)
+		}
+	}
+}
+
+// checkDNSPerfTest is defaultAndValidate's checks of a dnsperf test.
+func (ti tbItem) checkDNSPerfTest(t *TigerBenchTestConfig) {
+	df := ti.fieldName("DNSPerf")
+	dc := t.DNSPerf
+	if dc == nil {
+		ti.d.errorf(ti.item, df, "DNSPerf is required for a dnsperf test (tiger-bench's validator: required_if=TestKind dnsperf)")
+		return
+	}
+	if dc.TargetURL == "" && dc.TargetDomain == "" {
+		dc.TargetURL = "http://www.example.com"
+	}
+	if dc.TestDNSPolicy && dc.Mode == "" {
+		ti.errorf("DNSPerf", df+".Mode", "Mode must be set for a dnsperf test with TestDNSPolicy enabled")
+	}
+	switch {
+	case t.Dataplane == "bpf" && (dc.Mode == "DelayDeniedPacket" || dc.Mode == "DelayDNSResponse"):
+		ti.errorf("DNSPerf", df+".Mode", "%s mode is not supported on BPF dataplane (BPF supports Inline and NoDelay)", dc.Mode)
+	case t.Dataplane == "nftables" && dc.Mode == "Inline":
+		ti.errorf("DNSPerf", df+".Mode", "Inline mode is not supported on Nftables dataplane (Nftables supports NoDelay, DelayDeniedPacket and DelayDNSResponse)")
+	}
+}
+
+// group is the plan's group of the i-th test, valid t; false when the test has no cases
+// (ttfr and dnsperf tests, no iterations, no path), with a warning where the file says so.
+func (ti tbItem) group(i int, t TigerBenchTestConfig) (api.TestGroup, bool) {
+	warn := func(field, format string, a ...any) {
+		ti.d.warnf(ti.at(field), ti.fieldName(field), format, a...)
+	}
+	var g api.TestGroup
+	switch t.TestKind {
+	case TigerBenchThruputLatency:
+		g.Profiles = []api.Profile{api.TCPStream, api.TCPRR}
+		g.Drivers = []string{TigerBenchThruputLatencyDriver}
+	case TigerBenchIperf:
+		g.Profiles = []api.Profile{api.TCPStream}
+		g.Drivers = []string{TigerBenchIperfDriver}
+		g.Parallel = []int{tigerBenchIperfParallel}
+	default:
+		// ttfr and dnsperf tests have no cases: internal/tigerbench runs them.
+		return g, false
+	}
+	if t.Iterations == 0 {
+		// Standing config only: tiger-bench runs its iterations loop zero times. A file
+		// without iterations gets 0 too (its default:"1" tag is not applied to the file;
+		// its TestDefaults expects 0).
+		if !t.IterationsSet {
+			warn("testKind", "iterations is not set: tiger-bench runs no iteration then (it reads a missing iterations as 0), so only the standing config is set up; so does cnperf. Set iterations to measure")
+		}
+		return g, false
+	}
+	if t.Perf.Direct {
+		if t.HostNetwork {
+			g.Paths = append(g.Paths, api.PathHostHost)
+		} else {
+			g.Paths = append(g.Paths, api.PathPodPodCrossNode)
+		}
+	}
+	if t.Perf.Service {
+		g.Paths = append(g.Paths, api.PathPodClusterIP)
+	}
+	if t.Perf.External {
+		// The address and ports reach the kube platform through the test itself
+		// (internal/tigerbench), not through case options no driver reads.
+		g.Paths = append(g.Paths, api.PathExternalService)
+	}
+	if len(g.Paths) == 0 {
+		warn("Perf", "direct, service and external are all false: nothing to measure (standing config only)")
+		return g, false
+	}
+	g.Name = TigerBenchGroup(i, t.TestKind)
+	g.Duration = strconv.Itoa(t.Duration) + "s"
+	n := t.Iterations
+	g.Samples = &n
+	if t.HostNetwork {
+		hn := true
+		g.HostNetwork = &hn
+	}
+	return g, true
+}
+
+// index records where the plan group gp's fields stand in the file.
+func (ti tbItem) index(lines LineIndex, gp string) {
+	itemPos := Pos{Line: ti.item.Line, Column: ti.item.Column, Field: ti.base}
+	lines[gp] = itemPos
+	lines[gp+".name"] = itemPos
+	for _, f := range [][2]string{{"profiles", "testKind"}, {"drivers", "testKind"}, {"parallel", "testKind"},
+		{"paths", "Perf"}, {"duration", "duration"}, {"samples", "iterations"}, {"hostNetwork", "hostNetwork"}} {
+		if ps, ok := ti.pos(f[1]); ok {
+			lines[gp+"."+f[0]] = ps
+		}
+	}
 }
 
 // TigerBenchGroup is the Group (and Name) of the cases of the i-th test (from 0) of a
