@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -72,140 +73,170 @@ func ParsePprof(r io.Reader) (*Profile, error) {
 	if len(data) == 0 {
 		return nil, errors.New("pprof: empty profile")
 	}
-	var (
-		types     [][2]int64
-		samples   []rawSample
-		locations = map[uint64][]uint64{} // location id → function ids, innermost first
-		functions = map[uint64]int64{}    // function id → name string index
-		strs      []string
-		defType   int64
-		p         Profile
-	)
-	err = eachField(data, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
-		switch num {
-		case fProfileSampleType:
-			var vt [2]int64
-			if err := eachField(v, func(n protowire.Number, _ protowire.Type, _ []byte, x uint64) error {
-				switch n {
-				case fValueTypeType:
-					vt[0] = int64(x)
-				case fValueTypeUnit:
-					vt[1] = int64(x)
-				}
-				return nil
-			}); err != nil {
-				return fmt.Errorf("sample_type: %w", err)
-			}
-			types = append(types, vt)
-		case fProfileSample:
-			var s rawSample
-			if err := eachField(v, func(n protowire.Number, t protowire.Type, b []byte, x uint64) error {
-				switch n {
-				case fSampleLocationID:
-					return appendVarints(t, b, x, func(u uint64) { s.locs = append(s.locs, u) })
-				case fSampleValue:
-					return appendVarints(t, b, x, func(u uint64) { s.values = append(s.values, int64(u)) })
-				}
-				return nil
-			}); err != nil {
-				return fmt.Errorf("sample: %w", err)
-			}
-			samples = append(samples, s)
-		case fProfileLocation:
-			var id uint64
-			var funcs []uint64
-			if err := eachField(v, func(n protowire.Number, _ protowire.Type, b []byte, x uint64) error {
-				switch n {
-				case fLocationID:
-					id = x
-				case fLocationLine:
-					return eachField(b, func(n protowire.Number, _ protowire.Type, _ []byte, x uint64) error {
-						if n == fLineFunctionID {
-							funcs = append(funcs, x)
-						}
-						return nil
-					})
-				}
-				return nil
-			}); err != nil {
-				return fmt.Errorf("location: %w", err)
-			}
-			locations[id] = funcs
-		case fProfileFunction:
-			var id uint64
-			var name int64
-			if err := eachField(v, func(n protowire.Number, _ protowire.Type, _ []byte, x uint64) error {
-				switch n {
-				case fFunctionID:
-					id = x
-				case fFunctionName:
-					name = int64(x)
-				}
-				return nil
-			}); err != nil {
-				return fmt.Errorf("function: %w", err)
-			}
-			functions[id] = name
-		case fProfileStringTable:
-			strs = append(strs, string(v))
-		case fProfileDurationNanos:
-			p.DurationNanos = int64(x)
-		case fProfileDefaultType:
-			defType = int64(x)
-		}
-		return nil
-	})
-	if err != nil {
+	raw := &rawProfile{locations: map[uint64][]uint64{}, functions: map[uint64]int64{}}
+	if err := eachField(data, raw.field); err != nil {
 		return nil, fmt.Errorf("pprof: %w", err)
 	}
-	str := func(i int64) string {
-		if i >= 0 && int(i) < len(strs) {
-			return strs[i]
+	return raw.profile()
+}
+
+// rawProfile is a pprof profile's messages as decoded, before the stacks are resolved.
+type rawProfile struct {
+	types     [][2]int64 // sample types: type and unit string indexes
+	samples   []rawSample
+	locations map[uint64][]uint64 // location id → function ids, innermost first
+	functions map[uint64]int64    // function id → name string index
+	strs      []string
+	defType   int64
+	duration  int64
+}
+
+// field decodes one field of the Profile message.
+func (p *rawProfile) field(num protowire.Number, _ protowire.Type, v []byte, x uint64) error {
+	switch num {
+	case fProfileSampleType:
+		var vt [2]int64
+		if err := eachField(v, func(n protowire.Number, _ protowire.Type, _ []byte, x uint64) error {
+			switch n {
+			case fValueTypeType:
+				vt[0] = int64(x)
+			case fValueTypeUnit:
+				vt[1] = int64(x)
+			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("sample_type: %w", err)
 		}
-		return ""
+		p.types = append(p.types, vt)
+	case fProfileSample:
+		var s rawSample
+		if err := eachField(v, func(n protowire.Number, t protowire.Type, b []byte, x uint64) error {
+			switch n {
+			case fSampleLocationID:
+				return appendVarints(t, b, x, func(u uint64) { s.locs = append(s.locs, u) })
+			case fSampleValue:
+				return appendVarints(t, b, x, func(u uint64) { s.values = append(s.values, int64(u)) })
+			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("sample: %w", err)
+		}
+		p.samples = append(p.samples, s)
+	case fProfileLocation:
+		return p.location(v)
+	case fProfileFunction:
+		return p.function(v)
+	case fProfileStringTable:
+		p.strs = append(p.strs, string(v))
+	case fProfileDurationNanos:
+		p.duration = int64(x)
+	case fProfileDefaultType:
+		p.defType = int64(x)
 	}
-	if len(types) == 0 {
+	return nil
+}
+
+// location decodes a Location message: its id and the functions of its lines.
+func (p *rawProfile) location(v []byte) error {
+	var id uint64
+	var funcs []uint64
+	if err := eachField(v, func(n protowire.Number, _ protowire.Type, b []byte, x uint64) error {
+		switch n {
+		case fLocationID:
+			id = x
+		case fLocationLine:
+			return eachField(b, func(n protowire.Number, _ protowire.Type, _ []byte, x uint64) error {
+				if n == fLineFunctionID {
+					funcs = append(funcs, x)
+				}
+				return nil
+			})
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("location: %w", err)
+	}
+	p.locations[id] = funcs
+	return nil
+}
+
+// function decodes a Function message: its id and name.
+func (p *rawProfile) function(v []byte) error {
+	var id uint64
+	var name int64
+	if err := eachField(v, func(n protowire.Number, _ protowire.Type, _ []byte, x uint64) error {
+		switch n {
+		case fFunctionID:
+			id = x
+		case fFunctionName:
+			name = int64(x)
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("function: %w", err)
+	}
+	p.functions[id] = name
+	return nil
+}
+
+func (p *rawProfile) str(i int64) string {
+	if i >= 0 && int(i) < len(p.strs) {
+		return p.strs[i]
+	}
+	return ""
+}
+
+// profile resolves the samples into root-first stacks of the default (or last) sample type.
+func (p *rawProfile) profile() (*Profile, error) {
+	if len(p.types) == 0 {
 		return nil, errors.New("pprof: no sample types (not a pprof profile?)")
 	}
-	vi := len(types) - 1
-	if defType != 0 {
-		for i, t := range types {
-			if t[0] == defType {
+	vi := len(p.types) - 1
+	if p.defType != 0 {
+		for i, t := range p.types {
+			if t[0] == p.defType {
 				vi = i
 			}
 		}
 	}
-	p.SampleType, p.Unit = str(types[vi][0]), str(types[vi][1])
-	for _, s := range samples {
+	out := &Profile{DurationNanos: p.duration, SampleType: p.str(p.types[vi][0]), Unit: p.str(p.types[vi][1])}
+	for _, s := range p.samples {
 		if vi >= len(s.values) {
-			return nil, fmt.Errorf("pprof: a sample has %d values, the profile declares %d types", len(s.values), len(types))
+			return nil, fmt.Errorf("pprof: a sample has %d values, the profile declares %d types", len(s.values), len(p.types))
 		}
 		if len(s.values) > 0 {
-			p.Samples += s.values[0]
+			out.Samples += s.values[0]
 		}
-		var frames []string // innermost first
-		for _, l := range s.locs {
-			funcs, ok := locations[l]
-			if !ok {
-				return nil, fmt.Errorf("pprof: a sample names location %d, which is not defined", l)
-			}
-			if len(funcs) == 0 {
-				frames = append(frames, fmt.Sprintf("0x%x", l))
-			}
-			for _, f := range funcs {
-				name := str(functions[f])
-				if name == "" {
-					name = fmt.Sprintf("func#%d", f)
-				}
-				frames = append(frames, name)
-			}
+		frames, err := p.frames(s)
+		if err != nil {
+			return nil, err
 		}
-		for i, j := 0, len(frames)-1; i < j; i, j = i+1, j-1 {
-			frames[i], frames[j] = frames[j], frames[i]
-		}
-		p.Stacks = append(p.Stacks, Stack{Frames: frames, Value: s.values[vi]})
+		out.Stacks = append(out.Stacks, Stack{Frames: frames, Value: s.values[vi]})
 	}
-	return &p, nil
+	return out, nil
+}
+
+// frames are a sample's function names, root first (inlined frames included).
+func (p *rawProfile) frames(s rawSample) ([]string, error) {
+	var frames []string // innermost first
+	for _, l := range s.locs {
+		funcs, ok := p.locations[l]
+		if !ok {
+			return nil, fmt.Errorf("pprof: a sample names location %d, which is not defined", l)
+		}
+		if len(funcs) == 0 {
+			frames = append(frames, fmt.Sprintf("0x%x", l))
+		}
+		for _, f := range funcs {
+			name := p.str(p.functions[f])
+			if name == "" {
+				name = fmt.Sprintf("func#%d", f)
+			}
+			frames = append(frames, name)
+		}
+	}
+	slices.Reverse(frames)
+	return frames, nil
 }
 
 // eachField calls fn for every field of a protobuf message: v holds the bytes of a
