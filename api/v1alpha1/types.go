@@ -524,6 +524,39 @@ type ClusterDetails struct {
 	Nodes          []NodeInfo `json:"nodes,omitempty"`
 	// Calico details when Calico is present (tiger-bench's ClusterDetails).
 	Calico *CalicoDetails `json:"calico,omitempty"`
+	// IdleFootprint is what the CNI's and the proxy's agents used on the endpoints' nodes with
+	// no load, after set-up and before the measurement (as knb measures it); nil when not asked.
+	IdleFootprint *IdleFootprint `json:"idleFootprint,omitempty"`
+}
+
+// IdleFootprint is the CNI's and the proxy's agents' CPU and memory with no load.
+type IdleFootprint struct {
+	// Source is where the figures come from: "kubelet summary" (/api/v1/nodes/NODE/proxy/stats/summary).
+	Source string `json:"source"`
+	// WindowSeconds is how long cnperf sampled (each agent's CPU rate is over the kubelet's
+	// own two readings inside it: AgentFootprint.WindowSeconds).
+	WindowSeconds float64 `json:"windowSeconds"`
+	// Agents are the agent pods found on the nodes, by node and component.
+	Agents []AgentFootprint `json:"agents,omitempty"`
+	// Note says why figures are missing (a permission, no agent pod: agents run as host processes).
+	Note string `json:"note,omitempty"`
+}
+
+// AgentFootprint is one agent pod's use with no load.
+type AgentFootprint struct {
+	Node string `json:"node"`
+	// Component is the agent recognised by its labels or name: "calico-node", "kube-proxy",
+	// "cilium-agent", "flannel", ...; "other" for a host-network DaemonSet or static pod of the
+	// CNI's namespaces cnperf does not know (Pod names it).
+	Component string `json:"component"`
+	Namespace string `json:"namespace"`
+	Pod       string `json:"pod"`
+	// CPUMillicores is the CPU rate over WindowSeconds (1000 = one core busy).
+	CPUMillicores float64 `json:"cpuMillicores"`
+	// MemoryWorkingSetBytes is the working set at the end of the window.
+	MemoryWorkingSetBytes uint64 `json:"memoryWorkingSetBytes"`
+	// WindowSeconds is the time between the kubelet's two readings the rate is taken over.
+	WindowSeconds float64 `json:"windowSeconds"`
 }
 
 // The values of ClusterDetails.Encryption.

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,6 +41,13 @@ type Input struct {
 	IPFamily string
 	// Log receives warnings about details that could not be found.
 	Log io.Writer
+	// IdleFootprint, when not 0, is how long to sample the CNI's and proxy's agents on Nodes
+	// with no load (kubelet summaries, read with Summary; nil: KubeletSummary(Client)).
+	IdleFootprint time.Duration
+	Summary       SummaryFunc
+	// NoFootprint, when not "", is why the footprint cannot be read (a missing permission,
+	// found by the preflight): it is recorded as the footprint's note instead.
+	NoFootprint string
 }
 
 // Collect gathers the cluster details. Only a failure to reach the API is an error; a detail
@@ -112,6 +120,19 @@ func Collect(ctx context.Context, in Input) (*api.ClusterDetails, error) {
 
 	cd.KubeProxyMode = kubeProxyMode(ctx, in, workloads, cni, warn)
 
+	switch {
+	case in.IdleFootprint > 0 && in.NoFootprint != "":
+		cd.IdleFootprint = &api.IdleFootprint{Source: FootprintSource, Note: in.NoFootprint}
+	case in.IdleFootprint > 0:
+		summary := in.Summary
+		if summary == nil {
+			summary = KubeletSummary(in.Client)
+		}
+		cd.IdleFootprint = IdleFootprint(ctx, in.Client, summary, in.Nodes, in.IdleFootprint)
+		if cd.IdleFootprint.Note != "" {
+			warn("idle footprint: %s", cd.IdleFootprint.Note)
+		}
+	}
 	if in.PodExec != nil {
 		if out, err := in.PodExec(ctx, []string{"cat", "/sys/class/net/eth0/mtu"}); err == nil {
 			if mtu, perr := strconv.Atoi(strings.TrimSpace(out)); perr == nil {

@@ -100,6 +100,7 @@ func TestManifestsGrantThePreflight(t *testing.T) {
 			RunAccess("testns", true, true), TestPodAccess("testns", true))},
 		{[]string{"calico.yaml"}, CalicoAccess()},
 		{[]string{"secondary-networks.yaml"}, NetworkAccess("multus-e2e/e2e-bridge")},
+		{[]string{"idle-footprint.yaml"}, FootprintAccess()},
 	} {
 		g := readGrants(t, tc.files...)
 		for _, a := range tc.needs {

@@ -151,6 +151,16 @@ func ProgrammingAccess(ns string, nsExists bool) []Access {
 	return a
 }
 
+// FootprintManifest is the RBAC manifest that grants FootprintAccess.
+const FootprintManifest = "deploy/rbac/idle-footprint.yaml"
+
+// FootprintAccess is what --idle-footprint needs beside RunAccess
+// (deploy/rbac/idle-footprint.yaml): the kubelets' stats summary through the API server's node
+// proxy, get nodes/proxy. Optional: without it the footprint is left out with a warning.
+func FootprintAccess() []Access {
+	return Verbs("", "", "nodes", "proxy", "get")
+}
+
 // NetworksManifest is the RBAC manifest that grants NetworkAccess.
 const NetworksManifest = "deploy/rbac/secondary-networks.yaml"
 

@@ -299,6 +299,7 @@ func (e tableEncoder) writeRun(w io.Writer, run *api.Run) error {
 		footnotes = append(footnotes, "note: "+n)
 	}
 	footnotes = append(footnotes, pathMTULines(run.PathMTU)...)
+	footnotes = append(footnotes, ClusterLines(run.Cluster)...)
 	for _, d := range details {
 		if err := writeWrapped(w, d, width, "  ", "      "); err != nil {
 			return err
@@ -674,4 +675,40 @@ func pathMTULines(checks []api.PathMTU) []string {
 		lines = append(lines, "path MTU as the interfaces' both ways, no mismatch: "+strings.Join(fine, ", "))
 	}
 	return lines
+}
+
+// ClusterLines are the lines of the run's cluster details a person reads below the table: the
+// agents' idle footprint (--idle-footprint). None when the run has no such details.
+func ClusterLines(c *api.ClusterDetails) []string {
+	if c == nil || c.IdleFootprint == nil {
+		return nil
+	}
+	fp := c.IdleFootprint
+	var nodes []string
+	byNode := map[string][]string{}
+	for _, a := range fp.Agents {
+		if _, ok := byNode[a.Node]; !ok {
+			nodes = append(nodes, a.Node)
+		}
+		name := a.Component
+		if a.Component == "other" {
+			name = a.Namespace + "/" + a.Pod
+		}
+		byNode[a.Node] = append(byNode[a.Node], fmt.Sprintf("%s %.1fm CPU %.1f MiB", name, a.CPUMillicores, float64(a.MemoryWorkingSetBytes)/(1<<20)))
+	}
+	line := fmt.Sprintf("idle footprint before the measurement (%s, %.0f s):", fp.Source, fp.WindowSeconds)
+	var parts []string
+	for _, n := range nodes {
+		parts = append(parts, n+": "+strings.Join(byNode[n], ", "))
+	}
+	if len(parts) > 0 {
+		line += " " + strings.Join(parts, "; ")
+	}
+	if fp.Note != "" {
+		if len(parts) > 0 {
+			line += ";"
+		}
+		line += " " + fp.Note
+	}
+	return []string{line}
 }

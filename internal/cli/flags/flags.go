@@ -32,6 +32,7 @@ func Kube(fs *pflag.FlagSet, o *kube.Options) {
 	fs.StringVarP(&o.Namespace, "namespace", "n", kube.DefaultNamespace, "kube: namespace for every object; created if absent and then removed unless --keep (a namespace cnperf did not create is never deleted)")
 	fs.StringVar(&o.ServerNamespace, "server-namespace", "", "kube: namespace for the server pods and their Services (default --namespace); created and removed as --namespace is")
 	fs.StringVar(&o.ClientNamespace, "client-namespace", "", "kube: namespace for the client pods (default --namespace); created and removed as --namespace is")
+	fs.DurationVar(&o.IdleFootprint, "idle-footprint", 0, "kube: after set-up, before the measurement, sample the CNI's and proxy's agents' CPU and memory on the endpoints' nodes for this long, e.g. 20s (kubelet summary; needs get nodes/proxy); 0: off")
 	fs.BoolVar(&o.Keep, "keep", false, "kube: leave the namespace, pods and services in place at the end")
 	fs.StringVar(&o.ServerNode, "server-node", "", "kube: node for the servers (default: a node labelled netperf=server, else automatic)")
 	fs.StringVar(&o.ClientNode, "client-node", "", "kube: node for the clients (default: a node labelled netperf=client, else automatic)")

@@ -64,6 +64,8 @@ type Platform struct {
 	attachment    *api.Attachment
 	attachmentMTU int // its interface's MTU in a client pod, once read (0: not yet; -1: unknown)
 	getNAD        nadGetter
+	// noFootprint is why --idle-footprint cannot be read (the preflight's answer), or "".
+	noFootprint string
 }
 
 var (
@@ -270,6 +272,13 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 		}
 		if err := kube.Preflight(ctx, p.cs, kube.RunManifest, needs); err != nil {
 			return err
+		}
+		if p.s.IdleFootprint > 0 {
+			// optional: without it the footprint is left out, with a warning naming the verb
+			if err := kube.Preflight(ctx, p.cs, kube.FootprintManifest, kube.FootprintAccess()); err != nil {
+				p.noFootprint = err.Error()
+				p.logf("warning: --idle-footprint is left out: %v", err)
+			}
 		}
 		if network != "" {
 			if err := kube.Preflight(ctx, p.cs, kube.NetworksManifest, kube.NetworkAccess(network)); err != nil {
@@ -922,7 +931,7 @@ func (p *Platform) Describe(ctx context.Context) (*api.ClusterDetails, error) {
 	family := ""
 	p.mu.Unlock()
 
-	in := clusterinfo.Input{Client: p.cs, Nodes: nodes, Log: p.log}
+	in := clusterinfo.Input{Client: p.cs, Nodes: nodes, Log: p.log, IdleFootprint: p.s.IdleFootprint, NoFootprint: p.noFootprint}
 	execIn := func(ep *endpoint) clusterinfo.ExecFunc {
 		return func(ctx context.Context, argv []string) (string, error) {
 			e := &kube.PodExecutor{Stream: p.stream, Namespace: p.nsOf(ep), Pod: ep.spec.Name, Container: kube.ClientContainer,

@@ -705,3 +705,38 @@ func TestNamespaceFlagsChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleFootprintWithoutPermission: --idle-footprint without get nodes/proxy is not fatal:
+// the run goes on, the log warns naming the verb and the manifest, and the footprint says why
+// it is missing.
+func TestIdleFootprintWithoutPermission(t *testing.T) {
+	ctx := context.Background()
+	c := newCluster(t, node("node1", ""), node("node2", ""))
+	c.deny["get nodes/proxy"] = true
+	var log strings.Builder
+	p, err := NewWithClient(Options{IdleFootprint: 20 * time.Second}, testRun, &log, c.cs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Prepare(ctx, casesWith([]string{"iperf3"}, []api.Path{api.PathPodPodCrossNode}), testDrivers); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	if !strings.Contains(log.String(), "warning: --idle-footprint is left out") || !strings.Contains(log.String(), "get nodes/proxy (cluster-wide)") ||
+		!strings.Contains(log.String(), kube.FootprintManifest) {
+		t.Errorf("log:\n%s", log.String())
+	}
+	cd, err := p.Describe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fp := cd.IdleFootprint; fp == nil || len(fp.Agents) != 0 || !strings.Contains(fp.Note, "get nodes/proxy") {
+		t.Errorf("footprint %+v, want none with the missing verb named", fp)
+	}
+}
+
+func TestIdleFootprintWindowChecked(t *testing.T) {
+	if _, err := (Options{IdleFootprint: 5 * time.Second}).parse(); err == nil || !strings.Contains(err.Error(), "--idle-footprint") {
+		t.Errorf("a 5 s window: %v", err)
+	}
+}

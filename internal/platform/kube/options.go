@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/cnperf/cnperf/internal/agenttoken"
+	"github.com/cnperf/cnperf/internal/clusterinfo"
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/version"
@@ -74,6 +75,12 @@ type Options struct {
 	// ExternalClient is where external-service clients run: "pod" (a client pod) or "local"
 	// (this machine, as tiger-bench does; the tools must be installed here).
 	ExternalClient string
+
+	// IdleFootprint, when not 0, is how long to sample the CNI's and the proxy's agents' CPU
+	// and memory on the endpoints' nodes after set-up, before the measurement (kubelet
+	// summaries through the node proxy: get nodes/proxy). At least
+	// clusterinfo.MinFootprintWindow.
+	IdleFootprint time.Duration
 
 	// PodStartTimeout bounds how long endpoints may take to become ready.
 	PodStartTimeout time.Duration
@@ -155,6 +162,10 @@ func (o Options) parse() (*settings, error) {
 		if s.externalHost, s.externalPorts, err = platform.ParseExternal(o.External); err != nil {
 			return nil, err
 		}
+	}
+	if o.IdleFootprint != 0 && o.IdleFootprint < clusterinfo.MinFootprintWindow {
+		return nil, fmt.Errorf("--idle-footprint: %s is shorter than %s (the kubelet refreshes its readings every 10-15 s; 0 is off)",
+			o.IdleFootprint, clusterinfo.MinFootprintWindow)
 	}
 	if o.ExternalClient != "pod" && o.ExternalClient != "local" {
 		return nil, fmt.Errorf("--external-client: %q is not pod or local", o.ExternalClient)
