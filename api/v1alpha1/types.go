@@ -131,6 +131,9 @@ type Attachment struct {
 	// MTUBytes is the attachment interface's MTU: the network status's, else the
 	// configuration's "mtu"; 0 when neither says.
 	MTUBytes int `json:"mtuBytes,omitempty"`
+	// Master is the node interface the attachment is made on, when its configuration names one
+	// (macvlan's and ipvlan's "master", e.g. "eth0").
+	Master string `json:"master,omitempty"`
 	// Interface is the server pod's interface on it (e.g. "net1").
 	Interface string `json:"interface,omitempty"`
 	// ClientIP and ServerIP are the pods' addresses on it; the client dials ServerIP.

@@ -99,7 +99,7 @@ func TestManifestsGrantThePreflight(t *testing.T) {
 		{[]string{"tigerbench-load.yaml"}, slices.Concat(StandingAccess("testns", true), StandingRemoveAccess("testns", false),
 			RunAccess("testns", true, true), TestPodAccess("testns", true))},
 		{[]string{"calico.yaml"}, CalicoAccess()},
-		{[]string{"secondary-networks.yaml"}, NetworkAccess("multus-e2e/e2e-bridge")},
+		{[]string{"secondary-networks.yaml"}, slices.Concat(NetworkAccess("multus-e2e/e2e-bridge"), NetworkCreateAccess("cnperf"))},
 		{[]string{"idle-footprint.yaml"}, FootprintAccess()},
 	} {
 		g := readGrants(t, tc.files...)
@@ -117,6 +117,10 @@ func TestManifestsGrantThePreflight(t *testing.T) {
 	// a run on the default network needs no right on secondary networks
 	if g := readGrants(t, "run.yaml"); g.allows(NetworkAccess("multus-e2e/e2e-bridge")[0]) {
 		t.Error("run.yaml grants reading NetworkAttachmentDefinitions: only secondary-networks.yaml should")
+	}
+	// creating one is granted in the run's namespace only, not everywhere
+	if g := readGrants(t, "secondary-networks.yaml"); g.allows(NetworkCreateAccess("default")[0]) {
+		t.Error("secondary-networks.yaml grants creating NetworkAttachmentDefinitions outside the run's namespace cnperf")
 	}
 }
 

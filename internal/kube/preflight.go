@@ -172,6 +172,13 @@ func NetworkAccess(network string) []Access {
 	return []Access{{Verb: "get", Group: "k8s.cni.cncf.io", Resource: "network-attachment-definitions", Namespace: ns, Name: name}}
 }
 
+// NetworkCreateAccess is what a run that creates its own secondary network needs beside
+// RunAccess (k8s-netperf's --macvlan; deploy/rbac/secondary-networks.yaml): creating,
+// reading and deleting a NetworkAttachmentDefinition in the run's namespace ns.
+func NetworkCreateAccess(ns string) []Access {
+	return Verbs(ns, "k8s.cni.cncf.io", "network-attachment-definitions", "", "create", "get", "delete")
+}
+
 // MeshManifest is the RBAC manifest that grants MeshAccess.
 const MeshManifest = "deploy/rbac/mesh.yaml"
 

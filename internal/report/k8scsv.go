@@ -175,9 +175,10 @@ func k8sNetperfCommon(r *api.Result) ([]string, bool) {
 	}, true
 }
 
-// k8sNetperfNetworkCells are the "Bridge Info" and "Macvlan Info" cells of a case: the secondary
-// network (NAMESPACE/NAME) it ran on, in the column of its CNI plugin's type (k8s-netperf's
-// --bridge and --macvlan modes); empty on the cluster's own networks and for other types.
+// k8sNetperfNetworkCells are the "Bridge Info" and "Macvlan Info" cells of a case, as
+// k8s-netperf writes them (cmd/k8s-netperf, executeWorkload): the bridge definition's
+// NAMESPACE/NAME for --bridge, "macvlan/MASTER" for --macvlan (the network's name when its
+// configuration names no master); empty on the cluster's own networks and for other types.
 func k8sNetperfNetworkCells(r *api.Result) (bridge, macvlan string) {
 	if r.Placement == nil || r.Placement.Attachment == nil {
 		return "", ""
@@ -186,6 +187,9 @@ func k8sNetperfNetworkCells(r *api.Result) (bridge, macvlan string) {
 	case "bridge":
 		return a.Network, ""
 	case "macvlan":
+		if a.Master != "" {
+			return "", "macvlan/" + a.Master
+		}
 		return "", a.Network
 	}
 	return "", ""

@@ -7,7 +7,8 @@ import (
 )
 
 // A case measured on a bridge or macvlan NetworkAttachmentDefinition names it in k8s-netperf's
-// Bridge Info or Macvlan Info column; other cases leave both empty.
+// Bridge Info or Macvlan Info column as k8s-netperf does (NAMESPACE/NAME; macvlan/MASTER);
+// other cases leave both empty.
 func TestK8sNetperfNetworkCells(t *testing.T) {
 	on := func(typ string) *api.Result {
 		return &api.Result{Placement: &api.Placement{Attachment: &api.Attachment{Network: "multus-e2e/n", Type: typ}}}
@@ -20,7 +21,9 @@ func TestK8sNetperfNetworkCells(t *testing.T) {
 		{"default network", &api.Result{}, "", ""},
 		{"no attachment", &api.Result{Placement: &api.Placement{}}, "", ""},
 		{"bridge", on("bridge"), "multus-e2e/n", ""},
-		{"macvlan", on("macvlan"), "", "multus-e2e/n"},
+		{"macvlan without master", on("macvlan"), "", "multus-e2e/n"},
+		{"macvlan", &api.Result{Placement: &api.Placement{Attachment: &api.Attachment{Network: "cnperf/macvlan-netperf", Type: "macvlan", Master: "eth0"}}},
+			"", "macvlan/eth0"},
 		{"ipvlan", on("ipvlan"), "", ""},
 	} {
 		b, m := k8sNetperfNetworkCells(tc.r)

@@ -211,3 +211,153 @@ tests:
 		})
 	}
 }
+
+// snIPAMState lists what whereabouts still holds in subnet: the allocations of its IPPools on that
+// range and its OverlappingRangeIPReservations (one per address in use, named by the address).
+func snIPAMState(ctx context.Context, t *testing.T, cl kpCluster, subnet *net.IPNet) []string {
+	t.Helper()
+	get := func(resource string) []byte {
+		raw, err := cl.cs.CoreV1().RESTClient().Get().AbsPath("/apis/whereabouts.cni.cncf.io/v1alpha1", resource).DoRaw(ctx)
+		if err != nil {
+			t.Fatalf("list %s.whereabouts.cni.cncf.io: %v", resource, err)
+		}
+		return raw
+	}
+	var pools struct {
+		Items []struct {
+			Metadata struct{ Name, Namespace string } `json:"metadata"`
+			Spec     struct {
+				Range       string                    `json:"range"`
+				Allocations map[string]map[string]any `json:"allocations"`
+			} `json:"spec"`
+		} `json:"items"`
+	}
+	var reservations struct {
+		Items []struct {
+			Metadata struct{ Name, Namespace string } `json:"metadata"`
+			Spec     struct {
+				PodRef string `json:"podref"`
+			} `json:"spec"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(get("ippools"), &pools); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(get("overlappingrangeipreservations"), &reservations); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, p := range pools.Items {
+		if _, n, err := net.ParseCIDR(p.Spec.Range); err == nil && n.String() == subnet.String() && len(p.Spec.Allocations) > 0 {
+			left = append(left, fmt.Sprintf("IPPool %s/%s: %d allocations %v", p.Metadata.Namespace, p.Metadata.Name, len(p.Spec.Allocations), p.Spec.Allocations))
+		}
+	}
+	for _, r := range reservations.Items {
+		// named by the address (an IPv6 address's ':' as '-')
+		ip := net.ParseIP(r.Metadata.Name)
+		if ip == nil {
+			ip = net.ParseIP(strings.ReplaceAll(r.Metadata.Name, "-", ":"))
+		}
+		if ip != nil && subnet.Contains(ip) {
+			left = append(left, fmt.Sprintf("OverlappingRangeIPReservation %s/%s (%s)", r.Metadata.Namespace, r.Metadata.Name, r.Spec.PodRef))
+		}
+	}
+	return left
+}
+
+// TestMacvlanFlag: k8s-netperf's --macvlan MASTER as cnperf runs it: the run creates the
+// definition k8s-netperf creates (macvlan-netperf, macvlan in bridge mode on each node's eth0,
+// whereabouts IPAM), in its namespace, measures TCP_STREAM and TCP_RR same node and cross node on
+// it, and deletes it at the end (the namespace is the test's, so it must delete it by name);
+// whereabouts holds no address of the range afterwards, and the k8s-netperf CSV names the network
+// in Macvlan Info. The range is 10.127.0.0/24 (not k8s-netperf's 192.168.200.0/24, to stay apart
+// from anything else on the machine) and the IPAM carries the harness's whereabouts
+// configuration_path (whereabouts v0.9 finds no configuration in its default places here: the
+// nodes share the host's /etc, where the harness writes nothing), hence --macvlan-ipam.
+func TestMacvlanFlag(t *testing.T) {
+	cl := kpClusterFromEnv(t)
+	ctx := context.Background()
+	snNeedMultus(ctx, t, cl)
+	raw, err := cl.cs.CoreV1().RESTClient().Get().AbsPath("/apis/k8s.cni.cncf.io/v1/namespaces/multus-e2e/network-attachment-definitions/e2e-macvlan").DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nad struct {
+		Spec struct{ Config string } `json:"spec"`
+	}
+	var conf struct {
+		IPAM map[string]any `json:"ipam"`
+	}
+	if err := json.Unmarshal(raw, &nad); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(nad.Spec.Config), &conf); err != nil {
+		t.Fatal(err)
+	}
+	const cidr = "10.127.0.0/24"
+	_, subnet, _ := net.ParseCIDR(cidr)
+	ipam := map[string]any{"type": "whereabouts", "range": cidr}
+	if p, ok := conf.IPAM["configuration_path"]; ok {
+		ipam["configuration_path"] = p
+	}
+	ipamJSON, _ := json.Marshal(ipam)
+
+	ns := kpNamespace("multus-macvlan")
+	if _, err := cl.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	runID := uuid.NewString()
+	t.Cleanup(func() {
+		_ = cl.cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+		if !waitFor(2*time.Minute, func() bool {
+			_, err := cl.cs.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
+			return err != nil
+		}) {
+			t.Errorf("namespace %s still there 2 min after its deletion", ns)
+		}
+	})
+	results := filepath.Join(t.TempDir(), "run.jsonl")
+	start := time.Now()
+	out, stderr, code := kpRunCLI(ctx, "run", "--platform", "kube", "--kubeconfig", cl.kubeconfig, "-n", ns, "--uuid", runID,
+		"--macvlan", "eth0", "--macvlan-ipam", string(ipamJSON), "--driver", "native", "--profile", "TCP_STREAM,TCP_RR",
+		"--path", "pod-pod-same-node,pod-pod-cross-node", "--duration", "2s", "--samples", "2", "--results", results, "-o", "table")
+	t.Logf("cnperf exit %d in %.0fs, stderr:\n%s\nstdout:\n%s", code, time.Since(start).Seconds(), stderr, out)
+	if code != exit.OK {
+		t.Fatalf("cnperf exited %d", code)
+	}
+	network := ns + "/macvlan-netperf"
+	if !strings.Contains(strings.Join(strings.Fields(stderr), " "), "created NetworkAttachmentDefinition "+network+
+		` (deleted at the end of the run): {"cniVersion": "0.3.1", "type": "macvlan", "master": "eth0", "mode": "bridge"`) {
+		t.Errorf("stderr does not say the definition was created")
+	}
+	runs, _, err := runfile.ReadWarnings(results)
+	if err != nil || len(runs) != 1 || len(runs[0].Results) != 4 {
+		t.Fatalf("results file: %v (%d runs)", err, len(runs))
+	}
+	for _, r := range runs[0].Results {
+		label := fmt.Sprintf("%s %s", r.Profile, r.Path)
+		if r.Failed() || r.Summary.SamplesFailed > 0 {
+			t.Errorf("%s: failed (%q, %d samples failed)", label, r.Error, r.Summary.SamplesFailed)
+			continue
+		}
+		a := r.Placement.Attachment
+		if a == nil || a.Network != network || a.Type != "macvlan" || !subnet.Contains(net.ParseIP(a.ServerIP)) ||
+			!subnet.Contains(net.ParseIP(a.ClientIP)) || r.Placement.Target != a.ServerIP {
+			t.Errorf("%s: attachment %+v, target %s: want %s (macvlan) between addresses of %s", label, a, r.Placement.Target, network, cidr)
+		}
+	}
+	// the definition is gone (the namespace, the test's, is still there)
+	if _, err := cl.cs.CoreV1().RESTClient().Get().AbsPath("/apis/k8s.cni.cncf.io/v1/namespaces", ns, "network-attachment-definitions", "macvlan-netperf").DoRaw(ctx); err == nil {
+		t.Errorf("NetworkAttachmentDefinition %s is left after the run", network)
+	}
+	if left := kpLeftovers(ctx, t, cl.cs, runID); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	if left := snIPAMState(ctx, t, cl, subnet); len(left) > 0 {
+		t.Errorf("whereabouts still holds addresses of %s: %v", cidr, left)
+	}
+	csv, stderr2, code := kpRunCLI(ctx, "report", "-o", "k8s-netperf-csv", results)
+	if code != exit.OK || !strings.Contains(csv, ",macvlan/eth0,") {
+		t.Errorf("k8s-netperf CSV (exit %d, %s) does not say macvlan/eth0 (Macvlan Info, as k8s-netperf):\n%s", code, stderr2, csv)
+	}
+}

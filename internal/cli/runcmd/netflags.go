@@ -8,23 +8,29 @@ import (
 	"github.com/cnperf/cnperf/internal/config"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/plan"
+	kubeplatform "github.com/cnperf/cnperf/internal/platform/kube"
 )
 
 // k8sNetperfNetworks are k8s-netperf's flags for networks other than the default pod network,
 // accepted under k8s-netperf's names. --bridge names an existing NetworkAttachmentDefinition,
-// as in k8s-netperf, and becomes --network; the others make k8s-netperf create networks that
-// cnperf does not create (and, but for macvlan, that need OVN-Kubernetes or SR-IOV hardware):
-// they are refused, before anything is deployed, with what they need.
+// as in k8s-netperf, and becomes --network; --macvlan MASTER makes the run create k8s-netperf's
+// macvlan definition in its namespace, measure on it and delete it; the others make k8s-netperf
+// create networks that need OVN-Kubernetes or SR-IOV hardware: they are refused, before anything
+// is deployed, with what they need.
 type k8sNetperfNetworks struct {
-	bridge, bridgeNamespace string
-	macvlan, cudn, sriov    string
-	udnl2, udnl3, localnet  bool
+	bridge, bridgeNamespace   string
+	macvlan, cudn, sriov      string
+	macvlanRange, macvlanIPAM string
+	udnl2, udnl3, localnet    bool
 }
 
 func (n *k8sNetperfNetworks) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&n.bridge, "bridge", "", "k8s-netperf's --bridge: measure on this NetworkAttachmentDefinition (in --bridgeNamespace); the same as --network NAMESPACE/NAME")
 	fs.StringVar(&n.bridgeNamespace, "bridgeNamespace", "default", "k8s-netperf's --bridgeNamespace: the namespace of --bridge's NetworkAttachmentDefinition")
-	fs.StringVar(&n.macvlan, "macvlan", "", "k8s-netperf's --macvlan MASTER: refused (cnperf creates no NetworkAttachmentDefinition; make one and use --network)")
+	fs.StringVar(&n.macvlan, "macvlan", "", "k8s-netperf's --macvlan MASTER: create NetworkAttachmentDefinition "+kubeplatform.MacvlanDefinitionName+
+		" (macvlan, bridge mode, on each node's MASTER; whereabouts IPAM) in the run's namespace, measure on it, delete it")
+	fs.StringVar(&n.macvlanRange, "macvlan-range", kubeplatform.DefaultMacvlanRange, "with --macvlan: the whereabouts range of its addresses (CIDR; the default is k8s-netperf's)")
+	fs.StringVar(&n.macvlanIPAM, "macvlan-ipam", "", `with --macvlan: its whole IPAM configuration as JSON instead of whereabouts on --macvlan-range, e.g. '{"type": "whereabouts", "range": "10.9.0.0/24", "configuration_path": "/etc/whereabouts.conf"}'`)
 	fs.BoolVar(&n.udnl2, "udnl2", false, "k8s-netperf's --udnl2: refused (a primary layer2 UserDefinedNetwork needs OVN-Kubernetes)")
 	fs.BoolVar(&n.udnl3, "udnl3", false, "k8s-netperf's --udnl3: refused (a primary layer3 UserDefinedNetwork needs OVN-Kubernetes)")
 	fs.StringVar(&n.cudn, "cudn", "", "k8s-netperf's --cudn layer2|layer3: refused (a ClusterUserDefinedNetwork needs OVN-Kubernetes; with its NetworkAttachmentDefinition use --network)")
@@ -32,11 +38,19 @@ func (n *k8sNetperfNetworks) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&n.localnet, "localnet", false, "k8s-netperf's --localnet: refused (a localnet network needs OVN-Kubernetes)")
 }
 
-// apply maps --bridge onto --network and refuses the modes cnperf cannot measure, each with
+// apply maps --bridge onto --network, --macvlan onto --network and the definition the kube
+// platform creates (k.CreateNetwork), and refuses the modes cnperf cannot measure, each with
 // what it needs (exit status 2). It runs before the plan is built, so nothing is deployed.
-func (n *k8sNetperfNetworks) apply(fs *pflag.FlagSet, f *config.FlagValues) error {
+func (n *k8sNetperfNetworks) apply(fs *pflag.FlagSet, f *config.FlagValues, k *kubeplatform.Options) error {
 	set := func(name string) bool { fl := fs.Lookup(name); return fl != nil && fl.Changed }
-	const creates = "\n  cnperf measures on networks that exist and creates none"
+	if !set("macvlan") {
+		for _, name := range []string{"macvlan-range", "macvlan-ipam"} {
+			if set(name) {
+				return exit.Usage("--%s: only with --macvlan MASTER", name)
+			}
+		}
+	}
+	const creates = "\n  cnperf does not create that network"
 	const useNetwork = creates + ";\n  with one, pass its NetworkAttachmentDefinition as --network NAMESPACE/NAME"
 	switch {
 	case set("udnl2"), set("udnl3"):
@@ -62,10 +76,7 @@ func (n *k8sNetperfNetworks) apply(fs *pflag.FlagSet, f *config.FlagValues) erro
 		return exit.Usage("--localnet: cnperf cannot measure this mode here: k8s-netperf attaches the pods to an OVN-Kubernetes\n"+
 			"  localnet network, which needs OVN-Kubernetes and Open vSwitch bridge mappings on the nodes%s", useNetwork)
 	case set("macvlan"):
-		return exit.Usage("--macvlan %s: k8s-netperf creates a macvlan NetworkAttachmentDefinition on that interface (whereabouts IPAM)%s:\n"+
-			"  create one (type macvlan, master %s) and pass it as --network NAMESPACE/NAME\n"+
-			"  (docs/kubernetes.md, Secondary networks)",
-			n.macvlan, creates, n.macvlan)
+		return n.applyMacvlan(fs, f, k, set)
 	case set("bridgeNamespace") && !set("bridge"):
 		return exit.Usage("--bridgeNamespace: only with --bridge NAME")
 	case !set("bridge"):
@@ -83,5 +94,39 @@ func (n *k8sNetperfNetworks) apply(fs *pflag.FlagSet, f *config.FlagValues) erro
 		return exit.Usage("--bridge: %v", err)
 	}
 	f.Network = network
+	return nil
+}
+
+// applyMacvlan is --macvlan MASTER as k8s-netperf runs it: its definition (macvlan-netperf, in
+// the run's namespace) becomes the run's network, which the kube platform creates and deletes.
+func (n *k8sNetperfNetworks) applyMacvlan(fs *pflag.FlagSet, f *config.FlagValues, k *kubeplatform.Options, set func(string) bool) error {
+	for _, other := range []string{"bridge", config.FlagNetwork} {
+		if set(other) {
+			return exit.Usage("--macvlan and --%s: give one (--macvlan creates its own network)", other)
+		}
+	}
+	if set("macvlan-range") && set("macvlan-ipam") {
+		return exit.Usage("--macvlan-range and --macvlan-ipam: give one (--macvlan-ipam holds the whole IPAM configuration)")
+	}
+	ipam := n.macvlanIPAM
+	if !set("macvlan-ipam") {
+		var err error
+		if ipam, err = kubeplatform.WhereaboutsIPAM(n.macvlanRange); err != nil {
+			return exit.Usage("--macvlan-range: %v", err)
+		}
+	}
+	def, err := kubeplatform.MacvlanDefinition(strings.TrimSpace(n.macvlan), ipam)
+	if err != nil {
+		flag := "--macvlan"
+		if strings.Contains(err.Error(), "IPAM") {
+			flag = "--macvlan-ipam"
+		}
+		return exit.Usage("%s: %v", flag, err)
+	}
+	network := k.NetworkOf(def)
+	if err := fs.Set(config.FlagNetwork, network); err != nil {
+		return exit.Usage("--macvlan: %v", err)
+	}
+	f.Network, k.CreateNetwork = network, def
 	return nil
 }

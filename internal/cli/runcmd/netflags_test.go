@@ -6,8 +6,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/cnperf/cnperf/internal/cli/flags"
 	"github.com/cnperf/cnperf/internal/config"
 	"github.com/cnperf/cnperf/internal/exit"
+	kubeplatform "github.com/cnperf/cnperf/internal/platform/kube"
 )
 
 // k8s-netperf's network flags: --bridge becomes --network; the modes cnperf cannot measure are
@@ -16,6 +18,7 @@ func TestK8sNetperfNetworkFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args        []string
 		wantNetwork string
+		wantConfig  string // the definition --macvlan creates
 		wantErr     string
 	}{
 		{args: nil},
@@ -27,22 +30,40 @@ func TestK8sNetperfNetworkFlags(t *testing.T) {
 		{args: []string{"--bridgeNamespace", "x"}, wantErr: "--bridgeNamespace: only with --bridge NAME"},
 		{args: []string{"--udnl2"}, wantErr: "--udnl2: cnperf cannot measure this mode here: k8s-netperf creates a primary layer2 UserDefinedNetwork\n  (k8s.ovn.org/v1) for its namespace, which needs OVN-Kubernetes"},
 		{args: []string{"--udnl3"}, wantErr: "--udnl3: cnperf cannot measure this mode here: k8s-netperf creates a primary layer3 UserDefinedNetwork"},
-		{args: []string{"--cudn", "layer2"}, wantErr: "--cudn layer2: cnperf cannot measure this mode here: k8s-netperf creates a layer2 ClusterUserDefinedNetwork\n  (k8s.ovn.org/v1) as a secondary network, which needs OVN-Kubernetes\n  cnperf measures on networks that exist and creates none;\n  with one, pass its NetworkAttachmentDefinition as --network NAMESPACE/NAME"},
+		{args: []string{"--cudn", "layer2"}, wantErr: "--cudn layer2: cnperf cannot measure this mode here: k8s-netperf creates a layer2 ClusterUserDefinedNetwork\n  (k8s.ovn.org/v1) as a secondary network, which needs OVN-Kubernetes\n  cnperf does not create that network;\n  with one, pass its NetworkAttachmentDefinition as --network NAMESPACE/NAME"},
 		{args: []string{"--cudn", "layer4"}, wantErr: `--cudn: "layer4" is not a topology: expected layer2 or layer3`},
 		{args: []string{"--sriov", "ens2f0np0"}, wantErr: "--sriov ens2f0np0: cnperf cannot measure this mode here: k8s-netperf creates an SriovNetworkNodePolicy and an\n  SriovNetwork (sriovnetwork.openshift.io/v1) on that PF, which need the SR-IOV Network Operator"},
 		{args: []string{"--localnet"}, wantErr: "--localnet: cnperf cannot measure this mode here: k8s-netperf attaches the pods to an OVN-Kubernetes\n  localnet network, which needs OVN-Kubernetes"},
-		{args: []string{"--macvlan", "eth0"}, wantErr: "--macvlan eth0: k8s-netperf creates a macvlan NetworkAttachmentDefinition on that interface (whereabouts IPAM)\n  cnperf measures on networks that exist and creates none:\n  create one (type macvlan, master eth0)"},
+		// --macvlan: k8s-netperf's definition, created by the run in its namespace
+		{args: []string{"--macvlan", "eth0"}, wantNetwork: "cnperf/macvlan-netperf",
+			wantConfig: `{"cniVersion": "0.3.1", "type": "macvlan", "master": "eth0", "mode": "bridge", "ipam": {"type": "whereabouts", "range": "192.168.200.0/24"}}`},
+		{args: []string{"--macvlan", "eth0", "-n", "perf", "--macvlan-range", "10.127.0.0/24"}, wantNetwork: "perf/macvlan-netperf",
+			wantConfig: `{"cniVersion": "0.3.1", "type": "macvlan", "master": "eth0", "mode": "bridge", "ipam": {"type": "whereabouts", "range": "10.127.0.0/24"}}`},
+		{args: []string{"--macvlan", "eth0", "-n", "perf", "--server-namespace", "srv"}, wantNetwork: "srv/macvlan-netperf",
+			wantConfig: `{"cniVersion": "0.3.1", "type": "macvlan", "master": "eth0", "mode": "bridge", "ipam": {"type": "whereabouts", "range": "192.168.200.0/24"}}`},
+		{args: []string{"--macvlan", "eth1", "--macvlan-ipam", `{"type": "whereabouts", "range": "10.127.0.0/24", "configuration_path": "/w.conf"}`},
+			wantNetwork: "cnperf/macvlan-netperf",
+			wantConfig:  `{"cniVersion": "0.3.1", "type": "macvlan", "master": "eth1", "mode": "bridge", "ipam": {"type": "whereabouts", "range": "10.127.0.0/24", "configuration_path": "/w.conf"}}`},
+		{args: []string{"--macvlan", "eth0", "--macvlan-range", "10.127.0.1/24"}, wantErr: `--macvlan-range: "10.127.0.1/24" has host bits set: the network is 10.127.0.0/24`},
+		{args: []string{"--macvlan", "eth0", "--macvlan-ipam", "{}"}, wantErr: `--macvlan-ipam: the IPAM configuration {} names no IPAM plugin (no "type")`},
+		{args: []string{"--macvlan", "eth0", "--macvlan-ipam", "{}", "--macvlan-range", "10.0.0.0/8"}, wantErr: "--macvlan-range and --macvlan-ipam: give one"},
+		{args: []string{"--macvlan", "my/eth0"}, wantErr: `--macvlan: "my/eth0" is not an interface name`},
+		{args: []string{"--macvlan", "eth0", "--bridge", "br"}, wantErr: "--macvlan and --bridge: give one (--macvlan creates its own network)"},
+		{args: []string{"--macvlan", "eth0", "--network", "a/b"}, wantErr: "--macvlan and --network: give one"},
+		{args: []string{"--macvlan-range", "10.0.0.0/8"}, wantErr: "--macvlan-range: only with --macvlan MASTER"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 			var f config.FlagValues
 			var n k8sNetperfNetworks
+			var k kubeplatform.Options
 			addPlanFlags(fs, &f)
 			n.addFlags(fs)
+			flags.Kube(fs, &k)
 			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
-			err := n.apply(fs, &f)
+			err := n.apply(fs, &f, &k)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)
@@ -62,6 +83,13 @@ func TestK8sNetperfNetworkFlags(t *testing.T) {
 			}
 			if f.Network != tc.wantNetwork {
 				t.Errorf("network %q, want %q", f.Network, tc.wantNetwork)
+			}
+			var created string
+			if k.CreateNetwork != nil {
+				created = k.CreateNetwork.Config
+			}
+			if created != tc.wantConfig {
+				t.Errorf("definition to create %q, want %q", created, tc.wantConfig)
 			}
 			if fl := fs.Lookup(config.FlagNetwork); (tc.wantNetwork != "") != fl.Changed {
 				t.Errorf("--network changed = %v with network %q", fl.Changed, tc.wantNetwork)

@@ -252,7 +252,7 @@ func (o *Options) setup(streams iostreams.Streams, fs *pflag.FlagSet) (st setup,
 	if st.runID, err = session.RunID(o.UUID); err != nil {
 		return st, err
 	}
-	if err := o.Networks.apply(fs, &o.Flags); err != nil {
+	if err := o.Networks.apply(fs, &o.Flags, &o.Platforms.kube); err != nil {
 		return st, err
 	}
 	set := func(name string) bool { f := fs.Lookup(name); return f != nil && f.Changed }

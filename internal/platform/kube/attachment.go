@@ -49,28 +49,11 @@ func runAttachment(cases []plan.Case) (string, error) {
 	return "", fmt.Errorf("the plan names %d secondary networks (%s): a run measures on one; run one plan per network", len(nets), strings.Join(nets, ", "))
 }
 
-// nadGetter reads a NetworkAttachmentDefinition as JSON (the platform's, or a test's).
-type nadGetter func(ctx context.Context, namespace, name string) ([]byte, error)
-
-// restNADGetter reads it through the clientset's REST client (the CRD has no typed client
-// here; the group is not in the clientset).
-func (p *Platform) restNADGetter(ctx context.Context, namespace, name string) ([]byte, error) {
-	rc := p.cs.CoreV1().RESTClient()
-	if rc == nil {
-		return nil, errors.New("no REST client to read NetworkAttachmentDefinitions with")
-	}
-	return rc.Get().AbsPath("/apis", nadGroup, "v1", "namespaces", namespace, nadResource, name).DoRaw(ctx)
-}
-
 // readAttachment reads the run's secondary network: the NetworkAttachmentDefinition must exist
 // and be readable, and its configuration name a CNI plugin. Nothing is created before it.
 func (p *Platform) readAttachment(ctx context.Context, network string) (*api.Attachment, error) {
 	ns, name, _ := strings.Cut(network, "/")
-	get := p.getNAD
-	if get == nil {
-		get = p.restNADGetter
-	}
-	raw, err := get(ctx, ns, name)
+	raw, err := p.nadStore().Get(ctx, ns, name)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("network %s: NetworkAttachmentDefinition %s not found in namespace %s (Multus and the definition must exist first: kubectl get %s.%s -n %s): %w",
@@ -104,8 +87,9 @@ func parseNAD(network string, raw []byte) (*api.Attachment, error) {
 		return a, nil
 	}
 	type plugin struct {
-		Type string `json:"type"`
-		MTU  int    `json:"mtu"`
+		Type   string `json:"type"`
+		MTU    int    `json:"mtu"`
+		Master string `json:"master"`
 	}
 	var conf struct {
 		plugin
@@ -120,7 +104,7 @@ func parseNAD(network string, raw []byte) (*api.Attachment, error) {
 	if conf.Type == "" {
 		return nil, fmt.Errorf("network %s: spec.config names no CNI plugin (no \"type\")", network)
 	}
-	a.Type, a.MTUBytes = conf.Type, conf.MTU
+	a.Type, a.MTUBytes, a.Master = conf.Type, conf.MTU, conf.Master
 	return a, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,6 +50,66 @@ func multusAttaches(c *cluster) {
 	})
 }
 
+// getNAD answers a read of a NetworkAttachmentDefinition.
+type getNAD func(ctx context.Context, namespace, name string) ([]byte, error)
+
+// memNADs keeps NetworkAttachmentDefinitions in memory, as the API server would (get answers
+// from get when set), and records what was created and deleted.
+type memNADs struct {
+	mu               sync.Mutex
+	get              getNAD
+	objs             map[string][]byte
+	created, deleted []string
+}
+
+func (m *memNADs) Get(ctx context.Context, ns, name string) ([]byte, error) {
+	if m.get != nil {
+		return m.get(ctx, ns, name)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if b, ok := m.objs[ns+"/"+name]; ok {
+		return b, nil
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Group: nadGroup, Resource: nadResource}, name)
+}
+
+func (m *memNADs) Create(_ context.Context, ns string, body []byte) error {
+	var obj struct {
+		Metadata struct{ Name, Namespace string } `json:"metadata"`
+	}
+	if err := json.Unmarshal(body, &obj); err != nil {
+		return err
+	}
+	if obj.Metadata.Namespace != ns {
+		return fmt.Errorf("namespace %q in the body, %q in the path", obj.Metadata.Namespace, ns)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := ns + "/" + obj.Metadata.Name
+	if _, ok := m.objs[key]; ok {
+		return apierrors.NewAlreadyExists(schema.GroupResource{Group: nadGroup, Resource: nadResource}, obj.Metadata.Name)
+	}
+	if m.objs == nil {
+		m.objs = map[string][]byte{}
+	}
+	m.objs[key] = body
+	m.created = append(m.created, key)
+	return nil
+}
+
+func (m *memNADs) Delete(_ context.Context, ns, name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := ns + "/" + name
+	if _, ok := m.objs[key]; !ok {
+		return apierrors.NewNotFound(schema.GroupResource{Group: nadGroup, Resource: nadResource}, name)
+	}
+	delete(m.objs, key)
+	m.deleted = append(m.deleted, key)
+	return nil
+}
+
 func networkCases(network string, paths ...api.Path) []plan.Case {
 	cases := casesWith([]string{"iperf3"}, paths)
 	for i := range cases {
@@ -63,10 +124,10 @@ func TestPrepareSecondaryNetwork(t *testing.T) {
 	multusAttaches(c)
 	p := newTestPlatform(t, c, Options{})
 	var asked []string
-	p.getNAD = func(_ context.Context, ns, name string) ([]byte, error) {
+	p.nads = &memNADs{get: func(_ context.Context, ns, name string) ([]byte, error) {
 		asked = append(asked, ns+"/"+name)
 		return []byte(testBridgeNAD), nil
-	}
+	}}
 	// the secondary network's cases beside the default network's, in one run
 	cases := append(networkCases("multus-e2e/e2e-bridge", api.PathPodPodSameNode, api.PathPodPodCrossNode),
 		casesWith([]string{"iperf3"}, []api.Path{api.PathPodPodCrossNode})...)
@@ -126,7 +187,7 @@ func TestSecondaryNetworkRefusedBeforeAnything(t *testing.T) {
 	tests := []struct {
 		name    string
 		cases   []plan.Case
-		getNAD  nadGetter
+		getNAD  getNAD
 		deny    string
 		wantErr string
 	}{
@@ -154,10 +215,11 @@ func TestSecondaryNetworkRefusedBeforeAnything(t *testing.T) {
 				c.deny[tt.deny] = true
 			}
 			p := newTestPlatform(t, c, Options{})
-			p.getNAD = tt.getNAD
-			if p.getNAD == nil {
-				p.getNAD = func(context.Context, string, string) ([]byte, error) { return []byte(testBridgeNAD), nil }
+			get := tt.getNAD
+			if get == nil {
+				get = func(context.Context, string, string) ([]byte, error) { return []byte(testBridgeNAD), nil }
 			}
+			p.nads = &memNADs{get: get}
 			err := p.Prepare(ctx, tt.cases, testDrivers)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("error = %v, want it to contain %q", err, tt.wantErr)
@@ -180,11 +242,12 @@ func TestParseNAD(t *testing.T) {
 		name, raw       string
 		wantType        string
 		wantMTU         int
+		wantMaster      string
 		wantErrContains string
 	}{
 		{name: "bridge", raw: testBridgeNAD, wantType: "bridge", wantMTU: 1500},
 		{name: "macvlan without mtu", raw: `{"kind":"NetworkAttachmentDefinition","spec":{"config":"{\"type\":\"macvlan\",\"master\":\"eth0\"}"}}`,
-			wantType: "macvlan"},
+			wantType: "macvlan", wantMaster: "eth0"},
 		{name: "list", raw: `{"spec":{"config":"{\"cniVersion\":\"0.4.0\",\"plugins\":[{\"type\":\"bridge\",\"mtu\":9000},{\"type\":\"tuning\"}]}"}}`,
 			wantType: "bridge", wantMTU: 9000},
 		{name: "file on the nodes", raw: `{"kind":"NetworkAttachmentDefinition","spec":{}}`},
@@ -203,8 +266,8 @@ func TestParseNAD(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a.Network != "ns/x" || a.Type != tt.wantType || a.MTUBytes != tt.wantMTU {
-				t.Errorf("attachment %+v, want type %q mtu %d", a, tt.wantType, tt.wantMTU)
+			if a.Network != "ns/x" || a.Type != tt.wantType || a.MTUBytes != tt.wantMTU || a.Master != tt.wantMaster {
+				t.Errorf("attachment %+v, want type %q mtu %d master %q", a, tt.wantType, tt.wantMTU, tt.wantMaster)
 			}
 		})
 	}

@@ -60,10 +60,12 @@ type Platform struct {
 	services         map[serviceKey]*corev1.Service
 	setup, teardown  time.Duration
 	// attachment is the run's secondary network as its NetworkAttachmentDefinition says (nil
-	// without one); getNAD reads definitions (nil: through the clientset's REST client).
+	// without one); nads reaches definitions (nil: through the clientset's REST client).
 	attachment    *api.Attachment
 	attachmentMTU int // its interface's MTU in a client pod, once read (0: not yet; -1: unknown)
-	getNAD        nadGetter
+	nads          nadStore
+	// definitionCreated: the run created Options.CreateNetwork's definition (Close deletes it).
+	definitionCreated bool
 	// noFootprint is why --idle-footprint cannot be read (the preflight's answer), or "".
 	noFootprint string
 }
@@ -223,6 +225,10 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 	if err != nil {
 		return err
 	}
+	create, err := p.createsNetwork(network)
+	if err != nil {
+		return err
+	}
 
 	// The first requests show whether the API server answers at all: bounded, and said first.
 	actx, cancel := context.WithTimeout(ctx, apiAnswerTimeout)
@@ -280,25 +286,44 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 				p.logf("warning: --idle-footprint is left out: %v", err)
 			}
 		}
-		if network != "" {
+		switch {
+		case create:
+			if err := kube.Preflight(ctx, p.cs, kube.NetworksManifest, kube.NetworkCreateAccess(p.s.serverNamespace())); err != nil {
+				return err
+			}
+		case network != "":
 			if err := kube.Preflight(ctx, p.cs, kube.NetworksManifest, kube.NetworkAccess(network)); err != nil {
 				return err
 			}
 		}
 	}
-	if network != "" {
+	readAttachment := func() error {
 		a, err := p.readAttachment(ctx, network)
 		if err != nil {
 			return err
 		}
 		p.attachment = a
 		p.logf("secondary network %s: %s", network, describeAttachment(a))
+		return nil
+	}
+	if network != "" && !create {
+		if err := readAttachment(); err != nil {
+			return err
+		}
 	}
 	p.mu.Lock()
 	p.touched = true // from here on something of the run may exist in the cluster
 	p.mu.Unlock()
 	for _, st := range p.sites {
 		if err := p.prepareSite(ctx, st, needPriv); err != nil {
+			return err
+		}
+	}
+	if create { // the run's own definition, in the servers' namespace, before the pods that attach to it
+		if err := p.createDefinition(ctx, p.s.CreateNetwork); err != nil {
+			return err
+		}
+		if err := readAttachment(); err != nil {
 			return err
 		}
 	}
@@ -814,6 +839,11 @@ func (p *Platform) Close(ctx context.Context) error {
 	}
 	wg.Wait()
 	err := errors.Join(errs...)
+	if !sites[0].created && !sites[0].attempted {
+		// the run's own secondary network, in the servers' namespace (sites[0]), once no pod of
+		// the run is attached to it; in a namespace cnperf created it went with the namespace
+		err = errors.Join(err, p.deleteDefinition(ctx))
+	}
 	if err == nil {
 		p.mu.Lock()
 		p.cleanedUp = true
@@ -899,7 +929,28 @@ func (p *Platform) Leftovers() string {
 		out = append(out, fmt.Sprintf("may be left in the cluster: run %s's pods, Services, ServiceAccount, token Secret and Lease in namespace %s (labelled %s=%s); remove them with: %s --namespace %s",
 			p.runID, ns, kube.LabelRun, p.runID, p.cleanupCommand(), ns))
 	}
+	if p.definitionCreated {
+		out = append(out, fmt.Sprintf("its NetworkAttachmentDefinition: kubectl delete %s.%s %s -n %s",
+			nadResource, nadGroup, p.s.CreateNetwork.Name, p.s.serverNamespace()))
+	}
 	return strings.Join(out, "; ")
+}
+
+// createsNetwork says whether the run creates its secondary network (Options.CreateNetwork):
+// then the cases' network must be that definition in the run's namespace. A definition to
+// create that no case is on is not created.
+func (p *Platform) createsNetwork(network string) (bool, error) {
+	d := p.s.CreateNetwork
+	if d == nil || network == "" {
+		if d != nil {
+			p.logf("no case is on a pod-to-pod path: NetworkAttachmentDefinition %s is not created", d.Name)
+		}
+		return false, nil
+	}
+	if want := p.s.serverNamespace() + "/" + d.Name; network != want {
+		return false, fmt.Errorf("the cases are on network %s, not on %s, the NetworkAttachmentDefinition the run creates", network, want)
+	}
+	return true, nil
 }
 
 // Describe implements platform.ClusterDescriber: versions, nodes of the endpoints, CNI,

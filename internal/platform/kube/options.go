@@ -2,6 +2,7 @@ package kube
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -81,6 +82,12 @@ type Options struct {
 	// summaries through the node proxy: get nodes/proxy). At least
 	// clusterinfo.MinFootprintWindow.
 	IdleFootprint time.Duration
+
+	// CreateNetwork, when set, is a NetworkAttachmentDefinition the run creates in Namespace
+	// after the namespace and before the pods, measures on (the cases' network must be
+	// Namespace/CreateNetwork.Name) and deletes at the end; one of that name that exists already
+	// stops the run. k8s-netperf's --macvlan MASTER (MacvlanDefinition).
+	CreateNetwork *NetworkDefinition
 
 	// PodStartTimeout bounds how long endpoints may take to become ready.
 	PodStartTimeout time.Duration
@@ -179,6 +186,14 @@ func (o Options) parse() (*settings, error) {
 		}
 		if errs := validateDNSLabel(f.ns); errs != "" {
 			return nil, fmt.Errorf("%s: %q %s", f.flag, f.ns, errs)
+		}
+	}
+	if d := o.CreateNetwork; d != nil {
+		if errs := validateDNSLabel(d.Name); errs != "" {
+			return nil, fmt.Errorf("the NetworkAttachmentDefinition to create: name %q %s", d.Name, errs)
+		}
+		if !json.Valid([]byte(d.Config)) {
+			return nil, fmt.Errorf("the NetworkAttachmentDefinition to create, %s: its configuration is not JSON: %s", d.Name, d.Config)
 		}
 	}
 	return s, nil
