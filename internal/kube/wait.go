@@ -121,138 +121,165 @@ func specImage(p *corev1.Pod, name, fallback string) string {
 func WaitReady(ctx context.Context, cs kubernetes.Interface, ns, selector string, names []string, timeout time.Duration) (map[string]*corev1.Pod, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	states := map[string]*podState{}
+	w := &readyWait{cs: cs, ns: ns, selector: selector, states: map[string]*podState{}}
 	for _, n := range names {
-		states[n] = &podState{count: map[string]int32{}, seen: map[types.UID]int32{}}
+		w.states[n] = &podState{count: map[string]int32{}, seen: map[types.UID]int32{}}
 	}
-	done := func() bool {
-		for _, st := range states {
-			if st.pod == nil || !PodReady(st.pod) {
-				return false
-			}
-		}
-		return true
-	}
-	result := func() map[string]*corev1.Pod {
-		out := map[string]*corev1.Pod{}
-		for n, st := range states {
-			out[n] = st.pod
-		}
-		return out
-	}
-	fail := func(reason string, only string) error {
-		e := &StartError{Reason: reason}
-		for _, n := range slices.Sorted(maps.Keys(states)) {
-			st := states[n]
-			if only != "" && n != only {
-				continue
-			}
-			if only == "" && st.pod != nil && PodReady(st.pod) {
-				continue
-			}
-			e.Pods = append(e.Pods, diagnose(n, st))
-			if img, invalid := imageTrouble(st); img != "" && e.Image == "" {
-				e.Image, e.ImageInvalid = img, invalid
-			}
-		}
-		return e
-	}
-
 	for {
-		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		pods, evs, res, err := w.list(ctx)
+		if err != nil || res != nil {
+			return res, err
+		}
+		pw, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: pods})
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, waitEnded(ctx, fail)
-			}
-			return nil, fmt.Errorf("list pods in %s: %w", ns, err)
-		}
-		for i := range pods.Items {
-			p := &pods.Items[i]
-			if st, ok := states[p.Name]; ok {
-				st.pod = p
-				if why := podFatal(p); why != "" {
-					return nil, fail("failed", p.Name)
-				}
-			}
-		}
-		if done() {
-			return result(), nil
-		}
-		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("involvedObject.kind", "Pod").String()})
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, waitEnded(ctx, fail)
-			}
-			return nil, fmt.Errorf("list events in %s: %w", ns, err)
-		}
-		for i := range evs.Items {
-			if name := recordEvent(states, &evs.Items[i]); name != "" {
-				return nil, fail("failed", name)
-			}
-		}
-		pw, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: pods.ResourceVersion})
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, waitEnded(ctx, fail)
+				return nil, waitEnded(ctx, w.fail)
 			}
 			return nil, fmt.Errorf("watch pods in %s: %w", ns, err)
 		}
 		ew, err := cs.CoreV1().Events(ns).Watch(ctx, metav1.ListOptions{
-			FieldSelector: fields.OneTermEqualSelector("involvedObject.kind", "Pod").String(), ResourceVersion: evs.ResourceVersion})
+			FieldSelector: podEvents, ResourceVersion: evs})
 		if err != nil {
 			pw.Stop()
 			if ctx.Err() != nil {
-				return nil, waitEnded(ctx, fail)
+				return nil, waitEnded(ctx, w.fail)
 			}
 			return nil, fmt.Errorf("watch events in %s: %w", ns, err)
 		}
-		res, err := func() (map[string]*corev1.Pod, error) {
-			defer pw.Stop()
-			defer ew.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return nil, waitEnded(ctx, fail)
-				case ev, ok := <-pw.ResultChan():
-					if !ok {
-						return nil, nil // re-list and re-watch
-					}
-					p, isPod := ev.Object.(*corev1.Pod)
-					if !isPod {
-						if ev.Type == watch.Error {
-							return nil, nil
-						}
-						continue
-					}
-					st, mine := states[p.Name]
-					if !mine {
-						continue
-					}
-					if ev.Type == watch.Deleted {
-						st.pod = p
-						return nil, fail("deleted while starting", p.Name)
-					}
-					st.pod = p
-					if why := podFatal(p); why != "" {
-						return nil, fail("failed", p.Name)
-					}
-					if done() {
-						return result(), nil
-					}
-				case ev, ok := <-ew.ResultChan():
-					if !ok {
-						return nil, nil
-					}
-					if e, isEvent := ev.Object.(*corev1.Event); isEvent {
-						if name := recordEvent(states, e); name != "" {
-							return nil, fail("failed", name)
-						}
-					}
-				}
-			}
-		}()
+		res, err = w.watch(ctx, pw, ew)
 		if err != nil || res != nil {
 			return res, err
+		}
+	}
+}
+
+// podEvents selects the events about pods.
+var podEvents = fields.OneTermEqualSelector("involvedObject.kind", "Pod").String()
+
+// readyWait is one WaitReady: the pods it waits for, by name.
+type readyWait struct {
+	cs           kubernetes.Interface
+	ns, selector string
+	states       map[string]*podState
+}
+
+// done reports whether every pod is there and Ready.
+func (w *readyWait) done() bool {
+	for _, st := range w.states {
+		if st.pod == nil || !PodReady(st.pod) {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *readyWait) result() map[string]*corev1.Pod {
+	out := map[string]*corev1.Pod{}
+	for n, st := range w.states {
+		out[n] = st.pod
+	}
+	return out
+}
+
+// fail is the *StartError of pod only, or of every pod not Ready when only is "".
+func (w *readyWait) fail(reason string, only string) error {
+	e := &StartError{Reason: reason}
+	for _, n := range slices.Sorted(maps.Keys(w.states)) {
+		st := w.states[n]
+		if only != "" && n != only {
+			continue
+		}
+		if only == "" && st.pod != nil && PodReady(st.pod) {
+			continue
+		}
+		e.Pods = append(e.Pods, diagnose(n, st))
+		if img, invalid := imageTrouble(st); img != "" && e.Image == "" {
+			e.Image, e.ImageInvalid = img, invalid
+		}
+	}
+	return e
+}
+
+// list reads the pods and their events once: the pods when all are Ready, an error when one
+// cannot start, else the resource versions to watch from.
+func (w *readyWait) list(ctx context.Context) (podsVersion, eventsVersion string, res map[string]*corev1.Pod, err error) {
+	pods, err := w.cs.CoreV1().Pods(w.ns).List(ctx, metav1.ListOptions{LabelSelector: w.selector})
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", "", nil, waitEnded(ctx, w.fail)
+		}
+		return "", "", nil, fmt.Errorf("list pods in %s: %w", w.ns, err)
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if st, ok := w.states[p.Name]; ok {
+			st.pod = p
+			if why := podFatal(p); why != "" {
+				return "", "", nil, w.fail("failed", p.Name)
+			}
+		}
+	}
+	if w.done() {
+		return "", "", w.result(), nil
+	}
+	evs, err := w.cs.CoreV1().Events(w.ns).List(ctx, metav1.ListOptions{FieldSelector: podEvents})
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", "", nil, waitEnded(ctx, w.fail)
+		}
+		return "", "", nil, fmt.Errorf("list events in %s: %w", w.ns, err)
+	}
+	for i := range evs.Items {
+		if name := recordEvent(w.states, &evs.Items[i]); name != "" {
+			return "", "", nil, w.fail("failed", name)
+		}
+	}
+	return pods.ResourceVersion, evs.ResourceVersion, nil, nil
+}
+
+// watch follows the pods and their events until all are Ready (the pods), one cannot start
+// or ctx ends (an error), or a watch ends (nil, nil: list and watch again).
+func (w *readyWait) watch(ctx context.Context, pw, ew watch.Interface) (map[string]*corev1.Pod, error) {
+	defer pw.Stop()
+	defer ew.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, waitEnded(ctx, w.fail)
+		case ev, ok := <-pw.ResultChan():
+			if !ok {
+				return nil, nil // re-list and re-watch
+			}
+			p, isPod := ev.Object.(*corev1.Pod)
+			if !isPod {
+				if ev.Type == watch.Error {
+					return nil, nil
+				}
+				continue
+			}
+			st, mine := w.states[p.Name]
+			if !mine {
+				continue
+			}
+			st.pod = p
+			if ev.Type == watch.Deleted {
+				return nil, w.fail("deleted while starting", p.Name)
+			}
+			if why := podFatal(p); why != "" {
+				return nil, w.fail("failed", p.Name)
+			}
+			if w.done() {
+				return w.result(), nil
+			}
+		case ev, ok := <-ew.ResultChan():
+			if !ok {
+				return nil, nil
+			}
+			if e, isEvent := ev.Object.(*corev1.Event); isEvent {
+				if name := recordEvent(w.states, e); name != "" {
+					return nil, w.fail("failed", name)
+				}
+			}
 		}
 	}
 }
