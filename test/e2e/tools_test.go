@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/csv"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -136,6 +137,16 @@ func TestKubeK8sNetperfShippedFile(t *testing.T) {
 		v, err := strconv.ParseFloat(r[avg], 64)
 		if err != nil || !(v > 0) {
 			t.Errorf("row %q: average %q", r, r[avg])
+		}
+	}
+	// netperf's stream rows carry its send calls' p99 (P99_LATENCY), as k8s-netperf's do.
+	p99 := slices.Index(rows[0], "99%tile Observed Latency")
+	for _, r := range rows[1:] {
+		if p99 < 0 || len(r) <= p99 || r[0] != "netperf" || (r[1] != "TCP_STREAM" && r[1] != "UDP_STREAM") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(r[p99], 64); err != nil || v < 0 {
+			t.Errorf("row %q: 99%%tile %q, want netperf's send-call p99", r, r[p99])
 		}
 	}
 	if left := kpLeftovers(context.Background(), t, cl.cs, runID); len(left) > 0 {
