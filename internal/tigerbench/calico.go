@@ -446,74 +446,83 @@ func (c *Calico) write(ctx context.Context, want CalicoSettings) (changes []stri
 			return changes, restart, err
 		}
 	}
-	if o.installation {
-		dp := o.linuxDataplane
-		if want.Dataplane != "" {
-			dp = map[string]string{"iptables": "Iptables", "nftables": "Nftables", "bpf": "BPF"}[want.Dataplane]
-			if want.Dataplane == "bpf" && str(o.linuxDataplane) != "BPF" {
-				if err := c.checkBPFPrerequisite(ctx); err != nil {
-					return changes, restart, err
-				}
-			}
-		}
-		pools := o.ipPools
-		if want.Encap != "" {
-			pools = withEncapsulation(o.ipPools, want.Encap)
-		}
-		ds := o.nodeDaemonSet
-		if want.CPULimit != "" {
-			ds = withCPULimit(o.nodeDaemonSet, want.CPULimit)
-		}
-		line, err := c.update(ctx, GVRInstallation, "default", func(u *unstructured.Unstructured) []string {
-			var d []string
-			d = append(d, setField(u, dp, "Installation default: linuxDataplane", "spec", "calicoNetwork", "linuxDataplane")...)
-			d = append(d, setField(u, pools, "Installation default: ipPools", "spec", "calicoNetwork", "ipPools")...)
-			cd := setField(u, ds, "Installation default: calicoNodeDaemonSet", "spec", "calicoNodeDaemonSet")
-			if len(cd) > 0 {
-				restart = true
-			}
-			return append(d, cd...)
-		})
-		changes = append(changes, line...)
-		if err != nil {
-			return changes, restart, err
-		}
-	} else {
-		if want.CPULimit != "" {
-			return changes, restart, errors.New("calicoNodeCPULimit needs the Calico operator (Installation \"default\"), which this cluster does not have")
-		}
-		if o.felix {
-			bpf, nft := o.bpfEnabled, o.nftablesMode
-			switch want.Dataplane {
-			case "bpf":
-				bpf = true
-			case "iptables":
-				bpf, nft = false, "Disabled"
-			case "nftables":
-				bpf, nft = false, "Enabled"
-			}
-			line, err := c.update(ctx, GVRFelixConfiguration, "default", func(u *unstructured.Unstructured) []string {
-				d := setField(u, bpf, "FelixConfiguration default: bpfEnabled", "spec", "bpfEnabled")
-				return append(d, setField(u, nft, "FelixConfiguration default: nftablesMode", "spec", "nftablesMode")...)
-			})
-			changes = append(changes, line...)
-			if err != nil {
-				return changes, restart, err
-			}
-			if want.Dataplane == "nftables" {
-				f, _, err := c.get(ctx, GVRFelixConfiguration, "default")
-				if err != nil {
-					return changes, restart, err
-				}
-				if str(field(f, "spec", "nftablesMode")) != "Enabled" {
-					return changes, restart, errors.New("dataplane nftables: FelixConfiguration default does not keep spec.nftablesMode: this Calico's CRD has no such field, so it has no nftables dataplane")
-				}
-			}
-		} else if want.Dataplane != "" {
-			return changes, restart, errors.New("dataplane: neither an operator Installation nor a FelixConfiguration \"default\" to change")
-		}
+	switch {
+	case o.installation:
+		line, restart, err := c.writeInstallation(ctx, want)
+		return append(changes, line...), restart, err
+	case want.CPULimit != "":
+		return changes, restart, errors.New("calicoNodeCPULimit needs the Calico operator (Installation \"default\"), which this cluster does not have")
+	case o.felix:
+		line, err := c.writeFelix(ctx, want)
+		return append(changes, line...), restart, err
+	case want.Dataplane != "":
+		return changes, restart, errors.New("dataplane: neither an operator Installation nor a FelixConfiguration \"default\" to change")
 	}
 	return changes, restart, nil
+}
+
+// writeInstallation writes the dataplane, the pools' encapsulation and calico-node's CPU limit
+// to the operator's Installation; restart says calico-node's DaemonSet changed.
+func (c *Calico) writeInstallation(ctx context.Context, want CalicoSettings) (changes []string, restart bool, err error) {
+	o := c.orig
+	dp := o.linuxDataplane
+	if want.Dataplane != "" {
+		dp = map[string]string{"iptables": "Iptables", "nftables": "Nftables", "bpf": "BPF"}[want.Dataplane]
+		if want.Dataplane == "bpf" && str(o.linuxDataplane) != "BPF" {
+			if err := c.checkBPFPrerequisite(ctx); err != nil {
+				return nil, false, err
+			}
+		}
+	}
+	pools := o.ipPools
+	if want.Encap != "" {
+		pools = withEncapsulation(o.ipPools, want.Encap)
+	}
+	ds := o.nodeDaemonSet
+	if want.CPULimit != "" {
+		ds = withCPULimit(o.nodeDaemonSet, want.CPULimit)
+	}
+	changes, err = c.update(ctx, GVRInstallation, "default", func(u *unstructured.Unstructured) []string {
+		var d []string
+		d = append(d, setField(u, dp, "Installation default: linuxDataplane", "spec", "calicoNetwork", "linuxDataplane")...)
+		d = append(d, setField(u, pools, "Installation default: ipPools", "spec", "calicoNetwork", "ipPools")...)
+		cd := setField(u, ds, "Installation default: calicoNodeDaemonSet", "spec", "calicoNodeDaemonSet")
+		if len(cd) > 0 {
+			restart = true
+		}
+		return append(d, cd...)
+	})
+	return changes, restart, err
+}
+
+// writeFelix writes the dataplane to FelixConfiguration "default" (no operator), and checks
+// that an nftables dataplane stuck.
+func (c *Calico) writeFelix(ctx context.Context, want CalicoSettings) ([]string, error) {
+	o := c.orig
+	bpf, nft := o.bpfEnabled, o.nftablesMode
+	switch want.Dataplane {
+	case "bpf":
+		bpf = true
+	case "iptables":
+		bpf, nft = false, "Disabled"
+	case "nftables":
+		bpf, nft = false, "Enabled"
+	}
+	changes, err := c.update(ctx, GVRFelixConfiguration, "default", func(u *unstructured.Unstructured) []string {
+		d := setField(u, bpf, "FelixConfiguration default: bpfEnabled", "spec", "bpfEnabled")
+		return append(d, setField(u, nft, "FelixConfiguration default: nftablesMode", "spec", "nftablesMode")...)
+	})
+	if err != nil || want.Dataplane != "nftables" {
+		return changes, err
+	}
+	f, _, err := c.get(ctx, GVRFelixConfiguration, "default")
+	if err != nil {
+		return changes, err
+	}
+	if str(field(f, "spec", "nftablesMode")) != "Enabled" {
+		return changes, errors.New("dataplane nftables: FelixConfiguration default does not keep spec.nftablesMode: this Calico's CRD has no such field, so it has no nftables dataplane")
+	}
+	return changes, nil
 }
 
 // update reads an object, lets mutate change it (returning what it changed), and writes it
