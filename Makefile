@@ -197,16 +197,19 @@ lint: $(GOLANGCI_LINT)
 
 # ==== chart: the Helm chart and the plain manifests made from it (owner: issue 33, docs/always-on.md) ====
 # make chart-check   helm lint --strict of deploy/helm/cnperf (defaults, and with a Pushgateway,
-#                    labels and extra flags, and with the PrometheusRule), helm template of the
-#                    defaults must equal the checked-in deploy/manifests/cnperf.yaml and the
-#                    chart's copy of the alert rules deploy/prometheus's (part of make check); helm is built
+#                    labels and extra flags, and with the PrometheusRule and the dashboard), helm
+#                    template of the defaults must equal the checked-in deploy/manifests/cnperf.yaml,
+#                    and the chart's copies of the alert rules and the Grafana dashboard
+#                    deploy/prometheus's and deploy/grafana's (part of make check); helm is built
 #                    from the Go module proxy once into $(TOOLS_DIR), like actionlint
-# make manifests     rewrite deploy/manifests/cnperf.yaml from the chart, copy the alert rules into it
+# make manifests     rewrite deploy/manifests/cnperf.yaml from the chart, copy the alert rules and
+#                    the dashboard (go test ./internal/dashboard -update makes it) into it
 HELM_VERSION := v3.22.0
 HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)/helm
 CHART := deploy/helm/cnperf
 CHART_MANIFEST := deploy/manifests/cnperf.yaml
 CHART_RULES := deploy/prometheus/cnperf-rules.yaml
+CHART_DASHBOARD := deploy/grafana/cnperf-dashboard.json
 CHART_TEMPLATE = { echo "\# Generated from $(CHART) by make manifests (helm template cnperf --namespace cnperf"; \
 	echo "\# --set namespace.create=true); do not edit: change the chart, then make manifests."; \
 	$(HELM) template cnperf $(CHART) --namespace cnperf --set namespace.create=true; }
@@ -220,16 +223,19 @@ chart-check: $(HELM)
 	$(HELM) lint --strict $(CHART)
 	$(HELM) lint --strict $(CHART) --namespace helm-lint --set pushGateway.url=http://pushgateway.monitoring:9091 \
 		--set labels.cluster=prod --set 'extraArgs={--tolerations,*}' --set namespace.create=true
-	$(HELM) lint --strict $(CHART) --set prometheusRule.enabled=true --set prometheusRule.labels.release=prom
+	$(HELM) lint --strict $(CHART) --set prometheusRule.enabled=true --set prometheusRule.labels.release=prom \
+		--set grafanaDashboard.enabled=true --set grafanaDashboard.annotations.grafana_folder=Network
 	@# the PrometheusRule's spec, un-indented, is a rules file promtool accepts
 	@f=$$(mktemp --suffix=.yaml) && $(HELM) template cnperf $(CHART) --set prometheusRule.enabled=true \
 		--show-only templates/prometheusrule.yaml | sed -n '/^spec:/,$$p' | sed '1d; s/^  //' > $$f && \
 		promtool check rules $$f; rc=$$?; rm -f $$f; exit $$rc
 	@$(CHART_TEMPLATE) | diff -u $(CHART_MANIFEST) - || { echo "$(CHART_MANIFEST) is stale: run make manifests"; exit 1; }
 	@cmp $(CHART_RULES) $(CHART)/files/cnperf-rules.yaml || { echo "$(CHART)/files/cnperf-rules.yaml is stale: run make manifests"; exit 1; }
+	@cmp $(CHART_DASHBOARD) $(CHART)/files/cnperf-dashboard.json || { echo "$(CHART)/files/cnperf-dashboard.json is stale: run make manifests"; exit 1; }
 
 manifests: $(HELM)
 	@mkdir -p $(dir $(CHART_MANIFEST)) $(CHART)/files
 	cp $(CHART_RULES) $(CHART)/files/cnperf-rules.yaml
+	cp $(CHART_DASHBOARD) $(CHART)/files/cnperf-dashboard.json
 	$(CHART_TEMPLATE) > $(CHART_MANIFEST)
 # ==== end chart ====
