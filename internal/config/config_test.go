@@ -51,7 +51,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown path and ipFamily", "plan.yaml", head + "tests:\n  - profiles: [TCP_RR]\n    paths:\n      - loopbak\n    ipFamily: ipv5\n",
 			[]string{
 				`plan.yaml:6: tests[0].paths[0]: unknown path "loopbak" (did you mean "loopback"?) (known: loopback, host-host, pod-pod-same-node, pod-pod-cross-node, pod-pod-cross-zone, pod-host, host-pod, pod-clusterip, pod-hairpin, pod-nodeport, external-service)`,
-				`plan.yaml:7: tests[0].ipFamily: unknown ipFamily "ipv5" (known: ipv4, ipv6)`}},
+				`plan.yaml:7: tests[0].ipFamily: unknown ipFamily "ipv5" (known: ipv4, ipv6, dual)`}},
 		{"message size, parallel, burst ranges", "plan.yaml", head + "tests:\n  - profiles: [TCP_RR]\n    messageSizes: [0]\n    parallel: [0]\n    burst: [-1]\n",
 			[]string{
 				`plan.yaml:5: tests[0].messageSizes[0]: message size must be at least 1 bytes, got 0`,

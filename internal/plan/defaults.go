@@ -78,5 +78,18 @@ func DefaultMessageSize(p api.Profile) int {
 	}
 }
 
-// IPFamilies are the accepted ipFamily values ("" means the platform's default).
-var IPFamilies = []string{"ipv4", "ipv6"}
+// IPFamilies are the accepted ipFamily values ("" means the platform's default). "dual"
+// measures every case on both families: it expands into an IPv4 and an IPv6 case.
+var IPFamilies = []string{"ipv4", "ipv6", IPFamilyDual}
+
+// IPFamilyDual is the ipFamily that asks for every case on IPv4 and on IPv6.
+const IPFamilyDual = "dual"
+
+// CaseFamilies are the families the cases of one ipFamily setting are measured on: "dual"
+// gives IPv4 then IPv6, anything else itself (the platform's default when "").
+func CaseFamilies(family string) []string {
+	if family == IPFamilyDual {
+		return []string{"ipv4", "ipv6"}
+	}
+	return []string{family}
+}

@@ -502,7 +502,8 @@ func (x *expander) expandGroup(name, prefix string, own, def group) {
 	if nSizes == 0 {
 		nSizes = 1
 	}
-	n := len(profiles) * len(paths) * len(drivers) * nSizes * len(parallel) * len(burst)
+	families := CaseFamilies(ipFamily.v)
+	n := len(profiles) * len(paths) * len(families) * len(drivers) * nSizes * len(parallel) * len(burst)
 	if x.tooMany || len(x.cases)+n > MaxCases {
 		if !x.tooMany {
 			x.errs.Add(prefix, "the plan expands to more than %d cases", MaxCases)
@@ -517,67 +518,69 @@ func (x *expander) expandGroup(name, prefix string, own, def group) {
 			pBurst = []item[int]{{0, prefix}}
 		}
 		for _, path := range paths {
-			for _, drv := range drivers {
-				pSizes := sizes
-				if len(pSizes) == 0 {
-					def := DefaultMessageSize(prof.v)
-					if x.opts.DriverMessageSize != nil {
-						if n, ok := x.opts.DriverMessageSize(drv.v, prof.v); ok {
-							def = n
+			for _, family := range families {
+				for _, drv := range drivers {
+					pSizes := sizes
+					if len(pSizes) == 0 {
+						def := DefaultMessageSize(prof.v)
+						if x.opts.DriverMessageSize != nil {
+							if n, ok := x.opts.DriverMessageSize(drv.v, prof.v); ok {
+								def = n
+							}
 						}
+						pSizes = []item[int]{{def, prefix}}
 					}
-					pSizes = []item[int]{{def, prefix}}
-				}
-				for _, size := range pSizes {
-					for _, par := range parallel {
-						for _, b := range pBurst {
-							c := Case{
-								Index:   len(x.cases),
-								Name:    name,
-								Group:   name,
-								Profile: prof.v,
-								Path:    path.v,
-								Driver:  drv.v,
-								Params: api.Params{
-									DurationSeconds:   duration.v,
-									WarmupSeconds:     warmup.v,
-									Samples:           samples.v,
-									MaxSamples:        maxSmp.v,
-									Confidence:        cloneTarget(conf),
-									ExcludeOutliers:   exclude.v,
-									MessageSizeBytes:  size.v,
-									Parallel:          par.v,
-									Burst:             b.v,
-									RateBitsPerSecond: rate.v,
-									HostNetwork:       hostNet.v,
-									Service:           service.v,
-									IPFamily:          ipFamily.v,
-									Network:           network.v,
-									Options:           cloneOptions(options),
-								},
-							}
-							if c.Name == "" {
-								c.Name = string(prof.v)
-							}
-							if own.warmup == nil && def.warmup == nil && x.opts.DriverWarmup != nil {
-								if w, ok := x.opts.DriverWarmup(drv.v); ok {
-									c.Params.WarmupSeconds = w
+					for _, size := range pSizes {
+						for _, par := range parallel {
+							for _, b := range pBurst {
+								c := Case{
+									Index:   len(x.cases),
+									Name:    name,
+									Group:   name,
+									Profile: prof.v,
+									Path:    path.v,
+									Driver:  drv.v,
+									Params: api.Params{
+										DurationSeconds:   duration.v,
+										WarmupSeconds:     warmup.v,
+										Samples:           samples.v,
+										MaxSamples:        maxSmp.v,
+										Confidence:        cloneTarget(conf),
+										ExcludeOutliers:   exclude.v,
+										MessageSizeBytes:  size.v,
+										Parallel:          par.v,
+										Burst:             b.v,
+										RateBitsPerSecond: rate.v,
+										HostNetwork:       hostNet.v,
+										Service:           service.v,
+										IPFamily:          family,
+										Network:           network.v,
+										Options:           cloneOptions(options),
+									},
 								}
-							}
-							if timeout != nil && !timeout.bad {
-								c.Params.TimeoutSeconds = timeout.v
-							}
-							src := caseSources{profile: prof.path, path: path.path, driver: drv.path, parallel: par.path, burst: b.path, rate: rate.path,
-								duration: duration.path, warmup: warmup.path, options: optionsPath,
-								badTime: duration.bad || warmup.bad}
-							if respSize != nil && (prof.v.IsRR() || prof.v == api.TCPStreamLat) {
-								if !respSize.bad {
-									c.Params.ResponseSizeBytes = respSize.v
+								if c.Name == "" {
+									c.Name = string(prof.v)
 								}
-								src.respSize = respSize.path
-							}
-							if x.checkCase(c, size, ipFamily.v, src) {
-								x.cases = append(x.cases, c)
+								if own.warmup == nil && def.warmup == nil && x.opts.DriverWarmup != nil {
+									if w, ok := x.opts.DriverWarmup(drv.v); ok {
+										c.Params.WarmupSeconds = w
+									}
+								}
+								if timeout != nil && !timeout.bad {
+									c.Params.TimeoutSeconds = timeout.v
+								}
+								src := caseSources{profile: prof.path, path: path.path, driver: drv.path, parallel: par.path, burst: b.path, rate: rate.path,
+									duration: duration.path, warmup: warmup.path, options: optionsPath,
+									badTime: duration.bad || warmup.bad}
+								if respSize != nil && (prof.v.IsRR() || prof.v == api.TCPStreamLat) {
+									if !respSize.bad {
+										c.Params.ResponseSizeBytes = respSize.v
+									}
+									src.respSize = respSize.path
+								}
+								if x.checkCase(c, size, family, src) {
+									x.cases = append(x.cases, c)
+								}
 							}
 						}
 					}

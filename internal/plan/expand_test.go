@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -291,7 +292,7 @@ func TestExpandErrors(t *testing.T) {
 		{"ipFamily and rate", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, IPFamily: "ipv5", Rate: "fast"}),
 			[]string{
 				`tests[0].rate: "fast" is not a rate (use e.g. 10k, 500M, 1G: bits per second)`,
-				`tests[0].ipFamily: unknown ipFamily "ipv5" (known: ipv4, ipv6)`}},
+				`tests[0].ipFamily: unknown ipFamily "ipv5" (known: ipv4, ipv6, dual)`}},
 		{"duplicate names and values", &api.Plan{Tests: []api.TestGroup{
 			{Name: "a", Profiles: []api.Profile{api.TCPRR, "tcp_rr"}, Paths: []api.Path{"loopback", "LOOPBACK"}, Drivers: []string{"test-all", "test-all"}},
 			{Name: "a", Profiles: []api.Profile{api.TCPRR}, Drivers: []string{"test-all"}}}},
@@ -397,5 +398,35 @@ func TestExpandDriverWarmup(t *testing.T) {
 				t.Errorf("without the option: warm-up %v, want %v", got, tc.withoutOptions)
 			}
 		})
+	}
+}
+
+// TestExpandIPFamilyDual: ipFamily dual measures every case on both families, IPv4 then IPv6
+// next to each other; the other settings give one case each, with their family as given.
+func TestExpandIPFamilyDual(t *testing.T) {
+	tests := []struct {
+		family string
+		want   []string
+	}{
+		{"", []string{"pod-pod-cross-node ", "host-host "}},
+		{"ipv6", []string{"pod-pod-cross-node ipv6", "host-host ipv6"}},
+		{"DUAL", []string{"pod-pod-cross-node ipv4", "pod-pod-cross-node ipv6", "host-host ipv4", "host-host ipv6"}},
+	}
+	for _, tt := range tests {
+		cases, err := plan.Expand(plan1(api.TestGroup{Profiles: []api.Profile{api.TCPStream}, IPFamily: tt.family,
+			Paths: []api.Path{api.PathPodPodCrossNode, api.PathHostHost}}), testDrivers.Check)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.family, err)
+		}
+		var got []string
+		for i, c := range cases {
+			if c.Index != i {
+				t.Errorf("%q: case %d has index %d", tt.family, i, c.Index)
+			}
+			got = append(got, string(c.Path)+" "+c.Params.IPFamily)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("ipFamily %q: cases %q, want %q", tt.family, got, tt.want)
+		}
 	}
 }

@@ -182,9 +182,10 @@ func buildPage(runs []*api.Run) *htmlPage {
 		p.Compare = buildCompare(runs, labels)
 	}
 	for i, r := range runs {
+		markV4 := mixedFamilies(r.Results)
 		for j := range r.Results {
 			res := &r.Results[j]
-			p.Rows = append(p.Rows, buildRow(labels[i], j+1, res))
+			p.Rows = append(p.Rows, buildRow(labels[i], j+1, res, markV4))
 			p.Samples = append(p.Samples, buildSamples(labels[i], j+1, res, len(runs) > 1))
 		}
 	}
@@ -691,12 +692,12 @@ func statNum(s *api.Stat, unit string) string {
 	return figure.Number(s.Mean) + unit
 }
 
-func buildRow(run string, idx int, r *api.Result) htmlRow {
+func buildRow(run string, idx int, r *api.Result, markV4 bool) htmlRow {
 	traffic := figure.Bytes(r.Params.MessageSizeBytes) + " ×" + strconv.Itoa(r.Params.Parallel)
 	if r.Params.Burst != 0 {
 		traffic += " burst " + strconv.Itoa(r.Params.Burst)
 	}
-	row := htmlRow{Run: run, Index: strconv.Itoa(idx), Profile: string(r.Profile), Driver: r.Driver, Path: pathCell(r),
+	row := htmlRow{Run: run, Index: strconv.Itoa(idx), Profile: string(r.Profile), Driver: r.Driver, Path: pathCell(r, markV4),
 		Traffic: traffic, Samples: fmt.Sprintf("%d/%d", r.Summary.SamplesTotal-r.Summary.SamplesFailed, r.Summary.SamplesTotal),
 		Main: "-", MainSort: "", CoV: "-", Latency: "-",
 		Status: statusCell(r), Failed: CaseFailed(r), Partial: !CaseFailed(r) && r.Summary.SamplesFailed > 0}

@@ -39,11 +39,11 @@ func TestTableSecondaryNetwork(t *testing.T) {
 	r := api.Result{Profile: api.TCPRR, Driver: "native", Path: api.PathPodPodCrossNode,
 		Params:    api.Params{Network: "multus-e2e/e2e-bridge"},
 		Placement: &api.Placement{Attachment: &api.Attachment{Network: "multus-e2e/e2e-bridge", Type: "bridge", MTUBytes: 1500}}}
-	if got := pathCell(&r); got != "pod-pod-cross-node+net" {
+	if got := pathCell(&r, false); got != "pod-pod-cross-node+net" {
 		t.Errorf("path cell %q", got)
 	}
 	plain := api.Result{Path: api.PathPodPodCrossNode}
-	if got := pathCell(&plain); got != "pod-pod-cross-node" {
+	if got := pathCell(&plain, false); got != "pod-pod-cross-node" {
 		t.Errorf("default network's path cell %q", got)
 	}
 	notes := networkNotes([]api.Result{plain, r, r})

@@ -168,6 +168,7 @@ func (e tableEncoder) writeRun(w io.Writer, run *api.Run) error {
 	// The default view shows BURST only when a case has one (0 is no burst).
 	t.Hide[colBurst] = !e.wide
 	deltas := driverDeltas(run.Results, e.wide)
+	markV4 := mixedFamilies(run.Results)
 	var details []string // the default view's long texts, by case
 	marks := map[string]string{}
 	var footnotes, methodNotes []string
@@ -197,7 +198,7 @@ func (e tableEncoder) writeRun(w io.Writer, run *api.Run) error {
 		row[colIndex] = strconv.Itoa(i + 1)
 		row[colProfile] = string(r.Profile)
 		row[colDriver] = r.Driver
-		row[colPath] = pathCell(r)
+		row[colPath] = pathCell(r, markV4)
 		row[colMsg] = figure.Bytes(r.Params.MessageSizeBytes)
 		row[colPar] = strconv.Itoa(r.Params.Parallel)
 		row[colBurst] = strconv.Itoa(r.Params.Burst)
@@ -398,7 +399,24 @@ func methodText(method string) string {
 	return "see the JSON output"
 }
 
-func pathCell(r *api.Result) string {
+// mixedFamilies reports whether results of a run are on both IP families (--ip-family dual):
+// then the IPv4 ones are marked " v4" as the IPv6 ones are always marked " v6".
+func mixedFamilies(results []api.Result) bool {
+	v4, v6 := false, false
+	for i := range results {
+		switch results[i].Params.IPFamily {
+		case "ipv4":
+			v4 = true
+		case "ipv6":
+			v6 = true
+		}
+	}
+	return v4 && v6
+}
+
+// pathCell is the path column: the path and what the case changed about it (hostNetwork,
+// Service, IP family, topology, secondary network). markV4: mark IPv4 too (mixedFamilies).
+func pathCell(r *api.Result, markV4 bool) string {
 	s := string(r.Path)
 	row, _ := r.Path.Row()
 	if r.Params.HostNetwork && !row.HostNetwork() {
@@ -407,8 +425,11 @@ func pathCell(r *api.Result) string {
 	if r.Params.Service && !row.Service() {
 		s += "+svc"
 	}
-	if r.Params.IPFamily == "ipv6" {
+	switch {
+	case r.Params.IPFamily == "ipv6":
 		s += " v6"
+	case markV4 && r.Params.IPFamily == "ipv4":
+		s += " v4"
 	}
 	if r.Topology != nil && r.Topology.Flavour != "" {
 		s += " [" + r.Topology.Flavour + "]"

@@ -259,6 +259,9 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 		msg += fmt.Sprintf(", cross-zone clients on %s%s", np.Zone, zoneNote(np.zones[np.Zone]))
 	}
 	p.logf("%s", msg)
+	if err := checkNodeFamilies(p.nodes, []string{np.Server, np.Client, np.Zone}, caseFamilies(cases)); err != nil {
+		return err
+	}
 
 	specs, svcs, err := p.endpointSpecs(cases, routes, drivers)
 	if err != nil {

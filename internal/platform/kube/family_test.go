@@ -1,0 +1,52 @@
+package kube
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func familyNode(name string, podCIDRs []string, ips ...string) *corev1.Node {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{PodCIDRs: podCIDRs}}
+	for _, ip := range ips {
+		n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip})
+	}
+	return n
+}
+
+func TestCheckNodeFamilies(t *testing.T) {
+	v4 := map[string]*corev1.Node{
+		"a": familyNode("a", []string{"10.244.1.0/24"}, "10.123.0.11"),
+		"b": familyNode("b", nil, "10.123.0.12"),
+	}
+	dual := map[string]*corev1.Node{
+		"a": familyNode("a", []string{"10.244.1.0/24", "fd00:10:244:1::/64"}, "10.123.0.11", "fd00:10:123::11"),
+		"b": familyNode("b", nil, "10.123.0.12", "fd00:10:123::12"),
+	}
+	v6AddrOnly := map[string]*corev1.Node{
+		"a": familyNode("a", []string{"10.244.1.0/24"}, "10.123.0.11", "fd00:10:123::11"),
+	}
+	tests := []struct {
+		name     string
+		nodes    map[string]*corev1.Node
+		families []string
+		wantErr  string
+	}{
+		{"ipv4 on ipv4", v4, []string{"ipv4"}, ""},
+		{"default asks nothing", v4, nil, ""},
+		{"ipv6 on ipv4", v4, []string{"ipv6"}, "node a has no ipv6 InternalIP (InternalIPs: 10.123.0.11)"},
+		{"both on dual", dual, []string{"ipv4", "ipv6"}, ""},
+		{"ipv6 pod CIDR missing", v6AddrOnly, []string{"ipv6"}, "node a has no ipv6 pod CIDR (podCIDRs: 10.244.1.0/24)"},
+	}
+	for _, tt := range tests {
+		err := checkNodeFamilies(tt.nodes, []string{"a", "b", ""}, tt.families)
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("%s: error %v, want one with %q", tt.name, err, tt.wantErr)
+		}
+	}
+}
