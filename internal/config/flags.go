@@ -50,7 +50,7 @@ type FlagValues struct {
 	Burst        string   // --burst 0,8 (RR profiles)
 	Rate         string   // --rate 1G (bits/s; k, M, G, T decimal)
 	Timeout      string   // --timeout 1m (per sample)
-	IPFamily     string   // --ip-family ipv4|ipv6
+	IPFamily     string   // --ip-family ipv4|ipv6|dual
 	Network      string   // --network NAMESPACE/NAME (a Multus NetworkAttachmentDefinition)
 	Options      []string // --option key=value (repeatable)
 }

@@ -20,5 +20,5 @@ func addCompletions(c *cobra.Command) {
 	flags.CompleteValues(c, "path", true, func() []string { return append(plan.Strings(api.Paths), "all") })
 	flags.CompleteValues(c, "output", false, report.Formats)
 	flags.CompleteValues(c, "platform", false, func() []string { return PlatformNames })
-	flags.CompleteValues(c, "ip-family", false, func() []string { return []string{"ipv4", "ipv6"} })
+	flags.CompleteValues(c, "ip-family", false, func() []string { return []string{"ipv4", "ipv6", "dual"} })
 }

@@ -111,7 +111,7 @@ func addPlanFlags(fs *pflag.FlagSet, f *config.FlagValues) {
 	fs.StringVar(&f.Burst, config.FlagBurst, "", "extra RR transactions in flight, comma-separated (default 0)")
 	fs.StringVar(&f.Rate, config.FlagRate, "", "target send rate in bits/s, k/M/G suffixes (default unlimited)")
 	fs.StringVar(&f.Timeout, config.FlagTimeout, "", "timeout of one sample (default duration + warm-up + 30s)")
-	fs.StringVar(&f.IPFamily, config.FlagIPFamily, "", "ipv4 or ipv6 (default ipv4)")
+	fs.StringVar(&f.IPFamily, config.FlagIPFamily, "", "ipv4, ipv6 or dual (every case on both); default: the primary family of the pods (kube), ipv4 (local)")
 	fs.StringVar(&f.Network, config.FlagNetwork, "", "NAMESPACE/NAME: put the pod-to-pod paths' pods on this secondary network (a Multus NetworkAttachmentDefinition) and measure over it")
 	fs.StringArrayVar(&f.Options, config.FlagOption, nil, "driver option KEY=VALUE (repeatable), e.g. --option zerocopy=true")
 }
