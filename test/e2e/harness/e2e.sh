@@ -53,7 +53,7 @@ teardown() {
 summary() {
   teardown
   echo
-  echo "==> e2e summary: NODES=$NODES CNI=$CNI CNI_MODE=$CNI_MODE NET_MODE=$NET_MODE ZONES=$ZONES"
+  echo "==> e2e summary: NODES=$NODES CNI=$CNI CNI_MODE=$CNI_MODE NET_MODE=$NET_MODE ZONES=$ZONES IP_FAMILY=$IP_FAMILY"
   printf '    build %ss, images %ss, bring-up %ss, tests %ss, teardown %ss, total %ss\n' \
     "$T_BUILD" "$T_IMAGES" "$T_UP" "$T_TEST" "$T_DOWN" "$(elapsed "$T_ALL")"
   printf '    up rc=%s, tests rc=%s, down rc=%s, leftovers rc=%s\n' $rc_up $rc_test $rc_down $rc_left

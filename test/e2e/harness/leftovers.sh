@@ -15,7 +15,7 @@ S=$E2E_STATE
 # the CNIs write: Cilium 1.15's global ones (kernel.unprivileged_bpf_disabled,
 # kernel.timer_migration, net.core.bpf_jit_enable, net.core.fb_tunnels_only_for_init_net) and
 # the per-netns ones it writes in the node's netns, watched here in the root netns
-SYSCTLS="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.netfilter.nf_conntrack_max kernel.unprivileged_bpf_disabled net.core.bpf_jit_enable kernel.timer_migration net.core.fb_tunnels_only_for_init_net net.ipv4.conf.all.forwarding net.ipv4.conf.all.rp_filter net.ipv4.fib_multipath_use_neigh net.ipv4.ip_early_demux net.ipv4.ip_local_reserved_ports"
+SYSCTLS="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.netfilter.nf_conntrack_max kernel.unprivileged_bpf_disabled net.core.bpf_jit_enable kernel.timer_migration net.core.fb_tunnels_only_for_init_net net.ipv4.conf.all.forwarding net.ipv4.conf.all.rp_filter net.ipv4.fib_multipath_use_neigh net.ipv4.ip_early_demux net.ipv4.ip_local_reserved_ports net.ipv6.conf.all.forwarding net.ipv6.conf.default.forwarding net.bridge.bridge-nf-call-ip6tables"
 # host dirs kubelet/containerd/CNIs hardcode (a node's mount namespace binds NODE_PRIVATE_DIRS
 # to its own directories, so nothing should ever appear in them)
 # (/sys/fs/bpf: the host's bpffs, where no pin of a node's CNI may appear)
@@ -81,7 +81,9 @@ found() {   # print what is left; return 0 if something is
   # IPPools are API objects and its multus cache is in the nodes' /var/lib/cni: gone with the cluster)
   add "links" "$(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | grep -E "^($NAME_PREFIX|cali|vxlan\.calico|flannel\.)")"
   add "routes" "$(ip route show 2>/dev/null | grep -E "^(10\.123\.0\.|10\.244\.)|dev $BR")"
-  add "addresses" "$(ip -o addr show 2>/dev/null | grep -F " $APISERVER_IP/")"
+  # (IP_FAMILY=dual: the IPv6 ones, fd00:10:123::/64 and fd00:10:244::/56)
+  add "IPv6 routes" "$(ip -6 route show 2>/dev/null | grep -E "^fd00:10:(123|244|96):|dev $BR")"
+  add "addresses" "$(ip -o addr show 2>/dev/null | grep -F -e " $APISERVER_IP/" -e " $APISERVER_IP6/")"
   add "cgroups" "$(ls -d /sys/fs/cgroup/*/"$CGROUP_NAME" /sys/fs/cgroup/"$CGROUP_NAME" 2>/dev/null)"
   add "state files" "$(ls -d "$S" "$RUN_DIR" 2>/dev/null; ls /var/lib/cni/results/cnpe2e-* 2>/dev/null
     for l in /var/log/containers/*.log; do [ -L "$l" ] && case $(readlink "$l") in "$S/"*) echo "$l";; esac; done)"

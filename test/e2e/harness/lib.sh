@@ -112,6 +112,18 @@ case $CNI in
     esac ;;
   *) echo "CNI must be bridge, flannel, calico or cilium, not '$CNI'" >&2; exit 1 ;;
 esac
+# IP_FAMILY: ipv4 (default) or dual (IPv4 first, IPv6 second: the nodes' underlay, pods,
+# Services and kube-proxy get both families). Only CNI=bridge and CNI=calico do dual-stack here.
+IP_FAMILY=${IP_FAMILY:-ipv4}
+case $IP_FAMILY in
+  ipv4|dual) ;;
+  ipv6) echo "IP_FAMILY=ipv6 (single-stack IPv6) is not built; use IP_FAMILY=dual, which measures IPv6 too" >&2; exit 1 ;;
+  *) echo "IP_FAMILY must be ipv4 or dual, not '$IP_FAMILY'" >&2; exit 1 ;;
+esac
+case $IP_FAMILY/$CNI in
+  dual/bridge|dual/calico|ipv4/*) ;;
+  *) echo "IP_FAMILY=$IP_FAMILY works with CNI=bridge or CNI=calico, not CNI=$CNI" >&2; exit 1 ;;
+esac
 # zones: 3+ nodes -> two zones by default; 2 nodes -> one zone unless ZONES=2
 case ${ZONES:-} in ""|[1-9]) ;; *) echo "ZONES must be a small number, not '$ZONES'" >&2; exit 1 ;; esac
 if [ -z "${ZONES:-}" ]; then
@@ -127,6 +139,13 @@ CLUSTER_CIDR=10.244.0.0/16
 SVC_CIDR=10.96.0.0/16
 KUBERNETES_SVC_IP=10.96.0.1
 DNS_IP=10.96.0.10
+# IP_FAMILY=dual: unique local IPv6 addresses (fd00::/8), private to this machine, that mirror
+# the IPv4 ones (10.123.0.0/24 -> fd00:10:123::/64, 10.244.N.0/24 -> fd00:10:244:N::/64,
+# 10.96.0.0/16 -> fd00:10:96::/112)
+APISERVER_IP6=fd00:10:123::1
+UNDERLAY_CIDR6=fd00:10:123::/64
+CLUSTER_CIDR6=fd00:10:244::/56
+SVC_CIDR6=fd00:10:96::/112
 CNI_BIN=${CNI_BIN:-/usr/lib/cni}
 CGROUP_NAME=cnperf-e2e           # /sys/fs/cgroup/<ctrl>/cnperf-e2e/nodeN
 RUN_DIR=/run/cnperf-e2e          # runc roots
@@ -153,6 +172,11 @@ node_ns() { echo "$NAME_PREFIX-node$1"; }
 node_veth() { echo "$NAME_PREFIX-v$1"; }
 node_mnt() { echo "$MNT_DIR/node$1"; }
 pod_cidr() { echo "10.244.$1.0/24"; }
+node_ip6() { echo "fd00:10:123::$((10 + $1))"; }
+pod_cidr6() { echo "fd00:10:244:$1::/64"; }
+# the cluster's CIDRs as the control plane's flags take them: IPv4, and IPv6 with IP_FAMILY=dual
+cluster_cidrs() { if [ "$IP_FAMILY" = dual ]; then echo "$CLUSTER_CIDR,$CLUSTER_CIDR6"; else echo "$CLUSTER_CIDR"; fi; }
+svc_cidrs() { if [ "$IP_FAMILY" = dual ]; then echo "$SVC_CIDR,$SVC_CIDR6"; else echo "$SVC_CIDR"; fi; }
 node_zone() { # zone-a, zone-b, zone-a, ... (one zone when ZONES=1)
   local z=$(( ($1 - 1) % ZONES ))
   printf 'zone-%b\n' "\\x$(printf %x $((97 + z)))"

@@ -103,7 +103,7 @@ trap 'on_fail $LINENO' INT TERM
 mkdir -p "$S"/{pids,logs}
 # what down.sh needs, written before anything is created
 for i in $(seq 1 "$NODES"); do echo "$i"; done > "$S/nodes"
-{ echo "NODES=$NODES"; echo "CNI=$CNI"; echo "CNI_MODE=$CNI_MODE"; echo "NET_MODE=$NET_MODE"; echo "ZONES=$ZONES"; echo "MULTUS=$MULTUS"; } > "$S/config"
+{ echo "NODES=$NODES"; echo "CNI=$CNI"; echo "CNI_MODE=$CNI_MODE"; echo "NET_MODE=$NET_MODE"; echo "ZONES=$ZONES"; echo "MULTUS=$MULTUS"; echo "IP_FAMILY=$IP_FAMILY"; } > "$S/config"
 # host paths that kubelet/containerd/libcni/CNIs hardcode: remember which ones we
 # create, so down.sh removes only those (never e.g. a real kubelet's device-plugin socket)
 for p in /var/lib/kubelet /var/log/containers /var/log/pods $NODE_PRIVATE_DIRS; do
@@ -143,9 +143,12 @@ nsx() { local i=$1; shift; nsenter --net="/run/netns/$(node_ns "$i")" "$@"; }
 nsn() { local i=$1; shift; nsenter --net="/run/netns/$(node_ns "$i")" --mount="$(node_mnt "$i")" "$@"; }
 
 # ---------------- underlay network ----------------
-log "network: $NODES nodes, CNI $CNI $CNI_MODE, zones=$ZONES"
+log "network: $NODES nodes, CNI $CNI $CNI_MODE, zones=$ZONES, ip family $IP_FAMILY"
 ip link add "$BR" type bridge
 ip addr add "$APISERVER_IP/24" dev "$BR"
+# IP_FAMILY=dual: IPv6 on the bridge's own interface only (nodad: no duplicate address
+# detection delay); the root netns's sysctls stay as they are (it forwards nothing)
+[ "$IP_FAMILY" = dual ] && ip -6 addr add "$APISERVER_IP6/64" dev "$BR" nodad
 ip link set "$BR" up
 for i in $(seq 1 "$NODES"); do
   ip netns add "$(node_ns "$i")"
@@ -162,6 +165,12 @@ for i in $(seq 1 "$NODES"); do
   nsx "$i" ip route add "$SVC_CIDR" dev eth0
   # the control plane (root netns) must reach pods: pod -> 10.96.0.1 -> apiserver replies
   ip route add "$(pod_cidr "$i")" via "$(node_ip "$i")" dev "$BR"
+  if [ "$IP_FAMILY" = dual ]; then   # the same for IPv6, in the node's netns only (and the route here)
+    nsx "$i" sysctl -qw net.ipv6.conf.all.forwarding=1 net.ipv6.conf.default.forwarding=1
+    nsx "$i" ip -6 addr add "$(node_ip6 "$i")/64" dev eth0 nodad
+    nsx "$i" ip -6 route add "$SVC_CIDR6" dev eth0
+    ip -6 route add "$(pod_cidr6 "$i")" via "$(node_ip6 "$i")" dev "$BR"
+  fi
 done
 # CNI=bridge: the harness makes the pod network between the nodes itself (flannel does it for CNI=flannel)
 if [ "$CNI" = bridge ] && [ "$NET_MODE" = vxlan ]; then
@@ -185,6 +194,9 @@ for i in $(seq 1 "$NODES"); do
     else
       nsx "$i" ip route add "$(pod_cidr "$j")" via "$(node_ip "$j")" dev eth0
     fi
+    # IPv6 between the nodes: host routes over the underlay (also with NET_MODE=vxlan, whose
+    # hand-made VXLAN is IPv4 only)
+    [ "$IP_FAMILY" = dual ] && nsx "$i" ip -6 route add "$(pod_cidr6 "$j")" via "$(node_ip6 "$j")" dev eth0
   done
 done
 
@@ -261,6 +273,10 @@ for i in $(seq 1 "$NODES"); do
       cat /sys/fs/cgroup/cpuset/cpuset.mems > "/sys/fs/cgroup/cpuset/$d/cpuset.mems"
     done
   fi
+  ranges="[{\"subnet\": \"$(pod_cidr "$i")\"}]" routes='{"dst": "0.0.0.0/0"}'
+  if [ "$IP_FAMILY" = dual ]; then
+    ranges="$ranges, [{\"subnet\": \"$(pod_cidr6 "$i")\"}]" routes="$routes, {\"dst\": \"::/0\"}"
+  fi
   [ "$CNI" = bridge ] && cat > "$D/cni/net.d/10-cnpe2e.conflist" <<JSON
 {
   "cniVersion": "1.0.0",
@@ -271,8 +287,8 @@ for i in $(seq 1 "$NODES"); do
       "hairpinMode": true, "mtu": $mtu,
       "ipam": {
         "type": "host-local",
-        "ranges": [[{"subnet": "$(pod_cidr "$i")"}]],
-        "routes": [{"dst": "0.0.0.0/0"}],
+        "ranges": [$ranges],
+        "routes": [$routes],
         "dataDir": "$D/cni/ipam"
       }
     },
@@ -328,7 +344,7 @@ wait_for etcd 60 curl -sf http://127.0.0.1:23790/health
 start kube-apiserver "$K8S_DIR/kube-apiserver" \
   --etcd-servers=http://127.0.0.1:23790 \
   --bind-address=$APISERVER_IP --advertise-address=$APISERVER_IP --secure-port=6443 \
-  --service-cluster-ip-range=$SVC_CIDR \
+  --service-cluster-ip-range="$(svc_cidrs)" \
   --client-ca-file="$P/ca.crt" --tls-cert-file="$P/apiserver.crt" --tls-private-key-file="$P/apiserver.key" \
   --kubelet-client-certificate="$P/apiserver-kubelet-client.crt" --kubelet-client-key="$P/apiserver-kubelet-client.key" \
   --kubelet-preferred-address-types=InternalIP \
@@ -366,7 +382,7 @@ start kube-controller-manager "$K8S_DIR/kube-controller-manager" \
   --service-account-private-key-file="$P/sa.key" --root-ca-file="$P/ca.crt" \
   --use-service-account-credentials=true \
   --cluster-signing-cert-file="$P/ca.crt" --cluster-signing-key-file="$P/ca.key" \
-  --cluster-cidr=$CLUSTER_CIDR --allocate-node-cidrs=false --service-cluster-ip-range=$SVC_CIDR \
+  --cluster-cidr="$(cluster_cidrs)" --allocate-node-cidrs=false --service-cluster-ip-range="$(svc_cidrs)" \
   --profiling=false
 start kube-scheduler "$K8S_DIR/kube-scheduler" \
   --kubeconfig="$S/scheduler.kubeconfig" \
@@ -383,7 +399,7 @@ kind: KubeProxyConfiguration
 clientConnection: {kubeconfig: $S/kube-proxy.kubeconfig}
 $( [ -n "$1" ] && echo "hostnameOverride: $1" )
 mode: iptables
-clusterCIDR: $CLUSTER_CIDR
+clusterCIDR: "$(cluster_cidrs)"
 healthzBindAddress: 127.0.0.1:10256
 metricsBindAddress: 127.0.0.1:10249
 nodePortAddresses: ["primary"]
@@ -473,7 +489,7 @@ YAML
   start "kubelet-$n" nsenter --net="/run/netns/$(node_ns "$i")" --mount="$(node_mnt "$i")" "$K8S_DIR/kubelet" \
     --config="$D/kubelet-config.yaml" --kubeconfig="$S/$n.kubeconfig" \
     --root-dir="$D/kubelet" --cert-dir="$D/kubelet/pki" \
-    --hostname-override="$n" --node-ip="$(node_ip "$i")" \
+    --hostname-override="$n" --node-ip="$(node_ip "$i")$( [ "$IP_FAMILY" = dual ] && echo ",$(node_ip6 "$i")")" \
     --node-labels="topology.kubernetes.io/zone=$(node_zone "$i"),topology.kubernetes.io/region=cnperf-e2e" --v=1
   kp_conf "$n" > "$D/kube-proxy-config.yaml"
   start "kube-proxy-$n" nsenter --net="/run/netns/$(node_ns "$i")" --mount="$(node_mnt "$i")" "$K8S_DIR/kube-proxy" \
@@ -484,8 +500,10 @@ log "kubelets, kube-proxies started"
 for i in $(seq 1 "$NODES"); do
   n=$(node_name "$i")
   wait_for "node $n registered" 120 $KC get node "$n"
+  cidrs="\"$(pod_cidr "$i")\""
+  [ "$IP_FAMILY" = dual ] && cidrs="$cidrs,\"$(pod_cidr6 "$i")\""
   $KC patch node "$n" --type merge \
-    -p "{\"spec\":{\"podCIDR\":\"$(pod_cidr "$i")\",\"podCIDRs\":[\"$(pod_cidr "$i")\"]}}" >/dev/null
+    -p "{\"spec\":{\"podCIDR\":\"$(pod_cidr "$i")\",\"podCIDRs\":[$cidrs]}}" >/dev/null
 done
 if [ "$CNI" = flannel ]; then
   # flannel as kube-flannel.yml deploys it: namespace, ServiceAccount, ClusterRole(Binding) and
@@ -593,6 +611,22 @@ spec:
   nodeSelector: kubernetes.io/hostname == "$(node_name "$i")"
   allowedUses: [Workload, Tunnel]
 YAML
+    # IP_FAMILY=dual: the node's IPv6 pod CIDR as a second pool, VXLAN too (what
+    # CALICO_IPV6POOL_VXLAN=Always makes of the default IPv6 pool; blockSize 122 is its default)
+    [ "$IP_FAMILY" = dual ] && cat <<YAML
+---
+apiVersion: crd.projectcalico.org/v1
+kind: IPPool
+metadata: {name: cnpe2e-$(node_name "$i")-v6}
+spec:
+  cidr: $(pod_cidr6 "$i")
+  blockSize: 122
+  vxlanMode: Always
+  ipipMode: Never
+  natOutgoing: true
+  nodeSelector: kubernetes.io/hostname == "$(node_name "$i")"
+  allowedUses: [Workload, Tunnel]
+YAML
   done | $KC apply -f - >/dev/null
   calico_kubeconfig() { # SERVICEACCOUNT FILE: a kubeconfig with the ServiceAccount's token (24 h)
     local token
@@ -627,6 +661,11 @@ KCFG
       FELIX_HEALTHENABLED=true FELIX_LOGFILEPATH=none FELIX_LOGSEVERITYSYS=none FELIX_LOGSEVERITYSCREEN=info
       FELIX_USAGEREPORTINGENABLED=false FELIX_XDPENABLED=false FELIX_BPFENABLED=false
       FELIX_DebugSkipCTLBCleanup=true)
+    # IP_FAMILY=dual, as calico-vxlan.yaml's dual-stack variant: IPv6 on (felix's IPv6 dataplane,
+    # vxlan-v6.calico), the node's IPv6 address autodetected on eth0 like the IPv4 one
+    if [ "$IP_FAMILY" = dual ]; then
+      cenv+=(FELIX_IPV6SUPPORT=true IP6=autodetect IP6_AUTODETECTION_METHOD=interface=eth0 CALICO_IPV6POOL_VXLAN=Always)
+    fi
     # FELIX_DebugSkipCTLBCleanup (felix's switch for its FV tests): at start felix removes a BPF
     # connect-time load balancer left by BPF mode, through BPF syscalls that a build without cgo
     # only has as stubs that panic ("BPF syscall stub"); there is none to remove here
@@ -677,7 +716,7 @@ KCFG
       "datastore_type": "kubernetes",
       "nodename": "$n",
       "mtu": 0,
-      "ipam": {"type": "calico-ipam"},
+      "ipam": {"type": "calico-ipam"$( [ "$IP_FAMILY" = dual ] && echo ', "assign_ipv4": "true", "assign_ipv6": "true"')},
       "policy": {"type": "k8s"},
       "kubernetes": {"kubeconfig": "$S/calico-cni.kubeconfig"}
     },
@@ -825,6 +864,7 @@ export CNPERF_E2E_CNI_MODE=$CNI_MODE
 export CNPERF_E2E_NODES=$NODES
 export CNPERF_E2E_ZONES=$ZONES
 export CNPERF_E2E_DNS=$DNS
+export CNPERF_E2E_IP_FAMILY=$IP_FAMILY
 export CNPERF_E2E_NODE_NAMES="$(echo $NODE_NAMES)"
 export CNPERF_E2E_AGENT_IMAGE=$AGENT_IMAGE
 export CNPERF_E2E_CNPERF=$E2E_IMAGES/cnperf
