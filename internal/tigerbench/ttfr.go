@@ -616,69 +616,11 @@ func (r *TTFRRunner) watchClients(ctx context.Context, ns, id string, st *ttfrSt
 			o.LabelSelector = LabelTTFR + "=client," + LabelTTFRRun + "=" + id
 		}))
 	inf := f.Core().V1().Pods().Informer()
-	fetchSem := make(chan struct{}, 10)
-	onPod := func(pod *corev1.Pod) {
-		now := time.Now()
-		st.mu.Lock()
-		p := st.pods[pod.Name]
-		if p == nil {
-			st.mu.Unlock()
-			return
-		}
-		if p.readyAt.IsZero() && podProblem(pod) == "" {
-			p.readyAt = now
-		}
-		ended, why := containerEnded(pod)
-		if fatal := podFatal(pod); fatal != "" && !p.done && !p.fetching {
-			p.done, p.failure = true, fatal
-			st.mu.Unlock()
-			st.notify()
-			return
-		}
-		if !ended || p.done || p.fetching {
-			st.mu.Unlock()
-			return
-		}
-		p.fetching = true
-		st.mu.Unlock()
-		go func() {
-			fetchSem <- struct{}{}
-			defer func() { <-fetchSem }()
-			lctx, cancel := measure.Cleanup(ctx, 20*time.Second)
-			out, err := r.logs(lctx, ns, pod.Name, TTFRContainer)
-			cancel()
-			v, failure := parseClientLog(out, err, why)
-			st.mu.Lock()
-			p.fetching, p.done = false, true
-			p.ttfr, p.failure = v, failure
-			st.mu.Unlock()
-			st.notify()
-		}()
-	}
+	w := &clientWatch{r: r, ctx: ctx, ns: ns, st: st, fetchSem: make(chan struct{}, 10)}
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { onPod(obj.(*corev1.Pod)) },
-		UpdateFunc: func(_, obj any) { onPod(obj.(*corev1.Pod)) },
-		DeleteFunc: func(obj any) {
-			pod, ok := obj.(*corev1.Pod)
-			if !ok {
-				if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-					pod, _ = d.Obj.(*corev1.Pod)
-				}
-			}
-			if pod == nil {
-				return
-			}
-			st.mu.Lock()
-			if p := st.pods[pod.Name]; p != nil && !p.gone {
-				p.gone = true
-				st.slots[p.node]--
-				if !p.done {
-					p.done, p.failure = true, "pod deleted before it reported"
-				}
-			}
-			st.mu.Unlock()
-			st.notify()
-		},
+		AddFunc:    func(obj any) { w.onPod(obj.(*corev1.Pod)) },
+		UpdateFunc: func(_, obj any) { w.onPod(obj.(*corev1.Pod)) },
+		DeleteFunc: w.onDelete,
 	})
 	if err != nil {
 		return fmt.Errorf("watch ttfr pods: %w", err)
@@ -693,6 +635,81 @@ func (r *TTFRRunner) watchClients(ctx context.Context, ns, id string, st *ttfrSt
 		}
 	}
 	return nil
+}
+
+// clientWatch follows the client pods of one TTFR test.
+type clientWatch struct {
+	r        *TTFRRunner
+	ctx      context.Context
+	ns       string
+	st       *ttfrState
+	fetchSem chan struct{} // bounds the log reads in flight
+}
+
+// onPod notes when a client pod is Ready, fails it when it cannot run, and reads its result
+// from its log once its container has ended.
+func (w *clientWatch) onPod(pod *corev1.Pod) {
+	st := w.st
+	now := time.Now()
+	st.mu.Lock()
+	p := st.pods[pod.Name]
+	if p == nil {
+		st.mu.Unlock()
+		return
+	}
+	if p.readyAt.IsZero() && podProblem(pod) == "" {
+		p.readyAt = now
+	}
+	ended, why := containerEnded(pod)
+	if fatal := podFatal(pod); fatal != "" && !p.done && !p.fetching {
+		p.done, p.failure = true, fatal
+		st.mu.Unlock()
+		st.notify()
+		return
+	}
+	if !ended || p.done || p.fetching {
+		st.mu.Unlock()
+		return
+	}
+	p.fetching = true
+	st.mu.Unlock()
+	go func() {
+		w.fetchSem <- struct{}{}
+		defer func() { <-w.fetchSem }()
+		lctx, cancel := measure.Cleanup(w.ctx, 20*time.Second)
+		out, err := w.r.logs(lctx, w.ns, pod.Name, TTFRContainer)
+		cancel()
+		v, failure := parseClientLog(out, err, why)
+		st.mu.Lock()
+		p.fetching, p.done = false, true
+		p.ttfr, p.failure = v, failure
+		st.mu.Unlock()
+		st.notify()
+	}()
+}
+
+// onDelete frees a client pod's slot when it is gone (a failure when it had not reported).
+func (w *clientWatch) onDelete(obj any) {
+	st := w.st
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			pod, _ = d.Obj.(*corev1.Pod)
+		}
+	}
+	if pod == nil {
+		return
+	}
+	st.mu.Lock()
+	if p := st.pods[pod.Name]; p != nil && !p.gone {
+		p.gone = true
+		st.slots[p.node]--
+		if !p.done {
+			p.done, p.failure = true, "pod deleted before it reported"
+		}
+	}
+	st.mu.Unlock()
+	st.notify()
 }
 
 // containerExited reports whether the pod's container has terminated, and its exit.
