@@ -363,6 +363,27 @@ func (r *tbRun) image() (string, corev1.PullPolicy) {
 	return img, pp
 }
 
+// reconfigureCalico gives Calico this test's settings, or the run's back for a test that asks
+// none; false (the failure recorded) when that failed.
+func (r *tbRun) reconfigureCalico(ctx context.Context, t config.TigerBenchTestConfig, rec *api.TigerBenchTest,
+	fail func(format string, a ...any)) bool {
+	settings := CalicoSettings{Encap: t.Encap, Dataplane: t.Dataplane, CPULimit: t.CalicoNodeCPULimit}
+	if r.calico != nil && (!settings.IsZero() || r.calico.orig != nil) {
+		ch, err := r.calico.Apply(ctx, settings)
+		if !settings.IsZero() {
+			rec.Calico = ch
+		}
+		if err != nil {
+			fail("Calico reconfiguration (%s): %v", settings, err)
+			return false
+		}
+	} else if !settings.IsZero() {
+		fail("Calico reconfiguration (%s): no dynamic client", settings)
+		return false
+	}
+	return true
+}
+
 // runTest runs one test and returns its record; failures are recorded, not returned.
 func (r *tbRun) runTest(ctx context.Context, i int, t config.TigerBenchTestConfig, cases []plan.Case, ko kubeplatform.Options) (rec api.TigerBenchTest) {
 	rec = api.TigerBenchTest{Index: i, Kind: t.TestKind, Group: config.TigerBenchGroup(i, t.TestKind), StartTime: time.Now().UTC()}
@@ -379,19 +400,7 @@ func (r *tbRun) runTest(ctx context.Context, i int, t config.TigerBenchTestConfi
 		fmt.Fprintf(r.log, "tiger-bench: test %d: %s\n", i+1, msg)
 	}
 
-	// Calico: this test's settings, or back to the run's for a test that asks none.
-	settings := CalicoSettings{Encap: t.Encap, Dataplane: t.Dataplane, CPULimit: t.CalicoNodeCPULimit}
-	if r.calico != nil && (!settings.IsZero() || r.calico.orig != nil) {
-		ch, err := r.calico.Apply(ctx, settings)
-		if !settings.IsZero() {
-			rec.Calico = ch
-		}
-		if err != nil {
-			fail("Calico reconfiguration (%s): %v", settings, err)
-			return rec
-		}
-	} else if !settings.IsZero() {
-		fail("Calico reconfiguration (%s): no dynamic client", settings)
+	if !r.reconfigureCalico(ctx, t, &rec, fail) {
 		return rec
 	}
 
