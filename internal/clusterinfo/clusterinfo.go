@@ -457,12 +457,22 @@ func kubeProxyMode(ctx context.Context, in Input, workloads []Workload, cni CNI,
 }
 
 // proxyModeProbe asks kube-proxy's metrics endpoint (127.0.0.1:10249 in the node's network
-// namespace, its default) for its mode with whatever client the image has; nc is the last
-// resort (a static busybox's wget can crash on name-service lookups) and prints headers too,
-// so the caller takes the last line.
-const proxyModeProbe = `wget -q -T 3 -O - http://127.0.0.1:10249/proxyMode 2>/dev/null || ` +
-	`curl -s -m 3 http://127.0.0.1:10249/proxyMode 2>/dev/null || ` +
-	`printf 'GET /proxyMode HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' | nc -w 3 127.0.0.1 10249`
+// namespace, its default) for its mode; the caller takes the last line.
+var proxyModeProbe = LocalHTTPGet(KubeProxyMetricsPort, "/proxyMode")
+
+// KubeProxyMetricsPort is kube-proxy's default metrics port (metricsBindAddress
+// 127.0.0.1:10249): /metrics and /proxyMode.
+const KubeProxyMetricsPort = 10249
+
+// LocalHTTPGet is a shell command that GETs http://127.0.0.1:PORT/PATH from a hostNetwork pod
+// with whatever client the image has; nc is the last resort (a static busybox's wget can crash
+// on name-service lookups) and prints the response's headers too.
+func LocalHTTPGet(port int, path string) string {
+	u := fmt.Sprintf("http://127.0.0.1:%d%s", port, path)
+	return fmt.Sprintf(`wget -q -T 3 -O - %s 2>/dev/null || `+
+		`curl -s -m 3 %s 2>/dev/null || `+
+		`printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' | nc -w 3 127.0.0.1 %d`, u, u, path, port)
+}
 
 func lastLine(s string) string {
 	lines := strings.Split(strings.ReplaceAll(s, "\r", ""), "\n")

@@ -70,6 +70,15 @@ func (o objects) clientPod(i int, node string) *corev1.Pod {
 	}.Pod()
 }
 
+// hostPod idles on node in the node's network namespace: kube-proxy's metrics (127.0.0.1) are
+// read through it.
+func (o objects) hostPod(i int, node string) *corev1.Pod {
+	return kube.PodOptions{Name: fmt.Sprintf("cnperf-prog-host-%s-%02d", o.id(), i), Namespace: o.ns, Labels: o.labels("host"),
+		Nodes: []string{node}, GraceSeconds: kube.TerminationGraceSeconds, HostNetwork: true,
+		Containers: []corev1.Container{kube.ContainerOptions{Image: o.image, PullPolicy: o.pull}.Container(Container, kube.IdleCommand)},
+	}.Pod()
+}
+
 // service is a ClusterIP (or NodePort) Service on the probe port. selector picks its
 // endpoints; clusterIP, when set, is the address it must get (SERVICE_CREATE creates it again
 // and again at the address the clients probe).

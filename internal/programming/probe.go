@@ -44,6 +44,9 @@ type Client struct {
 	NodeIP string
 	Exec   Executor
 	Clock  Clock
+	// Host runs commands in the node's network namespace (a hostNetwork pod), when
+	// Options.KubeProxyMetrics asks for one.
+	Host Executor
 }
 
 // Probe is one client probing one target (HOST:PORT) for a change: a client may probe more

@@ -98,6 +98,7 @@ func (r *Runner) finish(res *api.Result) {
 	}
 	runner.Summarize(res)
 	res.Programming.Percentiles = Percentiles(res.Samples)
+	res.Programming.Component = r.component(res)
 }
 
 // Percentiles are Quantiles of the successful samples' figures with CILevel intervals.

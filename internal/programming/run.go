@@ -76,10 +76,13 @@ type Options struct {
 	Port           int
 	// NodePort makes the service kinds' Services NodePort Services, probed also through each
 	// client's node's InternalIP (NodeIPs).
-	NodePort     bool
-	NodeIPs      map[string]string
-	StartTimeout time.Duration
-	ClockRounds  int
+	NodePort bool
+	NodeIPs  map[string]string
+	// KubeProxyMetrics reads kube-proxy's own figure (KubeProxyMetric) on every client node
+	// around each Service change, through a hostNetwork pod per node.
+	KubeProxyMetrics bool
+	StartTimeout     time.Duration
+	ClockRounds      int
 }
 
 // Env is what a run talks to.
@@ -105,6 +108,10 @@ type Runner struct {
 	standing  int
 	results   map[string]*api.Result
 	order     []string
+	// comp sums kube-proxy's observations per profile and node; lastProxy is each client
+	// node's last reading.
+	comp      map[string]*componentAgg
+	lastProxy []proxyScrape
 }
 
 // New checks the options and returns a Runner.
@@ -154,7 +161,7 @@ func New(o Options, env Env) (*Runner, error) {
 			}
 		}
 	}
-	return &Runner{o: o, env: env, results: map[string]*api.Result{},
+	return &Runner{o: o, env: env, results: map[string]*api.Result{}, comp: map[string]*componentAgg{},
 		obj: objects{ns: o.Namespace, runID: o.RunID, image: o.Image, pull: o.PullPolicy, port: o.Port}}, nil
 }
 
@@ -192,7 +199,8 @@ func (r *Runner) Leftovers() string {
 // and measures every client node's clock.
 func (r *Runner) Prepare(ctx context.Context) error {
 	cs, o := r.env.Client, r.o
-	state, err := kube.CreateNamespace(ctx, cs, kube.BuildNamespace(o.Namespace, o.RunID, false), nil)
+	hosts := r.wantsHosts()
+	state, err := kube.CreateNamespace(ctx, cs, kube.BuildNamespace(o.Namespace, o.RunID, hosts), nil)
 	if err != nil {
 		return err
 	}
@@ -206,6 +214,11 @@ func (r *Runner) Prepare(ctx context.Context) error {
 	pods := []*corev1.Pod{r.obj.serverPod(o.ServerNode)}
 	for i, n := range o.Nodes {
 		pods = append(pods, r.obj.clientPod(i, n))
+	}
+	if hosts {
+		for i, n := range o.Nodes {
+			pods = append(pods, r.obj.hostPod(i, n))
+		}
 	}
 	var names []string
 	for _, p := range pods {
@@ -225,6 +238,9 @@ func (r *Runner) Prepare(ctx context.Context) error {
 	}
 	for i, n := range o.Nodes {
 		r.clients = append(r.clients, Client{Node: n, NodeIP: o.NodeIPs[n], Pod: pods[i+1].Name, Exec: r.env.Exec(pods[i+1].Name)})
+		if hosts {
+			r.clients[i].Host = r.env.Exec(pods[1+len(o.Nodes)+i].Name)
+		}
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(r.clients))
@@ -252,6 +268,11 @@ func (r *Runner) Prepare(ctx context.Context) error {
 		r.logf("clock of %s minus cnperf's: measured between %+.1f and %+.1f ms; %s", c.Node, k.LowSeconds*1e3, k.HighSeconds*1e3, how)
 	}
 	return nil
+}
+
+// wantsHosts says whether the run needs a hostNetwork pod per node (kube-proxy's metrics).
+func (r *Runner) wantsHosts() bool {
+	return r.o.KubeProxyMetrics && (slices.Contains(r.o.Kinds, KindService) || slices.Contains(r.o.Kinds, KindEndpoint))
 }
 
 // Close removes what Prepare and Measure created: the namespace when cnperf created it, else
@@ -374,10 +395,17 @@ func (r *Runner) probes(s step) ([]stepProbe, []Probe) {
 // for a step, the kind stops there: its results carry the cause (hint says what may be
 // missing) instead of Count timeouts.
 func (r *Runner) repeat(ctx context.Context, kind Kind, standing int, hint string, steps []step) error {
+	component := r.wantsHosts() && (kind == KindService || kind == KindEndpoint)
+	if component {
+		r.lastProxy = r.scrapeKubeProxy(ctx)
+	}
 	for t := range r.o.Count {
 		for _, s := range steps {
 			sp, ps := r.probes(s)
 			obs := Observe(ctx, ps, r.o.Params, s.ch)
+			if component {
+				r.readComponent(ctx, s)
+			}
 			r.record(kind, s, standing, t, sp, obs)
 			if s.after != nil {
 				if err := s.after(ctx); err != nil {

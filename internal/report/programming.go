@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -108,6 +109,71 @@ func writeProgrammingTable(w io.Writer, run *api.Run, width int) error {
 	}
 	for _, f := range failed {
 		if err := writeWrapped(w, "failed: "+f, width, "  ", "    "); err != nil {
+			return err
+		}
+	}
+	return writeComponentFigures(w, run, width)
+}
+
+// writeComponentFigures prints the components' own figures (kube-proxy's) beside cnperf's mean
+// of the same changes, once per change and client node (a node's ClusterIP and NodePort
+// results share them), and what makes them differ.
+func writeComponentFigures(w io.Writer, run *api.Run, width int) error {
+	t := text.Table{Header: []string{"CHANGE", "CLIENT NODE", "OBSERVED", "ITS MEAN", "CNPERF'S MEAN", "DIFFERENCE"},
+		Right: map[int]bool{2: true, 3: true, 4: true, 5: true}}
+	seen := map[string]bool{}
+	var notes, metrics []string
+	for i := range run.Results {
+		r := &run.Results[i]
+		if r.Programming == nil || r.Programming.Component == nil || r.Placement == nil {
+			continue
+		}
+		c := r.Programming.Component
+		key := string(r.Profile) + "|" + r.Placement.Client.Node
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		row := []string{string(r.Profile), r.Placement.Client.Node, strconv.FormatFloat(c.Count, 'f', -1, 64), "-", "-", "-"}
+		if !slices.Contains(metrics, c.Metric) {
+			metrics = append(metrics, c.Metric)
+		}
+		var mine *float64
+		if st := r.Summary.ProgrammingSeconds; st != nil {
+			mine = &st.Mean
+			row[4] = figure.Seconds.Format(st.Mean)
+		}
+		if c.Count > 0 {
+			row[3] = figure.Seconds.Format(c.MeanSeconds)
+			if mine != nil {
+				d := c.MeanSeconds - *mine
+				sign := "+"
+				if d < 0 {
+					sign, d = "-", -d
+				}
+				row[5] = sign + figure.Seconds.Format(d)
+			}
+		}
+		t.Rows = append(t.Rows, row)
+		if c.Note != "" && !slices.Contains(notes, c.Note) {
+			notes = append(notes, c.Note)
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	if _, err := fmt.Fprintln(w); err != nil {
+		return err
+	}
+	head := "The components' own figures over the same changes, their mean beside cnperf's (" + strings.Join(metrics, ", ") + "):"
+	if err := writeWrapped(w, head, width, "", "  "); err != nil {
+		return err
+	}
+	if err := t.Write(w, "  "); err != nil {
+		return err
+	}
+	for _, n := range notes {
+		if err := writeWrapped(w, n+".", width, "  ", "  "); err != nil {
 			return err
 		}
 	}

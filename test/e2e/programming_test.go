@@ -121,6 +121,18 @@ func TestProgrammingServiceLatency(t *testing.T) {
 	if want := 2 * len(nodes); paths[api.PathPodClusterIP] != want || paths[api.PathPodNodePort] != want {
 		t.Errorf("results per path: %v, want %d ClusterIP and %d NodePort", paths, want, want)
 	}
+	// --kube-proxy-metrics (the default): the harness runs kube-proxy with its metrics on
+	// 127.0.0.1:10249; every result carries its figure, and a created Service's EndpointSlice
+	// gives it observations
+	for _, r := range run.Results {
+		c := r.Programming.Component
+		switch {
+		case c == nil || c.Metric != "kubeproxy_network_programming_duration_seconds" || strings.Contains(c.Note, "kube-proxy's metrics on"):
+			t.Errorf("%s from %s on %s: component figure %+v", r.Profile, r.Placement.Client.Node, r.Path, c)
+		case r.Profile == api.ServiceCreate && (c.Count < 1 || c.MeanSeconds <= 0):
+			t.Errorf("%s from %s: kube-proxy observed nothing: %+v", r.Profile, r.Placement.Client.Node, c)
+		}
+	}
 	checkGone(t, kc, ns)
 	out, stderr, code := kpRunCLI(context.Background(), "compare", results, results)
 	if code != 0 || !strings.Contains(out, "SERVICE_CREATE probe pod-clusterip from "+nodes[0]) || !strings.Contains(out, "programming") {

@@ -1,0 +1,121 @@
+package programming
+
+import (
+	"context"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/clusterinfo"
+	"github.com/cnperf/cnperf/internal/driver"
+)
+
+func readTestdata(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestParseHistogram: kube-proxy's histogram read from its real /metrics (v1.34.4 on the
+// harness's node1, after programming runs; and just after it started, before any observation,
+// when the histogram is not exposed), also behind the HTTP headers nc prints.
+func TestParseHistogram(t *testing.T) {
+	real := readTestdata(t, "kube-proxy-v1.34.4-node1.metrics")
+	fresh := readTestdata(t, "kube-proxy-v1.34.4-node1-fresh.metrics")
+	for _, c := range []struct {
+		name        string
+		text        string
+		found       bool
+		sum, count  float64
+		errContains string
+	}{
+		// grep '^kubeproxy_network_programming_duration_seconds_\(sum\|count\)' on the capture
+		{"after runs", real, true, 5097.269382237, 46, ""},
+		{"behind nc's headers", "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n\r\n" + real, true, 5097.269382237, 46, ""},
+		{"fresh kube-proxy", fresh, false, 0, 0, ""},
+		{"two families", KubeProxyMetric + `_sum{ip_family="IPv4"} 1.5` + "\n" + KubeProxyMetric + `_sum{ip_family="IPv6"} 2` + "\n" +
+			KubeProxyMetric + `_count{ip_family="IPv4"} 1` + "\n" + KubeProxyMetric + `_count{ip_family="IPv6"} 3`, true, 3.5, 4, ""},
+		{"no labels", KubeProxyMetric + "_sum 2.5\n" + KubeProxyMetric + "_count 2\n" + KubeProxyMetric + "_sum_other 9", true, 2.5, 2, ""},
+		{"bad value", KubeProxyMetric + `_count{ip_family="IPv4"} many`, false, 0, 0, `value in "kubeproxy_network_programming_duration_seconds_count{ip_family=\"IPv4\"} many"`},
+	} {
+		h, found, err := parseHistogram(c.text, KubeProxyMetric)
+		switch {
+		case c.errContains != "":
+			if err == nil || !strings.Contains(err.Error(), c.errContains) {
+				t.Errorf("%s: error %v, want %q", c.name, err, c.errContains)
+			}
+		case err != nil || found != c.found || math.Abs(h.Sum-c.sum) > 1e-9 || h.Count != c.count:
+			t.Errorf("%s: %+v found %v (%v), want sum %v count %v found %v", c.name, h, found, err, c.sum, c.count, c.found)
+		}
+	}
+}
+
+// metricsExec answers the kube-proxy metrics GET with the next of its texts (the last one
+// again once they are used up), as a hostNetwork pod on a node would.
+type metricsExec struct {
+	mu    sync.Mutex
+	texts []string
+}
+
+func (e *metricsExec) Exec(_ context.Context, cmd driver.Command) driver.Output {
+	if strings.Join(cmd.Argv, " ") != "sh -c "+clusterinfo.LocalHTTPGet(clusterinfo.KubeProxyMetricsPort, "/metrics") {
+		return driver.Output{ExitCode: 2, Stderr: []byte("unexpected command")}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t := e.texts[0]
+	if len(e.texts) > 1 {
+		e.texts = e.texts[1:]
+	}
+	return driver.Output{Stdout: []byte(t)}
+}
+
+func (e *metricsExec) ExecStream(context.Context, driver.Command, io.Writer) error {
+	return io.ErrUnexpectedEOF
+}
+
+// TestRunnerComponent: with kube-proxy's metrics read around each change, each Service result
+// carries kube-proxy's observations of its own changes (the difference between the readings
+// before and after), on both paths; a node whose readings fail says why.
+func TestRunnerComponent(t *testing.T) {
+	fresh := readTestdata(t, "kube-proxy-v1.34.4-node1-fresh.metrics")
+	real := readTestdata(t, "kube-proxy-v1.34.4-node1.metrics")
+	cs, port := fakeCluster(t, 20*time.Millisecond)
+	r := testRunner(t, cs, port, true, KindService)
+	r.o.KubeProxyMetrics, r.o.Count = true, 1
+	// n1: nothing before, the capture after the creation, no change after the deletion;
+	// n2: no kube-proxy at all
+	r.clients[0].Host = &metricsExec{texts: []string{fresh, real, real}}
+	r.clients[1].Host = &metricsExec{texts: []string{"# HELP go_goroutines\ngo_goroutines 12\n"}}
+	if err := r.Measure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range r.Results() {
+		c := x.Programming.Component
+		node := x.Placement.Client.Node
+		switch {
+		case c == nil:
+			t.Errorf("%s from %s on %s: no component figure", x.Profile, node, x.Path)
+		case node == "n2":
+			if !strings.Contains(c.Note, "no kube-proxy metrics at 127.0.0.1:10249 on n2") || c.Count != 0 {
+				t.Errorf("%s from n2: %+v", x.Profile, c)
+			}
+		case x.Profile == api.ServiceCreate:
+			if c.Metric != KubeProxyMetric || c.Count != 46 || math.Abs(c.MeanSeconds-5097.269382237/46) > 1e-9 || !strings.Contains(c.Note, "whole seconds") {
+				t.Errorf("SERVICE_CREATE from n1 on %s: %+v", x.Path, c)
+			}
+		case x.Profile == api.ServiceDelete:
+			if c.Count != 0 || c.MeanSeconds != 0 {
+				t.Errorf("SERVICE_DELETE from n1 on %s: %+v", x.Path, c)
+			}
+		}
+	}
+}
