@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,5 +100,26 @@ func TestProgrammingView(t *testing.T) {
 	}
 	if rows != 4 {
 		t.Errorf("%d case rows, want 4", rows)
+	}
+}
+
+// TestProgrammingCSV: -o csv carries a programming result's figure (programmingSeconds.*, the
+// last columns; before, the CSV had no column for it) and reads back the same.
+func TestProgrammingCSV(t *testing.T) {
+	run := programmingRun()
+	recs := csvRecords(t, encode(t, "csv", run))
+	h := recs[0]
+	mean, n := slices.Index(h, "programmingSeconds.mean"), slices.Index(h, "programmingSeconds.n")
+	if mean < 0 || n < 0 || h[len(h)-1] != "programmingSeconds.ci95High" {
+		t.Fatalf("no programmingSeconds columns at the end: %v", h)
+	}
+	// rows 1..3: the SERVICE_CREATE results, 10 changes of mean 0.901 s; row 4 failed: empty
+	for i, want := range []string{"0.901", "0.901", "0.901", ""} {
+		if got := recs[i+1][mean]; got != want {
+			t.Errorf("row %d: programmingSeconds.mean %q, want %q", i+1, got, want)
+		}
+	}
+	if recs[1][n] != "10" {
+		t.Errorf("programmingSeconds.n %q, want 10", recs[1][n])
 	}
 }

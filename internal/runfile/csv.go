@@ -257,6 +257,8 @@ var csvColumns = func() []csvColumn {
 	cols = append(cols, statCols("cpuPercent.client", cpuStat(true))...)
 	cols = append(cols, statCols("cpuPercent.server", cpuStat(false))...)
 	cols = append(cols, latCols()...)
+	// cnperf programming's figure, last: the columns before it keep their places
+	cols = append(cols, statCols("programmingSeconds", func(r *api.Result) **api.Stat { return &r.Summary.ProgrammingSeconds })...)
 	return cols
 }()
 
