@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -237,7 +238,8 @@ func chartSpecs(runs []*api.Run) []chartSpec {
 		}
 	}
 	var specs []chartSpec
-	for _, p := range api.Profiles {
+	// cnperf programming's profiles chart their figure (figure.MainFor: programming seconds)
+	for _, p := range slices.Concat(api.Profiles, api.ProgrammingProfiles) {
 		if !present[p] {
 			continue
 		}

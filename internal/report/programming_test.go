@@ -123,3 +123,14 @@ func TestProgrammingCSV(t *testing.T) {
 		t.Errorf("programmingSeconds.n %q, want 10", recs[1][n])
 	}
 }
+
+// TestProgrammingHTMLChart: the HTML report charts a programming run's figure per profile
+// (before, it had no chart for these profiles).
+func TestProgrammingHTMLChart(t *testing.T) {
+	out := string(encode(t, "html", programmingRun()))
+	for _, want := range []string{"SERVICE_CREATE programming", "POLICY_DENY programming"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no chart %q in the HTML report", want)
+		}
+	}
+}
