@@ -22,7 +22,8 @@ const KubeProxyMetric = "kubeproxy_network_programming_duration_seconds"
 // kubeProxyNote says how kube-proxy's figure differs from cnperf's.
 const kubeProxyNote = "kube-proxy measures from the EndpointSlice's last-change-trigger-time annotation, which has " +
 	"whole seconds (its figure is 0 to 1 s longer than from the same moment), to the end of its rules' sync (before " +
-	"the first packet); it counts every EndpointSlice change of the cluster in the window, and none for a deletion"
+	"the first packet); a pod labelled into a Service brings the time it last turned Ready, not the label's (the " +
+	"figure is then the pod's age); it counts every EndpointSlice change of the cluster in the window, none for a deletion"
 
 // histogram is a Prometheus histogram's _sum and _count, over all its label sets.
 type histogram struct{ Sum, Count float64 }

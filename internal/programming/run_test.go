@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +29,10 @@ func fakeCluster(t *testing.T, delay time.Duration) (*fake.Clientset, int) {
 	_, p, _ := net.SplitHostPort(addr)
 	port, _ := strconv.Atoi(p)
 	cs := fake.NewClientset()
+	// only a Service with endpoints closes the target when deleted (not the one cnperf creates
+	// and deletes at once to learn a ClusterIP: its late close could follow the next open)
+	var mu sync.Mutex
+	selected := map[string]bool{}
 	cs.PrependReactor("create", "services", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		svc := a.(k8stesting.CreateAction).GetObject().(*corev1.Service).DeepCopy()
 		svc.Spec.ClusterIP = "127.0.0.1" // the API server allocates one (and a node port)
@@ -35,12 +40,19 @@ func fakeCluster(t *testing.T, delay time.Duration) (*fake.Clientset, int) {
 			svc.Spec.Ports[0].NodePort = int32(port)
 		}
 		if svc.Spec.Selector != nil {
+			mu.Lock()
+			selected[svc.Name] = true
+			mu.Unlock()
 			go func() { time.Sleep(delay); _ = open(context.Background()) }()
 		}
 		return true, svc, nil
 	})
-	cs.PrependReactor("delete", "services", func(k8stesting.Action) (bool, runtime.Object, error) {
-		go func() { time.Sleep(delay); _ = closeIt(context.Background()) }()
+	cs.PrependReactor("delete", "services", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if selected[a.(k8stesting.DeleteAction).GetName()] {
+			go func() { time.Sleep(delay); _ = closeIt(context.Background()) }()
+		}
 		return true, nil, nil
 	})
 	return cs, port
