@@ -144,8 +144,13 @@ func Summarize(res *api.Result) {
 
 // Interrupted is the error of a case the interruption cut short after done of limit samples.
 func Interrupted(done, limit int) string {
-	return fmt.Sprintf("interrupted after %d of %d samples", done, limit)
+	return fmt.Sprintf("%s%d of %d samples", interruptedPrefix, done, limit)
 }
+
+const interruptedPrefix = "interrupted after "
+
+// CutShort says whether res is a case the interruption cut short (its error is Interrupted's).
+func CutShort(res api.Result) bool { return strings.HasPrefix(res.Error, interruptedPrefix) }
 
 // failedRaw keeps what the tools printed in a failed sample, so the results file can tell
 // why: each command's stdout and stderr, the last MaxRawBytes/2 bytes of each (a tool's

@@ -70,7 +70,7 @@ func (s *Session) Measure(ctx context.Context, plat platform.Platform, drivers m
 		_, rerr := r.Run(ctx, cases)
 		if errors.Is(rerr, runner.ErrInterrupted) {
 			run.Interrupted = true
-			return exit.Failure("interrupted: %d of %d cases finished and were kept", len(run.Results), len(cases))
+			return interruptedError(run.Results, len(cases))
 		}
 		if rerr != nil {
 			return exit.Failure("%w", rerr)
@@ -78,6 +78,16 @@ func (s *Session) Measure(ctx context.Context, plat platform.Platform, drivers m
 		return nil
 	}
 	return measure.Run(ctx, measure.Options{Say: s.say, Timing: run.Timing}, u)
+}
+
+// interruptedError says how many of the cases finished; a case the interruption cut short is
+// kept with its samples, but is not counted as finished.
+func interruptedError(results []api.Result, cases int) error {
+	if n := len(results); n > 0 && runner.CutShort(results[n-1]) {
+		return exit.Failure("interrupted: %d of %d cases finished and were kept, and the case cut short (%s)",
+			n-1, cases, results[n-1].Error)
+	}
+	return exit.Failure("interrupted: %d of %d cases finished and were kept", len(results), cases)
 }
 
 // say prints a line a person must see, even with -q.

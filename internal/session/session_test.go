@@ -60,11 +60,16 @@ func TestMeasure(t *testing.T) {
 		wantErr     string
 		wantResults int
 		interrupted bool
+		samples     int // per case (0: 1)
 	}{
 		{name: "two cases", wantResults: 2},
 		{name: "setup fails", prepareErr: errors.New("no node"), wantErr: "set up the fake platform: no node"},
 		{name: "interrupted after the first case", interrupt: 1, wantResults: 1, interrupted: true,
 			wantErr: "interrupted: 1 of 2 cases finished and were kept"},
+		{name: "interrupted in the first case's second sample", interrupt: 1, samples: 2, wantResults: 1,
+			interrupted: true,
+			wantErr: "interrupted: 0 of 2 cases finished and were kept, and the case cut short " +
+				"(interrupted after 1 of 2 samples)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,7 +92,11 @@ func TestMeasure(t *testing.T) {
 			}
 			ann := &noting{}
 			s.Annotator = ann
-			err = s.Measure(ctx, plat, drivers, cases(2), nil)
+			cs := cases(2)
+			for i := range cs {
+				cs[i].Params.Samples = max(tt.samples, 1)
+			}
+			err = s.Measure(ctx, plat, drivers, cs, nil)
 			if ferr := s.Finish(); ferr != nil {
 				t.Fatal(ferr)
 			}
@@ -118,7 +127,11 @@ func TestMeasure(t *testing.T) {
 				t.Fatalf("%d results in the file, %d in the run, want %d", len(got.Results), len(run.Results), tt.wantResults)
 			}
 			for _, r := range got.Results {
-				if strings.Join(r.Notes, ",") != "annotated" || r.Summary.SamplesTotal != 1 || r.Error != "" {
+				wantErr := ""
+				if tt.samples > 1 {
+					wantErr = "interrupted after 1 of 2 samples"
+				}
+				if strings.Join(r.Notes, ",") != "annotated" || r.Summary.SamplesTotal != 1 || r.Error != wantErr {
 					t.Errorf("result notes %q, %d samples, error %q", r.Notes, r.Summary.SamplesTotal, r.Error)
 				}
 			}
