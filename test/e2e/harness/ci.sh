@@ -12,6 +12,7 @@ export PATH=$PATH:/usr/local/go/bin
 PKGS="containerd runc containernetworking-plugins iptables conntrack iproute2 util-linux openssl curl python3 busybox-static iperf3 qperf sockperf iperf bpftool"
 [ "${CNI:-}" != cilium ] || PKGS="$PKGS clang llvm ipset"   # the agent compiles its datapath at run time
 [ "${CNI:-}" != calico ] || PKGS="$PKGS ipset"              # felix programs ipsets with it
+[ "${KUBE_PROXY_MODE:-}" != nftables ] || PKGS="$PKGS nftables" # kube-proxy's nftables mode runs nft
 
 if [ "${E2E_SKIP_APT:-0}" != 1 ]; then
   missing=""

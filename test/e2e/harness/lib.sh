@@ -115,6 +115,14 @@ esac
 # IP_FAMILY: ipv4 (default) or dual (IPv4 first, IPv6 second: the nodes' underlay, pods,
 # Services and kube-proxy get both families). Only CNI=bridge and CNI=calico do dual-stack here.
 IP_FAMILY=${IP_FAMILY:-ipv4}
+# KUBE_PROXY_MODE: kube-proxy's mode, iptables (default) or nftables (kube-proxy's nftables
+# mode, GA in 1.33; it needs the nft command: Debian's nftables package). cnperf programming
+# compares the two (docs/programming.md).
+KUBE_PROXY_MODE=${KUBE_PROXY_MODE:-iptables}
+case $KUBE_PROXY_MODE in
+  iptables|nftables) ;;
+  *) echo "KUBE_PROXY_MODE must be iptables or nftables, not '$KUBE_PROXY_MODE'" >&2; exit 1 ;;
+esac
 case $IP_FAMILY in
   ipv4|dual) ;;
   ipv6) echo "IP_FAMILY=ipv6 (single-stack IPv6) is not built; use IP_FAMILY=dual, which measures IPv6 too" >&2; exit 1 ;;

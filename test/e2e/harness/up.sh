@@ -4,7 +4,7 @@
 #   control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, CoreDNS as a
 #     process) in the root netns; apiserver on 10.123.0.1:6443
 #   nodeN = netns cnpe2e-nodeN with eth0 10.123.0.(10+N)/24 on bridge cnpe2e0, and its own
-#     containerd + kubelet + kube-proxy (iptables mode)
+#     containerd + kubelet + kube-proxy (iptables mode; KUBE_PROXY_MODE=nftables: nftables)
 #     and its own mount namespace (fresh sysfs and bpffs, the cgroup tree bound back in, the
 #     host paths CNIs hardcode bound to per-node directories: NODE_PRIVATE_DIRS in lib.sh)
 #   pods: node N gets 10.244.N.0/24. CNI=bridge (default): CNI bridge + host-local;
@@ -31,6 +31,7 @@ BUSY=3   # exit status when another cluster is running: callers must not tear an
 [ "$(id -u)" = 0 ] || die "must run as root"
 case $NODES in 2|3|4|5|6|7|8|9) ;; *) die "NODES must be 2..9, not '$NODES'";; esac
 for b in $K8S_BINS; do [ -x "$K8S_DIR/$b" ] || die "missing $K8S_DIR/$b: run $HARNESS/build-bins.sh"; done
+[ "$KUBE_PROXY_MODE" != nftables ] || command -v nft >/dev/null || die "missing nft (KUBE_PROXY_MODE=nftables: Debian's nftables package; see test/e2e/harness/ci.sh)"
 [ -x "$ETCD_DIR/etcd" ] || die "missing $ETCD_DIR/etcd: run $HARNESS/build-bins.sh"
 [ "$DNS" = 0 ] || [ -x "$COREDNS_DIR/coredns" ] || die "missing $COREDNS_DIR/coredns: run $HARNESS/build-bins.sh"
 for t in containerd containerd-shim-runc-v2 runc ctr nsenter setsid ip bridge iptables openssl curl python3; do
@@ -103,7 +104,7 @@ trap 'on_fail $LINENO' INT TERM
 mkdir -p "$S"/{pids,logs}
 # what down.sh needs, written before anything is created
 for i in $(seq 1 "$NODES"); do echo "$i"; done > "$S/nodes"
-{ echo "NODES=$NODES"; echo "CNI=$CNI"; echo "CNI_MODE=$CNI_MODE"; echo "NET_MODE=$NET_MODE"; echo "ZONES=$ZONES"; echo "MULTUS=$MULTUS"; echo "IP_FAMILY=$IP_FAMILY"; } > "$S/config"
+{ echo "NODES=$NODES"; echo "CNI=$CNI"; echo "CNI_MODE=$CNI_MODE"; echo "NET_MODE=$NET_MODE"; echo "ZONES=$ZONES"; echo "MULTUS=$MULTUS"; echo "IP_FAMILY=$IP_FAMILY"; echo "KUBE_PROXY_MODE=$KUBE_PROXY_MODE"; } > "$S/config"
 # host paths that kubelet/containerd/libcni/CNIs hardcode: remember which ones we
 # create, so down.sh removes only those (never e.g. a real kubelet's device-plugin socket)
 for p in /var/lib/kubelet /var/log/containers /var/log/pods $NODE_PRIVATE_DIRS; do
@@ -398,7 +399,7 @@ apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 clientConnection: {kubeconfig: $S/kube-proxy.kubeconfig}
 $( [ -n "$1" ] && echo "hostnameOverride: $1" )
-mode: iptables
+mode: $KUBE_PROXY_MODE
 clusterCIDR: "$(cluster_cidrs)"
 healthzBindAddress: 127.0.0.1:10256
 metricsBindAddress: 127.0.0.1:10249
@@ -861,6 +862,7 @@ export CNPERF_E2E_KUBECONFIG=$S/admin.kubeconfig
 export CNPERF_E2E_NET_MODE=$NET_MODE
 export CNPERF_E2E_CNI=$CNI
 export CNPERF_E2E_CNI_MODE=$CNI_MODE
+export CNPERF_E2E_KUBE_PROXY_MODE=$KUBE_PROXY_MODE
 export CNPERF_E2E_NODES=$NODES
 export CNPERF_E2E_ZONES=$ZONES
 export CNPERF_E2E_DNS=$DNS
