@@ -152,6 +152,12 @@ func build(ctx context.Context, o BuildOptions, done *func()) (v1.Image, error) 
 		return nil, err
 	}
 
+	return withConfig(img, plat, o)
+}
+
+// withConfig is img with cnperf's image config: the platform, a fixed creation time, the
+// default command, PATH and working directory when the base has none, and cnperf's labels.
+func withConfig(img v1.Image, plat v1.Platform, o BuildOptions) (v1.Image, error) {
 	cf, err := img.ConfigFile()
 	if err != nil {
 		return nil, fmt.Errorf("image config: %w", err)
