@@ -2,7 +2,14 @@
 // writes. Values are in base units and every field name carries its unit.
 package v1alpha1
 
-import "time"
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // APIVersion is the apiVersion of every document this package describes.
 const APIVersion = "cnperf.dev/v1alpha1"
@@ -500,6 +507,93 @@ type NodeInfo struct {
 	InternalIP       string            `json:"internalIP,omitempty"`
 	ProviderID       string            `json:"providerID,omitempty"`
 	Labels           map[string]string `json:"labels,omitempty"`
+	// Hardware is the node's CPU and uplink as read on the node; nil when not read.
+	Hardware *NodeHardware `json:"hardware,omitempty"`
+}
+
+// NodeHardware is what a node's CPU and network interface are: read by cnperf's agent in an
+// endpoint pod on the node (Source "agent"; the uplink only from a host-network pod), or from
+// its node-exporter through Prometheus (Source "node-exporter").
+type NodeHardware struct {
+	Source   string `json:"source"`
+	CPUModel string `json:"cpuModel,omitempty"`
+	CPUCount int    `json:"cpuCount,omitempty"`
+	// Kernel is the running kernel's release (uname -r).
+	Kernel string `json:"kernel,omitempty"`
+	// Uplink is the interface that holds the node's internal address.
+	Uplink string `json:"uplink,omitempty"`
+	Driver string `json:"driver,omitempty"`
+	// SpeedBitsPerSecond is the link speed the driver reports (0: none, e.g. veth).
+	SpeedBitsPerSecond int64 `json:"speedBitsPerSecond,omitempty"`
+	MTUBytes           int   `json:"mtuBytes,omitempty"`
+	// Offloads are the uplink's offloads by ethtool's short names ("gso", "gro", "tso",
+	// "rx-checksum", "tx-checksum"): on or off; a missing name was not readable.
+	Offloads map[string]bool `json:"offloads,omitempty"`
+	// Note says what could not be read and why.
+	Note string `json:"note,omitempty"`
+}
+
+// Text is the hardware as a person reads it: "AMD EPYC x2, kernel 6.18.44, uplink eth0 (veth,
+// 10 Gbit/s, MTU 1500; gso rx-checksum tso tx-checksum on, gro off)"; what was not read is
+// left out ("" when nothing was).
+func (h *NodeHardware) Text() string {
+	if h == nil {
+		return ""
+	}
+	var parts []string
+	if h.CPUModel != "" || h.CPUCount > 0 {
+		cpu := h.CPUModel
+		if cpu == "" {
+			cpu = "CPU"
+		}
+		if h.CPUCount > 0 {
+			cpu += fmt.Sprintf(" x%d", h.CPUCount)
+		}
+		parts = append(parts, cpu)
+	}
+	if h.Kernel != "" {
+		parts = append(parts, "kernel "+h.Kernel)
+	}
+	if h.Uplink != "" {
+		var nic []string
+		if h.Driver != "" {
+			nic = append(nic, h.Driver)
+		}
+		if h.SpeedBitsPerSecond > 0 {
+			nic = append(nic, strconv.FormatFloat(float64(h.SpeedBitsPerSecond)/1e9, 'g', 4, 64)+" Gbit/s")
+		}
+		if h.MTUBytes > 0 {
+			nic = append(nic, fmt.Sprintf("MTU %d", h.MTUBytes))
+		}
+		var on, off []string
+		for _, k := range slices.Sorted(maps.Keys(h.Offloads)) {
+			if h.Offloads[k] {
+				on = append(on, k)
+			} else {
+				off = append(off, k)
+			}
+		}
+		var offl []string
+		if len(on) > 0 {
+			offl = append(offl, strings.Join(on, " ")+" on")
+		}
+		if len(off) > 0 {
+			offl = append(offl, strings.Join(off, " ")+" off")
+		}
+		up := "uplink " + h.Uplink
+		if len(nic) > 0 || len(offl) > 0 {
+			up += " (" + strings.Join(nic, ", ")
+			if len(offl) > 0 {
+				if len(nic) > 0 {
+					up += "; "
+				}
+				up += strings.Join(offl, ", ")
+			}
+			up += ")"
+		}
+		parts = append(parts, up)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // ClusterDetails describes the cluster a run measured.

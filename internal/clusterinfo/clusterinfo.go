@@ -37,6 +37,11 @@ type Input struct {
 	// HostExec runs a command in a hostNetwork pod (node interfaces, kube-proxy's local
 	// metrics endpoint); nil skips it.
 	HostExec ExecFunc
+	// NodeExec runs a command in an endpoint pod on each node (by node name), on the node's
+	// host network when the node has such a pod (NodeHostNetwork): the node's hardware is read
+	// there with `cnperf agent node-hardware`. Nil or a node missing: not read.
+	NodeExec        map[string]ExecFunc
+	NodeHostNetwork map[string]bool
 	// IPFamily is the pods' family as the platform saw it ("ipv4", "ipv6", "dual-stack").
 	IPFamily string
 	// Log receives warnings about details that could not be found.
@@ -79,7 +84,14 @@ func Collect(ctx context.Context, in Input) (*api.ClusterDetails, error) {
 	}
 	for _, name := range in.Nodes {
 		if n := byName[name]; n != nil {
-			cd.Nodes = append(cd.Nodes, NodeInfo(n))
+			ni := NodeInfo(n)
+			if exec := in.NodeExec[name]; exec != nil {
+				ni.Hardware = nodeHardware(ctx, exec, ni.InternalIP, in.NodeHostNetwork[name])
+				if ni.Hardware.Note != "" {
+					warn("node %s hardware: %s", name, ni.Hardware.Note)
+				}
+			}
+			cd.Nodes = append(cd.Nodes, ni)
 		}
 	}
 	cd.Cloud = cloudOf(nodes.Items)
@@ -145,6 +157,29 @@ func Collect(ctx context.Context, in Input) (*api.ClusterDetails, error) {
 		}
 	}
 	return cd, nil
+}
+
+// nodeHardware reads a node's hardware with the agent in one of its pods: the uplink (the
+// interface holding address) only from a pod on the host network.
+func nodeHardware(ctx context.Context, exec ExecFunc, address string, hostNetwork bool) *api.NodeHardware {
+	argv := []string{"cnperf", "agent", "node-hardware"}
+	if hostNetwork && address != "" {
+		argv = append(argv, "--address", address)
+	}
+	out, err := exec(ctx, argv)
+	if err != nil {
+		return &api.NodeHardware{Source: "agent", Note: fmt.Sprintf("the agent could not read it (an agent image older than this cnperf?): %v", err)}
+	}
+	var hw api.NodeHardware
+	if err := json.Unmarshal([]byte(out), &hw); err != nil {
+		// an agent older than `cnperf agent node-hardware` prints its help instead
+		return &api.NodeHardware{Source: "agent", Note: fmt.Sprintf("the agent image's cnperf did not answer with JSON (older than `cnperf agent node-hardware`?): %v", err)}
+	}
+	if !hostNetwork {
+		note := "uplink not read: no endpoint on the node's host network (a host path, e.g. host-host, has one)"
+		hw.Note = strings.TrimPrefix(hw.Note+"; "+note, "; ")
+	}
+	return &hw
 }
 
 // NodeInfo describes one node from its object.

@@ -15,6 +15,13 @@ func TestClusterLines(t *testing.T) {
 	proxy := agent
 	proxy.Component, proxy.Pod = "kube-proxy", "kube-proxy-node2"
 	proxy.Node = "node2"
+	// `cnperf agent node-hardware` on node1 of the e2e cluster
+	// (internal/clusterinfo/testdata/hardware), from the host network and from a pod's
+	hw := api.NodeHardware{Source: "agent", CPUModel: "AMD EPYC", CPUCount: 2, Kernel: "6.18.44-fc-v595", Uplink: "eth0",
+		Driver: "veth", SpeedBitsPerSecond: 10_000_000_000, MTUBytes: 1500,
+		Offloads: map[string]bool{"gro": false, "gso": true, "rx-checksum": true, "tso": true, "tx-checksum": true}}
+	podOnly := api.NodeHardware{Source: "agent", CPUModel: "AMD EPYC", CPUCount: 2, Kernel: "6.18.44-fc-v595",
+		Note: "uplink not read: no endpoint on the node's host network (a host path, e.g. host-host, has one)"}
 	for _, tc := range []struct {
 		name string
 		c    *api.ClusterDetails
@@ -25,6 +32,9 @@ func TestClusterLines(t *testing.T) {
 		{"two nodes", &api.ClusterDetails{IdleFootprint: &api.IdleFootprint{Source: "kubelet summary", WindowSeconds: 30.2,
 			Agents: []api.AgentFootprint{agent, proxy}}},
 			[]string{"idle footprint before the measurement (kubelet summary, 30 s): node1: kube-system/nodeinfo-capture-agent-vp7lt 25.6m CPU 1.8 MiB; node2: kube-proxy 25.6m CPU 1.8 MiB"}},
+		{"hardware as the agent read it on the e2e cluster, footprint not asked", &api.ClusterDetails{Nodes: []api.NodeInfo{
+			{Name: "node1", Hardware: &hw}, {Name: "node2", Hardware: &hw}, {Name: "node3", Hardware: &podOnly}, {Name: "node4"}}},
+			[]string{"node hardware: node1, node2: AMD EPYC x2, kernel 6.18.44-fc-v595, uplink eth0 (veth, 10 Gbit/s, MTU 1500; gso rx-checksum tso tx-checksum on, gro off); node3: AMD EPYC x2, kernel 6.18.44-fc-v595"}},
 		{"denied", &api.ClusterDetails{IdleFootprint: &api.IdleFootprint{Source: "kubelet summary", Note: "missing permission get nodes/proxy (cluster-wide)"}},
 			[]string{"idle footprint before the measurement (kubelet summary, 0 s): missing permission get nodes/proxy (cluster-wide)"}},
 	} {

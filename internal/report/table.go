@@ -699,10 +699,18 @@ func pathMTULines(checks []api.PathMTU) []string {
 }
 
 // ClusterLines are the lines of the run's cluster details a person reads below the table: the
-// agents' idle footprint (--idle-footprint). None when the run has no such details.
+// nodes' hardware (nodes alike are named together) and the agents' idle footprint
+// (--idle-footprint). None when the run has no such details.
 func ClusterLines(c *api.ClusterDetails) []string {
-	if c == nil || c.IdleFootprint == nil {
+	if c == nil {
 		return nil
+	}
+	var lines []string
+	if hw := hardwareLine(c.Nodes); hw != "" {
+		lines = append(lines, hw)
+	}
+	if c.IdleFootprint == nil {
+		return lines
 	}
 	fp := c.IdleFootprint
 	var nodes []string
@@ -731,5 +739,30 @@ func ClusterLines(c *api.ClusterDetails) []string {
 		}
 		line += " " + fp.Note
 	}
-	return []string{line}
+	return append(lines, line)
+}
+
+// hardwareLine is "node hardware: node1, node2: TEXT" (api.NodeHardware.Text), nodes with the
+// same text together; "" when no node's hardware was read.
+func hardwareLine(nodes []api.NodeInfo) string {
+	var texts []string
+	byText := map[string][]string{}
+	for _, n := range nodes {
+		t := n.Hardware.Text()
+		if t == "" {
+			continue
+		}
+		if _, ok := byText[t]; !ok {
+			texts = append(texts, t)
+		}
+		byText[t] = append(byText[t], n.Name)
+	}
+	if len(texts) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, t := range texts {
+		parts = append(parts, strings.Join(byText[t], ", ")+": "+t)
+	}
+	return "node hardware: " + strings.Join(parts, "; ")
 }

@@ -54,7 +54,8 @@ stream).`,
 		Args: cobra.NoArgs,
 	}
 	c.AddCommand(newServeCommand(streams), newClientCommand(streams), newTokenCommand(streams),
-		newTTFRCommand(streams), newDNSCommand(streams), newMTUCommand(streams), newProbeCommand(streams))
+		newTTFRCommand(streams), newDNSCommand(streams), newMTUCommand(streams), newProbeCommand(streams),
+		newNodeHardwareCommand(streams))
 	return c
 }
 

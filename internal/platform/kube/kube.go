@@ -962,7 +962,11 @@ func (p *Platform) Describe(ctx context.Context) (*api.ClusterDetails, error) {
 	p.mu.Lock()
 	var nodes []string
 	seen := map[string]bool{}
+	var onNodes []*endpoint
 	addNode := func(ep *endpoint) {
+		if ep.pod != nil && ep.pod.Spec.NodeName != "" && (len(ep.spec.Servers) > 0 || ep.spec.Role == "client") {
+			onNodes = append(onNodes, ep)
+		}
 		if ep.pod != nil && ep.pod.Spec.NodeName != "" && !seen[ep.pod.Spec.NodeName] {
 			seen[ep.pod.Spec.NodeName] = true
 			nodes = append(nodes, ep.pod.Spec.NodeName)
@@ -988,7 +992,11 @@ func (p *Platform) Describe(ctx context.Context) (*api.ClusterDetails, error) {
 	in := clusterinfo.Input{Client: p.cs, Nodes: nodes, Log: p.log, IdleFootprint: p.s.IdleFootprint, NoFootprint: p.noFootprint}
 	execIn := func(ep *endpoint) clusterinfo.ExecFunc {
 		return func(ctx context.Context, argv []string) (string, error) {
-			e := &kube.PodExecutor{Stream: p.stream, Namespace: p.nsOf(ep), Pod: ep.spec.Name, Container: kube.ClientContainer,
+			container := kube.ClientContainer
+			if ep.spec.Role != "client" {
+				container = dnsLabel(ep.spec.Servers[0].Name)
+			}
+			e := &kube.PodExecutor{Stream: p.stream, Namespace: p.nsOf(ep), Pod: ep.spec.Name, Container: container,
 				DefaultTimeout: 20 * time.Second, MaxOutput: 1 << 20}
 			out := e.Exec(ctx, driver.Command{Argv: argv})
 			if out.Err != nil {
@@ -998,6 +1006,16 @@ func (p *Platform) Describe(ctx context.Context) (*api.ClusterDetails, error) {
 				return "", fmt.Errorf("%s exited %d: %s", kube.ShellJoin(argv), out.ExitCode, kube.Tail(out.Stderr, 200))
 			}
 			return string(out.Stdout), nil
+		}
+	}
+	// the nodes' hardware, read in an endpoint pod on each, one on the host network if any
+	in.NodeExec, in.NodeHostNetwork = map[string]clusterinfo.ExecFunc{}, map[string]bool{}
+	for _, ep := range onNodes {
+		node := ep.pod.Spec.NodeName
+		host := ep.spec.Net == api.NetworkHost
+		if in.NodeExec[node] == nil || (host && !in.NodeHostNetwork[node]) {
+			in.NodeExec[node] = execIn(ep)
+			in.NodeHostNetwork[node] = host
 		}
 	}
 	if podClient != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -165,6 +166,7 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 		cmp.Columns = append(cmp.Columns, c)
 	}
 	cmp.Warnings = append(cmp.Warnings, encryptionWarnings(inputs, labels)...)
+	cmp.Warnings = append(cmp.Warnings, hardwareWarnings(inputs, labels)...)
 	for _, k := range order {
 		cs := Case{Key: k}
 		for i := range inputs {
@@ -391,6 +393,44 @@ func encryptionWarnings(inputs []Input, labels []string) []string {
 		if e := inputEncryption(inputs[i]); e != "" && e != base {
 			out = append(out, fmt.Sprintf("encryption differs: %s is %s, the base %s is %s; the figures include its cost",
 				labels[i], e, labels[0], base))
+		}
+	}
+	return out
+}
+
+// inputHardware is the node hardware all runs of an input share, its nodes' distinct
+// api.NodeHardware.Text joined ("" when not read, or not the same in all its runs).
+func inputHardware(in Input) string {
+	var hws []string
+	for _, r := range in.Runs {
+		if r.Cluster == nil {
+			return ""
+		}
+		var texts []string
+		for _, n := range r.Cluster.Nodes {
+			if t := n.Hardware.Text(); t != "" && !slices.Contains(texts, t) {
+				texts = append(texts, t)
+			}
+		}
+		sort.Strings(texts)
+		hws = append(hws, strings.Join(texts, "; "))
+	}
+	return shared(hws)
+}
+
+// hardwareWarnings say which inputs ran on other node hardware than the base (CPU, kernel,
+// the uplink's driver, speed, MTU or offloads): their figures differ by it too. Inputs whose
+// hardware is not known are not compared.
+func hardwareWarnings(inputs []Input, labels []string) []string {
+	base := inputHardware(inputs[0])
+	if base == "" {
+		return nil
+	}
+	var out []string
+	for i := 1; i < len(inputs); i++ {
+		if h := inputHardware(inputs[i]); h != "" && h != base {
+			out = append(out, fmt.Sprintf("node hardware differs: %s ran on %s, the base %s on %s; the figures include the difference",
+				labels[i], h, labels[0], base))
 		}
 	}
 	return out

@@ -472,3 +472,43 @@ func TestTableFitsWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestHardware: two runs on nodes whose uplink differs (GRO on in one: the e2e cluster's node1
+// as `cnperf agent node-hardware` read it, and the same with GRO switched on) get a warning;
+// the same hardware, or unknown hardware on one side, none.
+func TestHardware(t *testing.T) {
+	hw := func(gro bool) *api.NodeHardware {
+		return &api.NodeHardware{Source: "agent", CPUModel: "AMD EPYC", CPUCount: 2, Kernel: "6.18.44-fc-v595", Uplink: "eth0",
+			Driver: "veth", SpeedBitsPerSecond: 10_000_000_000, MTUBytes: 1500,
+			Offloads: map[string]bool{"gro": gro, "gso": true, "rx-checksum": true, "tso": true, "tx-checksum": true}}
+	}
+	in := func(label string, h *api.NodeHardware) Input {
+		r := run("", "Calico", stream("iperf3", api.PathPodPodCrossNode, 8.0, 8.1))
+		if h != nil {
+			r.Cluster.Nodes = []api.NodeInfo{{Name: "node1", Hardware: h}, {Name: "node2", Hardware: h}}
+		}
+		return Input{Label: label, Runs: []*api.Run{r}}
+	}
+	for _, tc := range []struct {
+		name     string
+		in       []Input
+		warnings []string
+	}{
+		{"GRO switched on", []Input{in("before", hw(false)), in("after", hw(true))}, []string{
+			"node hardware differs: after ran on AMD EPYC x2, kernel 6.18.44-fc-v595, uplink eth0 (veth, 10 Gbit/s, MTU 1500; " +
+				"gro gso rx-checksum tso tx-checksum on), the base before on AMD EPYC x2, kernel 6.18.44-fc-v595, uplink eth0 " +
+				"(veth, 10 Gbit/s, MTU 1500; gso rx-checksum tso tx-checksum on, gro off); the figures include the difference"}},
+		{"the same", []Input{in("a", hw(false)), in("b", hw(false))}, nil},
+		{"unknown in one", []Input{in("a", hw(false)), in("b", nil)}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Compare(tc.in, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(c.Warnings, "\n") != strings.Join(tc.warnings, "\n") {
+				t.Errorf("warnings\n%s\nwant\n%s", strings.Join(c.Warnings, "\n"), strings.Join(tc.warnings, "\n"))
+			}
+		})
+	}
+}
