@@ -223,6 +223,10 @@ func (r *Runner) Prepare(ctx context.Context) error {
 	var names []string
 	for _, p := range pods {
 		if _, err := cs.CoreV1().Pods(o.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			if p.Spec.HostNetwork && apierrors.IsForbidden(err) {
+				return fmt.Errorf("create pod %s/%s (hostNetwork, to read kube-proxy's metrics; "+
+					"--kube-proxy-metrics=false does without): %w", o.Namespace, p.Name, err)
+			}
 			return fmt.Errorf("create pod %s/%s: %w", o.Namespace, p.Name, err)
 		}
 		names = append(names, p.Name)

@@ -2,6 +2,7 @@ package programming
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
@@ -193,6 +195,33 @@ func TestSinceEach(t *testing.T) {
 			t.Errorf("%s: %v s, note %q; want %v s, note %q", c.name, got.Seconds, got.Note, c.seconds, c.note)
 		case got.Sent != base || got.At != c.from:
 			t.Errorf("%s: window %v..%v", c.name, got.Sent, got.At)
+		}
+	}
+}
+
+// TestPrepareHostPodForbidden: a cluster whose pod security forbids hostNetwork pods refuses
+// the pod that reads kube-proxy's metrics; the error names the flag that does without it.
+func TestPrepareHostPodForbidden(t *testing.T) {
+	cs := fake.NewClientset()
+	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		pod := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
+		if pod.Spec.HostNetwork {
+			return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), pod.Name,
+				errors.New(`violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`))
+		}
+		return false, nil, nil
+	})
+	for _, metrics := range []bool{true, false} {
+		r, err := New(Options{Namespace: "ns", RunID: "run-1", Image: "img", Nodes: []string{"n1"}, Kinds: []Kind{KindService},
+			Count: 1, Params: testParams, KubeProxyMetrics: metrics, StartTimeout: 50 * time.Millisecond}, Env{Client: cs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = r.Prepare(context.Background())
+		hinted := err != nil && strings.Contains(err.Error(), "--kube-proxy-metrics=false does without") &&
+			strings.Contains(err.Error(), "PodSecurity")
+		if hinted != metrics {
+			t.Errorf("kube-proxy metrics %v: error %v", metrics, err)
 		}
 	}
 }
