@@ -52,6 +52,81 @@ func host(p netip.Prefix, n int) netip.Addr {
 	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
 }
 
+// IPv6: every IPv4 address of the plan has a twin in CIDR6 (RFC 5180's benchmarking range,
+// as 198.18.0.0/15 is RFC 2544's): subnet i is CIDR6's i-th /64, host n is its n-th address.
+// Every lab cluster is dual-stack: the IPv6 twins are configured next to the IPv4 addresses.
+
+// CIDR6 is the range of the lab's IPv6 addresses.
+const CIDR6 = "2001:2::/48"
+
+var base6 = netip.MustParsePrefix(CIDR6)
+
+// subnet6 returns the i-th /64 of CIDR6.
+func subnet6(i int) netip.Prefix {
+	b := base6.Addr().As16()
+	b[6], b[7] = byte(i>>8), byte(i)
+	return netip.PrefixFrom(netip.AddrFrom16(b), 64)
+}
+
+// host6 returns the n-th address of an IPv6 prefix.
+func host6(p netip.Prefix, n int) netip.Addr {
+	b := p.Addr().As16()
+	b[14], b[15] = byte(n>>8), byte(n)
+	return netip.AddrFrom16(b)
+}
+
+// family picks an address of the plan in the family ("ipv6", else IPv4).
+type family string
+
+const ipv6 family = "ipv6"
+
+// v6 reports whether the family is IPv6.
+func (f family) v6() bool { return f == "ipv6" }
+
+func (a addrPlan) underlayF(f family) netip.Prefix {
+	if f.v6() {
+		return subnet6(0)
+	}
+	return a.underlay()
+}
+func (a addrPlan) nodeIPF(f family, node int) netip.Addr {
+	if f.v6() {
+		return host6(subnet6(0), node)
+	}
+	return a.nodeIP(node)
+}
+func (a addrPlan) podCIDRF(f family, node int) netip.Prefix {
+	if f.v6() {
+		return subnet6(node)
+	}
+	return a.podCIDR(node)
+}
+func (a addrPlan) vtepIPF(f family, node int) netip.Addr {
+	if f.v6() { // not ::0 of the pod CIDR: that is the subnet-router anycast address
+		return host6(subnet6(node), 0xfff0)
+	}
+	return a.vtepIP(node)
+}
+func (a addrPlan) gatewayF(f family, node int) netip.Addr {
+	if f.v6() {
+		return host6(subnet6(node), 1)
+	}
+	return a.gateway(node)
+}
+func (a addrPlan) podIPF(f family, node, pod int) netip.Addr {
+	if f.v6() {
+		return host6(subnet6(node), 9+pod)
+	}
+	return a.podIP(node, pod)
+}
+
+func (a addrPlan) serviceIPF(f family) netip.Addr {
+	if f.v6() {
+		return host6(subnet6(3), 10)
+	}
+	return a.serviceIP()
+}
+
 func (a addrPlan) underlay() netip.Prefix           { return a.subnet(0) }
 func (a addrPlan) nodeIP(node int) netip.Addr       { return host(a.underlay(), node) }
 func (a addrPlan) podCIDR(node int) netip.Prefix    { return a.subnet(node) }

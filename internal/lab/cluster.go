@@ -54,6 +54,28 @@ func (s Spec) Name() string {
 	return n
 }
 
+// MinIPv6MTUBytes is IPv6's minimum link MTU (RFC 8200): below it a link has no IPv6.
+const MinIPv6MTUBytes = 1280
+
+// IPv6 reports whether the spec's cluster is built dual-stack. Every cluster is, except one
+// whose links are below IPv6's minimum MTU, and one with policy rules, a masquerade rule, a
+// Service or the ICMP drop: those rules are IPv4's only, and an IPv6 case on them would
+// measure a path without them.
+func (s Spec) IPv6() bool { return s.IPv6Unsupported() == "" }
+
+// IPv6Unsupported says why the spec's cluster has no IPv6 ("" when it has).
+func (s Spec) IPv6Unsupported() string {
+	switch {
+	case min(s.MTUBytes, s.PodMTUBytes()) < MinIPv6MTUBytes:
+		return fmt.Sprintf("its MTU %d is below IPv6's minimum %d", min(s.MTUBytes, s.PodMTUBytes()), MinIPv6MTUBytes)
+	case s.PolicyRules > 0:
+		return "its policy rules are IPv4 only"
+	case s.DropFragNeeded:
+		return "its ICMP drop rule is IPv4 only"
+	}
+	return ""
+}
+
 // PodMTUBytes is the MTU of the pods' interfaces.
 func (s Spec) PodMTUBytes() int {
 	if s.PodMTUOverride > 0 {
@@ -131,11 +153,13 @@ func (c *Cluster) build(ctx context.Context, marker ownerMarker, log io.Writer) 
 		if _, err := run(ctx, nil, "ip", "-n", ns.Name, "link", "set", "lo", "alias", marker.String()); err != nil {
 			return err
 		}
-		// The lab is IPv4 only: no IPv6 router solicitations or MLD reports on its links.
+		// Dual-stack: IPv6 on, but no duplicate address detection (the lab assigns every
+		// address once) and no router solicitations (there is no router to answer).
 		// TIME_WAIT reuse for outgoing connections, which loopback traffic gets by default
 		// (tcp_tw_reuse=2): without it a sustained TCP_CRR exhausts the ephemeral ports within
 		// seconds and then measures the kernel's port search instead of the datapath.
-		for _, kv := range [][2]string{{"net.ipv6.conf.all.disable_ipv6", "1"}, {"net.ipv6.conf.default.disable_ipv6", "1"},
+		for _, kv := range [][2]string{{"net.ipv6.conf.all.accept_dad", "0"}, {"net.ipv6.conf.default.accept_dad", "0"},
+			{"net.ipv6.conf.all.router_solicitations", "0"}, {"net.ipv6.conf.default.router_solicitations", "0"},
 			{"net.ipv4.tcp_tw_reuse", "1"}} {
 			if err := ns.WriteSysctl(kv[0], kv[1]); err != nil {
 				return err
@@ -174,10 +198,17 @@ func (c *Cluster) build(ctx context.Context, marker ownerMarker, log io.Writer) 
 	default:
 		return fmt.Errorf("unknown underlay %q", s.Underlay)
 	}
+	v6 := s.IPv6()
+	add6 := func(ns string, addr netip.Addr, p netip.Prefix, dev string) []string {
+		return []string{"ip", "-n", ns, "-6", "addr", "add", cidr(addr, p), "dev", dev, "nodad"}
+	}
 	for n := 1; n <= 2; n++ {
 		cmds = append(cmds,
 			[]string{"ip", "-n", node(n), "addr", "add", a.nodeCIDR(n), "dev", eth0},
 			[]string{"ip", "-n", node(n), "link", "set", eth0, "up"})
+		if v6 {
+			cmds = append(cmds, add6(node(n), a.nodeIPF(ipv6, n), a.underlayF(ipv6), eth0))
+		}
 	}
 	if err := runAll(ctx, cmds); err != nil {
 		return err
@@ -196,10 +227,18 @@ func (c *Cluster) build(ctx context.Context, marker ownerMarker, log io.Writer) 
 		if err := ns.WriteSysctl("net.bridge.bridge-nf-call-iptables", "1"); err != nil {
 			return err
 		}
+		if v6 {
+			if err := ns.WriteSysctl("net.ipv6.conf.all.forwarding", "1"); err != nil {
+				return err
+			}
+		}
 		cmds = append(cmds,
 			[]string{"ip", "-n", node(n), "link", "add", cni0, "mtu", pmtu, "type", "bridge"},
 			[]string{"ip", "-n", node(n), "addr", "add", cidr(a.gateway(n), a.podCIDR(n)), "dev", cni0},
 			[]string{"ip", "-n", node(n), "link", "set", cni0, "up"})
+		if v6 {
+			cmds = append(cmds, add6(node(n), a.gatewayF(ipv6, n), a.podCIDRF(ipv6, n), cni0))
+		}
 		for p := 1; p <= s.podsOn(n); p++ {
 			pod := c.NS(podRole(n, p)).Name
 			veth := c.link("v" + strconv.Itoa(p))
@@ -210,6 +249,10 @@ func (c *Cluster) build(ctx context.Context, marker ownerMarker, log io.Writer) 
 				[]string{"ip", "-n", pod, "addr", "add", a.podAddrCIDR(n, p), "dev", eth0},
 				[]string{"ip", "-n", pod, "link", "set", eth0, "up"},
 				[]string{"ip", "-n", pod, "route", "add", "default", "via", a.gateway(n).String(), "dev", eth0})
+			if v6 {
+				cmds = append(cmds, add6(pod, a.podIPF(ipv6, n, p), a.podCIDRF(ipv6, n), eth0),
+					[]string{"ip", "-n", pod, "-6", "route", "add", "default", "via", a.gatewayF(ipv6, n).String(), "dev", eth0})
+			}
 		}
 	}
 	if err := runAll(ctx, cmds); err != nil {
@@ -223,6 +266,10 @@ func (c *Cluster) build(ctx context.Context, marker ownerMarker, log io.Writer) 
 		for n := 1; n <= 2; n++ {
 			peer := 3 - n
 			cmds = append(cmds, []string{"ip", "-n", node(n), "route", "add", a.podCIDR(peer).String(), "via", a.nodeIP(peer).String(), "dev", eth0})
+			if v6 {
+				cmds = append(cmds, []string{"ip", "-n", node(n), "-6", "route", "add", a.podCIDRF(ipv6, peer).String(),
+					"via", a.nodeIPF(ipv6, peer).String(), "dev", eth0})
+			}
 		}
 	case OverlayVXLAN:
 		// What flannel's vxlan backend sets up: a VTEP per node addressed with the .0 of its
@@ -239,6 +286,12 @@ func (c *Cluster) build(ctx context.Context, marker ownerMarker, log io.Writer) 
 				[]string{"ip", "-n", node(n), "neigh", "add", a.vtepIP(peer).String(), "lladdr", vtepMAC(peer), "dev", vx, "nud", "permanent"},
 				[]string{"bridge", "-n", node(n), "fdb", "append", vtepMAC(peer), "dev", vx, "dst", a.nodeIP(peer).String(), "self", "permanent"},
 				[]string{"ip", "-n", node(n), "route", "add", a.podCIDR(peer).String(), "via", a.vtepIP(peer).String(), "dev", vx, "onlink"})
+			if v6 { // IPv6 inside the IPv4 VXLAN: the same VTEP MACs and FDB, an IPv6 VTEP address and neighbour
+				cmds = append(cmds,
+					[]string{"ip", "-n", node(n), "-6", "addr", "add", a.vtepIPF(ipv6, n).String() + "/128", "dev", vx, "nodad"},
+					[]string{"ip", "-n", node(n), "-6", "neigh", "add", a.vtepIPF(ipv6, peer).String(), "lladdr", vtepMAC(peer), "dev", vx, "nud", "permanent"},
+					[]string{"ip", "-n", node(n), "-6", "route", "add", a.podCIDRF(ipv6, peer).String(), "via", a.vtepIPF(ipv6, peer).String(), "dev", vx, "onlink"})
+			}
 		}
 	default:
 		return fmt.Errorf("unknown overlay %q", s.Overlay)
@@ -259,6 +312,11 @@ func (c *Cluster) build(ctx context.Context, marker ownerMarker, log io.Writer) 
 			if _, err := ns.Run(ctx, []byte(masqueradeRuleset(c.tag, a, n)), "nft", "-f", "-"); err != nil {
 				return fmt.Errorf("load the masquerade rule: %w", err)
 			}
+			if v6 {
+				if _, err := ns.Run(ctx, []byte(masqueradeRuleset6(c.tag, a, n)), "nft", "-f", "-"); err != nil {
+					return fmt.Errorf("load the IPv6 masquerade rule: %w", err)
+				}
+			}
 		}
 		if s.DropFragNeeded {
 			if _, err := ns.Run(ctx, []byte(dropFragNeededRuleset(c.tag)), "nft", "-f", "-"); err != nil {
@@ -271,9 +329,19 @@ func (c *Cluster) build(ctx context.Context, marker ownerMarker, log io.Writer) 
 			if _, err := ns.Run(ctx, []byte(nftService(c.tag, a, s)), "nft", "-f", "-"); err != nil {
 				return fmt.Errorf("load the ClusterIP service (nftables): %w", err)
 			}
+			if v6 {
+				if _, err := ns.Run(ctx, []byte(nftServiceF(c.tag, a, s, ipv6)), "nft", "-f", "-"); err != nil {
+					return fmt.Errorf("load the IPv6 ClusterIP service (nftables): %w", err)
+				}
+			}
 		case ProxyIptables:
 			if _, err := ns.Run(ctx, []byte(iptablesService(c.tag, a, s)), "iptables-nft-restore", "--noflush"); err != nil {
 				return fmt.Errorf("load the ClusterIP service (iptables-nft): %w", err)
+			}
+			if v6 {
+				if _, err := ns.Run(ctx, []byte(iptablesServiceF(c.tag, a, s, ipv6)), "ip6tables-nft-restore", "--noflush"); err != nil {
+					return fmt.Errorf("load the IPv6 ClusterIP service (ip6tables-nft): %w", err)
+				}
 			}
 		default:
 			return fmt.Errorf("unknown service proxy %q", s.Proxy)
@@ -322,18 +390,26 @@ type Endpoints struct {
 	MTUBytes int
 }
 
-// Endpoints returns the two sides of path in the cluster.
-func (c *Cluster) Endpoints(path string) (Endpoints, error) {
+// Endpoints returns the two sides of path in the cluster, on IPv4.
+func (c *Cluster) Endpoints(path string) (Endpoints, error) { return c.EndpointsOn(path, "") }
+
+// EndpointsOn returns the two sides of path in the cluster on an IP family ("ipv6", else
+// IPv4); IPv6 on a cluster without it is an error saying why.
+func (c *Cluster) EndpointsOn(path, ipFamily string) (Endpoints, error) {
 	a := c.addrs
 	s := c.Spec
+	f := family(ipFamily)
+	if f.v6() && !s.IPv6() {
+		return Endpoints{}, fmt.Errorf("path %s on IPv6: the lab's cluster %s has no IPv6 (%s)", path, s.Name(), s.IPv6Unsupported())
+	}
 	pod := func(node, p int) (NetNS, netip.Addr, string) {
-		return c.NS(podRole(node, p)), a.podIP(node, p), podRole(node, p)
+		return c.NS(podRole(node, p)), a.podIPF(f, node, p), podRole(node, p)
 	}
 	var e Endpoints
 	switch path {
 	case pathHostHost:
 		e = Endpoints{Client: c.NS(RoleNode1), Servers: []NetNS{c.NS(RoleNode2)},
-			ClientIP: a.nodeIP(1), ServerIP: a.nodeIP(2), MTUBytes: s.MTUBytes}
+			ClientIP: a.nodeIPF(f, 1), ServerIP: a.nodeIPF(f, 2), MTUBytes: s.MTUBytes}
 	case pathPodPodSameNode:
 		cns, cip, cp := pod(1, 1)
 		sns, sip, sp := pod(1, 2)
@@ -346,18 +422,18 @@ func (c *Cluster) Endpoints(path string) (Endpoints, error) {
 			MTUBytes: s.PodMTUBytes()}
 	case pathPodHost:
 		cns, cip, cp := pod(1, 1)
-		e = Endpoints{Client: cns, Servers: []NetNS{c.NS(RoleNode2)}, ClientIP: cip, ServerIP: a.nodeIP(2), ClientPod: cp,
+		e = Endpoints{Client: cns, Servers: []NetNS{c.NS(RoleNode2)}, ClientIP: cip, ServerIP: a.nodeIPF(f, 2), ClientPod: cp,
 			MTUBytes: s.PodMTUBytes()}
 	case pathHostPod:
 		sns, sip, sp := pod(2, 1)
-		e = Endpoints{Client: c.NS(RoleNode1), Servers: []NetNS{sns}, ClientIP: a.nodeIP(1), ServerIP: sip, ServerPod: sp,
+		e = Endpoints{Client: c.NS(RoleNode1), Servers: []NetNS{sns}, ClientIP: a.nodeIPF(f, 1), ServerIP: sip, ServerPod: sp,
 			MTUBytes: s.PodMTUBytes()}
 	case pathPodClusterIP:
 		if s.Proxy == "" {
 			return Endpoints{}, fmt.Errorf("cluster %s has no service", s.Name())
 		}
 		cns, cip, cp := pod(1, 1)
-		e = Endpoints{Client: cns, ClientIP: cip, ServerIP: a.serviceIP(), ClientPod: cp, ServerPod: "backends",
+		e = Endpoints{Client: cns, ClientIP: cip, ServerIP: a.serviceIPF(f), ClientPod: cp, ServerPod: "backends",
 			MTUBytes: s.PodMTUBytes()}
 		for p := 1; p <= s.podsOn(2); p++ {
 			e.Servers = append(e.Servers, c.NS(podRole(2, p)))

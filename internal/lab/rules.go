@@ -87,27 +87,36 @@ func policyRuleset(tag string, a addrPlan, node int, s Spec) string {
 // with numgen (after the affinity sets, with sessionAffinity: ClientIP), and endpoint chains
 // that DNAT. Every port of the service IP is forwarded, so any driver's ports work. New
 // connections also pass kube-proxy's endpoints check in the forward hook.
-func nftService(tag string, a addrPlan, s Spec) string {
+func nftService(tag string, a addrPlan, s Spec) string { return nftServiceF(tag, a, s, "") }
+
+// nftServiceF is nftService on a family: IPv4 (table ip), or with f ipv6 the same Service on
+// its IPv6 cluster IP and endpoints (table ip6, "-kube-proxy6"), as kube-proxy's nftables mode
+// makes one table per family.
+func nftServiceF(tag string, a addrPlan, s Spec, f family) string {
 	var b strings.Builder
 	n := s.podsOn(2)
-	svc := a.serviceIP()
-	fmt.Fprintf(&b, "table ip %s-kube-proxy {\n", Prefix+tag)
-	b.WriteString("\tmap no-endpoint-services {\n\t\ttype ipv4_addr . inet_proto . inet_service : verdict\n\t}\n")
-	fmt.Fprintf(&b, "\tmap service-ips {\n\t\ttype ipv4_addr . inet_proto : verdict\n\t\telements = { %s . tcp : goto svc-cnperf, %s . udp : goto svc-cnperf }\n\t}\n", svc, svc)
+	svc := a.serviceIPF(f)
+	table, addrType, ip, suffix := "ip", "ipv4_addr", "ip", ""
+	if f.v6() {
+		table, addrType, ip, suffix = "ip6", "ipv6_addr", "ip6", "6"
+	}
+	fmt.Fprintf(&b, "table %s %s-kube-proxy%s {\n", table, Prefix+tag, suffix)
+	fmt.Fprintf(&b, "\tmap no-endpoint-services {\n\t\ttype %s . inet_proto . inet_service : verdict\n\t}\n", addrType)
+	fmt.Fprintf(&b, "\tmap service-ips {\n\t\ttype %s . inet_proto : verdict\n\t\telements = { %s . tcp : goto svc-cnperf, %s . udp : goto svc-cnperf }\n\t}\n", addrType, svc, svc)
 	b.WriteString("\tchain filter-forward {\n\t\ttype filter hook forward priority -110; policy accept;\n\t\tct state new jump service-endpoints-check\n\t}\n")
-	b.WriteString("\tchain service-endpoints-check {\n\t\tip daddr . meta l4proto . th dport vmap @no-endpoint-services\n\t}\n")
+	fmt.Fprintf(&b, "\tchain service-endpoints-check {\n\t\t%s daddr . meta l4proto . th dport vmap @no-endpoint-services\n\t}\n", ip)
 	b.WriteString("\tchain nat-prerouting {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n\t\tjump services\n\t}\n")
 	b.WriteString("\tchain nat-output {\n\t\ttype nat hook output priority -100; policy accept;\n\t\tjump services\n\t}\n")
-	b.WriteString("\tchain services {\n\t\tip daddr . meta l4proto vmap @service-ips\n\t}\n")
+	fmt.Fprintf(&b, "\tchain services {\n\t\t%s daddr . meta l4proto vmap @service-ips\n\t}\n", ip)
 	if s.Affinity {
 		for k := 1; k <= n; k++ {
-			fmt.Fprintf(&b, "\tset affinity-ep-%d {\n\t\ttype ipv4_addr\n\t\tflags dynamic,timeout\n\t\ttimeout 3h\n\t}\n", k)
+			fmt.Fprintf(&b, "\tset affinity-ep-%d {\n\t\ttype %s\n\t\tflags dynamic,timeout\n\t\ttimeout 3h\n\t}\n", k, addrType)
 		}
 	}
 	b.WriteString("\tchain svc-cnperf {\n")
 	if s.Affinity {
 		for k := 1; k <= n; k++ {
-			fmt.Fprintf(&b, "\t\tip saddr @affinity-ep-%d goto ep-%d\n", k, k)
+			fmt.Fprintf(&b, "\t\t%s saddr @affinity-ep-%d goto ep-%d\n", ip, k, k)
 		}
 	}
 	fmt.Fprintf(&b, "\t\tnumgen random mod %d vmap {", n)
@@ -121,9 +130,9 @@ func nftService(tag string, a addrPlan, s Spec) string {
 	for k := 1; k <= n; k++ {
 		fmt.Fprintf(&b, "\tchain ep-%d {\n", k)
 		if s.Affinity {
-			fmt.Fprintf(&b, "\t\tupdate @affinity-ep-%d { ip saddr }\n", k)
+			fmt.Fprintf(&b, "\t\tupdate @affinity-ep-%d { %s saddr }\n", k, ip)
 		}
-		fmt.Fprintf(&b, "\t\tdnat to %s\n\t}\n", a.podIP(2, k))
+		fmt.Fprintf(&b, "\t\tdnat to %s\n\t}\n", a.podIPF(f, 2, k))
 	}
 	b.WriteString("}\n")
 	return b.String()
@@ -132,8 +141,17 @@ func nftService(tag string, a addrPlan, s Spec) string {
 // iptablesService is kube-proxy's iptables mode for the same service, for iptables-nft-restore:
 // KUBE-SERVICES → KUBE-SVC (recent matches for affinity, then statistic matches with
 // probabilities 1/n, 1/(n-1), …) → KUBE-SEP (DNAT), with cnperf's prefix on every chain.
-func iptablesService(tag string, a addrPlan, s Spec) string {
+func iptablesService(tag string, a addrPlan, s Spec) string { return iptablesServiceF(tag, a, s, "") }
+
+// iptablesServiceF is iptablesService on a family: with f ipv6, the rules for
+// ip6tables-nft-restore on the IPv6 cluster IP and endpoints (a /128 service address, the
+// recent match's mask all ones).
+func iptablesServiceF(tag string, a addrPlan, s Spec, f family) string {
 	var b strings.Builder
+	svcIP, hostBits, mask := a.serviceIPF(f).String(), "32", "255.255.255.255"
+	if f.v6() {
+		hostBits, mask = "128", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"
+	}
 	n := s.podsOn(2)
 	pre := strings.ToUpper(Prefix + tag)
 	services, svc := pre+"-SERVICES", pre+"-SVC"
@@ -145,11 +163,11 @@ func iptablesService(tag string, a addrPlan, s Spec) string {
 	}
 	fmt.Fprintf(&b, "-A PREROUTING -j %s\n-A OUTPUT -j %s\n", services, services)
 	for _, proto := range []string{"tcp", "udp"} {
-		fmt.Fprintf(&b, "-A %s -d %s/32 -p %s -j %s\n", services, a.serviceIP(), proto, svc)
+		fmt.Fprintf(&b, "-A %s -d %s/%s -p %s -j %s\n", services, svcIP, hostBits, proto, svc)
 	}
 	if s.Affinity {
 		for k := 1; k <= n; k++ {
-			fmt.Fprintf(&b, "-A %s -m recent --name %s --mask 255.255.255.255 --rsource --rcheck --seconds 10800 --reap -j %s\n", svc, sep(k), sep(k))
+			fmt.Fprintf(&b, "-A %s -m recent --name %s --mask %s --rsource --rcheck --seconds 10800 --reap -j %s\n", svc, sep(k), mask, sep(k))
 		}
 	}
 	for k := 1; k <= n; k++ {
@@ -161,9 +179,9 @@ func iptablesService(tag string, a addrPlan, s Spec) string {
 	}
 	for k := 1; k <= n; k++ {
 		if s.Affinity {
-			fmt.Fprintf(&b, "-A %s -m recent --set --name %s --mask 255.255.255.255 --rsource -j DNAT --to-destination %s\n", sep(k), sep(k), a.podIP(2, k))
+			fmt.Fprintf(&b, "-A %s -m recent --set --name %s --mask %s --rsource -j DNAT --to-destination %s\n", sep(k), sep(k), mask, a.podIPF(f, 2, k))
 		} else {
-			fmt.Fprintf(&b, "-A %s -j DNAT --to-destination %s\n", sep(k), a.podIP(2, k))
+			fmt.Fprintf(&b, "-A %s -j DNAT --to-destination %s\n", sep(k), a.podIPF(f, 2, k))
 		}
 	}
 	b.WriteString("COMMIT\n")
@@ -177,6 +195,13 @@ func masqueradeRuleset(tag string, a addrPlan, node int) string {
 	return fmt.Sprintf("table ip %s-masq {\n\tchain postrouting {\n\t\ttype nat hook postrouting priority srcnat; policy accept;\n"+
 		"\t\tip saddr %s ip daddr != { %s, %s } masquerade fully-random\n\t}\n}\n",
 		Prefix+tag, a.podCIDR(node), a.podCIDR(1), a.podCIDR(2))
+}
+
+// masqueradeRuleset6 is masqueradeRuleset for the IPv6 pod network (dual-stack clusters).
+func masqueradeRuleset6(tag string, a addrPlan, node int) string {
+	return fmt.Sprintf("table ip6 %s-masq6 {\n\tchain postrouting {\n\t\ttype nat hook postrouting priority srcnat; policy accept;\n"+
+		"\t\tip6 saddr %s ip6 daddr != { %s, %s } masquerade fully-random\n\t}\n}\n",
+		Prefix+tag, a.podCIDRF(ipv6, node), a.podCIDRF(ipv6, 1), a.podCIDRF(ipv6, 2))
 }
 
 // dropFragNeededRuleset drops the ICMP "fragmentation needed" errors a node sends (output) or

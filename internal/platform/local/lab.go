@@ -85,11 +85,20 @@ func (p *Platform) checkLabPath(c plan.Case) error {
 	if err := lab.CheckPrivileges(); err != nil {
 		return fmt.Errorf("path %q: %w", c.Path, err)
 	}
-	if c.Params.IPFamily != "" && c.Params.IPFamily != "ipv4" {
-		return fmt.Errorf("path %q: the network-namespace lab is IPv4 only (ip family %q)", c.Path, c.Params.IPFamily)
+	spec, err := o.SpecFor(c.Path, labTopology(o, c))
+	if err != nil {
+		return err
 	}
-	_, err := o.SpecFor(c.Path, labTopology(o, c))
-	return err
+	switch c.Params.IPFamily {
+	case "", "ipv4":
+	case "ipv6":
+		if why := spec.IPv6Unsupported(); why != "" {
+			return fmt.Errorf("path %q on IPv6: the lab's cluster %s has no IPv6 (%s)", c.Path, spec.Name(), why)
+		}
+	default:
+		return fmt.Errorf("path %q: ip family %q is not ipv4 or ipv6", c.Path, c.Params.IPFamily)
+	}
+	return nil
 }
 
 // labTopology is the case's topology, or the path's first one when the cases were not expanded.
@@ -250,7 +259,7 @@ func (p *Platform) labPair(ctx context.Context, c plan.Case) (*platform.Pair, er
 	if err != nil {
 		return nil, err
 	}
-	e, err := cl.Endpoints(string(c.Path))
+	e, err := cl.EndpointsOn(string(c.Path), c.Params.IPFamily)
 	if err != nil {
 		return nil, err
 	}

@@ -127,10 +127,19 @@ func TestCheckLabPath(t *testing.T) {
 		}
 		return
 	}
-	if err == nil || !strings.Contains(err.Error(), "IPv4 only") {
+	if err != nil {
 		t.Fatalf("ipv6 on the lab: %v", err)
 	}
-	c.Params.IPFamily = ""
+	c.Path = api.PathPodClusterIP // the lab's Services have an IPv6 cluster IP too
+	if err := p.CheckPath(c); err != nil {
+		t.Fatalf("ipv6 on pod-clusterip: %v", err)
+	}
+	// loopback is 127.0.0.1 only: IPv6 there is refused, naming where it is measured
+	c.Path = api.PathLoopback
+	if err := p.CheckPath(c); err == nil || !strings.Contains(err.Error(), "IPv6 is measured on the lab's paths") {
+		t.Fatalf("ipv6 on loopback: %v", err)
+	}
+	c.Path, c.Params.IPFamily = api.PathPodPodCrossNode, ""
 	if err := p.CheckPath(c); err != nil {
 		t.Fatal(err)
 	}

@@ -104,6 +104,10 @@ func (p *Platform) CheckPath(c plan.Case) error {
 	}
 	switch row, _ := c.Path.Row(); {
 	case row.Nodes == api.NodesLocal:
+		if c.Params.IPFamily == "ipv6" {
+			return fmt.Errorf("path %q is measured on 127.0.0.1 only (its servers listen there); IPv6 is measured on the lab's paths (%s)",
+				c.Path, plan.Join(lab.Paths))
+		}
 		return nil
 	case row.Access == api.AccessExternal:
 		if p.opts.External == "" {
