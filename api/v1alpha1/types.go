@@ -146,6 +146,11 @@ type Attachment struct {
 	// ClientIP and ServerIP are the pods' addresses on it; the client dials ServerIP.
 	ClientIP string `json:"clientIP,omitempty"`
 	ServerIP string `json:"serverIP,omitempty"`
+	// PoliciesNotApplied are the NetworkPolicies (NAMESPACE/NAME) that select the server pod for
+	// ingress or the client pod for egress: they were asked for, but NetworkPolicy covers the
+	// cluster's own network only, so on this network they do not apply (the traffic measured was
+	// not filtered by them).
+	PoliciesNotApplied []string `json:"policiesNotApplied,omitempty"`
 }
 
 // Topology describes a local-platform datapath (network-namespace lab).

@@ -50,4 +50,15 @@ func TestTableSecondaryNetwork(t *testing.T) {
 	if len(notes) != 1 || notes[0] != "+net: on secondary network multus-e2e/e2e-bridge (CNI plugin bridge, MTU 1500)" {
 		t.Errorf("notes %q", notes)
 	}
+	// NetworkPolicies that select the pods are named as not applied, once each
+	withPolicy := r
+	a := *r.Placement.Attachment
+	a.PoliciesNotApplied = []string{"perf/deny-all", "perf/egress"}
+	withPolicy.Placement = &api.Placement{Attachment: &a}
+	notes = networkNotes([]api.Result{plain, withPolicy, withPolicy, r})
+	want := "+net: NetworkPolicy perf/deny-all, perf/egress selects the measured pods but does not apply on a secondary network " +
+		"(NetworkPolicy covers the cluster's own network): the +net figures are unfiltered"
+	if len(notes) != 2 || notes[1] != want {
+		t.Errorf("notes %q, want the network's and %q", notes, want)
+	}
 }

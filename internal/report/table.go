@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -466,6 +467,21 @@ func networkNotes(results []api.Result) []string {
 			note += " (" + strings.Join(what, ", ") + ")"
 		}
 		notes = append(notes, note)
+	}
+	// NetworkPolicies asked for on a secondary network: not applied there, never silently
+	var pols []string
+	for i := range results {
+		if r := &results[i]; r.Placement != nil && r.Placement.Attachment != nil {
+			for _, np := range r.Placement.Attachment.PoliciesNotApplied {
+				if !slices.Contains(pols, np) {
+					pols = append(pols, np)
+				}
+			}
+		}
+	}
+	if len(pols) > 0 {
+		notes = append(notes, fmt.Sprintf("+net: NetworkPolicy %s selects the measured pods but does not apply on a secondary network "+
+			"(NetworkPolicy covers the cluster's own network): the +net figures are unfiltered", strings.Join(pols, ", ")))
 	}
 	return notes
 }

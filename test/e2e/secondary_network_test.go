@@ -21,6 +21,7 @@ import (
 
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
@@ -359,5 +360,68 @@ func TestMacvlanFlag(t *testing.T) {
 	csv, stderr2, code := kpRunCLI(ctx, "report", "-o", "k8s-netperf-csv", results)
 	if code != exit.OK || !strings.Contains(csv, ",macvlan/eth0,") {
 		t.Errorf("k8s-netperf CSV (exit %d, %s) does not say macvlan/eth0 (Macvlan Info, as k8s-netperf):\n%s", code, stderr2, csv)
+	}
+}
+
+// TestSecondaryNetworkPolicyAndAnnotation: NetworkPolicy does not apply to a secondary network,
+// and the result says so instead of keeping silent; a user's own k8s.v1.cni.cncf.io/networks
+// (--pod-annotations) stays on the pods beside the run's network. In the test's namespace a
+// deny-all-ingress NetworkPolicy selects every pod (on Calico it drops the default network's
+// traffic to them); the pods ask for the macvlan NAD themselves (net1) and the run measures
+// TCP_RR cross node on the bridge NAD (net2): the case passes, its attachment is net2 and names
+// the policy as not applied, and the table's footnote says so.
+func TestSecondaryNetworkPolicyAndAnnotation(t *testing.T) {
+	cl := kpClusterFromEnv(t)
+	ctx := context.Background()
+	snNeedMultus(ctx, t, cl)
+	ns := kpNamespace("multus-policy")
+	if _, err := cl.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	runID := uuid.NewString()
+	t.Cleanup(func() {
+		_ = cl.cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+		if !waitFor(2*time.Minute, func() bool {
+			_, err := cl.cs.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
+			return err != nil
+		}) {
+			t.Errorf("namespace %s still there 2 min after its deletion", ns)
+		}
+		if left := kpLeftovers(context.Background(), t, cl.cs, runID); len(left) > 0 {
+			t.Errorf("left behind: %v", left)
+		}
+	})
+	deny := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: "deny-ingress"},
+		Spec: networkingv1.NetworkPolicySpec{PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}}}
+	if _, err := cl.cs.NetworkingV1().NetworkPolicies(ns).Create(ctx, deny, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	results := filepath.Join(t.TempDir(), "run.jsonl")
+	start := time.Now()
+	out, stderr, code := kpRunCLI(ctx, "run", "--platform", "kube", "--kubeconfig", cl.kubeconfig, "-n", ns, "--uuid", runID,
+		"--network", "multus-e2e/e2e-bridge", "--pod-annotations", "k8s.v1.cni.cncf.io/networks=multus-e2e/e2e-macvlan",
+		"--driver", "native", "--profile", "TCP_RR", "--path", "pod-pod-cross-node", "--duration", "2s", "--samples", "2",
+		"--results", results, "-o", "table")
+	t.Logf("cnperf exit %d in %.0fs, stderr:\n%s\nstdout:\n%s", code, time.Since(start).Seconds(), stderr, out)
+	if code != exit.OK {
+		t.Fatalf("cnperf exited %d", code)
+	}
+	runs, _, err := runfile.ReadWarnings(results)
+	if err != nil || len(runs) != 1 || len(runs[0].Results) != 1 {
+		t.Fatalf("results file: %v (%d runs)", err, len(runs))
+	}
+	r := runs[0].Results[0]
+	if r.Failed() || r.Summary.SamplesFailed > 0 {
+		t.Errorf("failed (%q, %d samples failed): the policy was applied on the secondary network?", r.Error, r.Summary.SamplesFailed)
+	}
+	a := r.Placement.Attachment
+	if a == nil || a.Network != "multus-e2e/e2e-bridge" || a.Interface != "net2" {
+		t.Fatalf("attachment %+v: want multus-e2e/e2e-bridge on net2 (net1 is the pods' own macvlan network)", a)
+	}
+	if got := strings.Join(a.PoliciesNotApplied, " "); got != ns+"/deny-ingress" {
+		t.Errorf("policies not applied %q, want %s/deny-ingress", got, ns)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "+net: NetworkPolicy "+ns+"/deny-ingress selects the measured pods but does not apply on a secondary network") {
+		t.Errorf("the table does not say the policy does not apply")
 	}
 }

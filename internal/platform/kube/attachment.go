@@ -209,3 +209,42 @@ func (p *Platform) interfaceMTU(ctx context.Context, pod, iface string) int {
 		kube.ShellJoin(argv), out.ExitCode, out.Err)
 	return 0
 }
+
+// mergeNetworks is the k8s.v1.cni.cncf.io/networks annotation of an attachment pod whose
+// --pod-annotations already ask for networks (user): theirs, then the run's network (NAMESPACE/
+// NAME), in the form they used: a comma-separated list, or a JSON list of network selection
+// elements. A list that names the network already is kept as it is.
+func mergeNetworks(user, network string) (string, error) {
+	user = strings.TrimSpace(user)
+	if user == "" {
+		return network, nil
+	}
+	ns, name, _ := strings.Cut(network, "/")
+	if strings.HasPrefix(user, "[") {
+		var sel []map[string]any
+		if err := json.Unmarshal([]byte(user), &sel); err != nil {
+			return "", fmt.Errorf("--pod-annotations %s: %q is not a JSON list of network selection elements: %w", annotationNetworks, user, err)
+		}
+		for _, e := range sel {
+			if e["name"] == name && e["namespace"] == ns {
+				return user, nil
+			}
+		}
+		sel = append(sel, map[string]any{"name": name, "namespace": ns})
+		b, err := json.Marshal(sel)
+		if err != nil {
+			return "", err
+		}
+		return string(b), nil
+	}
+	for _, e := range strings.Split(user, ",") {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			return "", fmt.Errorf("--pod-annotations %s: %q has an empty element: want NAMESPACE/NAME[@INTERFACE],...", annotationNetworks, user)
+		}
+		if base, _, _ := strings.Cut(e, "@"); base == network {
+			return user, nil
+		}
+	}
+	return user + "," + network, nil
+}

@@ -315,3 +315,82 @@ func TestAttachmentOf(t *testing.T) {
 		})
 	}
 }
+
+// The networks --pod-annotations asks for stay on an attachment pod, the run's network after
+// them, in the form the user wrote; a list that cannot be read stops the run before anything.
+func TestMergeNetworks(t *testing.T) {
+	const n = "multus-e2e/e2e-bridge"
+	for _, tt := range []struct {
+		user, want, wantErr string
+	}{
+		{user: "", want: n},
+		{user: "other/net1", want: "other/net1," + n},
+		{user: "other/net1@eth9, other/net2", want: "other/net1@eth9, other/net2," + n},
+		{user: "other/net1," + n + "@net7", want: "other/net1," + n + "@net7"},
+		{user: `[{"name":"net1","namespace":"other"}]`, want: `[{"name":"net1","namespace":"other"},{"name":"e2e-bridge","namespace":"multus-e2e"}]`},
+		{user: `[{"name":"e2e-bridge","namespace":"multus-e2e","interface":"net5"}]`, want: `[{"name":"e2e-bridge","namespace":"multus-e2e","interface":"net5"}]`},
+		{user: `[{"name":`, wantErr: `--pod-annotations k8s.v1.cni.cncf.io/networks: "[{\"name\":" is not a JSON list of network selection elements`},
+		{user: "a/b,,c/d", wantErr: `--pod-annotations k8s.v1.cni.cncf.io/networks: "a/b,,c/d" has an empty element`},
+	} {
+		got, err := mergeNetworks(tt.user, n)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%q: error %v, want %q", tt.user, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("%q: got %q (%v), want %q", tt.user, got, err, tt.want)
+		}
+	}
+}
+
+// TestPodAnnotationNetworks: a user's own k8s.v1.cni.cncf.io/networks (--pod-annotations) is kept
+// on the attachment pods with the run's network after it, and the case is measured on the run's
+// network's interface (net2), not on the user's (net1); a list that cannot be read stops Prepare
+// before the namespace is created.
+func TestPodAnnotationNetworks(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		annotation, wantErr string
+	}{
+		{annotation: "other/net1"},
+		{annotation: "[{bad", wantErr: "is not a JSON list of network selection elements"},
+	} {
+		c := newCluster(t, node("node1", "zone-a"), node("node2", "zone-a"))
+		multusAttaches(c)
+		p := newTestPlatform(t, c, Options{PodAnnotations: []string{annotationNetworks + "=" + tt.annotation}})
+		p.nads = &memNADs{get: func(context.Context, string, string) ([]byte, error) { return []byte(testBridgeNAD), nil }}
+		cases := networkCases("multus-e2e/e2e-bridge", api.PathPodPodCrossNode)
+		err := p.Prepare(ctx, cases, testDrivers)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error = %v, want %q", err, tt.wantErr)
+			}
+			if _, err := c.cs.CoreV1().Namespaces().Get(ctx, "cnperf", metav1.GetOptions{}); err == nil {
+				t.Error("the namespace was created before the annotation was checked")
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		pods, _ := c.cs.CoreV1().Pods("cnperf").List(ctx, metav1.ListOptions{LabelSelector: kube.RunSelector(testRun)})
+		for _, pod := range pods.Items {
+			if got := pod.Annotations[annotationNetworks]; got != "other/net1,multus-e2e/e2e-bridge" {
+				t.Errorf("pod %s asks for %q", pod.Name, got)
+			}
+		}
+		if p.s.podMeta.Annotations[annotationNetworks] != "other/net1" {
+			t.Errorf("the options' annotation became %q", p.s.podMeta.Annotations[annotationNetworks])
+		}
+		pair, err := p.Pair(ctx, cases[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := pair.Placement.Attachment; a == nil || a.Interface != "net2" {
+			t.Errorf("attachment %+v, want the run's network on net2", a)
+		}
+		_ = p.Close(ctx)
+	}
+}

@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/cnperf/cnperf/internal/kube"
-	"github.com/cnperf/cnperf/internal/report/text"
 )
 
 // NetworkDefinition is a NetworkAttachmentDefinition the run creates in its own namespace before
@@ -185,9 +184,8 @@ func (p *Platform) createDefinition(ctx context.Context, d *NetworkDefinition) e
 	p.mu.Lock()
 	p.definitionCreated = true
 	p.mu.Unlock()
-	// wrapped to fit 120 columns: the configuration alone is about 150
-	fmt.Fprintln(p.log, strings.Join(text.Wrap(fmt.Sprintf("created NetworkAttachmentDefinition %s/%s (deleted at the end of the run): %s",
-		p.s.serverNamespace(), d.Name, d.Config), text.DefaultWidth, "kube: ", "  "), "\n"))
+	// wrapped: the configuration alone is about 150 columns
+	p.logWrapped("created NetworkAttachmentDefinition %s/%s (deleted at the end of the run): %s", p.s.serverNamespace(), d.Name, d.Config)
 	return nil
 }
 

@@ -44,7 +44,8 @@ func (p *Platform) explainer(pl *api.Placement) func(context.Context, error) str
 		if podClient && kubeletUnreachable(err) {
 			why = append(why, fmt.Sprintf("the API server could not reach the kubelet of node %s, where client pod %s runs", pl.Client.Node, pl.Client.Pod))
 		}
-		if len(why) == 0 && unreachable(err) {
+		// (on a secondary network NetworkPolicy does not apply: it is not a cause there)
+		if len(why) == 0 && unreachable(err) && pl.Attachment == nil {
 			why = append(why, p.policyTrouble(ctx, pl)...)
 		}
 		return strings.Join(why, "; ")
@@ -133,23 +134,7 @@ func (p *Platform) policyTrouble(ctx context.Context, pl *api.Placement) []strin
 		if side.ep.Pod == "" || side.ep.Node == "local" {
 			continue
 		}
-		pols, err := p.cs.NetworkingV1().NetworkPolicies(p.namespaceOfEndpoint(side.ep)).List(ctx, metav1.ListOptions{})
-		if err != nil || len(pols.Items) == 0 {
-			continue
-		}
-		pod, err := p.cs.CoreV1().Pods(p.namespaceOfEndpoint(side.ep)).Get(ctx, side.ep.Pod, metav1.GetOptions{})
-		if err != nil || pod.Spec.HostNetwork {
-			continue
-		}
-		var names []string
-		for i := range pols.Items {
-			np := &pols.Items[i]
-			sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
-			if err != nil || !sel.Matches(labels.Set(pod.Labels)) || !policyHasType(np, side.typ) {
-				continue
-			}
-			names = append(names, np.Name)
-		}
+		names := p.selectingPolicies(ctx, side.ep, side.typ)
 		if len(names) == 0 {
 			continue
 		}
@@ -161,6 +146,51 @@ func (p *Platform) policyTrouble(ctx context.Context, pl *api.Placement) []strin
 			side.ep.Role, p.namespaceOfEndpoint(side.ep), side.ep.Pod, side.dir, list))
 	}
 	return why
+}
+
+// selectingPolicies are the names of the NetworkPolicies of an endpoint's namespace that select
+// its pod for traffic of type t (none for a hostNetwork pod, or when the API cannot tell).
+func (p *Platform) selectingPolicies(ctx context.Context, ep api.Endpoint, t networkingv1.PolicyType) []string {
+	ns := p.namespaceOfEndpoint(ep)
+	pols, err := p.cs.NetworkingV1().NetworkPolicies(ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(pols.Items) == 0 {
+		return nil
+	}
+	pod, err := p.cs.CoreV1().Pods(ns).Get(ctx, ep.Pod, metav1.GetOptions{})
+	if err != nil || pod.Spec.HostNetwork {
+		return nil
+	}
+	var names []string
+	for i := range pols.Items {
+		np := &pols.Items[i]
+		sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+		if err != nil || !sel.Matches(labels.Set(pod.Labels)) || !policyHasType(np, t) {
+			continue
+		}
+		names = append(names, np.Name)
+	}
+	return names
+}
+
+// policiesNotApplied are the NetworkPolicies that select a secondary-network case's server pod
+// (ingress) or client pod (egress), NAMESPACE/NAME: NetworkPolicy covers the cluster's own
+// network, not a Multus attachment, so on the attachment they do not apply.
+func (p *Platform) policiesNotApplied(ctx context.Context, pl *api.Placement) []string {
+	var out []string
+	for _, side := range []struct {
+		ep  api.Endpoint
+		typ networkingv1.PolicyType
+	}{{pl.Server, networkingv1.PolicyTypeIngress}, {pl.Client, networkingv1.PolicyTypeEgress}} {
+		if side.ep.Pod == "" {
+			continue
+		}
+		for _, n := range p.selectingPolicies(ctx, side.ep, side.typ) {
+			if q := p.namespaceOfEndpoint(side.ep) + "/" + n; !contains(out, q) {
+				out = append(out, q)
+			}
+		}
+	}
+	return out
 }
 
 // policyHasType says whether a NetworkPolicy applies to traffic of type t: its policyTypes,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,6 +50,10 @@ func TestExplainer(t *testing.T) {
 		// probe is what an exec of `true` in the client pod returns
 		probe error
 		want  string
+		// attachment: the pair is on a secondary network, where NetworkPolicy does not apply:
+		// never a cause, and named as not applied (wantNotApplied)
+		attachment     bool
+		wantNotApplied string
 	}{
 		{name: "all well", objs: []any{pod("srv", "n1"), pod("cli", "n2"), node("n1", corev1.ConditionTrue), node("n2", corev1.ConditionTrue)},
 			err: netErr, want: ""},
@@ -87,6 +92,14 @@ func TestExplainer(t *testing.T) {
 		{name: "policies do not apply to a host-network server", objs: []any{pod("srv", "n1", func(p *corev1.Pod) { p.Spec.HostNetwork = true }), pod("cli", "n2"),
 			node("n1", corev1.ConditionTrue), node("n2", corev1.ConditionTrue), denyAll("deny-all", nil, "Ingress")},
 			err: errors.New("dial tcp 10.123.0.11:5201: i/o timeout"), want: ""},
+		{name: "on a secondary network a policy is not a cause, and it is named as not applied", objs: []any{pod("srv", "n1", labelled("app", "srv")),
+			pod("cli", "n2", labelled("app", "cli")), node("n1", corev1.ConditionTrue), node("n2", corev1.ConditionTrue),
+			denyAll("deny-all", nil, "Ingress"), denyAll("cli-egress", map[string]string{"app": "cli"}, "Egress"),
+			denyAll("srv-egress", map[string]string{"app": "srv"}, "Egress"), denyAll("other", map[string]string{"app": "x"}, "Ingress")},
+			err: errors.New("dial tcp 10.125.0.3:7100: i/o timeout"), want: "", attachment: true, wantNotApplied: "ns/deny-all ns/cli-egress"},
+		{name: "on a secondary network without policies nothing is named", objs: []any{pod("srv", "n1"), pod("cli", "n2"),
+			node("n1", corev1.ConditionTrue), node("n2", corev1.ConditionTrue)},
+			err: errors.New("dial tcp 10.125.0.3:7100: i/o timeout"), want: "", attachment: true},
 		{name: "a policy is not blamed for a closed connection", objs: []any{pod("srv", "n1"), pod("cli", "n2"),
 			node("n1", corev1.ConditionTrue), node("n2", corev1.ConditionTrue), denyAll("deny-all", nil, "Ingress")},
 			err: netErr, want: ""},
@@ -117,7 +130,14 @@ func TestExplainer(t *testing.T) {
 				}
 				return tc.probe
 			}
-			if got := p.explainer(pl)(context.Background(), tc.err); got != tc.want {
+			pl := *pl
+			if tc.attachment {
+				pl.Attachment = &api.Attachment{Network: "multus-e2e/e2e-bridge"}
+				if got := strings.Join(p.policiesNotApplied(context.Background(), &pl), " "); got != tc.wantNotApplied {
+					t.Errorf("policies not applied %q, want %q", got, tc.wantNotApplied)
+				}
+			}
+			if got := p.explainer(&pl)(context.Background(), tc.err); got != tc.want {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})

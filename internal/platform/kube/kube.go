@@ -35,6 +35,7 @@ import (
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
+	"github.com/cnperf/cnperf/internal/report/text"
 )
 
 // Platform is the Kubernetes platform.
@@ -192,6 +193,11 @@ func (p *Platform) CheckPath(c plan.Case) error {
 
 func (p *Platform) logf(format string, a ...any) { fmt.Fprintf(p.log, "kube: "+format+"\n", a...) }
 
+// logWrapped is logf for a line that may be longer than 120 columns: wrapped, the rest indented.
+func (p *Platform) logWrapped(format string, a ...any) {
+	fmt.Fprintln(p.log, strings.Join(text.Wrap(fmt.Sprintf(format, a...), text.DefaultWidth, "kube: ", "  "), "\n"))
+}
+
 // Prepare implements platform.Platform: choose nodes, create the namespace, the service
 // account, every endpoint pod (in parallel) and the Services, and wait until all are ready.
 func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[string]driver.Driver) (err error) {
@@ -228,6 +234,12 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 	create, err := p.createsNetwork(network)
 	if err != nil {
 		return err
+	}
+	if network != "" {
+		// the networks --pod-annotations asks for, and the run's after them
+		if _, err := mergeNetworks(p.s.podMeta.Annotations[annotationNetworks], network); err != nil {
+			return err
+		}
 	}
 
 	// The first requests show whether the API server answers at all: bounded, and said first.
@@ -659,6 +671,11 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 				return nil, err
 			}
 			pl.Attachment, addr = a, a.ServerIP
+			a.PoliciesNotApplied = p.policiesNotApplied(ctx, pl)
+			if len(a.PoliciesNotApplied) > 0 {
+				p.logWrapped("warning: NetworkPolicy %s selects the pods of %s but does not apply on secondary network %s",
+					strings.Join(a.PoliciesNotApplied, ", "), c, a.Network)
+			}
 		}
 		if addr == "" {
 			return nil, fmt.Errorf("server pod %s has no %s address", srv.spec.Name, familyName(family))

@@ -108,13 +108,20 @@ func buildPod(s *settings, runID string, e endpointSpec) *corev1.Pod {
 	return withAttachment(o.Pod(), e)
 }
 
-// withAttachment asks Multus for the endpoint's secondary network, if it has one.
+// withAttachment asks Multus for the endpoint's secondary network, if it has one, after the
+// networks --pod-annotations asks for (mergeNetworks; Prepare checked they merge).
 func withAttachment(pod *corev1.Pod, e endpointSpec) *corev1.Pod {
 	if e.Net == api.NetworkAttachment && e.Attachment != "" {
-		if pod.Annotations == nil {
-			pod.Annotations = map[string]string{}
+		ann := make(map[string]string, len(pod.Annotations)+1) // never the options' own map
+		for k, v := range pod.Annotations {
+			ann[k] = v
 		}
-		pod.Annotations[annotationNetworks] = e.Attachment
+		merged, err := mergeNetworks(ann[annotationNetworks], e.Attachment)
+		if err != nil {
+			merged = e.Attachment
+		}
+		ann[annotationNetworks] = merged
+		pod.Annotations = ann
 	}
 	return pod
 }
