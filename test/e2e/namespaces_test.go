@@ -6,6 +6,7 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,14 +24,16 @@ import (
 
 // TestKubeCrossNamespace: the servers (and their Service) in a namespace the user made, with a
 // NetworkPolicy that lets in only the pods of that namespace; the clients in a namespace cnperf
-// creates. The cross-namespace case fails with the policy named as the cause; once a policy
+// creates. On a CNI that enforces NetworkPolicy (the harness's Calico or Cilium; with the
+// bridge CNI and Flannel this first step is skipped) the cross-namespace case fails with the
+// policy named as the cause; once a policy
 // whose namespaceSelector selects the clients' namespace is added, pod-pod-cross-node,
 // pod-clusterip and pod-hairpin (whose client is the server pod, so in the servers' namespace)
 // pass, every placement names the right namespace, the clients' namespace is gone and the
 // servers' is kept with the user's objects only.
 func TestKubeCrossNamespace(t *testing.T) {
-	kpEnforcesPolicy(t)
 	cl := kpClusterFromEnv(t)
+	enforced := os.Getenv("CNPERF_E2E_CNI") == "calico" || os.Getenv("CNPERF_E2E_CNI") == "cilium"
 	ctx := context.Background()
 	srvNS := kpNamespace("nodeinfo-e2e-xns-srv")
 	cliNS := kpNamespace("nodeinfo-e2e-xns-cli")
@@ -70,12 +73,16 @@ func TestKubeCrossNamespace(t *testing.T) {
 		return runs[0], code
 	}
 
-	denied, code := run("denied", "pod-pod-cross-node")
-	if code != exit.Failed || len(denied.Results) != 1 || !denied.Results[0].Failed() {
-		t.Fatalf("denied: exit %d, %d results: want the one case failed", code, len(denied.Results))
-	}
-	if e := denied.Results[0].Samples[0].Error; !strings.Contains(e, "server pod "+srvNS+"/") || !strings.Contains(e, "NetworkPolicy same-namespace-only") {
-		t.Errorf("denied: the sample's error does not name the server pod in %s and the policy: %q", srvNS, e)
+	if enforced {
+		denied, code := run("denied", "pod-pod-cross-node")
+		if code != exit.Failed || len(denied.Results) != 1 || !denied.Results[0].Failed() {
+			t.Fatalf("denied: exit %d, %d results: want the one case failed", code, len(denied.Results))
+		}
+		if e := denied.Results[0].Samples[0].Error; !strings.Contains(e, "server pod "+srvNS+"/") || !strings.Contains(e, "NetworkPolicy same-namespace-only") {
+			t.Errorf("denied: the sample's error does not name the server pod in %s and the policy: %q", srvNS, e)
+		}
+	} else {
+		t.Logf("CNPERF_E2E_CNI=%q does not enforce NetworkPolicy: the denied step is skipped", os.Getenv("CNPERF_E2E_CNI"))
 	}
 
 	fromClients := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: "from-the-clients-namespace"},
