@@ -20,8 +20,9 @@ import (
 type k8sNetperfNetworks struct {
 	bridge, bridgeNamespace   string
 	macvlan, cudn, sriov      string
+	localnet                  string
 	macvlanRange, macvlanIPAM string
-	udnl2, udnl3, localnet    bool
+	udnl2, udnl3              bool
 }
 
 func (n *k8sNetperfNetworks) addFlags(fs *pflag.FlagSet) {
@@ -35,7 +36,7 @@ func (n *k8sNetperfNetworks) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&n.udnl3, "udnl3", false, "k8s-netperf's --udnl3: refused (a primary layer3 UserDefinedNetwork needs OVN-Kubernetes)")
 	fs.StringVar(&n.cudn, "cudn", "", "k8s-netperf's --cudn layer2|layer3: refused (a ClusterUserDefinedNetwork needs OVN-Kubernetes; with its NetworkAttachmentDefinition use --network)")
 	fs.StringVar(&n.sriov, "sriov", "", "k8s-netperf's --sriov PF: refused (needs the SR-IOV Network Operator and SR-IOV NICs; with an SriovNetwork's NetworkAttachmentDefinition use --network)")
-	fs.BoolVar(&n.localnet, "localnet", false, "k8s-netperf's --localnet: refused (a localnet network needs OVN-Kubernetes)")
+	fs.StringVar(&n.localnet, "localnet", "", "k8s-netperf's --localnet NAME (an OVN localnet physical network; VM-only there): refused (needs OVN-Kubernetes)")
 }
 
 // apply maps --bridge onto --network, --macvlan onto --network and the definition the kube
@@ -73,8 +74,9 @@ func (n *k8sNetperfNetworks) apply(fs *pflag.FlagSet, f *config.FlagValues, k *k
 			"  SriovNetwork (sriovnetwork.openshift.io/v1) on that PF, which need the SR-IOV Network Operator and SR-IOV NICs%s",
 			n.sriov, useNetwork)
 	case set("localnet"):
-		return exit.Usage("--localnet: cnperf cannot measure this mode here: k8s-netperf attaches the pods to an OVN-Kubernetes\n"+
-			"  localnet network, which needs OVN-Kubernetes and Open vSwitch bridge mappings on the nodes%s", useNetwork)
+		return exit.Usage("--localnet %s: cnperf cannot measure this mode here: k8s-netperf creates a localnet\n"+
+			"  ClusterUserDefinedNetwork (k8s.ovn.org/v1) on that physical network for its VMs, which needs OVN-Kubernetes\n"+
+			"  and an Open vSwitch bridge mapping on the nodes%s", n.localnet, useNetwork)
 	case set("macvlan"):
 		return n.applyMacvlan(fs, f, k, set)
 	case set("bridgeNamespace") && !set("bridge"):

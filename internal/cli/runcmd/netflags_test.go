@@ -33,7 +33,8 @@ func TestK8sNetperfNetworkFlags(t *testing.T) {
 		{args: []string{"--cudn", "layer2"}, wantErr: "--cudn layer2: cnperf cannot measure this mode here: k8s-netperf creates a layer2 ClusterUserDefinedNetwork\n  (k8s.ovn.org/v1) as a secondary network, which needs OVN-Kubernetes\n  cnperf does not create that network;\n  with one, pass its NetworkAttachmentDefinition as --network NAMESPACE/NAME"},
 		{args: []string{"--cudn", "layer4"}, wantErr: `--cudn: "layer4" is not a topology: expected layer2 or layer3`},
 		{args: []string{"--sriov", "ens2f0np0"}, wantErr: "--sriov ens2f0np0: cnperf cannot measure this mode here: k8s-netperf creates an SriovNetworkNodePolicy and an\n  SriovNetwork (sriovnetwork.openshift.io/v1) on that PF, which need the SR-IOV Network Operator"},
-		{args: []string{"--localnet"}, wantErr: "--localnet: cnperf cannot measure this mode here: k8s-netperf attaches the pods to an OVN-Kubernetes\n  localnet network, which needs OVN-Kubernetes"},
+		{args: []string{"--localnet", "physnet"}, wantErr: "--localnet physnet: cnperf cannot measure this mode here: k8s-netperf creates a localnet\n" +
+			"  ClusterUserDefinedNetwork (k8s.ovn.org/v1) on that physical network for its VMs, which needs OVN-Kubernetes"},
 		// --macvlan: k8s-netperf's definition, created by the run in its namespace
 		{args: []string{"--macvlan", "eth0"}, wantNetwork: "cnperf/macvlan-netperf",
 			wantConfig: `{"cniVersion": "0.3.1", "type": "macvlan", "master": "eth0", "mode": "bridge", "ipam": {"type": "whereabouts", "range": "192.168.200.0/24"}}`},
