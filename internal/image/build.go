@@ -439,39 +439,11 @@ func addFiles(adds []Add, arch string) ([]file, error) {
 			return nil, fmt.Errorf("--add %s: %w", a.Src, err)
 		}
 		if st.IsDir() {
-			err := filepath.WalkDir(a.Src, func(p string, d fs.DirEntry, err error) error {
-				if err != nil {
-					return err
-				}
-				rel, _ := filepath.Rel(a.Src, p)
-				dst := path.Join(a.Dst, filepath.ToSlash(rel))
-				fi, err := os.Lstat(p)
-				if err != nil {
-					return err
-				}
-				switch {
-				case fi.Mode()&fs.ModeSymlink != 0:
-					t, err := os.Readlink(p)
-					if err != nil {
-						return err
-					}
-					files = append(files, file{path: dst, link: t})
-				case fi.IsDir():
-					if dst != "/" {
-						mode := int64(fi.Mode().Perm())
-						if fi.Mode()&fs.ModeSticky != 0 {
-							mode |= 0o1000
-						}
-						files = append(files, file{path: dst, dir: true, mode: mode})
-					}
-				case fi.Mode().IsRegular():
-					files = append(files, file{path: dst, src: p, mode: int64(fi.Mode().Perm())})
-				}
-				return nil
-			})
+			tree, err := treeFiles(a)
 			if err != nil {
 				return nil, fmt.Errorf("--add %s: %w", a.Src, err)
 			}
+			files = append(files, tree...)
 			continue
 		}
 		files = append(files, file{path: a.Dst, src: a.Src, mode: int64(st.Mode().Perm())})
@@ -485,6 +457,43 @@ func addFiles(adds []Add, arch string) ([]file, error) {
 		}
 	}
 	return files, nil
+}
+
+// treeFiles are the files of a directory added as it is: its directories (with their
+// permissions and sticky bit, but not "/"), regular files and symlinks, under a.Dst.
+func treeFiles(a Add) ([]file, error) {
+	var files []file
+	err := filepath.WalkDir(a.Src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(a.Src, p)
+		dst := path.Join(a.Dst, filepath.ToSlash(rel))
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			t, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			files = append(files, file{path: dst, link: t})
+		case fi.IsDir():
+			if dst != "/" {
+				mode := int64(fi.Mode().Perm())
+				if fi.Mode()&fs.ModeSticky != 0 {
+					mode |= 0o1000
+				}
+				files = append(files, file{path: dst, dir: true, mode: mode})
+			}
+		case fi.Mode().IsRegular():
+			files = append(files, file{path: dst, src: p, mode: int64(fi.Mode().Perm())})
+		}
+		return nil
+	})
+	return files, err
 }
 
 // BinaryVersion asks a cnperf binary for the image it deploys (`cnperf version --image`)
