@@ -172,8 +172,8 @@ func (s *Session) Finish() error {
 	return nil
 }
 
-// WriteFile writes a finished run to a results file at once (mesh and import, which record
-// their runs when they are complete).
+// WriteFile writes a finished run to a results file at once (import, which records its runs
+// when they are complete).
 func WriteFile(path string, run *api.Run) error {
 	w, err := runfile.Create(path, run)
 	if err != nil {

@@ -5,6 +5,7 @@ package meshcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -328,6 +329,13 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 	// From here on a signal stops the mesh and cleans up; before, it ends cnperf at once.
 	interrupt.Arm(ctx)
 	m.run = session.NewRun(session.Header{UUID: runID, Platform: "kube", Start: m.started})
+	// The results file is created before anything runs: one that cannot be is bad input (exit
+	// code 2), as for cnperf run, not an error after the whole mesh was measured.
+	sess, err := session.Start(m.run, o.ResultsFile)
+	if err != nil {
+		return err
+	}
+	m.sess = sess
 	m.run.Cluster = &api.ClusterDetails{NodeCount: len(m.nodes)}
 	for _, n := range m.nodes {
 		m.run.Cluster.Nodes = append(m.run.Cluster.Nodes, api.NodeInfo{Name: n.Name, Zone: n.Zone, InternalIP: n.InternalIP})
@@ -340,7 +348,7 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 	agents := measure.Unit{Prepare: m.prepare, Close: m.close, Leftovers: m.leftovers,
 		Measure: func(ctx context.Context) error { return m.measure(ctx, streams.Out) }}
 	say := func(_ context.Context, line string) { fmt.Fprintln(log, line) }
-	return measure.Run(ctx, measure.Options{Say: say}, agents)
+	return errors.Join(measure.Run(ctx, measure.Options{Say: say}, agents), sess.Finish())
 }
 
 func (o *Options) write(w io.Writer, run *api.Run) error {

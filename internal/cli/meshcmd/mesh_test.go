@@ -177,3 +177,31 @@ func TestDryRunListsTheScheduleAndCreatesNothing(t *testing.T) {
 		t.Errorf("--parallel 300: %v", err)
 	}
 }
+
+// TestResultsFileUnwritableRefusedFirst: a --results file that cannot be created is bad
+// input (exit code 2) found before anything is created in the cluster, not an error after the
+// whole mesh was measured. The API server is client-go's fake (which calls are made).
+func TestResultsFileUnwritableRefusedFirst(t *testing.T) {
+	node := func(name string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
+				Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}}}}
+	}
+	path := filepath.Join(t.TempDir(), "no-such-dir", "mesh.jsonl")
+	o, s, err := parse(t, "--results", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := fake.NewClientset(node("a"), node("b"))
+	var out, errb bytes.Buffer
+	err = o.run(context.Background(), iostreams.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, &errb, s,
+		"1a2b3c4d-0000-0000-0000-000000000000", cs, nil)
+	if err == nil || exit.Code(err) != exit.BadInput || !strings.Contains(err.Error(), "--results") {
+		t.Fatalf("error %v (exit code %d), want --results refused with exit code %d", err, exit.Code(err), exit.BadInput)
+	}
+	for _, a := range cs.Actions() {
+		if a.GetVerb() != "list" && a.GetVerb() != "get" {
+			t.Errorf("a %s %s call before the refusal", a.GetVerb(), a.GetResource().Resource)
+		}
+	}
+}

@@ -32,6 +32,7 @@ type meshRun struct {
 	cs      kubernetes.Interface
 	cfg     *rest.Config
 	started time.Time
+	sess    *session.Session // the run and its --results file, created before anything runs
 
 	nodes   []mesh.Node
 	skipped []mesh.Skipped
@@ -251,9 +252,9 @@ func (m *meshRun) measure(ctx context.Context, out io.Writer) error {
 	run.Interrupted = ctx.Err() != nil
 	run.Timing = &api.Timing{SetupSeconds: m.setupDone.Sub(m.started).Seconds(), MeasureSeconds: time.Since(m.setupDone).Seconds()}
 
-	if o.ResultsFile != "" {
-		if err := session.WriteFile(o.ResultsFile, run); err != nil {
-			return err
+	for _, r := range run.Results {
+		if err := m.sess.Save(r); err != nil {
+			return fmt.Errorf("--results %s: %w", o.ResultsFile, err)
 		}
 	}
 	if err := o.write(out, run); err != nil {
