@@ -240,7 +240,7 @@ func mergeNetworks(user, network string) (string, error) {
 	for _, e := range strings.Split(user, ",") {
 		e = strings.TrimSpace(e)
 		if e == "" {
-			return "", fmt.Errorf("--pod-annotations %s: %q has an empty element: want NAMESPACE/NAME[@INTERFACE],...", annotationNetworks, user)
+			return "", fmt.Errorf("--pod-annotations %s: %q has an empty element: want NAMESPACE/NAME[@INTERFACE] elements separated by commas", annotationNetworks, user)
 		}
 		if base, _, _ := strings.Cut(e, "@"); base == network {
 			return user, nil
