@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -71,7 +72,7 @@ plan:
     - {name: stream, profiles: [TCP_STREAM]}
 `, repo, tag, pg, release)
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	release, ns, pg, installed := r.release, r.ns, r.pg, r.installed
 
@@ -130,6 +131,72 @@ plan:
 			t.Errorf("the run's log lacks %q", want)
 		}
 	}
+
+	// The next minute's scheduled run completes too, and pushes over the first one's group.
+	first := pushTime(t, scraped, group)
+	for {
+		done, failed := scheduledJobs(ctx, t, c, ns)
+		if failed != "" {
+			logs, _ := c.run(ctx, "", "logs", "-n", ns, "job/"+failed)
+			t.Fatalf("scheduled run %s failed; its log:\n%s", failed, logs)
+		}
+		if len(done) >= 2 {
+			if again := pushTime(t, pushgatewaytest.Scrape(t, pg), group); again <= first {
+				t.Errorf("runs %v completed, but the Pushgateway's push time stayed %v", done, again)
+			}
+			t.Logf("two scheduled runs completed: %v, %s after the install", done, time.Since(installed).Round(time.Second))
+			return
+		}
+		if time.Since(installed) > 210*time.Second {
+			t.Fatalf("%d scheduled runs completed %s after the install (%v), want 2", len(done), time.Since(installed).Round(time.Second), done)
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
+// scheduledJobs lists the release's Jobs: the names of those that completed, and one that
+// failed ("" if none).
+func scheduledJobs(ctx context.Context, t *testing.T, c clusterEnv, ns string) (done []string, failed string) {
+	t.Helper()
+	out, err := c.run(ctx, "", "get", "jobs", "-n", ns, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Items []struct {
+			Metadata struct{ Name string }           `json:"metadata"`
+			Status   struct{ Failed, Succeeded int } `json:"status"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range list.Items {
+		switch {
+		case j.Status.Failed > 0:
+			failed = j.Metadata.Name
+		case j.Status.Succeeded > 0:
+			done = append(done, j.Metadata.Name)
+		}
+	}
+	return done, failed
+}
+
+// pushTime is the Pushgateway's push_time_seconds of the group (the labels in group).
+func pushTime(t *testing.T, scraped, group string) float64 {
+	t.Helper()
+	for _, l := range strings.Split(scraped, "\n") {
+		if strings.HasPrefix(l, "push_time_seconds{") && strings.Contains(l, group) {
+			f := strings.Fields(l)
+			v, err := strconv.ParseFloat(f[len(f)-1], 64)
+			if err != nil {
+				t.Fatalf("push_time_seconds line %q: %v", l, err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("the Pushgateway has no push_time_seconds for %s", group)
+	return 0
 }
 
 func cnperfSeries(s string) string {
