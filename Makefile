@@ -95,7 +95,7 @@ e2e-up: e2e-build
 
 e2e-test:
 	@test -f $(E2E_STATE)/e2e.env || { echo "no cluster: run 'make e2e-up' first" >&2; exit 1; }
-	. $(E2E_STATE)/e2e.env && go test -tags e2e ./test/e2e/... -count=1 -v -timeout 30m
+	. $(E2E_STATE)/e2e.env && go test -tags e2e ./test/e2e/... -count=1 -v -timeout 40m
 
 # make e2e-compare   make e2e-cnis on a routed and then a vxlan cluster (CNI=flannel: host-gw and
 #                    vxlan), short samples

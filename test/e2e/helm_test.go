@@ -54,6 +54,9 @@ func helmBinary(t *testing.T) string {
 // that was not interrupted, from the kube platform), print the run's log, uninstall, and
 // check that no object of the release is left, cluster-scoped ones included.
 func TestHelmChartScheduledRun(t *testing.T) {
+	// Mostly waiting for the minute boundaries of a CronJob: it runs beside the other chart
+	// test (go test starts parallel tests after the sequential ones), which saves CI about 2 min.
+	t.Parallel()
 	c := clusterFromEnv(t)
 	r := installChart(t, c, "helm-e2e", func(pg, release, repo, tag string) string {
 		return fmt.Sprintf(`schedule: "* * * * *"
@@ -299,6 +302,9 @@ func installChart(t *testing.T, c clusterEnv, prefix string, valuesFor func(pg, 
 // (cnperf_run_interrupted 1). The test waits for the first run to end and the next to start,
 // and checks that no two Jobs of the CronJob were active at the same time.
 func TestHelmChartRunsNeverOverlap(t *testing.T) {
+	// Mostly waiting for the minute boundaries of a CronJob: it runs beside the other chart
+	// test (go test starts parallel tests after the sequential ones), which saves CI about 2 min.
+	t.Parallel()
 	c := clusterFromEnv(t)
 	r := installChart(t, c, "helm-cut", func(pg, release, repo, tag string) string {
 		return fmt.Sprintf(`schedule: "* * * * *"

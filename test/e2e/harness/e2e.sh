@@ -3,7 +3,7 @@
 # tests against it, ALWAYS tear it down, then fail the run if anything is left behind.
 # Prints build, bring-up, test and teardown times.
 # usage: e2e.sh [go test args...]   env: NODES CNI CNI_MODE NET_MODE ZONES DNS (see up.sh),
-#   E2E_GO_TEST_ARGS (default: -count=1 -v -timeout 30m), E2E_PKGS (default: ./test/e2e/...),
+#   E2E_GO_TEST_ARGS (default: -count=1 -v -timeout 40m), E2E_PKGS (default: ./test/e2e/...),
 #   CNPERF_E2E_LOGS=<dir> keeps the cluster's logs there on failure
 set -uo pipefail
 HARNESS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -75,7 +75,7 @@ t=$(now)
   . "$S/e2e.env"
   cd "$REPO_ROOT" || exit 1
   # shellcheck disable=SC2086
-  go test -tags e2e ${E2E_PKGS:-./test/e2e/...} ${E2E_GO_TEST_ARGS:--count=1 -v -timeout 30m} "$@"
+  go test -tags e2e ${E2E_PKGS:-./test/e2e/...} ${E2E_GO_TEST_ARGS:--count=1 -v -timeout 40m} "$@"
 )
 rc_test=$?; T_TEST=$(elapsed "$t")
 exit $rc_test
