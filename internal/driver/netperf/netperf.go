@@ -6,8 +6,9 @@
 // units. TCP_STREAM and UDP_STREAM also ask for netperf's latency selectors, as k8s-netperf does
 // (its -k list has P99_LATENCY): netperf then times every send call, and the statistics are the
 // send-call time (Sample.SendCallMicroseconds), not a round trip (option sendTiming=false
-// leaves them out, and netperf's timing with them). Streams request -f m ("10^6bits/s", understood by every netperf 2.x; -f b only exists
-// from 2.7 on); RR tests report "Trans/s". RR tests add the global -j so netperf keeps the latency statistics (MIN, MEAN,
+// leaves them out, and netperf's timing with them). Streams request -f m ("10^6bits/s",
+// understood by every netperf 2.x; -f b only exists from 2.7 on); RR tests report "Trans/s".
+// RR tests add the global -j so netperf keeps the latency statistics (MIN, MEAN,
 // P50, P90, P99, MAX, STDDEV_LATENCY, in µs, round-trip per transaction). TCP_SENDFILE is not
 // migrated in netperf 2.7: it is run with its classic output (banner kept so the units column
 // can be checked).

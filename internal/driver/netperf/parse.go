@@ -651,8 +651,8 @@ func (r Result) streamSample(p api.Profile) (api.Sample, error) {
 		}
 		toolkit.AddNote(&s, "UDP throughput and packets as received by netserver")
 	}
-	if p == api.TCPStream || p == api.UDPStream {
-		lv, err := r.floats("MIN_LATENCY", "MEAN_LATENCY", "P50_LATENCY", "P90_LATENCY", "P99_LATENCY", "MAX_LATENCY", "STDDEV_LATENCY")
+	if timesSends(p) {
+		lv, err := r.floats(latencySelectors...)
 		if err != nil {
 			return api.Sample{}, err
 		}
