@@ -141,20 +141,12 @@ func Build() (dashboard.Dashboard, error) {
 
 		// The node pairs of the last runs: which client node to which server node, and how fast.
 		WithRow(dashboard.NewRowBuilder("Node pairs")).
-		WithPanel(table.NewPanelBuilder().Title("Throughput by node pair (last run)").Span(12).Height(8).Datasource(ds()).Unit("bps").
-			Description("The last run's throughput of each client node → server node, per path and profile.").
-			WithTarget(instant(`max by (client_node, server_node, path, profile) (cnperf_throughput_bytes_per_second{` + caseSel + `}) * 8`)).
-			Transformations([]dashboard.DataTransformerConfig{{Id: "organize", Options: map[string]any{
-				"excludeByName": map[string]any{"Time": true},
-				"renameByName":  map[string]any{"client_node": "client node", "server_node": "server node", "Value": "throughput"},
-			}}})).
-		WithPanel(table.NewPanelBuilder().Title("Transactions per second by node pair (last run)").Span(12).Height(8).Datasource(ds()).Unit("reqps").
-			Description("The last run's request/response rate of each client node → server node, per path and profile.").
-			WithTarget(instant(`max by (client_node, server_node, path, profile) (cnperf_transactions_per_second{` + caseSel + `})`)).
-			Transformations([]dashboard.DataTransformerConfig{{Id: "organize", Options: map[string]any{
-				"excludeByName": map[string]any{"Time": true},
-				"renameByName":  map[string]any{"client_node": "client node", "server_node": "server node", "Value": "transactions/s"},
-			}}})).
+		WithPanel(nodePairs("Throughput by node pair (last run)", "throughput", "bps",
+			"The last run's throughput of each client node → server node, per path and profile.",
+			`max by (client_node, server_node, path, profile) (cnperf_throughput_bytes_per_second{`+caseSel+`}) * 8`)).
+		WithPanel(nodePairs("Transactions per second by node pair (last run)", "transactions/s", "reqps",
+			"The last run's request/response rate of each client node → server node, per path and profile.",
+			`max by (client_node, server_node, path, profile) (cnperf_transactions_per_second{`+caseSel+`})`)).
 
 		// Failures and alerts.
 		WithRow(dashboard.NewRowBuilder("Failures and alerts")).
@@ -165,16 +157,34 @@ func Build() (dashboard.Dashboard, error) {
 		WithPanel(table.NewPanelBuilder().Title("Failing cases (last run)").Span(12).Height(8).Datasource(ds()).
 			Description("The cases of the last runs that have no figure; cnperf report -o wide on the run's results file has the cause.").
 			WithTarget(instant(`cnperf_case_failed{` + caseSel + `} == 1`)).
-			Transformations([]dashboard.DataTransformerConfig{{Id: "organize", Options: map[string]any{
+			Transformations(organize(map[string]any{
 				"excludeByName": map[string]any{"Time": true, "Value": true, "__name__": true, "instance": true},
-			}}})).
+			}))).
 		WithPanel(table.NewPanelBuilder().Title("cnperf alerts firing").Span(24).Height(8).Datasource(ds()).
 			Description("The alerts of deploy/prometheus/cnperf-rules.yaml firing now, with their labels.").
 			WithTarget(instant(`ALERTS{alertname=~"Cnperf.+",alertstate="firing"}`)).
-			Transformations([]dashboard.DataTransformerConfig{{Id: "organize", Options: map[string]any{
+			Transformations(organize(map[string]any{
 				"excludeByName": map[string]any{"Time": true, "Value": true, "__name__": true, "alertstate": true},
-			}}}))
+			})))
 	return b.Build()
+}
+
+// organize is a table's one transformation: Grafana's "organize fields" with opts
+// (excludeByName, renameByName).
+func organize(opts map[string]any) []dashboard.DataTransformerConfig {
+	return []dashboard.DataTransformerConfig{{Id: "organize", Options: opts}}
+}
+
+// nodePairs is a table of the last run's figure of each client node → server node: expr's
+// instant value, its column named value, in unit.
+func nodePairs(title, value, unit, desc, expr string) *table.PanelBuilder {
+	return table.NewPanelBuilder().Title(title).Span(12).Height(8).Datasource(ds()).Unit(unit).
+		Description(desc).
+		WithTarget(instant(expr)).
+		Transformations(organize(map[string]any{
+			"excludeByName": map[string]any{"Time": true},
+			"renameByName":  map[string]any{"client_node": "client node", "server_node": "server node", "Value": value},
+		}))
 }
 
 // JSON is the dashboard as the shipped file has it (indented, with a final newline).
