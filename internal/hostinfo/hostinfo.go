@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/nodehw"
 )
 
 // Get describes this host. Missing pieces are left empty, never guessed.
@@ -48,17 +49,13 @@ func osRelease(path string) string {
 	return runtime.GOOS
 }
 
+// cpuModel is the CPU model /proc/cpuinfo names (nodehw.ParseCPUInfo, as for the nodes).
 func cpuModel(path string) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
+	model, _ := nodehw.ParseCPUInfo(f)
+	return model
 }
