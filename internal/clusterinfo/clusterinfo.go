@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/nodehw"
 	"github.com/cnperf/cnperf/internal/report/text"
 )
 
@@ -168,12 +169,12 @@ func nodeHardware(ctx context.Context, exec ExecFunc, address string, hostNetwor
 	}
 	out, err := exec(ctx, argv)
 	if err != nil {
-		return &api.NodeHardware{Source: "agent", Note: fmt.Sprintf("the agent could not read it (an agent image older than this cnperf?): %v", err)}
+		return &api.NodeHardware{Source: nodehw.Source, Note: fmt.Sprintf("the agent could not read it (an agent image older than this cnperf?): %v", err)}
 	}
 	var hw api.NodeHardware
 	if err := json.Unmarshal([]byte(out), &hw); err != nil {
 		// an agent older than `cnperf agent node-hardware` prints its help instead
-		return &api.NodeHardware{Source: "agent", Note: fmt.Sprintf("the agent image's cnperf did not answer with JSON (older than `cnperf agent node-hardware`?): %v", err)}
+		return &api.NodeHardware{Source: nodehw.Source, Note: fmt.Sprintf("the agent image's cnperf did not answer with JSON (older than `cnperf agent node-hardware`?): %v", err)}
 	}
 	if !hostNetwork {
 		note := "uplink not read: no endpoint on the node's host network (a host path, e.g. host-host, has one)"
