@@ -62,19 +62,8 @@ func StartPrometheus(t testing.TB, pushgatewayURL string, ruleFiles ...string) *
 	logs, _ := testdaemon.Start(t, exec.Command(bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr), 10*time.Second)
 	p := &Prometheus{URL: "http://" + addr}
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		resp, err := http.Get(p.URL + "/-/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return p
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prometheus at %s did not get ready:\n%s", p.URL, logs.String())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitReady(t, "prometheus", p.URL, 60*time.Second, logs)
+	return p
 }
 
 // Sample is one series of an instant query's answer.

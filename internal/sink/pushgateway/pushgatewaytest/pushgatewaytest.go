@@ -3,6 +3,7 @@
 package pushgatewaytest
 
 import (
+	"bytes"
 	"io"
 	"net"
 	"net/http"
@@ -42,16 +43,24 @@ func StartOn(t testing.TB, host string) string {
 	l.Close()
 	logs, _ := testdaemon.Start(t, exec.Command(bin, "--web.listen-address="+addr, "--persistence.file="), 10*time.Second)
 	u := "http://" + addr
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	waitReady(t, "the pushgateway", u, 30*time.Second, logs)
+	return u
+}
+
+// waitReady waits until u/-/ready answers 200 (Prometheus' and the Pushgateway's readiness
+// endpoint); after timeout the test fails with the daemon's logs.
+func waitReady(t testing.TB, name, u string, timeout time.Duration, logs *bytes.Buffer) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); ; {
 		resp, err := http.Get(u + "/-/ready")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return u
+				return
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the pushgateway at %s did not get ready:\n%s", u, logs.String())
+			t.Fatalf("%s at %s did not get ready:\n%s", name, u, logs.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
