@@ -106,23 +106,8 @@ func TestSecondaryNetworks(t *testing.T) {
 	nads := snNeedMultus(ctx, t, cl)
 	for i, nad := range nads {
 		t.Run(nad.typ, func(t *testing.T) {
-			ns := kpNamespace("cnperf-e2e-multus")
-			if _, err := cl.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
 			runID := uuid.NewString()
-			t.Cleanup(func() {
-				_ = cl.cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
-				if !waitFor(2*time.Minute, func() bool {
-					_, err := cl.cs.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
-					return err != nil
-				}) {
-					t.Errorf("namespace %s still there 2 min after its deletion", ns)
-				}
-				if left := kpLeftovers(context.Background(), t, cl.cs, runID); len(left) > 0 {
-					t.Errorf("left behind: %v", left)
-				}
-			})
+			ns := snNamespace(ctx, t, cl, "cnperf-e2e-multus", runID, true)
 			// the default network beside the first network, in one run
 			defaultGroup := ""
 			if i == 0 {
@@ -303,20 +288,8 @@ func TestMacvlanFlag(t *testing.T) {
 	}
 	ipamJSON, _ := json.Marshal(ipam)
 
-	ns := kpNamespace("multus-macvlan")
-	if _, err := cl.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	runID := uuid.NewString()
-	t.Cleanup(func() {
-		_ = cl.cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
-		if !waitFor(2*time.Minute, func() bool {
-			_, err := cl.cs.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
-			return err != nil
-		}) {
-			t.Errorf("namespace %s still there 2 min after its deletion", ns)
-		}
-	})
+	ns := snNamespace(ctx, t, cl, "multus-macvlan", runID, false)
 	results := filepath.Join(t.TempDir(), "run.jsonl")
 	start := time.Now()
 	out, stderr, code := kpRunCLI(ctx, "run", "--platform", "kube", "--kubeconfig", cl.kubeconfig, "-n", ns, "--uuid", runID,
@@ -374,23 +347,8 @@ func TestSecondaryNetworkPolicyAndAnnotation(t *testing.T) {
 	cl := kpClusterFromEnv(t)
 	ctx := context.Background()
 	snNeedMultus(ctx, t, cl)
-	ns := kpNamespace("multus-policy")
-	if _, err := cl.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	runID := uuid.NewString()
-	t.Cleanup(func() {
-		_ = cl.cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
-		if !waitFor(2*time.Minute, func() bool {
-			_, err := cl.cs.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
-			return err != nil
-		}) {
-			t.Errorf("namespace %s still there 2 min after its deletion", ns)
-		}
-		if left := kpLeftovers(context.Background(), t, cl.cs, runID); len(left) > 0 {
-			t.Errorf("left behind: %v", left)
-		}
-	})
+	ns := snNamespace(ctx, t, cl, "multus-policy", runID, true)
 	deny := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: "deny-ingress"},
 		Spec: networkingv1.NetworkPolicySpec{PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}}}
 	if _, err := cl.cs.NetworkingV1().NetworkPolicies(ns).Create(ctx, deny, metav1.CreateOptions{}); err != nil {
@@ -424,4 +382,31 @@ func TestSecondaryNetworkPolicyAndAnnotation(t *testing.T) {
 	if !strings.Contains(strings.Join(strings.Fields(out), " "), "+net: NetworkPolicy "+ns+"/deny-ingress selects the measured pods but does not apply on a secondary network") {
 		t.Errorf("the table does not say the policy does not apply")
 	}
+}
+
+// snNamespace creates the test's namespace (prefix and a random suffix) and, at cleanup,
+// deletes it and checks that it is gone within 2 min and, with checkLeftovers, that nothing
+// labelled with the run runID is left.
+func snNamespace(ctx context.Context, t *testing.T, cl kpCluster, prefix, runID string, checkLeftovers bool) string {
+	t.Helper()
+	ns := kpNamespace(prefix)
+	if _, err := cl.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cl.cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+		if !waitFor(2*time.Minute, func() bool {
+			_, err := cl.cs.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
+			return err != nil
+		}) {
+			t.Errorf("namespace %s still there 2 min after its deletion", ns)
+		}
+		if !checkLeftovers {
+			return
+		}
+		if left := kpLeftovers(context.Background(), t, cl.cs, runID); len(left) > 0 {
+			t.Errorf("left behind: %v", left)
+		}
+	})
+	return ns
 }
