@@ -87,28 +87,16 @@ plan:
 		if strings.Contains(scraped, "cnperf_throughput_bytes_per_second{") && strings.Contains(scraped, group) {
 			break
 		}
-		jobs, err := c.run(ctx, "", "get", "jobs", "-n", ns, "-o", "json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var list struct {
-			Items []struct {
-				Metadata struct{ Name string } `json:"metadata"`
-				Status   struct{ Failed int }  `json:"status"`
-			} `json:"items"`
-		}
-		if err := json.Unmarshal([]byte(jobs), &list); err != nil {
-			t.Fatal(err)
-		}
-		for _, j := range list.Items {
-			job = j.Metadata.Name
-			if j.Status.Failed > 0 {
-				logs, _ := c.run(ctx, "", "logs", "-n", ns, "job/"+j.Metadata.Name)
-				t.Fatalf("scheduled run %s failed; its log:\n%s", j.Metadata.Name, logs)
+		jobs := chartJobs(ctx, t, c, ns)
+		for _, j := range jobs {
+			job = j.Name
+			if j.Failed > 0 {
+				logs, _ := c.run(ctx, "", "logs", "-n", ns, "job/"+j.Name)
+				t.Fatalf("scheduled run %s failed; its log:\n%s", j.Name, logs)
 			}
 		}
 		if time.Since(installed) > 150*time.Second {
-			t.Fatalf("no run's metrics at the Pushgateway %s after %s (jobs: %s); its cnperf series:\n%s",
+			t.Fatalf("no run's metrics at the Pushgateway %s after %s (jobs: %+v); its cnperf series:\n%s",
 				pg, time.Since(installed).Round(time.Second), jobs, cnperfSeries(scraped))
 		}
 		time.Sleep(2 * time.Second)
@@ -161,6 +149,26 @@ plan:
 // failed ("" if none).
 func scheduledJobs(ctx context.Context, t *testing.T, c clusterEnv, ns string) (done []string, failed string) {
 	t.Helper()
+	for _, j := range chartJobs(ctx, t, c, ns) {
+		switch {
+		case j.Failed > 0:
+			failed = j.Name
+		case j.Succeeded > 0:
+			done = append(done, j.Name)
+		}
+	}
+	return done, failed
+}
+
+// chartJob is one Job of a release: its name and how many of its pods failed and succeeded.
+type chartJob struct {
+	Name              string
+	Failed, Succeeded int
+}
+
+// chartJobs lists the Jobs in the namespace ns, in kubectl's order.
+func chartJobs(ctx context.Context, t *testing.T, c clusterEnv, ns string) []chartJob {
+	t.Helper()
 	out, err := c.run(ctx, "", "get", "jobs", "-n", ns, "-o", "json")
 	if err != nil {
 		t.Fatal(err)
@@ -172,17 +180,13 @@ func scheduledJobs(ctx context.Context, t *testing.T, c clusterEnv, ns string) (
 		} `json:"items"`
 	}
 	if err := json.Unmarshal([]byte(out), &list); err != nil {
-		t.Fatal(err)
+		t.Fatalf("kubectl get jobs -n %s: %v", ns, err)
 	}
+	jobs := make([]chartJob, 0, len(list.Items))
 	for _, j := range list.Items {
-		switch {
-		case j.Status.Failed > 0:
-			failed = j.Metadata.Name
-		case j.Status.Succeeded > 0:
-			done = append(done, j.Metadata.Name)
-		}
+		jobs = append(jobs, chartJob{Name: j.Metadata.Name, Failed: j.Status.Failed, Succeeded: j.Status.Succeeded})
 	}
-	return done, failed
+	return jobs
 }
 
 // pushTime is the Pushgateway's push_time_seconds of the group (the labels in group).
