@@ -1,6 +1,7 @@
 package runcmd
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -120,7 +121,8 @@ func (n *k8sNetperfNetworks) applyMacvlan(fs *pflag.FlagSet, f *config.FlagValue
 	def, err := kubeplatform.MacvlanDefinition(strings.TrimSpace(n.macvlan), ipam)
 	if err != nil {
 		flag := "--macvlan"
-		if strings.Contains(err.Error(), "IPAM") {
+		var ipamErr *kubeplatform.IPAMError
+		if errors.As(err, &ipamErr) {
 			flag = "--macvlan-ipam"
 		}
 		return exit.Usage("%s: %v", flag, err)

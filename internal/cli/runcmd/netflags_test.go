@@ -49,6 +49,7 @@ func TestK8sNetperfNetworkFlags(t *testing.T) {
 		{args: []string{"--macvlan", "eth0", "--macvlan-ipam", "{}"}, wantErr: `--macvlan-ipam: the IPAM configuration {} names no IPAM plugin (no "type")`},
 		{args: []string{"--macvlan", "eth0", "--macvlan-ipam", "{}", "--macvlan-range", "10.0.0.0/8"}, wantErr: "--macvlan-range and --macvlan-ipam: give one"},
 		{args: []string{"--macvlan", "my/eth0"}, wantErr: `--macvlan: "my/eth0" is not an interface name`},
+		{args: []string{"--macvlan", "IPAM/0"}, wantErr: `--macvlan: "IPAM/0" is not an interface name`},
 		{args: []string{"--macvlan", "eth0", "--bridge", "br"}, wantErr: "--macvlan and --bridge: give one (--macvlan creates its own network)"},
 		{args: []string{"--macvlan", "eth0", "--network", "a/b"}, wantErr: "--macvlan and --network: give one"},
 		{args: []string{"--macvlan-range", "10.0.0.0/8"}, wantErr: "--macvlan-range: only with --macvlan MASTER"},

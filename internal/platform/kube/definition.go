@@ -64,10 +64,10 @@ func MacvlanDefinition(master, ipam string) (*NetworkDefinition, error) {
 	}
 	var obj map[string]any
 	if err := json.Unmarshal([]byte(ipam), &obj); err != nil {
-		return nil, fmt.Errorf("the IPAM configuration is not a JSON object: %w", err)
+		return nil, &IPAMError{fmt.Errorf("the IPAM configuration is not a JSON object: %w", err)}
 	}
 	if t, _ := obj["type"].(string); t == "" {
-		return nil, fmt.Errorf(`the IPAM configuration %s names no IPAM plugin (no "type")`, ipam)
+		return nil, &IPAMError{fmt.Errorf(`the IPAM configuration %s names no IPAM plugin (no "type")`, ipam)}
 	}
 	var compact bytes.Buffer
 	_ = json.Compact(&compact, []byte(ipam)) // valid JSON, checked above
@@ -78,6 +78,13 @@ func MacvlanDefinition(master, ipam string) (*NetworkDefinition, error) {
 	return &NetworkDefinition{Name: MacvlanDefinitionName, Config: fmt.Sprintf(
 		`{"cniVersion": "0.3.1", "type": "macvlan", "master": "%s", "mode": "bridge", "ipam": %s}`, master, compact.String())}, nil
 }
+
+// IPAMError is MacvlanDefinition's error about its IPAM configuration (its other errors are
+// about the master interface).
+type IPAMError struct{ Err error }
+
+func (e *IPAMError) Error() string { return e.Err.Error() }
+func (e *IPAMError) Unwrap() error { return e.Err }
 
 // checkInterfaceName refuses what the kernel would not take as an interface name.
 func checkInterfaceName(s string) error {
