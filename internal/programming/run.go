@@ -492,12 +492,16 @@ func (r *Runner) allocateIP(ctx context.Context) (string, int32, error) {
 	if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone {
 		return "", 0, errors.New("the API server gave the Service no ClusterIP")
 	}
-	if r.o.NodePort && (len(svc.Spec.Ports) == 0 || svc.Spec.Ports[0].NodePort == 0) {
-		return "", 0, errors.New("the API server gave the NodePort Service no node port")
+	if r.o.NodePort && nodePortOf(svc) == 0 {
+		return "", 0, errNoNodePort
 	}
 	return svc.Spec.ClusterIP, nodePortOf(svc), nil
 }
 
+// errNoNodePort: a NodePort Service came back without its node port.
+var errNoNodePort = errors.New("the API server gave the NodePort Service no node port")
+
+// nodePortOf is svc's (first and only) port's node port, 0 when it has none.
 func nodePortOf(svc *corev1.Service) int32 {
 	if len(svc.Spec.Ports) == 0 {
 		return 0
@@ -539,7 +543,7 @@ func (r *Runner) measureEndpoint(ctx context.Context) error {
 		return fmt.Errorf("create Service %s: %w", name, err)
 	}
 	if r.o.NodePort && nodePortOf(svc) == 0 {
-		return errors.Join(errors.New("the API server gave the NodePort Service no node port"), ignoreNotFound(svcs.Delete(ctx, name, metav1.DeleteOptions{})))
+		return errors.Join(errNoNodePort, ignoreNotFound(svcs.Delete(ctx, name, metav1.DeleteOptions{})))
 	}
 	targets := r.serviceTargets(svc.Spec.ClusterIP, nodePortOf(svc))
 	target := targets[0].addr(Client{})
