@@ -66,7 +66,7 @@ func Collect(ctx context.Context, in Input) (*api.ClusterDetails, error) {
 	// wrapped to fit 120 columns: an API server's refusal (forbidden: User "system:serviceaccount:…"
 	// cannot list …) alone is longer
 	warn := func(format string, a ...any) {
-		fmt.Fprintln(log, strings.Join(text.Wrap(fmt.Sprintf(format, a...), text.DefaultWidth, "clusterinfo: ", "  "), "\n"))
+		text.Logf(log, "clusterinfo: ", format, a...)
 	}
 	cd := &api.ClusterDetails{IPFamily: in.IPFamily}
 	if v, err := in.Client.Discovery().ServerVersion(); err == nil {

@@ -183,7 +183,7 @@ func (r *Runner) logf(format string, a ...any) {
 // wrapped to fit 120 columns (node lists, probe errors and the API server's answers can be
 // long).
 func Logf(w io.Writer, format string, a ...any) {
-	fmt.Fprintln(w, strings.Join(text.Wrap(fmt.Sprintf(format, a...), text.DefaultWidth, "programming: ", "  "), "\n"))
+	text.Logf(w, "programming: ", format, a...)
 }
 
 // Leftovers says what a failed Close may leave.

@@ -180,6 +180,12 @@ func (t *Table) Fit(width int, indent string, drop []int) []string {
 	return hid
 }
 
+// Logf writes one progress line to w: prefix and the message, wrapped to DefaultWidth with a
+// two-space hanging indent (node lists and an API server's answers can be long).
+func Logf(w io.Writer, prefix, format string, a ...any) {
+	fmt.Fprintln(w, strings.Join(Wrap(fmt.Sprintf(format, a...), DefaultWidth, prefix, "  "), "\n"))
+}
+
 // Wrap breaks s into lines of at most width columns at spaces: the first line starts with
 // first, the others with rest (a hanging indent). A word longer than a line is not broken.
 func Wrap(s string, width int, first, rest string) []string {

@@ -82,3 +82,19 @@ func TestWrap(t *testing.T) {
 		}
 	}
 }
+
+// TestLogf: a progress line starts with its prefix and is wrapped to DefaultWidth with a
+// hanging indent.
+func TestLogf(t *testing.T) {
+	var b strings.Builder
+	Logf(&b, "kube: ", "%s", strings.Repeat("word ", 40))
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "kube: word") || !strings.HasPrefix(lines[1], "  word") {
+		t.Fatalf("%q", b.String())
+	}
+	for _, l := range lines {
+		if Width(l) > DefaultWidth {
+			t.Errorf("%d columns: %q", Width(l), l)
+		}
+	}
+}
