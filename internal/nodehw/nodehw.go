@@ -38,6 +38,8 @@ func Read(address string) *api.NodeHardware {
 	var u unix.Utsname
 	if err := unix.Uname(&u); err == nil {
 		hw.Kernel = unix.ByteSliceToString(u.Release[:])
+	} else {
+		notes = append(notes, fmt.Sprintf("kernel: uname: %v", err))
 	}
 	if address != "" {
 		if err := readUplink(hw, address); err != nil {
