@@ -81,7 +81,7 @@ type family string
 const ipv6 family = "ipv6"
 
 // v6 reports whether the family is IPv6.
-func (f family) v6() bool { return f == "ipv6" }
+func (f family) v6() bool { return f == ipv6 }
 
 func (a addrPlan) underlayF(f family) netip.Prefix {
 	if f.v6() {
