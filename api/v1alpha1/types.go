@@ -655,8 +655,9 @@ type AgentFootprint struct {
 	Pod       string `json:"pod"`
 	// CPUMillicores is the CPU rate over WindowSeconds (1000 = one core busy).
 	CPUMillicores float64 `json:"cpuMillicores"`
-	// MemoryWorkingSetBytes is the working set at the end of the window.
-	MemoryWorkingSetBytes uint64 `json:"memoryWorkingSetBytes"`
+	// MemoryWorkingSetBytes is the working set at the end of the window (absent when the
+	// kubelet gave no memory reading: never a zero for "not read").
+	MemoryWorkingSetBytes *uint64 `json:"memoryWorkingSetBytes,omitempty"`
 	// WindowSeconds is the time between the kubelet's two readings the rate is taken over.
 	WindowSeconds float64 `json:"windowSeconds"`
 }

@@ -170,7 +170,7 @@ func footprintOf(node string, before, after []byte, pods map[string]*corev1.Pod)
 		fp := api.AgentFootprint{Node: node, Component: component, Namespace: p.PodRef.Namespace, Pod: p.PodRef.Name,
 			CPUMillicores: float64(*p.CPU.UsageCoreNanoSeconds-f.nanos) / 1e6 / window, WindowSeconds: window}
 		if p.Memory != nil && p.Memory.WorkingSetBytes != nil {
-			fp.MemoryWorkingSetBytes = *p.Memory.WorkingSetBytes
+			fp.MemoryWorkingSetBytes = p.Memory.WorkingSetBytes
 		}
 		agents = append(agents, fp)
 	}

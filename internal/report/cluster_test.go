@@ -11,10 +11,12 @@ func TestClusterLines(t *testing.T) {
 	// the figures clusterinfo computed from the kubelet summaries captured on the e2e cluster
 	// (internal/clusterinfo/testdata/summary)
 	agent := api.AgentFootprint{Node: "node1", Component: "other", Namespace: "kube-system", Pod: "nodeinfo-capture-agent-vp7lt",
-		CPUMillicores: 25.570966428571427, MemoryWorkingSetBytes: 1892352, WindowSeconds: 28}
+		CPUMillicores: 25.570966428571427, MemoryWorkingSetBytes: new(uint64(1892352)), WindowSeconds: 28}
 	proxy := agent
 	proxy.Component, proxy.Pod = "kube-proxy", "kube-proxy-node2"
 	proxy.Node = "node2"
+	noMemory := proxy
+	noMemory.MemoryWorkingSetBytes = nil
 	// `cnperf agent node-hardware` on node1 of the e2e cluster
 	// (internal/clusterinfo/testdata/hardware), from the host network and from a pod's
 	hw := api.NodeHardware{Source: "agent", CPUModel: "AMD EPYC", CPUCount: 2, Kernel: "6.18.44-fc-v595", Uplink: "eth0",
@@ -32,6 +34,9 @@ func TestClusterLines(t *testing.T) {
 		{"two nodes", &api.ClusterDetails{IdleFootprint: &api.IdleFootprint{Source: "kubelet summary", WindowSeconds: 30.2,
 			Agents: []api.AgentFootprint{agent, proxy}}},
 			[]string{"idle footprint before the measurement (kubelet summary, 30 s): node1: kube-system/nodeinfo-capture-agent-vp7lt 25.6m CPU 1.8 MiB; node2: kube-proxy 25.6m CPU 1.8 MiB"}},
+		{"no memory reading: said, not a zero", &api.ClusterDetails{IdleFootprint: &api.IdleFootprint{Source: "kubelet summary",
+			WindowSeconds: 30.2, Agents: []api.AgentFootprint{noMemory}}},
+			[]string{"idle footprint before the measurement (kubelet summary, 30 s): node2: kube-proxy 25.6m CPU memory not reported"}},
 		{"hardware as the agent read it on the e2e cluster, footprint not asked", &api.ClusterDetails{Nodes: []api.NodeInfo{
 			{Name: "node1", Hardware: &hw}, {Name: "node2", Hardware: &hw}, {Name: "node3", Hardware: &podOnly}, {Name: "node4"}}},
 			[]string{"node hardware: node1, node2: AMD EPYC x2, kernel 6.18.44-fc-v595, uplink eth0 (veth, 10 Gbit/s, MTU 1500; gso rx-checksum tso tx-checksum on, gro off); node3: AMD EPYC x2, kernel 6.18.44-fc-v595"}},

@@ -739,7 +739,11 @@ func ClusterLines(c *api.ClusterDetails) []string {
 		if a.Component == "other" {
 			name = a.Namespace + "/" + a.Pod
 		}
-		byNode[a.Node] = append(byNode[a.Node], fmt.Sprintf("%s %.1fm CPU %.1f MiB", name, a.CPUMillicores, float64(a.MemoryWorkingSetBytes)/(1<<20)))
+		mem := "memory not reported"
+		if a.MemoryWorkingSetBytes != nil {
+			mem = fmt.Sprintf("%.1f MiB", float64(*a.MemoryWorkingSetBytes)/(1<<20))
+		}
+		byNode[a.Node] = append(byNode[a.Node], fmt.Sprintf("%s %.1fm CPU %s", name, a.CPUMillicores, mem))
 	}
 	line := fmt.Sprintf("idle footprint before the measurement (%s, %.0f s):", fp.Source, fp.WindowSeconds)
 	var parts []string

@@ -84,12 +84,16 @@ func TestKubeIdleFootprint(t *testing.T) {
 	}
 	nodes := map[string]bool{}
 	for _, a := range fp.Agents {
-		t.Logf("%s %s %s/%s: %.2f millicores over %.0f s, %d bytes", a.Node, a.Component, a.Namespace, a.Pod, a.CPUMillicores, a.WindowSeconds, a.MemoryWorkingSetBytes)
+		if a.MemoryWorkingSetBytes == nil {
+			t.Errorf("%s %s %s/%s: no memory reading", a.Node, a.Component, a.Namespace, a.Pod)
+			continue
+		}
+		t.Logf("%s %s %s/%s: %.2f millicores over %.0f s, %d bytes", a.Node, a.Component, a.Namespace, a.Pod, a.CPUMillicores, a.WindowSeconds, *a.MemoryWorkingSetBytes)
 		if a.Component != "other" || a.Namespace != "kube-system" || !strings.HasPrefix(a.Pod, name+"-") {
 			t.Errorf("an agent that is not the test's: %+v", a)
 			continue
 		}
-		if a.CPUMillicores <= 0 || a.MemoryWorkingSetBytes == 0 || a.WindowSeconds <= 0 {
+		if a.CPUMillicores <= 0 || *a.MemoryWorkingSetBytes == 0 || a.WindowSeconds <= 0 {
 			t.Errorf("%s: no figures: %+v", a.Node, a)
 		}
 		nodes[a.Node] = true
