@@ -614,7 +614,9 @@ spec:
 YAML
     # IP_FAMILY=dual: the node's IPv6 pod CIDR as a second pool, VXLAN too (what
     # CALICO_IPV6POOL_VXLAN=Always makes of the default IPv6 pool; blockSize 122 is its default)
-    [ "$IP_FAMILY" = dual ] && cat <<YAML
+    # (an if, not `[ ] && cat`: a false test as the loop's last command failed the pipeline
+    # under pipefail, and with it every IPv4 Calico bring-up)
+    if [ "$IP_FAMILY" = dual ]; then cat <<YAML
 ---
 apiVersion: crd.projectcalico.org/v1
 kind: IPPool
@@ -628,6 +630,7 @@ spec:
   nodeSelector: kubernetes.io/hostname == "$(node_name "$i")"
   allowedUses: [Workload, Tunnel]
 YAML
+    fi
   done | $KC apply -f - >/dev/null
   calico_kubeconfig() { # SERVICEACCOUNT FILE: a kubeconfig with the ServiceAccount's token (24 h)
     local token
