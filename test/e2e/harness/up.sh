@@ -664,12 +664,16 @@ KCFG
       CALICO_DISABLE_FILE_LOGGING=true FELIX_DEFAULTENDPOINTTOHOSTACTION=ACCEPT FELIX_IPV6SUPPORT=false
       FELIX_HEALTHENABLED=true FELIX_LOGFILEPATH=none FELIX_LOGSEVERITYSYS=none FELIX_LOGSEVERITYSCREEN=info
       FELIX_USAGEREPORTINGENABLED=false FELIX_XDPENABLED=false FELIX_BPFENABLED=false
-      FELIX_DebugSkipCTLBCleanup=true)
+      FELIX_DebugSkipCTLBCleanup=true FELIX_PROMETHEUSMETRICSENABLED=true FELIX_PROMETHEUSMETRICSHOST=127.0.0.1
+      FELIX_PROMETHEUSMETRICSPORT=9091)
     # IP_FAMILY=dual, as calico-vxlan.yaml's dual-stack variant: IPv6 on (felix's IPv6 dataplane,
     # vxlan-v6.calico), the node's IPv6 address autodetected on eth0 like the IPv4 one
     if [ "$IP_FAMILY" = dual ]; then
       cenv+=(FELIX_IPV6SUPPORT=true IP6=autodetect IP6_AUTODETECTION_METHOD=interface=eth0 CALICO_IPV6POOL_VXLAN=Always)
     fi
+    # FELIX_PROMETHEUSMETRICS*: felix's own metrics (its dataplane apply time, which cnperf
+    # programming reads beside its end-to-end policy latency) on the node's 127.0.0.1:9091, felix's
+    # default port, bound like kube-proxy's 127.0.0.1:10249: reachable from a hostNetwork pod only
     # FELIX_DebugSkipCTLBCleanup (felix's switch for its FV tests): at start felix removes a BPF
     # connect-time load balancer left by BPF mode, through BPF syscalls that a build without cgo
     # only has as stubs that panic ("BPF syscall stub"); there is none to remove here
