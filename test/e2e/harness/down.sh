@@ -109,6 +109,9 @@ log "unmounted"
 # 5. network: netns (takes the node's iptables, conntrack, cni0, vxlan with it), bridge, veths
 for i in $nodes; do ip netns del "$NAME_PREFIX-node$i" 2>/dev/null; done
 ip link del "$BR" 2>/dev/null
+# the guard routes up.sh made for the Service and pod CIDRs (only these exact "unreachable" ones)
+for c in $GUARD_CIDRS; do ip route del unreachable "$c" 2>/dev/null; done
+for c in $GUARD_CIDRS6; do ip -6 route del unreachable "$c" 2>/dev/null; done
 for i in $nodes; do ip link del "$(node_veth "$i")" 2>/dev/null; done
 # MULTUS=1's bridge network (multus.sh): its root-netns bridge (the veths went with the nodes' netns)
 ip link del "$MULTUS_HOST_BR" 2>/dev/null
@@ -145,7 +148,8 @@ for l in /var/log/containers/*.log; do          # kubelet's symlinks into our po
   [ -L "$l" ] && case "$(readlink "$l")" in "$S/"*) rm -f "$l" ;; esac
 done
 if [ -s "$S/created-paths" ]; then
-  # both kubelets (re)create /var/lib/kubelet/device-plugins/kubelet.sock (hardcoded path)
+  # the kubelets (re)create /var/lib/kubelet/device-plugins/kubelet.sock (hardcoded path; now in
+  # each node's own directory, NODE_PRIVATE_DIRS: this is for a cluster of an older up.sh)
   grep -qx /var/lib/kubelet "$S/created-paths" && rm -f /var/lib/kubelet/device-plugins/kubelet.sock
   while read -r p; do find "$p" -depth -type d -empty -delete 2>/dev/null; done < "$S/created-paths"
 fi

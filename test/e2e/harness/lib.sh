@@ -154,6 +154,10 @@ APISERVER_IP6=fd00:10:123::1
 UNDERLAY_CIDR6=fd00:10:123::/64
 CLUSTER_CIDR6=fd00:10:244::/56
 SVC_CIDR6=fd00:10:96::/112
+# what the root netns (the API server's) must never send by its default route: the Service and
+# pod CIDRs get "unreachable" routes there (up.sh; the per-node pod routes are more specific)
+GUARD_CIDRS="$SVC_CIDR $CLUSTER_CIDR"
+GUARD_CIDRS6="$SVC_CIDR6 $CLUSTER_CIDR6"
 CNI_BIN=${CNI_BIN:-/usr/lib/cni}
 CGROUP_NAME=cnperf-e2e           # /sys/fs/cgroup/<ctrl>/cnperf-e2e/nodeN
 RUN_DIR=/run/cnperf-e2e          # runc roots
@@ -163,7 +167,11 @@ MNT_DIR=$RUN_DIR/mnt             # node mount namespaces, one file per node (bin
 # not share them and nothing lands on the host. /var/run is /run on Debian. /run/containerd
 # holds containerd 1.6's shim sockets (/run/containerd/s/<hash>, hardcoded): a shim killed by
 # down.sh left its socket on the host before.
-NODE_PRIVATE_DIRS="/var/lib/cni /run/flannel /run/containerd"
+# /var/lib/kubelet/device-plugins: every kubelet serves its device-plugin registration socket at
+# the hardcoded /var/lib/kubelet/device-plugins/kubelet.sock (its --root-dir does not move it), and
+# device plugins (KubeVirt's virt-handler: devices.kubevirt.io/kvm, tun, vhost-net) register there:
+# shared, only the kubelet that bound it last would get them.
+NODE_PRIVATE_DIRS="/var/lib/cni /run/flannel /run/containerd /var/lib/kubelet/device-plugins"
 # Cilium's state dir and API socket (/var/run/cilium/cilium.sock, hardcoded in its CNI plugin)
 if [ "$CNI" = cilium ]; then NODE_PRIVATE_DIRS="$NODE_PRIVATE_DIRS /run/cilium"; fi
 # Calico: /var/run/calico (= /run/calico: felix's status, the CNI plugin's lock), /var/lib/calico

@@ -1,6 +1,9 @@
 #!/bin/bash
 # Generate the e2e cluster's CA, component certificates, service-account key pair and
-# kubeconfigs with openssl only (short-lived, throw-away, ECDSA P-256).
+# kubeconfigs with openssl only (short-lived, throw-away, ECDSA P-256). Also the aggregation
+# layer's front-proxy CA and the API server's client certificate signed by it
+# (front-proxy-client): extension API servers (KubeVirt's virt-api) trust the user the API server
+# names in X-Remote-User only from a client with that certificate.
 # usage: pki.sh STATE_DIR        env: NODE_NAMES="node1 node2" APISERVER_IP SVC_IP
 set -euo pipefail
 S=${1:?state dir}
@@ -11,13 +14,18 @@ APISERVER_IP=${APISERVER_IP:-10.123.0.1}
 SVC_IP=${SVC_IP:-10.96.0.1}
 NODE_NAMES=${NODE_NAMES:-"node1 node2"}
 
-openssl ecparam -name prime256v1 -genkey -noout -out ca.key 2>/dev/null
-openssl req -x509 -new -key ca.key -subj "/CN=cnperf-e2e-ca" -days 30 -out ca.crt \
-  -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature"
+# ca NAME CN: a self-signed CA
+ca() {
+  openssl ecparam -name prime256v1 -genkey -noout -out "$1.key" 2>/dev/null
+  openssl req -x509 -new -key "$1.key" -subj "/CN=$2" -days 30 -out "$1.crt" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature"
+}
+ca ca cnperf-e2e-ca
+ca front-proxy-ca cnperf-e2e-front-proxy-ca
 
-# cert NAME CN O [SAN]
+# [CA=front-proxy-ca] cert NAME CN O [SAN]: signed by ca (or by $CA)
 cert() {
-  local name=$1 cn=$2 o=$3 san=${4:-}
+  local name=$1 cn=$2 o=$3 san=${4:-} ca=${CA:-ca}
   local subj="/CN=$cn"; [ -n "$o" ] && subj="/O=$o/CN=$cn"
   openssl ecparam -name prime256v1 -genkey -noout -out "$name.key" 2>/dev/null
   openssl req -new -key "$name.key" -subj "$subj" -out "$name.csr"
@@ -27,7 +35,7 @@ cert() {
     echo "extendedKeyUsage=serverAuth,clientAuth"
     [ -n "$san" ] && echo "subjectAltName=$san"
   } > "$name.ext"
-  openssl x509 -req -in "$name.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 30 \
+  openssl x509 -req -in "$name.csr" -CA "$ca.crt" -CAkey "$ca.key" -CAcreateserial -days 30 \
     -extfile "$name.ext" -out "$name.crt" 2>/dev/null
   rm -f "$name.csr" "$name.ext"
 }
@@ -39,6 +47,9 @@ cert admin kubernetes-admin system:masters
 cert kcm system:kube-controller-manager ""
 cert scheduler system:kube-scheduler ""
 cert kube-proxy system:kube-proxy ""
+# the API server's identity when it proxies to an aggregated API (--proxy-client-cert-file);
+# its CN is the one name --requestheader-allowed-names allows
+CA=front-proxy-ca cert front-proxy-client front-proxy-client ""
 for n in $NODE_NAMES; do
   # kubelet serving + client cert; the IP SAN lets the apiserver verify it if asked to
   cert "$n" "system:node:$n" system:nodes "DNS:$n"

@@ -13,6 +13,9 @@
 #     (alias FLANNEL_MODE) vxlan or host-gw. CNI=calico: calico-node (-felix) per node + the
 #     calico CNI plugin with calico-ipam (one IPPool per node podCIDR), VXLAN
 #   services: 10.96.0.0/16, DNS 10.96.0.10
+#   aggregation layer: front-proxy CA + client certificate (pki.sh), the API server calls
+#     webhooks and aggregated APIs at their endpoints' pod IPs (--enable-aggregator-routing);
+#     Service and pod CIDRs are "unreachable" in the root netns, never sent by its default route
 # usage: up.sh   env: NODES=2 CNI=bridge|flannel|calico NET_MODE=routed|vxlan CNI_MODE=vxlan|host-gw ZONES=1|2 DNS=1|0 EXTRA_IMAGE_TAGS="name:tag ..."
 #                     E2E_KEEP_ON_FAIL=1 (leave a failed bring-up in place for debugging)
 # On success: $E2E_STATE/admin.kubeconfig and $E2E_STATE/e2e.env (source it). On failure
@@ -173,6 +176,14 @@ for i in $(seq 1 "$NODES"); do
     ip -6 route add "$(pod_cidr6 "$i")" via "$(node_ip6 "$i")" dev "$BR"
   fi
 done
+# The API server (root netns) calls webhooks and aggregated APIs at their pods' IPs
+# (--enable-aggregator-routing below), which the per-node routes above reach. Nothing in the root
+# netns translates ClusterIPs (kube-proxy runs in the nodes), and the root netns has the machine's
+# default route: so the Service and pod CIDRs get "unreachable" routes here, and a call to a
+# ClusterIP or to a pod of a node that is gone fails at once (EHOSTUNREACH) instead of leaving
+# the machine (it went to the machine's egress proxy before). down.sh removes them.
+for c in $GUARD_CIDRS; do ip route replace unreachable "$c"; done
+[ "$IP_FAMILY" = dual ] && for c in $GUARD_CIDRS6; do ip -6 route replace unreachable "$c"; done
 # CNI=bridge: the harness makes the pod network between the nodes itself (flannel does it for CNI=flannel)
 if [ "$CNI" = bridge ] && [ "$NET_MODE" = vxlan ]; then
   for i in $(seq 1 "$NODES"); do
@@ -352,6 +363,11 @@ start kube-apiserver "$K8S_DIR/kube-apiserver" \
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \
   --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
   --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
+  --requestheader-client-ca-file="$P/front-proxy-ca.crt" --requestheader-allowed-names=front-proxy-client \
+  --requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group \
+  --requestheader-extra-headers-prefix=X-Remote-Extra- \
+  --proxy-client-cert-file="$P/front-proxy-client.crt" --proxy-client-key-file="$P/front-proxy-client.key" \
+  --enable-aggregator-routing=true \
   --allow-privileged=true --profiling=false
 log "kube-apiserver started"
 
