@@ -615,3 +615,44 @@ func clientArgv(c plan.Case, t driver.Target, warmup bool, flow int) ([]string, 
 	}
 	return cmds[flow].Argv, nil
 }
+
+// TestParseClassicBranches covers what the captured tables do not: lines that are no part of
+// a table, outputs without results and tables whose rows are not the header's.
+func TestParseClassicBranches(t *testing.T) {
+	const streamHeader = "Recv   Send    Send\nSocket Socket  Message  Elapsed\nSize   Size    Size     Time     Throughput\nbytes  bytes   bytes    secs.    10^6bits/sec\n"
+	tests := []struct {
+		name, in  string
+		err       string // a part of the error, or
+		other     []string
+		headless  bool
+		throughpt string
+	}{
+		{name: "empty", in: "", err: "netperf printed nothing"},
+		{name: "banner only", in: "MIGRATED TCP STREAM TEST from 0.0.0.0 (0.0.0.0) port 0 AF_INET to 127.0.0.1 () port 0 AF_INET\n",
+			err: "netperf printed its banner and no results (cut short?): MIGRATED TCP STREAM TEST"},
+		{name: "words only", in: "hello there\n", err: "netperf output has no results: hello there"},
+		{name: "no table", in: "1 2 3\n", err: "netperf classic output: rows of 3 columns are no table netperf prints"},
+		{name: "header and rows differ", in: streamHeader + "16384 131072 1 1 1.00 100.00\n16384 131072\n",
+			err: "netperf classic output: its header and its 6-column rows are different tables"},
+		{name: "stray line kept", in: "a note\n" + streamHeader + "131072  16384  16384    1.00     2195.95\n",
+			other: []string{"a note"}, throughpt: "2195.95"},
+		{name: "headerless rr", in: "16384 131072 1 1 1.00 100.00\n16384 131072\n", headless: true, throughpt: "100.00"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := ParseClassic([]byte(tt.in))
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(r.Other, tt.other) || r.Headerless != tt.headless || r.Values["THROUGHPUT"] != tt.throughpt {
+				t.Errorf("other %q headerless %v throughput %q", r.Other, r.Headerless, r.Values["THROUGHPUT"])
+			}
+		})
+	}
+}

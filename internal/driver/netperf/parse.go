@@ -334,15 +334,55 @@ func shapeOf(rows [][]string) classicKind {
 	return classicNone
 }
 
+// classicScan is what one pass over a classic output found.
+type classicScan struct {
+	kind      classicKind // the table its units line names, or classicNone
+	units     string      // the throughput units of that line
+	rows      [][]string  // the numeric rows
+	verbose   []string    // the -v 2 row
+	histogram bool        // a -v 2 histogram was printed
+}
+
 // ParseClassic parses one classic table (see above), with or without banner and headers.
 func ParseClassic(data []byte) (Result, error) {
-	text := strings.ReplaceAll(toolkit.Text(data), "\r", "")
 	r := Result{Values: map[string]string{}}
-	kind, units := classicNone, ""
-	var rows [][]string
-	var verbose []string // the -v 2 row
-	inVerbose, histogram := false, false
-	for _, line := range strings.Split(text, "\n") {
+	s := scanClassic(&r, data)
+	if err := r.failure(); err != nil && len(s.rows) == 0 {
+		return Result{}, err
+	}
+	shape, err := s.shape(r.Banner)
+	if err != nil {
+		return Result{}, err
+	}
+	units := s.units
+	if s.kind == classicNone {
+		r.Headerless = true
+		units = "10^6bits/s"
+		if shape == classicRR {
+			units = "Trans/s"
+		}
+	}
+	r.Values["THROUGHPUT_UNITS"] = strings.TrimSuffix(units, "ec") // "10^6bits/sec" → "10^6bits/s"
+	switch shape {
+	case classicStream:
+		r.classicStreamValues(s.rows[0])
+	case classicUDP:
+		classicUDPValues(r.Values, s.rows[0], s.rows[1])
+	case classicRR:
+		r.classicRRValues(s.rows[0], s.verbose)
+	}
+	if s.histogram {
+		r.Notes = append(r.Notes, "netperf's -v 2 histogram (ten buckets per decade of time: 10-19 µs, 20-29 µs, ...) is not read: too coarse for percentiles (omni -j gives them)")
+	}
+	return r, nil
+}
+
+// scanClassic sorts the lines of a classic output: the banner and the lines that are no part
+// of a table go into r, the table's units, rows, -v 2 row and histogram into the scan.
+func scanClassic(r *Result, data []byte) classicScan {
+	var s classicScan
+	inVerbose := false
+	for _, line := range strings.Split(strings.ReplaceAll(toolkit.Text(data), "\r", ""), "\n") {
 		t := strings.TrimSpace(line)
 		nums := numericRow(t)
 		switch {
@@ -350,104 +390,103 @@ func ParseClassic(data []byte) (Result, error) {
 		case verboseRRTitleRE.MatchString(t):
 		case verboseRRUnitsRE.MatchString(t):
 			inVerbose = true
-		case inVerbose && verbose == nil && len(nums) == 8:
-			verbose = nums
+		case inVerbose && s.verbose == nil && len(nums) == 8:
+			s.verbose = nums
 		case histogramRE.MatchString(t):
-			histogram = true
-		case r.Banner == "" && len(rows) == 0 && strings.Contains(t, " TEST") && bannerRE.MatchString(t):
+			s.histogram = true
+		case r.Banner == "" && len(s.rows) == 0 && strings.Contains(t, " TEST") && bannerRE.MatchString(t):
 			r.Banner = t
 		case classicStreamUnitsRE.MatchString(t):
-			kind, units = classicStream, classicStreamUnitsRE.FindStringSubmatch(t)[1]
+			s.kind, s.units = classicStream, classicStreamUnitsRE.FindStringSubmatch(t)[1]
 		case classicUDPUnitsRE.MatchString(t):
-			kind, units = classicUDP, classicUDPUnitsRE.FindStringSubmatch(t)[1]
+			s.kind, s.units = classicUDP, classicUDPUnitsRE.FindStringSubmatch(t)[1]
 		case classicRRUnitsRE.MatchString(t):
-			kind, units = classicRR, "Trans/s"
+			s.kind, s.units = classicRR, "Trans/s"
 		case nums != nil:
-			rows = append(rows, nums)
-		case len(rows) == 0 && isClassicHeader(t):
+			s.rows = append(s.rows, nums)
+		case len(s.rows) == 0 && isClassicHeader(t):
 		default:
 			r.Other = append(r.Other, t)
 		}
 	}
-	if err := r.failure(); err != nil && len(rows) == 0 {
-		return Result{}, err
-	}
-	shape := shapeOf(rows)
+	return s
+}
+
+// shape tells the table from its rows, and says why when the rows are none netperf prints
+// or not the table of the units line.
+func (s classicScan) shape(banner string) (classicKind, error) {
+	shape := shapeOf(s.rows)
 	if shape == classicNone {
-		if len(rows) == 0 {
-			if r.Banner != "" {
-				return Result{}, fmt.Errorf("netperf printed its banner and no results (cut short?): %s", r.Banner)
+		if len(s.rows) == 0 {
+			if banner != "" {
+				return classicNone, fmt.Errorf("netperf printed its banner and no results (cut short?): %s", banner)
 			}
-			return Result{}, errors.New("netperf output has no results")
+			return classicNone, errors.New("netperf output has no results")
 		}
-		return Result{}, fmt.Errorf("netperf classic output: rows of %d columns are no table netperf prints", len(rows[0]))
+		return classicNone, fmt.Errorf("netperf classic output: rows of %d columns are no table netperf prints", len(s.rows[0]))
 	}
-	if kind != classicNone && kind != shape {
-		return Result{}, fmt.Errorf("netperf classic output: its header and its %d-column rows are different tables", len(rows[0]))
+	if s.kind != classicNone && s.kind != shape {
+		return classicNone, fmt.Errorf("netperf classic output: its header and its %d-column rows are different tables", len(s.rows[0]))
 	}
-	if kind == classicNone {
-		r.Headerless = true
-		units = "10^6bits/s"
-		if shape == classicRR {
-			units = "Trans/s"
-		}
-	}
+	return shape, nil
+}
+
+// classicCPU sets the CPU utilisation and service demand of both ends from a row's columns.
+func classicCPU(v map[string]string, row []string, lu, ru, lsd, rsd int, sdUnits string) {
+	v["LOCAL_CPU_UTIL"], v["REMOTE_CPU_UTIL"], v["LOCAL_SD"], v["REMOTE_SD"] = row[lu], row[ru], row[lsd], row[rsd]
+	v["SD_UNITS"] = sdUnits
+}
+
+// classicStreamValues reads a STREAM, MAERTS or SENDFILE row: recv socket, send socket, send
+// message size, elapsed, throughput [, CPU local and remote, service demand local and remote].
+func (r Result) classicStreamValues(row []string) {
 	v := r.Values
-	v["THROUGHPUT_UNITS"] = strings.TrimSuffix(units, "ec") // "10^6bits/sec" → "10^6bits/s"
-	row := rows[0]
-	cpu := func(lu, ru, lsd, rsd int, sdUnits string) {
-		v["LOCAL_CPU_UTIL"], v["REMOTE_CPU_UTIL"], v["LOCAL_SD"], v["REMOTE_SD"] = row[lu], row[ru], row[lsd], row[rsd]
-		v["SD_UNITS"] = sdUnits
+	v["RSR_SIZE"], v["LSS_SIZE"], v["LOCAL_SEND_SIZE"], v["ELAPSED_TIME"], v["THROUGHPUT"] = row[0], row[1], row[2], row[3], row[4]
+	if r.Profile() == api.TCPMaerts {
+		// MAERTS: netperf receives; the send socket and message size are netserver's
+		// (send_tcp_maerts prints the same columns from the other side).
+		delete(v, "RSR_SIZE")
+		delete(v, "LSS_SIZE")
+		delete(v, "LOCAL_SEND_SIZE")
+		v["LSR_SIZE"], v["RSS_SIZE"], v["REMOTE_SEND_SIZE"] = row[0], row[1], row[2]
 	}
-	switch shape {
-	case classicStream:
-		// Recv socket, send socket, send message size, elapsed, throughput [, CPU local and
-		// remote, service demand local and remote]
-		v["RSR_SIZE"], v["LSS_SIZE"], v["LOCAL_SEND_SIZE"], v["ELAPSED_TIME"], v["THROUGHPUT"] = row[0], row[1], row[2], row[3], row[4]
-		if r.Profile() == api.TCPMaerts {
-			// MAERTS: netperf receives; the send socket and message size are netserver's
-			// (send_tcp_maerts prints the same columns from the other side).
-			delete(v, "RSR_SIZE")
-			delete(v, "LSS_SIZE")
-			delete(v, "LOCAL_SEND_SIZE")
-			v["LSR_SIZE"], v["RSS_SIZE"], v["REMOTE_SEND_SIZE"] = row[0], row[1], row[2]
-		}
-		if len(row) == 9 {
-			cpu(5, 6, 7, 8, "usec/KB")
-		}
-	case classicUDP:
-		// sent: socket, message size, elapsed, messages sent, failed sends, send rate [, local
-		// CPU and service demand]; received: socket, elapsed, messages received, receive rate
-		// [, remote CPU and service demand] (send_udp_stream)
-		recv := rows[1]
-		v["LSS_SIZE"], v["LOCAL_SEND_SIZE"], v["ELAPSED_TIME"] = row[0], row[1], row[2]
-		v["LOCAL_SEND_CALLS"], v["FAILED_SENDS"], v["LOCAL_SEND_THROUGHPUT"] = row[3], row[4], row[5]
-		v["RSR_SIZE"], v["REMOTE_RECV_CALLS"], v["REMOTE_RECV_THROUGHPUT"] = recv[0], recv[2], recv[3]
-		v["THROUGHPUT"] = row[5]
-		if len(row) == 8 {
-			v["LOCAL_CPU_UTIL"], v["LOCAL_SD"], v["REMOTE_CPU_UTIL"], v["REMOTE_SD"] = row[6], row[7], recv[4], recv[5]
-			v["SD_UNITS"] = "usec/KB"
-		}
-	case classicRR:
-		// local send and receive socket, request and response size, elapsed, transaction rate
-		// [, CPU local and remote, service demand local and remote]; the next row holds the
-		// remote socket sizes
-		v["LSS_SIZE"], v["LSR_SIZE"], v["REQUEST_SIZE"], v["RESPONSE_SIZE"], v["ELAPSED_TIME"] = row[0], row[1], row[2], row[3], row[4]
-		v["TRANSACTION_RATE"], v["THROUGHPUT"] = row[5], row[5]
-		if len(row) == 10 {
-			cpu(6, 7, 8, 9, "usec/Tran")
-		}
-		if m := burstRE.FindStringSubmatch(r.Banner); m != nil {
-			v["BURST_SIZE"] = m[1]
-		}
-		if verbose != nil {
-			v["RT_LATENCY"] = verbose[4]
-		}
+	if len(row) == 9 {
+		classicCPU(v, row, 5, 6, 7, 8, "usec/KB")
 	}
-	if histogram {
-		r.Notes = append(r.Notes, "netperf's -v 2 histogram (ten buckets per decade of time: 10-19 µs, 20-29 µs, ...) is not read: too coarse for percentiles (omni -j gives them)")
+}
+
+// classicUDPValues reads the two rows of a UDP_STREAM table. Sent: socket, message size,
+// elapsed, messages sent, failed sends, send rate [, local CPU and service demand]; received:
+// socket, elapsed, messages received, receive rate [, remote CPU and service demand]
+// (send_udp_stream).
+func classicUDPValues(v map[string]string, row, recv []string) {
+	v["LSS_SIZE"], v["LOCAL_SEND_SIZE"], v["ELAPSED_TIME"] = row[0], row[1], row[2]
+	v["LOCAL_SEND_CALLS"], v["FAILED_SENDS"], v["LOCAL_SEND_THROUGHPUT"] = row[3], row[4], row[5]
+	v["RSR_SIZE"], v["REMOTE_RECV_CALLS"], v["REMOTE_RECV_THROUGHPUT"] = recv[0], recv[2], recv[3]
+	v["THROUGHPUT"] = row[5]
+	if len(row) == 8 {
+		v["LOCAL_CPU_UTIL"], v["LOCAL_SD"], v["REMOTE_CPU_UTIL"], v["REMOTE_SD"] = row[6], row[7], recv[4], recv[5]
+		v["SD_UNITS"] = "usec/KB"
 	}
-	return r, nil
+}
+
+// classicRRValues reads an RR or CRR row: local send and receive socket, request and response
+// size, elapsed, transaction rate [, CPU local and remote, service demand local and remote]
+// (the next row holds the remote socket sizes), the banner's first burst and the -v 2 row's
+// round-trip latency.
+func (r Result) classicRRValues(row, verbose []string) {
+	v := r.Values
+	v["LSS_SIZE"], v["LSR_SIZE"], v["REQUEST_SIZE"], v["RESPONSE_SIZE"], v["ELAPSED_TIME"] = row[0], row[1], row[2], row[3], row[4]
+	v["TRANSACTION_RATE"], v["THROUGHPUT"] = row[5], row[5]
+	if len(row) == 10 {
+		classicCPU(v, row, 6, 7, 8, 9, "usec/Tran")
+	}
+	if m := burstRE.FindStringSubmatch(r.Banner); m != nil {
+		v["BURST_SIZE"] = m[1]
+	}
+	if verbose != nil {
+		v["RT_LATENCY"] = verbose[4]
+	}
 }
 
 // isClassicHeader reports whether a line is one of the title lines above a classic table.
