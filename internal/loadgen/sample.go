@@ -37,8 +37,37 @@ func buildSample(rep *Report, start, end time.Time, hist *hdr.Histogram, histOn 
 	if kindOf(st.Profile) == kindStreamLat {
 		return streamLatSample(rep, s, hist, histOn)
 	}
+	cw := sumClientFlows(rep.ClientFlows)
+	sw, jitterNs := sumServerFlows(srv.Flows)
+	var kb, tx float64
+	var err error
+	switch kindOf(st.Profile) {
+	case kindStream:
+		kb, err = receiverThroughput(&s, "server", "client", sw.WindowBytesRx, cw.WindowBytesTx, serverSec, cw.Retransmits)
+	case kindMaerts:
+		kb, err = receiverThroughput(&s, "client", "server", cw.WindowBytesRx, sw.WindowBytesTx, clientSec, sw.WindowRetransmits)
+	case kindUDPStream:
+		kb, err = udpStreamFigures(&s, int64(cw.LastSeq), sw, jitterNs, st.MessageBytes, clientSec)
+	case kindTCPRR, kindUDPRR, kindCRR:
+		tx, err = rrFigures(&s, st, cw, sw, clientSec)
+		if err == nil && histOn && hist.Count() > 0 {
+			s.Latency = hist.Latency()
+			s.Histogram = hist.ToAPI()
+		}
+	}
+	if err != nil {
+		return s, err
+	}
+	s.Notes = append(s.Notes, sendNotes(rep.Offload, zc)...)
+	s.Notes = append(s.Notes, srv.Notes...)
+	s.CPU = &api.SampleCPU{Client: cpuUsage(rep.ClientCPU, kb, tx), Server: cpuUsage(srv.CPU, kb, tx)}
+	return s, nil
+}
+
+// sumClientFlows adds up the client's flows.
+func sumClientFlows(flows []ClientFlow) ClientFlow {
 	var cw ClientFlow
-	for _, f := range rep.ClientFlows {
+	for _, f := range flows {
 		cw.WindowBytesTx += f.WindowBytesTx
 		cw.WindowBytesRx += f.WindowBytesRx
 		cw.WindowTransactions += f.WindowTransactions
@@ -46,10 +75,15 @@ func buildSample(rep *Report, start, end time.Time, hist *hdr.Histogram, histOn 
 		cw.LastSeq += f.LastSeq
 		cw.LostTransactions += f.LostTransactions
 	}
-	var sw control.FlowCounters
+	return cw
+}
+
+// sumServerFlows adds up the server's flows, and averages the jitter of the flows that
+// received datagrams.
+func sumServerFlows(flows []control.FlowCounters) (sw control.FlowCounters, jitterNs float64) {
 	var jitterSum float64
 	jitterN := 0
-	for _, f := range srv.Flows {
+	for _, f := range flows {
 		sw.WindowBytesRx += f.WindowBytesRx
 		sw.WindowBytesTx += f.WindowBytesTx
 		sw.WindowTransactions += f.WindowTransactions
@@ -62,74 +96,70 @@ func buildSample(rep *Report, start, end time.Time, hist *hdr.Histogram, histOn 
 			jitterN++
 		}
 	}
-	var kb, tx float64
-	var err error
-	switch kindOf(st.Profile) {
-	case kindStream:
-		if kb, err = receiverThroughput(&s, "server", "client", sw.WindowBytesRx, cw.WindowBytesTx, serverSec, cw.Retransmits); err != nil {
-			return s, err
-		}
-	case kindMaerts:
-		if kb, err = receiverThroughput(&s, "client", "server", cw.WindowBytesRx, sw.WindowBytesTx, clientSec, sw.WindowRetransmits); err != nil {
-			return s, err
-		}
-	case kindUDPStream:
-		sent := int64(cw.LastSeq)
-		if sw.PacketsRx <= 0 {
-			return s, fmt.Errorf("no datagram arrived in the measured window (client sent %d)", sent)
-		}
-		s.PacketsSent, s.PacketsReceived, s.PacketsLost = i64(sent), i64(sw.PacketsRx), i64(sw.Lost)
-		s.PacketsPerSecond = f64(float64(sw.PacketsRx) / clientSec)
-		s.ThroughputBitsPerSecond = f64(float64(sw.PacketsRx*int64(st.MessageBytes)) * 8 / clientSec)
-		s.BytesSent, s.BytesReceived = i64(sent*int64(st.MessageBytes)), i64(sw.PacketsRx*int64(st.MessageBytes))
-		if sent > 0 {
-			s.LossPercent = f64(100 * float64(sw.Lost) / float64(sent))
-		}
-		s.JitterMicroseconds = f64(jitterSum / float64(jitterN) / 1e3)
-		kb = float64(sw.PacketsRx*int64(st.MessageBytes)) / 1024
-		s.Notes = append(s.Notes, "loss and jitter as iperf3 computes them (sequence gaps minus late arrivals, RFC 1889 jitter), "+
-			"plus datagrams lost after the last one received; throughput counts UDP payload")
-		if sw.OutOfOrder > 0 {
-			s.Notes = append(s.Notes, fmt.Sprintf("%d datagrams arrived out of order", sw.OutOfOrder))
-		}
-	case kindTCPRR, kindUDPRR, kindCRR:
-		if cw.WindowTransactions <= 0 {
-			return s, errors.New("no transaction completed in the measured window")
-		}
-		tx = float64(cw.WindowTransactions)
-		rate := tx / clientSec
-		s.Transactions = i64(cw.WindowTransactions)
-		s.TransactionsPerSecond = f64(rate)
-		if kindOf(st.Profile) == kindCRR {
-			s.ConnectionsPerSecond = f64(rate)
-			if st.CRRClose == control.CloseRST {
-				s.Notes = append(s.Notes, "close: RST (SO_LINGER 0), no TIME_WAIT")
-			} else {
-				s.Notes = append(s.Notes, "close: graceful (the server closes first with FIN and keeps TIME_WAIT, like netperf)")
-			}
-		} else if kindOf(st.Profile) == kindTCPRR {
-			s.Retransmits = f64(float64(cw.Retransmits + sw.WindowRetransmits))
-		}
-		if cw.LostTransactions > 0 {
-			s.Notes = append(s.Notes, fmt.Sprintf("%d transactions lost (no response within %s) and restarted", cw.LostTransactions, ioTimeout))
-		}
-		if histOn && hist.Count() > 0 {
-			s.Latency = hist.Latency()
-			s.Histogram = hist.ToAPI()
-		}
+	return sw, jitterSum / float64(jitterN)
+}
+
+// udpStreamFigures fills a UDP_STREAM sample from the datagrams the client sent and the
+// server received; kb is the kilobytes of payload received.
+func udpStreamFigures(s *api.Sample, sent int64, sw control.FlowCounters, jitterNs float64, messageBytes int, clientSec float64) (kb float64, err error) {
+	if sw.PacketsRx <= 0 {
+		return 0, fmt.Errorf("no datagram arrived in the measured window (client sent %d)", sent)
 	}
-	for _, o := range rep.Offload {
-		s.Notes = append(s.Notes, "offload: "+o)
+	s.PacketsSent, s.PacketsReceived, s.PacketsLost = i64(sent), i64(sw.PacketsRx), i64(sw.Lost)
+	s.PacketsPerSecond = f64(float64(sw.PacketsRx) / clientSec)
+	s.ThroughputBitsPerSecond = f64(float64(sw.PacketsRx*int64(messageBytes)) * 8 / clientSec)
+	s.BytesSent, s.BytesReceived = i64(sent*int64(messageBytes)), i64(sw.PacketsRx*int64(messageBytes))
+	if sent > 0 {
+		s.LossPercent = f64(100 * float64(sw.Lost) / float64(sent))
+	}
+	s.JitterMicroseconds = f64(jitterNs / 1e3)
+	s.Notes = append(s.Notes, "loss and jitter as iperf3 computes them (sequence gaps minus late arrivals, RFC 1889 jitter), "+
+		"plus datagrams lost after the last one received; throughput counts UDP payload")
+	if sw.OutOfOrder > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d datagrams arrived out of order", sw.OutOfOrder))
+	}
+	return float64(sw.PacketsRx*int64(messageBytes)) / 1024, nil
+}
+
+// rrFigures fills a TCP_RR, UDP_RR or TCP_CRR sample from the transactions the client
+// completed; tx is their number.
+func rrFigures(s *api.Sample, st control.Setup, cw ClientFlow, sw control.FlowCounters, clientSec float64) (tx float64, err error) {
+	if cw.WindowTransactions <= 0 {
+		return 0, errors.New("no transaction completed in the measured window")
+	}
+	tx = float64(cw.WindowTransactions)
+	rate := tx / clientSec
+	s.Transactions = i64(cw.WindowTransactions)
+	s.TransactionsPerSecond = f64(rate)
+	if kindOf(st.Profile) == kindCRR {
+		s.ConnectionsPerSecond = f64(rate)
+		if st.CRRClose == control.CloseRST {
+			s.Notes = append(s.Notes, "close: RST (SO_LINGER 0), no TIME_WAIT")
+		} else {
+			s.Notes = append(s.Notes, "close: graceful (the server closes first with FIN and keeps TIME_WAIT, like netperf)")
+		}
+	} else if kindOf(st.Profile) == kindTCPRR {
+		s.Retransmits = f64(float64(cw.Retransmits + sw.WindowRetransmits))
+	}
+	if cw.LostTransactions > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d transactions lost (no response within %s) and restarted", cw.LostTransactions, ioTimeout))
+	}
+	return tx, nil
+}
+
+// sendNotes says which offloads the client used and how its zero-copy sends went.
+func sendNotes(offload []string, zc zeroCopyStats) []string {
+	var notes []string
+	for _, o := range offload {
+		notes = append(notes, "offload: "+o)
 	}
 	if zc.sends > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("zero-copy: %d sends, %d completed, %d of them copied by the kernel", zc.sends, zc.completions, zc.copied))
+		notes = append(notes, fmt.Sprintf("zero-copy: %d sends, %d completed, %d of them copied by the kernel", zc.sends, zc.completions, zc.copied))
 		if zc.fellBack {
-			s.Notes = append(s.Notes, "zero-copy: the kernel copied every zero-copy send on this path, so the client switched to plain sends (MSG_ZEROCOPY pays off only on devices that can send from user pages)")
+			notes = append(notes, "zero-copy: the kernel copied every zero-copy send on this path, so the client switched to plain sends (MSG_ZEROCOPY pays off only on devices that can send from user pages)")
 		}
 	}
-	s.Notes = append(s.Notes, srv.Notes...)
-	s.CPU = &api.SampleCPU{Client: cpuUsage(rep.ClientCPU, kb, tx), Server: cpuUsage(srv.CPU, kb, tx)}
-	return s, nil
+	return notes
 }
 
 // streamLatSample is TCP_STREAM_LAT's sample: the stream flows' throughput as the server read
