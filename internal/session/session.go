@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,6 +17,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/hostinfo"
+	"github.com/cnperf/cnperf/internal/keyval"
 	"github.com/cnperf/cnperf/internal/logging"
 	"github.com/cnperf/cnperf/internal/pathmtu"
 	"github.com/cnperf/cnperf/internal/runfile"
@@ -77,20 +77,7 @@ func RunID(flag string) (string, error) {
 }
 
 // ParseLabels reads --label KEY=VALUE flags (nil when there are none).
-func ParseLabels(in []string) (map[string]string, error) {
-	if len(in) == 0 {
-		return nil, nil
-	}
-	out := map[string]string{}
-	for _, l := range in {
-		k, v, ok := strings.Cut(l, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return nil, exit.Usage("--label: %q is not KEY=VALUE", l)
-		}
-		out[strings.TrimSpace(k)] = v
-	}
-	return out, nil
-}
+func ParseLabels(in []string) (map[string]string, error) { return keyval.Parse("--label", in) }
 
 // Annotator adds what a sink knows about a finished case to it before it is recorded
 // (prometheus.Collector: what the cluster did during the case).

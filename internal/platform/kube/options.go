@@ -13,6 +13,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/clusterinfo"
+	"github.com/cnperf/cnperf/internal/keyval"
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/version"
@@ -156,7 +157,7 @@ func (o Options) parse() (*settings, error) {
 	if s.podMeta, err = kube.ParsePodMetadata(o.PodLabels, o.PodAnnotations); err != nil {
 		return nil, err
 	}
-	if s.nodeSelector, err = parseNodeSelector(o.NodeSelector); err != nil {
+	if s.nodeSelector, err = keyval.Parse("--node-selector", o.NodeSelector); err != nil {
 		return nil, err
 	}
 	if s.tolerations, err = kube.ParseTolerations(o.Tolerations); err != nil {
@@ -218,21 +219,6 @@ func (s *settings) namespaces() []string {
 		return []string{s.serverNamespace()}
 	}
 	return []string{s.serverNamespace(), s.clientNamespace()}
-}
-
-func parseNodeSelector(in []string) (map[string]string, error) {
-	if len(in) == 0 {
-		return nil, nil
-	}
-	out := map[string]string{}
-	for _, kv := range in {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--node-selector: %q is not KEY=VALUE", kv)
-		}
-		out[k] = v
-	}
-	return out, nil
 }
 
 // parseResources reads NAME=QTY (request and limit), requests.NAME=QTY, limits.NAME=QTY.
