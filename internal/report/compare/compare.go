@@ -165,8 +165,12 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 		c.CNI = inputCNI(in)
 		cmp.Columns = append(cmp.Columns, c)
 	}
-	cmp.Warnings = append(cmp.Warnings, encryptionWarnings(inputs, labels)...)
-	cmp.Warnings = append(cmp.Warnings, hardwareWarnings(inputs, labels)...)
+	cmp.Warnings = append(cmp.Warnings, differsWarnings(inputs, labels, inputEncryption, func(l, v, bl, b string) string {
+		return fmt.Sprintf("encryption differs: %s is %s, the base %s is %s; the figures include its cost", l, v, bl, b)
+	})...)
+	cmp.Warnings = append(cmp.Warnings, differsWarnings(inputs, labels, inputHardware, func(l, v, bl, b string) string {
+		return fmt.Sprintf("node hardware differs: %s ran on %s, the base %s on %s; the figures include the difference", l, v, bl, b)
+	})...)
 	for _, k := range order {
 		cs := Case{Key: k}
 		for i := range inputs {
@@ -380,24 +384,6 @@ func inputEncryption(in Input) string {
 	return shared(encs)
 }
 
-// encryptionWarnings say which inputs measured with another encryption than the base: their
-// figures differ by the cost of encryption, not only by what was changed. Inputs whose
-// encryption is not known (or not the same in all their runs) are not compared.
-func encryptionWarnings(inputs []Input, labels []string) []string {
-	base := inputEncryption(inputs[0])
-	if base == "" {
-		return nil
-	}
-	var out []string
-	for i := 1; i < len(inputs); i++ {
-		if e := inputEncryption(inputs[i]); e != "" && e != base {
-			out = append(out, fmt.Sprintf("encryption differs: %s is %s, the base %s is %s; the figures include its cost",
-				labels[i], e, labels[0], base))
-		}
-	}
-	return out
-}
-
 // inputHardware is the node hardware all runs of an input share, its nodes' distinct
 // api.NodeHardware.Text joined ("" when not read, or not the same in all its runs).
 func inputHardware(in Input) string {
@@ -418,19 +404,20 @@ func inputHardware(in Input) string {
 	return shared(hws)
 }
 
-// hardwareWarnings say which inputs ran on other node hardware than the base (CPU, kernel,
-// the uplink's driver, speed, MTU or offloads): their figures differ by it too. Inputs whose
-// hardware is not known are not compared.
-func hardwareWarnings(inputs []Input, labels []string) []string {
-	base := inputHardware(inputs[0])
+// differsWarnings say which inputs differ from the base in what value reads (encryption:
+// their figures differ by its cost; node hardware: CPU, kernel, the uplink's driver, speed,
+// MTU or offloads), one sentence each, as say words it from the input's label and value and
+// the base's label and value. Inputs whose value is not known (or not the same in all their
+// runs: value returns "") are not compared.
+func differsWarnings(inputs []Input, labels []string, value func(Input) string, say func(label, v, baseLabel, base string) string) []string {
+	base := value(inputs[0])
 	if base == "" {
 		return nil
 	}
 	var out []string
 	for i := 1; i < len(inputs); i++ {
-		if h := inputHardware(inputs[i]); h != "" && h != base {
-			out = append(out, fmt.Sprintf("node hardware differs: %s ran on %s, the base %s on %s; the figures include the difference",
-				labels[i], h, labels[0], base))
+		if v := value(inputs[i]); v != "" && v != base {
+			out = append(out, say(labels[i], v, labels[0], base))
 		}
 	}
 	return out
