@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,13 +17,9 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/kube"
+	"github.com/cnperf/cnperf/internal/kube/kubetest"
 	"github.com/cnperf/cnperf/internal/plan"
 )
-
-const testBridgeNAD = `{"apiVersion":"k8s.cni.cncf.io/v1","kind":"NetworkAttachmentDefinition",` +
-	`"metadata":{"name":"e2e-bridge","namespace":"multus-e2e"},"spec":{"config":"{\"cniVersion\": \"0.3.1\", ` +
-	`\"name\": \"e2e-bridge\", \"type\": \"bridge\", \"bridge\": \"mbr0\", \"mtu\": 1500, \"ipam\": {\"type\": \"whereabouts\", ` +
-	`\"range\": \"10.125.0.0/24\"}}"}}`
 
 // multusAttaches makes the fake kubelet play Multus: a pod that asks for networks gets a network
 // status with its default interface and one net1 per network, at 10.125.0.N.
@@ -32,7 +27,7 @@ func multusAttaches(c *cluster) {
 	n := 0
 	c.cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		p := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
-		nets := p.Annotations[annotationNetworks]
+		nets := p.Annotations[kube.AnnotationNetworks]
 		if nets == "" {
 			return false, nil, nil
 		}
@@ -40,74 +35,14 @@ func multusAttaches(c *cluster) {
 		n++
 		ip := fmt.Sprintf("10.125.0.%d", n)
 		c.mu.Unlock()
-		st := []networkStatus{{Name: "k8s-pod-network", Interface: "eth0", IPs: []string{"10.244.9.9"}, Default: true}}
+		st := []kube.NetworkStatus{{Name: "k8s-pod-network", Interface: "eth0", IPs: []string{"10.244.9.9"}, Default: true}}
 		for i, name := range strings.Split(nets, ",") {
-			st = append(st, networkStatus{Name: name, Interface: fmt.Sprintf("net%d", i+1), IPs: []string{ip}})
+			st = append(st, kube.NetworkStatus{Name: name, Interface: fmt.Sprintf("net%d", i+1), IPs: []string{ip}})
 		}
 		raw, _ := json.Marshal(st)
-		p.Annotations[annotationNetworkStatus] = string(raw)
+		p.Annotations[kube.AnnotationNetworkStatus] = string(raw)
 		return false, nil, nil
 	})
-}
-
-// getNAD answers a read of a NetworkAttachmentDefinition.
-type getNAD func(ctx context.Context, namespace, name string) ([]byte, error)
-
-// memNADs keeps NetworkAttachmentDefinitions in memory, as the API server would (get answers
-// from get when set), and records what was created and deleted.
-type memNADs struct {
-	mu               sync.Mutex
-	get              getNAD
-	objs             map[string][]byte
-	created, deleted []string
-}
-
-func (m *memNADs) Get(ctx context.Context, ns, name string) ([]byte, error) {
-	if m.get != nil {
-		return m.get(ctx, ns, name)
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if b, ok := m.objs[ns+"/"+name]; ok {
-		return b, nil
-	}
-	return nil, apierrors.NewNotFound(schema.GroupResource{Group: nadGroup, Resource: nadResource}, name)
-}
-
-func (m *memNADs) Create(_ context.Context, ns string, body []byte) error {
-	var obj struct {
-		Metadata struct{ Name, Namespace string } `json:"metadata"`
-	}
-	if err := json.Unmarshal(body, &obj); err != nil {
-		return err
-	}
-	if obj.Metadata.Namespace != ns {
-		return fmt.Errorf("namespace %q in the body, %q in the path", obj.Metadata.Namespace, ns)
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	key := ns + "/" + obj.Metadata.Name
-	if _, ok := m.objs[key]; ok {
-		return apierrors.NewAlreadyExists(schema.GroupResource{Group: nadGroup, Resource: nadResource}, obj.Metadata.Name)
-	}
-	if m.objs == nil {
-		m.objs = map[string][]byte{}
-	}
-	m.objs[key] = body
-	m.created = append(m.created, key)
-	return nil
-}
-
-func (m *memNADs) Delete(_ context.Context, ns, name string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	key := ns + "/" + name
-	if _, ok := m.objs[key]; !ok {
-		return apierrors.NewNotFound(schema.GroupResource{Group: nadGroup, Resource: nadResource}, name)
-	}
-	delete(m.objs, key)
-	m.deleted = append(m.deleted, key)
-	return nil
 }
 
 func networkCases(network string, paths ...api.Path) []plan.Case {
@@ -124,9 +59,9 @@ func TestPrepareSecondaryNetwork(t *testing.T) {
 	multusAttaches(c)
 	p := newTestPlatform(t, c, Options{})
 	var asked []string
-	p.nads = &memNADs{get: func(_ context.Context, ns, name string) ([]byte, error) {
+	p.nads = &kubetest.NADs{Answer: func(_ context.Context, ns, name string) ([]byte, error) {
 		asked = append(asked, ns+"/"+name)
-		return []byte(testBridgeNAD), nil
+		return []byte(kubetest.BridgeNAD), nil
 	}}
 	// the secondary network's cases beside the default network's, in one run
 	cases := append(networkCases("multus-e2e/e2e-bridge", api.PathPodPodSameNode, api.PathPodPodCrossNode),
@@ -140,7 +75,7 @@ func TestPrepareSecondaryNetwork(t *testing.T) {
 	pods, _ := c.cs.CoreV1().Pods("cnperf").List(ctx, metav1.ListOptions{LabelSelector: kube.RunSelector(testRun)})
 	attached := 0
 	for _, pod := range pods.Items {
-		if pod.Annotations[annotationNetworks] == "multus-e2e/e2e-bridge" {
+		if pod.Annotations[kube.AnnotationNetworks] == "multus-e2e/e2e-bridge" {
 			attached++
 		}
 	}
@@ -183,11 +118,11 @@ func TestPrepareSecondaryNetwork(t *testing.T) {
 // TestSecondaryNetworkRefusedBeforeAnything: a missing or unreadable NetworkAttachmentDefinition,
 // or two networks in one plan, stop Prepare before any namespace or pod is created.
 func TestSecondaryNetworkRefusedBeforeAnything(t *testing.T) {
-	gr := schema.GroupResource{Group: nadGroup, Resource: nadResource}
+	gr := schema.GroupResource{Group: kube.NADGroup, Resource: kube.NADResource}
 	tests := []struct {
 		name    string
 		cases   []plan.Case
-		getNAD  getNAD
+		getNAD  func(ctx context.Context, namespace, name string) ([]byte, error)
 		deny    string
 		wantErr string
 	}{
@@ -217,9 +152,9 @@ func TestSecondaryNetworkRefusedBeforeAnything(t *testing.T) {
 			p := newTestPlatform(t, c, Options{})
 			get := tt.getNAD
 			if get == nil {
-				get = func(context.Context, string, string) ([]byte, error) { return []byte(testBridgeNAD), nil }
+				get = func(context.Context, string, string) ([]byte, error) { return []byte(kubetest.BridgeNAD), nil }
 			}
-			p.nads = &memNADs{get: get}
+			p.nads = &kubetest.NADs{Answer: get}
 			err := p.Prepare(ctx, tt.cases, testDrivers)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("error = %v, want it to contain %q", err, tt.wantErr)
@@ -237,114 +172,6 @@ func TestSecondaryNetworkRefusedBeforeAnything(t *testing.T) {
 	}
 }
 
-func TestParseNAD(t *testing.T) {
-	tests := []struct {
-		name, raw       string
-		wantType        string
-		wantMTU         int
-		wantMaster      string
-		wantErrContains string
-	}{
-		{name: "bridge", raw: testBridgeNAD, wantType: "bridge", wantMTU: 1500},
-		{name: "macvlan without mtu", raw: `{"kind":"NetworkAttachmentDefinition","spec":{"config":"{\"type\":\"macvlan\",\"master\":\"eth0\"}"}}`,
-			wantType: "macvlan", wantMaster: "eth0"},
-		{name: "list", raw: `{"spec":{"config":"{\"cniVersion\":\"0.4.0\",\"plugins\":[{\"type\":\"bridge\",\"mtu\":9000},{\"type\":\"tuning\"}]}"}}`,
-			wantType: "bridge", wantMTU: 9000},
-		{name: "file on the nodes", raw: `{"kind":"NetworkAttachmentDefinition","spec":{}}`},
-		{name: "not a NAD", raw: `{"kind":"Status"}`, wantErrContains: "the API answered a Status, not a NetworkAttachmentDefinition"},
-		{name: "bad config", raw: `{"spec":{"config":"{"}}`, wantErrContains: "spec.config is not a CNI configuration"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			a, err := parseNAD("ns/x", []byte(tt.raw))
-			if tt.wantErrContains != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErrContains) {
-					t.Fatalf("error = %v, want %q", err, tt.wantErrContains)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if a.Network != "ns/x" || a.Type != tt.wantType || a.MTUBytes != tt.wantMTU || a.Master != tt.wantMaster {
-				t.Errorf("attachment %+v, want type %q mtu %d master %q", a, tt.wantType, tt.wantMTU, tt.wantMaster)
-			}
-		})
-	}
-}
-
-func TestAttachmentOf(t *testing.T) {
-	pod := func(status string) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "srv"}}
-		if status != "" {
-			p.Annotations = map[string]string{annotationNetworkStatus: status}
-		}
-		return p
-	}
-	status := `[{"name":"k8s-pod-network","interface":"eth0","ips":["10.244.1.5"],"default":true},` +
-		`{"name":"multus-e2e/e2e-macvlan","interface":"net1","ips":["10.126.0.3","fd00::3"],"mac":"aa:bb:cc:dd:ee:ff","mtu":1500}]`
-	tests := []struct {
-		name, status, network, family string
-		iface, ip                     string
-		mtu                           int
-		wantErr                       string
-	}{
-		{name: "ipv4", status: status, network: "multus-e2e/e2e-macvlan", iface: "net1", ip: "10.126.0.3", mtu: 1500},
-		{name: "ipv6", status: status, network: "multus-e2e/e2e-macvlan", family: "ipv6", iface: "net1", ip: "fd00::3", mtu: 1500},
-		{name: "other network", status: status, network: "multus-e2e/e2e-bridge",
-			wantErr: "pod srv is not attached to multus-e2e/e2e-bridge (its network status names k8s-pod-network, multus-e2e/e2e-macvlan)"},
-		{name: "no status", network: "ns/x", wantErr: "pod srv has no k8s.v1.cni.cncf.io/network-status annotation: Multus did not attach it"},
-		{name: "no address", status: `[{"name":"ns/x","interface":"net1","ips":[]}]`, network: "ns/x",
-			wantErr: "pod srv has no IP address on ns/x (interface net1, addresses )"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			iface, ip, mtu, err := attachmentOf(pod(tt.status), tt.network, tt.family)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error = %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if iface != tt.iface || ip != tt.ip || mtu != tt.mtu {
-				t.Errorf("got %s %s %d, want %s %s %d", iface, ip, mtu, tt.iface, tt.ip, tt.mtu)
-			}
-		})
-	}
-}
-
-// The networks --pod-annotations asks for stay on an attachment pod, the run's network after
-// them, in the form the user wrote; a list that cannot be read stops the run before anything.
-func TestMergeNetworks(t *testing.T) {
-	const n = "multus-e2e/e2e-bridge"
-	for _, tt := range []struct {
-		user, want, wantErr string
-	}{
-		{user: "", want: n},
-		{user: "other/net1", want: "other/net1," + n},
-		{user: "other/net1@eth9, other/net2", want: "other/net1@eth9, other/net2," + n},
-		{user: "other/net1," + n + "@net7", want: "other/net1," + n + "@net7"},
-		{user: `[{"name":"net1","namespace":"other"}]`, want: `[{"name":"net1","namespace":"other"},{"name":"e2e-bridge","namespace":"multus-e2e"}]`},
-		{user: `[{"name":"e2e-bridge","namespace":"multus-e2e","interface":"net5"}]`, want: `[{"name":"e2e-bridge","namespace":"multus-e2e","interface":"net5"}]`},
-		{user: `[{"name":`, wantErr: `--pod-annotations k8s.v1.cni.cncf.io/networks: "[{\"name\":" is not a JSON list of network selection elements`},
-		{user: "a/b,,c/d", wantErr: `--pod-annotations k8s.v1.cni.cncf.io/networks: "a/b,,c/d" has an empty element`},
-	} {
-		got, err := mergeNetworks(tt.user, n)
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("%q: error %v, want %q", tt.user, err, tt.wantErr)
-			}
-			continue
-		}
-		if err != nil || got != tt.want {
-			t.Errorf("%q: got %q (%v), want %q", tt.user, got, err, tt.want)
-		}
-	}
-}
-
 // TestPodAnnotationNetworks: a user's own k8s.v1.cni.cncf.io/networks (--pod-annotations) is kept
 // on the attachment pods with the run's network after it, and the case is measured on the run's
 // network's interface (net2), not on the user's (net1); a list that cannot be read stops Prepare
@@ -359,8 +186,8 @@ func TestPodAnnotationNetworks(t *testing.T) {
 	} {
 		c := newCluster(t, node("node1", "zone-a"), node("node2", "zone-a"))
 		multusAttaches(c)
-		p := newTestPlatform(t, c, Options{PodAnnotations: []string{annotationNetworks + "=" + tt.annotation}})
-		p.nads = &memNADs{get: func(context.Context, string, string) ([]byte, error) { return []byte(testBridgeNAD), nil }}
+		p := newTestPlatform(t, c, Options{PodAnnotations: []string{kube.AnnotationNetworks + "=" + tt.annotation}})
+		p.nads = &kubetest.NADs{Answer: func(context.Context, string, string) ([]byte, error) { return []byte(kubetest.BridgeNAD), nil }}
 		cases := networkCases("multus-e2e/e2e-bridge", api.PathPodPodCrossNode)
 		err := p.Prepare(ctx, cases, testDrivers)
 		if tt.wantErr != "" {
@@ -377,12 +204,12 @@ func TestPodAnnotationNetworks(t *testing.T) {
 		}
 		pods, _ := c.cs.CoreV1().Pods("cnperf").List(ctx, metav1.ListOptions{LabelSelector: kube.RunSelector(testRun)})
 		for _, pod := range pods.Items {
-			if got := pod.Annotations[annotationNetworks]; got != "other/net1,multus-e2e/e2e-bridge" {
+			if got := pod.Annotations[kube.AnnotationNetworks]; got != "other/net1,multus-e2e/e2e-bridge" {
 				t.Errorf("pod %s asks for %q", pod.Name, got)
 			}
 		}
-		if p.s.podMeta.Annotations[annotationNetworks] != "other/net1" {
-			t.Errorf("the options' annotation became %q", p.s.podMeta.Annotations[annotationNetworks])
+		if p.s.podMeta.Annotations[kube.AnnotationNetworks] != "other/net1" {
+			t.Errorf("the options' annotation became %q", p.s.podMeta.Annotations[kube.AnnotationNetworks])
 		}
 		pair, err := p.Pair(ctx, cases[0])
 		if err != nil {

@@ -10,7 +10,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/kube"
@@ -149,27 +148,13 @@ func (p *Platform) policyTrouble(ctx context.Context, pl *api.Placement) []strin
 }
 
 // selectingPolicies are the names of the NetworkPolicies of an endpoint's namespace that select
-// its pod for traffic of type t (none for a hostNetwork pod, or when the API cannot tell).
+// its pod for traffic of type t (kube.SelectingPolicies).
 func (p *Platform) selectingPolicies(ctx context.Context, ep api.Endpoint, t networkingv1.PolicyType) []string {
-	ns := p.namespaceOfEndpoint(ep)
-	pols, err := p.cs.NetworkingV1().NetworkPolicies(ns).List(ctx, metav1.ListOptions{})
-	if err != nil || len(pols.Items) == 0 {
+	pod, err := p.cs.CoreV1().Pods(p.namespaceOfEndpoint(ep)).Get(ctx, ep.Pod, metav1.GetOptions{})
+	if err != nil {
 		return nil
 	}
-	pod, err := p.cs.CoreV1().Pods(ns).Get(ctx, ep.Pod, metav1.GetOptions{})
-	if err != nil || pod.Spec.HostNetwork {
-		return nil
-	}
-	var names []string
-	for i := range pols.Items {
-		np := &pols.Items[i]
-		sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
-		if err != nil || !sel.Matches(labels.Set(pod.Labels)) || !policyHasType(np, t) {
-			continue
-		}
-		names = append(names, np.Name)
-	}
-	return names
+	return kube.SelectingPolicies(ctx, p.cs, pod, t)
 }
 
 // policiesNotApplied are the NetworkPolicies that select a secondary-network case's server pod
@@ -191,20 +176,6 @@ func (p *Platform) policiesNotApplied(ctx context.Context, pl *api.Placement) []
 		}
 	}
 	return out
-}
-
-// policyHasType says whether a NetworkPolicy applies to traffic of type t: its policyTypes,
-// or when it has none, ingress always and egress when it has egress rules (the API's default).
-func policyHasType(np *networkingv1.NetworkPolicy, t networkingv1.PolicyType) bool {
-	if len(np.Spec.PolicyTypes) == 0 {
-		return t == networkingv1.PolicyTypeIngress || len(np.Spec.Egress) > 0
-	}
-	for _, pt := range np.Spec.PolicyTypes {
-		if pt == t {
-			return true
-		}
-	}
-	return false
 }
 
 // namespaceOfEndpoint is the namespace of an endpoint's pod: the placement's, or the one of

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/plan"
 )
 
@@ -40,7 +41,7 @@ func checkNodeFamilies(nodes map[string]*corev1.Node, names []string, families [
 					internal = append(internal, a.Address)
 				}
 			}
-			if pickIP(internal, fam) == "" {
+			if kube.PickIP(internal, fam) == "" {
 				return fmt.Errorf("--ip-family %s: node %s has no %s InternalIP (InternalIPs: %s); the cluster is not %s "+
 					"(a dual-stack cluster gives every node an address of each family)", fam, name, fam,
 					orNone(internal), fam)

@@ -64,7 +64,7 @@ type Platform struct {
 	// without one); nads reaches definitions (nil: through the clientset's REST client).
 	attachment    *api.Attachment
 	attachmentMTU int // its interface's MTU in a client pod, once read (0: not yet; -1: unknown)
-	nads          nadStore
+	nads          kube.NADStore
 	// definitionCreated: the run created Options.CreateNetwork's definition (Close deletes it).
 	definitionCreated bool
 	// noFootprint is why --idle-footprint cannot be read (the preflight's answer), or "".
@@ -237,7 +237,7 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 	}
 	if network != "" {
 		// the networks --pod-annotations asks for, and the run's after them
-		if _, err := mergeNetworks(p.s.podMeta.Annotations[annotationNetworks], network); err != nil {
+		if _, err := kube.MergeNetworks(p.s.podMeta.Annotations[kube.AnnotationNetworks], network); err != nil {
 			return err
 		}
 	}
@@ -318,7 +318,7 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 			return err
 		}
 		p.attachment = a
-		p.logf("secondary network %s: %s", network, describeAttachment(a))
+		p.logf("secondary network %s: %s", network, kube.DescribeAttachment(a))
 		return nil
 	}
 	if network != "" && !create {
@@ -678,7 +678,7 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 			}
 		}
 		if addr == "" {
-			return nil, fmt.Errorf("server pod %s has no %s address", srv.spec.Name, familyName(family))
+			return nil, fmt.Errorf("server pod %s has no %s address", srv.spec.Name, kube.FamilyName(family))
 		}
 		t.Host = addr
 	case api.AccessClusterIP:
@@ -686,9 +686,9 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 		if sv == nil {
 			return nil, fmt.Errorf("no ClusterIP service for driver %s", c.Driver)
 		}
-		ip := pickIP(sv.Spec.ClusterIPs, family)
+		ip := kube.PickIP(sv.Spec.ClusterIPs, family)
 		if ip == "" {
-			return nil, fmt.Errorf("service %s has no %s cluster IP (cluster IPs: %s)", sv.Name, familyName(family), strings.Join(sv.Spec.ClusterIPs, ", "))
+			return nil, fmt.Errorf("service %s has no %s cluster IP (cluster IPs: %s)", sv.Name, kube.FamilyName(family), strings.Join(sv.Spec.ClusterIPs, ", "))
 		}
 		t.Host = ip
 	case api.AccessNodePort:
@@ -698,7 +698,7 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 		}
 		ip := nodeIP(p.nodes[p.placement.Server], family)
 		if ip == "" {
-			return nil, fmt.Errorf("node %s has no %s internal address for the NodePort", p.placement.Server, familyName(family))
+			return nil, fmt.Errorf("node %s has no %s internal address for the NodePort", p.placement.Server, kube.FamilyName(family))
 		}
 		t.Host = ip
 		t.Ports = map[int]int{}
@@ -754,39 +754,9 @@ func (p *Platform) describe(ep *endpoint, role, family string) api.Endpoint {
 	if len(hostIPs) == 0 && pod.Status.HostIP != "" {
 		hostIPs = []string{pod.Status.HostIP}
 	}
-	out.PodIP = pickIP(podIPs, family)
-	out.HostIP = pickIP(hostIPs, family)
+	out.PodIP = kube.PickIP(podIPs, family)
+	out.HostIP = kube.PickIP(hostIPs, family)
 	return out
-}
-
-// pickIP returns the first address of the family ("" = the first address).
-func pickIP(ips []string, family string) string {
-	for _, s := range ips {
-		ip := net.ParseIP(s)
-		if ip == nil {
-			continue
-		}
-		switch family {
-		case "":
-			return s
-		case "ipv4":
-			if ip.To4() != nil {
-				return s
-			}
-		case "ipv6":
-			if ip.To4() == nil {
-				return s
-			}
-		}
-	}
-	return ""
-}
-
-func familyName(f string) string {
-	if f == "" {
-		return "IP"
-	}
-	return f
 }
 
 func nodeIP(n *corev1.Node, family string) string {
@@ -802,10 +772,10 @@ func nodeIP(n *corev1.Node, family string) string {
 			external = append(external, a.Address)
 		}
 	}
-	if ip := pickIP(internal, family); ip != "" {
+	if ip := kube.PickIP(internal, family); ip != "" {
 		return ip
 	}
-	return pickIP(external, family)
+	return kube.PickIP(external, family)
 }
 
 // Close implements platform.Platform: in each of the run's namespaces it deletes the
@@ -951,7 +921,7 @@ func (p *Platform) Leftovers() string {
 	}
 	if p.definitionCreated {
 		out = append(out, fmt.Sprintf("its NetworkAttachmentDefinition: kubectl delete %s.%s %s -n %s",
-			nadResource, nadGroup, p.s.CreateNetwork.Name, p.s.serverNamespace()))
+			kube.NADResource, kube.NADGroup, p.s.CreateNetwork.Name, p.s.serverNamespace()))
 	}
 	return strings.Join(out, "; ")
 }

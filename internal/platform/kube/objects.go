@@ -116,11 +116,11 @@ func withAttachment(pod *corev1.Pod, e endpointSpec) *corev1.Pod {
 		for k, v := range pod.Annotations {
 			ann[k] = v
 		}
-		merged, err := mergeNetworks(ann[annotationNetworks], e.Attachment)
+		merged, err := kube.MergeNetworks(ann[kube.AnnotationNetworks], e.Attachment)
 		if err != nil {
 			merged = e.Attachment
 		}
-		ann[annotationNetworks] = merged
+		ann[kube.AnnotationNetworks] = merged
 		pod.Annotations = ann
 	}
 	return pod

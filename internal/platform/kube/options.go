@@ -88,7 +88,7 @@ type Options struct {
 	// after the namespace and before the pods, measures on (the cases' network must be
 	// Namespace/CreateNetwork.Name) and deletes at the end; one of that name that exists already
 	// stops the run. k8s-netperf's --macvlan MASTER (MacvlanDefinition).
-	CreateNetwork *NetworkDefinition
+	CreateNetwork *kube.NetworkDefinition
 
 	// PodStartTimeout bounds how long endpoints may take to become ready.
 	PodStartTimeout time.Duration
