@@ -236,22 +236,7 @@ func (x *expander) read(g *api.TestGroup, prefix string) group {
 
 	r.profiles = readNames(x, g.Profiles, api.Profiles, strings.ToUpper, "profiles", "profile", idx)
 	r.paths = readNames(x, g.Paths, api.Paths, strings.ToLower, "paths", "path", idx)
-
-	r.drivers.set = len(g.Drivers) > 0
-	seenD := map[string]int{}
-	for i, raw := range g.Drivers {
-		d := strings.ToLower(strings.TrimSpace(raw))
-		if d == "" {
-			x.errs.Add(idx("drivers", i), "empty driver name")
-			continue
-		}
-		if j, dup := seenD[d]; dup {
-			x.errs.Add(idx("drivers", i), "duplicate driver %s (also drivers[%d])", d, j)
-			continue
-		}
-		seenD[d] = i
-		r.drivers.items = append(r.drivers.items, item[string]{d, idx("drivers", i)})
-	}
+	r.drivers = x.readDrivers(g.Drivers, idx)
 
 	r.sizes = x.intList(g.MessageSizes, prefix, "messageSizes", "message size", 1, MaxMessageSizeBytes)
 	r.respSize = x.intOne(g.ResponseSize, at("responseSize"), "response size", 1, MaxMessageSizeBytes)
@@ -265,59 +250,121 @@ func (x *expander) read(g *api.TestGroup, prefix string) group {
 	r.warmup = x.duration(g.Warmup, at("warmup"), "warm-up", true, limits.MaxWarmup)
 	r.samples = x.intOne(g.Samples, at("samples"), "samples", 1, MaxSamples)
 	r.maxSmp = x.intOne(g.MaxSamples, at("maxSamples"), "maxSamples", 1, MaxSamples)
-	if g.Confidence != nil {
-		v := *g.Confidence
-		r.conf = &one[api.ConfidenceTarget]{item: item[api.ConfidenceTarget]{v, at("confidence")}}
-		if !(v.Level >= 50 && v.Level < 100) {
-			x.errs.Add(at("confidence.level"), "confidence level must be a percentage from 50 to below 100 (e.g. 95), got %g", v.Level)
-			r.conf.bad = true
-		}
-		if !(v.HalfWidthPercent > 0 && v.HalfWidthPercent <= 100) {
-			x.errs.Add(at("confidence.halfWidthPercent"), "halfWidthPercent must be above 0 and at most 100 (e.g. 5 for ±5%%), got %g", v.HalfWidthPercent)
-			r.conf.bad = true
-		}
-	}
-	if g.ExcludeOutliers != nil {
-		r.exclude = &one[bool]{item: item[bool]{*g.ExcludeOutliers, at("excludeOutliers")}}
-	}
+	r.conf = x.confidence(g.Confidence, at("confidence"))
+	r.exclude = boolOne(g.ExcludeOutliers, at("excludeOutliers"))
 	r.timeout = x.duration(g.Timeout, at("timeout"), "timeout", false, limits.MaxTimeout)
-	if strings.TrimSpace(g.Rate) != "" {
-		v, err := ParseRate(g.Rate)
-		r.rate = &one[float64]{item: item[float64]{v, at("rate")}}
-		if err != nil {
-			x.errs.Add(at("rate"), "%v", err)
-			r.rate.bad = true
+	r.rate = x.rate(g.Rate, at("rate"))
+	r.hostNet = boolOne(g.HostNetwork, at("hostNetwork"))
+	r.service = boolOne(g.Service, at("service"))
+	r.ipFamily = x.ipFamily(g.IPFamily, at("ipFamily"))
+	r.network = x.network(g.Network, at("network"))
+	r.options = x.options(g.Options, at("options"))
+	return r
+}
+
+// readDrivers reads the drivers field: each name trimmed, lower case and written once (whether
+// it is a driver is the check's to say).
+func (x *expander) readDrivers(raw []string, idx func(string, int) string) list[string] {
+	l := list[string]{set: len(raw) > 0}
+	seen := map[string]int{}
+	for i, r := range raw {
+		d := strings.ToLower(strings.TrimSpace(r))
+		if d == "" {
+			x.errs.Add(idx("drivers", i), "empty driver name")
+			continue
 		}
-	}
-	if g.HostNetwork != nil {
-		r.hostNet = &one[bool]{item: item[bool]{*g.HostNetwork, at("hostNetwork")}}
-	}
-	if g.Service != nil {
-		r.service = &one[bool]{item: item[bool]{*g.Service, at("service")}}
-	}
-	if fam := strings.ToLower(strings.TrimSpace(g.IPFamily)); fam != "" {
-		r.ipFamily = &one[string]{item: item[string]{fam, at("ipFamily")}}
-		if !slices.Contains(IPFamilies, fam) {
-			x.errs.Add(at("ipFamily"), "unknown ipFamily %q (known: %s)", g.IPFamily, strings.Join(IPFamilies, ", "))
-			r.ipFamily.bad = true
+		if j, dup := seen[d]; dup {
+			x.errs.Add(idx("drivers", i), "duplicate driver %s (also drivers[%d])", d, j)
+			continue
 		}
+		seen[d] = i
+		l.items = append(l.items, item[string]{d, idx("drivers", i)})
 	}
-	if n := strings.TrimSpace(g.Network); n != "" {
-		r.network = &one[string]{item: item[string]{n, at("network")}}
-		if err := CheckNetwork(n); err != nil {
-			x.errs.Add(at("network"), "%v", err)
-			r.network.bad = true
-		}
+	return l
+}
+
+// boolOne reads an optional bool field at path.
+func boolOne(p *bool, path string) *one[bool] {
+	if p == nil {
+		return nil
 	}
-	if len(g.Options) > 0 {
-		r.options = map[string]string{}
-		for _, k := range slices.Sorted(maps.Keys(g.Options)) {
-			if strings.TrimSpace(k) == "" {
-				x.errs.Add(at("options"), "empty option name")
-				continue
-			}
-			r.options[k] = g.Options[k]
+	return &one[bool]{item: item[bool]{*p, path}}
+}
+
+// confidence reads an optional confidence target at path: a level from 50 to below 100 and a
+// half-width above 0 and at most 100 percent.
+func (x *expander) confidence(p *api.ConfidenceTarget, path string) *one[api.ConfidenceTarget] {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	o := &one[api.ConfidenceTarget]{item: item[api.ConfidenceTarget]{v, path}}
+	if !(v.Level >= 50 && v.Level < 100) {
+		x.errs.Add(path+".level", "confidence level must be a percentage from 50 to below 100 (e.g. 95), got %g", v.Level)
+		o.bad = true
+	}
+	if !(v.HalfWidthPercent > 0 && v.HalfWidthPercent <= 100) {
+		x.errs.Add(path+".halfWidthPercent", "halfWidthPercent must be above 0 and at most 100 (e.g. 5 for ±5%%), got %g", v.HalfWidthPercent)
+		o.bad = true
+	}
+	return o
+}
+
+// rate reads an optional send rate at path (ParseRate).
+func (x *expander) rate(s, path string) *one[float64] {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	v, err := ParseRate(s)
+	o := &one[float64]{item: item[float64]{v, path}}
+	if err != nil {
+		x.errs.Add(path, "%v", err)
+		o.bad = true
+	}
+	return o
+}
+
+// ipFamily reads an optional IP family at path, one of IPFamilies in any case.
+func (x *expander) ipFamily(s, path string) *one[string] {
+	fam := strings.ToLower(strings.TrimSpace(s))
+	if fam == "" {
+		return nil
+	}
+	o := &one[string]{item: item[string]{fam, path}}
+	if !slices.Contains(IPFamilies, fam) {
+		x.errs.Add(path, "unknown ipFamily %q (known: %s)", s, strings.Join(IPFamilies, ", "))
+		o.bad = true
+	}
+	return o
+}
+
+// network reads an optional secondary network at path (CheckNetwork).
+func (x *expander) network(s, path string) *one[string] {
+	n := strings.TrimSpace(s)
+	if n == "" {
+		return nil
+	}
+	o := &one[string]{item: item[string]{n, path}}
+	if err := CheckNetwork(n); err != nil {
+		x.errs.Add(path, "%v", err)
+		o.bad = true
+	}
+	return o
+}
+
+// options reads the driver options at path: every name but an empty one, or nil when none
+// is written.
+func (x *expander) options(opts map[string]string, path string) map[string]string {
+	if len(opts) == 0 {
+		return nil
+	}
+	r := map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
+		if strings.TrimSpace(k) == "" {
+			x.errs.Add(path, "empty option name")
+			continue
 		}
+		r[k] = opts[k]
 	}
 	return r
 }

@@ -226,6 +226,9 @@ func TestExpandErrors(t *testing.T) {
 			{Profiles: []api.Profile{api.TCPRR}, Duration: "0s", Drivers: []string{"test-all"}},
 			{Profiles: []api.Profile{api.TCPRR}, Duration: "-5", Drivers: []string{"test-all"}}}},
 			[]string{`tests[0].duration: duration must be positive, got 0s`, `tests[1].duration: duration must be positive, got -5`}},
+		{"empty driver and option names", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Drivers: []string{"test-all", " "},
+			Options: map[string]string{" ": "x"}}),
+			[]string{`tests[0].drivers[1]: empty driver name`, `tests[0].options: empty option name`}},
 		{"durations too long", plan1(api.TestGroup{Profiles: []api.Profile{api.TCPRR}, Duration: "999999999h", Warmup: "2h", Timeout: "1e300"}),
 			[]string{
 				`tests[0].duration: duration 999999999h is too long (at most 24h0m0s)`,
@@ -428,5 +431,39 @@ func TestExpandIPFamilyDual(t *testing.T) {
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("ipFamily %q: cases %q, want %q", tt.family, got, tt.want)
 		}
+	}
+}
+
+// TestExpandGroupFields checks the fields a group takes from itself, from the defaults or from
+// the options: hostNetwork, service, a timeout of the defaults, a driver's own message size.
+func TestExpandGroupFields(t *testing.T) {
+	opts := plan.Options{DriverMessageSize: func(d string, p api.Profile) (int, bool) { return 4096, d == "test-all" && p == api.TCPStream }}
+	tests := []struct {
+		name        string
+		defaults, g api.TestGroup
+		want        api.Params
+	}{
+		{"group's own", api.TestGroup{}, api.TestGroup{HostNetwork: ptr(true), Service: ptr(true), Timeout: "1m"},
+			api.Params{HostNetwork: true, Service: true, TimeoutSeconds: 60, MessageSizeBytes: 4096}},
+		{"defaults'", api.TestGroup{HostNetwork: ptr(true), Timeout: "2m", MessageSizes: []int{100}}, api.TestGroup{Service: ptr(false)},
+			api.Params{HostNetwork: true, TimeoutSeconds: 120, MessageSizeBytes: 100}},
+		{"group over defaults", api.TestGroup{Timeout: "2m", HostNetwork: ptr(true)}, api.TestGroup{Timeout: "90s", HostNetwork: ptr(false)},
+			api.Params{TimeoutSeconds: 90, MessageSizeBytes: 4096}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := tc.g
+			g.Profiles, g.Drivers = []api.Profile{api.TCPStream}, []string{"test-all"}
+			d := tc.defaults
+			cases, err := plan.ExpandWith(&api.Plan{Defaults: &d, Tests: []api.TestGroup{g}}, opts, testDrivers.Check)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := cases[0].Params
+			got := api.Params{HostNetwork: p.HostNetwork, Service: p.Service, TimeoutSeconds: p.TimeoutSeconds, MessageSizeBytes: p.MessageSizeBytes}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }
