@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -459,8 +460,53 @@ func pickOne[T any](own, def *one[T], builtin T, groupPath string) one[T] {
 	return one[T]{item: item[T]{builtin, groupPath}}
 }
 
+// settings are one group's fields resolved: its own, else the defaults', else the built-in
+// ones (pickList, pickOne), each with the path it came from.
+type settings struct {
+	name, prefix      string
+	profiles          []item[api.Profile]
+	paths             []item[api.Path]
+	families          []string
+	drivers           []item[string]
+	sizes             []item[int] // none: each driver's default for the profile
+	parallel, burst   []item[int]
+	respSize          *one[int]
+	duration, warmup  one[float64]
+	warmupSet         bool // the group or the defaults write a warm-up
+	samples, maxSmp   one[int]
+	exclude           one[bool]
+	conf              *api.ConfidenceTarget
+	rate              one[float64]
+	hostNet, service  one[bool]
+	ipFamily, network one[string]
+	timeout           *one[float64]
+	options           map[string]string
+	optionsPath       string
+}
+
+// expandGroup adds the cases of one group: every profile × path × family × driver × message
+// size × parallel × burst, each checked (checkCase).
 func (x *expander) expandGroup(name, prefix string, own, def group) {
-	profiles := pickList(own.profiles, def.profiles, nil)
+	s := x.settings(name, prefix, own, def)
+	x.checkGroup(&s, own, def)
+	if !x.room(&s) {
+		return
+	}
+	for _, prof := range s.profiles {
+		for _, path := range s.paths {
+			for _, family := range s.families {
+				for _, drv := range s.drivers {
+					x.expandDriver(&s, axes{prof: prof, path: path, family: family, drv: drv})
+				}
+			}
+		}
+	}
+}
+
+// settings resolves a group's fields against the defaults and the built-in values.
+func (x *expander) settings(name, prefix string, own, def group) settings {
+	s := settings{name: name, prefix: prefix}
+	s.profiles = pickList(own.profiles, def.profiles, nil)
 	if !own.profiles.set && !def.profiles.set {
 		x.errs.Add(prefix+".profiles", "no profiles: list at least one here or in defaults (known: %s)", Join(api.Profiles))
 	}
@@ -472,168 +518,175 @@ func (x *expander) expandGroup(name, prefix string, own, def group) {
 	for _, d := range x.builtin.drivers {
 		bDrivers = append(bDrivers, item[string]{d, prefix})
 	}
-	paths := pickList(own.paths, def.paths, bPaths)
-	drivers := pickList(own.drivers, def.drivers, bDrivers)
-	sizes := pickList(own.sizes, def.sizes, nil)
-	parallel := pickList(own.parallel, def.parallel, []item[int]{{DefaultParallel, prefix}})
-	burst := pickList(own.burst, def.burst, []item[int]{{DefaultBurst, prefix}})
-	respSize := own.respSize
-	if respSize == nil {
-		respSize = def.respSize
-	}
-	duration := pickOne(own.duration, def.duration, DefaultDurationSeconds, prefix)
-	warmup := pickOne(own.warmup, def.warmup, DefaultWarmupSeconds, prefix)
-	samples := pickOne(own.samples, def.samples, DefaultSamples, prefix)
-	maxSmp := pickOne(own.maxSmp, def.maxSmp, 0, prefix)
-	exclude := pickOne(own.exclude, def.exclude, false, prefix)
-	var conf *api.ConfidenceTarget
+	s.paths = pickList(own.paths, def.paths, bPaths)
+	s.drivers = pickList(own.drivers, def.drivers, bDrivers)
+	s.sizes = pickList(own.sizes, def.sizes, nil)
+	s.parallel = pickList(own.parallel, def.parallel, []item[int]{{DefaultParallel, prefix}})
+	s.burst = pickList(own.burst, def.burst, []item[int]{{DefaultBurst, prefix}})
+	s.respSize = cmp.Or(own.respSize, def.respSize)
+	s.duration = pickOne(own.duration, def.duration, DefaultDurationSeconds, prefix)
+	s.warmup = pickOne(own.warmup, def.warmup, DefaultWarmupSeconds, prefix)
+	s.warmupSet = own.warmup != nil || def.warmup != nil
+	s.samples = pickOne(own.samples, def.samples, DefaultSamples, prefix)
+	s.maxSmp = pickOne(own.maxSmp, def.maxSmp, 0, prefix)
+	s.exclude = pickOne(own.exclude, def.exclude, false, prefix)
 	if c := own.conf; c != nil && !c.bad {
-		conf = &c.v
+		s.conf = &c.v
 	} else if c == nil && def.conf != nil && !def.conf.bad {
-		conf = &def.conf.v
+		s.conf = &def.conf.v
 	}
-	rate := pickOne(own.rate, def.rate, 0, prefix)
-	hostNet := pickOne(own.hostNet, def.hostNet, false, prefix)
-	service := pickOne(own.service, def.service, false, prefix)
-	ipFamily := pickOne(own.ipFamily, def.ipFamily, "", prefix)
-	network := pickOne(own.network, def.network, "", prefix)
-	var timeout *one[float64]
-	if own.timeout != nil {
-		timeout = own.timeout
-	} else if def.timeout != nil {
-		timeout = def.timeout
-	}
-	options := map[string]string{}
-	maps.Copy(options, def.options)
-	maps.Copy(options, own.options)
-	optionsPath := prefix + ".options"
+	s.rate = pickOne(own.rate, def.rate, 0, prefix)
+	s.hostNet = pickOne(own.hostNet, def.hostNet, false, prefix)
+	s.service = pickOne(own.service, def.service, false, prefix)
+	s.ipFamily = pickOne(own.ipFamily, def.ipFamily, "", prefix)
+	s.families = CaseFamilies(s.ipFamily.v)
+	s.network = pickOne(own.network, def.network, "", prefix)
+	s.timeout = cmp.Or(own.timeout, def.timeout)
+	s.options, s.optionsPath = map[string]string{}, prefix+".options"
+	maps.Copy(s.options, def.options)
+	maps.Copy(s.options, own.options)
 	if len(own.options) == 0 && len(def.options) > 0 {
-		optionsPath = "defaults.options"
+		s.optionsPath = "defaults.options"
 	}
-	if len(options) == 0 {
-		options = nil
+	if len(s.options) == 0 {
+		s.options = nil
 	}
+	return s
+}
 
-	// Checks across fields of the group.
-	anyRR := slices.ContainsFunc(profiles, func(p item[api.Profile]) bool { return p.v.IsRR() })
-	if len(profiles) > 0 && !anyRR {
+// checkGroup checks the fields of a group against each other: burst and a response size
+// need a profile that uses them, maxSamples a confidence target (and then defaults to
+// DefaultMaxSamples), a timeout must outlast the duration and warm-up.
+func (x *expander) checkGroup(s *settings, own, def group) {
+	anyRR := slices.ContainsFunc(s.profiles, func(p item[api.Profile]) bool { return p.v.IsRR() })
+	if len(s.profiles) > 0 && !anyRR {
 		if slices.ContainsFunc(own.burst.items, func(b item[int]) bool { return b.v > 0 }) {
-			x.errs.Add(prefix+".burst", "burst applies only to request/response profiles (%s) and this group has none",
+			x.errs.Add(s.prefix+".burst", "burst applies only to request/response profiles (%s) and this group has none",
 				Join(rrProfiles()))
 		}
-		latUnderLoad := slices.ContainsFunc(profiles, func(p item[api.Profile]) bool { return p.v == api.TCPStreamLat })
+		latUnderLoad := slices.ContainsFunc(s.profiles, func(p item[api.Profile]) bool { return p.v == api.TCPStreamLat })
 		if own.respSize != nil && !latUnderLoad {
-			x.errs.Add(prefix+".responseSize", "responseSize applies only to request/response profiles (%s) and %s "+
+			x.errs.Add(s.prefix+".responseSize", "responseSize applies only to request/response profiles (%s) and %s "+
 				"(its small messages' size), and this group has none", Join(rrProfiles()), api.TCPStreamLat)
 		}
 	}
 	switch {
-	case own.conf == nil && def.conf == nil && maxSmp.v > 0:
-		x.errs.Add(maxSmp.path, "maxSamples applies only with a confidence target (confidence: {level: 95, halfWidthPercent: 5})")
-	case conf == nil:
-	case maxSmp.v == 0:
-		maxSmp.v = max(DefaultMaxSamples, samples.v)
-	case !maxSmp.bad && !samples.bad && maxSmp.v < samples.v:
-		x.errs.Add(maxSmp.path, "maxSamples %d is smaller than samples %d (the least a case takes)", maxSmp.v, samples.v)
+	case own.conf == nil && def.conf == nil && s.maxSmp.v > 0:
+		x.errs.Add(s.maxSmp.path, "maxSamples applies only with a confidence target (confidence: {level: 95, halfWidthPercent: 5})")
+	case s.conf == nil:
+	case s.maxSmp.v == 0:
+		s.maxSmp.v = max(DefaultMaxSamples, s.samples.v)
+	case !s.maxSmp.bad && !s.samples.bad && s.maxSmp.v < s.samples.v:
+		x.errs.Add(s.maxSmp.path, "maxSamples %d is smaller than samples %d (the least a case takes)", s.maxSmp.v, s.samples.v)
 	}
-	if timeout != nil && !timeout.bad && !duration.bad && !warmup.bad {
-		need := duration.v + warmup.v
-		if timeout.v <= need {
-			x.errs.Add(timeout.path, "timeout %s must be longer than duration + warm-up (%s)",
-				secs(timeout.v), secs(need))
+	if t := s.timeout; t != nil && !t.bad && !s.duration.bad && !s.warmup.bad {
+		need := s.duration.v + s.warmup.v
+		if t.v <= need {
+			x.errs.Add(t.path, "timeout %s must be longer than duration + warm-up (%s)", secs(t.v), secs(need))
 		}
 	}
+}
 
-	// Size check before building anything.
-	nSizes := len(sizes)
-	if nSizes == 0 {
-		nSizes = 1
-	}
-	families := CaseFamilies(ipFamily.v)
-	n := len(profiles) * len(paths) * len(families) * len(drivers) * nSizes * len(parallel) * len(burst)
+// room reports whether the group's cases fit in the plan (MaxCases), before any is built;
+// the first group that does not fit is the error.
+func (x *expander) room(s *settings) bool {
+	nSizes := max(len(s.sizes), 1)
+	n := len(s.profiles) * len(s.paths) * len(s.families) * len(s.drivers) * nSizes * len(s.parallel) * len(s.burst)
 	if x.tooMany || len(x.cases)+n > MaxCases {
 		if !x.tooMany {
-			x.errs.Add(prefix, "the plan expands to more than %d cases", MaxCases)
+			x.errs.Add(s.prefix, "the plan expands to more than %d cases", MaxCases)
 		}
 		x.tooMany = true
-		return
+		return false
 	}
+	return true
+}
 
-	for _, prof := range profiles {
-		pBurst := burst
-		if !prof.v.IsRR() {
-			pBurst = []item[int]{{0, prefix}}
-		}
-		for _, path := range paths {
-			for _, family := range families {
-				for _, drv := range drivers {
-					pSizes := sizes
-					if len(pSizes) == 0 {
-						def := DefaultMessageSize(prof.v)
-						if x.opts.DriverMessageSize != nil {
-							if n, ok := x.opts.DriverMessageSize(drv.v, prof.v); ok {
-								def = n
-							}
-						}
-						pSizes = []item[int]{{def, prefix}}
-					}
-					for _, size := range pSizes {
-						for _, par := range parallel {
-							for _, b := range pBurst {
-								c := Case{
-									Index:   len(x.cases),
-									Name:    name,
-									Group:   name,
-									Profile: prof.v,
-									Path:    path.v,
-									Driver:  drv.v,
-									Params: api.Params{
-										DurationSeconds:   duration.v,
-										WarmupSeconds:     warmup.v,
-										Samples:           samples.v,
-										MaxSamples:        maxSmp.v,
-										Confidence:        cloneTarget(conf),
-										ExcludeOutliers:   exclude.v,
-										MessageSizeBytes:  size.v,
-										Parallel:          par.v,
-										Burst:             b.v,
-										RateBitsPerSecond: rate.v,
-										HostNetwork:       hostNet.v,
-										Service:           service.v,
-										IPFamily:          family,
-										Network:           network.v,
-										Options:           cloneOptions(options),
-									},
-								}
-								if c.Name == "" {
-									c.Name = string(prof.v)
-								}
-								if own.warmup == nil && def.warmup == nil && x.opts.DriverWarmup != nil {
-									if w, ok := x.opts.DriverWarmup(drv.v); ok {
-										c.Params.WarmupSeconds = w
-									}
-								}
-								if timeout != nil && !timeout.bad {
-									c.Params.TimeoutSeconds = timeout.v
-								}
-								src := caseSources{profile: prof.path, path: path.path, driver: drv.path, parallel: par.path, burst: b.path, rate: rate.path,
-									duration: duration.path, warmup: warmup.path, options: optionsPath,
-									badTime: duration.bad || warmup.bad}
-								if respSize != nil && (prof.v.IsRR() || prof.v == api.TCPStreamLat) {
-									if !respSize.bad {
-										c.Params.ResponseSizeBytes = respSize.v
-									}
-									src.respSize = respSize.path
-								}
-								if x.checkCase(c, size, family, src) {
-									x.cases = append(x.cases, c)
-								}
-							}
-						}
-					}
-				}
+// axes is one case's place in its group: a value of each list field, with its path.
+type axes struct {
+	prof             item[api.Profile]
+	path             item[api.Path]
+	family           string
+	drv              item[string]
+	size, par, burst item[int]
+}
+
+// expandDriver adds the cases of one profile, path, family and driver (a's first four): every
+// message size (the group's, else the driver's default for the profile) × parallel × burst
+// (only 0 for a profile without transactions).
+func (x *expander) expandDriver(s *settings, a axes) {
+	burst := s.burst
+	if !a.prof.v.IsRR() {
+		burst = []item[int]{{0, s.prefix}}
+	}
+	sizes := s.sizes
+	if len(sizes) == 0 {
+		def := DefaultMessageSize(a.prof.v)
+		if x.opts.DriverMessageSize != nil {
+			if n, ok := x.opts.DriverMessageSize(a.drv.v, a.prof.v); ok {
+				def = n
 			}
 		}
+		sizes = []item[int]{{def, s.prefix}}
+	}
+	for _, a.size = range sizes {
+		for _, a.par = range s.parallel {
+			for _, a.burst = range burst {
+				x.addCase(s, a)
+			}
+		}
+	}
+}
+
+// addCase builds the case at a of a group and adds it when it passes checkCase.
+func (x *expander) addCase(s *settings, a axes) {
+	c := Case{
+		Index:   len(x.cases),
+		Name:    s.name,
+		Group:   s.name,
+		Profile: a.prof.v,
+		Path:    a.path.v,
+		Driver:  a.drv.v,
+		Params: api.Params{
+			DurationSeconds:   s.duration.v,
+			WarmupSeconds:     s.warmup.v,
+			Samples:           s.samples.v,
+			MaxSamples:        s.maxSmp.v,
+			Confidence:        cloneTarget(s.conf),
+			ExcludeOutliers:   s.exclude.v,
+			MessageSizeBytes:  a.size.v,
+			Parallel:          a.par.v,
+			Burst:             a.burst.v,
+			RateBitsPerSecond: s.rate.v,
+			HostNetwork:       s.hostNet.v,
+			Service:           s.service.v,
+			IPFamily:          a.family,
+			Network:           s.network.v,
+			Options:           cloneOptions(s.options),
+		},
+	}
+	if c.Name == "" {
+		c.Name = string(a.prof.v)
+	}
+	if !s.warmupSet && x.opts.DriverWarmup != nil {
+		if w, ok := x.opts.DriverWarmup(a.drv.v); ok {
+			c.Params.WarmupSeconds = w
+		}
+	}
+	if s.timeout != nil && !s.timeout.bad {
+		c.Params.TimeoutSeconds = s.timeout.v
+	}
+	src := caseSources{profile: a.prof.path, path: a.path.path, driver: a.drv.path, parallel: a.par.path, burst: a.burst.path,
+		rate: s.rate.path, duration: s.duration.path, warmup: s.warmup.path, options: s.optionsPath,
+		badTime: s.duration.bad || s.warmup.bad}
+	if s.respSize != nil && (a.prof.v.IsRR() || a.prof.v == api.TCPStreamLat) {
+		if !s.respSize.bad {
+			c.Params.ResponseSizeBytes = s.respSize.v
+		}
+		src.respSize = s.respSize.path
+	}
+	if x.checkCase(c, a.size, a.family, src) {
+		x.cases = append(x.cases, c)
 	}
 }
 
