@@ -5,7 +5,8 @@
 #
 #   kubevirt.sh build        build (or find) into $KUBEVIRT_DIR: KubeVirt v$KUBEVIRT_VERSION's
 #                            binaries from its source (vendored Go modules; virt-launcher with
-#                            cgo against Debian's libvirt-dev), a Debian bookworm root file
+#                            cgo against Debian's libvirt-dev) with kubevirt/*.patch applied
+#                            (virt-handler in the node's mount namespace, not PID 1's), a Debian bookworm root file
 #                            system with libvirt 9.0 and QEMU 7.2 (debootstrap + apt, what
 #                            KubeVirt v1.0's own images carry: libvirt 9.0.0, qemu-kvm 7.2.0),
 #                            the images virt-operator/api/controller/handler/launcher, the
@@ -40,6 +41,11 @@ KUBEVIRT_COMMIT=5e8660a7ba53fe05266a20960f4e8e1ef3e1104b   # the tag v1.0.1
 KUBEVIRT_DIR=${KUBEVIRT_DIR:-$E2E_CACHE/kubevirt-v$KUBEVIRT_VERSION-$FLAGS_HASH}
 # KubeVirt's source tree at v$KUBEVIRT_VERSION (with vendor/), built in place (see build_src)
 KUBEVIRT_SRC=${KUBEVIRT_SRC:-}
+# patches build_src applies to it (each says why at its top); their hash names the binaries' and
+# images' stamps, so a changed patch rebuilds those (not the root file system)
+KUBEVIRT_PATCHES="$HARNESS/kubevirt/host-mount-namespace.patch"
+# shellcheck disable=SC2086
+KUBEVIRT_PATCH_ID=$(cat $KUBEVIRT_PATCHES | sha256sum | cut -c1-8)
 KUBEVIRT_NS=${KUBEVIRT_NS:-kubevirt}
 KUBEVIRT_REPO=localhost/cnperf-kubevirt        # image names: $KUBEVIRT_REPO/virt-api:v$VERSION
 KUBEVIRT_GUEST_IMAGE=$KUBEVIRT_REPO/cnperf-guest:v$KUBEVIRT_VERSION
@@ -71,13 +77,23 @@ build_src() {
     die "$SRC: not KubeVirt's source tree with vendor/"
   grep -q "^# kubevirt.io/client-go .*=> ./staging/src/kubevirt.io/client-go" "$SRC/vendor/modules.txt" ||
     die "$SRC: vendor/modules.txt does not take kubevirt.io/client-go from staging/"
+  local p
+  for p in $KUBEVIRT_PATCHES; do
+    if (cd "$SRC" && patch -p1 -R --dry-run -s -f < "$p" >/dev/null 2>&1); then continue; fi   # applied already
+    (cd "$SRC" && patch -p1 -N -s < "$p") ||
+      die "$SRC: $(basename "$p") does not apply (another version of it applied? use a fresh checkout of v$KUBEVIRT_VERSION)"
+    log "applied $(basename "$p")"
+  done
 }
 
 build_bins() {
-  stamp bins && return 0
+  stamp "bins-$KUBEVIRT_PATCH_ID" && return 0
   local src=$SRC out=$KUBEVIRT_DIR/bin v=kubevirt.io/client-go/version c
   [ -f /usr/include/libvirt/libvirt.h ] || die "virt-launcher needs libvirt's headers: apt-get install libvirt-dev"
   mkdir -p "$out"
+  # binaries of other patches (or none): built again (the Go build cache keeps the rest); virtctl,
+  # a client that does no host work, is kept
+  rm -f "$out"/virt-* "$out/container-disk"
   # version-stamped as hack/version.sh does
   local ld="-s -w -X $v.gitVersion=v$KUBEVIRT_VERSION -X $v.gitCommit=$KUBEVIRT_COMMIT -X $v.gitTreeState=clean -X $v.buildDate=2023-10-11T19:21:20Z"
   for c in virt-operator virt-api virt-controller virt-handler virt-chroot virt-launcher virt-launcher-monitor virt-freezer virt-probe virtctl; do
@@ -92,7 +108,7 @@ build_bins() {
   gcc -static -O2 -o "$out/container-disk" "$src/cmd/container-disk-v2alpha/main.c"
   (cd "$src/tools/manifest-templator" && CGO_ENABLED=1 GOFLAGS="-mod=vendor -buildvcs=false" GOTOOLCHAIN=local \
     go build -o "$out/manifest-templator" .)
-  stamped bins
+  stamped "bins-$KUBEVIRT_PATCH_ID"
 }
 
 build_rootfs() {
@@ -167,7 +183,7 @@ build_guest() {
 }
 
 build_images() {
-  stamp images && return 0
+  stamp "images-$KUBEVIRT_PATCH_ID" && return 0
   local b=$KUBEVIRT_DIR/bin src=$SRC w c
   w=$(mktemp -d "$KUBEVIRT_DIR/.img.XXXXXX")
   mkdir -p "$KUBEVIRT_DIR/images"
@@ -196,7 +212,7 @@ build_images() {
   python3 "$HARNESS/../images/mkoci.py" "$KUBEVIRT_DIR/rootfs" "$KUBEVIRT_REPO/virt-launcher:v$KUBEVIRT_VERSION" \
     "$KUBEVIRT_DIR/images/virt-launcher.tar" --keep-owners --layer "$w/launcher" --entrypoint '["/usr/bin/virt-launcher"]' --cmd null >/dev/null
   rm -rf "$w"
-  stamped images
+  stamped "images-$KUBEVIRT_PATCH_ID"
 }
 
 build_manifests() {
@@ -218,14 +234,14 @@ build_manifests() {
 
 build() {
   mkdir -p "$KUBEVIRT_DIR"
-  if stamp complete; then log "KubeVirt v$KUBEVIRT_VERSION: cached in $KUBEVIRT_DIR"; else
+  if stamp "complete-$KUBEVIRT_PATCH_ID"; then log "KubeVirt v$KUBEVIRT_VERSION: cached in $KUBEVIRT_DIR"; else
     log "KubeVirt v$KUBEVIRT_VERSION: building into $KUBEVIRT_DIR"
     timed build_src
     timed build_bins
     timed build_rootfs
     timed build_images
     timed build_manifests
-    stamped complete
+    stamped "complete-$KUBEVIRT_PATCH_ID"
   fi
   timed build_guest
 }
