@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,24 +20,103 @@ import (
 // programmed it.
 const KubeProxyMetric = "kubeproxy_network_programming_duration_seconds"
 
+// FelixMetric is Felix's (Calico's) own dataplane apply time: a summary of how long each
+// apply of a batch of updates to iptables, ipsets and routes took
+// (felix/dataplane/linux/int_dataplane.go).
+const FelixMetric = "felix_int_dataplane_apply_time_seconds"
+
+// FelixMetricsPort is Felix's default Prometheus port (prometheusMetricsPort); Felix serves
+// its metrics only with prometheusMetricsEnabled (FELIX_PROMETHEUSMETRICSENABLED=true).
+const FelixMetricsPort = 9091
+
 // kubeProxyNote says how kube-proxy's figure differs from cnperf's.
 const kubeProxyNote = "kube-proxy measures from the EndpointSlice's last-change-trigger-time annotation, which has " +
 	"whole seconds (its figure is 0 to 1 s longer than from the same moment), to the end of its rules' sync (before " +
 	"the first packet); a pod labelled into a Service brings the time it last turned Ready, not the label's (the " +
 	"figure is then the pod's age); it counts every EndpointSlice change of the cluster in the window, none for a deletion"
 
-// histogram is a Prometheus histogram's _sum and _count, over all its label sets.
+// felixNote says how Felix's figure differs from cnperf's.
+const felixNote = "Felix times each apply of a batch of updates to the dataplane (iptables, ipsets, routes), on the " +
+	"server's node, whose Felix enforces the server's ingress policy for every client: not the way to it (the API " +
+	"server's watch, Felix's calculation graph, its batching and rate limit), which cnperf's figure holds; it counts " +
+	"every apply in the window (the change's, and any other work of that Felix), so its mean is one apply's time"
+
+// A component programs the dataplane on every node and reports its own programming latency as
+// a Prometheus histogram or summary (its _sum and _count) on the node's loopback, which cnperf
+// reads through a hostNetwork pod per client node around each change of the kinds it programs.
+type component struct {
+	name, metric string
+	port         int
+	// prefix starts every metric of the component's: text with one of them but without metric
+	// is the component before its first observation.
+	prefix string
+	kinds  []Kind
+	// atServer: every client's figure is the reading on the server's node (Felix enforces a
+	// policy where the pod it selects runs), not on the client's own.
+	atServer bool
+	// absent says why the component's metrics may not be there; flag is the command's flag
+	// that does without them.
+	absent, flag string
+	note         string
+}
+
+var (
+	kubeProxy = component{name: "kube-proxy", metric: KubeProxyMetric, port: clusterinfo.KubeProxyMetricsPort, prefix: "kubeproxy_",
+		kinds: []Kind{KindService, KindEndpoint}, flag: "--kube-proxy-metrics", absent: "no kube-proxy, or it binds its metrics elsewhere", note: kubeProxyNote}
+	felix = component{name: "Felix", metric: FelixMetric, port: FelixMetricsPort, prefix: "felix_",
+		kinds: []Kind{KindPolicyDeny, KindPolicyAllow}, atServer: true, flag: "--felix-metrics",
+		absent: "no Calico, or its Felix serves no Prometheus metrics there: FelixConfiguration prometheusMetricsEnabled", note: felixNote}
+)
+
+// components are the components whose metrics the options ask for.
+func (o Options) components() []*component {
+	var cs []*component
+	if o.KubeProxyMetrics {
+		cs = append(cs, &kubeProxy)
+	}
+	if o.FelixMetrics {
+		cs = append(cs, &felix)
+	}
+	return cs
+}
+
+// hostsFor says whose metrics the hostNetwork pods read and the flags that do without them.
+func (r *Runner) hostsFor() (whose, flags string) {
+	var names, fl []string
+	for _, k := range r.o.Kinds {
+		if c := r.componentOf(k); c != nil && !slices.Contains(names, c.name+"'s") {
+			names, fl = append(names, c.name+"'s"), append(fl, c.flag+"=false")
+		}
+	}
+	if len(fl) == 1 {
+		return names[0], fl[0] + " does"
+	}
+	return strings.Join(names, " and "), strings.Join(fl, " and ") + " do"
+}
+
+// componentOf is the component whose figure is read for kind's changes, nil for none.
+func (r *Runner) componentOf(k Kind) *component {
+	for _, c := range r.o.components() {
+		if slices.Contains(c.kinds, k) {
+			return c
+		}
+	}
+	return nil
+}
+
+// histogram is a Prometheus histogram's (or summary's) _sum and _count, over all its label sets.
 type histogram struct{ Sum, Count float64 }
 
 // parseHistogram reads metric's _sum and _count from Prometheus text (an HTTP response's
-// headers before it are ignored), summed over the label sets (kube-proxy's ip_family). A
-// histogram with no observation yet is not exposed: found says whether any line of it was.
+// headers before it are ignored), summed over the label sets (kube-proxy's ip_family); a
+// summary's are read the same way (its quantile lines are not). A histogram with no
+// observation yet is not exposed: found says whether any line of it was.
 func parseHistogram(text, metric string) (h histogram, found bool, err error) {
 	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
-		if line == "# TYPE "+metric+" histogram" {
+		if line == "# TYPE "+metric+" histogram" || line == "# TYPE "+metric+" summary" {
 			found = true
 			continue
 		}
@@ -71,17 +151,17 @@ func parseHistogram(text, metric string) (h histogram, found bool, err error) {
 	return h, found, sc.Err()
 }
 
-// proxyScrape is one reading of a node's kube-proxy histogram.
-type proxyScrape struct {
+// scrape is one reading of a node's component metric.
+type scrape struct {
 	h   histogram
 	err error
 }
 
-// scrapeKubeProxy reads every client node's kube-proxy histogram through its hostNetwork pod.
-func (r *Runner) scrapeKubeProxy(ctx context.Context) []proxyScrape {
-	out := make([]proxyScrape, len(r.clients))
+// scrape reads the component's metric on every client node through its hostNetwork pod.
+func (r *Runner) scrape(ctx context.Context, comp *component) []scrape {
+	out := make([]scrape, len(r.clients))
 	var wg sync.WaitGroup
-	cmd := driver.Command{Argv: []string{"sh", "-c", clusterinfo.LocalHTTPGet(clusterinfo.KubeProxyMetricsPort, "/metrics")}, Timeout: 30 * time.Second}
+	cmd := driver.Command{Argv: []string{"sh", "-c", clusterinfo.LocalHTTPGet(comp.port, "/metrics")}, Timeout: 30 * time.Second}
 	for i, c := range r.clients {
 		if c.Host == nil {
 			continue
@@ -91,17 +171,16 @@ func (r *Runner) scrapeKubeProxy(ctx context.Context) []proxyScrape {
 			defer wg.Done()
 			o := c.Host.Exec(ctx, cmd)
 			if o.Err != nil || o.ExitCode != 0 {
-				out[i].err = fmt.Errorf("read kube-proxy's metrics on %s: %s", c.Node, describe(o))
+				out[i].err = fmt.Errorf("read %s's metrics on %s: %s", comp.name, c.Node, describe(o))
 				return
 			}
 			text := string(o.Stdout)
-			h, found, err := parseHistogram(text, KubeProxyMetric)
+			h, found, err := parseHistogram(text, comp.metric)
 			switch {
 			case err != nil:
 				out[i].err = err
-			case !found && !strings.Contains(text, "kubeproxy_"):
-				out[i].err = fmt.Errorf("no kube-proxy metrics at 127.0.0.1:%d on %s (no kube-proxy, or it binds its metrics elsewhere)",
-					clusterinfo.KubeProxyMetricsPort, c.Node)
+			case !found && !strings.Contains(text, comp.prefix):
+				out[i].err = fmt.Errorf("no %s metrics at 127.0.0.1:%d on %s (%s)", comp.name, comp.port, c.Node, comp.absent)
 			default:
 				out[i].h = h
 			}
@@ -111,49 +190,67 @@ func (r *Runner) scrapeKubeProxy(ctx context.Context) []proxyScrape {
 	return out
 }
 
-// componentAgg sums the component's observations over one profile's changes on one node.
+// componentAgg sums the component's observations over one result's changes: those of the
+// node whose reading it takes.
 type componentAgg struct {
+	comp *component
+	node string
+	// server: node is the server's (an atServer component's reading)
+	server     bool
 	count, sum float64
 	err        error
 }
 
-// readComponent reads kube-proxy's histogram after a change of step s and adds the
-// difference from the previous reading to the step's profile on each node.
-func (r *Runner) readComponent(ctx context.Context, s step) {
-	cur := r.scrapeKubeProxy(ctx)
+// readComponent reads comp's metric after a change of step s and adds the difference from
+// the reading just before it (lastScrape) to the step's result on each client node.
+func (r *Runner) readComponent(ctx context.Context, comp *component, s step, standing int) {
+	cur := r.scrape(ctx, comp)
+	from := -1 // the server's node's client, whose reading an atServer component gives everyone
+	for i, c := range r.clients {
+		if c.Node == r.o.ServerNode && c.Host != nil {
+			from = i
+		}
+	}
 	for i, c := range r.clients {
 		if c.Host == nil {
 			continue
 		}
-		key := resultKey(s.profile, 0, c.Node, "")
+		j := i
+		if comp.atServer && from >= 0 {
+			j = from
+		}
+		key := resultKey(s.profile, standing, c.Node, "")
 		a := r.comp[key]
 		if a == nil {
-			a = &componentAgg{}
+			a = &componentAgg{comp: comp, node: r.clients[j].Node, server: j == from && comp.atServer}
 			r.comp[key] = a
 		}
-		prev := r.lastProxy[i]
+		prev := r.lastScrape[j]
 		switch {
-		case cur[i].err != nil:
-			a.err = cur[i].err
+		case cur[j].err != nil:
+			a.err = cur[j].err
 		case prev.err == nil:
-			a.count += cur[i].h.Count - prev.h.Count
-			a.sum += cur[i].h.Sum - prev.h.Sum
+			a.count += cur[j].h.Count - prev.h.Count
+			a.sum += cur[j].h.Sum - prev.h.Sum
 		}
-		r.lastProxy[i] = cur[i]
 	}
 }
 
-// component is kube-proxy's figure for a result, when it was read.
+// component is the component's figure for a result, when it was read.
 func (r *Runner) component(res *api.Result) *api.ComponentFigure {
-	if res.Placement == nil || (res.Path != api.PathPodClusterIP && res.Path != api.PathPodNodePort) {
+	if res.Placement == nil || res.Programming == nil {
 		return nil
 	}
-	a := r.comp[resultKey(res.Profile, 0, res.Placement.Client.Node, "")]
+	a := r.comp[resultKey(res.Profile, res.Programming.StandingPolicies, res.Placement.Client.Node, "")]
 	if a == nil {
 		return nil
 	}
-	f := &api.ComponentFigure{Metric: KubeProxyMetric, Count: a.count, Note: kubeProxyNote,
-		Source: fmt.Sprintf("kube-proxy on %s (127.0.0.1:%d/metrics)", res.Placement.Client.Node, clusterinfo.KubeProxyMetricsPort)}
+	where := a.node
+	if a.server {
+		where += " (the server's node)"
+	}
+	f := &api.ComponentFigure{Metric: a.comp.metric, Count: a.count, Note: a.comp.note,
+		Source: fmt.Sprintf("%s on %s (127.0.0.1:%d/metrics)", a.comp.name, where, a.comp.port)}
 	if a.count > 0 {
 		f.MeanSeconds = a.sum / a.count
 	}

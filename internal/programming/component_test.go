@@ -91,9 +91,9 @@ func TestRunnerComponent(t *testing.T) {
 	cs, port := fakeCluster(t, 20*time.Millisecond)
 	r := testRunner(t, cs, port, true, KindService)
 	r.o.KubeProxyMetrics, r.o.Count = true, 1
-	// n1: nothing before, the capture after the creation, no change after the deletion;
-	// n2: no kube-proxy at all
-	r.clients[0].Host = &metricsExec{texts: []string{fresh, real, real}}
+	// n1: nothing before the creation, the capture after it, no change around the deletion
+	// (read before and after each change); n2: no kube-proxy at all
+	r.clients[0].Host = &metricsExec{texts: []string{fresh, real, real, real}}
 	r.clients[1].Host = &metricsExec{texts: []string{"# HELP go_goroutines\ngo_goroutines 12\n"}}
 	if err := r.Measure(context.Background()); err != nil {
 		t.Fatal(err)

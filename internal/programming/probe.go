@@ -45,7 +45,7 @@ type Client struct {
 	Exec   Executor
 	Clock  Clock
 	// Host runs commands in the node's network namespace (a hostNetwork pod), when
-	// Options.KubeProxyMetrics asks for one.
+	// Options.KubeProxyMetrics or FelixMetrics asks for one.
 	Host Executor
 }
 
@@ -154,6 +154,9 @@ type Change struct {
 	Expect ttfr.State
 	// Do makes the change; the moment it returns is the change's time.
 	Do func(ctx context.Context) error
+	// Before, when set, runs once every probe is ready, just before Do (not timed: a
+	// component's reading before the change).
+	Before func(ctx context.Context)
 }
 
 // Observation is what one probe saw of one change.
@@ -249,6 +252,9 @@ func Observe(ctx context.Context, clients []Probe, p Params, ch Change) []Observ
 	var sent, at time.Time
 	var doErr error
 	if ready > 0 && ctx.Err() == nil {
+		if ch.Before != nil {
+			ch.Before(ctx)
+		}
 		sent = time.Now()
 		doErr = ch.Do(ctx)
 		at = time.Now()

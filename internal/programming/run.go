@@ -79,10 +79,11 @@ type Options struct {
 	NodePort bool
 	NodeIPs  map[string]string
 	// KubeProxyMetrics reads kube-proxy's own figure (KubeProxyMetric) on every client node
-	// around each Service change, through a hostNetwork pod per node.
-	KubeProxyMetrics bool
-	StartTimeout     time.Duration
-	ClockRounds      int
+	// around each Service change, through a hostNetwork pod per node; FelixMetrics Felix's
+	// (FelixMetric) on the server's node around each policy change.
+	KubeProxyMetrics, FelixMetrics bool
+	StartTimeout                   time.Duration
+	ClockRounds                    int
 }
 
 // Env is what a run talks to.
@@ -108,10 +109,10 @@ type Runner struct {
 	standing  int
 	results   map[string]*api.Result
 	order     []string
-	// comp sums kube-proxy's observations per profile and node; lastProxy is each client
-	// node's last reading.
-	comp      map[string]*componentAgg
-	lastProxy []proxyScrape
+	// comp sums a component's observations per result (resultKey without the path);
+	// lastScrape is each client node's reading before the change being measured.
+	comp       map[string]*componentAgg
+	lastScrape []scrape
 }
 
 // New checks the options and returns a Runner.
@@ -224,8 +225,8 @@ func (r *Runner) Prepare(ctx context.Context) error {
 	for _, p := range pods {
 		if _, err := cs.CoreV1().Pods(o.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			if p.Spec.HostNetwork && apierrors.IsForbidden(err) {
-				return fmt.Errorf("create pod %s/%s (hostNetwork, to read kube-proxy's metrics; "+
-					"--kube-proxy-metrics=false does without): %w", o.Namespace, p.Name, err)
+				whose, flags := r.hostsFor()
+				return fmt.Errorf("create pod %s/%s (hostNetwork, to read %s metrics; %s without): %w", o.Namespace, p.Name, whose, flags, err)
 			}
 			return fmt.Errorf("create pod %s/%s: %w", o.Namespace, p.Name, err)
 		}
@@ -274,9 +275,14 @@ func (r *Runner) Prepare(ctx context.Context) error {
 	return nil
 }
 
-// wantsHosts says whether the run needs a hostNetwork pod per node (kube-proxy's metrics).
+// wantsHosts says whether the run needs a hostNetwork pod per node (a component's metrics).
 func (r *Runner) wantsHosts() bool {
-	return r.o.KubeProxyMetrics && (slices.Contains(r.o.Kinds, KindService) || slices.Contains(r.o.Kinds, KindEndpoint))
+	for _, k := range r.o.Kinds {
+		if r.componentOf(k) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Close removes what Prepare and Measure created: the namespace when cnperf created it, else
@@ -399,16 +405,20 @@ func (r *Runner) probes(s step) ([]stepProbe, []Probe) {
 // for a step, the kind stops there: its results carry the cause (hint says what may be
 // missing) instead of Count timeouts.
 func (r *Runner) repeat(ctx context.Context, kind Kind, standing int, hint string, steps []step) error {
-	component := r.wantsHosts() && (kind == KindService || kind == KindEndpoint)
-	if component {
-		r.lastProxy = r.scrapeKubeProxy(ctx)
-	}
+	comp := r.componentOf(kind)
 	for t := range r.o.Count {
 		for _, s := range steps {
 			sp, ps := r.probes(s)
-			obs := Observe(ctx, ps, r.o.Params, s.ch)
-			if component {
-				r.readComponent(ctx, s)
+			ch := s.ch
+			r.lastScrape = nil
+			if comp != nil {
+				// the component's reading just before the change: the window holds this
+				// change's work, not an unmeasured revert's (s.after) before it
+				ch.Before = func(ctx context.Context) { r.lastScrape = r.scrape(ctx, comp) }
+			}
+			obs := Observe(ctx, ps, r.o.Params, ch)
+			if comp != nil && r.lastScrape != nil {
+				r.readComponent(ctx, comp, s, standing)
 			}
 			r.record(kind, s, standing, t, sp, obs)
 			if s.after != nil {

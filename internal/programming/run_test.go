@@ -200,28 +200,39 @@ func TestSinceEach(t *testing.T) {
 }
 
 // TestPrepareHostPodForbidden: a cluster whose pod security forbids hostNetwork pods refuses
-// the pod that reads kube-proxy's metrics; the error names the flag that does without it.
+// the pod that reads kube-proxy's (or Felix's) metrics; the error names the flags that do
+// without it, and only the components the kinds ask for.
 func TestPrepareHostPodForbidden(t *testing.T) {
-	cs := fake.NewClientset()
-	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		pod := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
-		if pod.Spec.HostNetwork {
-			return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), pod.Name,
-				errors.New(`violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`))
-		}
-		return false, nil, nil
-	})
-	for _, metrics := range []bool{true, false} {
-		r, err := New(Options{Namespace: "ns", RunID: "run-1", Image: "img", Nodes: []string{"n1"}, Kinds: []Kind{KindService},
-			Count: 1, Params: testParams, KubeProxyMetrics: metrics, StartTimeout: 50 * time.Millisecond}, Env{Client: cs})
+	for _, c := range []struct {
+		kinds        []Kind
+		proxy, felix bool
+		hint         string // "" when no hostNetwork pod is asked for
+	}{
+		{[]Kind{KindService}, true, true, "to read kube-proxy's metrics; --kube-proxy-metrics=false does without"},
+		{[]Kind{KindService}, false, true, ""},
+		{[]Kind{KindPolicyDeny}, true, true, "to read Felix's metrics; --felix-metrics=false does without"},
+		{[]Kind{KindPolicyDeny}, true, false, ""},
+		{[]Kind{KindEndpoint, KindPolicyAllow}, true, true,
+			"to read kube-proxy's and Felix's metrics; --kube-proxy-metrics=false and --felix-metrics=false do without"},
+	} {
+		cs := fake.NewClientset()
+		cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			pod := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
+			if pod.Spec.HostNetwork {
+				return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), pod.Name,
+					errors.New(`violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`))
+			}
+			return false, nil, nil
+		})
+		r, err := New(Options{Namespace: "ns", RunID: "run-1", Image: "img", Nodes: []string{"n1"}, Kinds: c.kinds,
+			Count: 1, Params: testParams, KubeProxyMetrics: c.proxy, FelixMetrics: c.felix, StartTimeout: 50 * time.Millisecond}, Env{Client: cs})
 		if err != nil {
 			t.Fatal(err)
 		}
 		err = r.Prepare(context.Background())
-		hinted := err != nil && strings.Contains(err.Error(), "--kube-proxy-metrics=false does without") &&
-			strings.Contains(err.Error(), "PodSecurity")
-		if hinted != metrics {
-			t.Errorf("kube-proxy metrics %v: error %v", metrics, err)
+		hinted := err != nil && strings.Contains(err.Error(), "PodSecurity")
+		if hinted != (c.hint != "") || (hinted && !strings.Contains(err.Error(), c.hint)) {
+			t.Errorf("%v, kube-proxy metrics %v, Felix's %v: error %v, want %q", c.kinds, c.proxy, c.felix, err, c.hint)
 		}
 	}
 }

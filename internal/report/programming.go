@@ -115,13 +115,15 @@ func writeProgrammingTable(w io.Writer, run *api.Run, width int) error {
 	return writeComponentFigures(w, run, width)
 }
 
-// writeComponentFigures prints the components' own figures (kube-proxy's) beside cnperf's mean
-// of the same changes, once per change and client node (a node's ClusterIP and NodePort
-// results share them), and what makes them differ.
+// writeComponentFigures prints the components' own figures (kube-proxy's, Felix's) beside
+// cnperf's mean of the same changes, once per change, client node and number of standing
+// policies (a node's ClusterIP and NodePort results share them), and what makes them differ.
+// The POLICIES column is there when a policy result is.
 func writeComponentFigures(w io.Writer, run *api.Run, width int) error {
-	t := text.Table{Header: []string{"CHANGE", "CLIENT NODE", "OBSERVED", "ITS MEAN", "CNPERF'S MEAN", "DIFFERENCE"},
-		Right: map[int]bool{2: true, 3: true, 4: true, 5: true}}
+	t := text.Table{Header: []string{"CHANGE", "CLIENT NODE", "POLICIES", "OBSERVED", "ITS MEAN", "CNPERF'S MEAN", "DIFFERENCE"},
+		Right: map[int]bool{2: true, 3: true, 4: true, 5: true, 6: true}}
 	seen := map[string]bool{}
+	policies := false
 	var notes, metrics []string
 	for i := range run.Results {
 		r := &run.Results[i]
@@ -129,29 +131,32 @@ func writeComponentFigures(w io.Writer, run *api.Run, width int) error {
 			continue
 		}
 		c := r.Programming.Component
-		key := string(r.Profile) + "|" + r.Placement.Client.Node
+		key := fmt.Sprintf("%s|%s|%d", r.Profile, r.Placement.Client.Node, r.Programming.StandingPolicies)
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
-		row := []string{string(r.Profile), r.Placement.Client.Node, strconv.FormatFloat(c.Count, 'f', -1, 64), "-", "-", "-"}
+		row := []string{string(r.Profile), r.Placement.Client.Node, "-", strconv.FormatFloat(c.Count, 'f', -1, 64), "-", "-", "-"}
+		if r.Profile == api.PolicyDeny || r.Profile == api.PolicyAllow {
+			row[2], policies = strconv.Itoa(r.Programming.StandingPolicies), true
+		}
 		if !slices.Contains(metrics, c.Metric) {
 			metrics = append(metrics, c.Metric)
 		}
 		var mine *float64
 		if st := r.Summary.ProgrammingSeconds; st != nil {
 			mine = &st.Mean
-			row[4] = figure.Seconds.Format(st.Mean)
+			row[5] = figure.Seconds.Format(st.Mean)
 		}
 		if c.Count > 0 {
-			row[3] = figure.Seconds.Format(c.MeanSeconds)
+			row[4] = figure.Seconds.Format(c.MeanSeconds)
 			if mine != nil {
 				d := c.MeanSeconds - *mine
 				sign := "+"
 				if d < 0 {
 					sign, d = "-", -d
 				}
-				row[5] = sign + figure.Seconds.Format(d)
+				row[6] = sign + figure.Seconds.Format(d)
 			}
 		}
 		t.Rows = append(t.Rows, row)
@@ -161,6 +166,9 @@ func writeComponentFigures(w io.Writer, run *api.Run, width int) error {
 	}
 	if len(t.Rows) == 0 {
 		return nil
+	}
+	if !policies {
+		t.Hide = map[int]bool{2: true}
 	}
 	if _, err := fmt.Fprintln(w); err != nil {
 		return err

@@ -48,6 +48,7 @@ type Options struct {
 	StandingPolicies []int
 	NodePort         bool
 	KubeProxyMetrics bool
+	FelixMetrics     bool
 
 	Output      string
 	ResultsFile string
@@ -121,6 +122,8 @@ per change) that -o json, --results, 'cnperf report' and 'cnperf compare' take.`
 	f.BoolVar(&o.NodePort, "nodeport", true, "service and endpoint kinds: make the Services NodePort Services and probe each client's own node's port too (--nodeport=false: the ClusterIP only)")
 	f.BoolVar(&o.KubeProxyMetrics, "kube-proxy-metrics", true, "service and endpoint kinds: read kube-proxy's own "+programming.KubeProxyMetric+
 		" on every client node (127.0.0.1:10249, through a hostNetwork pod) around each change and show it beside cnperf's figure")
+	f.BoolVar(&o.FelixMetrics, "felix-metrics", true, "policy kinds: read Calico Felix's own "+programming.FelixMetric+
+		" on the server's node (127.0.0.1:9091, through a hostNetwork pod) around each change and show it beside cnperf's figure")
 	f.IntSliceVar(&o.StandingPolicies, "standing-policies", []int{0}, "policy kinds: measure under each of these numbers of standing NetworkPolicies, e.g. 0,100,1000")
 	f.StringVarP(&o.Output, "output", "o", "table", "output: table, json or yaml")
 	f.StringVar(&o.ResultsFile, "results", "", "write the run to this file (JSON Lines; read by cnperf report and compare)")
@@ -241,7 +244,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
 	stream := kube.RemoteStreamer(cs, cfg)
 	r, err := programming.New(programming.Options{
 		Namespace: o.Namespace, RunID: runID, Image: o.Image, PullPolicy: s.pull, Nodes: names, ServerNode: o.ServerNode,
-		Kinds: s.kinds, Count: o.Count, NodePort: o.NodePort, NodeIPs: nodeIPs, KubeProxyMetrics: o.KubeProxyMetrics, StandingPolicies: o.StandingPolicies, StartTimeout: o.StartTimeout,
+		Kinds: s.kinds, Count: o.Count, NodePort: o.NodePort, NodeIPs: nodeIPs, KubeProxyMetrics: o.KubeProxyMetrics, FelixMetrics: o.FelixMetrics, StandingPolicies: o.StandingPolicies, StartTimeout: o.StartTimeout,
 		Params: programming.Params{Interval: o.Interval, AttemptTimeout: o.AttemptTimeout, Confirm: o.Confirm, Settle: o.Settle, Timeout: o.Timeout},
 	}, programming.Env{
 		Client: cs, Log: log, LocalBootID: ttfr.BootID(),
