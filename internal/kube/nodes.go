@@ -41,9 +41,25 @@ const (
 	NodeTainted            // a NoSchedule or NoExecute taint the pods do not tolerate
 )
 
+// Why says in words what keeps pods off n when b is one of the blocks every caller words
+// alike: "not Ready", "cordoned (unschedulable)", "kubernetes.io/os=windows (WHO need
+// Linux)", with who naming the pods ("endpoints", "agents"). It is "" for NodeUsable and for
+// NodeTainted, whose words name the caller's own flag (--tolerations, or none).
+func (b NodeBlock) Why(n *corev1.Node, who string) string {
+	switch b {
+	case NodeNotReady:
+		return "not Ready"
+	case NodeCordoned:
+		return "cordoned (unschedulable)"
+	case NodeNotLinux:
+		return fmt.Sprintf("%s=%s (%s need Linux)", LabelOS, n.Labels[LabelOS], who)
+	}
+	return ""
+}
+
 // Schedulable says whether pods that tolerate tols can run on n, and if not, what stops them
-// (the taint, for NodeTainted): the one node check of the platform and tiger-bench, each of
-// which words the answer for its own flags.
+// (the taint, for NodeTainted): the one node check of the platform, mesh and tiger-bench, worded
+// by NodeBlock.Why (a taint by each for its own flags).
 func Schedulable(n *corev1.Node, tols []corev1.Toleration) (NodeBlock, *corev1.Taint) {
 	ready := false
 	for _, c := range n.Status.Conditions {

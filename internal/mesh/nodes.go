@@ -82,17 +82,10 @@ func ListNodes(ctx context.Context, cs kubernetes.Interface, f NodeFilter) ([]No
 // unusable says why agents cannot run on n (kube.Schedulable), or "".
 func unusable(n *corev1.Node, tolerations []corev1.Toleration) string {
 	block, taint := kube.Schedulable(n, tolerations)
-	switch block {
-	case kube.NodeNotReady:
-		return "not Ready"
-	case kube.NodeCordoned:
-		return "cordoned (unschedulable)"
-	case kube.NodeNotLinux:
-		return fmt.Sprintf("%s=%s (agents need Linux)", kube.LabelOS, n.Labels[kube.LabelOS])
-	case kube.NodeTainted:
+	if block == kube.NodeTainted {
 		return fmt.Sprintf("taint %s not tolerated (see --tolerations)", taint.ToString())
 	}
-	return ""
+	return block.Why(n, "agents")
 }
 
 func internalIP(n *corev1.Node) string {

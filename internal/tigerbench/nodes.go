@@ -90,15 +90,11 @@ func describeNodes(usable, refused []string) string {
 // no NoSchedule or NoExecute taint (test pods carry no tolerations).
 func schedulable(n *corev1.Node) (bool, string) {
 	block, taint := kube.Schedulable(n, nil)
-	switch block {
-	case kube.NodeNotReady:
-		return false, "not Ready"
-	case kube.NodeCordoned:
-		return false, "cordoned"
-	case kube.NodeNotLinux:
-		return false, "not Linux"
-	case kube.NodeTainted:
+	if block == kube.NodeTainted {
 		return false, "tainted " + taint.Key + ":" + string(taint.Effect)
+	}
+	if why := block.Why(n, "test pods"); why != "" {
+		return false, why
 	}
 	return true, ""
 }

@@ -152,13 +152,8 @@ func (np *nodePlacement) node(r nodeRole) string {
 // eligible says whether endpoints may run on n, and why not.
 func eligible(n *corev1.Node, selector map[string]string, tols []corev1.Toleration) (bool, string) {
 	block, taint := kube.Schedulable(n, tols)
-	switch block {
-	case kube.NodeNotReady:
-		return false, "not Ready"
-	case kube.NodeCordoned:
-		return false, "cordoned (unschedulable)"
-	case kube.NodeNotLinux:
-		return false, fmt.Sprintf("%s=%s (endpoints need Linux)", kube.LabelOS, n.Labels[kube.LabelOS])
+	if why := block.Why(n, "endpoints"); why != "" {
+		return false, why
 	}
 	for _, k := range sortedKeys(selector) {
 		if n.Labels[k] != selector[k] {
