@@ -25,6 +25,7 @@ import (
 	"github.com/cnperf/cnperf/internal/report/reporttest"
 	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/runfile"
+	"github.com/cnperf/cnperf/internal/stats"
 )
 
 func encode(t *testing.T, format string, runs ...*api.Run) []byte {
@@ -623,5 +624,45 @@ func TestTableNaNIsNeverOK(t *testing.T) {
 	out := string(encode(t, "wide", run))
 	if !strings.Contains(out, "INVALID: throughput is NaN") {
 		t.Errorf("no INVALID status:\n%s", out)
+	}
+}
+
+// TestTableSharedMarkAndBurst: two results of one latency method share its mark and its
+// footnote, and the default view shows BURST only when a case has one.
+func TestTableSharedMarkAndBurst(t *testing.T) {
+	p50 := func(v float64) api.Summary {
+		return api.Summary{SamplesTotal: 1, TransactionsPerSecond: &api.Stat{N: 1, Mean: 1000},
+			LatencyMicroseconds: &api.Latency{P50: &v, Method: stats.LatencyPerSampleMedian}}
+	}
+	result := func(burst int, v float64) api.Result {
+		return api.Result{Profile: api.TCPRR, Driver: "netperf", Path: api.PathPodPodCrossNode,
+			Params: api.Params{Parallel: 1, Burst: burst, MessageSizeBytes: 1}, Summary: p50(v)}
+	}
+	tests := []struct {
+		name      string
+		bursts    []int
+		want, not []string
+	}{
+		{"shared mark, no burst", []int{0, 0}, []string{"12.50*", "37.50*", "* latency method"}, []string{"**", "BURST"}},
+		{"a burst", []int{0, 4}, []string{"BURST"}, []string{"**"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := &api.Run{Results: []api.Result{result(tt.bursts[0], 12.5), result(tt.bursts[1], 37.5)}}
+			out := string(encode(t, "table", run))
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("table lacks %q:\n%s", w, out)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(out, w) {
+					t.Errorf("table has %q:\n%s", w, out)
+				}
+			}
+			if n := strings.Count(out, "latency method"); n != 1 {
+				t.Errorf("%d latency method footnotes, want 1:\n%s", n, out)
+			}
+		})
 	}
 }

@@ -147,6 +147,55 @@ func writeTitle(w io.Writer, run *api.Run, width int) error {
 	return err
 }
 
+// latencyMarks numbers the latency methods the cells name ("*", "**", ...), each with the
+// footnote that says what it is; the histogram's and the tool's own methods get no mark.
+type latencyMarks struct {
+	marks map[string]string
+	notes []string
+}
+
+// mark returns the mark of a latency method, giving it the next one on first use.
+func (lm *latencyMarks) mark(method string) string {
+	if method == "" || method == stats.LatencyHistogram || method == "tool" {
+		return ""
+	}
+	if m, ok := lm.marks[method]; ok {
+		return m
+	}
+	m := strings.Repeat("*", len(lm.marks)+1)
+	lm.marks[method] = m
+	if method == api.LatencyDerived {
+		lm.notes = append(lm.notes, m+" latency DERIVED from the transaction rate (flows ÷ rate), not measured: "+
+			"a mean round trip only, in -o json (latencyMicroseconds.provenance \"derived\")")
+	} else {
+		lm.notes = append(lm.notes, fmt.Sprintf("%s latency method %q: %s", m, method, methodText(method)))
+	}
+	return m
+}
+
+// caseTable is the case table of one run as it is built: the table (a column shows when a
+// row has something in it), the default view's long texts by case, and the latency marks.
+type caseTable struct {
+	*text.Table
+	wide    bool
+	details []string
+	marks   *latencyMarks
+}
+
+func newCaseTable(wide bool) *caseTable {
+	t := &text.Table{
+		Header: tableHeader,
+		Right: map[int]bool{colIndex: true, colMsg: true, colPar: true, colBurst: true, colSamples: true,
+			colResult: true, colCoV: true, colP50: true, colP99: true, colRetrans: true, colLoss: true, colDelta: true},
+		Hide: map[int]bool{colP50: true, colP99: true, colRetrans: true, colLoss: true, colDelta: true, colChecks: true},
+	}
+	// The default view shows BURST only when a case has one (0 is no burst).
+	t.Hide[colBurst] = !wide
+	return &caseTable{Table: t, wide: wide, marks: &latencyMarks{marks: map[string]string{}}}
+}
+
+// writeRun prints one run: its title, its mesh matrices, the case table with the lines under
+// it, then its sweep, programming and relative views.
 func (e tableEncoder) writeRun(w io.Writer, run *api.Run) error {
 	width := text.FitWidth(e.width)
 	if err := writeTitle(w, run, width); err != nil {
@@ -160,114 +209,13 @@ func (e tableEncoder) writeRun(w io.Writer, run *api.Run) error {
 	if err != nil {
 		return err
 	}
-	t := &text.Table{
-		Header: tableHeader,
-		Right: map[int]bool{colIndex: true, colMsg: true, colPar: true, colBurst: true, colSamples: true,
-			colResult: true, colCoV: true, colP50: true, colP99: true, colRetrans: true, colLoss: true, colDelta: true},
-		Hide: map[int]bool{colP50: true, colP99: true, colRetrans: true, colLoss: true, colDelta: true, colChecks: true},
-	}
-	// The default view shows BURST only when a case has one (0 is no burst).
-	t.Hide[colBurst] = !e.wide
+	t := newCaseTable(e.wide)
 	deltas := driverDeltas(run.Results, e.wide)
 	markV4 := mixedFamilies(run.Results)
-	var details []string // the default view's long texts, by case
-	marks := map[string]string{}
-	var footnotes, methodNotes []string
-	mark := func(method string) string {
-		if method == "" || method == stats.LatencyHistogram || method == "tool" {
-			return ""
-		}
-		if m, ok := marks[method]; ok {
-			return m
-		}
-		m := strings.Repeat("*", len(marks)+1)
-		marks[method] = m
-		if method == api.LatencyDerived {
-			methodNotes = append(methodNotes, m+" latency DERIVED from the transaction rate (flows ÷ rate), not measured: "+
-				"a mean round trip only, in -o json (latencyMicroseconds.provenance \"derived\")")
-		} else {
-			methodNotes = append(methodNotes, fmt.Sprintf("%s latency method %q: %s", m, method, methodText(method)))
-		}
-		return m
-	}
 	for i := range run.Results {
-		if inMesh[i] {
-			continue
+		if !inMesh[i] {
+			t.addRow(i, &run.Results[i], markV4, deltas)
 		}
-		r := &run.Results[i]
-		row := make([]string, numCols)
-		row[colIndex] = strconv.Itoa(i + 1)
-		row[colProfile] = string(r.Profile)
-		row[colDriver] = r.Driver
-		row[colPath] = pathCell(r, markV4)
-		row[colMsg] = figure.Bytes(r.Params.MessageSizeBytes)
-		row[colPar] = strconv.Itoa(r.Params.Parallel)
-		row[colBurst] = strconv.Itoa(r.Params.Burst)
-		if r.Params.Burst != 0 {
-			t.Hide[colBurst] = false
-		}
-		if r.Profile.IsProgramming() { // changes, not traffic: no sizes or flows (the view below has the nodes)
-			row[colMsg], row[colPar], row[colBurst] = "-", "-", "-"
-		}
-		ok := r.Summary.SamplesTotal - r.Summary.SamplesFailed
-		row[colSamples] = fmt.Sprintf("%d/%d", ok, r.Summary.SamplesTotal)
-		row[colResult], row[colCoV] = "-", "-"
-		if f, has := figure.Main(r); has {
-			st := f.Stat(&r.Summary)
-			row[colResult] = f.Unit.FormatCI(st.Mean, (st.CI95High-st.CI95Low)/2)
-			if st.N > 1 {
-				row[colCoV] = strconv.FormatFloat(st.CoV*100, 'f', 1, 64) + "%"
-			}
-		}
-		row[colP50], row[colP99] = "-", "-"
-		if l := r.Summary.LatencyMicroseconds; l != nil && l.Provenance == api.LatencyDerived {
-			// Never a percentile: the P50 cell says that the result's latency is derived.
-			row[colP50] += mark(api.LatencyDerived)
-			t.Hide[colP50] = false
-		} else if l != nil && (l.P50 != nil || l.P99 != nil) {
-			m := mark(l.Method)
-			if l.P50 != nil {
-				row[colP50] = figure.Number(*l.P50) + m
-				t.Hide[colP50] = false
-			}
-			if l.P99 != nil {
-				row[colP99] = figure.Number(*l.P99) + m
-				t.Hide[colP99] = false
-			}
-		}
-		row[colRetrans], row[colLoss] = "-", "-"
-		if st := r.Summary.Retransmits; st != nil {
-			row[colRetrans] = figure.CountNumber(st.Mean)
-			t.Hide[colRetrans] = false
-		}
-		if st := r.Summary.LossPercent; st != nil {
-			row[colLoss] = figure.Number(st.Mean) + "%"
-			t.Hide[colLoss] = false
-		}
-		row[colDelta] = "-"
-		if d, ok := deltas[i]; ok {
-			row[colDelta] = d
-			t.Hide[colDelta] = false
-		}
-		row[colChecks] = "-"
-		if c := figure.CheckList(r); len(c) > 0 {
-			tags, texts := make([]string, len(c)), make([]string, len(c))
-			for k := range c {
-				tags[k], texts[k] = c[k].Tag, c[k].Text
-			}
-			row[colChecks] = strings.Join(texts, "; ")
-			if !e.wide {
-				row[colChecks] = strings.Join(tags, ", ")
-				details = append(details, fmt.Sprintf("#%d checks: %s", i+1, strings.Join(texts, "; ")))
-			}
-			t.Hide[colChecks] = false
-		}
-		row[colStatus] = statusCell(r)
-		if !e.wide && row[colStatus] != "ok" {
-			details = append(details, fmt.Sprintf("#%d %s", i+1, row[colStatus]))
-			row[colStatus], _, _ = strings.Cut(row[colStatus], ":")
-		}
-		t.Rows = append(t.Rows, row)
 	}
 	hasChecks := !t.Hide[colChecks]
 	var hidden []string
@@ -279,13 +227,133 @@ func (e tableEncoder) writeRun(w io.Writer, run *api.Run) error {
 			return err
 		}
 	}
+	for _, d := range t.details {
+		if err := writeWrapped(w, d, width, "  ", "      "); err != nil {
+			return err
+		}
+	}
+	for _, n := range t.footnotes(run, hasChecks, hidden, width) {
+		if err := writeWrapped(w, n, width, "  ", "    "); err != nil {
+			return err
+		}
+	}
+	if err := writeSweepTables(w, run, t.marks.mark, e.wide, width); err != nil {
+		return err
+	}
+	if err := writeProgrammingTable(w, run, width); err != nil {
+		return err
+	}
+	if !relative.Applies(run.Results) {
+		return nil
+	}
+	// A lab run ends with each path next to host-host: what the datapath pieces cost here.
+	if _, err := fmt.Fprintln(w); err != nil {
+		return err
+	}
+	return relative.Write(w, run.Results)
+}
+
+// addRow adds result i's row (deltas: the Δ DRIVERS cells by result).
+func (t *caseTable) addRow(i int, r *api.Result, markV4 bool, deltas map[int]string) {
+	row := make([]string, numCols)
+	row[colIndex] = strconv.Itoa(i + 1)
+	row[colProfile] = string(r.Profile)
+	row[colDriver] = r.Driver
+	row[colPath] = pathCell(r, markV4)
+	row[colMsg] = figure.Bytes(r.Params.MessageSizeBytes)
+	row[colPar] = strconv.Itoa(r.Params.Parallel)
+	row[colBurst] = strconv.Itoa(r.Params.Burst)
+	if r.Params.Burst != 0 {
+		t.Hide[colBurst] = false
+	}
+	if r.Profile.IsProgramming() { // changes, not traffic: no sizes or flows (the view below has the nodes)
+		row[colMsg], row[colPar], row[colBurst] = "-", "-", "-"
+	}
+	ok := r.Summary.SamplesTotal - r.Summary.SamplesFailed
+	row[colSamples] = fmt.Sprintf("%d/%d", ok, r.Summary.SamplesTotal)
+	row[colResult], row[colCoV] = "-", "-"
+	if f, has := figure.Main(r); has {
+		st := f.Stat(&r.Summary)
+		row[colResult] = f.Unit.FormatCI(st.Mean, (st.CI95High-st.CI95Low)/2)
+		if st.N > 1 {
+			row[colCoV] = strconv.FormatFloat(st.CoV*100, 'f', 1, 64) + "%"
+		}
+	}
+	t.latencyCells(row, r.Summary.LatencyMicroseconds)
+	row[colRetrans], row[colLoss] = "-", "-"
+	if st := r.Summary.Retransmits; st != nil {
+		row[colRetrans] = figure.CountNumber(st.Mean)
+		t.Hide[colRetrans] = false
+	}
+	if st := r.Summary.LossPercent; st != nil {
+		row[colLoss] = figure.Number(st.Mean) + "%"
+		t.Hide[colLoss] = false
+	}
+	row[colDelta] = "-"
+	if d, ok := deltas[i]; ok {
+		row[colDelta] = d
+		t.Hide[colDelta] = false
+	}
+	t.checksCell(row, i, r)
+	row[colStatus] = statusCell(r)
+	if !t.wide && row[colStatus] != "ok" {
+		t.details = append(t.details, fmt.Sprintf("#%d %s", i+1, row[colStatus]))
+		row[colStatus], _, _ = strings.Cut(row[colStatus], ":")
+	}
+	t.Rows = append(t.Rows, row)
+}
+
+// latencyCells fills P50 and P99 with the percentiles and their method's mark; a derived
+// latency is never a percentile: the P50 cell says that the result's latency is derived.
+func (t *caseTable) latencyCells(row []string, l *api.Latency) {
+	row[colP50], row[colP99] = "-", "-"
+	if l != nil && l.Provenance == api.LatencyDerived {
+		row[colP50] += t.marks.mark(api.LatencyDerived)
+		t.Hide[colP50] = false
+	} else if l != nil && (l.P50 != nil || l.P99 != nil) {
+		m := t.marks.mark(l.Method)
+		if l.P50 != nil {
+			row[colP50] = figure.Number(*l.P50) + m
+			t.Hide[colP50] = false
+		}
+		if l.P99 != nil {
+			row[colP99] = figure.Number(*l.P99) + m
+			t.Hide[colP99] = false
+		}
+	}
+}
+
+// checksCell fills CHECKS with what the checks of result i say; the default view shows their
+// tags and keeps their texts for the lines under the table.
+func (t *caseTable) checksCell(row []string, i int, r *api.Result) {
+	row[colChecks] = "-"
+	c := figure.CheckList(r)
+	if len(c) == 0 {
+		return
+	}
+	tags, texts := make([]string, len(c)), make([]string, len(c))
+	for k := range c {
+		tags[k], texts[k] = c[k].Tag, c[k].Text
+	}
+	row[colChecks] = strings.Join(texts, "; ")
+	if !t.wide {
+		row[colChecks] = strings.Join(tags, ", ")
+		t.details = append(t.details, fmt.Sprintf("#%d checks: %s", i+1, strings.Join(texts, "; ")))
+	}
+	t.Hide[colChecks] = false
+}
+
+// footnotes are the lines under the case table: the latency methods, Δ DRIVERS, CHECKS, the
+// columns hidden to fit width, then the run's networks, notes, path MTU and cluster.
+func (t *caseTable) footnotes(run *api.Run, hasChecks bool, hidden []string, width int) []string {
+	var footnotes []string
 	// The latency methods' marks are on P50/P99 cells and in sweep tables.
 	if !t.Hide[colP50] || !t.Hide[colP99] || len(sweep.Find(run.Results)) > 0 {
-		footnotes = append(footnotes, methodNotes...)
+		footnotes = append(footnotes, t.marks.notes...)
 	}
 	if !t.Hide[colDelta] {
 		ref := "; the first driver's row reads ref"
-		if e.wide {
+		if t.wide {
 			ref = ""
 		}
 		footnotes = append(footnotes, "Δ DRIVERS: difference of the mean from the first driver that measured the same case in this run"+ref)
@@ -301,31 +369,7 @@ func (e tableEncoder) writeRun(w io.Writer, run *api.Run) error {
 		footnotes = append(footnotes, "note: "+n)
 	}
 	footnotes = append(footnotes, pathMTULines(run.PathMTU)...)
-	footnotes = append(footnotes, ClusterLines(run.Cluster)...)
-	for _, d := range details {
-		if err := writeWrapped(w, d, width, "  ", "      "); err != nil {
-			return err
-		}
-	}
-	for _, n := range footnotes {
-		if err := writeWrapped(w, n, width, "  ", "    "); err != nil {
-			return err
-		}
-	}
-	if err := writeSweepTables(w, run, mark, e.wide, width); err != nil {
-		return err
-	}
-	if err := writeProgrammingTable(w, run, width); err != nil {
-		return err
-	}
-	if !relative.Applies(run.Results) {
-		return nil
-	}
-	// A lab run ends with each path next to host-host: what the datapath pieces cost here.
-	if _, err := fmt.Fprintln(w); err != nil {
-		return err
-	}
-	return relative.Write(w, run.Results)
+	return append(footnotes, ClusterLines(run.Cluster)...)
 }
 
 // writeMeshTables prints a mesh run's node × node matrices (as cnperf mesh printed them,
