@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"fmt"
+	"html"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -195,5 +197,63 @@ func TestHeatmapEscapes(t *testing.T) {
 	}
 	if !strings.Contains(html, `href="./javascript:alert%281%29.svg"`) {
 		t.Error("a recorded path with a colon is not linked as a relative path")
+	}
+}
+
+// TestHeatmapEdges draws matrices the real runs do not have: many columns with long names
+// (narrow cells without text, rotated and cut names), no successful cell (no legend, no
+// spread), failed cells whose cause is only in the result or nowhere, and a cell whose
+// result has several samples (its tooltip gives the mean ± CI).
+func TestHeatmapEdges(t *testing.T) {
+	v := func(x float64) *float64 { return &x }
+	var many []string
+	for i := range 20 {
+		many = append(many, fmt.Sprintf("a-node-with-a-long-name-%02d", i))
+	}
+	var wide []api.MeshCell
+	for i, s := range many[1:] {
+		wide = append(wide, api.MeshCell{Client: many[0], Server: s, Result: 0, Value: v(1e9 + float64(i)*1e8)})
+	}
+	results := []api.Result{
+		{Summary: api.Summary{SamplesTotal: 3, ThroughputBitsPerSecond: &api.Stat{N: 3, Mean: 2e9, CI95Low: 1.9e9, CI95High: 2.1e9}}},
+		{Error: "the pods did not start", Summary: api.Summary{SamplesTotal: 0}},
+		{Summary: api.Summary{SamplesTotal: 1}},
+	}
+	tests := []struct {
+		name      string
+		nodes     []string
+		cells     []api.MeshCell
+		want, not []string
+	}{
+		{"many long names", many, wide,
+			[]string{`data-rows="1" data-cols="20"`, `transform="rotate(-40`, "<title>a-node-with-a-long-name-05</title>a-node-with-a-long-name…</text>",
+				"(mean of 3 samples ± 95% CI)", "worse 1", "better"},
+			[]string{`<text class="v light"`, `<text class="v dark"`}},
+		{"no successful cell", []string{"n1", "n2"},
+			[]api.MeshCell{{Client: "n1", Server: "n2", Result: 1}, {Client: "n2", Server: "n1", Result: 2}},
+			[]string{"FAILED: the pods did not start", "FAILED: no value", `<text class="v mark"`, "n2 → n1 (client → server)\nFAILED: no value\nround 1, case #3"},
+			[]string{"legend-step", "worse"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &api.Mesh{Mode: "mesh", Nodes: tt.nodes, Profile: api.TCPStream, Metric: "throughputBitsPerSecond",
+				Unit: "bits/s", HigherIsBetter: true, OutlierMADs: 3, Matrices: []api.MeshMatrix{{Network: "pod", Cells: tt.cells}}}
+			run := &api.Run{Results: results, Mesh: m}
+			h := buildHeatmap(run, m, &m.Matrices[0])
+			svg := html.UnescapeString(string(h.SVG))
+			for _, w := range tt.want {
+				if !strings.Contains(svg, w) {
+					t.Errorf("heatmap lacks %q:\n%s", w, svg)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(svg, w) {
+					t.Errorf("heatmap has %q", w)
+				}
+			}
+			if h.Spread != "fewer than 3 successful pairs: no outlier detection" {
+				t.Errorf("spread %q", h.Spread)
+			}
+		})
 	}
 }
