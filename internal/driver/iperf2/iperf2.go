@@ -66,14 +66,21 @@ func (Driver) Job(c plan.Case) (driver.Job, error) {
 	return j, nil
 }
 
-// Servers implements driver.Job.
+// Servers implements driver.Job: iperf 2's server listens on IPv4 only unless given -V, and
+// with -V on the IPv6 wildcard, which takes the port for IPv4 too; so an IPv6 case has a server
+// of its own, "iperf2-v6" with -V on the next port (toolkit.FamilyServer), and a run with both
+// families reaches each.
 func (j job) Servers() []driver.Server {
-	argv := []string{"iperf", "-s", "-p", strconv.Itoa(j.port)}
+	name, port := toolkit.FamilyServer(j.c, Name, j.port, DefaultPort)
+	argv := []string{"iperf", "-s", "-p", strconv.Itoa(port)}
+	if toolkit.IPv6(j.c) {
+		argv = append(argv, "-V")
+	}
 	if j.bind != "" {
 		argv = append(argv, "-B", j.bind)
 	}
-	return []driver.Server{{Name: toolkit.ServerName(Name, j.port, DefaultPort), Argv: argv,
-		Ports: []driver.Port{{Name: "control", Port: j.port, Protocol: "TCP"}}}}
+	return []driver.Server{{Name: name, Argv: argv,
+		Ports: []driver.Port{{Name: "control", Port: port, Protocol: "TCP"}}}}
 }
 
 // Client implements driver.Job.
@@ -89,7 +96,8 @@ const MinBounceBytes = 64
 
 // argv builds the iperf 2 bounce-back client argv.
 func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
-	c, p := j.c, j.port
+	c := j.c
+	_, p := toolkit.FamilyServer(c, Name, j.port, DefaultPort)
 	if c.Profile != api.TCPRR {
 		return nil, toolkit.Unsupported(Name, c.Profile)
 	}

@@ -1,6 +1,7 @@
 package iperf2
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -99,5 +100,50 @@ func TestGarbledNumbers(t *testing.T) {
 	}
 	if s, err := ParseOutput([]byte(garbled)); err == nil {
 		t.Errorf("garbled report accepted: latency %+v", s.Latency)
+	}
+}
+
+// TestServersPerFamily: iperf 2's server listens on IPv4 only without -V, and with -V on the IPv6
+// wildcard, which takes the port for IPv4 too; in a run with both families the IPv6 case has a
+// server of its own with -V on the next port, and its client dials that port with -V (before,
+// the one "iperf -s -p 5001" refused the IPv6 client).
+func TestServersPerFamily(t *testing.T) {
+	c := func(fam string, kv ...string) plan.Case {
+		c := rr(64)
+		c.Params.IPFamily = fam
+		c.Params.Options = map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			c.Params.Options[kv[i]] = kv[i+1]
+		}
+		return c
+	}
+	v4, v6, v6port, v6bind := c("ipv4"), c("ipv6"), c("ipv6", "port", "6000"), c("ipv6", "bind", "::1")
+	var got []string
+	for _, s := range driver.Servers(Driver{}, []plan.Case{v4, v6, v6port, v6bind}) {
+		got = append(got, fmt.Sprintf("%s %s: %d", s.Name, strings.Join(s.Argv, " "), s.Ports[0].Port))
+	}
+	want := []string{"iperf2 iperf -s -p 5001: 5001", "iperf2-v6 iperf -s -p 5002 -V: 5002",
+		"iperf2-v6-6000 iperf -s -p 6001 -V: 6001"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("servers\n got %q\nwant %q", got, want)
+	}
+	if s := driver.Servers(Driver{}, []plan.Case{v6bind}); strings.Join(s[0].Argv, " ") != "iperf -s -p 5002 -V -B ::1" {
+		t.Errorf("bound IPv6 server %q", s[0].Argv)
+	}
+	for _, tc := range []struct {
+		c          plan.Case
+		host, want string
+	}{
+		{v4, "198.18.2.10", "iperf -c 198.18.2.10 -p 5001 -e --bounceback --bounceback-period 0 -t 1 -l 64"},
+		{v6, "2001:2:0:2::a", "iperf -c 2001:2:0:2::a -p 5002 -e --bounceback --bounceback-period 0 -t 1 -l 64 -V"},
+		{v6port, "2001:2:0:2::a", "iperf -c 2001:2:0:2::a -p 6001 -e --bounceback --bounceback-period 0 -t 1 -l 64 -V"},
+	} {
+		argv, err := fixture.Argv(Driver{}, tc.c, driver.Target{Host: tc.host}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := strings.Join(argv, " "); g != tc.want {
+			t.Errorf("client\n got %s\nwant %s", g, tc.want)
+		}
 	}
 }

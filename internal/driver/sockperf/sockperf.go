@@ -11,8 +11,9 @@
 // sockperf exits 0 even when it cannot connect or gets no reply; the parser reads its
 // "ERROR:" and "No messages were received" lines instead.
 //
-// The servers are "sockperf sr --tcp -p PORT" and "sockperf sr -p PORT" (UDP): two processes
-// on the same port number, one per protocol.
+// The servers are "sockperf sr --tcp -i 0.0.0.0 -p PORT" and "sockperf sr -i 0.0.0.0 -p PORT"
+// (UDP): two processes on the same port number, one per protocol; IPv6 cases have their own on
+// "::" and PORT+1 (see Servers).
 package sockperf
 
 import (
@@ -139,7 +140,10 @@ func (Driver) Job(c plan.Case) (driver.Job, error) {
 }
 
 // Servers implements driver.Job: a TCP server for a TCP profile, a UDP server for a UDP one,
-// on the case's port.
+// on the case's port; an IPv6 case's are "-v6" servers on "::" and the next port
+// (toolkit.FamilyServer: one bound to "::" would take the port for IPv4 too), so a run with both
+// families reaches each. sockperf 3.7 (Debian 12's) has no IPv6 at all ("'-i' Invalid
+// address: ::"); sockperf 3.8 added it.
 func (j job) Servers() []driver.Server {
 	bind := j.st.bind
 	switch {
@@ -149,14 +153,17 @@ func (j job) Servers() []driver.Server {
 	default:
 		bind = "0.0.0.0"
 	}
-	name, proto := Name+"-tcp", "TCP"
-	argv := []string{"sockperf", "server", "--tcp", "-i", bind, "-p", strconv.Itoa(j.st.port)}
+	kind, proto := Name+"-tcp", "TCP"
 	if j.c.Profile.IsUDP() {
-		name, proto = Name+"-udp", "UDP"
-		argv = []string{"sockperf", "server", "-i", bind, "-p", strconv.Itoa(j.st.port)}
+		kind, proto = Name+"-udp", "UDP"
 	}
-	return []driver.Server{{Name: toolkit.ServerName(name, j.st.port, DefaultPort), Argv: argv, Ready: Ready,
-		Ports: []driver.Port{{Name: "data", Port: j.st.port, Protocol: proto}}}}
+	name, port := toolkit.FamilyServer(j.c, kind, j.st.port, DefaultPort)
+	argv := []string{"sockperf", "server", "--tcp", "-i", bind, "-p", strconv.Itoa(port)}
+	if j.c.Profile.IsUDP() {
+		argv = []string{"sockperf", "server", "-i", bind, "-p", strconv.Itoa(port)}
+	}
+	return []driver.Server{{Name: name, Argv: argv, Ready: Ready,
+		Ports: []driver.Port{{Name: "data", Port: port, Protocol: proto}}}}
 }
 
 // BindOptions implements driver.Binder: sockperf's server listens on addr only (-i).
@@ -189,7 +196,8 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 	if !c.Profile.IsUDP() {
 		argv = append(argv, "--tcp")
 	}
-	argv = append(argv, "-i", t.Host, "-p", strconv.Itoa(t.Port(st.port)), "-t", strconv.Itoa(toolkit.RunSeconds(c, warmup)))
+	_, port := toolkit.FamilyServer(c, Name, st.port, DefaultPort)
+	argv = append(argv, "-i", t.Host, "-p", strconv.Itoa(t.Port(port)), "-t", strconv.Itoa(toolkit.RunSeconds(c, warmup)))
 	if size > 0 {
 		argv = append(argv, "-m", strconv.Itoa(size))
 	}

@@ -1,6 +1,7 @@
 package sockperf
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -89,6 +90,50 @@ func TestServers(t *testing.T) {
 	}
 	if got[1].Name != "sockperf-udp" || strings.Join(got[1].Argv, " ") != "sockperf server -i 0.0.0.0 -p 11111" || got[1].Ports[0].Protocol != "UDP" {
 		t.Errorf("%+v", got[1])
+	}
+}
+
+// TestServersPerFamily: in a run with both families an IPv6 case has servers of its own on "::"
+// and the next port, and its client dials that port (before, the IPv4 case's server on 0.0.0.0
+// was the only one, and the IPv6 client was refused).
+func TestServersPerFamily(t *testing.T) {
+	fam := func(f string) func(*api.Params) { return func(p *api.Params) { p.IPFamily = f } }
+	cases := []plan.Case{tcase(api.TCPRR, fam("ipv4")), tcase(api.TCPRR, fam("ipv6")),
+		tcase(api.UDPRR, fam("ipv4")), tcase(api.UDPRR, fam("ipv6")), tcase(api.TCPRR, fam("ipv6"), opts("port", "2000"))}
+	var got []string
+	for _, s := range driver.Servers(Driver{}, cases) {
+		got = append(got, fmt.Sprintf("%s %s: %s/%d", s.Name, strings.Join(s.Argv, " "), s.Ports[0].Protocol, s.Ports[0].Port))
+	}
+	want := []string{
+		"sockperf-tcp sockperf server --tcp -i 0.0.0.0 -p 11111: TCP/11111",
+		"sockperf-tcp-v6 sockperf server --tcp -i :: -p 11112: TCP/11112",
+		"sockperf-udp sockperf server -i 0.0.0.0 -p 11111: UDP/11111",
+		"sockperf-udp-v6 sockperf server -i :: -p 11112: UDP/11112",
+		"sockperf-tcp-v6-2000 sockperf server --tcp -i :: -p 2001: TCP/2001",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("servers\n got %q\nwant %q", got, want)
+	}
+	for _, tc := range []struct {
+		c    plan.Case
+		want string
+	}{
+		{cases[0], "sockperf ping-pong --tcp -i 198.18.2.10 -p 11111 -t 2 --full-rtt"},
+		{cases[1], "sockperf ping-pong --tcp -i 2001:2:0:2::a -p 11112 -t 2 --full-rtt"},
+		{cases[3], "sockperf ping-pong -i 2001:2:0:2::a -p 11112 -t 2 --full-rtt"},
+		{cases[4], "sockperf ping-pong --tcp -i 2001:2:0:2::a -p 2001 -t 2 --full-rtt"},
+	} {
+		host := "198.18.2.10"
+		if tc.c.Params.IPFamily == "ipv6" {
+			host = "2001:2:0:2::a"
+		}
+		argv, err := fixture.Argv(Driver{}, tc.c, driver.Target{Host: host}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := strings.Join(argv, " "); g != tc.want {
+			t.Errorf("%s %s client\n got %s\nwant %s", tc.c.Profile, tc.c.Params.IPFamily, g, tc.want)
+		}
 	}
 }
 

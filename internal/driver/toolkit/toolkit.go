@@ -319,6 +319,19 @@ func ServerName(name string, port, defaultPort int) string {
 	return fmt.Sprintf("%s-%d", name, port)
 }
 
+// FamilyServer is the name and port of the server of a case whose tool listens on one address
+// family per server (iperf 2 without -V, sockperf, each bound to one address): for IPv4 the name
+// ServerName gives and port; for IPv6 the name with "-v6" and port+1. A run with both families
+// needs a server of each, and the two cannot share a port: a server on the IPv6 wildcard ("::")
+// takes the port for IPv4 too (neither tool sets IPV6_V6ONLY), and one on the IPv4 wildcard
+// never sees IPv6.
+func FamilyServer(c plan.Case, name string, port, defaultPort int) (string, int) {
+	if IPv6(c) {
+		return ServerName(name+"-v6", port, defaultPort), port + 1
+	}
+	return ServerName(name, port, defaultPort), port
+}
+
 // PortServer is the server of a tool that listens on a control port and whose flows each use
 // their own data port (netperf, uperf): it exposes the control port and, per flow, one data
 // port (TCP and UDP) counting up from the first. driver.Servers merges the servers of the

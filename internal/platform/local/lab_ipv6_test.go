@@ -23,8 +23,8 @@ import (
 // TestLabPathsIPv6 runs iperf3 and netperf on every lab path on IPv4 and IPv6 (ipFamily
 // dual): every case measures something and dials an address of its family (IPv6 ones from the
 // lab's 2001:2::/48), and Close leaves no namespace behind. (The native driver's server is
-// cnperf itself, which a test binary is not; iperf 2's and sockperf's servers are one per port
-// whatever the family, so a run with both families reaches them on one only.)
+// cnperf itself, which a test binary is not: test/integration's TestLabDualStackEveryDriver runs
+// every driver, with the cnperf binary, on both families.)
 func TestLabPathsIPv6(t *testing.T) {
 	if err := lab.CheckPrivileges(); err != nil {
 		t.Skip(err)

@@ -401,6 +401,10 @@ func waitReady(ctx context.Context, sp *serverProc, timeout time.Duration, where
 	}
 }
 
+// lastLines is a server's output for an error: its last n lines joined with " | ", and, when
+// there are more, its first line before them, since a tool that refuses its arguments often
+// says why first and prints its usage after (sockperf 3.7: "sockperf: '-i' Invalid address:
+// ::", then 60 lines of help).
 func lastLines(b []byte, n int) string {
 	var lines []string
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -408,7 +412,7 @@ func lastLines(b []byte, n int) string {
 		lines = append(lines, sc.Text())
 	}
 	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+		lines = append([]string{lines[0], "…"}, lines[len(lines)-n+1:]...)
 	}
 	if len(lines) == 0 {
 		return "(no output)"
