@@ -88,8 +88,8 @@ func TestCollectFromRealPrometheus(t *testing.T) {
 	// Wait until node-exporter has been scraped a few times.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		res, err := c.instant(ctx, `count_over_time(up{job="node"}[10s])`, time.Now())
-		if err == nil && len(res) == 1 && res[0].value >= 3 {
+		res, err := c.Query(ctx, `count_over_time(up{job="node"}[10s])`, time.Now())
+		if err == nil && len(res) == 1 && res[0].Value >= 3 {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -110,9 +110,11 @@ func redact(s string) string {
 // URL is Prometheus's URL without credentials.
 func (c *Collector) URL() string { return c.base.String() }
 
-type sample struct {
-	labels map[string]string
-	value  float64
+// Sample is one series of a query's answer: its labels (with __name__ when the expression
+// keeps it) and its value.
+type Sample struct {
+	Labels map[string]string
+	Value  float64
 }
 
 // get calls an API endpoint and decodes data.
@@ -152,8 +154,9 @@ func (c *Collector) get(ctx context.Context, path string, q url.Values, data any
 	return json.Unmarshal(env.Data, data)
 }
 
-// instant evaluates a PromQL expression at t.
-func (c *Collector) instant(ctx context.Context, query string, t time.Time) ([]sample, error) {
+// Query evaluates a PromQL expression at t (an instant query) and returns its vector; an
+// error of Prometheus (a bad expression) is an *APIError with its message.
+func (c *Collector) Query(ctx context.Context, query string, t time.Time) ([]Sample, error) {
 	var d struct {
 		ResultType string `json:"resultType"`
 		Result     []struct {
@@ -165,20 +168,23 @@ func (c *Collector) instant(ctx context.Context, query string, t time.Time) ([]s
 	if err := c.get(ctx, "/api/v1/query", q, &d); err != nil {
 		return nil, err
 	}
-	var out []sample
+	if d.ResultType != "vector" {
+		return nil, fmt.Errorf("prometheus: %s: a %s, want a vector", query, d.ResultType)
+	}
+	var out []Sample
 	for _, r := range d.Result {
 		v, err := parseValue(r.Value[1])
 		if err != nil {
 			return nil, fmt.Errorf("prometheus: %s: %w", query, err)
 		}
-		out = append(out, sample{labels: r.Metric, value: v})
+		out = append(out, Sample{Labels: r.Metric, Value: v})
 	}
 	return out, nil
 }
 
 // rangeMax evaluates a PromQL expression over [start, end] at step and returns each series'
 // largest value.
-func (c *Collector) rangeMax(ctx context.Context, query string, start, end time.Time, step time.Duration) ([]sample, error) {
+func (c *Collector) rangeMax(ctx context.Context, query string, start, end time.Time, step time.Duration) ([]Sample, error) {
 	var d struct {
 		Result []struct {
 			Metric map[string]string `json:"metric"`
@@ -190,7 +196,7 @@ func (c *Collector) rangeMax(ctx context.Context, query string, start, end time.
 	if err := c.get(ctx, "/api/v1/query_range", q, &d); err != nil {
 		return nil, err
 	}
-	var out []sample
+	var out []Sample
 	for _, r := range d.Result {
 		best := math.Inf(-1)
 		for _, v := range r.Values {
@@ -201,7 +207,7 @@ func (c *Collector) rangeMax(ctx context.Context, query string, start, end time.
 			best = math.Max(best, x)
 		}
 		if !math.IsInf(best, -1) {
-			out = append(out, sample{labels: r.Metric, value: best})
+			out = append(out, Sample{Labels: r.Metric, Value: best})
 		}
 	}
 	return out, nil
@@ -339,12 +345,12 @@ func (c *Collector) Collect(ctx context.Context, start, end time.Time) (*api.Clu
 			func(n *api.NodeMetrics, v float64) { n.TxErrorsPerSecond = ptr(v) }, false},
 	}
 	for _, q := range queries {
-		var res []sample
+		var res []Sample
 		var err error
 		if q.rng {
 			res, err = c.rangeMax(ctx, q.query, end.Add(-window+step), end, step)
 		} else {
-			res, err = c.instant(ctx, q.query, end)
+			res, err = c.Query(ctx, q.query, end)
 		}
 		if err != nil {
 			if isTransport(err) {
@@ -358,14 +364,14 @@ func (c *Collector) Collect(ctx context.Context, start, end time.Time) (*api.Clu
 			continue
 		}
 		for _, s := range res {
-			q.set(node(s.labels["instance"]), s.value)
+			q.set(node(s.Labels["instance"]), s.Value)
 		}
 	}
 	// Node names from node_uname_info.
-	if res, err := c.instant(ctx, `node_uname_info`, end); err == nil {
+	if res, err := c.Query(ctx, `node_uname_info`, end); err == nil {
 		for _, s := range res {
-			if n, ok := nodes[s.labels["instance"]]; ok {
-				n.Node = s.labels["nodename"]
+			if n, ok := nodes[s.Labels["instance"]]; ok {
+				n.Node = s.Labels["nodename"]
 			}
 		}
 	}
@@ -389,16 +395,16 @@ func (c *Collector) Collect(ctx context.Context, start, end time.Time) (*api.Clu
 		{"node_network_receive_errs_total", func(i *api.InterfaceMetrics, v float64) { i.RxErrorsPerSecond = v }},
 		{"node_network_transmit_errs_total", func(i *api.InterfaceMetrics, v float64) { i.TxErrorsPerSecond = v }},
 	} {
-		res, err := c.instant(ctx, fmt.Sprintf(`rate(%s[%s]) > 0`, q.metric, w), end)
+		res, err := c.Query(ctx, fmt.Sprintf(`rate(%s[%s]) > 0`, q.metric, w), end)
 		if err != nil {
 			continue // the per-node query above already warned
 		}
 		for _, s := range res {
-			k := [2]string{s.labels["instance"], s.labels["device"]}
+			k := [2]string{s.Labels["instance"], s.Labels["device"]}
 			if ifs[k] == nil {
 				ifs[k] = &api.InterfaceMetrics{Instance: k[0], Device: k[1]}
 			}
-			q.set(ifs[k], s.value)
+			q.set(ifs[k], s.Value)
 		}
 	}
 	m.Interfaces = append(m.Interfaces, byKey(ifs)...)
@@ -413,7 +419,7 @@ func (c *Collector) Collect(ctx context.Context, start, end time.Time) (*api.Clu
 		}
 		return pods[k]
 	}
-	if res, err := c.instant(ctx, fmt.Sprintf(`sum by (namespace, pod, node) (rate(container_cpu_usage_seconds_total{%s}[%s]))`, sel, w), end); err != nil {
+	if res, err := c.Query(ctx, fmt.Sprintf(`sum by (namespace, pod, node) (rate(container_cpu_usage_seconds_total{%s}[%s]))`, sel, w), end); err != nil {
 		if isTransport(err) {
 			return nil, err
 		}
@@ -422,16 +428,16 @@ func (c *Collector) Collect(ctx context.Context, start, end time.Time) (*api.Clu
 		warn("agent pod CPU: no data (no container_cpu_usage_seconds_total for pods named %s)", strings.Join(c.agents, ", "))
 	} else {
 		for _, s := range res {
-			pod(s.labels).CPUCores = ptr(s.value)
+			pod(s.Labels).CPUCores = ptr(s.Value)
 		}
 	}
-	if res, err := c.instant(ctx, fmt.Sprintf(`max by (namespace, pod, node) (max_over_time(container_memory_working_set_bytes{%s}[%s]))`, sel, w), end); err != nil {
+	if res, err := c.Query(ctx, fmt.Sprintf(`max by (namespace, pod, node) (max_over_time(container_memory_working_set_bytes{%s}[%s]))`, sel, w), end); err != nil {
 		warn("agent pod memory: %v", err)
 	} else if len(res) == 0 {
 		warn("agent pod memory: no data (no container_memory_working_set_bytes for the agent pods)")
 	} else {
 		for _, s := range res {
-			pod(s.labels).MemoryMaxBytes = ptr(s.value)
+			pod(s.Labels).MemoryMaxBytes = ptr(s.Value)
 		}
 	}
 	m.Pods = append(m.Pods, byKey(pods)...)

@@ -1,19 +1,16 @@
 package pushgatewaytest
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/sink/prometheus"
 	"github.com/cnperf/cnperf/internal/testdaemon"
 	"github.com/cnperf/cnperf/internal/testport"
 )
@@ -31,14 +28,7 @@ type Prometheus struct {
 // the test is skipped, or fails when CNPERF_REQUIRE_PROMETHEUS is set.
 func StartPrometheus(t testing.TB, pushgatewayURL string, ruleFiles ...string) *Prometheus {
 	t.Helper()
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		msg := "prometheus is not installed (Debian package prometheus; .ci/install-deps.sh installs it)"
-		if os.Getenv("CNPERF_REQUIRE_PROMETHEUS") != "" {
-			t.Fatal(msg + " (CNPERF_REQUIRE_PROMETHEUS is set)")
-		}
-		t.Skip(msg)
-	}
+	bin := need(t, "prometheus")
 	target := strings.TrimPrefix(strings.TrimPrefix(pushgatewayURL, "http://"), "https://")
 	var rules strings.Builder
 	for _, f := range ruleFiles {
@@ -66,57 +56,22 @@ func StartPrometheus(t testing.TB, pushgatewayURL string, ruleFiles ...string) *
 	return p
 }
 
-// Sample is one series of an instant query's answer.
-type Sample struct {
-	Labels map[string]string // with __name__ when the expression keeps it
-	Value  float64
-}
+// Sample is one series of an instant query's answer (the Prometheus sink's).
+type Sample = prometheus.Sample
 
-// Query runs an instant query (at now, or at the given time) through the HTTP API and returns
-// its vector; an error of Prometheus (a bad expression) is returned with its message.
+// Query runs an instant query (at now, or at the given time) through the HTTP API with the
+// Prometheus sink's client (prometheus.Collector.Query) and returns its vector; an error of
+// Prometheus (a bad expression) is returned with its message.
 func (p *Prometheus) Query(expr string, at ...time.Time) ([]Sample, error) {
-	v := url.Values{"query": {expr}}
+	c, err := prometheus.New(prometheus.Config{URL: p.URL})
+	if err != nil {
+		return nil, err
+	}
+	t := time.Now()
 	if len(at) > 0 {
-		v.Set("time", strconv.FormatFloat(float64(at[0].UnixNano())/1e9, 'f', 3, 64))
+		t = at[0]
 	}
-	resp, err := http.Get(p.URL + "/api/v1/query?" + v.Encode())
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	var ans struct {
-		Status, Error string
-		Data          struct {
-			ResultType string `json:"resultType"`
-			Result     []struct {
-				Metric map[string]string
-				Value  [2]any
-			}
-		}
-	}
-	if err := json.Unmarshal(b, &ans); err != nil {
-		return nil, fmt.Errorf("query %q: %s: %w", expr, b, err)
-	}
-	if ans.Status != "success" {
-		return nil, fmt.Errorf("query %q: %s", expr, ans.Error)
-	}
-	if ans.Data.ResultType != "vector" {
-		return nil, fmt.Errorf("query %q: a %s, want a vector", expr, ans.Data.ResultType)
-	}
-	out := make([]Sample, 0, len(ans.Data.Result))
-	for _, r := range ans.Data.Result {
-		s, _ := r.Value[1].(string)
-		x, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return nil, fmt.Errorf("query %q: value %v: %w", expr, r.Value[1], err)
-		}
-		out = append(out, Sample{Labels: r.Metric, Value: x})
-	}
-	return out, nil
+	return c.Query(context.Background(), expr, t)
 }
 
 // WaitFor queries expr until it returns at least one series (or the timeout passes: then the

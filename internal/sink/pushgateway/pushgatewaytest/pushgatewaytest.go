@@ -27,14 +27,7 @@ func Start(t testing.TB) string {
 // cluster's pods reach the host on).
 func StartOn(t testing.TB, host string) string {
 	t.Helper()
-	bin, err := exec.LookPath("prometheus-pushgateway")
-	if err != nil {
-		msg := "prometheus-pushgateway is not installed (Debian package prometheus-pushgateway; .ci/install-deps.sh installs it)"
-		if os.Getenv("CNPERF_REQUIRE_PROMETHEUS") != "" {
-			t.Fatal(msg + " (CNPERF_REQUIRE_PROMETHEUS is set)")
-		}
-		t.Skip(msg)
-	}
+	bin := need(t, "prometheus-pushgateway")
 	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +38,21 @@ func StartOn(t testing.TB, host string) string {
 	u := "http://" + addr
 	waitReady(t, "the pushgateway", u, 30*time.Second, logs)
 	return u
+}
+
+// need returns the path of Debian's program bin (of the package of the same name); without
+// it the test is skipped, or fails when CNPERF_REQUIRE_PROMETHEUS is set.
+func need(t testing.TB, bin string) string {
+	t.Helper()
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		msg := bin + " is not installed (Debian package " + bin + "; .ci/install-deps.sh installs it)"
+		if os.Getenv("CNPERF_REQUIRE_PROMETHEUS") != "" {
+			t.Fatal(msg + " (CNPERF_REQUIRE_PROMETHEUS is set)")
+		}
+		t.Skip(msg)
+	}
+	return path
 }
 
 // waitReady waits until u/-/ready answers 200 (Prometheus' and the Pushgateway's readiness
