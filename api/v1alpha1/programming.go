@@ -92,6 +92,24 @@ type Programming struct {
 	// Component is the figure the component reported about itself over the same window, when
 	// cnperf could read it.
 	Component *ComponentFigure `json:"component,omitempty"`
+	// ProbeFloor is the method's own floor, measured once per run: what a change with no
+	// latency gets (every result of the run carries the same).
+	ProbeFloor *ProbeFloor `json:"probeFloor,omitempty"`
+}
+
+// ProbeFloor is the probe's own floor: the figures of changes with no latency at all, made at
+// known moments and probed as the clients probe (a change the network makes at once still
+// shows a figure up to about one probe interval, not zero).
+type ProbeFloor struct {
+	// Where says where and how it was measured.
+	Where string `json:"where"`
+	// Changes is how many were measured; MeanSeconds their mean figure.
+	Changes     int     `json:"changes"`
+	MeanSeconds float64 `json:"meanSeconds"`
+	// Percentiles are p50, p90, p99 and the maximum, as the results' own.
+	Percentiles []Percentile `json:"percentiles,omitempty"`
+	// Error says why fewer than the run's count were measured.
+	Error string `json:"error,omitempty"`
 }
 
 // Percentile is one quantile of a set of values with its confidence interval; a bound the

@@ -171,7 +171,7 @@ func (r *Runner) scrape(ctx context.Context, comp *component) []scrape {
 			defer wg.Done()
 			o := c.Host.Exec(ctx, cmd)
 			if o.Err != nil || o.ExitCode != 0 {
-				out[i].err = fmt.Errorf("read %s's metrics on %s: %s", comp.name, c.Node, describe(o))
+				out[i].err = fmt.Errorf("read %s's metrics at 127.0.0.1:%d on %s (%s): %s", comp.name, comp.port, c.Node, comp.absent, describe(o))
 				return
 			}
 			text := string(o.Stdout)

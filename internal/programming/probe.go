@@ -288,20 +288,29 @@ func Observe(ctx context.Context, clients []Probe, p Params, ch Change) []Observ
 		case rep.ChangeAt == nil:
 			o.Error = "the probe reported no change time"
 		default:
-			seen := rep.ChangeAt.Add(-time.Duration(clients[i].Clock.OffsetSeconds * float64(time.Second)))
-			o.SeenAt, o.Flaps, o.FirstAttempt = seen, rep.Flaps, rep.LastOtherAt == nil
-			v := seen.Sub(at.Round(0)).Seconds()
-			var notes []string
-			if v < 0 {
-				notes = append(notes, fmt.Sprintf("seen %.1f ms before the API call returned (it took %.1f ms): counted as 0",
-					-v*1e3, at.Sub(sent).Seconds()*1e3))
-				v = 0
-			}
-			if rep.Flaps > 0 {
-				notes = append(notes, fmt.Sprintf("%d unconfirmed attempt(s) in the new state before it", rep.Flaps))
-			}
-			o.Seconds, o.Note = &v, strings.Join(notes, "; ")
+			*o = observed(rep, clients[i].Clock.OffsetSeconds, sent, at, "the API call")
 		}
 	}
 	return obs
+}
+
+// observed is a probe's figure from its report: the first attempt in the new state (the
+// node's clock, corrected by offset) minus the moment the change's call returned (at); a
+// change seen before that counts as 0 and the note says by how much and how long the call
+// (what) took.
+func observed(rep ttfr.WatchReport, offsetSeconds float64, sent, at time.Time, what string) Observation {
+	seen := rep.ChangeAt.Add(-time.Duration(offsetSeconds * float64(time.Second)))
+	o := Observation{Sent: sent, At: at, SeenAt: seen, Flaps: rep.Flaps, FirstAttempt: rep.LastOtherAt == nil}
+	v := seen.Sub(at.Round(0)).Seconds()
+	var notes []string
+	if v < 0 {
+		notes = append(notes, fmt.Sprintf("seen %.1f ms before %s returned (it took %.1f ms): counted as 0",
+			-v*1e3, what, at.Sub(sent).Seconds()*1e3))
+		v = 0
+	}
+	if rep.Flaps > 0 {
+		notes = append(notes, fmt.Sprintf("%d unconfirmed attempt(s) in the new state before it", rep.Flaps))
+	}
+	o.Seconds, o.Note = &v, strings.Join(notes, "; ")
+	return o
 }

@@ -99,6 +99,7 @@ func (r *Runner) finish(res *api.Result) {
 	runner.Summarize(res)
 	res.Programming.Percentiles = Percentiles(res.Samples)
 	res.Programming.Component = r.component(res)
+	res.Programming.ProbeFloor = r.floor
 }
 
 // Percentiles are Quantiles of the successful samples' figures with CILevel intervals.

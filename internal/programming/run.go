@@ -113,6 +113,8 @@ type Runner struct {
 	// lastScrape is each client node's reading before the change being measured.
 	comp       map[string]*componentAgg
 	lastScrape []scrape
+	// floor is the probe's floor (MeasureFloor), measured at the start of Measure.
+	floor *api.ProbeFloor
 }
 
 // New checks the options and returns a Runner.
@@ -329,8 +331,14 @@ func (r *Runner) Results() []api.Result {
 	return out
 }
 
-// Measure measures every kind.
+// Measure measures the probe's floor, then every kind.
 func (r *Runner) Measure(ctx context.Context) error {
+	obs, err := MeasureFloor(ctx, r.o.Count, r.o.Params)
+	r.floor = floor(obs, err)
+	r.logf("probe floor: %s", floorSaid(r.floor))
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
 	for _, k := range r.o.Kinds {
 		var err error
 		switch k {

@@ -35,6 +35,7 @@ func writeProgrammingTable(w io.Writer, run *api.Run, width int) error {
 		Right:  map[int]bool{progColPolicies: true, progColOK: true, progColP99: true, progColMax: true},
 	}
 	var bound float64
+	var floor *api.ProbeFloor
 	interval, shared, all := 0.0, 0, 0
 	var failed []string
 	for i := range run.Results {
@@ -48,6 +49,9 @@ func writeProgrammingTable(w io.Writer, run *api.Run, width int) error {
 			shared++
 		}
 		bound = max(bound, p.ErrorBoundSeconds)
+		if floor == nil {
+			floor = p.ProbeFloor
+		}
 		interval = p.ProbeIntervalSeconds
 		node := ""
 		if r.Placement != nil {
@@ -103,6 +107,9 @@ func writeProgrammingTable(w io.Writer, run *api.Run, width int) error {
 	if shared == all {
 		note += " Every client node runs on cnperf's own kernel (same boot id): one clock, no offset applied " +
 			"(the offsets exec measured, in -o json, show how loose that measurement is)."
+	}
+	if floor != nil {
+		note += " " + floorSaid(floor)
 	}
 	if err := writeWrapped(w, note, width, "  ", "  "); err != nil {
 		return err
@@ -223,4 +230,27 @@ func percentileCell(q api.Percentile) string {
 
 func clockCell(p *api.Programming) string {
 	return fmt.Sprintf("%+.2f ±%.2f ms", p.ClockOffsetSeconds*1e3, p.ClockUncertaintySeconds*1e3)
+}
+
+// floorSaid states the probe's floor a run measured: what a change with no latency got.
+func floorSaid(f *api.ProbeFloor) string {
+	var p50, top string
+	for _, q := range f.Percentiles {
+		switch q.Quantile {
+		case 0.5:
+			p50 = figure.Seconds.Format(q.Seconds)
+		case 1:
+			top = figure.Seconds.Format(q.Seconds)
+		}
+	}
+	if f.Changes == 0 || p50 == "" {
+		return "The probe's floor was not measured: " + f.Error + "."
+	}
+	s := fmt.Sprintf("The probe's own floor, measured on cnperf's machine (%d changes with no latency: a loopback listener "+
+		"closed and opened at random moments, probed the same way): median %s, at most %s; a figure that low is the method's, "+
+		"not the network's.", f.Changes, p50, top)
+	if f.Error != "" {
+		s += " (" + f.Error + ")"
+	}
+	return s
 }

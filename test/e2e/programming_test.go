@@ -90,6 +90,7 @@ func checkFigures(t *testing.T, run *api.Run, nodes []string, profiles []api.Pro
 		if p.MeasuredOffsetLowSeconds > p.MeasuredOffsetHighSeconds {
 			t.Errorf("%s from %s: clock offset bounds %v > %v", r.Profile, node, p.MeasuredOffsetLowSeconds, p.MeasuredOffsetHighSeconds)
 		}
+		checkFloor(t, r, count)
 	}
 	for _, pr := range profiles {
 		for _, n := range nodes {
@@ -97,6 +98,24 @@ func checkFigures(t *testing.T, run *api.Run, nodes []string, profiles []api.Pro
 				t.Errorf("no %s result from %s", pr, n)
 			}
 		}
+	}
+}
+
+// checkFloor: the result carries the run's probe floor, measured for as many changes as the
+// run made: changes with no latency give figures from 0 to about one probe interval (a busy
+// machine delays an attempt now and then, never by the timeout), with a median above 0 — the
+// method's floor is not zero.
+func checkFloor(t *testing.T, r api.Result, count int) {
+	t.Helper()
+	f := r.Programming.ProbeFloor
+	if f == nil || f.Changes != count || f.Error != "" || len(f.Percentiles) != 4 {
+		t.Errorf("%s: probe floor %+v, want %d changes and 4 percentiles", r.Profile, f, count)
+		return
+	}
+	interval := r.Programming.ProbeIntervalSeconds
+	if med, top := f.Percentiles[0].Seconds, f.Percentiles[3].Seconds; med <= 0 || med > 2*interval || top > 0.5 {
+		t.Errorf("%s: probe floor median %v s, maximum %v s; want the median in (0, 2 × %v s] and the maximum below 0.5 s",
+			r.Profile, med, top, interval)
 	}
 }
 
@@ -127,7 +146,7 @@ func TestProgrammingServiceLatency(t *testing.T) {
 	for _, r := range run.Results {
 		c := r.Programming.Component
 		switch {
-		case c == nil || c.Metric != "kubeproxy_network_programming_duration_seconds" || strings.Contains(c.Note, "kube-proxy's metrics on"):
+		case c == nil || c.Metric != "kubeproxy_network_programming_duration_seconds" || strings.Contains(c.Note, "read kube-proxy's metrics"):
 			t.Errorf("%s from %s on %s: component figure %+v", r.Profile, r.Placement.Client.Node, r.Path, c)
 		case r.Profile == api.ServiceCreate && (c.Count < 1 || c.MeanSeconds <= 0):
 			t.Errorf("%s from %s: kube-proxy observed nothing: %+v", r.Profile, r.Placement.Client.Node, c)
