@@ -365,40 +365,29 @@ func checkRunHeader(run *api.Run) error {
 	return nil
 }
 
+// jsonLines is a JSON Lines results file as it is read: the runs so far, the current run and
+// whether its end record came, the uuids seen and the warnings.
+type jsonLines struct {
+	name     string
+	runs     []*api.Run
+	warnings []string
+	cur      *api.Run
+	ended    bool
+	uuids    map[string]bool
+}
+
 // readJSONLines reads a JSON Lines results file whose first line, first, was read already.
 func readJSONLines(first []byte, br *bufio.Reader, name string) ([]*api.Run, []string, error) {
-	var (
-		runs     []*api.Run
-		warnings []string
-		cur      *api.Run
-		ended    bool
-		uuids    = map[string]bool{}
-	)
-	warn := func(run *api.Run, msg string) {
-		warnings = append(warnings, name+": "+msg)
-		if run != nil {
-			run.Notes = append(run.Notes, msg)
-		}
-	}
-	finish := func() {
-		if cur == nil || ended {
-			return
-		}
-		cur.Interrupted = true
-		if cur.EndTime.IsZero() && len(cur.Results) > 0 {
-			cur.EndTime = cur.Results[len(cur.Results)-1].EndTime
-		}
-		warn(cur, fmt.Sprintf("run %s has no end record: it was interrupted or is still running (%d finished cases)", cur.UUID, len(cur.Results)))
-	}
+	j := &jsonLines{name: name, uuids: map[string]bool{}}
 	line, lineErr := first, error(nil)
 	for lineNo := 1; ; lineNo++ {
 		if lineNo > 1 {
 			line, lineErr = readLine(br, MaxLineBytes)
 			if errors.Is(lineErr, errLineTooLong) {
-				return nil, warnings, lineTooLong(name, lineNo)
+				return nil, j.warnings, lineTooLong(name, lineNo)
 			}
 			if lineErr != nil && !errors.Is(lineErr, io.EOF) {
-				return nil, warnings, fmt.Errorf("%s:%d: %w", name, lineNo, lineErr)
+				return nil, j.warnings, fmt.Errorf("%s:%d: %w", name, lineNo, lineErr)
 			}
 			if len(line) == 0 && lineErr != nil {
 				break
@@ -415,94 +404,147 @@ func readJSONLines(first []byte, br *bufio.Reader, name string) ([]*api.Run, []s
 		var rec anyRecord
 		if err := json.Unmarshal(line, &rec); err != nil {
 			if last {
-				warn(cur, fmt.Sprintf("line %d: truncated last line skipped (the writer stopped mid-line): %v", lineNo, err))
+				j.warn(j.cur, fmt.Sprintf("line %d: truncated last line skipped (the writer stopped mid-line): %v", lineNo, err))
 				continue
 			}
-			return nil, warnings, fmt.Errorf("%s:%d: corrupt line: %w", name, lineNo, err)
+			return nil, j.warnings, fmt.Errorf("%s:%d: corrupt line: %w", name, lineNo, err)
 		}
-		switch rec.Type {
-		case RecordRun:
-			if rec.Run == nil {
-				return nil, warnings, fmt.Errorf("%s:%d: run record without \"run\"", name, lineNo)
-			}
-			if err := checkRunHeader(rec.Run); err != nil {
-				return nil, warnings, fmt.Errorf("%s:%d: %w", name, lineNo, err)
-			}
-			if rec.Run.UUID == "" {
-				return nil, warnings, fmt.Errorf("%s:%d: run without uuid", name, lineNo)
-			}
-			if uuids[rec.Run.UUID] {
-				return nil, warnings, fmt.Errorf("%s:%d: run %s appears twice", name, lineNo, rec.Run.UUID)
-			}
-			finish()
-			uuids[rec.Run.UUID] = true
-			cur, ended = rec.Run, false
-			if cur.Results == nil {
-				cur.Results = []api.Result{}
-			}
-			runs = append(runs, cur)
-		case RecordResult:
-			if cur == nil {
-				return nil, warnings, fmt.Errorf("%s:%d: result before any run record", name, lineNo)
-			}
-			if rec.UUID != cur.UUID {
-				return nil, warnings, fmt.Errorf("%s:%d: result for run %q inside run %s", name, lineNo, rec.UUID, cur.UUID)
-			}
-			if ended {
-				return nil, warnings, fmt.Errorf("%s:%d: result after the end of run %s", name, lineNo, cur.UUID)
-			}
-			if rec.Result == nil {
-				return nil, warnings, fmt.Errorf("%s:%d: result record without \"result\"", name, lineNo)
-			}
-			w, err := checkResult(rec.Result)
-			if err != nil {
-				return nil, warnings, fmt.Errorf("%s:%d: %w", name, lineNo, err)
-			}
-			if w != "" {
-				warn(cur, fmt.Sprintf("line %d: %s", lineNo, w))
-			}
-			cur.Results = append(cur.Results, *rec.Result)
-		case RecordEnd:
-			if cur == nil || rec.UUID != cur.UUID {
-				return nil, warnings, fmt.Errorf("%s:%d: end of run %q which is not the current run", name, lineNo, rec.UUID)
-			}
-			if ended {
-				return nil, warnings, fmt.Errorf("%s:%d: second end record for run %s", name, lineNo, cur.UUID)
-			}
-			ended = true
-			cur.EndTime = rec.EndTime
-			cur.Interrupted = rec.Interrupted
-			if rec.Timing != nil {
-				cur.Timing = rec.Timing
-			}
-			if rec.Notes != nil {
-				cur.Notes = rec.Notes // the run's notes at its end, a superset of the header's
-			}
-			if rec.Cluster != nil {
-				cur.Cluster = rec.Cluster
-			}
-		case RecordUpdate:
-			if cur == nil || rec.UUID != cur.UUID || ended {
-				return nil, warnings, fmt.Errorf("%s:%d: update of run %q which is not the current, unfinished run", name, lineNo, rec.UUID)
-			}
-			if rec.Run == nil || rec.Run.UUID != cur.UUID {
-				return nil, warnings, fmt.Errorf("%s:%d: update record without the run %s", name, lineNo, cur.UUID)
-			}
-			if err := checkRunHeader(rec.Run); err != nil {
-				return nil, warnings, fmt.Errorf("%s:%d: %w", name, lineNo, err)
-			}
-			results := cur.Results
-			*cur = *rec.Run
-			cur.Results = results
-		default:
-			return nil, warnings, fmt.Errorf("%s:%d: unknown record type %q", name, lineNo, rec.Type)
+		if err := j.add(&rec, lineNo); err != nil {
+			return nil, j.warnings, fmt.Errorf("%s:%d: %w", name, lineNo, err)
 		}
 	}
-	finish()
-	if len(runs) == 0 {
-		return nil, warnings, fmt.Errorf("%s: no run record", name)
+	j.finish()
+	if len(j.runs) == 0 {
+		return nil, j.warnings, fmt.Errorf("%s: no run record", name)
 	}
-	return runs, warnings, nil
+	return j.runs, j.warnings, nil
+}
+
+// warn keeps a warning for the reader and, when there is a run, in the run's notes.
+func (j *jsonLines) warn(run *api.Run, msg string) {
+	j.warnings = append(j.warnings, j.name+": "+msg)
+	if run != nil {
+		run.Notes = append(run.Notes, msg)
+	}
+}
+
+// finish marks the current run interrupted when its end record did not come.
+func (j *jsonLines) finish() {
+	cur := j.cur
+	if cur == nil || j.ended {
+		return
+	}
+	cur.Interrupted = true
+	if cur.EndTime.IsZero() && len(cur.Results) > 0 {
+		cur.EndTime = cur.Results[len(cur.Results)-1].EndTime
+	}
+	j.warn(cur, fmt.Sprintf("run %s has no end record: it was interrupted or is still running (%d finished cases)", cur.UUID, len(cur.Results)))
+}
+
+// add reads one record of line lineNo.
+func (j *jsonLines) add(rec *anyRecord, lineNo int) error {
+	switch rec.Type {
+	case RecordRun:
+		return j.startRun(rec)
+	case RecordResult:
+		return j.addResult(rec, lineNo)
+	case RecordEnd:
+		return j.end(rec)
+	case RecordUpdate:
+		return j.update(rec)
+	}
+	return fmt.Errorf("unknown record type %q", rec.Type)
+}
+
+// startRun ends the current run and starts the run of a run record.
+func (j *jsonLines) startRun(rec *anyRecord) error {
+	if rec.Run == nil {
+		return errors.New(`run record without "run"`)
+	}
+	if err := checkRunHeader(rec.Run); err != nil {
+		return err
+	}
+	if rec.Run.UUID == "" {
+		return errors.New("run without uuid")
+	}
+	if j.uuids[rec.Run.UUID] {
+		return fmt.Errorf("run %s appears twice", rec.Run.UUID)
+	}
+	j.finish()
+	j.uuids[rec.Run.UUID] = true
+	j.cur, j.ended = rec.Run, false
+	if j.cur.Results == nil {
+		j.cur.Results = []api.Result{}
+	}
+	j.runs = append(j.runs, j.cur)
+	return nil
+}
+
+// addResult adds a result record's result to the current run, checked (checkResult).
+func (j *jsonLines) addResult(rec *anyRecord, lineNo int) error {
+	cur := j.cur
+	switch {
+	case cur == nil:
+		return errors.New("result before any run record")
+	case rec.UUID != cur.UUID:
+		return fmt.Errorf("result for run %q inside run %s", rec.UUID, cur.UUID)
+	case j.ended:
+		return fmt.Errorf("result after the end of run %s", cur.UUID)
+	case rec.Result == nil:
+		return errors.New(`result record without "result"`)
+	}
+	w, err := checkResult(rec.Result)
+	if err != nil {
+		return err
+	}
+	if w != "" {
+		j.warn(cur, fmt.Sprintf("line %d: %s", lineNo, w))
+	}
+	cur.Results = append(cur.Results, *rec.Result)
+	return nil
+}
+
+// end ends the current run with what its end record says.
+func (j *jsonLines) end(rec *anyRecord) error {
+	cur := j.cur
+	if cur == nil || rec.UUID != cur.UUID {
+		return fmt.Errorf("end of run %q which is not the current run", rec.UUID)
+	}
+	if j.ended {
+		return fmt.Errorf("second end record for run %s", cur.UUID)
+	}
+	j.ended = true
+	cur.EndTime = rec.EndTime
+	cur.Interrupted = rec.Interrupted
+	if rec.Timing != nil {
+		cur.Timing = rec.Timing
+	}
+	if rec.Notes != nil {
+		cur.Notes = rec.Notes // the run's notes at its end, a superset of the header's
+	}
+	if rec.Cluster != nil {
+		cur.Cluster = rec.Cluster
+	}
+	return nil
+}
+
+// update replaces the current, unfinished run's header with an update record's, keeping its
+// results.
+func (j *jsonLines) update(rec *anyRecord) error {
+	cur := j.cur
+	if cur == nil || rec.UUID != cur.UUID || j.ended {
+		return fmt.Errorf("update of run %q which is not the current, unfinished run", rec.UUID)
+	}
+	if rec.Run == nil || rec.Run.UUID != cur.UUID {
+		return fmt.Errorf("update record without the run %s", cur.UUID)
+	}
+	if err := checkRunHeader(rec.Run); err != nil {
+		return err
+	}
+	results := cur.Results
+	*cur = *rec.Run
+	cur.Results = results
+	return nil
 }
 
 // readJSONDocs reads one or more JSON values, each a Run or an array of Runs.

@@ -187,6 +187,10 @@ func TestReadRunsErrors(t *testing.T) {
 	run := reporttest.Run()
 	header := mustJSON(t, runRecord{Type: RecordRun, Run: &api.Run{APIVersion: api.APIVersion, Kind: api.KindRun, UUID: "u1", Results: []api.Result{}}})
 	res := mustJSON(t, resultRecord{Type: RecordResult, UUID: "u1", Result: &run.Results[0]})
+	end := mustJSON(t, endRecord{Type: RecordEnd, UUID: "u1"})
+	update := mustJSON(t, updateRecord{Type: RecordUpdate, UUID: "u1", Run: &api.Run{APIVersion: api.APIVersion, Kind: api.KindRun, UUID: "u1"}})
+	bad := run.Results[0]
+	bad.Params.DurationSeconds = -1
 	tests := []struct {
 		name, data, want string
 	}{
@@ -196,6 +200,17 @@ func TestReadRunsErrors(t *testing.T) {
 		{"foreign uuid", header + "\n" + strings.Replace(res, `"u1"`, `"u2"`, 1) + "\n", `f.jsonl:2: result for run "u2" inside run u1`},
 		{"result first", res + "\n", "f.jsonl:1: result before any run record"},
 		{"wrong apiVersion", strings.Replace(header, api.APIVersion, "cnperf.dev/v2", 1) + "\n", `f.jsonl:1: apiVersion "cnperf.dev/v2" is not supported`},
+		{"run record without run", header + "\n{\"type\":\"run\"}\n", `f.jsonl:2: run record without "run"`},
+		{"run without uuid", strings.Replace(header, `"u1"`, `""`, 1) + "\n", "f.jsonl:1: run without uuid"},
+		{"run twice", header + "\n" + header + "\n", "f.jsonl:2: run u1 appears twice"},
+		{"result after end", header + "\n" + end + "\n" + res + "\n", "f.jsonl:3: result after the end of run u1"},
+		{"result record without result", header + "\n{\"type\":\"result\",\"uuid\":\"u1\"}\n", `f.jsonl:2: result record without "result"`},
+		{"result out of bounds", header + "\n" + mustJSON(t, resultRecord{Type: RecordResult, UUID: "u1", Result: &bad}) + "\n", "f.jsonl:2: params"},
+		{"end of another run", header + "\n" + strings.Replace(end, `"u1"`, `"u2"`, 1) + "\n", `f.jsonl:2: end of run "u2" which is not the current run`},
+		{"second end", header + "\n" + end + "\n" + end + "\n", "f.jsonl:3: second end record for run u1"},
+		{"update after end", header + "\n" + end + "\n" + update + "\n", `f.jsonl:3: update of run "u1" which is not the current, unfinished run`},
+		{"update without the run", header + "\n{\"type\":\"update\",\"uuid\":\"u1\"}\n", "f.jsonl:2: update record without the run u1"},
+		{"update of another kind", header + "\n" + strings.Replace(update, `"Run"`, `"Plan"`, 1) + "\n", `f.jsonl:2: kind "Plan" is not Run`},
 		{"empty", "\n  \n", "f.jsonl: empty file"},
 		{"not ours", "hello\n", "not a cnperf results file"},
 		{"plain json truncated", "{\n  \"apiVersion\": \"cnperf.dev/v1alpha1\",\n  \"kind\": \"Run\",\n  \"results\": [\n", "f.jsonl:5: unexpected EOF"},
