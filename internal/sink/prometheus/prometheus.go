@@ -10,11 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -273,6 +275,20 @@ func promRange(d time.Duration) string {
 	return strconv.Itoa(int(math.Max(1, math.Ceil(d.Seconds())))) + "s"
 }
 
+// queryWindow is what one Collect queries over: the window ending at end (widened to two
+// scrape intervals when shorter), the step of its range queries, and both as PromQL ranges
+// (rateWin: the range of a rate at each step).
+type queryWindow struct {
+	end          time.Time
+	window, step time.Duration
+	w, rateWin   string
+}
+
+// warnf adds a warning to m.
+func warnf(m *api.ClusterMetrics, format string, a ...any) {
+	m.Warnings = append(m.Warnings, fmt.Sprintf(format, a...))
+}
+
 // Collect queries the figures for the window [start, end]. Rates and CPU percentages are
 // averages over the window, memory its maximum, busy CPU also its maximum at a step of a tenth
 // of the window (but no finer than the scrape interval). A window shorter than two scrape
@@ -288,10 +304,24 @@ func (c *Collector) Collect(ctx context.Context, start, end time.Time) (*api.Clu
 	if err != nil {
 		return nil, err
 	}
+	q := newQueryWindow(m, start, end, scrape)
+	if err := c.collectNodes(ctx, q, m); err != nil {
+		return nil, err
+	}
+	m.Interfaces = append(m.Interfaces, c.collectInterfaces(ctx, q)...)
+	if err := c.collectPods(ctx, q, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// newQueryWindow widens a window shorter than two scrape intervals (saying so in m) and
+// picks the step: a tenth of the window, no finer than the scrape interval nor a second.
+func newQueryWindow(m *api.ClusterMetrics, start, end time.Time, scrape time.Duration) queryWindow {
 	window := end.Sub(start)
 	if scrape > 0 && window < 2*scrape {
-		m.Warnings = append(m.Warnings, fmt.Sprintf("window %s is shorter than two scrape intervals (%s): figures cover the %s ending with the case",
-			window.Round(time.Millisecond), scrape, 2*scrape))
+		warnf(m, "window %s is shorter than two scrape intervals (%s): figures cover the %s ending with the case",
+			window.Round(time.Millisecond), scrape, 2*scrape)
 		window = 2 * scrape
 	}
 	step := window / 10
@@ -302,28 +332,24 @@ func (c *Collector) Collect(ctx context.Context, start, end time.Time) (*api.Clu
 		step = time.Second
 	}
 	m.StepSeconds = step.Seconds()
-	w := promRange(window)
-	rateWin := promRange(max(2*scrape, 2*step))
-	warn := func(format string, a ...any) { m.Warnings = append(m.Warnings, fmt.Sprintf(format, a...)) }
+	return queryWindow{end: end, window: window, step: step, w: promRange(window), rateWin: promRange(max(2*scrape, 2*step))}
+}
 
-	// Node CPU, percent of all the node's CPUs.
+// nodeQuery is one figure of every node: a PromQL query by instance and the field it sets;
+// rng: the maximum of a range query at the window's step, else an instant query at its end.
+type nodeQuery struct {
+	what  string
+	query string
+	set   func(*api.NodeMetrics, float64)
+	rng   bool
+}
+
+// nodeQueries are the node figures: CPU (percent of all the node's CPUs) and the interfaces'
+// drops and errors.
+func nodeQueries(q queryWindow) []nodeQuery {
+	w := q.w
 	cpus := `count by (instance) (node_cpu_seconds_total{mode="idle"})`
-	nodes := map[string]*api.NodeMetrics{}
-	node := func(inst string) *api.NodeMetrics {
-		n := nodes[inst]
-		if n == nil {
-			n = &api.NodeMetrics{Instance: inst}
-			nodes[inst] = n
-		}
-		return n
-	}
-	type nodeQuery struct {
-		what  string
-		query string
-		set   func(*api.NodeMetrics, float64)
-		rng   bool
-	}
-	queries := []nodeQuery{
+	return []nodeQuery{
 		{"node CPUs", cpus, func(n *api.NodeMetrics, v float64) { n.CPUs = int(v) }, false},
 		{"node CPU user", fmt.Sprintf(`100 * sum by (instance) (rate(node_cpu_seconds_total{mode="user"}[%s])) / %s`, w, cpus),
 			func(n *api.NodeMetrics, v float64) { n.CPUUserPercent = ptr(v) }, false},
@@ -333,7 +359,7 @@ func (c *Collector) Collect(ctx context.Context, start, end time.Time) (*api.Clu
 			func(n *api.NodeMetrics, v float64) { n.CPUSoftIRQPercent = ptr(v) }, false},
 		{"node CPU busy", fmt.Sprintf(`100 * (1 - sum by (instance) (rate(node_cpu_seconds_total{mode="idle"}[%s])) / %s)`, w, cpus),
 			func(n *api.NodeMetrics, v float64) { n.CPUBusyPercent = ptr(v) }, false},
-		{"node CPU busy (max)", fmt.Sprintf(`100 * (1 - sum by (instance) (rate(node_cpu_seconds_total{mode="idle"}[%s])) / %s)`, rateWin, cpus),
+		{"node CPU busy (max)", fmt.Sprintf(`100 * (1 - sum by (instance) (rate(node_cpu_seconds_total{mode="idle"}[%s])) / %s)`, q.rateWin, cpus),
 			func(n *api.NodeMetrics, v float64) { n.CPUBusyMaxPercent = ptr(v) }, true},
 		{"interface receive drops", fmt.Sprintf(`sum by (instance) (rate(node_network_receive_drop_total{device!="lo"}[%s]))`, w),
 			func(n *api.NodeMetrics, v float64) { n.RxDropsPerSecond = ptr(v) }, false},
@@ -344,49 +370,57 @@ func (c *Collector) Collect(ctx context.Context, start, end time.Time) (*api.Clu
 		{"interface transmit errors", fmt.Sprintf(`sum by (instance) (rate(node_network_transmit_errs_total{device!="lo"}[%s]))`, w),
 			func(n *api.NodeMetrics, v float64) { n.TxErrorsPerSecond = ptr(v) }, false},
 	}
-	for _, q := range queries {
+}
+
+// collectNodes sets m.Nodes, by instance, named from node_uname_info; an unreachable
+// Prometheus is the error, a query without an answer a warning.
+func (c *Collector) collectNodes(ctx context.Context, q queryWindow, m *api.ClusterMetrics) error {
+	nodes := map[string]*api.NodeMetrics{}
+	for _, nq := range nodeQueries(q) {
 		var res []Sample
 		var err error
-		if q.rng {
-			res, err = c.rangeMax(ctx, q.query, end.Add(-window+step), end, step)
+		if nq.rng {
+			res, err = c.rangeMax(ctx, nq.query, q.end.Add(-q.window+q.step), q.end, q.step)
 		} else {
-			res, err = c.Query(ctx, q.query, end)
+			res, err = c.Query(ctx, nq.query, q.end)
 		}
 		if err != nil {
 			if isTransport(err) {
-				return nil, err
+				return err
 			}
-			warn("%s: %v", q.what, err)
+			warnf(m, "%s: %v", nq.what, err)
 			continue
 		}
 		if len(res) == 0 {
-			warn("%s: no data (metric absent, or no scrape in the window)", q.what)
+			warnf(m, "%s: no data (metric absent, or no scrape in the window)", nq.what)
 			continue
 		}
 		for _, s := range res {
-			q.set(node(s.Labels["instance"]), s.Value)
+			inst := s.Labels["instance"]
+			if nodes[inst] == nil {
+				nodes[inst] = &api.NodeMetrics{Instance: inst}
+			}
+			nq.set(nodes[inst], s.Value)
 		}
 	}
 	// Node names from node_uname_info.
-	if res, err := c.Query(ctx, `node_uname_info`, end); err == nil {
+	if res, err := c.Query(ctx, `node_uname_info`, q.end); err == nil {
 		for _, s := range res {
 			if n, ok := nodes[s.Labels["instance"]]; ok {
 				n.Node = s.Labels["nodename"]
 			}
 		}
 	}
-	insts := make([]string, 0, len(nodes))
-	for k := range nodes {
-		insts = append(insts, k)
-	}
-	sort.Strings(insts)
-	for _, k := range insts {
+	for _, k := range slices.Sorted(maps.Keys(nodes)) {
 		m.Nodes = append(m.Nodes, *nodes[k])
 	}
+	return nil
+}
 
-	// Interfaces with any drops or errors.
+// collectInterfaces returns the interfaces with any drops or errors in the window.
+func (c *Collector) collectInterfaces(ctx context.Context, q queryWindow) []api.InterfaceMetrics {
 	ifs := map[[2]string]*api.InterfaceMetrics{}
-	for _, q := range []struct {
+	for _, iq := range []struct {
 		metric string
 		set    func(*api.InterfaceMetrics, float64)
 	}{
@@ -395,21 +429,24 @@ func (c *Collector) Collect(ctx context.Context, start, end time.Time) (*api.Clu
 		{"node_network_receive_errs_total", func(i *api.InterfaceMetrics, v float64) { i.RxErrorsPerSecond = v }},
 		{"node_network_transmit_errs_total", func(i *api.InterfaceMetrics, v float64) { i.TxErrorsPerSecond = v }},
 	} {
-		res, err := c.Query(ctx, fmt.Sprintf(`rate(%s[%s]) > 0`, q.metric, w), end)
+		res, err := c.Query(ctx, fmt.Sprintf(`rate(%s[%s]) > 0`, iq.metric, q.w), q.end)
 		if err != nil {
-			continue // the per-node query above already warned
+			continue // the per-node query already warned
 		}
 		for _, s := range res {
 			k := [2]string{s.Labels["instance"], s.Labels["device"]}
 			if ifs[k] == nil {
 				ifs[k] = &api.InterfaceMetrics{Instance: k[0], Device: k[1]}
 			}
-			q.set(ifs[k], s.Value)
+			iq.set(ifs[k], s.Value)
 		}
 	}
-	m.Interfaces = append(m.Interfaces, byKey(ifs)...)
+	return byKey(ifs)
+}
 
-	// Agent pods (cAdvisor metrics from the kubelets).
+// collectPods sets m.Pods: the agent pods' CPU and memory (cAdvisor metrics from the
+// kubelets); an unreachable Prometheus is the error, a query without an answer a warning.
+func (c *Collector) collectPods(ctx context.Context, q queryWindow, m *api.ClusterMetrics) error {
 	sel := fmt.Sprintf(`container!="",container!="POD",pod=~%q`, c.agentsRE)
 	pods := map[[2]string]*api.PodMetrics{}
 	pod := func(l map[string]string) *api.PodMetrics {
@@ -419,29 +456,29 @@ func (c *Collector) Collect(ctx context.Context, start, end time.Time) (*api.Clu
 		}
 		return pods[k]
 	}
-	if res, err := c.Query(ctx, fmt.Sprintf(`sum by (namespace, pod, node) (rate(container_cpu_usage_seconds_total{%s}[%s]))`, sel, w), end); err != nil {
+	if res, err := c.Query(ctx, fmt.Sprintf(`sum by (namespace, pod, node) (rate(container_cpu_usage_seconds_total{%s}[%s]))`, sel, q.w), q.end); err != nil {
 		if isTransport(err) {
-			return nil, err
+			return err
 		}
-		warn("agent pod CPU: %v", err)
+		warnf(m, "agent pod CPU: %v", err)
 	} else if len(res) == 0 {
-		warn("agent pod CPU: no data (no container_cpu_usage_seconds_total for pods named %s)", strings.Join(c.agents, ", "))
+		warnf(m, "agent pod CPU: no data (no container_cpu_usage_seconds_total for pods named %s)", strings.Join(c.agents, ", "))
 	} else {
 		for _, s := range res {
 			pod(s.Labels).CPUCores = ptr(s.Value)
 		}
 	}
-	if res, err := c.Query(ctx, fmt.Sprintf(`max by (namespace, pod, node) (max_over_time(container_memory_working_set_bytes{%s}[%s]))`, sel, w), end); err != nil {
-		warn("agent pod memory: %v", err)
+	if res, err := c.Query(ctx, fmt.Sprintf(`max by (namespace, pod, node) (max_over_time(container_memory_working_set_bytes{%s}[%s]))`, sel, q.w), q.end); err != nil {
+		warnf(m, "agent pod memory: %v", err)
 	} else if len(res) == 0 {
-		warn("agent pod memory: no data (no container_memory_working_set_bytes for the agent pods)")
+		warnf(m, "agent pod memory: no data (no container_memory_working_set_bytes for the agent pods)")
 	} else {
 		for _, s := range res {
 			pod(s.Labels).MemoryMaxBytes = ptr(s.Value)
 		}
 	}
 	m.Pods = append(m.Pods, byKey(pods)...)
-	return m, nil
+	return nil
 }
 
 // byKey returns the values of m in the order of their two-part keys, so a report never depends

@@ -175,3 +175,43 @@ func TestCollectUnreachable(t *testing.T) {
 		t.Errorf("result without a window: %v", err)
 	}
 }
+
+// TestCollectAPIErrors: a Prometheus that refuses every query (an API error, not a transport
+// one) gives warnings, no figures and no error; a step below a second is a second; an empty
+// window is an error.
+func TestCollectAPIErrors(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/v1/targets" {
+			_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": map[string]any{
+				"activeTargets": []any{map[string]any{"scrapeInterval": "100ms", "health": "up"}}}})
+			return
+		}
+		w.WriteHeader(400)
+		_ = json.NewEncoder(w).Encode(map[string]any{"status": "error", "errorType": "bad_data", "error": "refused"})
+	}))
+	defer srv.Close()
+	c, err := New(Config{URL: srv.URL, AllowPlainHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := time.Date(2025, 3, 14, 9, 27, 3, 0, time.UTC)
+	m, err := c.Collect(context.Background(), end.Add(-5*time.Second), end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.StepSeconds != 1 || len(m.Nodes) != 0 || len(m.Interfaces) != 0 || len(m.Pods) != 0 {
+		t.Errorf("step %v, nodes %v, interfaces %v, pods %v", m.StepSeconds, m.Nodes, m.Interfaces, m.Pods)
+	}
+	warnings := strings.Join(m.Warnings, "\n")
+	for _, w := range []string{"node CPUs: ", "node CPU busy (max): ", "interface transmit errors: ", "agent pod CPU: ", "agent pod memory: "} {
+		if !strings.Contains(warnings, w) {
+			t.Errorf("no warning %q in:\n%s", w, warnings)
+		}
+	}
+	if len(m.Warnings) != 12 {
+		t.Errorf("%d warnings, want 12 (10 node queries, 2 pod queries):\n%s", len(m.Warnings), warnings)
+	}
+	if _, err := c.Collect(context.Background(), end, end); err == nil || !strings.Contains(err.Error(), "prometheus: empty window") {
+		t.Errorf("empty window: %v", err)
+	}
+}
