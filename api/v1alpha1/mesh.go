@@ -52,12 +52,19 @@ type Mesh struct {
 	Matrices    []MeshMatrix `json:"matrices"`
 }
 
-// MeshMatrix is one node × node matrix: one network (pod or host) and, for all-to-one, one
-// way of reaching the server (direct or service) and one schedule (sequential or concurrent).
+// MeshMatrix is one node × node matrix: one network (pod, host or a secondary network) and,
+// for all-to-one, one way of reaching the server (direct or service) and one schedule
+// (sequential or concurrent).
 type MeshMatrix struct {
-	Network    string `json:"network"`       // "pod" or "host"
-	Via        string `json:"via,omitempty"` // all-to-one: "direct" or "service"
-	Concurrent bool   `json:"concurrent,omitempty"`
+	// Network is "pod", "host", or a secondary network's NetworkAttachmentDefinition,
+	// NAMESPACE/NAME (then Attachment says what it is).
+	Network string `json:"network"`
+	// Attachment is the secondary network the matrix was measured on: its CNI plugin, MTU and
+	// master, and the NetworkPolicies that select the pods but do not apply there (each cell's
+	// result has the pair's addresses on it in placement.attachment); nil on pod and host.
+	Attachment *Attachment `json:"attachment,omitempty"`
+	Via        string      `json:"via,omitempty"` // all-to-one: "direct" or "service"
+	Concurrent bool        `json:"concurrent,omitempty"`
 	// Median and MAD (scaled by 1.4826, as R's mad()) of the successful cells' values, and the
 	// outlier threshold derived from them; absent with fewer than 3 successful cells.
 	Median    *float64   `json:"median,omitempty"`

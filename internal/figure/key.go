@@ -177,3 +177,29 @@ func AttachmentLabel(r *api.Result) string {
 	}
 	return " (" + strings.Join(parts, " ") + ")"
 }
+
+// AttachmentNote names a secondary network for a reader, with what its result says of it:
+// "on secondary network multus-e2e/e2e-bridge (CNI plugin bridge, MTU 1500)" (a is nil, or
+// says less, when the result does not).
+func AttachmentNote(network string, a *api.Attachment) string {
+	var what []string
+	if a != nil && a.Type != "" {
+		what = append(what, "CNI plugin "+a.Type)
+	}
+	if a != nil && a.MTUBytes > 0 {
+		what = append(what, "MTU "+strconv.Itoa(a.MTUBytes))
+	}
+	note := "on secondary network " + network
+	if len(what) > 0 {
+		note += " (" + strings.Join(what, ", ") + ")"
+	}
+	return note
+}
+
+// PoliciesNotAppliedNote says that the NetworkPolicies pols (NAMESPACE/NAME) were asked for but
+// do not filter a secondary network's traffic: "NetworkPolicy ns/deny selects the measured pods
+// but does not apply on a secondary network (...): the FIGURES are unfiltered".
+func PoliciesNotAppliedNote(pols []string, figures string) string {
+	return fmt.Sprintf("NetworkPolicy %s selects the measured pods but does not apply on a secondary network "+
+		"(NetworkPolicy covers the cluster's own network): the %s are unfiltered", strings.Join(pols, ", "), figures)
+}

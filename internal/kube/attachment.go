@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"strings"
 
@@ -205,6 +206,20 @@ func MergeNetworks(user, network string) (string, error) {
 		}
 	}
 	return user + "," + network, nil
+}
+
+// AttachNetwork asks Multus for network (NAMESPACE/NAME) on a pod (its metadata, or a pod
+// template's), after the networks its annotations ask for already (MergeNetworks; callers check
+// beforehand that they merge: a list that cannot be read is replaced by network).
+func AttachNetwork(meta *metav1.ObjectMeta, network string) {
+	ann := make(map[string]string, len(meta.Annotations)+1) // never the caller's own map
+	maps.Copy(ann, meta.Annotations)
+	merged, err := MergeNetworks(ann[AnnotationNetworks], network)
+	if err != nil {
+		merged = network
+	}
+	ann[AnnotationNetworks] = merged
+	meta.Annotations = ann
 }
 
 // SelectingPolicies are the names of the NetworkPolicies of a pod's namespace that select it for

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -18,6 +21,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/kube"
+	"github.com/cnperf/cnperf/internal/report/text"
 )
 
 // Labels on the mesh's objects (besides the kube platform's managed-by/name/run labels, so
@@ -55,12 +59,19 @@ type AgentOptions struct {
 	// Metadata is the user's labels and annotations for every mesh pod (--pod-labels,
 	// --pod-annotations).
 	Metadata kube.PodMetadata
+	// Network is the secondary network the api.NetworkAttachment agents attach to (nil
+	// without one): Multus adds its interface, after the networks Metadata asks for.
+	Network *SecondaryNetwork
 }
 
 // Agent is one node's agent pod.
 type Agent struct {
 	Node, Pod, PodIP, HostIP string
 	Network                  api.Network
+	// AttachInterface, AttachIP and AttachMTU are its interface, address and MTU (0: not
+	// reported) on the secondary network, from Multus's network status (api.NetworkAttachment).
+	AttachInterface, AttachIP string
+	AttachMTU                 int
 }
 
 // AgentSet is one DaemonSet's agents, by node.
@@ -70,6 +81,13 @@ type AgentSet struct {
 	ByNode  map[string]Agent
 	// Failed are the nodes whose agent did not start, with what Kubernetes said.
 	Failed []Skipped
+	// Attachment is the secondary network of api.NetworkAttachment agents (the definition as
+	// read, its MTU from the agents' network status); nil on pod and host.
+	Attachment *api.Attachment
+	// policiesOut are the NetworkPolicies that select the agents for egress (on the secondary
+	// network they do not apply); mtuUnread: no network status gave the MTU (readMTU).
+	policiesOut, policiesIn []string
+	mtuUnread               bool
 }
 
 // EnsureNamespace creates the namespace when it is absent and reports whether it did (only a
@@ -134,7 +152,7 @@ func BuildDaemonSet(o AgentOptions, net api.Network, nodes []string) *appsv1.Dae
 			Selector:       &metav1.LabelSelector{MatchLabels: sel},
 			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: kube.PodOptions{Labels: labels, Metadata: o.Metadata}.ObjectMeta(),
+				ObjectMeta: o.objectMeta(net, kube.PodOptions{Labels: labels, Metadata: o.Metadata}.ObjectMeta()),
 				Spec:       po.Spec(),
 			},
 		},
@@ -145,6 +163,14 @@ func BuildDaemonSet(o AgentOptions, net api.Network, nodes []string) *appsv1.Dae
 func (o AgentOptions) podOptions(net api.Network, nodes []string) kube.PodOptions {
 	return kube.PodOptions{Namespace: o.Namespace, Nodes: nodes, HostNetwork: net == api.NetworkHost,
 		Tolerations: o.Tolerations, GraceSeconds: 2, Metadata: o.Metadata}
+}
+
+// objectMeta is a mesh pod's metadata on net: on the secondary network, Multus is asked for it.
+func (o AgentOptions) objectMeta(net api.Network, meta metav1.ObjectMeta) metav1.ObjectMeta {
+	if net == api.NetworkAttachment && o.Network != nil {
+		kube.AttachNetwork(&meta, o.Network.Name)
+	}
+	return meta
 }
 
 // containerOptions: the agent image, resources, privilege and the run's agent token from its
@@ -217,7 +243,41 @@ func DeployAgents(ctx context.Context, cs kubernetes.Interface, o AgentOptions, 
 		}
 	}
 	sort.Slice(set.Failed, func(i, j int) bool { return set.Failed[i].Node < set.Failed[j].Node })
+	if net == api.NetworkAttachment {
+		set.attach(ctx, cs, o, log)
+	}
 	return set, nil
+}
+
+// attach records what the set's secondary network is: the definition, with the MTU the agents'
+// network status reports, and the NetworkPolicies that select the agents (asked for, but they
+// do not apply on a secondary network: said, never silent).
+func (s *AgentSet) attach(ctx context.Context, cs kubernetes.Interface, o AgentOptions, log io.Writer) {
+	if o.Network == nil || o.Network.def == nil {
+		return
+	}
+	a := *o.Network.def
+	s.Attachment, s.mtuUnread = &a, true
+	var probe *Agent
+	for _, n := range slices.Sorted(maps.Keys(s.ByNode)) {
+		ag := s.ByNode[n]
+		if probe == nil {
+			probe = &ag
+		}
+		if ag.AttachMTU > 0 {
+			a.MTUBytes, s.mtuUnread = ag.AttachMTU, false
+			break
+		}
+	}
+	if probe == nil {
+		return
+	}
+	s.policiesIn = policies(ctx, cs, o.Namespace, probe.Pod, networkingv1.PolicyTypeIngress)
+	s.policiesOut = policies(ctx, cs, o.Namespace, probe.Pod, networkingv1.PolicyTypeEgress)
+	if pols := union(s.policiesIn, s.policiesOut); len(pols) > 0 && log != nil {
+		text.Logf(log, "mesh: ", "warning: NetworkPolicy %s selects the agents but does not apply on secondary network %s",
+			strings.Join(pols, ", "), a.Network)
+	}
 }
 
 // badWaiting are container waiting reasons that will not fix themselves within a run.
@@ -259,7 +319,15 @@ func waitAgents(ctx context.Context, cs kubernetes.Interface, o AgentOptions, ne
 					continue
 				}
 				if kube.PodReady(p) {
-					up = append(up, Agent{Node: node, Pod: p.Name, PodIP: p.Status.PodIP, HostIP: p.Status.HostIP, Network: net})
+					a := Agent{Node: node, Pod: p.Name, PodIP: p.Status.PodIP, HostIP: p.Status.HostIP, Network: net}
+					if net == api.NetworkAttachment && o.Network != nil {
+						if err := attachAgent(&a, p, o.Network.Name); err != nil {
+							failed = append(failed, Skipped{node, fmt.Sprintf("agent pod %s: %v", p.Name, err)})
+							state[node] = "failed"
+							continue
+						}
+					}
+					up = append(up, a)
 					state[node] = "up"
 				} else if state[node] == "" {
 					state[node] = "pending: " + podPhase(p)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -30,6 +31,9 @@ type OneServer struct {
 	ServiceIP string
 	// Options are the case options that point client i at server i (its ports).
 	Options []map[string]string
+	// policiesIn are the NetworkPolicies that select the pod for ingress, on a secondary
+	// network (where they do not apply).
+	policiesIn []string
 }
 
 // ServerPortOptions returns the case options that put server i on ports base+2i, base+2i+1
@@ -76,10 +80,17 @@ func DeployOneServer(ctx context.Context, cs kubernetes.Interface, o AgentOption
 		return nil, fmt.Errorf("all-to-one server pod %s on node %s: %w", name, node, err)
 	}
 	p := pods[name]
-	return &OneServer{
+	srv := &OneServer{
 		Network: net, ServiceIP: created.Spec.ClusterIP, Options: options,
 		Pod: Agent{Node: node, Pod: name, PodIP: p.Status.PodIP, HostIP: p.Status.HostIP, Network: net},
-	}, nil
+	}
+	if net == api.NetworkAttachment && o.Network != nil {
+		if err := attachAgent(&srv.Pod, p, o.Network.Name); err != nil {
+			return nil, fmt.Errorf("all-to-one server pod %s on node %s: %w", name, node, err)
+		}
+		srv.policiesIn = policies(ctx, cs, o.Namespace, name, networkingv1.PolicyTypeIngress)
+	}
+	return srv, nil
 }
 
 // buildOneServer builds the all-to-one server pod (one container per driver server per client)
@@ -111,7 +122,9 @@ func buildOneServer(o AgentOptions, net api.Network, node string, c plan.Case, d
 	}
 	svc := kube.ServiceOptions{Name: name, Namespace: o.Namespace, Labels: kube.RunLabels(o.RunID), Type: corev1.ServiceTypeClusterIP,
 		Selector: map[string]string{kube.LabelEndpoint: name}, Ports: kube.ServicePorts(servers)}.Service()
-	return po.Pod(), svc, nil
+	pod := po.Pod()
+	pod.ObjectMeta = o.objectMeta(net, pod.ObjectMeta)
+	return pod, svc, nil
 }
 
 // AllToOne is one all-to-one measurement set: every client agent against one server, by
@@ -130,13 +143,16 @@ func (o *Options) RunAllToOne(ctx context.Context, env Env, nodes []Node, server
 	m.PairsTotal, m.Pairs = len(nodes), len(nodes)
 	var results []api.Result
 	for _, s := range sets {
+		s.Clients.readMTU(ctx, env)
+		attachment := s.Clients.matrixAttachment(s.Server.policiesIn)
 		var rounds [][]cellJob
 		var broken []cellJob
 		var brokenWhy []string
 		i := 0
 		for _, n := range nodes {
 			a, ok := s.Clients.ByNode[n.Name]
-			j := cellJob{net: s.Clients.Network, client: a, server: s.Server.Pod, via: s.Via, path: PathOf(s.Clients.Network, n, server)}
+			j := cellJob{net: s.Clients.Network, client: a, server: s.Server.Pod, via: s.Via, path: PathOf(s.Clients.Network, n, server),
+				attachment: attachment}
 			if sa, ok := s.Clients.ByNode[server.Name]; ok {
 				j.serverNode = &sa
 			}
@@ -149,7 +165,7 @@ func (o *Options) RunAllToOne(ctx context.Context, env Env, nodes []Node, server
 			if !ok {
 				j.client = Agent{Node: n.Name, Network: s.Clients.Network}
 				broken = append(broken, j)
-				brokenWhy = append(brokenWhy, fmt.Sprintf("no %s agent on node %s", s.Clients.Network, n.Name))
+				brokenWhy = append(brokenWhy, fmt.Sprintf("no %s agent on node %s", o.networkName(s.Clients.Network), n.Name))
 				continue
 			}
 			j.opts = s.Server.Options[i%len(s.Server.Options)]
@@ -164,7 +180,7 @@ func (o *Options) RunAllToOne(ctx context.Context, env Env, nodes []Node, server
 				rounds = append(rounds, []cellJob{j})
 			}
 		}
-		mat := api.MeshMatrix{Network: string(s.Clients.Network), Via: s.Via, Concurrent: s.Concurrent}
+		mat := api.MeshMatrix{Network: o.networkName(s.Clients.Network), Attachment: attachment, Via: s.Via, Concurrent: s.Concurrent}
 		done := 0
 		res := o.runRounds(ctx, env, rounds, func(j cellJob, r *api.Result) {
 			done++

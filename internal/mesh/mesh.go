@@ -11,8 +11,11 @@ import (
 
 // Target is the address a client dials to reach agent a directly.
 func Target(a Agent) driver.Target {
-	if a.Network == api.NetworkHost {
+	switch a.Network {
+	case api.NetworkHost:
 		return driver.Target{Host: a.HostIP}
+	case api.NetworkAttachment:
+		return driver.Target{Host: a.AttachIP}
 	}
 	return driver.Target{Host: a.PodIP}
 }
@@ -20,7 +23,8 @@ func Target(a Agent) driver.Target {
 // PathOf is the path between two nodes on a network, read from the path table: the direct
 // path with the nodes' relation (same node, another zone when both zones are known, else
 // another node), or the network's cross-node path when it has no row for that relation (the
-// host network has one path, host-host).
+// host network has one path, host-host). On a secondary network it is the path whose row a
+// case's network puts on it (api.PathRow.Effective: the pod-to-pod paths).
 func PathOf(net api.Network, client, server Node) api.Path {
 	nodes := api.NodesCross
 	switch {
@@ -29,11 +33,33 @@ func PathOf(net api.Network, client, server Node) api.Path {
 	case client.Zone != "" && server.Zone != "" && client.Zone != server.Zone:
 		nodes = api.NodesCrossZone
 	}
-	if p, ok := api.PathWith(net, net, nodes, api.AccessDirect); ok {
+	var params api.Params
+	if net == api.NetworkAttachment {
+		params.Network = "any/secondary-network" // which one does not change the row
+	}
+	find := func(nodes api.Nodes) (api.Path, bool) {
+		for _, p := range api.Paths {
+			row, _ := p.Row()
+			if r := row.Effective(params); r.ClientNetwork == net && r.ServerNetwork == net && r.Nodes == nodes && r.Access == api.AccessDirect {
+				return p, true
+			}
+		}
+		return "", false
+	}
+	if p, ok := find(nodes); ok {
 		return p
 	}
-	p, _ := api.PathWith(net, net, api.NodesCross, api.AccessDirect)
+	p, _ := find(api.NodesCross)
 	return p
+}
+
+// networkName is how a matrix, a result's group and the log name a network: "pod", "host", or
+// the secondary network's NAMESPACE/NAME.
+func (o *Options) networkName(net api.Network) string {
+	if net == api.NetworkAttachment && o.Attachment != "" {
+		return o.Attachment
+	}
+	return string(net)
 }
 
 // newMesh is the mesh section shared by both modes.
@@ -57,6 +83,7 @@ func (o *Options) RunMesh(ctx context.Context, env Env, nodes []Node, sched *Sch
 	}
 	var results []api.Result
 	for _, set := range sets {
+		set.readMTU(ctx, env)
 		failed := map[string]string{}
 		for _, f := range set.Failed {
 			failed[f.Node] = f.Reason
@@ -66,9 +93,9 @@ func (o *Options) RunMesh(ctx context.Context, env Env, nodes []Node, sched *Sch
 				return a, ""
 			}
 			if why, ok := failed[n.Name]; ok {
-				return Agent{Node: n.Name, Network: set.Network}, fmt.Sprintf("no %s agent on node %s: %s", set.Network, n.Name, why)
+				return Agent{Node: n.Name, Network: set.Network}, fmt.Sprintf("no %s agent on node %s: %s", o.networkName(set.Network), n.Name, why)
 			}
-			return Agent{Node: n.Name, Network: set.Network}, fmt.Sprintf("no %s agent on node %s", set.Network, n.Name)
+			return Agent{Node: n.Name, Network: set.Network}, fmt.Sprintf("no %s agent on node %s", o.networkName(set.Network), n.Name)
 		}
 		var rounds [][]cellJob
 		var broken []cellJob
@@ -79,7 +106,8 @@ func (o *Options) RunMesh(ctx context.Context, env Env, nodes []Node, sched *Sch
 				cn, sn := nodes[p.Client], nodes[p.Server]
 				ca, cwhy := agent(cn)
 				sa, swhy := agent(sn)
-				j := cellJob{net: set.Network, client: ca, server: sa, round: ri, path: PathOf(set.Network, cn, sn)}
+				j := cellJob{net: set.Network, client: ca, server: sa, round: ri, path: PathOf(set.Network, cn, sn),
+					attachment: set.matrixAttachment(set.policiesIn)}
 				if cn.Name == sn.Name {
 					// One agent per node: the diagonal measures an agent against itself, inside
 					// its own network namespace (the stack without veth, bridge or wire).
@@ -95,7 +123,7 @@ func (o *Options) RunMesh(ctx context.Context, env Env, nodes []Node, sched *Sch
 			}
 			rounds = append(rounds, jobs)
 		}
-		mat := api.MeshMatrix{Network: string(set.Network)}
+		mat := api.MeshMatrix{Network: o.networkName(set.Network), Attachment: set.matrixAttachment(set.policiesIn)}
 		total := sched.Pairs
 		done := 0
 		res := o.runRounds(ctx, env, rounds, func(j cellJob, r *api.Result) {
@@ -155,6 +183,6 @@ func (o *Options) logCell(env Env, j cellJob, r *api.Result, done, total, rounds
 	if j.via != "" {
 		via = " via " + j.via
 	}
-	fmt.Fprintf(env.Log, "mesh: %s%s round %d/%d [%d/%d] %s → %s: %s%s\n", j.net, via, j.round+1, rounds, done, total,
+	fmt.Fprintf(env.Log, "mesh: %s%s round %d/%d [%d/%d] %s → %s: %s%s\n", o.networkName(j.net), via, j.round+1, rounds, done, total,
 		j.client.Node, j.server.Node, what, cpu)
 }

@@ -31,6 +31,9 @@ type Options struct {
 	NodeResources bool
 	// MaxParallelPairs caps how many pairs of a round run at once (0: the whole round).
 	MaxParallelPairs int
+	// Attachment is the secondary network (NAMESPACE/NAME) of the api.NetworkAttachment cells:
+	// their cases' network (the path table's pod-to-pod rows on it).
+	Attachment string
 	// Profiler, when set, records CPU profiles around the cells it chooses.
 	Profiler Profiler
 
@@ -72,13 +75,18 @@ type cellJob struct {
 	// path and via label the result.
 	path api.Path
 	via  string
-	opts map[string]string // extra case options (ports)
+	// attachment is the secondary network of an api.NetworkAttachment cell (the matrix's).
+	attachment *api.Attachment
+	opts       map[string]string // extra case options (ports)
 }
 
 // Case is the plan case of one cell.
 func (o *Options) Case(path api.Path, net api.Network, extra map[string]string) plan.Case {
 	p := o.Params
 	p.HostNetwork = net == api.NetworkHost
+	if net == api.NetworkAttachment {
+		p.Network = o.Attachment
+	}
 	p.Options = plan.MergeOptions(p.Options, extra)
 	return plan.Case{Name: "mesh", Profile: o.Profile, Path: path, Driver: o.Driver.Name(), Params: p}
 }
@@ -89,11 +97,16 @@ func (o *Options) Case(path api.Path, net api.Network, extra map[string]string) 
 func (o *Options) runCell(ctx context.Context, env Env, j cellJob) (res api.Result) {
 	c := o.Case(j.path, j.net, j.opts)
 	res = runner.NewResult(c)
-	res.Group = string(j.net)
+	res.Group = o.networkName(j.net)
 	res.Placement = &api.Placement{
 		Client: api.Endpoint{Role: "client", Node: j.client.Node, Pod: j.client.Pod, PodIP: j.client.PodIP, HostIP: j.client.HostIP, HostNetwork: j.net == api.NetworkHost},
 		Server: api.Endpoint{Role: "server", Node: j.server.Node, Pod: j.server.Pod, PodIP: j.server.PodIP, HostIP: j.server.HostIP, HostNetwork: j.net == api.NetworkHost, Address: j.target.Host},
 		Target: j.target.Host,
+	}
+	if j.attachment != nil {
+		a := *j.attachment
+		a.Interface, a.ServerIP, a.ClientIP = j.server.AttachInterface, j.server.AttachIP, j.client.AttachIP
+		res.Placement.Attachment = &a
 	}
 	if j.via != "" {
 		res.Group += "/" + j.via
@@ -290,7 +303,7 @@ func (o *Options) skipped(j cellJob, why string) api.Result {
 	c := o.Case(j.path, j.net, j.opts)
 	now := time.Now()
 	return api.Result{
-		Name: "mesh", Group: string(j.net), Profile: c.Profile, Driver: c.Driver, Path: c.Path, Params: c.Params,
+		Name: "mesh", Group: o.networkName(j.net), Profile: c.Profile, Driver: c.Driver, Path: c.Path, Params: c.Params,
 		StartTime: now, EndTime: now, Samples: []api.Sample{}, Error: why,
 		Placement: &api.Placement{
 			Client: api.Endpoint{Role: "client", Node: j.client.Node},

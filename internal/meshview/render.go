@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/figure"
+	"github.com/cnperf/cnperf/internal/report/text"
 )
 
 // metricOf finds the mesh's metric (by field name).
@@ -105,6 +107,13 @@ func WriteTable(w io.Writer, run *api.Run) error {
 			return err
 		}
 		fmt.Fprintln(w, "(! outlier, × failed, · not measured)")
+		if a := mat.Attachment; a != nil {
+			// a secondary network: what it is, and the NetworkPolicies that do not filter it
+			fmt.Fprintln(w, strings.Join(text.Wrap(figure.AttachmentNote(mat.Network, a), text.DefaultWidth, "", "  "), "\n"))
+			if len(a.PoliciesNotApplied) > 0 {
+				fmt.Fprintln(w, strings.Join(text.Wrap(figure.PoliciesNotAppliedNote(a.PoliciesNotApplied, "figures"), text.DefaultWidth, "", "  "), "\n"))
+			}
+		}
 		if hasCPU {
 			fmt.Fprintf(w, "node CPU busy %% of all CPUs (client node / server node) over each window:\n")
 			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -5,7 +5,9 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/mesh"
@@ -164,5 +166,40 @@ func TestLookupMetric(t *testing.T) {
 	}
 	if v := tp.Value(&api.Summary{ThroughputBitsPerSecond: &api.Stat{N: 0}}); v != nil {
 		t.Fatal("a stat over no samples is not a value")
+	}
+}
+
+// A matrix on a secondary network says which network it is, its CNI plugin and MTU, and the
+// NetworkPolicies that select its pods but do not filter it, within 120 columns; the CSVs name
+// the network in their network column.
+func TestWriteTableSecondaryNetwork(t *testing.T) {
+	run := fixtureRun()
+	mat := &run.Mesh.Matrices[0]
+	mat.Network = "multus-e2e/e2e-bridge"
+	mat.Attachment = &api.Attachment{Network: mat.Network, Type: "bridge", MTUBytes: 1500,
+		PoliciesNotApplied: []string{"cnperf-mesh/deny-ingress", "cnperf-mesh/deny-egress"}}
+	var b bytes.Buffer
+	if err := meshview.WriteTable(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"TCP_STREAM native, multus-e2e/e2e-bridge network: throughput",
+		"\non secondary network multus-e2e/e2e-bridge (CNI plugin bridge, MTU 1500)\n",
+		"\nNetworkPolicy cnperf-mesh/deny-ingress, cnperf-mesh/deny-egress selects the measured pods but does not apply on a",
+		"the figures are unfiltered",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if w := utf8.RuneCountInString(line); w > 120 {
+			t.Errorf("a line of %d columns: %s", w, line)
+		}
+	}
+	b.Reset()
+	if err := meshview.WriteCellsCSV(&b, run); err != nil || !strings.Contains(b.String(), "\nmultus-e2e/e2e-bridge,") {
+		t.Errorf("cells CSV (%v) does not name the network:\n%s", err, b.String())
 	}
 }

@@ -497,19 +497,11 @@ func networkNotes(results []api.Result) []string {
 			continue
 		}
 		seen[n] = true
-		var what []string
-		if r.Placement != nil && r.Placement.Attachment != nil {
-			if a := r.Placement.Attachment; a.Type != "" {
-				what = append(what, "CNI plugin "+a.Type)
-			}
-			if a := r.Placement.Attachment; a.MTUBytes > 0 {
-				what = append(what, "MTU "+strconv.Itoa(a.MTUBytes))
-			}
+		var a *api.Attachment
+		if r.Placement != nil {
+			a = r.Placement.Attachment
 		}
-		note := "+net: on secondary network " + n
-		if len(what) > 0 {
-			note += " (" + strings.Join(what, ", ") + ")"
-		}
+		note := "+net: " + figure.AttachmentNote(n, a)
 		notes = append(notes, note)
 	}
 	// NetworkPolicies asked for on a secondary network: not applied there, never silently
@@ -524,8 +516,7 @@ func networkNotes(results []api.Result) []string {
 		}
 	}
 	if len(pols) > 0 {
-		notes = append(notes, fmt.Sprintf("+net: NetworkPolicy %s selects the measured pods but does not apply on a secondary network "+
-			"(NetworkPolicy covers the cluster's own network): the +net figures are unfiltered", strings.Join(pols, ", ")))
+		notes = append(notes, "+net: "+figure.PoliciesNotAppliedNote(pols, "+net figures"))
 	}
 	return notes
 }

@@ -30,7 +30,7 @@ func dryRunPairs(nodes []mesh.Node, sched *mesh.Schedule, server *mesh.Node, s *
 		if server == nil {
 			for r, round := range sched.Rounds {
 				for _, p := range round {
-					out = append(out, DryRunPair{Round: r, Client: nodes[p.Client].Name, Server: nodes[p.Server].Name, Network: string(nw)})
+					out = append(out, DryRunPair{Round: r, Client: nodes[p.Client].Name, Server: nodes[p.Server].Name, Network: s.networkName(nw)})
 				}
 			}
 			continue
@@ -38,7 +38,7 @@ func dryRunPairs(nodes []mesh.Node, sched *mesh.Schedule, server *mesh.Node, s *
 		r := 0
 		for _, via := range s.vias {
 			for _, n := range nodes {
-				out = append(out, DryRunPair{Round: r, Client: n.Name, Server: server.Name, Network: string(nw), Via: via})
+				out = append(out, DryRunPair{Round: r, Client: n.Name, Server: server.Name, Network: s.networkName(nw), Via: via})
 				if !concurrent {
 					r++
 				}

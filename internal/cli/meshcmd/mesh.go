@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -55,7 +56,10 @@ type Options struct {
 	Burst         int
 	DriverOptions []string
 
-	Networks         []string
+	Networks []string
+	// K8sNetperf are k8s-netperf's network flags (--bridge, --macvlan, ...), as `cnperf run`
+	// takes them.
+	K8sNetperf       flags.K8sNetperfNetworks
 	Pairs            int
 	Seed             uint64
 	Self             bool
@@ -77,6 +81,8 @@ type Options struct {
 	// DryRun lists the usable nodes (read-only) and prints the pair schedule; nothing is
 	// created.
 	DryRun bool
+
+	fs *pflag.FlagSet // the command's flags: which were given
 }
 
 // NewCommand returns `cnperf mesh`.
@@ -103,6 +109,7 @@ both nodes' CPU and memory, -o json the whole run; --results FILE keeps the run 
 'cnperf report'.`,
 		Example: `  cnperf mesh --duration 5s
   cnperf mesh --network pod,host --profile TCP_RR -o csv
+  cnperf mesh --network pod,multus-e2e/e2e-bridge --profile TCP_RR
   cnperf mesh --pairs 2000 --seed 7 --node-selector node-role.kubernetes.io/worker
   cnperf mesh --all-to-one node1 --via direct,service --concurrent`,
 		Args:          cobra.NoArgs,
@@ -113,6 +120,7 @@ both nodes' CPU and memory, -o json the whole run; --results FILE keeps the run 
 		},
 	}
 	f := c.Flags()
+	o.fs = f
 	flags.BindKubeTarget(f, &o.KubeTarget, "cnperf-mesh",
 		"namespace for the agents; created if absent and then removed unless --keep (a namespace cnperf did not create is never deleted)",
 		"agent image (cnperf with the tools); the default is the image of this cnperf version")
@@ -138,7 +146,9 @@ both nodes' CPU and memory, -o json the whole run; --results FILE keeps the run 
 	f.IntVar(&o.Burst, "burst", 0, "extra RR transactions in flight")
 	f.StringArrayVar(&o.DriverOptions, "option", nil, "driver option KEY=VALUE (repeatable)")
 
-	f.StringSliceVar(&o.Networks, "network", []string{"pod"}, "networks to measure: pod, host (hostNetwork) or both")
+	f.StringSliceVar(&o.Networks, config.FlagNetwork, []string{"pod"}, "networks to measure: pod, host (hostNetwork), "+
+		"a secondary network NAMESPACE/NAME (a Multus NetworkAttachmentDefinition; one per run), or several")
+	o.K8sNetperf.AddFlags(f)
 	f.IntVar(&o.Pairs, "pairs", 0, "measure a random sample of this many ordered pairs (0: all)")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the --pairs sample")
 	f.BoolVar(&o.Self, "self", false, "also measure every node against itself (the diagonal)")
@@ -183,10 +193,13 @@ type settings struct {
 	params   api.Params
 	metric   meshview.Metric
 	networks []api.Network
-	vias     []string
-	tols     []corev1.Toleration
-	podMeta  kube.PodMetadata
-	pull     corev1.PullPolicy
+	// network is the secondary network of api.NetworkAttachment (--network NAMESPACE/NAME,
+	// --bridge, --macvlan); nil without one.
+	network *mesh.SecondaryNetwork
+	vias    []string
+	tols    []corev1.Toleration
+	podMeta kube.PodMetadata
+	pull    corev1.PullPolicy
 }
 
 func (o *Options) validate() (*settings, error) {
@@ -243,7 +256,7 @@ func (o *Options) validate() (*settings, error) {
 	if s.metric, err = meshview.LookupMetric(o.Metric, s.profile); err != nil {
 		return nil, exit.Usage("--metric: %v", err)
 	}
-	if s.networks, s.vias, err = o.shape(); err != nil {
+	if s.networks, s.network, s.vias, err = o.shape(); err != nil {
 		return nil, err
 	}
 	if s.pull, err = o.Pull(); err != nil {
@@ -254,6 +267,12 @@ func (o *Options) validate() (*settings, error) {
 	}
 	if s.podMeta, err = kube.ParsePodMetadata(o.PodLabels, o.PodAnnotations); err != nil {
 		return nil, exit.Usage("%v", err)
+	}
+	if s.network != nil {
+		// the networks --pod-annotations asks for, and the mesh's after them
+		if _, err := kube.MergeNetworks(s.podMeta.Annotations[kube.AnnotationNetworks], s.network.Name); err != nil {
+			return nil, exit.Usage("%v", err)
+		}
 	}
 	return s, nil
 }
@@ -274,39 +293,71 @@ func driverOptions(kvs []string) (map[string]string, error) {
 	return opts, nil
 }
 
-// shape reads what the mesh measures over: --network (pod, host or both, each once) and --via,
-// and refuses the flags of the mesh with --all-to-one and the other way round.
-func (o *Options) shape() (networks []api.Network, vias []string, err error) {
+// shape reads what the mesh measures over: --network (pod, host, a secondary network
+// NAMESPACE/NAME or several, each once; k8s-netperf's --bridge and --macvlan add a secondary
+// network) and --via, and refuses the flags of the mesh with --all-to-one and the other way round.
+func (o *Options) shape() (networks []api.Network, secondary *mesh.SecondaryNetwork, vias []string, err error) {
 	seen := map[string]bool{}
+	given := o.fs != nil && o.fs.Changed(config.FlagNetwork)
 	for _, n := range o.Networks {
-		n = strings.TrimSpace(strings.ToLower(n))
-		switch n {
-		case "pod", "host":
+		n = strings.TrimSpace(n)
+		switch {
+		case strings.Contains(n, "/"):
+			if err := plan.CheckNetwork(n); err != nil {
+				return nil, nil, nil, exit.Usage("--network: %v", err)
+			}
+			if secondary != nil && secondary.Name != n {
+				return nil, nil, nil, exit.Usage("--network: %s and %s: a mesh measures on one secondary network; run one mesh per network", secondary.Name, n)
+			}
+			secondary = &mesh.SecondaryNetwork{Name: n}
+			n = string(api.NetworkAttachment)
+		case strings.ToLower(n) == "pod", strings.ToLower(n) == "host":
+			n = strings.ToLower(n)
 		default:
-			return nil, nil, exit.Usage("--network %q: want pod or host", n)
+			return nil, nil, nil, exit.Usage("--network %q: want pod, host or NAMESPACE/NAME of a NetworkAttachmentDefinition", n)
 		}
 		if !seen[n] {
 			seen[n] = true
 			networks = append(networks, api.Network(n))
 		}
 	}
+	if o.fs != nil {
+		bridge, create, err := o.K8sNetperf.Resolve(o.fs, secondary != nil)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if create != nil {
+			bridge = o.Namespace + "/" + create.Name
+		}
+		if bridge != "" {
+			secondary = &mesh.SecondaryNetwork{Name: bridge, Create: create}
+			if !given { // --bridge alone measures there; with --network pod, beside the pod network
+				networks = nil
+			}
+			networks = append(networks, api.NetworkAttachment)
+		}
+	}
 	if len(networks) == 0 {
-		return nil, nil, exit.Usage("--network: name pod, host or both")
+		return nil, nil, nil, exit.Usage("--network: name pod, host, NAMESPACE/NAME or several")
 	}
 	for _, v := range o.Via {
 		v = strings.TrimSpace(strings.ToLower(v))
 		if v != mesh.ViaDirect && v != mesh.ViaService {
-			return nil, nil, exit.Usage("--via %q: want direct or service", v)
+			return nil, nil, nil, exit.Usage("--via %q: want direct or service", v)
+		}
+		if v == mesh.ViaService && secondary != nil {
+			return nil, nil, nil, exit.Usage("--via service and secondary network %s: a Service's address is on the cluster's own network; "+
+				"reach the server directly (--via direct) on a secondary network", secondary.Name)
 		}
 		vias = append(vias, v)
 	}
 	if o.AllToOne == "" && (o.Concurrent || len(o.Via) != 1 || o.Via[0] != mesh.ViaDirect) {
-		return nil, nil, exit.Usage("--via and --concurrent apply to --all-to-one")
+		return nil, nil, nil, exit.Usage("--via and --concurrent apply to --all-to-one")
 	}
 	if o.AllToOne != "" && (o.Pairs > 0 || o.Self) {
-		return nil, nil, exit.Usage("--pairs and --self apply to the mesh, not --all-to-one")
+		return nil, nil, nil, exit.Usage("--pairs and --self apply to the mesh, not --all-to-one")
 	}
-	return networks, vias, nil
+	return networks, secondary, vias, nil
 }
 
 // Run runs the command.
@@ -363,12 +414,21 @@ func (o *Options) write(w io.Writer, run *api.Run) error {
 	return meshview.WriteTable(w, run)
 }
 
-func networkNames(ns []api.Network) []string {
-	out := make([]string, len(ns))
-	for i, n := range ns {
-		out[i] = string(n)
+func (s *settings) networkNames() []string {
+	out := make([]string, len(s.networks))
+	for i, n := range s.networks {
+		out[i] = s.networkName(n)
 	}
 	return out
+}
+
+// networkName names a network as the matrices do: pod, host, or the secondary network's
+// NAMESPACE/NAME.
+func (s *settings) networkName(n api.Network) string {
+	if n == api.NetworkAttachment && s.network != nil {
+		return s.network.Name
+	}
+	return string(n)
 }
 
 func contains(ns []api.Network, n api.Network) bool {

@@ -205,3 +205,57 @@ func TestResultsFileUnwritableRefusedFirst(t *testing.T) {
 		}
 	}
 }
+
+// A secondary network as `cnperf run` takes it: --network NAMESPACE/NAME (beside pod or host),
+// k8s-netperf's --bridge (with --bridgeNamespace) and --macvlan (its definition, in the mesh's
+// namespace), one a run, reached directly; k8s-netperf's modes cnperf cannot measure are refused
+// as in run.
+func TestValidateSecondaryNetwork(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		networks string // the matrices' networks
+		create   string // the definition --macvlan creates
+		wantErr  string
+	}{
+		{args: []string{"--network", "multus-e2e/e2e-bridge"}, networks: "multus-e2e/e2e-bridge"},
+		{args: []string{"--network", "pod,multus-e2e/e2e-bridge"}, networks: "pod multus-e2e/e2e-bridge"},
+		{args: []string{"--bridge", "e2e-bridge", "--bridgeNamespace", "multus-e2e"}, networks: "multus-e2e/e2e-bridge"},
+		{args: []string{"--bridge", "br-netperf"}, networks: "default/br-netperf"},
+		{args: []string{"--network", "pod", "--bridge", "e2e-bridge", "--bridgeNamespace", "multus-e2e"}, networks: "pod multus-e2e/e2e-bridge"},
+		{args: []string{"--macvlan", "eth0", "-n", "perf"}, networks: "perf/macvlan-netperf",
+			create: `{"cniVersion": "0.3.1", "type": "macvlan", "master": "eth0", "mode": "bridge", "ipam": {"type": "whereabouts", "range": "192.168.200.0/24"}}`},
+		{args: []string{"--all-to-one", "node1", "--network", "multus-e2e/e2e-macvlan"}, networks: "multus-e2e/e2e-macvlan"},
+		{args: []string{"--network", "a/x,b/y"}, wantErr: "--network: a/x and b/y: a mesh measures on one secondary network"},
+		{args: []string{"--network", "a/Bad_Name"}, wantErr: `--network: network "a/Bad_Name": name "Bad_Name" is not a DNS subdomain`},
+		{args: []string{"--network", "a/x", "--bridge", "y"}, wantErr: "--bridge and --network: give one"},
+		{args: []string{"--macvlan", "eth0", "--network", "a/x"}, wantErr: "--macvlan and --network: give one"},
+		{args: []string{"--udnl2"}, wantErr: "--udnl2: cnperf cannot measure this mode here"},
+		{args: []string{"--all-to-one", "node1", "--via", "direct,service", "--network", "a/x"},
+			wantErr: "--via service and secondary network a/x: a Service's address is on the cluster's own network"},
+		{args: []string{"--network", "a/x", "--pod-annotations", "k8s.v1.cni.cncf.io/networks=[{"}, wantErr: "is not a JSON list of network selection elements"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			_, s, err := parse(t, tc.args...)
+			if tc.wantErr != "" {
+				var ue *exit.UsageError
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &ue) {
+					t.Fatalf("error %v, want a usage error with %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(s.networkNames(), " "); got != tc.networks {
+				t.Errorf("networks %q, want %q", got, tc.networks)
+			}
+			var create string
+			if s.network != nil && s.network.Create != nil {
+				create = s.network.Create.Config
+			}
+			if create != tc.create {
+				t.Errorf("definition to create %q, want %q", create, tc.create)
+			}
+		})
+	}
+}

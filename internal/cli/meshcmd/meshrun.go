@@ -2,6 +2,7 @@ package meshcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -79,7 +80,7 @@ func (m *meshRun) choose(ctx context.Context) error {
 		return exit.Usage("%v (nodes: %d)", err, len(m.nodes))
 	}
 	fmt.Fprintf(log, "mesh: %d nodes, %d of %d ordered pairs in %d rounds (%s)\n", len(m.nodes), m.sched.Pairs, m.sched.PairsTotal,
-		len(m.sched.Rounds), strings.Join(networkNames(s.networks), " and ")+" network")
+		len(m.sched.Rounds), strings.Join(s.networkNames(), " and ")+" network")
 	return nil
 }
 
@@ -89,7 +90,11 @@ func (m *meshRun) cleanupCommand() string {
 }
 
 func (m *meshRun) leftovers() string {
-	return fmt.Sprintf("may be left in the cluster: run %s's agents in namespace %s; remove them with: %s", m.runID, m.o.Namespace, m.cleanupCommand())
+	out := fmt.Sprintf("may be left in the cluster: run %s's agents in namespace %s; remove them with: %s", m.runID, m.o.Namespace, m.cleanupCommand())
+	if n := m.s.network; n != nil && n.Leftovers(m.o.Namespace) != "" {
+		out += "; " + n.Leftovers(m.o.Namespace)
+	}
+	return out
 }
 
 // prepare creates the namespace, the Lease, the token Secret and the agents, after asking for
@@ -101,14 +106,29 @@ func (m *meshRun) prepare(ctx context.Context) error {
 	if err := kube.Preflight(ctx, cs, kube.MeshManifest, kube.MeshAccess(o.Namespace, !apierrors.IsNotFound(nsErr))); err != nil {
 		return err
 	}
+	if n := s.network; n != nil {
+		// the secondary network: may be read (or created), and read before anything is created
+		if err := kube.Preflight(ctx, cs, kube.NetworksManifest, n.Access(o.Namespace)); err != nil {
+			return err
+		}
+		if err := n.Check(ctx, cs, log); err != nil {
+			return err
+		}
+	}
 	var err error
 	if m.nsCreated, err = mesh.EnsureNamespace(ctx, cs, o.Namespace, m.runID, privileged); err != nil {
 		return err
 	}
+
 	// the proof that this run is alive, for cnperf cleanup
 	if m.lease, err = kube.StartLease(ctx, cs, o.Namespace, m.runID, "mesh", log); err != nil {
 		m.lease = nil
 		return err
+	}
+	if n := s.network; n != nil { // --macvlan's definition, before the agents that attach to it
+		if err := n.Prepare(ctx, cs, o.Namespace, m.runID, log); err != nil {
+			return err
+		}
 	}
 
 	m.mo = o.meshOptions(s)
@@ -121,7 +141,7 @@ func (m *meshRun) prepare(ctx context.Context) error {
 	}
 	m.agentOpts = mesh.AgentOptions{
 		Namespace: o.Namespace, RunID: m.runID, Image: o.Image, PullPolicy: s.pull, Tolerations: s.tols,
-		Privileged: o.Privileged, Batch: o.AgentBatch, StartTimeout: o.StartTimeout, Metadata: s.podMeta,
+		Privileged: o.Privileged, Batch: o.AgentBatch, StartTimeout: o.StartTimeout, Metadata: s.podMeta, Network: s.network,
 	}
 	if m.server == nil {
 		m.agentOpts.Servers = driver.Servers(s.drv, []plan.Case{m.mo.Case(api.PathPodPodCrossNode, api.NetworkPod, nil)})
@@ -153,6 +173,9 @@ func (o *Options) meshOptions(s *settings) *mesh.Options {
 		Profile: s.profile, Driver: s.drv, Params: s.params, Metric: s.metric, OutlierMADs: o.OutlierMADs,
 		NodeResources: o.NodeResources, MaxParallelPairs: o.MaxParallelPairs,
 	}
+	if s.network != nil {
+		mo.Attachment = s.network.Name
+	}
 	mo.Params.Options = plan.MergeOptions(s.params.Options, meshOpts)
 	return mo
 }
@@ -167,13 +190,14 @@ func (m *meshRun) deployAgents(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		name := m.s.networkName(net)
 		for _, f := range set.Failed {
-			fmt.Fprintf(log, "mesh: %s agent on %s did not start: %s\n", net, f.Node, f.Reason)
-			m.run.Notes = append(m.run.Notes, fmt.Sprintf("%s agent on node %s did not start: %s", net, f.Node, f.Reason))
+			fmt.Fprintf(log, "mesh: %s agent on %s did not start: %s\n", name, f.Node, f.Reason)
+			m.run.Notes = append(m.run.Notes, fmt.Sprintf("%s agent on node %s did not start: %s", name, f.Node, f.Reason))
 		}
-		fmt.Fprintf(log, "mesh: %d of %d %s agents up in %.1fs\n", len(set.ByNode), len(names), net, time.Since(t0).Seconds())
+		fmt.Fprintf(log, "mesh: %d of %d %s agents up in %.1fs\n", len(set.ByNode), len(names), name, time.Since(t0).Seconds())
 		if len(set.ByNode) == 0 {
-			return exit.Failure("no %s agent started", net)
+			return exit.Failure("no %s agent started", name)
 		}
 		m.sets = append(m.sets, set)
 	}
@@ -209,17 +233,23 @@ func (m *meshRun) close(ctx context.Context) error {
 	}
 	if o.Keep {
 		fmt.Fprintf(log, "mesh: --keep: agents left in namespace %s (run %s); remove them with: %s\n", o.Namespace, m.runID, m.cleanupCommand())
+		if n := m.s.network; n != nil && n.Leftovers(o.Namespace) != "" {
+			fmt.Fprintf(log, "mesh: --keep: and %s\n", n.Leftovers(o.Namespace))
+		}
 		if err := m.lease.Keep(ctx); err != nil {
 			fmt.Fprintf(log, "mesh: %v\n", err)
 		}
 		return nil
 	}
 	m.lease.Stop()
-	if err := mesh.Cleanup(ctx, m.cs, o.Namespace, m.runID, m.nsCreated); err != nil {
-		fmt.Fprintf(log, "mesh: cleanup: %v\n", err)
-		return err
+	err := mesh.Cleanup(ctx, m.cs, o.Namespace, m.runID, m.nsCreated)
+	if n := m.s.network; n != nil {
+		err = errors.Join(err, n.Close(ctx, m.cs, o.Namespace, m.runID, m.nsCreated))
 	}
-	return nil
+	if err != nil {
+		fmt.Fprintf(log, "mesh: cleanup: %v\n", err)
+	}
+	return err
 }
 
 // measure runs the mesh (or all-to-one), writes the run and says which pairs failed.

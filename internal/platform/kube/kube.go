@@ -920,8 +920,7 @@ func (p *Platform) Leftovers() string {
 			p.runID, ns, kube.LabelRun, p.runID, p.cleanupCommand(), ns))
 	}
 	if p.definitionCreated {
-		out = append(out, fmt.Sprintf("its NetworkAttachmentDefinition: kubectl delete %s.%s %s -n %s",
-			kube.NADResource, kube.NADGroup, p.s.CreateNetwork.Name, p.s.serverNamespace()))
+		out = append(out, "its NetworkAttachmentDefinition: "+kube.NetworkDefinitionCleanup(p.s.serverNamespace(), p.s.CreateNetwork.Name))
 	}
 	return strings.Join(out, "; ")
 }

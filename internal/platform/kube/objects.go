@@ -109,19 +109,10 @@ func buildPod(s *settings, runID string, e endpointSpec) *corev1.Pod {
 }
 
 // withAttachment asks Multus for the endpoint's secondary network, if it has one, after the
-// networks --pod-annotations asks for (mergeNetworks; Prepare checked they merge).
+// networks --pod-annotations asks for (kube.AttachNetwork; Prepare checked they merge).
 func withAttachment(pod *corev1.Pod, e endpointSpec) *corev1.Pod {
 	if e.Net == api.NetworkAttachment && e.Attachment != "" {
-		ann := make(map[string]string, len(pod.Annotations)+1) // never the options' own map
-		for k, v := range pod.Annotations {
-			ann[k] = v
-		}
-		merged, err := kube.MergeNetworks(ann[kube.AnnotationNetworks], e.Attachment)
-		if err != nil {
-			merged = e.Attachment
-		}
-		ann[kube.AnnotationNetworks] = merged
-		pod.Annotations = ann
+		kube.AttachNetwork(&pod.ObjectMeta, e.Attachment)
 	}
 	return pod
 }
