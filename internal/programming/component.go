@@ -157,13 +157,15 @@ type scrape struct {
 	err error
 }
 
-// scrape reads the component's metric on every client node through its hostNetwork pod.
+// scrape reads the component's metric on every client node through its hostNetwork pod (an
+// atServer component's only on the server's node, when a client runs there).
 func (r *Runner) scrape(ctx context.Context, comp *component) []scrape {
 	out := make([]scrape, len(r.clients))
 	var wg sync.WaitGroup
 	cmd := driver.Command{Argv: []string{"sh", "-c", clusterinfo.LocalHTTPGet(comp.port, "/metrics")}, Timeout: 30 * time.Second}
+	from := r.serverClient()
 	for i, c := range r.clients {
-		if c.Host == nil {
+		if c.Host == nil || (comp.atServer && from >= 0 && i != from) {
 			continue
 		}
 		wg.Add(1)
@@ -205,12 +207,7 @@ type componentAgg struct {
 // the reading just before it (lastScrape) to the step's result on each client node.
 func (r *Runner) readComponent(ctx context.Context, comp *component, s step, standing int) {
 	cur := r.scrape(ctx, comp)
-	from := -1 // the server's node's client, whose reading an atServer component gives everyone
-	for i, c := range r.clients {
-		if c.Node == r.o.ServerNode && c.Host != nil {
-			from = i
-		}
-	}
+	from := r.serverClient() // whose reading an atServer component gives every client
 	for i, c := range r.clients {
 		if c.Host == nil {
 			continue
@@ -234,6 +231,17 @@ func (r *Runner) readComponent(ctx context.Context, comp *component, s step, sta
 			a.sum += cur[j].h.Sum - prev.h.Sum
 		}
 	}
+}
+
+// serverClient is the index of the client on the server's node with a hostNetwork pod, -1 for
+// none.
+func (r *Runner) serverClient() int {
+	for i, c := range r.clients {
+		if c.Node == r.o.ServerNode && c.Host != nil {
+			return i
+		}
+	}
+	return -1
 }
 
 // component is the component's figure for a result, when it was read.

@@ -52,6 +52,60 @@ func programmingRun() *api.Run {
 	return &api.Run{UUID: "prog", Results: []api.Result{withComponent, atNodePort, ok(api.ServiceCreate, "node2", api.PathPodClusterIP, vals...), failed}}
 }
 
+// programmingFelixRun is a run of policy changes with Felix's figure (the server's node's, for
+// every client) under 100 standing policies, and the probe's floor the run measured.
+func programmingFelixRun() *api.Run {
+	run := programmingRun()
+	felix := &api.ComponentFigure{Metric: "felix_int_dataplane_apply_time_seconds", Count: 4, MeanSeconds: 0.0125,
+		Source: "Felix on node1 (the server's node) (127.0.0.1:9091/metrics)", Note: "Felix times each apply"}
+	floor := &api.ProbeFloor{Where: "cnperf's own machine", Changes: 10, MeanSeconds: 0.0026,
+		Percentiles: []api.Percentile{{Quantile: 0.5, Seconds: 0.0025}, {Quantile: 0.9, Seconds: 0.0045}, {Quantile: 0.99, Seconds: 0.0049},
+			{Quantile: 1, Seconds: 0.0049}}}
+	var out []api.Result
+	for i, node := range []string{"node1", "node2"} {
+		r := run.Results[2] // SERVICE_CREATE from node2, as a template of a measured result
+		pr := *r.Programming
+		r.Profile, r.Placement = api.PolicyDeny, &api.Placement{Client: api.Endpoint{Node: node}}
+		r.Path = []api.Path{api.PathPodPodSameNode, api.PathPodPodCrossNode}[i]
+		pr.StandingPolicies, pr.Component, pr.ProbeFloor = 100, felix, floor
+		r.Programming = &pr
+		out = append(out, r)
+	}
+	return &api.Run{UUID: "felix", Results: out}
+}
+
+// TestProgrammingViewFelix: policy results show their number of standing policies beside
+// Felix's figure, and the note states the probe's floor.
+func TestProgrammingViewFelix(t *testing.T) {
+	enc, err := Lookup("table", Width(120))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := enc.Encode(&b, []*api.Run{programmingFelixRun()}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"(felix_int_dataplane_apply_time_seconds):",
+		"CHANGE       CLIENT NODE  POLICIES  OBSERVED  ITS MEAN  CNPERF'S MEAN  DIFFERENCE",
+		// 12.5 ms - 901.0 ms
+		"POLICY_DENY  node1             100         4  12.50 ms       901.0 ms   -888.5 ms",
+		"POLICY_DENY  node2             100         4  12.50 ms       901.0 ms   -888.5 ms",
+		"Felix times each apply.",
+		"The probe's own floor, measured on cnperf's machine (10 changes with no latency",
+		"median 2.500 ms, at most 4.900 ms",
+	} {
+		// the note is wrapped: compare words
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(want), " ")) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "  POLICY_DENY  node1             100         4  12.50 ms       901.0 ms   -888.5 ms\n") {
+		t.Errorf("the components' rows are not aligned as expected:\n%s", out)
+	}
+}
+
 // TestProgrammingView: the table of a programming run ends with the view (percentiles with
 // their intervals per node, the error bound, the shared clock, the failure's cause), every
 // line within 120 columns, and the case rows have no sizes or flows.
