@@ -35,7 +35,9 @@ const OptPort = "port"
 type Driver struct{}
 
 // KnownOptions implements driver.OptionLister.
-func (Driver) KnownOptions() []string { return []string{OptPort, toolkit.OptBind} }
+func (Driver) KnownOptions() []string { return append([]string(nil), knownOptions...) }
+
+var knownOptions = []string{OptPort, toolkit.OptBind}
 
 // Name implements driver.Driver.
 func (Driver) Name() string { return Name }
@@ -55,14 +57,12 @@ type job struct {
 
 // Job implements driver.Driver.
 func (Driver) Job(c plan.Case) (driver.Job, error) {
-	o, err := toolkit.ParseOptions(Name, c, OptPort, toolkit.OptBind)
-	if err != nil {
-		return nil, err
-	}
+	return toolkit.Job(Name, c, knownOptions, readJob)
+}
+
+func readJob(c plan.Case, o *toolkit.Options) (job, error) {
 	j := job{c: c, opts: o}
-	if j.port, j.bind, err = o.PortBind(OptPort, DefaultPort); err != nil {
-		return nil, err
-	}
+	j.port, j.bind = o.PortBind(OptPort, DefaultPort)
 	return j, nil
 }
 

@@ -72,20 +72,14 @@ type job struct {
 
 // Job implements driver.Driver.
 func (Driver) Job(c plan.Case) (driver.Job, error) {
-	o, err := toolkit.ParseOptions(Name, c, knownOptions...)
-	if err != nil {
-		return nil, err
-	}
+	return toolkit.Job(Name, c, knownOptions, readJob)
+}
+
+func readJob(c plan.Case, o *toolkit.Options) (job, error) {
 	j := job{c: c, opts: o}
-	if j.port, j.bind, err = o.PortBind(OptPort, DefaultPort); err != nil {
-		return nil, err
-	}
-	if j.bidir, err = o.Bool(OptBidir, false); err != nil {
-		return nil, err
-	}
-	if j.zerocopy, err = o.Bool(OptZerocopy, false); err != nil {
-		return nil, err
-	}
+	j.port, j.bind = o.PortBind(OptPort, DefaultPort)
+	j.bidir = o.Bool(OptBidir, false)
+	j.zerocopy = o.Bool(OptZerocopy, false)
 	return j, nil
 }
 

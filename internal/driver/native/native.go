@@ -95,26 +95,36 @@ type job struct {
 	control, data int
 	bind          string // the agent server's --bind ("": every address)
 	opts          *toolkit.Options
+	// the client's options, read once: --crr-close, --zerocopy, --cpu, the socket buffers
+	// (0: the kernel's), --no-offload, --no-histogram
+	crrClose, cpu          string
+	zeroCopy               bool
+	sendBuf, recvBuf       int
+	noOffload, noHistogram bool
 }
 
 // Job implements driver.Driver.
 func (Driver) Job(c plan.Case) (driver.Job, error) {
-	o, err := toolkit.ParseOptions(Name, c, knownOptions...)
-	if err != nil {
-		return nil, err
-	}
+	return toolkit.Job(Name, c, knownOptions, readJob)
+}
+
+func readJob(c plan.Case, o *toolkit.Options) (job, error) {
 	j := job{c: c, opts: o}
-	if j.control, err = o.Port(OptPort, loadgen.DefaultPort); err != nil {
-		return nil, err
-	}
-	if j.data, err = o.Port(OptDataPort, loadgen.DefaultDataPort); err != nil {
-		return nil, err
-	}
-	if j.control == j.data {
-		return nil, fmt.Errorf("native: control port and data port are both %d", j.control)
-	}
-	if j.bind, err = o.Addr(OptBind); err != nil {
-		return nil, err
+	j.control = o.Port(OptPort, loadgen.DefaultPort)
+	j.data = o.Port(OptDataPort, loadgen.DefaultDataPort)
+	j.bind = o.Addr(OptBind)
+	j.crrClose, _ = o.Get(OptCRRClose)
+	j.zeroCopy = o.Bool(OptZeroCopy, false)
+	j.cpu, _ = o.Get(OptCPU)
+	j.sendBuf = o.Int(OptSendBuffer, 0, 0, control.MaxSocketBuffer)
+	j.recvBuf = o.Int(OptRecvBuffer, 0, 0, control.MaxSocketBuffer)
+	j.noOffload = o.Bool(OptNoOffload, false)
+	j.noHistogram = o.Bool(OptNoHistogram, false)
+	switch {
+	case j.control == j.data:
+		return job{}, fmt.Errorf("native: control port and data port are both %d", j.control)
+	case j.crrClose != "" && j.crrClose != control.CloseGraceful && j.crrClose != control.CloseRST:
+		return job{}, fmt.Errorf("native option %q: %q, want graceful or rst", OptCRRClose, j.crrClose)
 	}
 	return j, nil
 }
@@ -164,7 +174,7 @@ func seconds(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + "s
 // argv builds the agent client argv for one sample. A discarded warm-up run (the runner only
 // asks for one if it ignores InlineWarmup) lasts the warm-up time.
 func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
-	c, o := j.c, j.opts
+	c := j.c
 	if !c.Profile.Valid() {
 		return nil, toolkit.Unsupported(Name, c.Profile)
 	}
@@ -197,42 +207,31 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 	if c.Params.RateBitsPerSecond > 0 {
 		argv = append(argv, "--rate", strconv.FormatFloat(c.Params.RateBitsPerSecond, 'f', -1, 64))
 	}
-	if v, ok := o.Get(OptCRRClose); ok && v != "" {
-		if v != control.CloseGraceful && v != control.CloseRST {
-			return nil, fmt.Errorf("native option %q: %q, want graceful or rst", OptCRRClose, v)
-		}
-		if c.Profile == api.TCPCRR {
-			argv = append(argv, "--crr-close", v)
-		}
+	if j.crrClose != "" && c.Profile == api.TCPCRR {
+		argv = append(argv, "--crr-close", j.crrClose)
 	}
-	zc, err := o.Bool(OptZeroCopy, false)
-	if err != nil {
-		return nil, err
-	}
-	if zc {
+	if j.zeroCopy {
 		if c.Profile != api.TCPStream && c.Profile != api.TCPMaerts {
 			return nil, fmt.Errorf("native option %q applies to TCP_STREAM and TCP_MAERTS, not %s", OptZeroCopy, c.Profile)
 		}
 		argv = append(argv, "--zerocopy")
 	}
-	if v, ok := o.Get(OptCPU); ok && v != "" {
-		argv = append(argv, "--cpu", v)
+	if j.cpu != "" {
+		argv = append(argv, "--cpu", j.cpu)
 	}
-	for _, b := range []struct{ key, flag string }{{OptSendBuffer, "--send-buffer"}, {OptRecvBuffer, "--recv-buffer"}} {
-		n, err := o.Int(b.key, 0, 0, control.MaxSocketBuffer)
-		if err != nil {
-			return nil, err
-		}
-		if n > 0 {
-			argv = append(argv, b.flag, strconv.Itoa(n))
+	for _, b := range []struct {
+		n    int
+		flag string
+	}{{j.sendBuf, "--send-buffer"}, {j.recvBuf, "--recv-buffer"}} {
+		if b.n > 0 {
+			argv = append(argv, b.flag, strconv.Itoa(b.n))
 		}
 	}
-	for _, b := range []struct{ key, flag string }{{OptNoOffload, "--no-offload"}, {OptNoHistogram, "--no-histogram"}} {
-		v, err := o.Bool(b.key, false)
-		if err != nil {
-			return nil, err
-		}
-		if v {
+	for _, b := range []struct {
+		on   bool
+		flag string
+	}{{j.noOffload, "--no-offload"}, {j.noHistogram, "--no-histogram"}} {
+		if b.on {
 			argv = append(argv, b.flag)
 		}
 	}

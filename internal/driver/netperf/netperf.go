@@ -120,7 +120,9 @@ func (Driver) Capabilities() driver.Capabilities {
 	}
 }
 
-type settings struct {
+// job is a netperf case with its options read.
+type job struct {
+	c         plan.Case
 	ctl, data int
 	cpu       bool
 	sendTime  bool   // the latency selectors on send tests (OptSendTiming)
@@ -128,52 +130,30 @@ type settings struct {
 	opts      *toolkit.Options
 }
 
-func parseSettings(c plan.Case) (settings, error) {
-	o, err := toolkit.ParseOptions(Name, c, knownOptions...)
-	if err != nil {
-		return settings{}, err
-	}
-	s := settings{opts: o}
-	if s.ctl, s.data, err = o.ControlDataPorts(Name, c, OptPort, DefaultPort, OptDataPort, DefaultDataPort); err != nil {
-		return settings{}, err
-	}
-	if s.cpu, err = o.Bool(OptCPU, true); err != nil {
-		return settings{}, err
-	}
-	if s.sendTime, err = o.Bool(OptSendTiming, true); err != nil {
-		return settings{}, err
-	}
-	if s.bind, err = o.Addr(toolkit.OptBind); err != nil {
-		return settings{}, err
-	}
-	return s, nil
-}
-
-// job is a netperf case with its options read.
-type job struct {
-	c  plan.Case
-	st settings
-}
-
 // Job implements driver.Driver.
 func (Driver) Job(c plan.Case) (driver.Job, error) {
-	st, err := parseSettings(c)
-	if err != nil {
-		return nil, err
-	}
-	return job{c: c, st: st}, nil
+	return toolkit.Job(Name, c, knownOptions, readJob)
+}
+
+func readJob(c plan.Case, o *toolkit.Options) (job, error) {
+	j := job{c: c, opts: o}
+	j.ctl, j.data = o.ControlDataPorts(Name, c, OptPort, DefaultPort, OptDataPort, DefaultDataPort)
+	j.cpu = o.Bool(OptCPU, true)
+	j.sendTime = o.Bool(OptSendTiming, true)
+	j.bind = o.Addr(toolkit.OptBind)
+	return j, nil
 }
 
 // Servers implements driver.Job: one netserver on the control port, exposing one data port
 // (TCP and UDP) per parallel flow.
 func (j job) Servers() []driver.Server {
-	argv := []string{"netserver", "-D", "-p", strconv.Itoa(j.st.ctl)}
-	if j.st.bind != "" {
+	argv := []string{"netserver", "-D", "-p", strconv.Itoa(j.ctl)}
+	if j.bind != "" {
 		// the control socket; a test's data socket listens on the address netperf names
 		// with its test-specific -H, every address when it names none (docs/drivers.md)
-		argv = append(argv, "-L", j.st.bind)
+		argv = append(argv, "-L", j.bind)
 	}
-	return []driver.Server{toolkit.PortServer(Name, DefaultPort, j.st.ctl, j.st.data, toolkit.Parallel(j.c), argv)}
+	return []driver.Server{toolkit.PortServer(Name, DefaultPort, j.ctl, j.data, toolkit.Parallel(j.c), argv)}
 }
 
 // BindOptions implements driver.Binder: netserver's control socket listens on addr only (-L).
@@ -195,7 +175,7 @@ func (j job) Client(t driver.Target, warmup bool) ([]driver.Command, error) {
 
 // argv builds the netperf argv of flow i of one sample.
 func (j job) argv(t driver.Target, warmup bool, flow int) ([]string, error) {
-	c, st := j.c, j.st
+	c := j.c
 	if !c.Profile.Valid() {
 		return nil, toolkit.Unsupported(Name, c.Profile)
 	}
@@ -213,7 +193,7 @@ func (j job) argv(t driver.Target, warmup bool, flow int) ([]string, error) {
 	if !sendfile {
 		argv = append(argv, "-P", "0") // no banner: keyval lines only
 	}
-	argv = append(argv, "-H", t.Host, "-p", strconv.Itoa(t.Port(st.ctl)))
+	argv = append(argv, "-H", t.Host, "-p", strconv.Itoa(t.Port(j.ctl)))
 	if toolkit.IPv6(c) {
 		argv = append(argv, "-6")
 	}
@@ -223,14 +203,14 @@ func (j job) argv(t driver.Target, warmup bool, flow int) ([]string, error) {
 	} else {
 		argv = append(argv, "-j")
 	}
-	if st.cpu && !sendfile {
+	if j.cpu && !sendfile {
 		argv = append(argv, "-c", "-C")
 	}
 	argv = append(argv, "--")
 	if !sendfile {
-		argv = append(argv, "-k", strings.Join(Selectors(c.Profile, st.sendTime), ","))
+		argv = append(argv, "-k", strings.Join(Selectors(c.Profile, j.sendTime), ","))
 	}
-	argv = append(argv, "-P", ","+strconv.Itoa(t.Port(st.data+flow)))
+	argv = append(argv, "-P", ","+strconv.Itoa(t.Port(j.data+flow)))
 	if toolkit.IPv6(c) {
 		argv = append(argv, "-6")
 	}
@@ -273,14 +253,14 @@ func responseSize(c plan.Case, req int) int {
 
 // Parse implements driver.Job.
 func (j job) Parse(outs []driver.Output) (api.Sample, error) {
-	c, st := j.c, j.st
+	c := j.c
 	n := toolkit.Parallel(c)
 	if err := toolkit.ExpectOutputs(Name, outs, n); err != nil {
 		return api.Sample{}, err
 	}
 	flows := make([]api.Sample, 0, n)
 	for i, o := range outs {
-		s, err := parseFlow(c, st, o)
+		s, err := parseFlow(c, j.sendTime, o)
 		if err != nil {
 			if n > 1 {
 				return api.Sample{}, fmt.Errorf("flow %d of %d: %w", i+1, n, err)
@@ -302,7 +282,7 @@ func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 			return api.Sample{}, err
 		}
 	}
-	return toolkit.Finished(s, outs, st.opts)
+	return toolkit.Finished(s, outs, j.opts)
 }
 
 // explainParse words a failed parse of netperf's output: netperf's perror() messages go to
@@ -320,7 +300,7 @@ func explainParse(o driver.Output, err error) error {
 	return toolkit.WithExitCode(o, err)
 }
 
-func parseFlow(c plan.Case, st settings, o driver.Output) (api.Sample, error) {
+func parseFlow(c plan.Case, sendTiming bool, o driver.Output) (api.Sample, error) {
 	var (
 		r   Result
 		err error
@@ -335,7 +315,7 @@ func parseFlow(c plan.Case, st settings, o driver.Output) (api.Sample, error) {
 	}
 	if c.Profile != api.TCPSendfile {
 		var missing []string
-		for _, k := range Selectors(c.Profile, st.sendTime) {
+		for _, k := range Selectors(c.Profile, sendTiming) {
 			if _, ok := r.Values[k]; !ok {
 				missing = append(missing, k)
 			}

@@ -99,23 +99,17 @@ type job struct {
 
 // Job implements driver.Driver.
 func (Driver) Job(c plan.Case) (driver.Job, error) {
-	o, err := toolkit.ParseOptions(Name, c, knownOptions...)
-	if err != nil {
-		return nil, err
-	}
+	return toolkit.Job(Name, c, knownOptions, readJob)
+}
+
+func readJob(c plan.Case, o *toolkit.Options) (job, error) {
 	j := job{c: c, opts: o}
-	if j.ctl, err = o.Port(OptPort, DefaultPort); err != nil {
-		return nil, err
-	}
 	def := DefaultDataPort
-	if j.ctl != DefaultPort {
+	if j.ctl = o.Port(OptPort, DefaultPort); j.ctl != DefaultPort {
 		def = j.ctl + 1
 	}
-	if j.data, err = o.Port(OptDataPort, def); err != nil {
-		return nil, err
-	}
-	if j.data == j.ctl {
-		return nil, fmt.Errorf("qperf: data port %d must differ from the control port", j.data)
+	if j.data = o.Port(OptDataPort, def); j.data == j.ctl {
+		return job{}, fmt.Errorf("qperf: data port %d must differ from the control port", j.data)
 	}
 	return j, nil
 }

@@ -80,7 +80,9 @@ func (Driver) Capabilities() driver.Capabilities {
 	}
 }
 
-type settings struct {
+// job is a sockperf case with its options read.
+type job struct {
+	c       plan.Case
 	port    int
 	fullRTT bool
 	mode    string
@@ -89,54 +91,32 @@ type settings struct {
 	opts    *toolkit.Options
 }
 
-func parseSettings(c plan.Case) (settings, error) {
-	o, err := toolkit.ParseOptions(Name, c, knownOptions...)
-	if err != nil {
-		return settings{}, err
-	}
-	s := settings{opts: o}
-	if s.port, err = o.Port(OptPort, DefaultPort); err != nil {
-		return settings{}, err
-	}
-	if s.fullRTT, err = o.Bool(OptFullRTT, true); err != nil {
-		return settings{}, err
-	}
-	if s.mps, err = o.Int(OptMPS, 10000, 1, 100000000); err != nil {
-		return settings{}, err
-	}
-	if s.bind, err = o.Addr(toolkit.OptBind); err != nil {
-		return settings{}, err
-	}
+// Job implements driver.Driver.
+func (Driver) Job(c plan.Case) (driver.Job, error) {
+	return toolkit.Job(Name, c, knownOptions, readJob)
+}
+
+func readJob(c plan.Case, o *toolkit.Options) (job, error) {
+	j := job{c: c, opts: o}
+	j.port = o.Port(OptPort, DefaultPort)
+	j.fullRTT = o.Bool(OptFullRTT, true)
+	j.mps = o.Int(OptMPS, 10000, 1, 100000000)
+	j.bind = o.Addr(toolkit.OptBind)
 	mode, _ := o.Get(OptMode)
 	switch {
 	case c.Profile.IsStream():
 		if mode != "" && mode != ModeThroughput {
-			return settings{}, fmt.Errorf("sockperf: mode %q does not fit %s (stream profiles use %s)", mode, c.Profile, ModeThroughput)
+			return job{}, fmt.Errorf("sockperf: mode %q does not fit %s (stream profiles use %s)", mode, c.Profile, ModeThroughput)
 		}
-		s.mode = ModeThroughput
+		j.mode = ModeThroughput
 	case mode == "" || mode == ModePingPong || mode == "pp":
-		s.mode = ModePingPong
+		j.mode = ModePingPong
 	case mode == ModeUnderLoad || mode == "ul":
-		s.mode = ModeUnderLoad
+		j.mode = ModeUnderLoad
 	default:
-		return settings{}, fmt.Errorf("sockperf: unknown mode %q (%s or %s)", mode, ModePingPong, ModeUnderLoad)
+		return job{}, fmt.Errorf("sockperf: unknown mode %q (%s or %s)", mode, ModePingPong, ModeUnderLoad)
 	}
-	return s, nil
-}
-
-// job is a sockperf case with its options read.
-type job struct {
-	c  plan.Case
-	st settings
-}
-
-// Job implements driver.Driver.
-func (Driver) Job(c plan.Case) (driver.Job, error) {
-	st, err := parseSettings(c)
-	if err != nil {
-		return nil, err
-	}
-	return job{c: c, st: st}, nil
+	return j, nil
 }
 
 // Servers implements driver.Job: a TCP server for a TCP profile, a UDP server for a UDP one,
@@ -145,7 +125,7 @@ func (Driver) Job(c plan.Case) (driver.Job, error) {
 // families reaches each. sockperf 3.7 (Debian 12's) has no IPv6 at all ("'-i' Invalid
 // address: ::"); sockperf 3.8 added it.
 func (j job) Servers() []driver.Server {
-	bind := j.st.bind
+	bind := j.bind
 	switch {
 	case bind != "":
 	case toolkit.IPv6(j.c):
@@ -157,7 +137,7 @@ func (j job) Servers() []driver.Server {
 	if j.c.Profile.IsUDP() {
 		kind, proto = Name+"-udp", "UDP"
 	}
-	name, port := toolkit.FamilyServer(j.c, kind, j.st.port, DefaultPort)
+	name, port := toolkit.FamilyServer(j.c, kind, j.port, DefaultPort)
 	argv := []string{"sockperf", "server", "--tcp", "-i", bind, "-p", strconv.Itoa(port)}
 	if j.c.Profile.IsUDP() {
 		argv = []string{"sockperf", "server", "-i", bind, "-p", strconv.Itoa(port)}
@@ -176,7 +156,7 @@ func (j job) Client(t driver.Target, warmup bool) ([]driver.Command, error) {
 
 // argv builds the sockperf client argv for one sample.
 func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
-	c, st := j.c, j.st
+	c := j.c
 	switch c.Profile {
 	case api.TCPStream, api.UDPStream, api.TCPRR, api.UDPRR:
 	default:
@@ -192,16 +172,16 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 	if size > MaxMessageSize {
 		return nil, fmt.Errorf("sockperf: message size %d B is above sockperf's maximum of %d B (set a smaller message size)", size, MaxMessageSize)
 	}
-	argv := []string{"sockperf", st.mode}
+	argv := []string{"sockperf", j.mode}
 	if !c.Profile.IsUDP() {
 		argv = append(argv, "--tcp")
 	}
-	_, port := toolkit.FamilyServer(c, Name, st.port, DefaultPort)
+	_, port := toolkit.FamilyServer(c, Name, j.port, DefaultPort)
 	argv = append(argv, "-i", t.Host, "-p", strconv.Itoa(t.Port(port)), "-t", strconv.Itoa(toolkit.RunSeconds(c, warmup)))
 	if size > 0 {
 		argv = append(argv, "-m", strconv.Itoa(size))
 	}
-	switch st.mode {
+	switch j.mode {
 	case ModeThroughput:
 		if r := c.Params.RateBitsPerSecond; r > 0 {
 			if size == 0 {
@@ -214,9 +194,9 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 			argv = append(argv, "--mps", strconv.FormatInt(mps, 10))
 		}
 	case ModeUnderLoad:
-		mps := int64(st.mps)
+		mps := int64(j.mps)
 		if r := c.Params.RateBitsPerSecond; r > 0 {
-			if _, set := st.opts.Get(OptMPS); set {
+			if _, set := j.opts.Get(OptMPS); set {
 				return nil, fmt.Errorf("sockperf: give the under-load rate either as a rate or as option %s, not both", OptMPS)
 			}
 			if size == 0 {
@@ -232,7 +212,7 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 			return nil, fmt.Errorf("sockperf: ping-pong runs as fast as replies come; use mode=under-load with mps for a fixed rate")
 		}
 	}
-	if st.mode != ModeThroughput && st.fullRTT {
+	if j.mode != ModeThroughput && j.fullRTT {
 		argv = append(argv, "--full-rtt")
 	}
 	return argv, nil
@@ -240,22 +220,22 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 
 // Parse implements driver.Job.
 func (j job) Parse(outs []driver.Output) (api.Sample, error) {
-	c, st := j.c, j.st
+	c := j.c
 	r, _, err := toolkit.ParseOne(Name, outs, func(o driver.Output) (Result, error) { return ParseOutput(o.Stdout, o.Stderr) }, nil)
 	if err != nil {
 		return api.Sample{}, err
 	}
-	if r.Throughput != (st.mode == ModeThroughput) {
-		return api.Sample{}, fmt.Errorf("sockperf output does not match mode %s", st.mode)
+	if r.Throughput != (j.mode == ModeThroughput) {
+		return api.Sample{}, fmt.Errorf("sockperf output does not match mode %s", j.mode)
 	}
 	if r.Protocol != "" && r.Protocol != protocol(c.Profile) {
 		return api.Sample{}, fmt.Errorf("sockperf ran over %s but the case is %s", r.Protocol, c.Profile)
 	}
-	s, err := r.ToSample(c.Params.MessageSizeBytes, st.mode)
+	s, err := r.ToSample(c.Params.MessageSizeBytes, j.mode)
 	if err != nil {
 		return api.Sample{}, err
 	}
-	return toolkit.Finished(s, outs, st.opts)
+	return toolkit.Finished(s, outs, j.opts)
 }
 
 func protocol(p api.Profile) string {

@@ -60,10 +60,44 @@ func RunSeconds(c plan.Case, warmup bool) int {
 // with a driver name ("iperf3.bidir"). A key prefixed with this driver must be known; keys
 // prefixed with another driver are left to that driver; plain keys this driver does not know
 // are reported by Unused so the caller can say so in a sample note instead of ignoring them.
+//
+// The reads (Bool, Int, Port, Addr, PortBind, ControlDataPorts) return the value; a bad value
+// reads as the zero value and its error is kept (the first one), which Err returns and Job
+// checks: a driver reads all its options in a row and they are checked once.
 type Options struct {
 	driver string
 	vals   map[string]string
 	unused []string
+	err    error
+}
+
+// Job is how every tool driver's Driver.Job starts: the options of c parsed for driver name
+// against its known keys (ParseOptions), then read into the driver's job by read, whose error
+// is a check of its own (a check made on the zero value of a bad option is superseded by that
+// option's error). A bad option is the error, and there is no job.
+func Job[J driver.Job](name string, c plan.Case, known []string, read func(c plan.Case, o *Options) (J, error)) (driver.Job, error) {
+	o, err := ParseOptions(name, c, known...)
+	if err != nil {
+		return nil, err
+	}
+	j, err := read(c, o)
+	if o.err != nil {
+		return nil, o.err
+	}
+	if err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// Err is the first error of the reads so far (nil when every value read was good).
+func (o *Options) Err() error { return o.err }
+
+// fail keeps err when it is the first error of the reads.
+func (o *Options) fail(err error) {
+	if o.err == nil {
+		o.err = err
+	}
 }
 
 // ParseOptions validates the options of c for driver name against the known keys.
@@ -113,34 +147,37 @@ func (o *Options) Get(key string) (string, bool) {
 }
 
 // Bool reads a boolean option ("true"/"false"/"1"/"0"/"yes"/"no"), def when unset.
-func (o *Options) Bool(key string, def bool) (bool, error) {
+func (o *Options) Bool(key string, def bool) bool {
 	v, ok := o.vals[key]
 	if !ok || v == "" {
-		return def, nil
+		return def
 	}
 	switch strings.ToLower(v) {
 	case "true", "1", "yes", "on":
-		return true, nil
+		return true
 	case "false", "0", "no", "off":
-		return false, nil
+		return false
 	}
-	return false, fmt.Errorf("%s option %q: %q is not a boolean", o.driver, key, v)
+	o.fail(fmt.Errorf("%s option %q: %q is not a boolean", o.driver, key, v))
+	return false
 }
 
 // Int reads an integer option within [min, max], def when unset.
-func (o *Options) Int(key string, def, min, max int) (int, error) {
+func (o *Options) Int(key string, def, min, max int) int {
 	v, ok := o.vals[key]
 	if !ok || v == "" {
-		return def, nil
+		return def
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil {
-		return 0, fmt.Errorf("%s option %q: %q is not an integer", o.driver, key, v)
+		o.fail(fmt.Errorf("%s option %q: %q is not an integer", o.driver, key, v))
+		return 0
 	}
 	if n < min || n > max {
-		return 0, fmt.Errorf("%s option %q: %d is outside [%d, %d]", o.driver, key, n, min, max)
+		o.fail(fmt.Errorf("%s option %q: %d is outside [%d, %d]", o.driver, key, n, min, max))
+		return 0
 	}
-	return n, nil
+	return n
 }
 
 // UnusedNote is a sample note naming unused options, or "".
@@ -156,42 +193,42 @@ func (o *Options) UnusedNote() string {
 const OptBind = "bind"
 
 // Addr reads an IP address option ("" when unset): nothing else may reach a server's argv.
-func (o *Options) Addr(key string) (string, error) {
+func (o *Options) Addr(key string) string {
 	v := strings.TrimSpace(o.vals[key])
 	if v == "" {
-		return "", nil
+		return ""
 	}
 	if net.ParseIP(v) == nil {
-		return "", fmt.Errorf("%s option %q: %q is not an IP address", o.driver, key, v)
+		o.fail(fmt.Errorf("%s option %q: %q is not an IP address", o.driver, key, v))
+		return ""
 	}
-	return v, nil
+	return v
 }
 
 // Port reads a port option (1..65535), def when unset.
-func (o *Options) Port(key string, def int) (int, error) { return o.Int(key, def, 1, 65535) }
+func (o *Options) Port(key string, def int) int { return o.Int(key, def, 1, 65535) }
 
 // ControlDataPorts reads the ports of a tool with one control port and one data port per
 // flow (netperf, uperf): the control port (ctlKey, defCtl when unset) and the first data port
 // (dataKey; when unset, defData, or the port after a moved control port). The data ports of
 // every flow of c must fit below 65536 and must not include the control port.
-func (o *Options) ControlDataPorts(tool string, c plan.Case, ctlKey string, defCtl int, dataKey string, defData int) (ctl, data int, err error) {
-	if ctl, err = o.Port(ctlKey, defCtl); err != nil {
-		return 0, 0, err
-	}
-	if ctl != defCtl {
+func (o *Options) ControlDataPorts(tool string, c plan.Case, ctlKey string, defCtl int, dataKey string, defData int) (ctl, data int) {
+	if ctl = o.Port(ctlKey, defCtl); ctl != defCtl {
 		defData = ctl + 1
 	}
-	if data, err = o.Port(dataKey, defData); err != nil {
-		return 0, 0, err
-	}
+	data = o.Port(dataKey, defData)
 	n := Parallel(c)
-	if data+n-1 > 65535 {
-		return 0, 0, fmt.Errorf("%s: data ports %d..%d exceed 65535", tool, data, data+n-1)
+	switch {
+	case o.err != nil:
+		return 0, 0
+	case data+n-1 > 65535:
+		o.fail(fmt.Errorf("%s: data ports %d..%d exceed 65535", tool, data, data+n-1))
+		return 0, 0
+	case ctl >= data && ctl < data+n:
+		o.fail(fmt.Errorf("%s: control port %d is among the data ports %d..%d", tool, ctl, data, data+n-1))
+		return 0, 0
 	}
-	if ctl >= data && ctl < data+n {
-		return 0, 0, fmt.Errorf("%s: control port %d is among the data ports %d..%d", tool, ctl, data, data+n-1)
-	}
-	return ctl, data, nil
+	return ctl, data
 }
 
 // Text returns b as valid UTF-8 (invalid bytes replaced), with NULs removed, so a tool's
@@ -452,12 +489,6 @@ func BindOptions(addr string) map[string]string { return map[string]string{OptBi
 
 // PortBind reads the options of a tool whose server has one port: the port (portKey, def
 // when unset) and the address it listens on (OptBind, "" for every address).
-func (o *Options) PortBind(portKey string, def int) (port int, bind string, err error) {
-	if port, err = o.Port(portKey, def); err != nil {
-		return 0, "", err
-	}
-	if bind, err = o.Addr(OptBind); err != nil {
-		return 0, "", err
-	}
-	return port, bind, nil
+func (o *Options) PortBind(portKey string, def int) (port int, bind string) {
+	return o.Port(portKey, def), o.Addr(OptBind)
 }

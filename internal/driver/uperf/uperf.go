@@ -87,50 +87,33 @@ func (Driver) Capabilities() driver.Capabilities {
 	}
 }
 
-type settings struct {
+// job is a uperf case with its options read.
+type job struct {
+	c         plan.Case
 	ctl, data int
 	history   bool
 	opts      *toolkit.Options
 }
 
-func parseSettings(c plan.Case) (settings, error) {
-	o, err := toolkit.ParseOptions(Name, c, knownOptions...)
-	if err != nil {
-		return settings{}, err
-	}
-	s := settings{opts: o}
-	if s.ctl, s.data, err = o.ControlDataPorts(Name, c, OptPort, DefaultPort, OptDataPort, DefaultDataPort); err != nil {
-		return settings{}, err
-	}
-	if s.history, err = o.Bool(OptHistory, false); err != nil {
-		return settings{}, err
-	}
-	return s, nil
-}
-
-// job is a uperf case with its options read.
-type job struct {
-	c  plan.Case
-	st settings
-}
-
 // Job implements driver.Driver.
 func (Driver) Job(c plan.Case) (driver.Job, error) {
-	st, err := parseSettings(c)
-	if err != nil {
-		return nil, err
+	return toolkit.Job(Name, c, knownOptions, readJob)
+}
+
+func readJob(c plan.Case, o *toolkit.Options) (job, error) {
+	j := job{c: c, opts: o}
+	j.ctl, j.data = o.ControlDataPorts(Name, c, OptPort, DefaultPort, OptDataPort, DefaultDataPort)
+	if j.history = o.Bool(OptHistory, false); j.history && c.Profile == api.TCPStreamLat {
+		return job{}, fmt.Errorf("uperf option %s=true: not with %s (its latency is uperf's own per-transaction time)", OptHistory, c.Profile)
 	}
-	if st.history && c.Profile == api.TCPStreamLat {
-		return nil, fmt.Errorf("uperf option %s=true: not with %s (its latency is uperf's own per-transaction time)", OptHistory, c.Profile)
-	}
-	return job{c: c, st: st}, nil
+	return j, nil
 }
 
 // Servers implements driver.Job: "uperf -s" on the control port, exposing one data port
 // (TCP and UDP) per parallel flow.
 func (j job) Servers() []driver.Server {
-	argv := []string{"uperf", "-s", "-P", strconv.Itoa(j.st.ctl)}
-	return []driver.Server{toolkit.PortServer(Name, DefaultPort, j.st.ctl, j.st.data, toolkit.Parallel(j.c), argv)}
+	argv := []string{"uperf", "-s", "-P", strconv.Itoa(j.ctl)}
+	return []driver.Server{toolkit.PortServer(Name, DefaultPort, j.ctl, j.data, toolkit.Parallel(j.c), argv)}
 }
 
 // StreamLatCount is how many writes of the message and reads of the small message one
@@ -232,7 +215,7 @@ func (j job) Client(t driver.Target, warmup bool) ([]driver.Command, error) {
 
 // argv builds the client command: a shell that writes the profile and runs uperf.
 func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
-	c, st := j.c, j.st
+	c := j.c
 	if t.Host == "" {
 		return nil, fmt.Errorf("uperf: no target host")
 	}
@@ -242,14 +225,14 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 	seconds := toolkit.RunSeconds(c, warmup)
 	ports := make([]int, toolkit.Parallel(c))
 	for i := range ports {
-		ports[i] = t.Port(st.data + i)
+		ports[i] = t.Port(j.data + i)
 	}
 	prof, err := Profile(c, t.Host, ports, seconds)
 	if err != nil {
 		return nil, err
 	}
-	uperf := fmt.Sprintf(`uperf -m "$d/profile.xml" -a -R -i 1 -P %d`, t.Port(st.ctl))
-	if st.history {
+	uperf := fmt.Sprintf(`uperf -m "$d/profile.xml" -a -R -i 1 -P %d`, t.Port(j.ctl))
+	if j.history {
 		uperf += ` -X "$d/history"`
 	}
 	var b strings.Builder
@@ -259,7 +242,7 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 	b.WriteString("CNPERF_PROFILE\n")
 	b.WriteString(uperf + "\n")
 	b.WriteString("rc=$?\n")
-	if st.history {
+	if j.history {
 		b.WriteString("echo '" + HistoryMarker + "'\n")
 		b.WriteString("cat \"$d/history\" 2>/dev/null\n")
 	}
@@ -270,7 +253,7 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 
 // Parse implements driver.Job.
 func (j job) Parse(outs []driver.Output) (api.Sample, error) {
-	c, st := j.c, j.st
+	c := j.c
 	r, o, err := toolkit.ParseOne(Name, outs, func(o driver.Output) (Result, error) { return ParseOutput(o.Stdout) },
 		func(o driver.Output, perr error) error { return fmt.Errorf("%w (%s)", perr, toolkit.Describe(o)) })
 	if err != nil {
@@ -279,7 +262,7 @@ func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 	if len(r.Hosts) == 0 {
 		return api.Sample{}, fmt.Errorf("uperf output is incomplete: no Run Statistics table (cut short?): %s", toolkit.Describe(o))
 	}
-	if st.history && !r.HasHistory {
+	if j.history && !r.HasHistory {
 		return api.Sample{}, fmt.Errorf("uperf history (-X) missing from the output: %s", toolkit.Describe(o))
 	}
 	req, resp := Sizes(c)
@@ -287,7 +270,7 @@ func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 	if err != nil {
 		return api.Sample{}, err
 	}
-	return toolkit.Finished(s, outs, st.opts)
+	return toolkit.Finished(s, outs, j.opts)
 }
 
 // PortOptions implements driver.PortMover: control (-P) and first data (connect port=) port.
