@@ -77,7 +77,15 @@ func (s *Session) Measure(ctx context.Context, plat platform.Platform, drivers m
 		}
 		return nil
 	}
-	return measure.Run(ctx, measure.Options{Say: s.say, Timing: run.Timing}, u)
+	return s.Units(ctx, u)
+}
+
+// Units runs units (internal/measure: prepared in order, measured, always closed in reverse
+// order on one clean-up context, on error, Ctrl-C and SIGTERM too) as this run's work: what a
+// unit whose Close failed may have left is said on the session's log even with -q, and the
+// run's Timing, when it has one, gets the set-up, measure and tear-down times.
+func (s *Session) Units(ctx context.Context, units ...measure.Unit) error {
+	return measure.Run(ctx, measure.Options{Say: s.say, Timing: s.Run.Timing}, units...)
 }
 
 // interruptedError says how many of the cases finished; a case the interruption cut short is
@@ -186,12 +194,14 @@ func RunCases(ctx context.Context, plat platform.Platform, cases []plan.Case, sp
 	return run, err
 }
 
-// Do is one run from its start to its end, the same for `cnperf run` (RunCases) and
-// tiger-bench: a signal stops the run gracefully from then on (finished work kept, clean-up;
-// before, while a plan is read from a FIFO or standard input and checked, it ends cnperf at
-// once), the session is started (its results file opened), work measures, and the run is
-// finished (its end time set, the results file closed) whatever work returned. The error joins
-// work's and Finish's; a results file that cannot be opened is returned before work runs.
+// Do is one run from its start to its end, the same for `cnperf run` (RunCases), tiger-bench,
+// `cnperf mesh` and `cnperf programming` (whose work hands its units to Session.Units): a
+// signal stops the run gracefully from then on (finished work kept, clean-up; before, while a
+// plan is read from a FIFO or standard input and checked, or the cluster is looked at, it ends
+// cnperf at once), the session is started (its results file opened), work measures, and the
+// run is finished (its end time set, the results file closed) whatever work returned. The
+// error joins work's and Finish's; a results file that cannot be opened is returned before
+// work runs.
 func Do(ctx context.Context, run *api.Run, resultsFile string, work func(*Session) error) error {
 	interrupt.Arm(ctx)
 	sess, err := Start(run, resultsFile)

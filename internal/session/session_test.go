@@ -18,6 +18,8 @@ import (
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/driver/iperf3"
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/logging"
+	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform/platformtest"
 	"github.com/cnperf/cnperf/internal/runfile"
@@ -242,5 +244,49 @@ func TestWriteFile(t *testing.T) {
 	}
 	if err := WriteFile(filepath.Join(t.TempDir(), "run.jsonl"), NewRun(Header{Platform: "imported", Imported: true})); err == nil {
 		t.Error("a run without a uuid was written")
+	}
+}
+
+// TestUnits: what a unit whose Close failed may have left is said on the session's log even
+// at -q's level (a person must see it), and only then; the run's Timing, when it has one, gets
+// the times; the errors of Measure and Close are both returned.
+func TestUnits(t *testing.T) {
+	errMeasure, errClose := errors.New("measure failed"), errors.New("close failed")
+	for _, c := range []struct {
+		name              string
+		closeErr, measure error
+		timing            bool
+		said              string
+	}{
+		{"clean", nil, nil, true, ""},
+		{"close fails", errClose, nil, false, "cnperf: clean-up did not finish; pods in ns x\n"},
+		{"both fail", errClose, errMeasure, true, "cnperf: clean-up did not finish; pods in ns x\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run := NewRun(Header{UUID: runID, Platform: "kube", Timing: c.timing})
+			var log strings.Builder
+			err := Do(context.Background(), run, "", func(sess *Session) error {
+				sess.Log = logging.New(&log, logging.Quiet)
+				return sess.Units(context.Background(), measure.Unit{
+					Measure:   func(context.Context) error { return c.measure },
+					Close:     func(context.Context) error { return c.closeErr },
+					Leftovers: func() string { return "pods in ns x" },
+				})
+			})
+			if log.String() != c.said {
+				t.Errorf("said %q, want %q", log.String(), c.said)
+			}
+			for _, want := range []error{c.measure, c.closeErr} {
+				if want != nil && !errors.Is(err, want) {
+					t.Errorf("error %v, want it to hold %v", err, want)
+				}
+			}
+			if c.closeErr == nil && c.measure == nil && err != nil {
+				t.Errorf("error %v", err)
+			}
+			if (run.Timing != nil) != c.timing || run.EndTime.IsZero() {
+				t.Errorf("timing %+v (want one: %v), end %v", run.Timing, c.timing, run.EndTime)
+			}
+		})
 	}
 }

@@ -6,7 +6,7 @@ package programmingcmd
 import (
 	"context"
 	"errors"
-	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -15,12 +15,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/cli/flags"
 	"github.com/cnperf/cnperf/internal/clusterinfo"
 	"github.com/cnperf/cnperf/internal/exit"
-	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/measure"
@@ -199,89 +199,112 @@ func (o *Options) validate() (*settings, error) {
 	return s, nil
 }
 
-// Run runs the command.
+// Run runs the command: the client nodes, the RBAC preflight, then one run (session.Do) whose
+// one unit is internal/programming's Runner, and the run written whatever happened to it.
 func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
 	log := streams.LogWriter()
 	k, err := flags.StartKube(ctx, o.KubeTarget, o.UUID, o.validate)
 	if err != nil {
 		return err
 	}
-	ctx, s, runID, cs, cfg := k.Ctx, k.Settings, k.RunID, k.Client, k.Config
-	nodes, skipped, err := mesh.ListNodes(ctx, cs, mesh.NodeFilter{LabelSelector: o.NodeSelector, Names: o.Nodes})
+	ctx, cs := k.Ctx, k.Client
+	nodes, err := o.clientNodes(ctx, cs, log)
 	if err != nil {
 		return err
-	}
-	for _, sk := range skipped {
-		programming.Logf(log, "skipping node %s: %s", sk.Node, sk.Reason)
-	}
-	if len(nodes) == 0 {
-		return exit.Usage("no usable node for the clients")
-	}
-	names := mesh.Names(nodes)
-	nodeIPs := map[string]string{}
-	for _, n := range nodes {
-		nodeIPs[n.Name] = n.InternalIP
-	}
-	if o.ServerNode != "" && !slices.Contains(names, o.ServerNode) {
-		return exit.Usage("--server-node %s: not a usable client node (usable: %s)", o.ServerNode, strings.Join(names, ", "))
 	}
 	_, nsErr := cs.CoreV1().Namespaces().Get(ctx, o.Namespace, metav1.GetOptions{})
 	if err := kube.Preflight(ctx, cs, kube.ProgrammingManifest, kube.ProgrammingAccess(o.Namespace, !apierrors.IsNotFound(nsErr))); err != nil {
 		return err
 	}
-	run := session.NewRun(session.Header{UUID: runID, Platform: "kube", Labels: s.labels})
+	r, err := o.newRunner(k, nodes, log)
+	if err != nil {
+		return exit.Usage("%v", err)
+	}
+	run := session.NewRun(session.Header{UUID: k.RunID, Platform: "kube", Labels: k.Settings.labels})
 	// The results file is created before anything runs: one that cannot be is bad input (exit
 	// code 2), as for cnperf run.
-	sess, err := session.Start(run, o.ResultsFile)
+	err = session.Do(ctx, run, o.ResultsFile, func(sess *session.Session) error {
+		sess.Log = streams.Logger()
+		return measureRun(ctx, sess, r, cs, mesh.Names(nodes), log)
+	})
+	return o.conclude(streams, run, err)
+}
+
+// clientNodes are the usable nodes of --node-selector and --nodes, with --server-node among
+// them; the skipped ones are said on log.
+func (o *Options) clientNodes(ctx context.Context, cs kubernetes.Interface, log io.Writer) ([]mesh.Node, error) {
+	nodes, skipped, err := mesh.ListNodes(ctx, cs, mesh.NodeFilter{LabelSelector: o.NodeSelector, Names: o.Nodes})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if cd, err := clusterinfo.Collect(ctx, clusterinfo.Input{Client: cs, Nodes: names, Log: log}); err == nil {
-		run.Cluster = cd
-	} else {
-		programming.Logf(log, "cluster details: %v", err)
+	for _, sk := range skipped {
+		programming.Logf(log, "skipping node %s: %s", sk.Node, sk.Reason)
 	}
-	stream := kube.RemoteStreamer(cs, cfg)
-	r, err := programming.New(programming.Options{
-		Namespace: o.Namespace, RunID: runID, Image: o.Image, PullPolicy: s.pull, Nodes: names, ServerNode: o.ServerNode,
-		Kinds: s.kinds, Count: o.Count, NodePort: o.NodePort, NodeIPs: nodeIPs, KubeProxyMetrics: o.KubeProxyMetrics, FelixMetrics: o.FelixMetrics, StandingPolicies: o.StandingPolicies, StartTimeout: o.StartTimeout,
+	if len(nodes) == 0 {
+		return nil, exit.Usage("no usable node for the clients")
+	}
+	if names := mesh.Names(nodes); o.ServerNode != "" && !slices.Contains(names, o.ServerNode) {
+		return nil, exit.Usage("--server-node %s: not a usable client node (usable: %s)", o.ServerNode, strings.Join(names, ", "))
+	}
+	return nodes, nil
+}
+
+// newRunner is internal/programming's Runner for the flags, on k's cluster, with a client on
+// every node; nothing is created yet.
+func (o *Options) newRunner(k *flags.KubeStart[*settings], nodes []mesh.Node, log io.Writer) (*programming.Runner, error) {
+	s := k.Settings
+	nodeIPs := map[string]string{}
+	for _, n := range nodes {
+		nodeIPs[n.Name] = n.InternalIP
+	}
+	stream := kube.RemoteStreamer(k.Client, k.Config)
+	return programming.New(programming.Options{
+		Namespace: o.Namespace, RunID: k.RunID, Image: o.Image, PullPolicy: s.pull, Nodes: mesh.Names(nodes), ServerNode: o.ServerNode,
+		Kinds: s.kinds, Count: o.Count, NodePort: o.NodePort, NodeIPs: nodeIPs, KubeProxyMetrics: o.KubeProxyMetrics, FelixMetrics: o.FelixMetrics,
+		StandingPolicies: o.StandingPolicies, StartTimeout: o.StartTimeout,
 		Params: programming.Params{Interval: o.Interval, AttemptTimeout: o.AttemptTimeout, Confirm: o.Confirm, Settle: o.Settle, Timeout: o.Timeout},
 	}, programming.Env{
-		Client: cs, Log: log, LocalBootID: ttfr.BootID(),
+		Client: k.Client, Log: log, LocalBootID: ttfr.BootID(),
 		Exec: func(pod string) programming.Executor {
 			return &kube.PodExecutor{Stream: stream, Namespace: o.Namespace, Pod: pod, Container: programming.Container,
 				DefaultTimeout: 2 * time.Minute, MaxOutput: kube.DefaultMaxOutputBytes}
 		},
 	})
-	if err != nil {
-		return errors.Join(exit.Usage("%v", err), sess.Finish())
+}
+
+// measureRun is the run's work: the cluster's details, then r as the run's one unit (its
+// objects always removed); every result r has, also after an error or a signal, is recorded.
+func measureRun(ctx context.Context, sess *session.Session, r *programming.Runner, cs kubernetes.Interface, nodes []string,
+	log io.Writer) error {
+	run := sess.Run
+	if cd, err := clusterinfo.Collect(ctx, clusterinfo.Input{Client: cs, Nodes: nodes, Log: log}); err == nil {
+		run.Cluster = cd
+	} else {
+		programming.Logf(log, "cluster details: %v", err)
 	}
-	// From here on a signal stops the run and cleans up; before, it ends cnperf at once.
-	interrupt.Arm(ctx)
-	timing := &api.Timing{}
-	unit := measure.Unit{Prepare: r.Prepare, Measure: r.Measure, Close: r.Close, Leftovers: r.Leftovers}
-	say := func(_ context.Context, line string) { fmt.Fprintln(log, line) }
-	merr := measure.Run(ctx, measure.Options{Say: say, Timing: timing}, unit)
+	run.Timing = &api.Timing{} // set-up, measure and tear-down times, filled by Units
+	merr := sess.Units(ctx, measure.Unit{Prepare: r.Prepare, Measure: r.Measure, Close: r.Close, Leftovers: r.Leftovers})
 	run.Results = r.Results()
 	run.Interrupted = ctx.Err() != nil
-	run.Timing = timing
-	var serr error
 	for _, res := range run.Results {
-		if serr = sess.Save(res); serr != nil {
-			break
+		if err := sess.Save(res); err != nil {
+			return errors.Join(merr, err)
 		}
 	}
-	if err := errors.Join(serr, sess.Finish()); err != nil {
-		return errors.Join(merr, err)
-	}
-	if len(run.Results) == 0 && merr != nil {
-		return merr
-	}
-	if err := o.write(streams, run); err != nil {
+	return merr
+}
+
+// conclude writes the run (unless it has no result and an error says why) and turns what
+// happened into the exit: the run's error, an interruption, or the failed results.
+func (o *Options) conclude(streams iostreams.Streams, run *api.Run, err error) error {
+	if len(run.Results) == 0 && err != nil {
 		return err
 	}
-	if merr != nil {
-		return merr
+	if werr := o.write(streams, run); werr != nil {
+		return errors.Join(err, werr)
+	}
+	if err != nil {
+		return err
 	}
 	if run.Interrupted {
 		return exit.Failure("interrupted")
