@@ -5,8 +5,6 @@ package meshcmd
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -23,7 +21,6 @@ import (
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
-	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/measure"
@@ -369,6 +366,8 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
 	return o.run(k.Ctx, streams, streams.LogWriter(), k.Settings, k.RunID, k.Client, k.Config)
 }
 
+// run chooses the nodes and the pairs, prints them for --dry-run, or else is one run
+// (session.Do) whose one unit is the agents: deployed, measured, always removed.
 func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Writer, s *settings, runID string, cs kubernetes.Interface, cfg *rest.Config) error {
 	m := &meshRun{o: o, s: s, log: log, runID: runID, cs: cs, cfg: cfg, started: time.Now()}
 	if err := m.choose(ctx); err != nil {
@@ -377,29 +376,18 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 	if o.DryRun {
 		return printDryRun(streams.Out, o.Output, m.nodes, m.sched, m.server, s, o.Concurrent)
 	}
-	// From here on a signal stops the mesh and cleans up; before, it ends cnperf at once.
-	interrupt.Arm(ctx)
-	m.run = session.NewRun(session.Header{UUID: runID, Platform: "kube", Start: m.started})
 	// The results file is created before anything runs: one that cannot be is bad input (exit
 	// code 2), as for cnperf run, not an error after the whole mesh was measured.
-	sess, err := session.Start(m.run, o.ResultsFile)
-	if err != nil {
-		return err
-	}
-	m.sess = sess
-	m.run.Cluster = &api.ClusterDetails{NodeCount: len(m.nodes)}
-	for _, n := range m.nodes {
-		m.run.Cluster.Nodes = append(m.run.Cluster.Nodes, api.NodeInfo{Name: n.Name, Zone: n.Zone, InternalIP: n.InternalIP})
-	}
-	for _, sk := range m.skipped {
-		m.run.Notes = append(m.run.Notes, fmt.Sprintf("node %s skipped: %s", sk.Node, sk.Reason))
-	}
-	// The agents (and the all-to-one server) live only as long as the run: one unit, always
-	// removed (unless --keep).
-	agents := measure.Unit{Prepare: m.prepare, Close: m.close, Leftovers: m.leftovers,
-		Measure: func(ctx context.Context) error { return m.measure(ctx, streams.Out) }}
-	say := func(_ context.Context, line string) { fmt.Fprintln(log, line) }
-	return errors.Join(measure.Run(ctx, measure.Options{Say: say}, agents), sess.Finish())
+	run := session.NewRun(session.Header{UUID: runID, Platform: "kube", Start: m.started})
+	return session.Do(ctx, run, o.ResultsFile, func(sess *session.Session) error {
+		sess.Log = streams.Logger()
+		m.sess, m.run = sess, run
+		m.describe()
+		// The agents (and the all-to-one server) live only as long as the run: one unit, always
+		// removed (unless --keep).
+		return sess.Units(ctx, measure.Unit{Prepare: m.prepare, Close: m.close, Leftovers: m.leftovers,
+			Measure: func(ctx context.Context) error { return m.measure(ctx, streams.Out) }})
+	})
 }
 
 func (o *Options) write(w io.Writer, run *api.Run) error {

@@ -84,6 +84,17 @@ func (m *meshRun) choose(ctx context.Context) error {
 	return nil
 }
 
+// describe records the nodes and the ones skipped in the run.
+func (m *meshRun) describe() {
+	m.run.Cluster = &api.ClusterDetails{NodeCount: len(m.nodes)}
+	for _, n := range m.nodes {
+		m.run.Cluster.Nodes = append(m.run.Cluster.Nodes, api.NodeInfo{Name: n.Name, Zone: n.Zone, InternalIP: n.InternalIP})
+	}
+	for _, sk := range m.skipped {
+		m.run.Notes = append(m.run.Notes, fmt.Sprintf("node %s skipped: %s", sk.Node, sk.Reason))
+	}
+}
+
 // cleanupCommand is the command that removes what this run left.
 func (m *meshRun) cleanupCommand() string {
 	return kube.CleanupCommand(m.runID, m.o.Kubeconfig, m.o.Context)
