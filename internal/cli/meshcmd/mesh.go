@@ -116,6 +116,13 @@ both nodes' CPU and memory, -o json the whole run; --results FILE keeps the run 
 			return o.Run(cmd.Context(), streams)
 		},
 	}
+	o.bindFlags(c)
+	return c
+}
+
+// bindFlags binds the command's flags to o: the cluster and the agents, what each pair
+// measures, the mesh's shape, all-to-one, and the output.
+func (o *Options) bindFlags(c *cobra.Command) {
 	f := c.Flags()
 	o.fs = f
 	flags.BindKubeTarget(f, &o.KubeTarget, "cnperf-mesh",
@@ -169,7 +176,6 @@ both nodes' CPU and memory, -o json the whole run; --results FILE keeps the run 
 	flags.CompleteValues(c, "driver", false, all.Names)
 	flags.CompleteValues(c, "network", true, func() []string { return []string{"pod", "host"} })
 	flags.CompleteValues(c, "output", false, func() []string { return meshFormats })
-	return c
 }
 
 // meshFormats are the values of mesh's -o.
