@@ -120,72 +120,22 @@ read, 2 bad usage or an unreadable file.`,
 }
 
 func (o *options) run(ctx context.Context, streams iostreams.Streams, args []string) error {
-	if !slices.Contains(formats, o.output) {
-		return exit.Usage("unknown output format %q (known: %s)%s", o.output, strings.Join(formats, ", "), flags.Suggest(o.output, formats))
-	}
-	if o.gate && o.failOnPct < 0 {
-		return exit.Usage("--fail-on-regression %v must not be negative", o.failOnPct)
-	}
-	if o.window < 2 {
-		return exit.Usage("--window %d: want at least 2 runs", o.window)
-	}
-	if !(o.maxPValue > 0 && o.maxPValue <= 1) {
-		return exit.Usage("--max-pvalue %v: want a number in (0, 1]", o.maxPValue)
-	}
-	if !(o.minMagnitude >= 0) {
-		return exit.Usage("--min-magnitude %v: want a fraction ≥ 0 (0.05 is 5%%)", o.minMagnitude)
-	}
-	if o.minRuns < 3 {
-		return exit.Usage("--min-runs %d: want at least 3", o.minRuns)
+	if err := o.validate(); err != nil {
+		return err
 	}
 	files, err := expand(args)
 	if err != nil {
 		return &exit.UsageError{Err: err}
 	}
-	var inputs []trend.Input
-	cfg, err := o.sinks.OpenSearch(streams.ErrOut)
+	inputs, err := o.readIndex(ctx, streams)
 	if err != nil {
-		return &exit.UsageError{Err: err}
+		return err
 	}
-	if cfg != nil {
-		c, err := opensearch.New(*cfg)
-		if err != nil {
-			return &exit.UsageError{Err: err}
-		}
-		runs, err := c.ReadRuns(ctx)
-		if err != nil {
-			return fmt.Errorf("trend: read the history: %w", err)
-		}
-		inputs = append(inputs, trend.Input{Source: c.URL() + "/" + c.Index(), Runs: runs})
+	fromFiles, err := readFiles(streams, files)
+	if err != nil {
+		return err
 	}
-	stdin := false
-	for _, f := range files {
-		if f == "-" {
-			if stdin {
-				return exit.Usage("standard input (-) can be given only once")
-			}
-			stdin = true
-		}
-		// One budget per file: a history is many files, each bounded as report bounds one.
-		runs, warnings, err := runfile.ReadPathWithin(f, streams.In, runfile.NewBudget(runfile.MaxReadBytes))
-		for _, w := range warnings {
-			streams.Logger().Warn(w)
-		}
-		if err != nil {
-			return &exit.UsageError{Err: fmt.Errorf("read results: %w", err)}
-		}
-		for _, r := range runs {
-			if r.StartTime.IsZero() {
-				streams.Logger().Warn(fmt.Sprintf("%s: run %s has no start time: it is placed first in the history", f, r.UUID))
-			}
-			// The series are read from the summaries: the raw samples need not stay in memory.
-			for i := range r.Results {
-				r.Results[i].Samples = dropSamples(r.Results[i].Samples)
-			}
-		}
-		inputs = append(inputs, trend.Input{Source: f, Runs: runs})
-	}
-	h, err := trend.Analyze(inputs, trend.Options{
+	h, err := trend.Analyze(append(inputs, fromFiles...), trend.Options{
 		Detect:  changepoint.Options{Window: o.window, MaxPValue: o.maxPValue, MinMagnitude: o.minMagnitude},
 		MinRuns: o.minRuns,
 	})
@@ -206,6 +156,89 @@ func (o *options) run(ctx context.Context, streams iostreams.Streams, args []str
 	if !o.gate {
 		return nil
 	}
+	return o.checkGate(streams, h)
+}
+
+// validate refuses bad flag values with a usage error naming the flag.
+func (o *options) validate() error {
+	if !slices.Contains(formats, o.output) {
+		return exit.Usage("unknown output format %q (known: %s)%s", o.output, strings.Join(formats, ", "), flags.Suggest(o.output, formats))
+	}
+	if o.gate && o.failOnPct < 0 {
+		return exit.Usage("--fail-on-regression %v must not be negative", o.failOnPct)
+	}
+	if o.window < 2 {
+		return exit.Usage("--window %d: want at least 2 runs", o.window)
+	}
+	if !(o.maxPValue > 0 && o.maxPValue <= 1) {
+		return exit.Usage("--max-pvalue %v: want a number in (0, 1]", o.maxPValue)
+	}
+	if !(o.minMagnitude >= 0) {
+		return exit.Usage("--min-magnitude %v: want a fraction ≥ 0 (0.05 is 5%%)", o.minMagnitude)
+	}
+	if o.minRuns < 3 {
+		return exit.Usage("--min-runs %d: want at least 3", o.minRuns)
+	}
+	return nil
+}
+
+// readIndex reads the runs of --opensearch's index (none without --opensearch).
+func (o *options) readIndex(ctx context.Context, streams iostreams.Streams) ([]trend.Input, error) {
+	cfg, err := o.sinks.OpenSearch(streams.ErrOut)
+	if err != nil {
+		return nil, &exit.UsageError{Err: err}
+	}
+	if cfg == nil {
+		return nil, nil
+	}
+	c, err := opensearch.New(*cfg)
+	if err != nil {
+		return nil, &exit.UsageError{Err: err}
+	}
+	runs, err := c.ReadRuns(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("trend: read the history: %w", err)
+	}
+	return []trend.Input{{Source: c.URL() + "/" + c.Index(), Runs: runs}}, nil
+}
+
+// readFiles reads the runs of each results file ("-": standard input, once), each within its
+// own read budget, keeping only the failed samples.
+func readFiles(streams iostreams.Streams, files []string) ([]trend.Input, error) {
+	var inputs []trend.Input
+	stdin := false
+	for _, f := range files {
+		if f == "-" {
+			if stdin {
+				return nil, exit.Usage("standard input (-) can be given only once")
+			}
+			stdin = true
+		}
+		// One budget per file: a history is many files, each bounded as report bounds one.
+		runs, warnings, err := runfile.ReadPathWithin(f, streams.In, runfile.NewBudget(runfile.MaxReadBytes))
+		for _, w := range warnings {
+			streams.Logger().Warn(w)
+		}
+		if err != nil {
+			return nil, &exit.UsageError{Err: fmt.Errorf("read results: %w", err)}
+		}
+		for _, r := range runs {
+			if r.StartTime.IsZero() {
+				streams.Logger().Warn(fmt.Sprintf("%s: run %s has no start time: it is placed first in the history", f, r.UUID))
+			}
+			// The series are read from the summaries: the raw samples need not stay in memory.
+			for i := range r.Results {
+				r.Results[i].Samples = dropSamples(r.Results[i].Samples)
+			}
+		}
+		inputs = append(inputs, trend.Input{Source: f, Runs: runs})
+	}
+	return inputs, nil
+}
+
+// checkGate is --fail-on-regression: exit 1 naming every series whose last change point is
+// worse by the limit or more (or whose newest run failed).
+func (o *options) checkGate(streams iostreams.Streams, h *trend.History) error {
 	regs := h.Regressions(o.failOnPct)
 	if len(regs) == 0 {
 		return nil
