@@ -1,8 +1,9 @@
 // Package session is a run's lifecycle, the same for every command that makes a run (run,
 // tiger-bench, mesh, import): the api.Run header (NewRun), every finished case recorded at
 // once (Record: sinks' annotation, the run, the results file), metadata learnt later (Update),
-// and the end (Finish). Measure prepares a platform, runs the cases through the runner and
-// always closes the platform.
+// and the end (Finish). Do is a run from its start to its end for every command that measures
+// (run, tiger-bench, mesh, programming); Units runs a command's units (internal/measure) within
+// it, and Measure is the platform's unit and the runner (cnperf run).
 package session
 
 import (
