@@ -21,6 +21,7 @@ import (
 	"github.com/cnperf/cnperf/internal/cli/flags"
 	"github.com/cnperf/cnperf/internal/clusterinfo"
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/measure"
@@ -285,13 +286,29 @@ func measureRun(ctx context.Context, sess *session.Session, r *programming.Runne
 	run.Timing = &api.Timing{} // set-up, measure and tear-down times, filled by Units
 	merr := sess.Units(ctx, measure.Unit{Prepare: r.Prepare, Measure: r.Measure, Close: r.Close, Leftovers: r.Leftovers})
 	run.Results = r.Results()
-	run.Interrupted = ctx.Err() != nil
+	if run.Interrupted = ctx.Err() != nil; run.Interrupted {
+		merr = interrupted(merr)
+	}
 	for _, res := range run.Results {
 		if err := sess.Save(res); err != nil {
 			return errors.Join(merr, err)
 		}
 	}
 	return merr
+}
+
+// interrupted is an interrupted run's error: "interrupted", instead of the cancellation that
+// the step a signal stopped returned, and whatever else went wrong (a clean-up cut short by a
+// second signal).
+func interrupted(err error) error {
+	out := []error{exit.Failure("interrupted")}
+	for _, e := range measure.Errors(err) {
+		if errors.Is(e, context.Canceled) && !errors.Is(e, interrupt.ErrCutShort) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
 }
 
 // conclude writes the run (unless it has no result and an error says why) and turns what

@@ -1,12 +1,15 @@
 package programmingcmd
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/interrupt"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/programming"
 )
@@ -47,6 +50,30 @@ func TestFlags(t *testing.T) {
 			t.Errorf("%v: %v is not a usage error", c.args, err)
 		case c.err == "" && !slices.Equal(s.kinds, c.kinds):
 			t.Errorf("%v: kinds %v, want %v", c.args, s.kinds, c.kinds)
+		}
+	}
+}
+
+// TestInterrupted: an interrupted run says "interrupted" instead of the cancellation the
+// stopped step returned (it said "context canceled"), and keeps what else went wrong.
+func TestInterrupted(t *testing.T) {
+	cutShort := fmt.Errorf("delete namespace x: %w", interrupt.ErrCutShort)
+	other := errors.New("remove run's objects: forbidden")
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"nothing returned", nil, "interrupted"},
+		{"the cancellation", context.Canceled, "interrupted"},
+		{"a wrapped cancellation", fmt.Errorf("create Service s: %w", context.Canceled), "interrupted"},
+		{"and a clean-up cut short", errors.Join(context.Canceled, cutShort),
+			"interrupted\ndelete namespace x: cut short by a second signal: context canceled"},
+		{"and another error", errors.Join(context.Canceled, other), "interrupted\nremove run's objects: forbidden"},
+	} {
+		err := interrupted(c.err)
+		if err.Error() != c.want || exit.Code(err) != exit.Failed {
+			t.Errorf("%s: %q (exit %d), want %q (exit %d)", c.name, err, exit.Code(err), c.want, exit.Failed)
 		}
 	}
 }
