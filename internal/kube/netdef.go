@@ -49,7 +49,7 @@ func WhereaboutsIPAM(cidr string) (string, error) {
 // for the IPAM object ipam (JSON; WhereaboutsIPAM(DefaultMacvlanRange) is k8s-netperf's): a
 // macvlan interface in bridge mode on each node's interface master.
 func MacvlanDefinition(master, ipam string) (*NetworkDefinition, error) {
-	if err := checkInterfaceName(master); err != nil {
+	if err := CheckInterfaceName(master); err != nil {
 		return nil, err
 	}
 	var obj map[string]any
@@ -76,8 +76,8 @@ type IPAMError struct{ Err error }
 func (e *IPAMError) Error() string { return e.Err.Error() }
 func (e *IPAMError) Unwrap() error { return e.Err }
 
-// checkInterfaceName refuses what the kernel would not take as an interface name.
-func checkInterfaceName(s string) error {
+// CheckInterfaceName refuses what the kernel would not take as an interface name.
+func CheckInterfaceName(s string) error {
 	switch {
 	case s == "":
 		return errors.New("the master interface name is empty")

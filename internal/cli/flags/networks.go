@@ -15,12 +15,12 @@ import (
 // accepted under k8s-netperf's names. --bridge names an existing NetworkAttachmentDefinition,
 // as in k8s-netperf, and becomes --network; --macvlan MASTER makes the run create k8s-netperf's
 // macvlan definition in its namespace, measure on it and delete it; the others make k8s-netperf
-// create networks that need OVN-Kubernetes or SR-IOV hardware: they are refused, before anything
-// is deployed, with what they need.
+// create networks that need OVN-Kubernetes or SR-IOV hardware: they become a kube.NetworkMode,
+// whose preflight (kube.CheckNetworkMode) says what the cluster lacks before anything is created.
 type K8sNetperfNetworks struct {
 	bridge, bridgeNamespace   string
 	macvlan, cudn, sriov      string
-	localnet                  string
+	localnet, sriovNodeRole   string
 	macvlanRange, macvlanIPAM string
 	udnl2, udnl3              bool
 }
@@ -33,70 +33,109 @@ func (n *K8sNetperfNetworks) AddFlags(fs *pflag.FlagSet) {
 		" (macvlan, bridge mode, on each node's MASTER; whereabouts IPAM) in the run's namespace, measure on it, delete it")
 	fs.StringVar(&n.macvlanRange, "macvlan-range", kube.DefaultMacvlanRange, "with --macvlan: the whereabouts range of its addresses (CIDR; the default is k8s-netperf's)")
 	fs.StringVar(&n.macvlanIPAM, "macvlan-ipam", "", `with --macvlan: its whole IPAM configuration as JSON instead of whereabouts on --macvlan-range, e.g. '{"type": "whereabouts", "range": "10.9.0.0/24", "configuration_path": "/etc/whereabouts.conf"}'`)
-	fs.BoolVar(&n.udnl2, "udnl2", false, "k8s-netperf's --udnl2: refused (a primary layer2 UserDefinedNetwork needs OVN-Kubernetes)")
-	fs.BoolVar(&n.udnl3, "udnl3", false, "k8s-netperf's --udnl3: refused (a primary layer3 UserDefinedNetwork needs OVN-Kubernetes)")
-	fs.StringVar(&n.cudn, "cudn", "", "k8s-netperf's --cudn layer2|layer3: refused (a ClusterUserDefinedNetwork needs OVN-Kubernetes; with its NetworkAttachmentDefinition use --network)")
-	fs.StringVar(&n.sriov, "sriov", "", "k8s-netperf's --sriov PF: refused (needs the SR-IOV Network Operator and SR-IOV NICs; with an SriovNetwork's NetworkAttachmentDefinition use --network)")
-	fs.StringVar(&n.localnet, "localnet", "", "k8s-netperf's --localnet NAME (an OVN localnet physical network; VM-only there): refused (needs OVN-Kubernetes)")
+	const refused = "; the run says what the cluster lacks for it, then stops: cnperf does not create it"
+	fs.BoolVar(&n.udnl2, "udnl2", false, "k8s-netperf's --udnl2: a primary layer2 UserDefinedNetwork, which needs OVN-Kubernetes"+refused)
+	fs.BoolVar(&n.udnl3, "udnl3", false, "k8s-netperf's --udnl3: a primary layer3 UserDefinedNetwork, which needs OVN-Kubernetes"+refused)
+	fs.StringVar(&n.cudn, "cudn", "", "k8s-netperf's --cudn layer2|layer3: a secondary ClusterUserDefinedNetwork, which needs OVN-Kubernetes"+refused)
+	fs.StringVar(&n.sriov, "sriov", "", "k8s-netperf's --sriov PF: an SriovNetworkNodePolicy and an SriovNetwork, which need the SR-IOV Network Operator and SR-IOV NICs"+refused)
+	fs.StringVar(&n.sriovNodeRole, "sriov-node-selector", kube.DefaultSRIOVNodeRole, "with --sriov: k8s-netperf's --sriov-node-selector, the node role (node-role.kubernetes.io/ROLE) of the SriovNetworkNodePolicy")
+	fs.StringVar(&n.localnet, "localnet", "", "k8s-netperf's --localnet NAME: a localnet ClusterUserDefinedNetwork (VMs only in k8s-netperf), which needs OVN-Kubernetes and an OVS bridge mapping"+refused)
 }
 
 // Resolve reads the flags: the existing network --bridge names (NAMESPACE/NAME), or the
 // definition --macvlan MASTER creates (k8s-netperf's; the caller puts it in its namespace), or
-// a refusal of the modes cnperf cannot measure, each with what they need (exit status 2). It
-// runs before anything is deployed. networkSet says --network names a secondary network
-// already: beside --bridge or --macvlan that is refused.
-func (n *K8sNetperfNetworks) Resolve(fs *pflag.FlagSet, networkSet bool) (bridge string, create *kube.NetworkDefinition, err error) {
+// the mode of --udnl2, --udnl3, --cudn, --localnet or --sriov (whose objects OVN-Kubernetes or
+// the SR-IOV operator must serve: the caller checks the cluster for it before creating
+// anything). Bad values and flags given together are usage errors (exit status 2). It runs
+// before anything is deployed. networkSet says --network names a secondary network already:
+// beside --bridge, --macvlan or a mode that is refused.
+func (n *K8sNetperfNetworks) Resolve(fs *pflag.FlagSet, networkSet bool) (bridge string, create *kube.NetworkDefinition, mode *kube.NetworkMode, err error) {
 	set := func(name string) bool { fl := fs.Lookup(name); return fl != nil && fl.Changed }
 	if !set("macvlan") {
 		for _, name := range []string{"macvlan-range", "macvlan-ipam"} {
 			if set(name) {
-				return "", nil, exit.Usage("--%s: only with --macvlan MASTER", name)
+				return "", nil, nil, exit.Usage("--%s: only with --macvlan MASTER", name)
 			}
 		}
 	}
-	const creates = "\n  cnperf does not create that network"
-	const useNetwork = creates + ";\n  with one, pass its NetworkAttachmentDefinition as --network NAMESPACE/NAME"
+	if !set("sriov") && set("sriov-node-selector") {
+		return "", nil, nil, exit.Usage("--sriov-node-selector: only with --sriov PF")
+	}
+	if mode, err = n.mode(set); err != nil || mode != nil {
+		if mode != nil {
+			for _, other := range []string{"bridge", "macvlan"} {
+				if set(other) {
+					return "", nil, nil, exit.Usage("%s and --%s: give one (k8s-netperf refuses them together too)", mode.Flag, other)
+				}
+			}
+			if networkSet {
+				return "", nil, nil, exit.Usage("%s and --network: give one (%s makes its own network)", mode.Flag, mode.Flag)
+			}
+		}
+		return "", nil, mode, err
+	}
 	switch {
-	case set("udnl2"), set("udnl3"):
-		flag, layer := "--udnl2", "layer2"
-		if set("udnl3") {
-			flag, layer = "--udnl3", "layer3"
-		}
-		return "", nil, exit.Usage("%s: cnperf cannot measure this mode here: k8s-netperf creates a primary %s UserDefinedNetwork\n"+
-			"  (k8s.ovn.org/v1) for its namespace, which needs OVN-Kubernetes as the cluster's network%s;\n"+
-			"  on a cluster with one, run cnperf in a namespace whose primary network is a UserDefinedNetwork (-n NAMESPACE)",
-			flag, layer, creates)
-	case set("cudn"):
-		if v := n.cudn; v != "layer2" && v != "layer3" {
-			return "", nil, exit.Usage("--cudn: %q is not a topology: expected layer2 or layer3", v)
-		}
-		return "", nil, exit.Usage("--cudn %s: cnperf cannot measure this mode here: k8s-netperf creates a %s ClusterUserDefinedNetwork\n"+
-			"  (k8s.ovn.org/v1) as a secondary network, which needs OVN-Kubernetes%s", n.cudn, n.cudn, useNetwork)
-	case set("sriov"):
-		return "", nil, exit.Usage("--sriov %s: cnperf cannot measure this mode here: k8s-netperf creates an SriovNetworkNodePolicy and an\n"+
-			"  SriovNetwork (sriovnetwork.openshift.io/v1) on that PF, which need the SR-IOV Network Operator and SR-IOV NICs%s",
-			n.sriov, useNetwork)
-	case set("localnet"):
-		return "", nil, exit.Usage("--localnet %s: cnperf cannot measure this mode here: k8s-netperf creates a localnet\n"+
-			"  ClusterUserDefinedNetwork (k8s.ovn.org/v1) on that physical network for its VMs, which needs OVN-Kubernetes\n"+
-			"  and an Open vSwitch bridge mapping on the nodes%s", n.localnet, useNetwork)
 	case set("macvlan"):
 		create, err := n.macvlanDefinition(set, networkSet)
-		return "", create, err
+		return "", create, nil, err
 	case set("bridgeNamespace") && !set("bridge"):
-		return "", nil, exit.Usage("--bridgeNamespace: only with --bridge NAME")
+		return "", nil, nil, exit.Usage("--bridgeNamespace: only with --bridge NAME")
 	case !set("bridge"):
-		return "", nil, nil
+		return "", nil, nil, nil
 	}
 	if networkSet {
-		return "", nil, exit.Usage("--bridge and --network: give one (--bridge %s --bridgeNamespace %s is --network %s/%s)",
+		return "", nil, nil, exit.Usage("--bridge and --network: give one (--bridge %s --bridgeNamespace %s is --network %s/%s)",
 			n.bridge, n.bridgeNamespace, n.bridgeNamespace, n.bridge)
 	}
 	network := strings.TrimSpace(n.bridgeNamespace) + "/" + strings.TrimSpace(n.bridge)
 	if err := plan.CheckNetwork(network); err != nil {
-		return "", nil, exit.Usage("--bridge: %v", err)
+		return "", nil, nil, exit.Usage("--bridge: %v", err)
 	}
-	return network, nil, nil
+	return network, nil, nil, nil
+}
+
+// mode is the k8s-netperf network mode that OVN-Kubernetes or SR-IOV must provide, from its flag
+// (nil when none is set): at most one, as k8s-netperf allows.
+func (n *K8sNetperfNetworks) mode(set func(string) bool) (*kube.NetworkMode, error) {
+	var modes []*kube.NetworkMode
+	if set("udnl2") && n.udnl2 {
+		modes = append(modes, &kube.NetworkMode{Flag: "--udnl2", Kind: kube.ModeUDN, Topology: "Layer2"})
+	}
+	if set("udnl3") && n.udnl3 {
+		modes = append(modes, &kube.NetworkMode{Flag: "--udnl3", Kind: kube.ModeUDN, Topology: "Layer3"})
+	}
+	if set("cudn") {
+		topology, err := kube.ParseTopology(n.cudn)
+		if err != nil {
+			return nil, exit.Usage("--cudn: %v", err)
+		}
+		modes = append(modes, &kube.NetworkMode{Flag: "--cudn " + n.cudn, Kind: kube.ModeCUDN, Topology: topology})
+	}
+	if set("localnet") {
+		v := strings.TrimSpace(n.localnet)
+		if v == "" || strings.ContainsAny(v, ",:") {
+			return nil, exit.Usage("--localnet: %q is not an OVN physical network name (not empty, no ',' or ':')", n.localnet)
+		}
+		modes = append(modes, &kube.NetworkMode{Flag: "--localnet " + v, Kind: kube.ModeLocalnet, PhysicalNetwork: v})
+	}
+	if set("sriov") {
+		pf := strings.TrimSpace(n.sriov)
+		if err := kube.CheckInterfaceName(pf); err != nil {
+			return nil, exit.Usage("--sriov: %v", err)
+		}
+		role := strings.TrimSpace(n.sriovNodeRole)
+		if role == "" || strings.ContainsAny(role, "/= ,") {
+			return nil, exit.Usage("--sriov-node-selector: %q is not a node role (the NAME of node-role.kubernetes.io/NAME)", n.sriovNodeRole)
+		}
+		modes = append(modes, &kube.NetworkMode{Flag: "--sriov " + pf, Kind: kube.ModeSRIOV, PF: pf, NodeRole: role})
+	}
+	switch len(modes) {
+	case 0:
+		return nil, nil
+	case 1:
+		return modes[0], nil
+	}
+	return nil, exit.Usage("%s and %s: give one (k8s-netperf refuses them together too)", modes[0].Flag, modes[1].Flag)
 }
 
 // macvlanDefinition is --macvlan MASTER as k8s-netperf runs it: its definition (macvlan-netperf),

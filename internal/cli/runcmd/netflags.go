@@ -16,15 +16,16 @@ type k8sNetperfNetworks struct{ flags.K8sNetperfNetworks }
 func (n *k8sNetperfNetworks) addFlags(fs *pflag.FlagSet) { n.AddFlags(fs) }
 
 // apply maps --bridge onto --network, --macvlan onto --network and the definition the kube
-// platform creates (k.CreateNetwork) in the servers' namespace, and refuses the modes cnperf
-// cannot measure (flags.K8sNetperfNetworks.Resolve). It runs before the plan is built, so
-// nothing is deployed.
+// platform creates (k.CreateNetwork) in the servers' namespace, and the modes OVN-Kubernetes or
+// SR-IOV must provide onto k.NetworkMode, whose preflight checks the cluster
+// (flags.K8sNetperfNetworks.Resolve). It runs before the plan is built, so nothing is deployed.
 func (n *k8sNetperfNetworks) apply(fs *pflag.FlagSet, f *config.FlagValues, k *kubeplatform.Options) error {
 	fl := fs.Lookup(config.FlagNetwork)
-	network, create, err := n.Resolve(fs, fl != nil && fl.Changed)
+	network, create, mode, err := n.Resolve(fs, fl != nil && fl.Changed)
 	if err != nil {
 		return err
 	}
+	k.NetworkMode = mode
 	if create != nil {
 		network = k.NetworkOf(create)
 	}

@@ -1,6 +1,7 @@
 package runcmd
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -9,17 +10,21 @@ import (
 	"github.com/cnperf/cnperf/internal/cli/flags"
 	"github.com/cnperf/cnperf/internal/config"
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/kube"
 	kubeplatform "github.com/cnperf/cnperf/internal/platform/kube"
 )
 
-// k8s-netperf's network flags: --bridge becomes --network; the modes cnperf cannot measure are
-// refused with what they need, as usage errors (exit status 2), before a plan is built.
+// k8s-netperf's network flags: --bridge becomes --network; --macvlan the definition the run
+// creates; the modes OVN-Kubernetes or SR-IOV must provide the kube platform's NetworkMode, whose
+// preflight checks the cluster; bad values and flags given together are usage errors (exit
+// status 2), before a plan is built.
 func TestK8sNetperfNetworkFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args        []string
 		wantNetwork string
 		wantConfig  string // the definition --macvlan creates
 		wantErr     string
+		wantMode    *kube.NetworkMode
 	}{
 		{args: nil},
 		{args: []string{"--bridge", "br-netperf"}, wantNetwork: "default/br-netperf"},
@@ -28,13 +33,25 @@ func TestK8sNetperfNetworkFlags(t *testing.T) {
 		{args: []string{"--bridge", "a", "--network", "ns/b"}, wantErr: "--bridge and --network: give one (--bridge a --bridgeNamespace default is --network default/a)"},
 		{args: []string{"--bridge", "Bad_Name"}, wantErr: `--bridge: network "default/Bad_Name": name "Bad_Name" is not a DNS subdomain (a-z, 0-9, '-' and '.')`},
 		{args: []string{"--bridgeNamespace", "x"}, wantErr: "--bridgeNamespace: only with --bridge NAME"},
-		{args: []string{"--udnl2"}, wantErr: "--udnl2: cnperf cannot measure this mode here: k8s-netperf creates a primary layer2 UserDefinedNetwork\n  (k8s.ovn.org/v1) for its namespace, which needs OVN-Kubernetes"},
-		{args: []string{"--udnl3"}, wantErr: "--udnl3: cnperf cannot measure this mode here: k8s-netperf creates a primary layer3 UserDefinedNetwork"},
-		{args: []string{"--cudn", "layer2"}, wantErr: "--cudn layer2: cnperf cannot measure this mode here: k8s-netperf creates a layer2 ClusterUserDefinedNetwork\n  (k8s.ovn.org/v1) as a secondary network, which needs OVN-Kubernetes\n  cnperf does not create that network;\n  with one, pass its NetworkAttachmentDefinition as --network NAMESPACE/NAME"},
+		// the OVN-Kubernetes and SR-IOV modes become the kube platform's NetworkMode (its preflight refuses)
+		{args: []string{"--udnl2"}, wantMode: &kube.NetworkMode{Flag: "--udnl2", Kind: "udn", Topology: "Layer2"}},
+		{args: []string{"--udnl3"}, wantMode: &kube.NetworkMode{Flag: "--udnl3", Kind: "udn", Topology: "Layer3"}},
+		{args: []string{"--cudn", "layer2"}, wantMode: &kube.NetworkMode{Flag: "--cudn layer2", Kind: "cudn", Topology: "Layer2"}},
+		{args: []string{"--cudn", "Layer3"}, wantMode: &kube.NetworkMode{Flag: "--cudn Layer3", Kind: "cudn", Topology: "Layer3"}},
+		{args: []string{"--sriov", "ens2f0np0"}, wantMode: &kube.NetworkMode{Flag: "--sriov ens2f0np0", Kind: "sriov", PF: "ens2f0np0", NodeRole: "worker"}},
+		{args: []string{"--sriov", "ens1f0", "--sriov-node-selector", "sriov"}, wantMode: &kube.NetworkMode{Flag: "--sriov ens1f0", Kind: "sriov", PF: "ens1f0", NodeRole: "sriov"}},
+		{args: []string{"--localnet", "physnet"}, wantMode: &kube.NetworkMode{Flag: "--localnet physnet", Kind: "localnet", PhysicalNetwork: "physnet"}},
 		{args: []string{"--cudn", "layer4"}, wantErr: `--cudn: "layer4" is not a topology: expected layer2 or layer3`},
-		{args: []string{"--sriov", "ens2f0np0"}, wantErr: "--sriov ens2f0np0: cnperf cannot measure this mode here: k8s-netperf creates an SriovNetworkNodePolicy and an\n  SriovNetwork (sriovnetwork.openshift.io/v1) on that PF, which need the SR-IOV Network Operator"},
-		{args: []string{"--localnet", "physnet"}, wantErr: "--localnet physnet: cnperf cannot measure this mode here: k8s-netperf creates a localnet\n" +
-			"  ClusterUserDefinedNetwork (k8s.ovn.org/v1) on that physical network for its VMs, which needs OVN-Kubernetes"},
+		{args: []string{"--udnl2", "--udnl3"}, wantErr: "--udnl2 and --udnl3: give one"},
+		{args: []string{"--udnl2", "--cudn", "layer2"}, wantErr: "--udnl2 and --cudn layer2: give one"},
+		{args: []string{"--sriov", "ens1f0", "--localnet", "physnet"}, wantErr: "--localnet physnet and --sriov ens1f0: give one"},
+		{args: []string{"--cudn", "layer3", "--network", "a/b"}, wantErr: "--cudn layer3 and --network: give one"},
+		{args: []string{"--sriov", "ens1f0", "--macvlan", "eth0"}, wantErr: "--sriov ens1f0 and --macvlan: give one"},
+		{args: []string{"--sriov", "ens1f0", "--bridge", "br"}, wantErr: "--sriov ens1f0 and --bridge: give one"},
+		{args: []string{"--localnet", "phys:net"}, wantErr: `--localnet: "phys:net" is not an OVN physical network name`},
+		{args: []string{"--sriov", "a/b"}, wantErr: `--sriov: "a/b" is not an interface name`},
+		{args: []string{"--sriov-node-selector", "x"}, wantErr: "--sriov-node-selector: only with --sriov PF"},
+		{args: []string{"--sriov", "ens1f0", "--sriov-node-selector", "a=b"}, wantErr: `--sriov-node-selector: "a=b" is not a node role`},
 		// --macvlan: k8s-netperf's definition, created by the run in its namespace
 		{args: []string{"--macvlan", "eth0"}, wantNetwork: "cnperf/macvlan-netperf",
 			wantConfig: `{"cniVersion": "0.3.1", "type": "macvlan", "master": "eth0", "mode": "bridge", "ipam": {"type": "whereabouts", "range": "192.168.200.0/24"}}`},
@@ -82,6 +99,9 @@ func TestK8sNetperfNetworkFlags(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(k.NetworkMode, tc.wantMode) {
+				t.Errorf("network mode %+v, want %+v", k.NetworkMode, tc.wantMode)
 			}
 			if f.Network != tc.wantNetwork {
 				t.Errorf("network %q, want %q", f.Network, tc.wantNetwork)

@@ -274,6 +274,17 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 	if err := checkNodeFamilies(p.nodes, []string{np.Server, np.Client, np.Zone}, caseFamilies(cases)); err != nil {
 		return err
 	}
+	if p.s.NetworkMode != nil {
+		var nodes []*corev1.Node
+		for _, n := range []string{np.Server, np.Client, np.Zone} {
+			if n != "" && !slices.Contains(nodes, p.nodes[n]) {
+				nodes = append(nodes, p.nodes[n])
+			}
+		}
+		if err := kube.CheckNetworkMode(ctx, p.cs, *p.s.NetworkMode, nodes, p.s.serverNamespace(), p.runID); err != nil {
+			return err
+		}
+	}
 
 	specs, svcs, err := p.endpointSpecs(cases, routes, drivers)
 	if err != nil {

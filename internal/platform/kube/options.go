@@ -89,6 +89,11 @@ type Options struct {
 	// Namespace/CreateNetwork.Name) and deletes at the end; one of that name that exists already
 	// stops the run. k8s-netperf's --macvlan MASTER (MacvlanDefinition).
 	CreateNetwork *kube.NetworkDefinition
+	// NetworkMode, when set, is a k8s-netperf network mode that OVN-Kubernetes or the SR-IOV
+	// Network Operator must provide (--udnl2, --udnl3, --cudn, --localnet, --sriov): the run
+	// checks what the cluster lacks for it after choosing the nodes, before anything is created,
+	// and stops (exit status 2; kube.CheckNetworkMode).
+	NetworkMode *kube.NetworkMode
 
 	// PodStartTimeout bounds how long endpoints may take to become ready.
 	PodStartTimeout time.Duration
