@@ -325,9 +325,13 @@ func (o *Options) shape() (networks []api.Network, secondary *mesh.SecondaryNetw
 		}
 	}
 	if o.fs != nil {
-		bridge, create, err := o.K8sNetperf.Resolve(o.fs, secondary != nil)
+		bridge, create, mode, err := o.K8sNetperf.Resolve(o.fs, secondary != nil)
 		if err != nil {
 			return nil, nil, nil, err
+		}
+		if mode != nil {
+			return nil, nil, nil, exit.Usage("%s: a network OVN-Kubernetes or the SR-IOV Network Operator must provide, which cnperf does not "+
+				"create;\n  cnperf run %s checks the cluster for it and says what it lacks", mode.Flag, mode.Flag)
 		}
 		if create != nil {
 			bridge = o.Namespace + "/" + create.Name

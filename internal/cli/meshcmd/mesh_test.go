@@ -229,7 +229,7 @@ func TestValidateSecondaryNetwork(t *testing.T) {
 		{args: []string{"--network", "a/Bad_Name"}, wantErr: `--network: network "a/Bad_Name": name "Bad_Name" is not a DNS subdomain`},
 		{args: []string{"--network", "a/x", "--bridge", "y"}, wantErr: "--bridge and --network: give one"},
 		{args: []string{"--macvlan", "eth0", "--network", "a/x"}, wantErr: "--macvlan and --network: give one"},
-		{args: []string{"--udnl2"}, wantErr: "--udnl2: cnperf cannot measure this mode here"},
+		{args: []string{"--udnl2"}, wantErr: "--udnl2: a network OVN-Kubernetes or the SR-IOV Network Operator must provide, which cnperf does not create"},
 		{args: []string{"--all-to-one", "node1", "--via", "direct,service", "--network", "a/x"},
 			wantErr: "--via service and secondary network a/x: a Service's address is on the cluster's own network"},
 		{args: []string{"--network", "a/x", "--pod-annotations", "k8s.v1.cni.cncf.io/networks=[{"}, wantErr: "is not a JSON list of network selection elements"},
