@@ -64,7 +64,9 @@ func WriteTable(w io.Writer, run *api.Run) error {
 		}
 		idx := cellIndex(mat)
 		cols := m.Columns(mat)
-		fmt.Fprintf(w, "%s: %s (%s), rows = client, columns = server\n", Title(m, mat), mt.Name, mt.Display)
+		// wrapped: a long network name, an all-to-one's way and schedule make it long
+		fmt.Fprintln(w, strings.Join(text.Wrap(fmt.Sprintf("%s: %s (%s), rows = client, columns = server", Title(m, mat), mt.Name, mt.Display),
+			text.DefaultWidth, "", "  "), "\n"))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprint(tw, "client \\ server\t")
 		for _, c := range cols {

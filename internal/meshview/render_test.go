@@ -202,4 +202,15 @@ func TestWriteTableSecondaryNetwork(t *testing.T) {
 	if err := meshview.WriteCellsCSV(&b, run); err != nil || !strings.Contains(b.String(), "\nmultus-e2e/e2e-bridge,") {
 		t.Errorf("cells CSV (%v) does not name the network:\n%s", err, b.String())
 	}
+	// all-to-one's title is longer: still 120 columns (it was 126 before it was wrapped)
+	run.Mesh.Mode, mat.Via, mat.Network = "all-to-one", "direct", "multus-e2e/e2e-macvlan"
+	b.Reset()
+	if err := meshview.WriteTable(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		if w := utf8.RuneCountInString(line); w > 120 {
+			t.Errorf("all-to-one: a line of %d columns: %s", w, line)
+		}
+	}
 }
