@@ -283,11 +283,11 @@ func (cs *clientSession) intervals() []api.SampleInterval {
 		iv := api.SampleInterval{StartSeconds: float64(a.mono-cs.cpuA.mono) / 1e9, DurationSeconds: sec}
 		switch kind {
 		case kindStream, kindUDPStream, kindStreamLat:
-			iv.BitsPerSecond = f64(float64(d.bytesTx) * 8 / sec)
+			iv.BitsPerSecond = new(float64(d.bytesTx) * 8 / sec)
 		case kindMaerts:
-			iv.BitsPerSecond = f64(float64(d.bytesRx) * 8 / sec)
+			iv.BitsPerSecond = new(float64(d.bytesRx) * 8 / sec)
 		default:
-			iv.TransactionsPerSecond = f64(float64(d.tx) / sec)
+			iv.TransactionsPerSecond = new(float64(d.tx) / sec)
 		}
 		out = append(out, iv)
 	}

@@ -10,9 +10,6 @@ import (
 	"github.com/cnperf/cnperf/internal/stats/hdr"
 )
 
-func f64(v float64) *float64 { return &v }
-func i64(v int64) *int64     { return &v }
-
 // receiverThroughput fills a TCP stream sample from the receiving side: the bytes it read in its
 // window (rxSec long) are the throughput; the sender's bytes and retransmits complete it. kb is
 // the kilobytes received.
@@ -20,9 +17,9 @@ func receiverThroughput(s *api.Sample, receiver, sender string, rx, tx int64, rx
 	if rx <= 0 {
 		return 0, fmt.Errorf("the %s received no data in the measured window (%s sent %d bytes)", receiver, sender, tx)
 	}
-	s.ThroughputBitsPerSecond = f64(float64(rx) * 8 / rxSec)
-	s.BytesSent, s.BytesReceived = i64(tx), i64(rx)
-	s.Retransmits = f64(float64(retransmits))
+	s.ThroughputBitsPerSecond = new(float64(rx) * 8 / rxSec)
+	s.BytesSent, s.BytesReceived = new(tx), new(rx)
+	s.Retransmits = new(float64(retransmits))
 	s.Notes = append(s.Notes, "throughput is what the receiver ("+receiver+") read in its window")
 	return float64(rx) / 1024, nil
 }
@@ -105,14 +102,14 @@ func udpStreamFigures(s *api.Sample, sent int64, sw control.FlowCounters, jitter
 	if sw.PacketsRx <= 0 {
 		return 0, fmt.Errorf("no datagram arrived in the measured window (client sent %d)", sent)
 	}
-	s.PacketsSent, s.PacketsReceived, s.PacketsLost = i64(sent), i64(sw.PacketsRx), i64(sw.Lost)
-	s.PacketsPerSecond = f64(float64(sw.PacketsRx) / clientSec)
-	s.ThroughputBitsPerSecond = f64(float64(sw.PacketsRx*int64(messageBytes)) * 8 / clientSec)
-	s.BytesSent, s.BytesReceived = i64(sent*int64(messageBytes)), i64(sw.PacketsRx*int64(messageBytes))
+	s.PacketsSent, s.PacketsReceived, s.PacketsLost = new(sent), new(sw.PacketsRx), new(sw.Lost)
+	s.PacketsPerSecond = new(float64(sw.PacketsRx) / clientSec)
+	s.ThroughputBitsPerSecond = new(float64(sw.PacketsRx*int64(messageBytes)) * 8 / clientSec)
+	s.BytesSent, s.BytesReceived = new(sent*int64(messageBytes)), new(sw.PacketsRx*int64(messageBytes))
 	if sent > 0 {
-		s.LossPercent = f64(100 * float64(sw.Lost) / float64(sent))
+		s.LossPercent = new(100 * float64(sw.Lost) / float64(sent))
 	}
-	s.JitterMicroseconds = f64(jitterNs / 1e3)
+	s.JitterMicroseconds = new(jitterNs / 1e3)
 	s.Notes = append(s.Notes, "loss and jitter as iperf3 computes them (sequence gaps minus late arrivals, RFC 1889 jitter), "+
 		"plus datagrams lost after the last one received; throughput counts UDP payload")
 	if sw.OutOfOrder > 0 {
@@ -129,17 +126,17 @@ func rrFigures(s *api.Sample, st control.Setup, cw ClientFlow, sw control.FlowCo
 	}
 	tx = float64(cw.WindowTransactions)
 	rate := tx / clientSec
-	s.Transactions = i64(cw.WindowTransactions)
-	s.TransactionsPerSecond = f64(rate)
+	s.Transactions = new(cw.WindowTransactions)
+	s.TransactionsPerSecond = new(rate)
 	if kindOf(st.Profile) == kindCRR {
-		s.ConnectionsPerSecond = f64(rate)
+		s.ConnectionsPerSecond = new(rate)
 		if st.CRRClose == control.CloseRST {
 			s.Notes = append(s.Notes, "close: RST (SO_LINGER 0), no TIME_WAIT")
 		} else {
 			s.Notes = append(s.Notes, "close: graceful (the server closes first with FIN and keeps TIME_WAIT, like netperf)")
 		}
 	} else if kindOf(st.Profile) == kindTCPRR {
-		s.Retransmits = f64(float64(cw.Retransmits + sw.WindowRetransmits))
+		s.Retransmits = new(float64(cw.Retransmits + sw.WindowRetransmits))
 	}
 	if cw.LostTransactions > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%d transactions lost (no response within %s) and restarted", cw.LostTransactions, ioTimeout))
@@ -188,11 +185,11 @@ func streamLatSample(rep *Report, s api.Sample, hist *hdr.Histogram, histOn bool
 	if probe.WindowTransactions <= 0 {
 		return s, errors.New("the latency probe completed no transaction in the measured window")
 	}
-	s.ThroughputBitsPerSecond = f64(float64(rx) * 8 / (float64(srv.WindowNs) / 1e9))
-	s.BytesSent, s.BytesReceived = i64(tx), i64(rx)
-	s.Retransmits = f64(float64(retrans))
-	s.Transactions = i64(probe.WindowTransactions)
-	s.TransactionsPerSecond = f64(float64(probe.WindowTransactions) / (float64(rep.WindowNs) / 1e9))
+	s.ThroughputBitsPerSecond = new(float64(rx) * 8 / (float64(srv.WindowNs) / 1e9))
+	s.BytesSent, s.BytesReceived = new(tx), new(rx)
+	s.Retransmits = new(float64(retrans))
+	s.Transactions = new(probe.WindowTransactions)
+	s.TransactionsPerSecond = new(float64(probe.WindowTransactions) / (float64(rep.WindowNs) / 1e9))
 	if histOn && hist.Count() > 0 {
 		s.Latency = hist.Latency()
 		s.Histogram = hist.ToAPI()
@@ -214,16 +211,16 @@ func cpuUsage(c *control.CPU, kb, tx float64) *api.CPUUsage {
 	win := float64(c.WindowNs)
 	user := float64(c.UserNs) / win * 100
 	sys := float64(c.SystemNs) / win * 100
-	u := &api.CPUUsage{ProcessPercent: f64(user + sys), UserPercent: f64(user), SystemPercent: f64(sys)}
+	u := &api.CPUUsage{ProcessPercent: new(user + sys), UserPercent: new(user), SystemPercent: new(sys)}
 	if !c.HostMissing && c.HostTotal > 0 {
 		host := c.HostBusy / c.HostTotal * 100
-		u.HostPercent = f64(host)
+		u.HostPercent = new(host)
 		cpuUs := host / 100 * float64(c.NumCPU) * win / 1e3
 		if kb > 0 {
-			u.ServiceDemandMicrosecondsPerKB = f64(cpuUs / kb)
+			u.ServiceDemandMicrosecondsPerKB = new(cpuUs / kb)
 		}
 		if tx > 0 {
-			u.ServiceDemandMicrosecondsPerTransaction = f64(cpuUs / tx)
+			u.ServiceDemandMicrosecondsPerTransaction = new(cpuUs / tx)
 		}
 	}
 	return u

@@ -82,10 +82,8 @@ func Finish(m *api.MeshMatrix, k float64, higherIsBetter bool) {
 	if !ok {
 		return
 	}
-	m.Median, m.MAD, m.Threshold = ptr(sp.Median), ptr(sp.MAD), ptr(sp.Threshold)
+	m.Median, m.MAD, m.Threshold = new(sp.Median), new(sp.MAD), new(sp.Threshold)
 	for j, i := range idx {
 		m.Cells[i].Outlier = flags[j]
 	}
 }
-
-func ptr(v float64) *float64 { return &v }

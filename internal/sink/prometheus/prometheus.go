@@ -352,23 +352,23 @@ func nodeQueries(q queryWindow) []nodeQuery {
 	return []nodeQuery{
 		{"node CPUs", cpus, func(n *api.NodeMetrics, v float64) { n.CPUs = int(v) }, false},
 		{"node CPU user", fmt.Sprintf(`100 * sum by (instance) (rate(node_cpu_seconds_total{mode="user"}[%s])) / %s`, w, cpus),
-			func(n *api.NodeMetrics, v float64) { n.CPUUserPercent = ptr(v) }, false},
+			func(n *api.NodeMetrics, v float64) { n.CPUUserPercent = new(v) }, false},
 		{"node CPU system", fmt.Sprintf(`100 * sum by (instance) (rate(node_cpu_seconds_total{mode="system"}[%s])) / %s`, w, cpus),
-			func(n *api.NodeMetrics, v float64) { n.CPUSystemPercent = ptr(v) }, false},
+			func(n *api.NodeMetrics, v float64) { n.CPUSystemPercent = new(v) }, false},
 		{"node CPU softirq", fmt.Sprintf(`100 * sum by (instance) (rate(node_cpu_seconds_total{mode="softirq"}[%s])) / %s`, w, cpus),
-			func(n *api.NodeMetrics, v float64) { n.CPUSoftIRQPercent = ptr(v) }, false},
+			func(n *api.NodeMetrics, v float64) { n.CPUSoftIRQPercent = new(v) }, false},
 		{"node CPU busy", fmt.Sprintf(`100 * (1 - sum by (instance) (rate(node_cpu_seconds_total{mode="idle"}[%s])) / %s)`, w, cpus),
-			func(n *api.NodeMetrics, v float64) { n.CPUBusyPercent = ptr(v) }, false},
+			func(n *api.NodeMetrics, v float64) { n.CPUBusyPercent = new(v) }, false},
 		{"node CPU busy (max)", fmt.Sprintf(`100 * (1 - sum by (instance) (rate(node_cpu_seconds_total{mode="idle"}[%s])) / %s)`, q.rateWin, cpus),
-			func(n *api.NodeMetrics, v float64) { n.CPUBusyMaxPercent = ptr(v) }, true},
+			func(n *api.NodeMetrics, v float64) { n.CPUBusyMaxPercent = new(v) }, true},
 		{"interface receive drops", fmt.Sprintf(`sum by (instance) (rate(node_network_receive_drop_total{device!="lo"}[%s]))`, w),
-			func(n *api.NodeMetrics, v float64) { n.RxDropsPerSecond = ptr(v) }, false},
+			func(n *api.NodeMetrics, v float64) { n.RxDropsPerSecond = new(v) }, false},
 		{"interface transmit drops", fmt.Sprintf(`sum by (instance) (rate(node_network_transmit_drop_total{device!="lo"}[%s]))`, w),
-			func(n *api.NodeMetrics, v float64) { n.TxDropsPerSecond = ptr(v) }, false},
+			func(n *api.NodeMetrics, v float64) { n.TxDropsPerSecond = new(v) }, false},
 		{"interface receive errors", fmt.Sprintf(`sum by (instance) (rate(node_network_receive_errs_total{device!="lo"}[%s]))`, w),
-			func(n *api.NodeMetrics, v float64) { n.RxErrorsPerSecond = ptr(v) }, false},
+			func(n *api.NodeMetrics, v float64) { n.RxErrorsPerSecond = new(v) }, false},
 		{"interface transmit errors", fmt.Sprintf(`sum by (instance) (rate(node_network_transmit_errs_total{device!="lo"}[%s]))`, w),
-			func(n *api.NodeMetrics, v float64) { n.TxErrorsPerSecond = ptr(v) }, false},
+			func(n *api.NodeMetrics, v float64) { n.TxErrorsPerSecond = new(v) }, false},
 	}
 }
 
@@ -465,7 +465,7 @@ func (c *Collector) collectPods(ctx context.Context, q queryWindow, m *api.Clust
 		warnf(m, "agent pod CPU: no data (no container_cpu_usage_seconds_total for pods named %s)", strings.Join(c.agents, ", "))
 	} else {
 		for _, s := range res {
-			pod(s.Labels).CPUCores = ptr(s.Value)
+			pod(s.Labels).CPUCores = new(s.Value)
 		}
 	}
 	if res, err := c.Query(ctx, fmt.Sprintf(`max by (namespace, pod, node) (max_over_time(container_memory_working_set_bytes{%s}[%s]))`, sel, q.w), q.end); err != nil {
@@ -474,7 +474,7 @@ func (c *Collector) collectPods(ctx context.Context, q queryWindow, m *api.Clust
 		warnf(m, "agent pod memory: no data (no container_memory_working_set_bytes for the agent pods)")
 	} else {
 		for _, s := range res {
-			pod(s.Labels).MemoryMaxBytes = ptr(s.Value)
+			pod(s.Labels).MemoryMaxBytes = new(s.Value)
 		}
 	}
 	m.Pods = append(m.Pods, byKey(pods)...)
@@ -509,8 +509,6 @@ func (c *Collector) agentOf(pod string) string {
 	}
 	return ""
 }
-
-func ptr(v float64) *float64 { return &v }
 
 // APIError is an answer from Prometheus that is not a success (a bad query, a refused token).
 type APIError struct {
