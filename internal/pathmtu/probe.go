@@ -123,31 +123,29 @@ func search(ctx context.Context, e echoer, lo, hi, attempts int, timeout time.Du
 	if lo > hi {
 		return fmt.Errorf("nothing to search: smallest size %d bytes above largest %d", lo, hi)
 	}
-	ok, err := try(hi)
-	if err != nil {
+	// answer tries a size that is the answer when it is answered: the largest, then the MTU
+	// the path announced.
+	answer := func(size int) (bool, error) {
+		ok, err := try(size)
+		if ok && err == nil {
+			p.LargestBytes = size
+		}
+		return ok, err
+	}
+	if ok, err := answer(hi); ok || err != nil {
 		return err
 	}
-	if ok {
-		p.LargestBytes = hi
-		return nil
-	}
 	bad := hi
-	// The path announced its MTU: when that size is answered, it is the answer.
 	if m := p.TooBigMTUBytes; m >= lo && m < hi {
-		ok, err := try(m)
-		if err != nil {
+		if ok, err := answer(m); ok || err != nil {
 			return err
-		}
-		if ok {
-			p.LargestBytes = m
-			return nil
 		}
 		bad = m
 	}
 	if lo == bad {
 		return fmt.Errorf("no echo reply from %s to %d %d-byte requests: ICMP echo blocked, or the peer unreachable", p.To, attempts, lo)
 	}
-	ok, err = try(lo)
+	ok, err := try(lo)
 	if err != nil {
 		return err
 	}
