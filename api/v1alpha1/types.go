@@ -520,6 +520,7 @@ type NodeInfo struct {
 // endpoint pod on the node (Source "agent"; the uplink only from a host-network pod), or from
 // its node-exporter through Prometheus (Source "node-exporter").
 type NodeHardware struct {
+	// Source is where it was read: HardwareFromAgent or HardwareFromNodeExporter.
 	Source   string `json:"source"`
 	CPUModel string `json:"cpuModel,omitempty"`
 	CPUCount int    `json:"cpuCount,omitempty"`
@@ -537,6 +538,12 @@ type NodeHardware struct {
 	// Note says what could not be read and why.
 	Note string `json:"note,omitempty"`
 }
+
+// NodeHardware.Source values.
+const (
+	HardwareFromAgent        = "agent"
+	HardwareFromNodeExporter = "node-exporter"
+)
 
 // Text is the hardware as a person reads it: "AMD EPYC x2, kernel 6.18.44, uplink eth0 (veth,
 // 10 Gbit/s, MTU 1500; gso rx-checksum tso tx-checksum on, gro off)"; what was not read is

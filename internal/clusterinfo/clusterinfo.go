@@ -43,6 +43,9 @@ type Input struct {
 	// there with `cnperf agent node-hardware`. Nil or a node missing: not read.
 	NodeExec        map[string]ExecFunc
 	NodeHostNetwork map[string]bool
+	// Hardware, when set (--prometheus), reads the nodes' hardware from their node-exporters
+	// first; the agent (NodeExec) reads it only for the nodes Hardware has none of.
+	Hardware HardwareReader
 	// IPFamily is the pods' family as the platform saw it ("ipv4", "ipv6", "dual-stack").
 	IPFamily string
 	// Log receives warnings about details that could not be found.
@@ -54,6 +57,14 @@ type Input struct {
 	// NoFootprint, when not "", is why the footprint cannot be read (a missing permission,
 	// found by the preflight): it is recorded as the footprint's note instead.
 	NoFootprint string
+}
+
+// HardwareReader reads nodes' hardware without the agent: Prometheus's node-exporters
+// (internal/sink/prometheus.Collector).
+type HardwareReader interface {
+	// NodeHardware returns the hardware of the nodes it knows of nodes (name → InternalIP), by
+	// name; an error means none could be read.
+	NodeHardware(ctx context.Context, nodes map[string]string) (map[string]*api.NodeHardware, error)
 }
 
 // Collect gathers the cluster details. Only a failure to reach the API is an error; a detail
@@ -83,14 +94,21 @@ func Collect(ctx context.Context, in Input) (*api.ClusterDetails, error) {
 	for i := range nodes.Items {
 		byName[nodes.Items[i].Name] = &nodes.Items[i]
 	}
+	fromReader := readHardware(ctx, in, byName, warn)
 	for _, name := range in.Nodes {
 		if n := byName[name]; n != nil {
 			ni := NodeInfo(n)
-			if exec := in.NodeExec[name]; exec != nil {
+			if hw := fromReader[name]; hw != nil {
+				ni.Hardware = hw
+			} else if exec := in.NodeExec[name]; exec != nil {
 				ni.Hardware = nodeHardware(ctx, exec, ni.InternalIP, in.NodeHostNetwork[name])
-				if ni.Hardware.Note != "" {
-					warn("node %s hardware: %s", name, ni.Hardware.Note)
+			}
+			if hw := ni.Hardware; hw != nil && hw.Note != "" {
+				from := ""
+				if hw.Source != nodehw.Source {
+					from = " from " + hw.Source
 				}
+				warn("node %s hardware%s: %s", name, from, hw.Note)
 			}
 			cd.Nodes = append(cd.Nodes, ni)
 		}
@@ -158,6 +176,31 @@ func Collect(ctx context.Context, in Input) (*api.ClusterDetails, error) {
 		}
 	}
 	return cd, nil
+}
+
+// readHardware asks in.Hardware for the hardware of in.Nodes; a failure is a warning, and the
+// agent reads them instead.
+func readHardware(ctx context.Context, in Input, byName map[string]*corev1.Node, warn func(string, ...any)) map[string]*api.NodeHardware {
+	if in.Hardware == nil {
+		return nil
+	}
+	ips := map[string]string{}
+	for _, name := range in.Nodes {
+		if n := byName[name]; n != nil {
+			ips[name] = NodeInfo(n).InternalIP
+		}
+	}
+	hw, err := in.Hardware.NodeHardware(ctx, ips)
+	if err != nil {
+		warn("node hardware from Prometheus: %v; the agent reads it instead", err)
+		return nil
+	}
+	for _, name := range in.Nodes {
+		if _, ok := ips[name]; ok && hw[name] == nil {
+			warn("node %s hardware: no node-exporter of it in Prometheus; the agent reads it instead", name)
+		}
+	}
+	return hw
 }
 
 // nodeHardware reads a node's hardware with the agent in one of its pods: the uplink (the

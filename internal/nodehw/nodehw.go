@@ -22,7 +22,7 @@ import (
 )
 
 // Source is the NodeHardware.Source of what this package reads.
-const Source = "agent"
+const Source = api.HardwareFromAgent
 
 // Read describes this machine; address, when valid, picks the uplink (the interface that
 // holds it). What cannot be read is said in Note.

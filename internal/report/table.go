@@ -798,7 +798,8 @@ func ClusterLines(c *api.ClusterDetails) []string {
 }
 
 // hardwareLine is "node hardware: node1, node2: TEXT" (api.NodeHardware.Text), nodes with the
-// same text together; "" when no node's hardware was read.
+// same text together, "(from node-exporter)" after what Prometheus gave rather than the agent;
+// "" when no node's hardware was read.
 func hardwareLine(nodes []api.NodeInfo) string {
 	var texts []string
 	byText := map[string][]string{}
@@ -806,6 +807,9 @@ func hardwareLine(nodes []api.NodeInfo) string {
 		t := n.Hardware.Text()
 		if t == "" {
 			continue
+		}
+		if n.Hardware.Source == api.HardwareFromNodeExporter {
+			t += " (from node-exporter)"
 		}
 		if _, ok := byText[t]; !ok {
 			texts = append(texts, t)

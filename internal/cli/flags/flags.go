@@ -82,7 +82,7 @@ func Sinks(fs *pflag.FlagSet, f *sink.Options) {
 	fs.StringVar(&f.Index, "index", opensearch.DefaultIndex, "index for --opensearch")
 	fs.StringVar(&f.OpenSearchUsername, "opensearch-username", "", "username for --opensearch (default: from the URL or $"+opensearch.EnvUsername+")")
 	fs.StringVar(&f.OpenSearchPasswordFile, "opensearch-password-file", "", "file holding the password for --opensearch (default: from the URL or $"+opensearch.EnvPassword+")")
-	fs.StringVar(&f.PrometheusURL, "prometheus", "", "Prometheus URL to query node CPU, CNI/proxy agent pods and interface drops for each case's window")
+	fs.StringVar(&f.PrometheusURL, "prometheus", "", "Prometheus URL to query node CPU, CNI/proxy agent pods and interface drops for each case's window, and (kube) the nodes' hardware from their node-exporters")
 	fs.StringVar(&f.PrometheusTokenFile, "prometheus-token-file", "", "file holding a bearer token for --prometheus (default: $"+prometheus.EnvToken+")")
 	fs.StringVar(&f.PushGatewayURL, "push-gateway", "", "Prometheus Pushgateway URL to push each run's metrics to (the -o prometheus families; each run replaces its group: --push-job, the plan's name and the run's labels)")
 	fs.StringVar(&f.PushJob, "push-job", pushgateway.DefaultJob, "job label of the groups --push-gateway pushes")

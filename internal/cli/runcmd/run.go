@@ -256,6 +256,15 @@ func (o *Options) setup(streams iostreams.Streams, fs *pflag.FlagSet) (st setup,
 		return st, err
 	}
 	set := func(name string) bool { f := fs.Lookup(name); return f != nil && f.Changed }
+	if st.os, err = o.Sinks.OpenSearch(log); err != nil {
+		return st, exit.Usage("%v", err)
+	}
+	if st.prom, err = o.Sinks.Prometheus(log); err != nil {
+		return st, exit.Usage("%v", err)
+	}
+	if st.prom != nil {
+		o.Platforms.kube.Hardware = st.prom // the nodes' hardware from their node-exporters
+	}
 	st.plat = o.platform
 	if st.plat == nil {
 		if st.plat, err = o.Platforms.choose(o.Platform, st.runID, log, o.ConfigFile == "" && !anyPlanFlagSet(set), o.DryRun); err != nil {
@@ -271,12 +280,6 @@ func (o *Options) setup(streams iostreams.Streams, fs *pflag.FlagSet) (st setup,
 			return st, exit.Usage("--path all: the %s platform cannot list its paths; name them", st.plat.Name())
 		}
 		o.Flags.Path = strings.Join(paths, ",")
-	}
-	if st.os, err = o.Sinks.OpenSearch(log); err != nil {
-		return st, exit.Usage("%v", err)
-	}
-	if st.prom, err = o.Sinks.Prometheus(log); err != nil {
-		return st, exit.Usage("%v", err)
 	}
 	if st.push, err = o.Sinks.PushGateway(log); err != nil {
 		return st, exit.Usage("%v", err)

@@ -986,7 +986,8 @@ func (p *Platform) Describe(ctx context.Context) (*api.ClusterDetails, error) {
 	family := ""
 	p.mu.Unlock()
 
-	in := clusterinfo.Input{Client: p.cs, Nodes: nodes, Log: p.log, IdleFootprint: p.s.IdleFootprint, NoFootprint: p.noFootprint}
+	in := clusterinfo.Input{Client: p.cs, Nodes: nodes, Log: p.log, IdleFootprint: p.s.IdleFootprint, NoFootprint: p.noFootprint,
+		Hardware: p.s.Hardware}
 	execIn := func(ep *endpoint) clusterinfo.ExecFunc {
 		return func(ctx context.Context, argv []string) (string, error) {
 			container := kube.ClientContainer

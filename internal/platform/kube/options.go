@@ -83,6 +83,9 @@ type Options struct {
 	// summaries through the node proxy: get nodes/proxy). At least
 	// clusterinfo.MinFootprintWindow.
 	IdleFootprint time.Duration
+	// Hardware, when set (--prometheus), reads the nodes' hardware from their node-exporters
+	// before the agent is asked (clusterinfo.Input.Hardware). Not a flag: the run command sets it.
+	Hardware clusterinfo.HardwareReader
 
 	// CreateNetwork, when set, is a NetworkAttachmentDefinition the run creates in Namespace
 	// after the namespace and before the pods, measures on (the cases' network must be

@@ -52,10 +52,12 @@ func waitHTTP(t *testing.T, url string, logs *bytes.Buffer) {
 	t.Fatalf("%s did not answer:\n%s", url, logs.String())
 }
 
-// TestCollectFromRealPrometheus starts Debian's prometheus-node-exporter and prometheus on
-// loopback (scraping every second), runs a real TCP_STREAM with the built-in load generator
-// on loopback as a local-platform case does, and queries the figures for that window.
-func TestCollectFromRealPrometheus(t *testing.T) {
+// startNodeExporter starts Debian's prometheus-node-exporter with the given collectors and a
+// prometheus scraping it every second, both on loopback and stopped at cleanup, and returns a
+// Collector once node-exporter has been scraped a few times. Without the binaries the test is
+// skipped (or fails with CNPERF_REQUIRE_PROMETHEUS).
+func startNodeExporter(t *testing.T, ctx context.Context, collectors ...string) *Collector {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts Prometheus and node-exporter; skipped with -short")
 	}
@@ -66,8 +68,8 @@ func TestCollectFromRealPrometheus(t *testing.T) {
 	}
 	dir := t.TempDir()
 	nePort, promPort := testport.Free(t), testport.Free(t)
-	neLogs := start(t, neBin, fmt.Sprintf("--web.listen-address=127.0.0.1:%d", nePort),
-		"--collector.disable-defaults", "--collector.cpu", "--collector.netdev", "--collector.uname")
+	neLogs := start(t, neBin, append([]string{fmt.Sprintf("--web.listen-address=127.0.0.1:%d", nePort),
+		"--collector.disable-defaults"}, collectors...)...)
 	waitHTTP(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", nePort), neLogs)
 	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: node\n    static_configs:\n      - targets: ['127.0.0.1:%d']\n", nePort)
 	cfgPath := filepath.Join(dir, "prometheus.yml")
@@ -83,20 +85,27 @@ func TestCollectFromRealPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	// Wait until node-exporter has been scraped a few times.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		res, err := c.Query(ctx, `count_over_time(up{job="node"}[10s])`, time.Now())
 		if err == nil && len(res) == 1 && res[0].Value >= 3 {
-			break
+			return c
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("node-exporter not scraped: %v %v\n%s", res, err, promLogs.String())
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// TestCollectFromRealPrometheus starts Debian's prometheus-node-exporter and prometheus on
+// loopback (scraping every second), runs a real TCP_STREAM with the built-in load generator
+// on loopback as a local-platform case does, and queries the figures for that window.
+func TestCollectFromRealPrometheus(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := startNodeExporter(t, ctx, "--collector.cpu", "--collector.netdev", "--collector.uname")
 
 	// A real loopback TCP_STREAM case with the built-in generator.
 	tok, err := agenttoken.New()

@@ -1,7 +1,8 @@
 // Package prometheus queries Prometheus for what the cluster did during each case: node CPU
 // (user, system, softirq, busy), the CPU and memory of CNI and proxy agent pods, and interface
 // drops and errors, over the case's exact time window. An absent metric is a warning in the
-// result, never a failure.
+// result, never a failure. It also reads the nodes' hardware from their node-exporters
+// (NodeHardware) for the cluster details.
 package prometheus
 
 import (
