@@ -167,35 +167,23 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 
 // Parse implements driver.Job.
 func (j job) Parse(outs []driver.Output) (api.Sample, error) {
-	c := j.c
-	o, err := toolkit.Single(Name, outs)
+	res, _, err := toolkit.ParseOne(Name, outs, func(o driver.Output) (Result, error) { return ParseJSON(o.Stdout) }, explainParse)
 	if err != nil {
 		return api.Sample{}, err
 	}
-	res, err := ParseJSON(o.Stdout)
-	if err != nil {
-		if e := toolkit.Failed(Name, o); e != nil {
-			return api.Sample{}, fmt.Errorf("%w (output: %v)", e, err)
-		}
-		if o.ExitCode != 0 {
-			return api.Sample{}, fmt.Errorf("%w (exit code %d; stderr: %s)", err, o.ExitCode, toolkit.Tail(o.Stderr, 4))
-		}
-		return api.Sample{}, err
+	if want := j.c.Profile.IsUDP(); want != (res.Protocol == "UDP") {
+		return api.Sample{}, fmt.Errorf("iperf3 ran a %s test but the case is %s", res.Protocol, j.c.Profile)
 	}
-	if e := toolkit.Failed(Name, o); e != nil {
-		return api.Sample{}, e
+	return toolkit.Finished(res.Sample, outs, j.opts)
+}
+
+// explainParse adds the exit code and the end of stderr to an output iperf3 printed no
+// result in.
+func explainParse(o driver.Output, err error) error {
+	if o.ExitCode != 0 {
+		return fmt.Errorf("%w (exit code %d; stderr: %s)", err, o.ExitCode, toolkit.Tail(o.Stderr, 4))
 	}
-	if err := toolkit.Exited(Name, o); err != nil {
-		return api.Sample{}, err
-	}
-	if want := c.Profile.IsUDP(); want != (res.Protocol == "UDP") {
-		return api.Sample{}, fmt.Errorf("iperf3 ran a %s test but the case is %s", res.Protocol, c.Profile)
-	}
-	s := res.Sample
-	start, end := toolkit.Window(outs)
-	s.StartTime, s.EndTime = start, end
-	toolkit.AddNote(&s, j.opts.UnusedNote())
-	return s, nil
+	return err
 }
 
 // BindOptions implements driver.Binder: the iperf3 server listens on addr only (-B).
