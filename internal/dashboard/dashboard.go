@@ -44,6 +44,16 @@ func instant(expr string) *prometheus.DataqueryBuilder {
 	return prometheus.NewDataqueryBuilder().Datasource(ds()).Expr(expr).Instant().Format(prometheus.PromQueryFormatTable)
 }
 
+// status is a stat panel of the Status row: a quarter of the row, the instant value of target
+// on a background green below the first of steps and coloured by them above.
+func status(title, desc string, target *prometheus.DataqueryBuilder, steps ...dashboard.Threshold) *stat.PanelBuilder {
+	return stat.NewPanelBuilder().Title(title).Span(6).Height(4).Datasource(ds()).Description(desc).
+		ColorMode(common.BigValueColorModeBackground).
+		Thresholds(dashboard.NewThresholdsConfigBuilder().Mode(dashboard.ThresholdsModeAbsolute).
+			Steps(append([]dashboard.Threshold{{Color: "green"}}, steps...))).
+		WithTarget(target.Instant())
+}
+
 // series is a time series panel of one or more queries. Points, not lines only: a figure
 // changes once a run (hourly), and a failed case is a gap, never a 0.
 func series(title, desc, unit string, span uint32, targets ...*prometheus.DataqueryBuilder) *timeseries.PanelBuilder {
@@ -96,30 +106,15 @@ func Build() (dashboard.Dashboard, error) {
 
 		// What to look at first: is it measuring, is it failing, is it alerting.
 		WithRow(dashboard.NewRowBuilder("Status")).
-		WithPanel(stat.NewPanelBuilder().Title("Last run").Span(6).Height(4).Datasource(ds()).Unit("s").
-			Description("Time since the last run of each plan started (the CnperfRunsStopped alert fires after 3 hours).").
-			ColorMode(common.BigValueColorModeBackground).
-			Thresholds(dashboard.NewThresholdsConfigBuilder().Mode(dashboard.ThresholdsModeAbsolute).Steps([]dashboard.Threshold{
-				{Color: "green"}, {Value: cog.ToPtr(2.0 * 3600), Color: "orange"}, {Value: cog.ToPtr(3.0 * 3600), Color: "red"}})).
-			WithTarget(query(`time() - max by (plan) (cnperf_run_start_timestamp_seconds{`+runSel+`})`, "{{plan}}").Instant())).
-		WithPanel(stat.NewPanelBuilder().Title("Failed cases").Span(6).Height(4).Datasource(ds()).
-			Description("Cases of the last runs without a figure (cnperf_case_failed 1: failed, interrupted, or every sample failed).").
-			ColorMode(common.BigValueColorModeBackground).
-			Thresholds(dashboard.NewThresholdsConfigBuilder().Mode(dashboard.ThresholdsModeAbsolute).Steps([]dashboard.Threshold{
-				{Color: "green"}, {Value: cog.ToPtr(1.0), Color: "red"}})).
-			WithTarget(query(`sum(cnperf_case_failed{`+caseSel+`})`, "failed cases").Instant())).
-		WithPanel(stat.NewPanelBuilder().Title("Interrupted runs").Span(6).Height(4).Datasource(ds()).
-			Description("Last runs that were cut short (a CronJob's activeDeadlineSeconds, SIGTERM).").
-			ColorMode(common.BigValueColorModeBackground).
-			Thresholds(dashboard.NewThresholdsConfigBuilder().Mode(dashboard.ThresholdsModeAbsolute).Steps([]dashboard.Threshold{
-				{Color: "green"}, {Value: cog.ToPtr(1.0), Color: "orange"}})).
-			WithTarget(query(`sum(cnperf_run_interrupted{`+runSel+`})`, "interrupted runs").Instant())).
-		WithPanel(stat.NewPanelBuilder().Title("Firing alerts").Span(6).Height(4).Datasource(ds()).
-			Description("cnperf's alerts (deploy/prometheus/cnperf-rules.yaml) firing now.").
-			ColorMode(common.BigValueColorModeBackground).NoValue("0").
-			Thresholds(dashboard.NewThresholdsConfigBuilder().Mode(dashboard.ThresholdsModeAbsolute).Steps([]dashboard.Threshold{
-				{Color: "green"}, {Value: cog.ToPtr(1.0), Color: "red"}})).
-			WithTarget(query(`count(ALERTS{alertname=~"Cnperf.+",alertstate="firing"})`, "firing").Instant())).
+		WithPanel(status("Last run", "Time since the last run of each plan started (the CnperfRunsStopped alert fires after 3 hours).",
+			query(`time() - max by (plan) (cnperf_run_start_timestamp_seconds{`+runSel+`})`, "{{plan}}"),
+			dashboard.Threshold{Value: cog.ToPtr(2.0 * 3600), Color: "orange"}, dashboard.Threshold{Value: cog.ToPtr(3.0 * 3600), Color: "red"}).Unit("s")).
+		WithPanel(status("Failed cases", "Cases of the last runs without a figure (cnperf_case_failed 1: failed, interrupted, or every sample failed).",
+			query(`sum(cnperf_case_failed{`+caseSel+`})`, "failed cases"), dashboard.Threshold{Value: cog.ToPtr(1.0), Color: "red"})).
+		WithPanel(status("Interrupted runs", "Last runs that were cut short (a CronJob's activeDeadlineSeconds, SIGTERM).",
+			query(`sum(cnperf_run_interrupted{`+runSel+`})`, "interrupted runs"), dashboard.Threshold{Value: cog.ToPtr(1.0), Color: "orange"})).
+		WithPanel(status("Firing alerts", "cnperf's alerts (deploy/prometheus/cnperf-rules.yaml) firing now.",
+			query(`count(ALERTS{alertname=~"Cnperf.+",alertstate="firing"})`, "firing"), dashboard.Threshold{Value: cog.ToPtr(1.0), Color: "red"}).NoValue("0")).
 
 		// The headline figures of every case over time (one point per run).
 		WithRow(dashboard.NewRowBuilder("Figures per path and driver")).
