@@ -50,12 +50,14 @@ type Result struct {
 }
 
 var (
-	ansiRE    = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
-	errorRE   = regexp.MustCompile(`(?i)sockperf: ERROR: (.*)`)
-	protoRE   = regexp.MustCompile(`PORT\s*=\s*\d+\s*#\s*(TCP|UDP)`)
-	totalRE   = regexp.MustCompile(`\[Total Run\] RunTime=(` + toolkit.Decimal + `) sec`)
-	validRE   = regexp.MustCompile(`\[Valid Duration\] RunTime=(` + toolkit.Decimal + `) sec; SentMessages=(\d+); ReceivedMessages=(\d+)`)
-	avgRE     = regexp.MustCompile(`====> avg-(rtt|latency)=(` + toolkit.Decimal + `) \(std-dev=(` + toolkit.Decimal + `)\)`)
+	ansiRE  = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
+	errorRE = regexp.MustCompile(`(?i)sockperf: ERROR: (.*)`)
+	protoRE = regexp.MustCompile(`PORT\s*=\s*\d+\s*#\s*(TCP|UDP)`)
+	totalRE = regexp.MustCompile(`\[Total Run\] RunTime=(` + toolkit.Decimal + `) sec`)
+	validRE = regexp.MustCompile(`\[Valid Duration\] RunTime=(` + toolkit.Decimal + `) sec; SentMessages=(\d+); ReceivedMessages=(\d+)`)
+	// 3.7: "avg-rtt=30.960 (std-dev=8.776)"; 3.10 adds fields after the std-dev: "(std-dev=289.452,
+	// mean-ad=55.220, …)".
+	avgRE     = regexp.MustCompile(`====> avg-(rtt|latency)=(` + toolkit.Decimal + `) \(std-dev=(` + toolkit.Decimal + `)[,)]`)
 	burstRE   = regexp.MustCompile(`Round trip of burst of (\d+) messages`)
 	dropRE    = regexp.MustCompile(`# dropped messages = (\d+); # duplicated messages = (\d+); # out-of-order messages = (\d+)`)
 	obsRE     = regexp.MustCompile(`Total (\d+) observations`)
