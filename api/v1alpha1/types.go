@@ -153,6 +153,11 @@ type Attachment struct {
 	PoliciesNotApplied []string `json:"policiesNotApplied,omitempty"`
 }
 
+// K8sNetperfMacvlanName is the NetworkAttachmentDefinition k8s-netperf's --macvlan MASTER
+// creates (pkg/k8s MacvlanNadName), and cnperf's --macvlan too: k8s-netperf's CSV names such a
+// case's network in Macvlan Info ("macvlan/MASTER"), any other in Bridge Info.
+const K8sNetperfMacvlanName = "macvlan-netperf"
+
 // Topology describes a local-platform datapath (network-namespace lab).
 type Topology struct {
 	Flavour     string `json:"flavour,omitempty"` // e.g. "routed", "vxlan", "bridge", "nftables", "iptables"

@@ -362,6 +362,11 @@ func (l *Loaded) Expand(opts plan.Options, check func(plan.Case) error) ([]plan.
 		// k8s-netperf skips a test its driver does not support, with a warning, and goes on
 		// (cmd/k8s-netperf executeWorkload: "Test %s is not supported with driver %s.
 		// Skipping."); so does cnperf.
+		// Its --bridge and --macvlan put the tests that dial the server pod on the attachment; a
+		// `service: True` test goes through the Service's ClusterIP on the cluster's own network
+		// (executeWorkload picks the ClusterIP first; its Bridge Info stays empty), and so does
+		// cnperf's case, instead of refusing the plan.
+		opts.NetworkDirectOnly = true
 		opts.SkipUnsupported = func(c plan.Case, path string, err error) bool {
 			// two lines: the driver's refusal after a file:line prefix was ~190 columns
 			l.Warnings = append(l.Warnings, l.warning(path, fmt.Sprintf("skipped, as k8s-netperf skips a test its driver does not support:\n  %v", err)))

@@ -455,3 +455,35 @@ func TestSchedule(t *testing.T) {
 		t.Error("a plan from flags does not run its cases")
 	}
 }
+
+// k8s-netperf's --bridge (or --macvlan) on its own netperf.yml: the tests that dial the server
+// pod go on the secondary network, CRRService (service: True) through its ClusterIP on the
+// cluster's own network, as k8s-netperf runs them (executeWorkload takes the ClusterIP first),
+// instead of the whole file being refused.
+func TestK8sNetperfNetworkSparesServiceTests(t *testing.T) {
+	l, err := Load(filepath.Join("testdata", "peers", "k8s-netperf", "netperf.yml@ac9aa31e55b7.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ApplyOverrides(l.Plan, FlagValues{Network: "multus-e2e/e2e-bridge"}, func(n string) bool { return n == FlagNetwork }); err != nil {
+		t.Fatal(err)
+	}
+	cases, err := l.Expand(plan.Options{DefaultPaths: []api.Path{""}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	services := 0
+	for _, c := range cases {
+		want := "multus-e2e/e2e-bridge"
+		if c.Params.Service || c.Params.HostNetwork {
+			want = ""
+			services++
+		}
+		if c.Params.Network != want {
+			t.Errorf("%s (service %v): network %q, want %q", c.Name, c.Params.Service, c.Params.Network, want)
+		}
+	}
+	if services == 0 || len(cases) < 2 {
+		t.Fatalf("%d cases, %d through a Service: the file has both kinds", len(cases), services)
+	}
+}

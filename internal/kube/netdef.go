@@ -14,6 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
 )
 
 // NetworkDefinition is a NetworkAttachmentDefinition a run creates in its own namespace before
@@ -28,7 +30,7 @@ type NetworkDefinition struct {
 // k8s-netperf's --macvlan: the definition it creates (pkg/k8s/kubernetes.go, DeployNADMacvlan),
 // by name, and its whereabouts range.
 const (
-	MacvlanDefinitionName = "macvlan-netperf"
+	MacvlanDefinitionName = api.K8sNetperfMacvlanName
 	DefaultMacvlanRange   = "192.168.200.0/24"
 )
 

@@ -37,6 +37,12 @@ type Options struct {
 	DriverWarmup func(driver string) (seconds float64, ok bool)
 	// AllowShortSamples lets a sample's duration be shorter than limits.MinDuration.
 	AllowShortSamples bool
+	// NetworkDirectOnly puts a secondary network (`network`) on the cases that reach a pod
+	// directly only: a `service: true` or `hostNetwork: true` case stays on the cluster's own
+	// network, without it, instead of being refused (k8s-netperf's --bridge and --macvlan:
+	// executeWorkload dials a Service's ClusterIP before the attachment's address, and names no
+	// network for that case).
+	NetworkDirectOnly bool
 }
 
 // Expand validates p and expands it into the ordered list of cases, with the built-in
@@ -667,6 +673,9 @@ func (x *expander) addCase(s *settings, a axes) {
 	}
 	if c.Name == "" {
 		c.Name = string(a.prof.v)
+	}
+	if x.opts.NetworkDirectOnly && (c.Params.Service || c.Params.HostNetwork) {
+		c.Params.Network = ""
 	}
 	if !s.warmupSet && x.opts.DriverWarmup != nil {
 		if w, ok := x.opts.DriverWarmup(a.drv.v); ok {

@@ -43,10 +43,11 @@ var K8sNetperfLossCSVHeader = append(append([]string{"Type"}, k8sNetperfCommonHe
 //   - 99%tile Observed Latency: the mean over the samples of each sample's p99 in usec (not the
 //     p99 of all transactions merged, which cnperf's own outputs give); on TCP_STREAM and
 //     UDP_STREAM the p99 of netperf's send calls, as k8s-netperf writes it (k8sNetperfP99).
-//   - VM mode false; External Server true for the external-service path; Bridge Info and
-//     Macvlan Info the secondary network (NAMESPACE/NAME) of a case measured on a bridge or
-//     macvlan NetworkAttachmentDefinition (--network, --bridge), else empty; the UDN, SR-IOV and
-//     localnet columns empty (cnperf cannot measure on those networks).
+//   - VM mode false; External Server true for the external-service path; Macvlan Info
+//     "macvlan/MASTER" for a case on --macvlan's definition, Bridge Info the NAMESPACE/NAME of a
+//     case on any other secondary network (--bridge, --network), else empty
+//     (k8sNetperfNetworkCells); the UDN, SR-IOV and localnet columns empty (cnperf cannot
+//     measure on those networks).
 //
 // Where k8s-netperf would write 0 for a missing figure, this writes an empty cell; a case with
 // no successful sample is left out (it has no figure to write).
@@ -176,23 +177,22 @@ func k8sNetperfCommon(r *api.Result) ([]string, bool) {
 }
 
 // k8sNetperfNetworkCells are the "Bridge Info" and "Macvlan Info" cells of a case, as
-// k8s-netperf writes them (cmd/k8s-netperf, executeWorkload): the bridge definition's
-// NAMESPACE/NAME for --bridge, "macvlan/MASTER" for --macvlan (the network's name when its
-// configuration names no master); empty on the cluster's own networks and for other types.
+// k8s-netperf writes them (cmd/k8s-netperf, executeWorkload): they say which of its flags put
+// the case on the network, not what the network is. Its --macvlan MASTER measures on the
+// definition it creates, macvlan-netperf, and writes "macvlan/MASTER" in Macvlan Info; its
+// --bridge takes any definition (a macvlan or ipvlan one too) and writes its NAMESPACE/NAME in
+// Bridge Info. So: Macvlan Info for a macvlan network named macvlan-netperf with a master (what
+// --macvlan makes, in cnperf too), Bridge Info for every other secondary network; both empty
+// on the cluster's own networks.
 func k8sNetperfNetworkCells(r *api.Result) (bridge, macvlan string) {
 	if r.Placement == nil || r.Placement.Attachment == nil {
 		return "", ""
 	}
-	switch a := r.Placement.Attachment; a.Type {
-	case "bridge":
-		return a.Network, ""
-	case "macvlan":
-		if a.Master != "" {
-			return "", "macvlan/" + a.Master
-		}
-		return "", a.Network
+	a := r.Placement.Attachment
+	if _, name, _ := strings.Cut(a.Network, "/"); a.Type == "macvlan" && name == api.K8sNetperfMacvlanName && a.Master != "" {
+		return "", "macvlan/" + a.Master
 	}
-	return "", ""
+	return a.Network, ""
 }
 
 func k8sNetperfRow(r *api.Result) ([]string, bool) {

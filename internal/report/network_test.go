@@ -6,12 +6,13 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 )
 
-// A case measured on a bridge or macvlan NetworkAttachmentDefinition names it in k8s-netperf's
-// Bridge Info or Macvlan Info column as k8s-netperf does (NAMESPACE/NAME; macvlan/MASTER);
-// other cases leave both empty.
+// A case on a secondary network names it in k8s-netperf's Bridge Info or Macvlan Info column as
+// k8s-netperf does, by the flag that put it there, not by the definition's plugin: --macvlan's
+// macvlan-netperf in Macvlan Info (macvlan/MASTER), any other (its --bridge takes a macvlan or an
+// ipvlan definition too) in Bridge Info (NAMESPACE/NAME); other cases leave both empty.
 func TestK8sNetperfNetworkCells(t *testing.T) {
-	on := func(typ string) *api.Result {
-		return &api.Result{Placement: &api.Placement{Attachment: &api.Attachment{Network: "multus-e2e/n", Type: typ}}}
+	on := func(network, typ, master string) *api.Result {
+		return &api.Result{Placement: &api.Placement{Attachment: &api.Attachment{Network: network, Type: typ, Master: master}}}
 	}
 	for _, tc := range []struct {
 		name            string
@@ -20,11 +21,10 @@ func TestK8sNetperfNetworkCells(t *testing.T) {
 	}{
 		{"default network", &api.Result{}, "", ""},
 		{"no attachment", &api.Result{Placement: &api.Placement{}}, "", ""},
-		{"bridge", on("bridge"), "multus-e2e/n", ""},
-		{"macvlan without master", on("macvlan"), "", "multus-e2e/n"},
-		{"macvlan", &api.Result{Placement: &api.Placement{Attachment: &api.Attachment{Network: "cnperf/macvlan-netperf", Type: "macvlan", Master: "eth0"}}},
-			"", "macvlan/eth0"},
-		{"ipvlan", on("ipvlan"), "", ""},
+		{"bridge", on("multus-e2e/n", "bridge", ""), "multus-e2e/n", ""},
+		{"--macvlan's", on("cnperf/macvlan-netperf", "macvlan", "eth0"), "", "macvlan/eth0"},
+		{"another macvlan definition (k8s-netperf's --bridge)", on("multus-e2e/e2e-macvlan", "macvlan", "eth0"), "multus-e2e/e2e-macvlan", ""},
+		{"ipvlan", on("multus-e2e/n", "ipvlan", "eth0"), "multus-e2e/n", ""},
 	} {
 		b, m := k8sNetperfNetworkCells(tc.r)
 		if b != tc.bridge || m != tc.macvlan {
