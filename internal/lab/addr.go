@@ -78,62 +78,56 @@ func host6(p netip.Prefix, n int) netip.Addr {
 // family picks an address of the plan in the family ("ipv6", else IPv4).
 type family string
 
-const ipv6 family = "ipv6"
+const (
+	ipv4 family = "ipv4"
+	ipv6 family = "ipv6"
+)
 
 // v6 reports whether the family is IPv6.
 func (f family) v6() bool { return f == ipv6 }
 
-func (a addrPlan) underlayF(f family) netip.Prefix {
+// subnetF is the plan's subnet i in family f; hostIn is the n-th address of p in its family.
+func (a addrPlan) subnetF(f family, i int) netip.Prefix {
 	if f.v6() {
-		return subnet6(0)
+		return subnet6(i)
 	}
-	return a.underlay()
+	return a.subnet(i)
 }
-func (a addrPlan) nodeIPF(f family, node int) netip.Addr {
-	if f.v6() {
-		return host6(subnet6(0), node)
+
+func hostIn(p netip.Prefix, n int) netip.Addr {
+	if p.Addr().Is6() {
+		return host6(p, n)
 	}
-	return a.nodeIP(node)
+	return host(p, n)
 }
-func (a addrPlan) podCIDRF(f family, node int) netip.Prefix {
-	if f.v6() {
-		return subnet6(node)
-	}
-	return a.podCIDR(node)
-}
-func (a addrPlan) vtepIPF(f family, node int) netip.Addr {
-	if f.v6() { // not ::0 of the pod CIDR: that is the subnet-router anycast address
-		return host6(subnet6(node), 0xfff0)
-	}
-	return a.vtepIP(node)
-}
-func (a addrPlan) gatewayF(f family, node int) netip.Addr {
-	if f.v6() {
-		return host6(subnet6(node), 1)
-	}
-	return a.gateway(node)
-}
+
+// The addresses of the plan, in one family (…F) or in IPv4: subnet 0 is the underlay, subnet
+// n node n's pods, subnet 3 the Service.
+func (a addrPlan) underlayF(f family) netip.Prefix          { return a.subnetF(f, 0) }
+func (a addrPlan) nodeIPF(f family, node int) netip.Addr    { return hostIn(a.underlayF(f), node) }
+func (a addrPlan) podCIDRF(f family, node int) netip.Prefix { return a.subnetF(f, node) }
+func (a addrPlan) gatewayF(f family, node int) netip.Addr   { return hostIn(a.podCIDRF(f, node), 1) }
 func (a addrPlan) podIPF(f family, node, pod int) netip.Addr {
+	return hostIn(a.podCIDRF(f, node), 9+pod)
+}
+func (a addrPlan) serviceIPF(f family) netip.Addr { return hostIn(a.subnetF(f, 3), 10) }
+func (a addrPlan) underlay() netip.Prefix         { return a.underlayF(ipv4) }
+func (a addrPlan) nodeIP(node int) netip.Addr     { return a.nodeIPF(ipv4, node) }
+func (a addrPlan) podCIDR(node int) netip.Prefix  { return a.podCIDRF(ipv4, node) }
+func (a addrPlan) vtepIP(node int) netip.Addr     { return a.vtepIPF(ipv4, node) }
+func (a addrPlan) gateway(node int) netip.Addr    { return a.gatewayF(ipv4, node) }
+func (a addrPlan) podIP(node, pod int) netip.Addr { return a.podIPF(ipv4, node, pod) }
+func (a addrPlan) serviceIP() netip.Addr          { return a.serviceIPF(ipv4) }
+
+// vtepIPF is node's VXLAN endpoint: the first address of its pod CIDR in IPv4; in IPv6 not
+// ::0 of the pod CIDR (that is the subnet-router anycast address).
+func (a addrPlan) vtepIPF(f family, node int) netip.Addr {
 	if f.v6() {
-		return host6(subnet6(node), 9+pod)
+		return hostIn(a.podCIDRF(f, node), 0xfff0)
 	}
-	return a.podIP(node, pod)
+	return hostIn(a.podCIDRF(f, node), 0)
 }
 
-func (a addrPlan) serviceIPF(f family) netip.Addr {
-	if f.v6() {
-		return host6(subnet6(3), 10)
-	}
-	return a.serviceIP()
-}
-
-func (a addrPlan) underlay() netip.Prefix           { return a.subnet(0) }
-func (a addrPlan) nodeIP(node int) netip.Addr       { return host(a.underlay(), node) }
-func (a addrPlan) podCIDR(node int) netip.Prefix    { return a.subnet(node) }
-func (a addrPlan) vtepIP(node int) netip.Addr       { return host(a.podCIDR(node), 0) }
-func (a addrPlan) gateway(node int) netip.Addr      { return host(a.podCIDR(node), 1) }
-func (a addrPlan) podIP(node, pod int) netip.Addr   { return host(a.podCIDR(node), 9+pod) }
-func (a addrPlan) serviceIP() netip.Addr            { return host(a.subnet(3), 10) }
 func (a addrPlan) policySource(i int) netip.Addr    { return host(a.subnet(4), 1+i%250) }
 func (a addrPlan) policyPort(i int) int             { return 10000 + i/250 }
 func cidr(addr netip.Addr, p netip.Prefix) string   { return fmt.Sprintf("%s/%d", addr, p.Bits()) }
