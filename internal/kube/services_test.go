@@ -6,6 +6,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/driver/iperf2"
+	"github.com/cnperf/cnperf/internal/driver/sockperf"
+	"github.com/cnperf/cnperf/internal/plan"
 )
 
 func TestServiceOptions(t *testing.T) {
@@ -51,6 +57,35 @@ func TestServiceOptions(t *testing.T) {
 		}
 		if !reflect.DeepEqual(svc.Spec.IPFamilyPolicy, tc.policy) || !reflect.DeepEqual(svc.Spec.IPFamilies, tc.families) {
 			t.Errorf("%s: family policy %v families %v, want %v %v", tc.name, svc.Spec.IPFamilyPolicy, svc.Spec.IPFamilies, tc.policy, tc.families)
+		}
+	}
+}
+
+// TestServicePortsBothFamilies: in a dual-stack run iperf 2's and sockperf's IPv6 cases have
+// servers of their own on the next port (toolkit.FamilyServer), and the Service of the server
+// pod exposes both families' ports, so ClusterIP and NodePort reach each.
+func TestServicePortsBothFamilies(t *testing.T) {
+	rr := func(d, fam string, p api.Profile, size int) plan.Case {
+		return plan.Case{Driver: d, Profile: p, Params: api.Params{DurationSeconds: 1, Samples: 1, Parallel: 1,
+			MessageSizeBytes: size, IPFamily: fam}}
+	}
+	for _, tc := range []struct {
+		d     driver.Driver
+		cases []plan.Case
+		want  []string
+	}{
+		{iperf2.Driver{}, []plan.Case{rr("iperf2", "ipv4", api.TCPRR, 64), rr("iperf2", "ipv6", api.TCPRR, 64)},
+			[]string{"tcp-5001", "tcp-5002"}},
+		{sockperf.Driver{}, []plan.Case{rr("sockperf", "ipv4", api.TCPRR, 14), rr("sockperf", "ipv6", api.TCPRR, 14),
+			rr("sockperf", "ipv4", api.UDPRR, 14), rr("sockperf", "ipv6", api.UDPRR, 14)},
+			[]string{"tcp-11111", "udp-11111", "tcp-11112", "udp-11112"}},
+	} {
+		var got []string
+		for _, p := range ServicePorts(driver.Servers(tc.d, tc.cases)) {
+			got = append(got, p.Name)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: service ports %v, want %v", tc.d.Name(), got, tc.want)
 		}
 	}
 }
