@@ -168,7 +168,7 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	cmp.Warnings = append(cmp.Warnings, differsWarnings(inputs, labels, inputEncryption, func(l, v, bl, b string) string {
 		return fmt.Sprintf("encryption differs: %s is %s, the base %s is %s; the figures include its cost", l, v, bl, b)
 	})...)
-	cmp.Warnings = append(cmp.Warnings, differsWarnings(inputs, labels, inputHardware, func(l, v, bl, b string) string {
+	cmp.Warnings = append(cmp.Warnings, differsWarnings(inputs, labels, hardwareOf(inputs), func(l, v, bl, b string) string {
 		return fmt.Sprintf("node hardware differs: %s ran on %s, the base %s on %s; the figures include the difference", l, v, bl, b)
 	})...)
 	for _, k := range order {
@@ -384,9 +384,47 @@ func inputEncryption(in Input) string {
 	return shared(encs)
 }
 
+// hardwareOf returns inputHardware over the fields every node's hardware in inputs has: a
+// field one reading lacks is not read there, not different (node-exporter reads no NIC driver
+// or offloads, nor the CPU model without --collector.cpu.info; an agent in a pod-network pod
+// reads no uplink).
+func hardwareOf(inputs []Input) func(Input) string {
+	all := api.NodeHardware{CPUModel: "x", Uplink: "x", Driver: "x", SpeedBitsPerSecond: 1, Offloads: map[string]bool{}}
+	for _, in := range inputs {
+		for _, r := range in.Runs {
+			if r.Cluster == nil {
+				continue
+			}
+			for _, n := range r.Cluster.Nodes {
+				h := n.Hardware
+				if h.Text() == "" {
+					continue
+				}
+				if h.CPUModel == "" {
+					all.CPUModel = ""
+				}
+				if h.Uplink == "" {
+					all.Uplink = ""
+				}
+				if h.Driver == "" {
+					all.Driver = ""
+				}
+				if h.SpeedBitsPerSecond <= 0 {
+					all.SpeedBitsPerSecond = 0
+				}
+				if len(h.Offloads) == 0 {
+					all.Offloads = nil
+				}
+			}
+		}
+	}
+	return func(in Input) string { return inputHardware(in, all) }
+}
+
 // inputHardware is the node hardware all runs of an input share, its nodes' distinct
-// api.NodeHardware.Text joined ("" when not read, or not the same in all its runs).
-func inputHardware(in Input) string {
+// api.NodeHardware.Text joined ("" when not read, or not the same in all its runs), over the
+// fields that every reading has (those of keep that are not empty: hardwareOf).
+func inputHardware(in Input, keep api.NodeHardware) string {
 	var hws []string
 	for _, r := range in.Runs {
 		if r.Cluster == nil {
@@ -394,7 +432,26 @@ func inputHardware(in Input) string {
 		}
 		var texts []string
 		for _, n := range r.Cluster.Nodes {
-			if t := n.Hardware.Text(); t != "" && !slices.Contains(texts, t) {
+			if n.Hardware == nil {
+				continue
+			}
+			h := *n.Hardware
+			if keep.CPUModel == "" {
+				h.CPUModel = ""
+			}
+			if keep.Uplink == "" {
+				h.Uplink = ""
+			}
+			if keep.Driver == "" {
+				h.Driver = ""
+			}
+			if keep.SpeedBitsPerSecond == 0 {
+				h.SpeedBitsPerSecond = 0
+			}
+			if keep.Offloads == nil {
+				h.Offloads = nil
+			}
+			if t := h.Text(); t != "" && !slices.Contains(texts, t) {
 				texts = append(texts, t)
 			}
 		}

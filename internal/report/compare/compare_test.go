@@ -475,12 +475,17 @@ func TestTableFitsWidth(t *testing.T) {
 
 // TestHardware: two runs on nodes whose uplink differs (GRO on in one: the e2e cluster's node1
 // as `cnperf agent node-hardware` read it, and the same with GRO switched on) get a warning;
-// the same hardware, or unknown hardware on one side, none.
+// the same hardware, or unknown hardware on one side, none; nor a field one reading lacks (what
+// node-exporter does not read).
 func TestHardware(t *testing.T) {
 	hw := func(gro bool) *api.NodeHardware {
 		return &api.NodeHardware{Source: "agent", CPUModel: "AMD EPYC", CPUCount: 2, Kernel: "6.18.44-fc-v595", Uplink: "eth0",
 			Driver: "veth", SpeedBitsPerSecond: 10_000_000_000, MTUBytes: 1500,
 			Offloads: map[string]bool{"gro": gro, "gso": true, "rx-checksum": true, "tso": true, "tx-checksum": true}}
+	}
+	fromNodeExporter := func(kernel string) *api.NodeHardware {
+		return &api.NodeHardware{Source: api.HardwareFromNodeExporter, CPUCount: 2, Kernel: kernel, Uplink: "eth0",
+			SpeedBitsPerSecond: 10_000_000_000, MTUBytes: 1500, Note: "no CPU model (…); no NIC driver or offloads (not read from node-exporter)"}
 	}
 	in := func(label string, h *api.NodeHardware) Input {
 		r := run("", "Calico", stream("iperf3", api.PathPodPodCrossNode, 8.0, 8.1))
@@ -500,6 +505,12 @@ func TestHardware(t *testing.T) {
 				"(veth, 10 Gbit/s, MTU 1500; gso rx-checksum tso tx-checksum on, gro off); the figures include the difference"}},
 		{"the same", []Input{in("a", hw(false)), in("b", hw(false))}, nil},
 		{"unknown in one", []Input{in("a", hw(false)), in("b", nil)}, nil},
+		// what node-exporter read of the same node (no driver, offloads nor CPU model without
+		// --collector.cpu.info) is not a difference; a kernel it read differently is
+		{"the same node read from node-exporter", []Input{in("agent", hw(false)), in("node-exporter", fromNodeExporter("6.18.44-fc-v595"))}, nil},
+		{"another kernel read from node-exporter", []Input{in("agent", hw(false)), in("node-exporter", fromNodeExporter("6.19.1"))}, []string{
+			"node hardware differs: node-exporter ran on CPU x2, kernel 6.19.1, uplink eth0 (10 Gbit/s, MTU 1500), the base agent " +
+				"on CPU x2, kernel 6.18.44-fc-v595, uplink eth0 (10 Gbit/s, MTU 1500); the figures include the difference"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := Compare(tc.in, Options{})
