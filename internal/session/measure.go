@@ -85,7 +85,7 @@ func (s *Session) Measure(ctx context.Context, plat platform.Platform, drivers m
 // unit whose Close failed may have left is said on the session's log even with -q, and the
 // run's Timing, when it has one, gets the set-up, measure and tear-down times.
 func (s *Session) Units(ctx context.Context, units ...measure.Unit) error {
-	return measure.Run(ctx, measure.Options{Say: s.say, Timing: s.Run.Timing}, units...)
+	return measure.Run(ctx, measure.Options{Say: s.Say, Timing: s.Run.Timing}, units...)
 }
 
 // interruptedError says how many of the cases finished; a case the interruption cut short is
@@ -98,8 +98,9 @@ func interruptedError(results []api.Result, cases int) error {
 	return exit.Failure("interrupted: %d of %d cases finished and were kept", len(results), cases)
 }
 
-// say prints a line a person must see, even with -q.
-func (s *Session) say(ctx context.Context, line string) { s.Log.Log(ctx, logging.Always, line) }
+// Say prints a line a person must see, even with -q (what a failed clean-up may have left):
+// the one wording of that line for every unit of the run (Units, and tiger-bench's own).
+func (s *Session) Say(ctx context.Context, line string) { s.Log.Log(ctx, logging.Always, line) }
 
 // checkPathMTU checks the path MTU of each path (and lab topology) of the cases once, in the
 // cases' order, records the checks in the run and says each on stderr: a finding as a

@@ -75,6 +75,9 @@ type Deps struct {
 	OnUpdate func() error
 	Progress runner.Progress
 	Log      io.Writer
+	// Say prints a line a person must see even with -q (what a failed clean-up may have left;
+	// session.Session.Say); nil: on Log.
+	Say func(ctx context.Context, line string)
 
 	// Client, Dynamic and Config replace the clients built from Kube (tests, embedding).
 	Client  kubernetes.Interface
@@ -553,7 +556,13 @@ func (r *tbRun) measureCases(ctx context.Context, rec *api.TigerBenchTest, cases
 }
 
 // say prints a line a person must see (what a failed clean-up may have left).
-func (r *tbRun) say(_ context.Context, line string) { fmt.Fprintln(r.log, line) }
+func (r *tbRun) say(ctx context.Context, line string) {
+	if r.deps.Say != nil {
+		r.deps.Say(ctx, line)
+		return
+	}
+	fmt.Fprintln(r.log, line)
+}
 
 var _ platform.ClusterDescriber = (*kubeplatform.Platform)(nil)
 

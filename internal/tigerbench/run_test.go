@@ -195,3 +195,24 @@ func TestRunPreflightNamesTheMissingPermission(t *testing.T) {
 		})
 	}
 }
+
+// TestSay: what a failed clean-up may have left goes to Deps.Say (the session's line that -q
+// keeps) when it is set, and to Log only without it.
+func TestSay(t *testing.T) {
+	for _, withSay := range []bool{true, false} {
+		var log, said bytes.Buffer
+		deps := Deps{Log: &log}
+		if withSay {
+			deps.Say = func(_ context.Context, line string) { said.WriteString(line + "\n") }
+		}
+		r := &tbRun{deps: deps, log: &log}
+		r.say(context.Background(), "cnperf: clean-up did not finish; x")
+		got, other := &said, &log
+		if !withSay {
+			got, other = &log, &said
+		}
+		if got.String() != "cnperf: clean-up did not finish; x\n" || other.Len() != 0 {
+			t.Errorf("Say set: %v: said %q, log %q", withSay, said.String(), log.String())
+		}
+	}
+}

@@ -453,8 +453,9 @@ func (o *Options) runTigerBench(ctx context.Context, streams iostreams.Streams, 
 	started := false
 	runErr := session.Do(ctx, run, o.ResultsFile, func(sess *session.Session) error {
 		started = true
+		sess.Log = lg
 		deps := tigerbench.Deps{
-			Kube: o.Platforms.kube, Options: o.TigerBench, RunID: runID, Log: log,
+			Kube: o.Platforms.kube, Options: o.TigerBench, RunID: runID, Log: log, Say: sess.Say,
 			OnResult: sess.Save,
 			OnUpdate: sess.Update,
 		}
