@@ -140,8 +140,31 @@ func (c *Cluster) roles() []string {
 // build creates the cluster. On error the caller destroys what was made.
 func (c *Cluster) build(ctx context.Context, marker ownerMarker, log io.Writer) error {
 	start := time.Now()
-	s := c.Spec
-	a := c.addrs
+	if err := c.createNamespaces(ctx, marker); err != nil {
+		return err
+	}
+	for _, step := range []func() ([][]string, error){c.underlay, c.podNetworks, c.overlay} {
+		cmds, err := step()
+		if err != nil {
+			return err
+		}
+		if err := runAll(ctx, cmds); err != nil {
+			return err
+		}
+	}
+	for n := 1; n <= 2; n++ {
+		if err := c.loadRules(ctx, n); err != nil {
+			return err
+		}
+	}
+	c.BuildSeconds = time.Since(start).Seconds()
+	fmt.Fprintf(log, "lab: built cluster %s (%d namespaces) in %.2fs\n", c.Spec.Name(), len(c.Namespaces), c.BuildSeconds)
+	return nil
+}
+
+// createNamespaces creates the namespace of every role, marked as the lab's, with the
+// sysctls every namespace gets.
+func (c *Cluster) createNamespaces(ctx context.Context, marker ownerMarker) error {
 	for _, role := range c.roles() {
 		// Recorded before it exists: an `ip netns add` killed half-way (interrupt) can leave
 		// the namespace file behind, and destroy must still remove it.
@@ -166,11 +189,23 @@ func (c *Cluster) build(ctx context.Context, marker ownerMarker, log io.Writer) 
 			}
 		}
 	}
+	return nil
+}
+
+// nodeNS is the namespace name of node n (1 or 2).
+func (c *Cluster) nodeNS(n int) string { return c.NS("node" + strconv.Itoa(n)).Name }
+
+// addr6 is the command that adds an IPv6 address (without duplicate address detection).
+func addr6(ns string, addr netip.Addr, p netip.Prefix, dev string) []string {
+	return []string{"ip", "-n", ns, "-6", "addr", "add", cidr(addr, p), "dev", dev, "nodad"}
+}
+
+// underlay links the nodes' eth0: through a bridge in the fabric namespace or one veth pair,
+// and addresses them.
+func (c *Cluster) underlay() ([][]string, error) {
+	s, a := c.Spec, c.addrs
 	mtu := strconv.Itoa(s.MTUBytes)
 	eth0 := c.link("eth0")
-	node := func(n int) string { return c.NS("node" + strconv.Itoa(n)).Name }
-
-	// Underlay.
 	var cmds [][]string
 	switch s.Underlay {
 	case UnderlayBridge:
@@ -179,7 +214,7 @@ func (c *Cluster) build(ctx context.Context, marker ownerMarker, log io.Writer) 
 		// A switch, not a host: no netfilter on bridged frames.
 		for _, k := range []string{"net.bridge.bridge-nf-call-iptables", "net.bridge.bridge-nf-call-ip6tables", "net.bridge.bridge-nf-call-arptables"} {
 			if err := fab.WriteSysctl(k, "0"); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		cmds = append(cmds,
@@ -188,167 +223,177 @@ func (c *Cluster) build(ctx context.Context, marker ownerMarker, log io.Writer) 
 		for n := 1; n <= 2; n++ {
 			port := c.link("f" + strconv.Itoa(n))
 			cmds = append(cmds,
-				[]string{"ip", "-n", node(n), "link", "add", eth0, "mtu", mtu, "type", "veth", "peer", "name", port, "mtu", mtu, "netns", fab.Name},
+				[]string{"ip", "-n", c.nodeNS(n), "link", "add", eth0, "mtu", mtu, "type", "veth", "peer", "name", port, "mtu", mtu, "netns", fab.Name},
 				[]string{"ip", "-n", fab.Name, "link", "set", port, "master", br},
 				[]string{"ip", "-n", fab.Name, "link", "set", port, "up"})
 		}
 	case UnderlayVeth:
 		cmds = append(cmds,
-			[]string{"ip", "-n", node(1), "link", "add", eth0, "mtu", mtu, "type", "veth", "peer", "name", eth0, "mtu", mtu, "netns", node(2)})
+			[]string{"ip", "-n", c.nodeNS(1), "link", "add", eth0, "mtu", mtu, "type", "veth", "peer", "name", eth0, "mtu", mtu, "netns", c.nodeNS(2)})
 	default:
-		return fmt.Errorf("unknown underlay %q", s.Underlay)
-	}
-	v6 := s.IPv6()
-	add6 := func(ns string, addr netip.Addr, p netip.Prefix, dev string) []string {
-		return []string{"ip", "-n", ns, "-6", "addr", "add", cidr(addr, p), "dev", dev, "nodad"}
+		return nil, fmt.Errorf("unknown underlay %q", s.Underlay)
 	}
 	for n := 1; n <= 2; n++ {
 		cmds = append(cmds,
-			[]string{"ip", "-n", node(n), "addr", "add", a.nodeCIDR(n), "dev", eth0},
-			[]string{"ip", "-n", node(n), "link", "set", eth0, "up"})
-		if v6 {
-			cmds = append(cmds, add6(node(n), a.nodeIPF(ipv6, n), a.underlayF(ipv6), eth0))
+			[]string{"ip", "-n", c.nodeNS(n), "addr", "add", a.nodeCIDR(n), "dev", eth0},
+			[]string{"ip", "-n", c.nodeNS(n), "link", "set", eth0, "up"})
+		if s.IPv6() {
+			cmds = append(cmds, addr6(c.nodeNS(n), a.nodeIPF(ipv6, n), a.underlayF(ipv6), eth0))
 		}
 	}
-	if err := runAll(ctx, cmds); err != nil {
-		return err
-	}
+	return cmds, nil
+}
 
-	// Nodes: forwarding on (inside the node namespaces only), bridge netfilter on as
-	// Kubernetes requires, and a pod bridge.
+// podNetworks makes each node a router with a pod bridge: forwarding on (inside the node
+// namespaces only), bridge netfilter on as Kubernetes requires, and each pod on the bridge
+// through a veth, its default route via the bridge.
+func (c *Cluster) podNetworks() ([][]string, error) {
+	s, a := c.Spec, c.addrs
+	v6 := s.IPv6()
 	pmtu := strconv.Itoa(s.PodMTUBytes())
-	cni0 := c.link("cni0")
-	cmds = nil
+	eth0, cni0 := c.link("eth0"), c.link("cni0")
+	var cmds [][]string
 	for n := 1; n <= 2; n++ {
-		ns := NetNS{Name: node(n)}
-		if err := ns.WriteSysctl("net.ipv4.ip_forward", "1"); err != nil {
-			return err
-		}
-		if err := ns.WriteSysctl("net.bridge.bridge-nf-call-iptables", "1"); err != nil {
-			return err
-		}
+		node := c.nodeNS(n)
+		sysctls := [][2]string{{"net.ipv4.ip_forward", "1"}, {"net.bridge.bridge-nf-call-iptables", "1"}}
 		if v6 {
-			if err := ns.WriteSysctl("net.ipv6.conf.all.forwarding", "1"); err != nil {
-				return err
+			sysctls = append(sysctls, [2]string{"net.ipv6.conf.all.forwarding", "1"})
+		}
+		for _, kv := range sysctls {
+			if err := (NetNS{Name: node}).WriteSysctl(kv[0], kv[1]); err != nil {
+				return nil, err
 			}
 		}
 		cmds = append(cmds,
-			[]string{"ip", "-n", node(n), "link", "add", cni0, "mtu", pmtu, "type", "bridge"},
-			[]string{"ip", "-n", node(n), "addr", "add", cidr(a.gateway(n), a.podCIDR(n)), "dev", cni0},
-			[]string{"ip", "-n", node(n), "link", "set", cni0, "up"})
+			[]string{"ip", "-n", node, "link", "add", cni0, "mtu", pmtu, "type", "bridge"},
+			[]string{"ip", "-n", node, "addr", "add", cidr(a.gateway(n), a.podCIDR(n)), "dev", cni0},
+			[]string{"ip", "-n", node, "link", "set", cni0, "up"})
 		if v6 {
-			cmds = append(cmds, add6(node(n), a.gatewayF(ipv6, n), a.podCIDRF(ipv6, n), cni0))
+			cmds = append(cmds, addr6(node, a.gatewayF(ipv6, n), a.podCIDRF(ipv6, n), cni0))
 		}
 		for p := 1; p <= s.podsOn(n); p++ {
 			pod := c.NS(podRole(n, p)).Name
 			veth := c.link("v" + strconv.Itoa(p))
 			cmds = append(cmds,
-				[]string{"ip", "-n", node(n), "link", "add", veth, "mtu", pmtu, "type", "veth", "peer", "name", eth0, "mtu", pmtu, "netns", pod},
-				[]string{"ip", "-n", node(n), "link", "set", veth, "master", cni0},
-				[]string{"ip", "-n", node(n), "link", "set", veth, "up"},
+				[]string{"ip", "-n", node, "link", "add", veth, "mtu", pmtu, "type", "veth", "peer", "name", eth0, "mtu", pmtu, "netns", pod},
+				[]string{"ip", "-n", node, "link", "set", veth, "master", cni0},
+				[]string{"ip", "-n", node, "link", "set", veth, "up"},
 				[]string{"ip", "-n", pod, "addr", "add", a.podAddrCIDR(n, p), "dev", eth0},
 				[]string{"ip", "-n", pod, "link", "set", eth0, "up"},
 				[]string{"ip", "-n", pod, "route", "add", "default", "via", a.gateway(n).String(), "dev", eth0})
 			if v6 {
-				cmds = append(cmds, add6(pod, a.podIPF(ipv6, n, p), a.podCIDRF(ipv6, n), eth0),
+				cmds = append(cmds, addr6(pod, a.podIPF(ipv6, n, p), a.podCIDRF(ipv6, n), eth0),
 					[]string{"ip", "-n", pod, "-6", "route", "add", "default", "via", a.gatewayF(ipv6, n).String(), "dev", eth0})
 			}
 		}
 	}
-	if err := runAll(ctx, cmds); err != nil {
-		return err
-	}
+	return cmds, nil
+}
 
-	// Cross-node pod networking.
-	cmds = nil
+// overlay connects the pod networks across nodes: routes via the peer node, or a VXLAN.
+func (c *Cluster) overlay() ([][]string, error) {
+	s, a := c.Spec, c.addrs
+	v6 := s.IPv6()
+	eth0 := c.link("eth0")
+	var cmds [][]string
 	switch s.Overlay {
 	case OverlayRouted:
 		for n := 1; n <= 2; n++ {
 			peer := 3 - n
-			cmds = append(cmds, []string{"ip", "-n", node(n), "route", "add", a.podCIDR(peer).String(), "via", a.nodeIP(peer).String(), "dev", eth0})
+			cmds = append(cmds, []string{"ip", "-n", c.nodeNS(n), "route", "add", a.podCIDR(peer).String(), "via", a.nodeIP(peer).String(), "dev", eth0})
 			if v6 {
-				cmds = append(cmds, []string{"ip", "-n", node(n), "-6", "route", "add", a.podCIDRF(ipv6, peer).String(),
+				cmds = append(cmds, []string{"ip", "-n", c.nodeNS(n), "-6", "route", "add", a.podCIDRF(ipv6, peer).String(),
 					"via", a.nodeIPF(ipv6, peer).String(), "dev", eth0})
 			}
 		}
 	case OverlayVXLAN:
-		// What flannel's vxlan backend sets up: a VTEP per node addressed with the .0 of its
-		// pod CIDR, and for the peer a route via its VTEP address (onlink), a permanent
-		// neighbour entry for it, and an FDB entry sending its MAC to the peer node.
-		vx := c.link("vx1")
 		for n := 1; n <= 2; n++ {
-			peer := 3 - n
-			cmds = append(cmds,
-				[]string{"ip", "-n", node(n), "link", "add", vx, "address", vtepMAC(n), "mtu", pmtu, "type", "vxlan",
-					"id", "1", "local", a.nodeIP(n).String(), "dev", eth0, "dstport", "8472", "nolearning"},
-				[]string{"ip", "-n", node(n), "addr", "add", a.vtepIP(n).String() + "/32", "dev", vx},
-				[]string{"ip", "-n", node(n), "link", "set", vx, "up"},
-				[]string{"ip", "-n", node(n), "neigh", "add", a.vtepIP(peer).String(), "lladdr", vtepMAC(peer), "dev", vx, "nud", "permanent"},
-				[]string{"bridge", "-n", node(n), "fdb", "append", vtepMAC(peer), "dev", vx, "dst", a.nodeIP(peer).String(), "self", "permanent"},
-				[]string{"ip", "-n", node(n), "route", "add", a.podCIDR(peer).String(), "via", a.vtepIP(peer).String(), "dev", vx, "onlink"})
-			if v6 { // IPv6 inside the IPv4 VXLAN: the same VTEP MACs and FDB, an IPv6 VTEP address and neighbour
-				cmds = append(cmds,
-					[]string{"ip", "-n", node(n), "-6", "addr", "add", a.vtepIPF(ipv6, n).String() + "/128", "dev", vx, "nodad"},
-					[]string{"ip", "-n", node(n), "-6", "neigh", "add", a.vtepIPF(ipv6, peer).String(), "lladdr", vtepMAC(peer), "dev", vx, "nud", "permanent"},
-					[]string{"ip", "-n", node(n), "-6", "route", "add", a.podCIDRF(ipv6, peer).String(), "via", a.vtepIPF(ipv6, peer).String(), "dev", vx, "onlink"})
+			cmds = append(cmds, c.vxlan(n)...)
+		}
+	default:
+		return nil, fmt.Errorf("unknown overlay %q", s.Overlay)
+	}
+	return cmds, nil
+}
+
+// vxlan is what flannel's vxlan backend sets up on node n: a VTEP addressed with the .0 of
+// its pod CIDR, and for the peer a route via its VTEP address (onlink), a permanent
+// neighbour entry for it, and an FDB entry sending its MAC to the peer node.
+func (c *Cluster) vxlan(n int) [][]string {
+	s, a := c.Spec, c.addrs
+	node, vx, peer := c.nodeNS(n), c.link("vx1"), 3-n
+	cmds := [][]string{
+		{"ip", "-n", node, "link", "add", vx, "address", vtepMAC(n), "mtu", strconv.Itoa(s.PodMTUBytes()), "type", "vxlan",
+			"id", "1", "local", a.nodeIP(n).String(), "dev", c.link("eth0"), "dstport", "8472", "nolearning"},
+		{"ip", "-n", node, "addr", "add", a.vtepIP(n).String() + "/32", "dev", vx},
+		{"ip", "-n", node, "link", "set", vx, "up"},
+		{"ip", "-n", node, "neigh", "add", a.vtepIP(peer).String(), "lladdr", vtepMAC(peer), "dev", vx, "nud", "permanent"},
+		{"bridge", "-n", node, "fdb", "append", vtepMAC(peer), "dev", vx, "dst", a.nodeIP(peer).String(), "self", "permanent"},
+		{"ip", "-n", node, "route", "add", a.podCIDR(peer).String(), "via", a.vtepIP(peer).String(), "dev", vx, "onlink"},
+	}
+	if s.IPv6() { // IPv6 inside the IPv4 VXLAN: the same VTEP MACs and FDB, an IPv6 VTEP address and neighbour
+		cmds = append(cmds,
+			[]string{"ip", "-n", node, "-6", "addr", "add", a.vtepIPF(ipv6, n).String() + "/128", "dev", vx, "nodad"},
+			[]string{"ip", "-n", node, "-6", "neigh", "add", a.vtepIPF(ipv6, peer).String(), "lladdr", vtepMAC(peer), "dev", vx, "nud", "permanent"},
+			[]string{"ip", "-n", node, "-6", "route", "add", a.podCIDRF(ipv6, peer).String(), "via", a.vtepIPF(ipv6, peer).String(), "dev", vx, "onlink"})
+	}
+	return cmds
+}
+
+// loadRules loads node n's filter rules: the policy rules, the masquerade, the rule that
+// drops ICMP fragmentation-needed and the ClusterIP service, as the spec asks.
+func (c *Cluster) loadRules(ctx context.Context, n int) error {
+	s, a := c.Spec, c.addrs
+	ns := NetNS{Name: c.nodeNS(n)}
+	if s.PolicyRules > 0 {
+		if _, err := ns.Run(ctx, []byte(policyRuleset(c.tag, a, n, s)), "nft", "-f", "-"); err != nil {
+			return fmt.Errorf("load %d policy rules (%s): %w", s.PolicyRules, s.PolicyStyle, err)
+		}
+	}
+	if s.Masquerade {
+		if _, err := ns.Run(ctx, []byte(masqueradeRuleset(c.tag, a, n)), "nft", "-f", "-"); err != nil {
+			return fmt.Errorf("load the masquerade rule: %w", err)
+		}
+		if s.IPv6() {
+			if _, err := ns.Run(ctx, []byte(masqueradeRuleset6(c.tag, a, n)), "nft", "-f", "-"); err != nil {
+				return fmt.Errorf("load the IPv6 masquerade rule: %w", err)
+			}
+		}
+	}
+	if s.DropFragNeeded {
+		if _, err := ns.Run(ctx, []byte(dropFragNeededRuleset(c.tag)), "nft", "-f", "-"); err != nil {
+			return fmt.Errorf("load the rule that drops ICMP fragmentation-needed: %w", err)
+		}
+	}
+	return c.loadService(ctx, ns)
+}
+
+// loadService loads the ClusterIP service of the spec's proxy into a node namespace.
+func (c *Cluster) loadService(ctx context.Context, ns NetNS) error {
+	s, a := c.Spec, c.addrs
+	switch s.Proxy {
+	case "":
+	case ProxyNftables:
+		if _, err := ns.Run(ctx, []byte(nftService(c.tag, a, s)), "nft", "-f", "-"); err != nil {
+			return fmt.Errorf("load the ClusterIP service (nftables): %w", err)
+		}
+		if s.IPv6() {
+			if _, err := ns.Run(ctx, []byte(nftServiceF(c.tag, a, s, ipv6)), "nft", "-f", "-"); err != nil {
+				return fmt.Errorf("load the IPv6 ClusterIP service (nftables): %w", err)
+			}
+		}
+	case ProxyIptables:
+		if _, err := ns.Run(ctx, []byte(iptablesService(c.tag, a, s)), "iptables-nft-restore", "--noflush"); err != nil {
+			return fmt.Errorf("load the ClusterIP service (iptables-nft): %w", err)
+		}
+		if s.IPv6() {
+			if _, err := ns.Run(ctx, []byte(iptablesServiceF(c.tag, a, s, ipv6)), "ip6tables-nft-restore", "--noflush"); err != nil {
+				return fmt.Errorf("load the IPv6 ClusterIP service (ip6tables-nft): %w", err)
 			}
 		}
 	default:
-		return fmt.Errorf("unknown overlay %q", s.Overlay)
+		return fmt.Errorf("unknown service proxy %q", s.Proxy)
 	}
-	if err := runAll(ctx, cmds); err != nil {
-		return err
-	}
-
-	// Filter rules and services, on both nodes.
-	for n := 1; n <= 2; n++ {
-		ns := NetNS{Name: node(n)}
-		if s.PolicyRules > 0 {
-			if _, err := ns.Run(ctx, []byte(policyRuleset(c.tag, a, n, s)), "nft", "-f", "-"); err != nil {
-				return fmt.Errorf("load %d policy rules (%s): %w", s.PolicyRules, s.PolicyStyle, err)
-			}
-		}
-		if s.Masquerade {
-			if _, err := ns.Run(ctx, []byte(masqueradeRuleset(c.tag, a, n)), "nft", "-f", "-"); err != nil {
-				return fmt.Errorf("load the masquerade rule: %w", err)
-			}
-			if v6 {
-				if _, err := ns.Run(ctx, []byte(masqueradeRuleset6(c.tag, a, n)), "nft", "-f", "-"); err != nil {
-					return fmt.Errorf("load the IPv6 masquerade rule: %w", err)
-				}
-			}
-		}
-		if s.DropFragNeeded {
-			if _, err := ns.Run(ctx, []byte(dropFragNeededRuleset(c.tag)), "nft", "-f", "-"); err != nil {
-				return fmt.Errorf("load the rule that drops ICMP fragmentation-needed: %w", err)
-			}
-		}
-		switch s.Proxy {
-		case "":
-		case ProxyNftables:
-			if _, err := ns.Run(ctx, []byte(nftService(c.tag, a, s)), "nft", "-f", "-"); err != nil {
-				return fmt.Errorf("load the ClusterIP service (nftables): %w", err)
-			}
-			if v6 {
-				if _, err := ns.Run(ctx, []byte(nftServiceF(c.tag, a, s, ipv6)), "nft", "-f", "-"); err != nil {
-					return fmt.Errorf("load the IPv6 ClusterIP service (nftables): %w", err)
-				}
-			}
-		case ProxyIptables:
-			if _, err := ns.Run(ctx, []byte(iptablesService(c.tag, a, s)), "iptables-nft-restore", "--noflush"); err != nil {
-				return fmt.Errorf("load the ClusterIP service (iptables-nft): %w", err)
-			}
-			if v6 {
-				if _, err := ns.Run(ctx, []byte(iptablesServiceF(c.tag, a, s, ipv6)), "ip6tables-nft-restore", "--noflush"); err != nil {
-					return fmt.Errorf("load the IPv6 ClusterIP service (ip6tables-nft): %w", err)
-				}
-			}
-		default:
-			return fmt.Errorf("unknown service proxy %q", s.Proxy)
-		}
-	}
-	c.BuildSeconds = time.Since(start).Seconds()
-	fmt.Fprintf(log, "lab: built cluster %s (%d namespaces) in %.2fs\n", s.Name(), len(c.Namespaces), c.BuildSeconds)
 	return nil
 }
 

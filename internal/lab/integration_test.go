@@ -648,3 +648,36 @@ func TestHelperUnprivileged(t *testing.T) {
 	}
 	fmt.Printf("REFUSED: %v\n", err)
 }
+
+// TestIntegrationDropFragNeeded: a cluster whose pod MTU is above the path's and whose nodes
+// drop ICMP fragmentation-needed (a broken path MTU, --lab-drop-frag-needed) has the drop
+// rule in both nodes, and the pod MTU on the pods' interfaces.
+func TestIntegrationDropFragNeeded(t *testing.T) {
+	o := testOptions()
+	o.MTUBytes, o.PodMTUBytes, o.DropFragNeeded = 1400, 1500, true
+	l := newTestLab(t, o)
+	spec, err := l.Options().SpecFor(api.PathPodPodCrossNode, &o.Topologies(api.PathPodPodCrossNode)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := l.Cluster(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, role := range []string{RoleNode1, RoleNode2} {
+		out, err := c.NS(role).Run(context.Background(), nil, "nft", "list", "ruleset")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(out), "frag-needed") || !strings.Contains(string(out), "drop") {
+			t.Errorf("%s has no rule that drops fragmentation-needed:\n%s", role, out)
+		}
+	}
+	out, err := run(context.Background(), nil, "ip", "-n", c.NS(podRole(1, 1)).Name, "link", "show", c.link("eth0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "mtu 1500") {
+		t.Errorf("pod MTU not 1500:\n%s", out)
+	}
+}
