@@ -207,18 +207,9 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 		p.setup = time.Since(start)
 		p.mu.Unlock()
 	}()
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return errors.New("kube platform already closed")
+	if err := p.markPrepared(); err != nil {
+		return err
 	}
-	if p.prepared {
-		p.mu.Unlock()
-		return errors.New("kube platform already prepared")
-	}
-	p.prepared = true
-	p.mu.Unlock()
-
 	routes := make([]route, len(cases))
 	for i, c := range cases {
 		if err := p.CheckPath(c); err != nil {
@@ -226,23 +217,91 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 		}
 		routes[i], _ = routeFor(c, p.s.ExternalClient)
 	}
-	nd := needsOf(routes, cases)
-	network, err := runAttachment(cases)
+	network, create, err := p.runNetwork(cases)
 	if err != nil {
 		return err
 	}
-	create, err := p.createsNetwork(network)
+	if err := p.placeNodes(ctx, cases, needsOf(routes, cases)); err != nil {
+		return err
+	}
+	specs, svcs, err := p.endpointSpecs(cases, routes, drivers)
 	if err != nil {
 		return err
+	}
+	needPriv := p.s.Privileged
+	for _, e := range specs {
+		needPriv = needPriv || e.Net == api.NetworkHost
+	}
+	if !p.s.NoPreflight {
+		if err := p.preflightRun(ctx, len(svcs) > 0, network, create); err != nil {
+			return err
+		}
+	}
+	if network != "" && !create {
+		if err := p.useAttachment(ctx, network); err != nil {
+			return err
+		}
+	}
+	p.mu.Lock()
+	p.touched = true // from here on something of the run may exist in the cluster
+	p.mu.Unlock()
+	for _, st := range p.sites {
+		if err := p.prepareSite(ctx, st, needPriv); err != nil {
+			return err
+		}
+	}
+	if create { // the run's own definition, in the servers' namespace, before the pods that attach to it
+		if err := p.createDefinition(ctx, p.s.CreateNetwork); err != nil {
+			return err
+		}
+		if err := p.useAttachment(ctx, network); err != nil {
+			return err
+		}
+	}
+	if err := p.createEndpoints(ctx, specs, svcs); err != nil {
+		return err
+	}
+	return p.waitEndpoints(ctx, specs)
+}
+
+// markPrepared refuses a platform that is closed or prepared already, and marks it prepared.
+func (p *Platform) markPrepared() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return errors.New("kube platform already closed")
+	}
+	if p.prepared {
+		return errors.New("kube platform already prepared")
+	}
+	p.prepared = true
+	return nil
+}
+
+// runNetwork is the secondary network the run's cases attach to ("" for none) and whether the
+// run creates its definition; the networks --pod-annotations asks for must merge with it.
+func (p *Platform) runNetwork(cases []plan.Case) (network string, create bool, err error) {
+	network, err = runAttachment(cases)
+	if err != nil {
+		return "", false, err
+	}
+	create, err = p.createsNetwork(network)
+	if err != nil {
+		return "", false, err
 	}
 	if network != "" {
 		// the networks --pod-annotations asks for, and the run's after them
 		if _, err := kube.MergeNetworks(p.s.podMeta.Annotations[kube.AnnotationNetworks], network); err != nil {
-			return err
+			return "", false, err
 		}
 	}
+	return network, create, nil
+}
 
-	// The first requests show whether the API server answers at all: bounded, and said first.
+// placeNodes lists the nodes and picks those the endpoints run on (choosePlacement), says
+// which, and checks that they have the cases' IP families. The first requests show whether
+// the API server answers at all: bounded, and said first.
+func (p *Platform) placeNodes(ctx context.Context, cases []plan.Case, nd needs) error {
 	actx, cancel := context.WithTimeout(ctx, apiAnswerTimeout)
 	defer cancel()
 	if !p.s.NoPreflight {
@@ -274,87 +333,67 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 	if err := checkNodeFamilies(p.nodes, []string{np.Server, np.Client, np.Zone}, caseFamilies(cases)); err != nil {
 		return err
 	}
-	if p.s.NetworkMode != nil {
-		var nodes []*corev1.Node
-		for _, n := range []string{np.Server, np.Client, np.Zone} {
-			if n != "" && !slices.Contains(nodes, p.nodes[n]) {
-				nodes = append(nodes, p.nodes[n])
-			}
-		}
-		if err := kube.CheckNetworkMode(ctx, p.cs, *p.s.NetworkMode, nodes, p.s.serverNamespace(), p.runID); err != nil {
-			return err
+	return p.checkNetworkMode(ctx)
+}
+
+// checkNetworkMode checks, when the run asks for one of k8s-netperf's network modes, that
+// the placed nodes and the cluster have what it needs (kube.CheckNetworkMode).
+func (p *Platform) checkNetworkMode(ctx context.Context) error {
+	if p.s.NetworkMode == nil {
+		return nil
+	}
+	np := p.placement
+	var nodes []*corev1.Node
+	for _, n := range []string{np.Server, np.Client, np.Zone} {
+		if n != "" && !slices.Contains(nodes, p.nodes[n]) {
+			nodes = append(nodes, p.nodes[n])
 		}
 	}
+	return kube.CheckNetworkMode(ctx, p.cs, *p.s.NetworkMode, nodes, p.s.serverNamespace(), p.runID)
+}
 
-	specs, svcs, err := p.endpointSpecs(cases, routes, drivers)
+// preflightRun asks for every permission the run needs, in each of its namespaces, before
+// anything is created (Services only where the servers are, the secondary network's
+// definition read or created); the idle footprint's are optional: without them it is left out,
+// with a warning naming the verb.
+func (p *Platform) preflightRun(ctx context.Context, services bool, network string, create bool) error {
+	var needs []kube.Access
+	for _, ns := range p.s.namespaces() {
+		_, nsErr := p.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		needs = append(needs, kube.RunAccess(ns, !apierrors.IsNotFound(nsErr), services && ns == p.s.serverNamespace())...)
+	}
+	if err := kube.Preflight(ctx, p.cs, kube.RunManifest, needs); err != nil {
+		return err
+	}
+	if p.s.IdleFootprint > 0 {
+		if err := kube.Preflight(ctx, p.cs, kube.FootprintManifest, kube.FootprintAccess()); err != nil {
+			p.noFootprint = err.Error()
+			p.logf("warning: --idle-footprint is left out: %v", err)
+		}
+	}
+	switch {
+	case create:
+		return kube.Preflight(ctx, p.cs, kube.NetworksManifest, kube.NetworkCreateAccess(p.s.serverNamespace()))
+	case network != "":
+		return kube.Preflight(ctx, p.cs, kube.NetworksManifest, kube.NetworkAccess(network))
+	}
+	return nil
+}
+
+// useAttachment reads the secondary network's definition, keeps it and says what it is.
+func (p *Platform) useAttachment(ctx context.Context, network string) error {
+	a, err := p.readAttachment(ctx, network)
 	if err != nil {
 		return err
 	}
-	needPriv := p.s.Privileged
-	for _, e := range specs {
-		needPriv = needPriv || e.Net == api.NetworkHost
-	}
-	if !p.s.NoPreflight {
-		// every permission the run needs, in each of its namespaces, asked before anything is
-		// created (Services only where the servers are)
-		var needs []kube.Access
-		for _, ns := range p.s.namespaces() {
-			_, nsErr := p.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-			needs = append(needs, kube.RunAccess(ns, !apierrors.IsNotFound(nsErr), len(svcs) > 0 && ns == p.s.serverNamespace())...)
-		}
-		if err := kube.Preflight(ctx, p.cs, kube.RunManifest, needs); err != nil {
-			return err
-		}
-		if p.s.IdleFootprint > 0 {
-			// optional: without it the footprint is left out, with a warning naming the verb
-			if err := kube.Preflight(ctx, p.cs, kube.FootprintManifest, kube.FootprintAccess()); err != nil {
-				p.noFootprint = err.Error()
-				p.logf("warning: --idle-footprint is left out: %v", err)
-			}
-		}
-		switch {
-		case create:
-			if err := kube.Preflight(ctx, p.cs, kube.NetworksManifest, kube.NetworkCreateAccess(p.s.serverNamespace())); err != nil {
-				return err
-			}
-		case network != "":
-			if err := kube.Preflight(ctx, p.cs, kube.NetworksManifest, kube.NetworkAccess(network)); err != nil {
-				return err
-			}
-		}
-	}
-	readAttachment := func() error {
-		a, err := p.readAttachment(ctx, network)
-		if err != nil {
-			return err
-		}
-		p.attachment = a
-		p.logf("secondary network %s: %s", network, kube.DescribeAttachment(a))
-		return nil
-	}
-	if network != "" && !create {
-		if err := readAttachment(); err != nil {
-			return err
-		}
-	}
-	p.mu.Lock()
-	p.touched = true // from here on something of the run may exist in the cluster
-	p.mu.Unlock()
-	for _, st := range p.sites {
-		if err := p.prepareSite(ctx, st, needPriv); err != nil {
-			return err
-		}
-	}
-	if create { // the run's own definition, in the servers' namespace, before the pods that attach to it
-		if err := p.createDefinition(ctx, p.s.CreateNetwork); err != nil {
-			return err
-		}
-		if err := readAttachment(); err != nil {
-			return err
-		}
-	}
+	p.attachment = a
+	p.logf("secondary network %s: %s", network, kube.DescribeAttachment(a))
+	return nil
+}
 
-	// Every pod and Service at once.
+// createEndpoints creates every pod and Service at once, and keeps the Services as the API
+// server returned them.
+func (p *Platform) createEndpoints(ctx context.Context, specs []endpointSpec, svcs []*corev1.Service) error {
 	var wg sync.WaitGroup
 	var emu sync.Mutex
 	var errs []error
@@ -394,7 +433,12 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 		k := p.serviceKeyOf(sv)
 		p.services[k] = sv
 	}
+	return nil
+}
 
+// waitEndpoints waits until every endpoint pod is ready, in each namespace, keeps the pods
+// and waits for the servers' ready messages.
+func (p *Platform) waitEndpoints(ctx context.Context, specs []endpointSpec) error {
 	names := map[string][]string{} // by namespace
 	for _, e := range specs {
 		ns := p.s.namespaceOf(e.Role)
