@@ -58,118 +58,146 @@ func WriteTable(w io.Writer, run *api.Run) error {
 	}
 	mt := metricOf(m)
 	for mi := range m.Matrices {
-		mat := &m.Matrices[mi]
 		if mi > 0 {
 			fmt.Fprintln(w)
 		}
-		idx := cellIndex(mat)
-		cols := m.Columns(mat)
-		// wrapped: a long network name, an all-to-one's way and schedule make it long
-		fmt.Fprintln(w, strings.Join(text.Wrap(fmt.Sprintf("%s: %s (%s), rows = client, columns = server", Title(m, mat), mt.Name, mt.Display),
-			text.DefaultWidth, "", "  "), "\n"))
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprint(tw, "client \\ server\t")
-		for _, c := range cols {
-			fmt.Fprintf(tw, "%s\t", c)
-		}
-		fmt.Fprintln(tw)
-		hasCPU := false
-		for _, cl := range m.Nodes {
-			row := false
-			for _, sv := range cols {
-				if idx[[2]string{cl, sv}] != nil {
-					row = true
-				}
-			}
-			if !row {
-				continue
-			}
-			fmt.Fprintf(tw, "%s\t", cl)
-			for _, sv := range cols {
-				c := idx[[2]string{cl, sv}]
-				switch {
-				case c == nil:
-					fmt.Fprint(tw, "·\t")
-				case c.Value == nil:
-					fmt.Fprint(tw, "×\t")
-				default:
-					s := FormatValue(mt, *c.Value)
-					if c.Outlier {
-						s += " !"
-					}
-					fmt.Fprintf(tw, "%s\t", s)
-				}
-				if c != nil && c.Result >= 0 && c.Result < len(run.Results) && run.Results[c.Result].NodeResources != nil {
-					hasCPU = true
-				}
-			}
-			fmt.Fprintln(tw)
-		}
-		if err := tw.Flush(); err != nil {
+		if err := writeMatrix(w, run, mt, &m.Matrices[mi]); err != nil {
 			return err
-		}
-		fmt.Fprintln(w, "(! outlier, × failed, · not measured)")
-		if a := mat.Attachment; a != nil {
-			// a secondary network: what it is, and the NetworkPolicies that do not filter it
-			fmt.Fprintln(w, strings.Join(text.Wrap(figure.AttachmentNote(mat.Network, a), text.DefaultWidth, "", "  "), "\n"))
-			if len(a.PoliciesNotApplied) > 0 {
-				fmt.Fprintln(w, strings.Join(text.Wrap(figure.PoliciesNotAppliedNote(a.PoliciesNotApplied, "figures"), text.DefaultWidth, "", "  "), "\n"))
-			}
-		}
-		if hasCPU {
-			fmt.Fprintf(w, "node CPU busy %% of all CPUs (client node / server node) over each window:\n")
-			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprint(tw, "client \\ server\t")
-			for _, c := range cols {
-				fmt.Fprintf(tw, "%s\t", c)
-			}
-			fmt.Fprintln(tw)
-			for _, cl := range m.Nodes {
-				line := []string{}
-				any := false
-				for _, sv := range cols {
-					c := idx[[2]string{cl, sv}]
-					s := "·"
-					if c != nil {
-						any = true
-						s = cpuPair(run, c)
-					}
-					line = append(line, s)
-				}
-				if any {
-					fmt.Fprintf(tw, "%s\t%s\t\n", cl, strings.Join(line, "\t"))
-				}
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-		}
-		if mat.Median != nil {
-			side, op := "below", "−"
-			if !m.HigherIsBetter {
-				side, op = "above", "+"
-			}
-			fmt.Fprintf(w, "median %s %s, MAD %s %s; outliers (!) are %s median %s %g·MAD = %s %s\n",
-				FormatValue(mt, *mat.Median), mt.Display, FormatValue(mt, *mat.MAD), mt.Display, side, op, m.OutlierMADs,
-				FormatValue(mt, *mat.Threshold), mt.Display)
-		} else {
-			fmt.Fprintf(w, "fewer than %d successful pairs: no outlier detection\n", MinCellsForOutliers)
-		}
-		for _, c := range mat.Cells {
-			if c.Outlier {
-				fmt.Fprintf(w, "  outlier: %s → %s %s %s\n", c.Client, c.Server, FormatValue(mt, *c.Value), mt.Display)
-			}
-		}
-		for _, c := range mat.Cells {
-			if c.Error != "" {
-				fmt.Fprintf(w, "  failed: %s → %s: %s\n", c.Client, c.Server, c.Error)
-			}
 		}
 	}
 	if m.Sampled && m.Seed != nil {
 		fmt.Fprintf(w, "\nsampled %d of %d pairs (seed %d) in %d rounds\n", m.Pairs, m.PairsTotal, *m.Seed, m.Rounds)
 	}
 	return nil
+}
+
+// writeMatrix prints one matrix: its title, the metric's grid, its secondary network, the
+// node CPU grid when the cells have it, the spread, the outliers and the failures.
+func writeMatrix(w io.Writer, run *api.Run, mt Metric, mat *api.MeshMatrix) error {
+	m := run.Mesh
+	idx := cellIndex(mat)
+	cols := m.Columns(mat)
+	// wrapped: a long network name, an all-to-one's way and schedule make it long
+	fmt.Fprintln(w, strings.Join(text.Wrap(fmt.Sprintf("%s: %s (%s), rows = client, columns = server", Title(m, mat), mt.Name, mt.Display),
+		text.DefaultWidth, "", "  "), "\n"))
+	hasCPU, err := writeMetricGrid(w, run, mt, idx, cols)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "(! outlier, × failed, · not measured)")
+	if a := mat.Attachment; a != nil {
+		// a secondary network: what it is, and the NetworkPolicies that do not filter it
+		fmt.Fprintln(w, strings.Join(text.Wrap(figure.AttachmentNote(mat.Network, a), text.DefaultWidth, "", "  "), "\n"))
+		if len(a.PoliciesNotApplied) > 0 {
+			fmt.Fprintln(w, strings.Join(text.Wrap(figure.PoliciesNotAppliedNote(a.PoliciesNotApplied, "figures"), text.DefaultWidth, "", "  "), "\n"))
+		}
+	}
+	if hasCPU {
+		if err := writeCPUGrid(w, run, idx, cols); err != nil {
+			return err
+		}
+	}
+	writeSpread(w, m, mt, mat)
+	return nil
+}
+
+// gridHeader starts a grid: the corner and a column per server.
+func gridHeader(w io.Writer, cols []string) *tabwriter.Writer {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "client \\ server\t")
+	for _, c := range cols {
+		fmt.Fprintf(tw, "%s\t", c)
+	}
+	fmt.Fprintln(tw)
+	return tw
+}
+
+// writeMetricGrid prints the metric of each client and server (a row per client with a
+// cell), and reports whether any cell's result has the nodes' CPU.
+func writeMetricGrid(w io.Writer, run *api.Run, mt Metric, idx map[[2]string]*api.MeshCell, cols []string) (hasCPU bool, err error) {
+	tw := gridHeader(w, cols)
+	for _, cl := range run.Mesh.Nodes {
+		row := false
+		for _, sv := range cols {
+			if idx[[2]string{cl, sv}] != nil {
+				row = true
+			}
+		}
+		if !row {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t", cl)
+		for _, sv := range cols {
+			c := idx[[2]string{cl, sv}]
+			switch {
+			case c == nil:
+				fmt.Fprint(tw, "·\t")
+			case c.Value == nil:
+				fmt.Fprint(tw, "×\t")
+			default:
+				s := FormatValue(mt, *c.Value)
+				if c.Outlier {
+					s += " !"
+				}
+				fmt.Fprintf(tw, "%s\t", s)
+			}
+			if c != nil && c.Result >= 0 && c.Result < len(run.Results) && run.Results[c.Result].NodeResources != nil {
+				hasCPU = true
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	return hasCPU, tw.Flush()
+}
+
+// writeCPUGrid prints the node CPU of each cell: client node / server node, busy % of all
+// CPUs over the cell's window.
+func writeCPUGrid(w io.Writer, run *api.Run, idx map[[2]string]*api.MeshCell, cols []string) error {
+	fmt.Fprintf(w, "node CPU busy %% of all CPUs (client node / server node) over each window:\n")
+	tw := gridHeader(w, cols)
+	for _, cl := range run.Mesh.Nodes {
+		line := []string{}
+		any := false
+		for _, sv := range cols {
+			c := idx[[2]string{cl, sv}]
+			s := "·"
+			if c != nil {
+				any = true
+				s = cpuPair(run, c)
+			}
+			line = append(line, s)
+		}
+		if any {
+			fmt.Fprintf(tw, "%s\t%s\t\n", cl, strings.Join(line, "\t"))
+		}
+	}
+	return tw.Flush()
+}
+
+// writeSpread prints the matrix's median, MAD and outlier threshold (or that it has none),
+// then its outliers and its failed pairs.
+func writeSpread(w io.Writer, m *api.Mesh, mt Metric, mat *api.MeshMatrix) {
+	if mat.Median != nil {
+		side, op := "below", "−"
+		if !m.HigherIsBetter {
+			side, op = "above", "+"
+		}
+		fmt.Fprintf(w, "median %s %s, MAD %s %s; outliers (!) are %s median %s %g·MAD = %s %s\n",
+			FormatValue(mt, *mat.Median), mt.Display, FormatValue(mt, *mat.MAD), mt.Display, side, op, m.OutlierMADs,
+			FormatValue(mt, *mat.Threshold), mt.Display)
+	} else {
+		fmt.Fprintf(w, "fewer than %d successful pairs: no outlier detection\n", MinCellsForOutliers)
+	}
+	for _, c := range mat.Cells {
+		if c.Outlier {
+			fmt.Fprintf(w, "  outlier: %s → %s %s %s\n", c.Client, c.Server, FormatValue(mt, *c.Value), mt.Display)
+		}
+	}
+	for _, c := range mat.Cells {
+		if c.Error != "" {
+			fmt.Fprintf(w, "  failed: %s → %s: %s\n", c.Client, c.Server, c.Error)
+		}
+	}
 }
 
 func cpuPair(run *api.Run, c *api.MeshCell) string {

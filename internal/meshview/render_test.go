@@ -214,3 +214,31 @@ func TestWriteTableSecondaryNetwork(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTableSampledLowerIsBetter: matrices are separated by a blank line, a node without
+// a cell has no row, lower-is-better outliers are above the median, and a sampled mesh says
+// its seed.
+func TestWriteTableSampledLowerIsBetter(t *testing.T) {
+	run := fixtureRun()
+	m := run.Mesh
+	seed := uint64(7)
+	m.Sampled, m.Seed, m.HigherIsBetter = true, &seed, false
+	m.Nodes = append(m.Nodes, "node5")
+	host := m.Matrices[0]
+	host.Network = "host"
+	m.Matrices = append(m.Matrices, host)
+	var b bytes.Buffer
+	if err := meshview.WriteTable(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"\n\nTCP_STREAM native, host network: ", "; outliers (!) are above median + 3·MAD = ",
+		"\nsampled 12 of 12 pairs (seed 7) in 6 rounds\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "node5 ") {
+		t.Errorf("a row for node5, which has no cell:\n%s", out)
+	}
+}
