@@ -177,6 +177,22 @@ func runKinds(cs kubernetes.Interface, ns string) []runKind {
 	}
 }
 
+// cleanupKinds are runKinds and, before the Lease, the NetworkAttachmentDefinitions runs create
+// (k8s-netperf's --macvlan), reached through nads: `cnperf cleanup` removes them; a run's own
+// teardown deletes its definition itself once its pods are gone.
+func cleanupKinds(cs kubernetes.Interface, nads NADStore, ns string) []runKind {
+	kinds := runKinds(cs, ns)
+	nad := runKind{kind: "NetworkAttachmentDefinition", noun: "network attachment definition", nouns: "network attachment definitions",
+		list: func(ctx context.Context, lo metav1.ListOptions) ([]metav1.ObjectMeta, error) {
+			return nads.List(ctx, ns, lo.LabelSelector)
+		},
+		del: func(ctx context.Context, name string, _ metav1.DeleteOptions) error {
+			return nads.Delete(ctx, ns, name)
+		},
+	}
+	return append(kinds[:len(kinds)-1:len(kinds)-1], nad, kinds[len(kinds)-1])
+}
+
 // metasOf turns a typed List into one that returns each object's name, namespace and labels.
 func metasOf[L runtime.Object](list func(context.Context, metav1.ListOptions) (L, error)) func(context.Context, metav1.ListOptions) ([]metav1.ObjectMeta, error) {
 	return func(ctx context.Context, lo metav1.ListOptions) ([]metav1.ObjectMeta, error) {
@@ -213,11 +229,13 @@ type CleanupOptions struct {
 	Wait bool
 	// Now is the time Leases are judged at (zero: time.Now()).
 	Now time.Time
+	// NADs reaches NetworkAttachmentDefinitions (nil: through the clientset's REST client).
+	NADs NADStore
 }
 
 // Leftover is one object cleanup found, what it does with it and why.
 type Leftover struct {
-	Kind      string // Namespace, DaemonSet, Pod, Service, ServiceAccount, Lease
+	Kind      string // Namespace, DaemonSet, Pod, Service, ServiceAccount, NetworkAttachmentDefinition, Lease
 	Namespace string
 	Name      string
 	RunID     string
@@ -340,7 +358,11 @@ func Cleanup(ctx context.Context, cs kubernetes.Interface, o CleanupOptions, log
 			found = append(found, Leftover{Kind: kind, Namespace: m.Namespace, Name: m.Name, RunID: m.Labels[LabelRun], Remove: rm, Why: why})
 		}
 	}
-	for _, k := range runKinds(cs, scope) {
+	nads := o.NADs
+	if nads == nil {
+		nads = RESTNADs{cs}
+	}
+	for _, k := range cleanupKinds(cs, nads, scope) {
 		ms, err := k.list(ctx, lo)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("list %s: %w", k.nouns, err))
@@ -353,10 +375,10 @@ func Cleanup(ctx context.Context, cs kubernetes.Interface, o CleanupOptions, log
 	}
 
 	if len(errs) == 0 {
-		errs = removeLeftovers(ctx, cs, found, o.Wait, log)
+		errs = removeLeftovers(ctx, cs, nads, found, o.Wait, log)
 	} else {
 		// what could not be listed is not waited for
-		errs = append(errs, removeLeftovers(ctx, cs, found, false, log)...)
+		errs = append(errs, removeLeftovers(ctx, cs, nads, found, false, log)...)
 	}
 	return found, errors.Join(errs...)
 }
@@ -370,7 +392,7 @@ func (l Leftover) where() string {
 
 // removeLeftovers deletes the leftovers Cleanup judged removable and, with wait and when every
 // delete was accepted, waits until they are gone (finishing what a dead kubelet cannot).
-func removeLeftovers(ctx context.Context, cs kubernetes.Interface, found []Leftover, wait bool, log io.Writer) []error {
+func removeLeftovers(ctx context.Context, cs kubernetes.Interface, nads NADStore, found []Leftover, wait bool, log io.Writer) []error {
 	var errs []error
 	nsTouched := map[string]string{} // namespace -> run
 	for _, l := range found {
@@ -381,7 +403,7 @@ func removeLeftovers(ctx context.Context, cs kubernetes.Interface, found []Lefto
 		fmt.Fprintf(log, "deleting %s %s (%s)\n", strings.ToLower(l.Kind), l.where(), l.Why)
 		if l.Kind == "Namespace" {
 			err = DeleteNamespace(ctx, cs, l.Name, false)
-		} else if k, ok := runKindOf(cs, l.Namespace, l.Kind); ok {
+		} else if k, ok := runKindOf(cs, nads, l.Namespace, l.Kind); ok {
 			err = k.del(ctx, l.Name, k.opts)
 		}
 		if l.Kind == "Pod" {
@@ -409,9 +431,9 @@ func removeLeftovers(ctx context.Context, cs kubernetes.Interface, found []Lefto
 	return errs
 }
 
-// runKindOf is the runKind named kind, in namespace ns.
-func runKindOf(cs kubernetes.Interface, ns, kind string) (runKind, bool) {
-	for _, k := range runKinds(cs, ns) {
+// runKindOf is the kind of object `cnperf cleanup` removes named kind, in namespace ns.
+func runKindOf(cs kubernetes.Interface, nads NADStore, ns, kind string) (runKind, bool) {
+	for _, k := range cleanupKinds(cs, nads, ns) {
 		if k.kind == kind {
 			return k, true
 		}

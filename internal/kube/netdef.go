@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -138,10 +139,14 @@ func NetworkDefinitionCleanup(ns, name string) string {
 	return fmt.Sprintf("kubectl delete %s.%s %s -n %s", NADResource, NADGroup, name, ns)
 }
 
-// NADStore reads, creates and deletes NetworkAttachmentDefinitions (the API's through the
+// NADStore reads, lists, creates and deletes NetworkAttachmentDefinitions (the API's through the
 // clientset's REST client, a test's in memory).
 type NADStore interface {
 	Get(ctx context.Context, namespace, name string) ([]byte, error)
+	// List returns the metadata (name, namespace, labels) of the definitions in namespace ("":
+	// every namespace) that selector selects; none when the API has no such resource (no
+	// Multus CRD: there can be none).
+	List(ctx context.Context, namespace, selector string) ([]metav1.ObjectMeta, error)
 	Create(ctx context.Context, namespace string, body []byte) error
 	Delete(ctx context.Context, namespace, name string) error
 }
@@ -160,6 +165,43 @@ func (r RESTNADs) rest() (rest.Interface, error) {
 
 func nadPath(namespace string, name ...string) string {
 	return path.Join(append([]string{"/apis", NADGroup, "v1", "namespaces", namespace, NADResource}, name...)...)
+}
+
+// List lists the definitions selector selects in namespace ("": all namespaces).
+func (r RESTNADs) List(ctx context.Context, namespace, selector string) ([]metav1.ObjectMeta, error) {
+	rc, err := r.rest()
+	if err != nil {
+		return nil, err
+	}
+	p := path.Join("/apis", NADGroup, "v1", NADResource)
+	if namespace != "" {
+		p = nadPath(namespace)
+	}
+	raw, err := rc.Get().AbsPath(p).Param("labelSelector", selector).DoRaw(ctx)
+	if apierrors.IsNotFound(err) {
+		return nil, nil // no Multus CRD: no definitions
+	}
+	if err != nil {
+		return nil, err
+	}
+	return nadMetas(raw)
+}
+
+// nadMetas reads the items' metadata of a NetworkAttachmentDefinitionList (JSON).
+func nadMetas(raw []byte) ([]metav1.ObjectMeta, error) {
+	var l struct {
+		Items []struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return nil, fmt.Errorf("the NetworkAttachmentDefinition list is not JSON: %w", err)
+	}
+	out := make([]metav1.ObjectMeta, 0, len(l.Items))
+	for _, it := range l.Items {
+		out = append(out, metav1.ObjectMeta{Name: it.Metadata.Name, Namespace: it.Metadata.Namespace, Labels: it.Metadata.Labels})
+	}
+	return out, nil
 }
 
 // Get reads a definition (the API's JSON).

@@ -28,6 +28,8 @@ type Options struct {
 	DryRun     bool
 	NoWait     bool
 	Timeout    time.Duration
+
+	nads kube.NADStore // NetworkAttachmentDefinitions (nil: the API's; a test's in memory)
 }
 
 // NewCommand returns the cleanup command.
@@ -36,8 +38,8 @@ func NewCommand(streams iostreams.Streams) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "cleanup",
 		Short: "Remove what abandoned runs left in the cluster (and only that)",
-		Long: `Remove the namespaces, DaemonSets, pods, Services, ServiceAccounts and Leases that cnperf
-runs left behind (for example after kill -9), found by their labels
+		Long: `Remove the namespaces, DaemonSets, pods, Services, ServiceAccounts, NetworkAttachmentDefinitions
+(--macvlan's) and Leases that cnperf runs left behind (for example after kill -9), found by their labels
 (` + kube.LabelManagedBy + `=` + kube.ManagedByValue + `, ` + kube.LabelRun + `=<run id>) — but only what is
 provably abandoned. Every run holds a Lease
 (coordination.k8s.io) in its namespace and renews it every ` + kube.LeaseRenew.String() + ` while it runs; without
@@ -87,7 +89,8 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
 }
 
 func (o *Options) run(ctx context.Context, cs kubernetes.Interface, streams iostreams.Streams) error {
-	found, err := kube.Cleanup(ctx, cs, kube.CleanupOptions{RunID: o.RunID, Namespace: o.Namespace, DryRun: o.DryRun, Wait: !o.NoWait}, streams.LogWriter())
+	found, err := kube.Cleanup(ctx, cs, kube.CleanupOptions{RunID: o.RunID, Namespace: o.Namespace, DryRun: o.DryRun, Wait: !o.NoWait,
+		NADs: o.nads}, streams.LogWriter())
 	removed := 0
 	named := map[string]bool{}
 	for _, ns := range o.Standing {

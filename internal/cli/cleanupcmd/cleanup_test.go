@@ -3,6 +3,7 @@ package cleanupcmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/kube"
+	"github.com/cnperf/cnperf/internal/kube/kubetest"
 	"github.com/cnperf/cnperf/internal/tigerbench"
 )
 
@@ -84,7 +86,27 @@ func TestCleanupRemovesOnlyAbandonedRuns(t *testing.T) {
 			pod("team", "dead-client", "run-dead"), pod("team", "live-client", "run-live"),
 		)
 	}
+	// NetworkAttachmentDefinitions: the ones --macvlan made (labelled with their run), and the
+	// team's own of the same name, without cnperf's labels, which cleanup never lists
+	nadBody := func(ns, run string) []byte {
+		md := map[string]any{"name": kube.MacvlanDefinitionName, "namespace": ns}
+		if run != "" {
+			md["labels"] = map[string]string{kube.LabelManagedBy: kube.ManagedByValue, kube.LabelRun: run}
+		}
+		b, _ := json.Marshal(map[string]any{"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition", "metadata": md,
+			"spec": map[string]string{"config": kubetest.K8sNetperfMacvlanConfig}})
+		return b
+	}
+	nads := &kubetest.NADs{Objs: map[string][]byte{
+		"perf/macvlan-netperf": nadBody("perf", "run-dead"), "shared/macvlan-netperf": nadBody("shared", "run-live"),
+		"team/macvlan-netperf": nadBody("team", ""), "dead/macvlan-netperf": nadBody("dead", "run-dead"),
+	}}
+	nadExists := func(key string) bool {
+		_, err := nads.Get(context.Background(), strings.Split(key, "/")[0], strings.Split(key, "/")[1])
+		return err == nil
+	}
 	run := func(cs *fake.Clientset, o Options) string {
+		o.nads = nads
 		var out, errb bytes.Buffer
 		if err := o.run(context.Background(), cs, iostreams.Streams{Out: &out, ErrOut: &errb}); err != nil {
 			t.Fatalf("%v\n%s", err, errb.String())
@@ -112,12 +134,19 @@ func TestCleanupRemovesOnlyAbandonedRuns(t *testing.T) {
 		"kept Namespace nolease (run run-nolease): no Lease proves run run-nolease abandoned (name it with --run run-nolease)",
 		"kept Namespace standing: standing config: removed only when named (cnperf cleanup --standing standing",
 		"kept Namespace team: not created by cnperf: never deleted",
+		"would remove NetworkAttachmentDefinition perf/macvlan-netperf (run run-dead): run abandoned",
+		"kept NetworkAttachmentDefinition shared/macvlan-netperf (run run-live): run alive",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run lacks %q", want)
 		}
 	}
-	if !exists(cs, "dead", "") || !exists(cs, "team", "dead-client") {
+	for _, never := range []string{"team/macvlan-netperf", "dead/macvlan-netperf"} { // not cnperf's; goes with its namespace
+		if strings.Contains(out, never) {
+			t.Errorf("the dry run lists NetworkAttachmentDefinition %s", never)
+		}
+	}
+	if !exists(cs, "dead", "") || !exists(cs, "team", "dead-client") || len(nads.Deleted) > 0 {
 		t.Fatal("--dry-run removed something")
 	}
 
@@ -126,6 +155,12 @@ func TestCleanupRemovesOnlyAbandonedRuns(t *testing.T) {
 		if exists(cs, gone[0], gone[1]) {
 			t.Errorf("%v survived cleanup", gone)
 		}
+	}
+	if nadExists("perf/macvlan-netperf") {
+		t.Error("the abandoned run's NetworkAttachmentDefinition survived cleanup")
+	}
+	if !nadExists("team/macvlan-netperf") || !nadExists("shared/macvlan-netperf") {
+		t.Errorf("removed a NetworkAttachmentDefinition that is not an abandoned run's (deleted: %v)", nads.Deleted)
 	}
 	for _, kept := range [][2]string{{"live", ""}, {"live", "srv"}, {"team", "live-client"}, {"kept", ""}, {"nolease", ""}, {"standing", ""}, {"team", ""}} {
 		if !exists(cs, kept[0], kept[1]) {
@@ -141,5 +176,8 @@ func TestCleanupRemovesOnlyAbandonedRuns(t *testing.T) {
 	}
 	if !exists(cs, "team", "") {
 		t.Error("the team's namespace was deleted")
+	}
+	if nadExists("shared/macvlan-netperf") || !nadExists("team/macvlan-netperf") {
+		t.Errorf("--run run-live: NetworkAttachmentDefinitions deleted %v, want shared/macvlan-netperf and never the team's", nads.Deleted)
 	}
 }
