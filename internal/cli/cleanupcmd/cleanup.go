@@ -38,8 +38,9 @@ func NewCommand(streams iostreams.Streams) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "cleanup",
 		Short: "Remove what abandoned runs left in the cluster (and only that)",
-		Long: `Remove the namespaces, DaemonSets, pods, Services, ServiceAccounts, NetworkAttachmentDefinitions
-(--macvlan's) and Leases that cnperf runs left behind (for example after kill -9), found by their labels
+		Long: `Remove the namespaces, DaemonSets, pods, Services, ServiceAccounts,
+NetworkAttachmentDefinitions (--macvlan's) and Leases that cnperf runs left behind (for
+example after kill -9), found by their labels
 (` + kube.LabelManagedBy + `=` + kube.ManagedByValue + `, ` + kube.LabelRun + `=<run id>) — but only what is
 provably abandoned. Every run holds a Lease
 (coordination.k8s.io) in its namespace and renews it every ` + kube.LeaseRenew.String() + ` while it runs; without
