@@ -101,32 +101,7 @@ func metric(h, p *api.Result) figure.Figure {
 // compare (the gate must not pass silently). report is a table for people.
 func Tolerance(run *api.Run, pct float64) (report string, violations []Violation) {
 	pct = math.Abs(pct)
-	type entry struct {
-		idx int
-		r   *api.Result
-	}
-	hosts := map[key][]entry{}
-	pods := map[key][]entry{}
-	seen := map[key]bool{}
-	var order []key // first appearance in the run: the report follows the run's order
-	for i := range run.Results {
-		r := &run.Results[i]
-		s, ok := classify(r.Path, r.Params)
-		if !ok {
-			continue
-		}
-		k := keyOf(r.Profile, r.Driver, s.class, r.Params)
-		if !seen[k] {
-			seen[k] = true
-			order = append(order, k)
-		}
-		if s.host {
-			hosts[k] = append(hosts[k], entry{i, r})
-		} else {
-			pods[k] = append(pods[k], entry{i, r})
-		}
-	}
-
+	order, hosts, pods := sides(run)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Tolerance %.1f%%: pod network vs hostNetwork (same profile, driver, path class and parameters; diff = (pod - host) / host)\n", pct)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
@@ -137,56 +112,13 @@ func Tolerance(run *api.Run, pct float64) (report string, violations []Violation
 		if len(hs) == 0 || len(ps) == 0 {
 			continue // only one side in the run: nothing to compare for this key
 		}
-		n := len(hs)
-		if len(ps) > n {
-			n = len(ps)
-		}
-		for i := 0; i < n; i++ {
-			h := hs[min(i, len(hs)-1)].r
-			p := ps[min(i, len(ps)-1)].r
+		for i := 0; i < max(len(hs), len(ps)); i++ {
 			compared++
-			f := metric(h, p)
-			mname, hst, pst, unit := f.Key, f.Stat(&h.Summary), f.Stat(&p.Summary), f.Unit.Format
-			params := describeParams(h.Params)
-			paths := fmt.Sprintf("%s vs %s", pathLabel(h), pathLabel(p))
-			v := Violation{Profile: k.profile, Driver: k.driver, HostPath: h.Path, PodPath: p.Path, Params: params,
-				Metric: mname, Host: hst, Pod: pst, TolerancePercent: pct}
-			if hst == nil || pst == nil || hst.N == 0 || pst.N == 0 || hst.Mean == 0 {
-				var missing []string
-				if hst == nil || hst.N == 0 || hst.Mean == 0 {
-					missing = append(missing, pathLabel(h))
-				}
-				if pst == nil || pst.N == 0 {
-					missing = append(missing, pathLabel(p))
-				}
-				v.DiffPercent = math.NaN()
-				v.Message = fmt.Sprintf("%s %s %s (%s): cannot compare, no successful %s on %s",
-					k.profile, k.driver, paths, params, mname, strings.Join(missing, " and "))
-				violations = append(violations, v)
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t-\t-\tFAIL (no data)\n", k.profile, k.driver, paths, params, statText(hst, unit), statText(pst, unit))
-				continue
-			}
-			v.DiffPercent = (pst.Mean - hst.Mean) / hst.Mean * 100
-			overlap := "yes"
-			if pst.CI95High < hst.CI95Low || hst.CI95High < pst.CI95Low {
-				overlap = "no"
-			}
-			verdict := "pass"
-			if math.Abs(v.DiffPercent) > pct {
-				verdict = "FAIL"
-				dir := "slower"
-				if v.DiffPercent > 0 {
-					dir = "faster"
-				}
-				v.Message = fmt.Sprintf("%s %s %s (%s): pod network %s is %.1f%% %s than hostNetwork %s, beyond the %.1f%% tolerance",
-					k.profile, k.driver, paths, params, unit(pst.Mean), math.Abs(v.DiffPercent), dir, unit(hst.Mean), pct)
-				if overlap == "yes" {
-					v.Message += " (the 95% confidence intervals overlap: more samples may show the difference is noise)"
-				}
+			row, v, violated := comparePair(k, hs[min(i, len(hs)-1)], ps[min(i, len(ps)-1)], pct)
+			fmt.Fprintln(tw, row)
+			if violated {
 				violations = append(violations, v)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%+.1f%%\t%s\t%s\n", k.profile, k.driver, paths, params,
-				statText(hst, unit), statText(pst, unit), v.DiffPercent, overlap, verdict)
 		}
 	}
 	_ = tw.Flush()
@@ -202,6 +134,78 @@ func Tolerance(run *api.Run, pct float64) (report string, violations []Violation
 		fmt.Fprintf(&b, "FAIL: %d of %d comparison(s) beyond %.1f%% or without data\n", len(violations), compared, pct)
 	}
 	return b.String(), violations
+}
+
+// sides sorts a run's results that Tolerance compares by key into the hostNetwork and the
+// pod-network side; order is the keys in their first appearance in the run, which the report
+// follows.
+func sides(run *api.Run) (order []key, hosts, pods map[key][]*api.Result) {
+	hosts, pods = map[key][]*api.Result{}, map[key][]*api.Result{}
+	seen := map[key]bool{}
+	for i := range run.Results {
+		r := &run.Results[i]
+		s, ok := classify(r.Path, r.Params)
+		if !ok {
+			continue
+		}
+		k := keyOf(r.Profile, r.Driver, s.class, r.Params)
+		if !seen[k] {
+			seen[k] = true
+			order = append(order, k)
+		}
+		if s.host {
+			hosts[k] = append(hosts[k], r)
+		} else {
+			pods[k] = append(pods[k], r)
+		}
+	}
+	return order, hosts, pods
+}
+
+// comparePair compares a hostNetwork result h with a pod-network one p of key k: the report's
+// row, and the violation when the difference is beyond pct or a side has no data.
+func comparePair(k key, h, p *api.Result, pct float64) (row string, v Violation, violated bool) {
+	f := metric(h, p)
+	mname, hst, pst, unit := f.Key, f.Stat(&h.Summary), f.Stat(&p.Summary), f.Unit.Format
+	params := describeParams(h.Params)
+	paths := fmt.Sprintf("%s vs %s", pathLabel(h), pathLabel(p))
+	v = Violation{Profile: k.profile, Driver: k.driver, HostPath: h.Path, PodPath: p.Path, Params: params,
+		Metric: mname, Host: hst, Pod: pst, TolerancePercent: pct}
+	if hst == nil || pst == nil || hst.N == 0 || pst.N == 0 || hst.Mean == 0 {
+		var missing []string
+		if hst == nil || hst.N == 0 || hst.Mean == 0 {
+			missing = append(missing, pathLabel(h))
+		}
+		if pst == nil || pst.N == 0 {
+			missing = append(missing, pathLabel(p))
+		}
+		v.DiffPercent = math.NaN()
+		v.Message = fmt.Sprintf("%s %s %s (%s): cannot compare, no successful %s on %s",
+			k.profile, k.driver, paths, params, mname, strings.Join(missing, " and "))
+		row = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t-\t-\tFAIL (no data)", k.profile, k.driver, paths, params, statText(hst, unit), statText(pst, unit))
+		return row, v, true
+	}
+	v.DiffPercent = (pst.Mean - hst.Mean) / hst.Mean * 100
+	overlap := "yes"
+	if pst.CI95High < hst.CI95Low || hst.CI95High < pst.CI95Low {
+		overlap = "no"
+	}
+	verdict := "pass"
+	if math.Abs(v.DiffPercent) > pct {
+		verdict, violated = "FAIL", true
+		dir := "slower"
+		if v.DiffPercent > 0 {
+			dir = "faster"
+		}
+		v.Message = fmt.Sprintf("%s %s %s (%s): pod network %s is %.1f%% %s than hostNetwork %s, beyond the %.1f%% tolerance",
+			k.profile, k.driver, paths, params, unit(pst.Mean), math.Abs(v.DiffPercent), dir, unit(hst.Mean), pct)
+		if overlap == "yes" {
+			v.Message += " (the 95% confidence intervals overlap: more samples may show the difference is noise)"
+		}
+	}
+	row = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%+.1f%%\t%s\t%s", k.profile, k.driver, paths, params,
+		statText(hst, unit), statText(pst, unit), v.DiffPercent, overlap, verdict)
+	return row, v, violated
 }
 
 // CheckPlan reports, before anything runs, whether a plan gives Tolerance something to

@@ -115,6 +115,23 @@ func TestTolerance(t *testing.T) {
 			messages:   []string{"cannot compare, no successful throughputBitsPerSecond on pod-pod-cross-node"},
 		},
 		{
+			name: "the hostNetwork side without data fails too",
+			results: []api.Result{result(api.TCPStream, "iperf3", api.PathHostHost, api.Params{}, api.Summary{SamplesTotal: 3, SamplesFailed: 3}),
+				pod("iperf3", 9e9)},
+			pct:        10,
+			violations: 1,
+			report:     []string{"FAIL (no data)", "FAIL: 1 of 1 comparison(s)"},
+			messages:   []string{"cannot compare, no successful throughputBitsPerSecond on host-host"},
+		},
+		{
+			name:       "more pod results than hostNetwork ones: each is compared with the last host one",
+			results:    []api.Result{host("iperf3", 10e9), pod("iperf3", 9.5e9), pod("iperf3", 7e9)},
+			pct:        10,
+			violations: 1,
+			report:     []string{"-5.0%", "-30.0%", "FAIL: 1 of 2 comparison(s)"},
+			messages:   []string{"30.0% slower"},
+		},
+		{
 			name:       "paths outside the comparison are ignored",
 			results:    []api.Result{host("iperf3", 10e9), pod("iperf3", 9.8e9), result(api.TCPStream, "iperf3", api.PathPodNodePort, api.Params{}, tput(1e9, 1e7))},
 			pct:        10,
