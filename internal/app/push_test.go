@@ -1,18 +1,16 @@
 package app_test
 
 import (
-	"bytes"
 	"errors"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/sink/pushgateway/pushgatewaytest"
+	"github.com/cnperf/cnperf/internal/testdaemon"
 )
 
 // TestSIGTERMPushesInterruptedRun is what happens to a scheduled run that is cut (a CronJob's
@@ -29,33 +27,10 @@ func TestSIGTERMPushesInterruptedRun(t *testing.T) {
 	cmd := cnperfCmd("run", "--platform", "local", "--no-progress", "-o", "json", "--results", results,
 		"--profile", "TCP_STREAM,TCP_RR,UDP_STREAM", "--duration", "1s", "--samples", "2",
 		"--label", "schedule=cut", "--push-gateway", u, "--push-job", "cnperf-sigterm")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	defer func() { _ = cmd.Process.Kill() }()
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		b, _ := os.ReadFile(results)
-		if bytes.Count(b, []byte(`"type":"result"`)) >= 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no case finished within 60s; stderr:\n%s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("still running 30s after SIGTERM; stderr:\n%s", stderr.String())
-	}
+	proc := testdaemon.Run(t, cmd)
+	proc.CutAfterFirstCase(t, results, 0)
+	err := proc.Wait(t, 30*time.Second)
+	stderr := proc.Stderr
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != exit.Failed {
 		t.Errorf("exit %v, want code %d; stderr:\n%s", err, exit.Failed, stderr.String())

@@ -1,6 +1,7 @@
 // Package testdaemon starts a real server (Prometheus, its Pushgateway, OpenSearch) for a test
 // in a process group of its own and stops the whole group at cleanup: SIGTERM, then SIGKILL
-// when it has not ended within a grace period. Only tests import it.
+// when it has not ended within a grace period; and it runs cnperf itself as a process a test
+// can cut as a scheduler does (Run, Process.CutAfterFirstCase). Only tests import it.
 package testdaemon
 
 import (

@@ -4,7 +4,6 @@ package integration
 // prometheus-pushgateway and prometheus on loopback, fed by real cnperf runs that push.
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +22,7 @@ import (
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/runfile"
 	"github.com/cnperf/cnperf/internal/sink/pushgateway/pushgatewaytest"
+	"github.com/cnperf/cnperf/internal/testdaemon"
 )
 
 // rulesFile is the shipped alert rules file.
@@ -76,36 +75,12 @@ func runAndPush(t *testing.T, bin, plan, pushgateway, job string, cut time.Durat
 	argv := append([]string{bin, "run", "-c", plan, "--platform", "local", "--no-progress", "-o", "json",
 		"--results", results, "--push-gateway", pushgateway, "--push-job", job}, args...)
 	argv = append(append([]string{}, prefix...), argv...)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	defer func() { _ = cmd.Process.Kill() }()
+	proc := testdaemon.Run(t, exec.Command(argv[0], argv[1:]...))
 	if cut > 0 {
-		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			b, _ := os.ReadFile(results)
-			if bytes.Count(b, []byte(`"type":"result"`)) >= 1 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no case finished within 60s; stderr:\n%s", stderr.String())
-			}
-		}
-		time.Sleep(cut)
-		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
+		proc.CutAfterFirstCase(t, results, cut)
 	}
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("cnperf still running after 2 minutes; stderr:\n%s", stderr.String())
-	}
+	err := proc.Wait(t, 2*time.Minute)
+	stderr := proc.Stderr
 	var ee *exec.ExitError
 	switch {
 	case cut > 0 && (!errors.As(err, &ee) || ee.ExitCode() != 1):
