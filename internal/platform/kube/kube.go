@@ -686,82 +686,18 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 		return nil, fmt.Errorf("no %s-network server for driver %s (was the case in the plan given to Prepare?)", r.serverNet, c.Driver)
 	}
 	family := c.Params.IPFamily
-	serverEP := p.describe(srv, "server", family)
-	pl := &api.Placement{Server: serverEP}
-
+	pl := &api.Placement{Server: p.describe(srv, "server", family)}
 	timeout := c.SampleTimeout()
 	if timeout <= 0 {
 		timeout = p.s.ExecTimeout
 	}
-	var exe platform.Executor
-	switch r.clientNode {
-	case roleSelf:
-		// hairpin: the client runs beside the servers, in the server pod
-		exe = p.serverExecutor(srv, timeout)
-		pl.Client = p.describe(srv, "client", family)
-	case roleLocal:
-		exe = localExecutor{defaultTimeout: p.s.ExecTimeout, maxOutput: p.s.MaxOutputBytes,
-			env: []string{agenttoken.Env + "=" + p.s.AgentToken}}
-		pl.Client = api.Endpoint{Role: "client", Node: "local"}
-	default:
-		cli := p.clients[clientKey{r.clientNet, r.clientNode}]
-		if cli == nil || cli.pod == nil {
-			return nil, fmt.Errorf("no %s-network client on the %s (was the case in the plan given to Prepare?)", r.clientNet, r.clientNode)
-		}
-		pl.Client = p.describe(cli, "client", family)
-		exe = &kube.PodExecutor{Stream: p.stream, Namespace: p.nsOf(cli), Pod: cli.spec.Name, Container: kube.ClientContainer,
-			DefaultTimeout: timeout, MaxOutput: p.s.MaxOutputBytes}
+	exe, err := p.clientExecutor(r, srv, family, timeout, pl)
+	if err != nil {
+		return nil, err
 	}
-
-	t := driver.Target{}
-	switch r.access {
-	case api.AccessDirect:
-		addr := pl.Server.PodIP
-		if r.serverNet == api.NetworkHost {
-			addr = pl.Server.HostIP
-		}
-		if r.serverNet == api.NetworkAttachment {
-			a, err := p.attachmentPair(ctx, srv, p.clients[clientKey{r.clientNet, r.clientNode}], family)
-			if err != nil {
-				return nil, err
-			}
-			pl.Attachment, addr = a, a.ServerIP
-			a.PoliciesNotApplied = p.policiesNotApplied(ctx, pl)
-			if len(a.PoliciesNotApplied) > 0 {
-				p.logWrapped("warning: NetworkPolicy %s selects the pods of %s but does not apply on secondary network %s",
-					strings.Join(a.PoliciesNotApplied, ", "), c, a.Network)
-			}
-		}
-		if addr == "" {
-			return nil, fmt.Errorf("server pod %s has no %s address", srv.spec.Name, kube.FamilyName(family))
-		}
-		t.Host = addr
-	case api.AccessClusterIP:
-		sv := p.services[serviceKey{serverKey{c.Driver, r.serverNet}, corev1.ServiceTypeClusterIP}]
-		if sv == nil {
-			return nil, fmt.Errorf("no ClusterIP service for driver %s", c.Driver)
-		}
-		ip := kube.PickIP(sv.Spec.ClusterIPs, family)
-		if ip == "" {
-			return nil, fmt.Errorf("service %s has no %s cluster IP (cluster IPs: %s)", sv.Name, kube.FamilyName(family), strings.Join(sv.Spec.ClusterIPs, ", "))
-		}
-		t.Host = ip
-	case api.AccessNodePort:
-		sv := p.services[serviceKey{serverKey{c.Driver, r.serverNet}, corev1.ServiceTypeNodePort}]
-		if sv == nil {
-			return nil, fmt.Errorf("no NodePort service for driver %s", c.Driver)
-		}
-		ip := nodeIP(p.nodes[p.placement.Server], family)
-		if ip == "" {
-			return nil, fmt.Errorf("node %s has no %s internal address for the NodePort", p.placement.Server, kube.FamilyName(family))
-		}
-		t.Host = ip
-		t.Ports = map[int]int{}
-		for _, sp := range sv.Spec.Ports {
-			t.Ports[int(sp.Port)] = int(sp.NodePort)
-		}
-	case api.AccessExternal:
-		t.Host, t.Ports = p.s.externalHost, platform.ExternalPorts(srv.spec.Servers, p.s.externalPorts)
+	t, err := p.target(ctx, c, r, srv, pl)
+	if err != nil {
+		return nil, err
 	}
 	pl.Target = t.Host
 	if r.access == api.AccessExternal {
@@ -773,6 +709,97 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 		serverExe = p.serverExecutor(srv, p.s.ExecTimeout)
 	}
 	return &platform.Pair{Client: exe, Server: serverExe, Target: t, Placement: pl, Explain: p.explainer(pl)}, nil
+}
+
+// clientExecutor is where a case's client runs: in the server pod (hairpin), on this host
+// (an external client) or in the client pod of its network and node; it sets pl.Client.
+func (p *Platform) clientExecutor(r route, srv *endpoint, family string, timeout time.Duration, pl *api.Placement) (platform.Executor, error) {
+	switch r.clientNode {
+	case roleSelf:
+		// hairpin: the client runs beside the servers, in the server pod
+		pl.Client = p.describe(srv, "client", family)
+		return p.serverExecutor(srv, timeout), nil
+	case roleLocal:
+		pl.Client = api.Endpoint{Role: "client", Node: "local"}
+		return localExecutor{defaultTimeout: p.s.ExecTimeout, maxOutput: p.s.MaxOutputBytes,
+			env: []string{agenttoken.Env + "=" + p.s.AgentToken}}, nil
+	}
+	cli := p.clients[clientKey{r.clientNet, r.clientNode}]
+	if cli == nil || cli.pod == nil {
+		return nil, fmt.Errorf("no %s-network client on the %s (was the case in the plan given to Prepare?)", r.clientNet, r.clientNode)
+	}
+	pl.Client = p.describe(cli, "client", family)
+	return &kube.PodExecutor{Stream: p.stream, Namespace: p.nsOf(cli), Pod: cli.spec.Name, Container: kube.ClientContainer,
+		DefaultTimeout: timeout, MaxOutput: p.s.MaxOutputBytes}, nil
+}
+
+// target is what a case's client dials, by the route's access: the server pod's address on
+// its network, the ClusterIP, the server node's NodePorts, or the external address.
+func (p *Platform) target(ctx context.Context, c plan.Case, r route, srv *endpoint, pl *api.Placement) (driver.Target, error) {
+	family := c.Params.IPFamily
+	t := driver.Target{}
+	switch r.access {
+	case api.AccessDirect:
+		addr, err := p.directAddress(ctx, c, r, srv, pl)
+		if err != nil {
+			return t, err
+		}
+		t.Host = addr
+	case api.AccessClusterIP:
+		sv := p.services[serviceKey{serverKey{c.Driver, r.serverNet}, corev1.ServiceTypeClusterIP}]
+		if sv == nil {
+			return t, fmt.Errorf("no ClusterIP service for driver %s", c.Driver)
+		}
+		ip := kube.PickIP(sv.Spec.ClusterIPs, family)
+		if ip == "" {
+			return t, fmt.Errorf("service %s has no %s cluster IP (cluster IPs: %s)", sv.Name, kube.FamilyName(family), strings.Join(sv.Spec.ClusterIPs, ", "))
+		}
+		t.Host = ip
+	case api.AccessNodePort:
+		sv := p.services[serviceKey{serverKey{c.Driver, r.serverNet}, corev1.ServiceTypeNodePort}]
+		if sv == nil {
+			return t, fmt.Errorf("no NodePort service for driver %s", c.Driver)
+		}
+		ip := nodeIP(p.nodes[p.placement.Server], family)
+		if ip == "" {
+			return t, fmt.Errorf("node %s has no %s internal address for the NodePort", p.placement.Server, kube.FamilyName(family))
+		}
+		t.Host = ip
+		t.Ports = map[int]int{}
+		for _, sp := range sv.Spec.Ports {
+			t.Ports[int(sp.Port)] = int(sp.NodePort)
+		}
+	case api.AccessExternal:
+		t.Host, t.Ports = p.s.externalHost, platform.ExternalPorts(srv.spec.Servers, p.s.externalPorts)
+	}
+	return t, nil
+}
+
+// directAddress is the server pod's address on the route's server network: its pod IP, its
+// node's IP (hostNetwork), or its address on the secondary network (pl.Attachment, with the
+// NetworkPolicies that select the pods but do not apply there, warned about).
+func (p *Platform) directAddress(ctx context.Context, c plan.Case, r route, srv *endpoint, pl *api.Placement) (string, error) {
+	family := c.Params.IPFamily
+	addr := pl.Server.PodIP
+	if r.serverNet == api.NetworkHost {
+		addr = pl.Server.HostIP
+	}
+	if r.serverNet == api.NetworkAttachment {
+		a, err := p.attachmentPair(ctx, srv, p.clients[clientKey{r.clientNet, r.clientNode}], family)
+		if err != nil {
+			return "", err
+		}
+		pl.Attachment, addr = a, a.ServerIP
+		a.PoliciesNotApplied = p.policiesNotApplied(ctx, pl)
+		if len(a.PoliciesNotApplied) > 0 {
+			p.logWrapped("warning: NetworkPolicy %s selects the pods of %s but does not apply on secondary network %s",
+				strings.Join(a.PoliciesNotApplied, ", "), c, a.Network)
+		}
+	}
+	if addr == "" {
+		return "", fmt.Errorf("server pod %s has no %s address", srv.spec.Name, kube.FamilyName(family))
+	}
+	return addr, nil
 }
 
 // serverExecutor runs commands in srv's pod, in its first server's container (they share the
