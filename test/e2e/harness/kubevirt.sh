@@ -17,9 +17,8 @@
 #   kubevirt.sh up           on the running cluster: the images into every node's containerd,
 #                            KubeVirt's per-node host directories, the operator, and a KubeVirt
 #                            CR with developerConfiguration.useEmulation, then waits for it to be
-#                            Available. On this machine it is not: virt-handler cannot enter
-#                            PID 1's mount namespace, and the API server cannot reach Service
-#                            webhooks (docs/e2e.md, "Virtual machines", says exactly what fails)
+#                            Available (it was, 2026-11-29, and a VMI ran: docs/e2e.md, "Virtual
+#                            machines", says what ran and what was fixed by hand)
 #   kubevirt.sh down         remove all of that again
 #   kubevirt.sh check        exit 1 and list what `up` left on the running cluster
 #
@@ -41,11 +40,13 @@ KUBEVIRT_COMMIT=5e8660a7ba53fe05266a20960f4e8e1ef3e1104b   # the tag v1.0.1
 KUBEVIRT_DIR=${KUBEVIRT_DIR:-$E2E_CACHE/kubevirt-v$KUBEVIRT_VERSION-$FLAGS_HASH}
 # KubeVirt's source tree at v$KUBEVIRT_VERSION (with vendor/), built in place (see build_src)
 KUBEVIRT_SRC=${KUBEVIRT_SRC:-}
-# patches build_src applies to it (each says why at its top); their hash names the binaries' and
-# images' stamps, so a changed patch rebuilds those (not the root file system)
-KUBEVIRT_PATCHES="$HARNESS/kubevirt/host-mount-namespace.patch"
+# patches build_src applies to it (each says why at its top); their hash, and the images' layout
+# revision (KUBEVIRT_IMAGES_REV: raise it when build_images changes), name the binaries' and
+# images' stamps, so a change rebuilds those (not the root file system)
+KUBEVIRT_PATCHES="$HARNESS/kubevirt/host-mount-namespace.patch $HARNESS/kubevirt/pod-conditions-merge.patch"
+KUBEVIRT_IMAGES_REV=2
 # shellcheck disable=SC2086
-KUBEVIRT_PATCH_ID=$(cat $KUBEVIRT_PATCHES | sha256sum | cut -c1-8)
+KUBEVIRT_PATCH_ID=$({ cat $KUBEVIRT_PATCHES; echo "images-rev-$KUBEVIRT_IMAGES_REV"; } | sha256sum | cut -c1-8)
 KUBEVIRT_NS=${KUBEVIRT_NS:-kubevirt}
 KUBEVIRT_REPO=localhost/cnperf-kubevirt        # image names: $KUBEVIRT_REPO/virt-api:v$VERSION
 KUBEVIRT_GUEST_IMAGE=$KUBEVIRT_REPO/cnperf-guest:v$KUBEVIRT_VERSION
@@ -206,6 +207,10 @@ build_images() {
   cp "$b/virt-launcher" "$b/virt-launcher-monitor" "$b/virt-freezer" "$b/virt-probe" "$b/container-disk" \
     "$src/cmd/virt-launcher/node-labeller/node-labeller.sh" "$w/launcher/usr/bin/"
   cp "$src/cmd/virt-launcher/qemu.conf" "$src/cmd/virt-launcher/virtqemud.conf" "$w/launcher/etc/libvirt/"
+  # virt-launcher runs "virtlogd -f /etc/libvirt/virtlogd.conf", which Debian ships in
+  # libvirt-daemon-system (not installed): without it virtlogd exits ("Can't load config file")
+  # and the launcher restarts it every second. Empty: libvirt's defaults
+  : > "$w/launcher/etc/libvirt/virtlogd.conf"
   cp "$src/cmd/virt-launcher/nsswitch.conf" "$w/launcher/etc/"
   python3 "$HARNESS/../images/mkoci.py" "$KUBEVIRT_DIR/rootfs" "$KUBEVIRT_REPO/virt-handler:v$KUBEVIRT_VERSION" \
     "$KUBEVIRT_DIR/images/virt-handler.tar" --keep-owners --layer "$w/handler" --entrypoint '["/usr/bin/virt-handler"]' --cmd null >/dev/null
@@ -388,8 +393,8 @@ up() {
 
 down() {
   cluster
-  # the operator's own validating webhook first: when the API server cannot reach it (here: it
-  # calls the Service's ClusterIP from the root netns, see docs/e2e.md) it rejects the deletion
+  # the operator's own validating webhook first: when the API server cannot reach it (a cluster
+  # of an up.sh without --enable-aggregator-routing, see docs/e2e.md) it rejects the deletion
   # of the CR. Then the CR: the operator removes what it deployed (virt-api/controller/handler,
   # webhooks, the APIService, CRDs other than kubevirts); an APIService left without virt-api
   # makes discovery fail and can stall namespace deletion for everyone
