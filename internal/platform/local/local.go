@@ -353,6 +353,10 @@ func portFree(port driver.Port) error {
 	return l.Close()
 }
 
+// errExitedEarly is in waitReady's error when the server exited (the tool refused its
+// arguments or the address), not when it was slow or the run was cancelled.
+var errExitedEarly = errors.New("exited before it was ready")
+
 // waitReady waits until the server prints its Ready marker, or its first TCP port on
 // 127.0.0.1 accepts a connection made with dial, or it exits (an error carrying its output).
 // where says where the server runs ("" on the host, " in netns NAME" in the lab).
@@ -369,7 +373,7 @@ func waitReady(ctx context.Context, sp *serverProc, timeout time.Duration, where
 	for {
 		select {
 		case <-sp.done:
-			return fmt.Errorf("%s server %q%s exited before it was ready (%s): %s", sp.driver, sp.spec.Name, where,
+			return fmt.Errorf("%s server %q%s %w (%s): %s", sp.driver, sp.spec.Name, where, errExitedEarly,
 				strings.Join(sp.spec.Argv, " "), lastLines(sp.output.Bytes(), 10))
 		case <-ctx.Done():
 			return ctx.Err()
