@@ -156,83 +156,98 @@ func mergeHistograms(ok []*api.Sample) (*api.Latency, error) {
 	return l, nil
 }
 
+// perSampleMedian summarises latencies without per-transaction data: each percentile the
+// median of the samples', min and max the extremes, the mean pooled when it can be.
 func perSampleMedian(lats []*api.Latency) *api.Latency {
 	out := &api.Latency{Method: LatencyPerSampleMedian}
-	med := func(get func(*api.Latency) *float64) *float64 {
-		var xs []float64
-		for _, l := range lats {
-			if v := get(l); v != nil {
-				xs = append(xs, *v)
-			}
-		}
-		if len(xs) == 0 {
-			return nil
-		}
-		m := Median(xs)
-		return &m
+	out.P50 = medianOf(lats, func(l *api.Latency) *float64 { return l.P50 })
+	out.P75 = medianOf(lats, func(l *api.Latency) *float64 { return l.P75 })
+	out.P90 = medianOf(lats, func(l *api.Latency) *float64 { return l.P90 })
+	out.P99 = medianOf(lats, func(l *api.Latency) *float64 { return l.P99 })
+	out.P999 = medianOf(lats, func(l *api.Latency) *float64 { return l.P999 })
+	out.P9999 = medianOf(lats, func(l *api.Latency) *float64 { return l.P9999 })
+	out.Min = extremeOf(lats, func(l *api.Latency) *float64 { return l.Min }, true)
+	out.Max = extremeOf(lats, func(l *api.Latency) *float64 { return l.Max }, false)
+	pooled := poolMean(lats, out)
+	if !pooled {
+		out.Mean = medianOf(lats, func(l *api.Latency) *float64 { return l.Mean })
 	}
-	extreme := func(get func(*api.Latency) *float64, less bool) *float64 {
-		var best *float64
-		for _, l := range lats {
-			v := get(l)
-			if v == nil {
-				continue
-			}
-			if best == nil || (less && *v < *best) || (!less && *v > *best) {
-				x := *v
-				best = &x
-			}
-		}
-		return best
-	}
-	out.P50 = med(func(l *api.Latency) *float64 { return l.P50 })
-	out.P75 = med(func(l *api.Latency) *float64 { return l.P75 })
-	out.P90 = med(func(l *api.Latency) *float64 { return l.P90 })
-	out.P99 = med(func(l *api.Latency) *float64 { return l.P99 })
-	out.P999 = med(func(l *api.Latency) *float64 { return l.P999 })
-	out.P9999 = med(func(l *api.Latency) *float64 { return l.P9999 })
-	out.Min = extreme(func(l *api.Latency) *float64 { return l.Min }, true)
-	out.Max = extreme(func(l *api.Latency) *float64 { return l.Max }, false)
+	out.Provenance = pooledProvenance(lats)
+	out.Note = perSampleNote(lats, pooled)
+	return out
+}
 
-	// Mean, count and stddev of all transactions are exact when every sample gives its count
-	// and mean (and stddev for the pooled stddev); otherwise the mean is the median of means.
-	pooled := true
+// medianOf is the median of one figure over the samples that have it, nil when none has.
+func medianOf(lats []*api.Latency, get func(*api.Latency) *float64) *float64 {
+	var xs []float64
+	for _, l := range lats {
+		if v := get(l); v != nil {
+			xs = append(xs, *v)
+		}
+	}
+	if len(xs) == 0 {
+		return nil
+	}
+	m := Median(xs)
+	return &m
+}
+
+// extremeOf is the smallest (less) or largest value of one figure over the samples that
+// have it, nil when none has.
+func extremeOf(lats []*api.Latency, get func(*api.Latency) *float64, less bool) *float64 {
+	var best *float64
+	for _, l := range lats {
+		v := get(l)
+		if v == nil {
+			continue
+		}
+		if best == nil || (less && *v < *best) || (!less && *v > *best) {
+			x := *v
+			best = &x
+		}
+	}
+	return best
+}
+
+// poolMean sets the mean, count and stddev of all transactions in out, exact when every
+// sample gives its count and mean (and stddev for the pooled stddev), and reports whether it
+// could.
+func poolMean(lats []*api.Latency, out *api.Latency) bool {
 	withSD := true
 	for _, l := range lats {
 		if l.Count == nil || l.Mean == nil || *l.Count <= 0 {
-			pooled = false
+			return false
 		}
 		if l.Stddev == nil {
 			withSD = false
 		}
 	}
-	if pooled {
-		var n int64
-		var sum float64
-		for _, l := range lats {
-			n += *l.Count
-			sum += float64(*l.Count) * *l.Mean
-		}
-		mean := sum / float64(n)
-		out.Count = &n
-		out.Mean = &mean
-		if withSD && n > 1 {
-			// Stddevs are read as population stddevs (what histograms and tools report);
-			// Σ n_i (s_i² + (m_i − M)²) / N is then the exact population variance of all values.
-			var ss float64
-			for _, l := range lats {
-				d := *l.Mean - mean
-				ss += float64(*l.Count) * (*l.Stddev**l.Stddev + d*d)
-			}
-			sd := math.Sqrt(ss / float64(n))
-			out.Stddev = &sd
-		}
-	} else {
-		out.Mean = med(func(l *api.Latency) *float64 { return l.Mean })
+	var n int64
+	var sum float64
+	for _, l := range lats {
+		n += *l.Count
+		sum += float64(*l.Count) * *l.Mean
 	}
+	mean := sum / float64(n)
+	out.Count = &n
+	out.Mean = &mean
+	if withSD && n > 1 {
+		// Stddevs are read as population stddevs (what histograms and tools report);
+		// Σ n_i (s_i² + (m_i − M)²) / N is then the exact population variance of all values.
+		var ss float64
+		for _, l := range lats {
+			d := *l.Mean - mean
+			ss += float64(*l.Count) * (*l.Stddev**l.Stddev + d*d)
+		}
+		sd := math.Sqrt(ss / float64(n))
+		out.Stddev = &sd
+	}
+	return true
+}
 
-	out.Provenance = pooledProvenance(lats)
-	// Say where the figures came from, including the samples' own method (e.g. one-way doubled).
+// perSampleNote says where the figures came from, including the samples' own method (e.g.
+// one-way doubled).
+func perSampleNote(lats []*api.Latency, pooled bool) string {
 	methods := map[string]bool{}
 	for _, l := range lats {
 		if l.Method != "" {
@@ -253,8 +268,7 @@ func perSampleMedian(lats []*api.Latency) *api.Latency {
 	if len(ms) > 0 {
 		note += "; samples' method: " + strings.Join(ms, ", ")
 	}
-	out.Note = note
-	return out
+	return note
 }
 
 // pooledProvenance is the provenance of figures pooled from several samples: derived when
