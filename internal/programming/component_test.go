@@ -41,12 +41,19 @@ func TestParseHistogram(t *testing.T) {
 		{"after runs", real, true, 5097.269382237, 46, ""},
 		{"behind nc's headers", "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n\r\n" + real, true, 5097.269382237, 46, ""},
 		{"fresh kube-proxy", fresh, false, 0, 0, ""},
+		// Felix's summary (v3.28.4 on the harness's node1, after a policy-deny run), its quantile
+		// lines left out
+		{"Felix's summary", readTestdata(t, "felix-v3.28.4-node1-after.metrics"), true, 3.906664713000001, 119, ""},
 		{"two families", KubeProxyMetric + `_sum{ip_family="IPv4"} 1.5` + "\n" + KubeProxyMetric + `_sum{ip_family="IPv6"} 2` + "\n" +
 			KubeProxyMetric + `_count{ip_family="IPv4"} 1` + "\n" + KubeProxyMetric + `_count{ip_family="IPv6"} 3`, true, 3.5, 4, ""},
 		{"no labels", KubeProxyMetric + "_sum 2.5\n" + KubeProxyMetric + "_count 2\n" + KubeProxyMetric + "_sum_other 9", true, 2.5, 2, ""},
 		{"bad value", KubeProxyMetric + `_count{ip_family="IPv4"} many`, false, 0, 0, `value in "kubeproxy_network_programming_duration_seconds_count{ip_family=\"IPv4\"} many"`},
 	} {
-		h, found, err := parseHistogram(c.text, KubeProxyMetric)
+		metric := KubeProxyMetric
+		if strings.HasPrefix(c.name, "Felix") {
+			metric = FelixMetric
+		}
+		h, found, err := parseHistogram(c.text, metric)
 		switch {
 		case c.errContains != "":
 			if err == nil || !strings.Contains(err.Error(), c.errContains) {
@@ -58,15 +65,21 @@ func TestParseHistogram(t *testing.T) {
 	}
 }
 
-// metricsExec answers the kube-proxy metrics GET with the next of its texts (the last one
-// again once they are used up), as a hostNetwork pod on a node would.
+// metricsExec answers the metrics GET of a component on port (kube-proxy's when 0) with the
+// next of its texts (the last one again once they are used up), as a hostNetwork pod on a
+// node would.
 type metricsExec struct {
 	mu    sync.Mutex
+	port  int
 	texts []string
 }
 
 func (e *metricsExec) Exec(_ context.Context, cmd driver.Command) driver.Output {
-	if strings.Join(cmd.Argv, " ") != "sh -c "+clusterinfo.LocalHTTPGet(clusterinfo.KubeProxyMetricsPort, "/metrics") {
+	port := e.port
+	if port == 0 {
+		port = clusterinfo.KubeProxyMetricsPort
+	}
+	if strings.Join(cmd.Argv, " ") != "sh -c "+clusterinfo.LocalHTTPGet(port, "/metrics") {
 		return driver.Output{ExitCode: 2, Stderr: []byte("unexpected command")}
 	}
 	e.mu.Lock()
@@ -116,6 +129,43 @@ func TestRunnerComponent(t *testing.T) {
 			if c.Count != 0 || c.MeanSeconds != 0 {
 				t.Errorf("SERVICE_DELETE from n1 on %s: %+v", x.Path, c)
 			}
+		}
+	}
+}
+
+// TestRunnerFelix: with Felix's metrics read around each policy change, every client's result
+// carries the observations of the Felix on the server's node (n1: it enforces the server's
+// policy), read just before the change and after it; the other node's Felix is not read into
+// it (n2 has none here).
+func TestRunnerFelix(t *testing.T) {
+	before := readTestdata(t, "felix-v3.28.4-node1-before.metrics")
+	after := readTestdata(t, "felix-v3.28.4-node1-after.metrics")
+	bh, _, err := parseHistogram(before, FelixMetric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ah, _, err := parseHistogram(after, FelixMetric)
+	if err != nil || ah.Count <= bh.Count {
+		t.Fatalf("captures: before %+v, after %+v (%v)", bh, ah, err)
+	}
+	cs, port := fakePolicyCluster(t, 20*time.Millisecond)
+	r := testRunner(t, cs, port, false, KindPolicyDeny)
+	r.o.FelixMetrics, r.o.KubeProxyMetrics, r.o.Count, r.o.ServerNode = true, true, 1, "n1"
+	r.clients[0].Host = &metricsExec{port: FelixMetricsPort, texts: []string{before, after}}
+	r.clients[1].Host = &metricsExec{port: FelixMetricsPort, texts: []string{"# HELP go_goroutines\ngo_goroutines 12\n"}}
+	if err := r.Measure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res := r.Results()
+	if len(res) != 2 {
+		t.Fatalf("%d results, want POLICY_DENY from n1 and n2", len(res))
+	}
+	for _, x := range res {
+		c := x.Programming.Component
+		if x.Error != "" || c == nil || c.Metric != FelixMetric || c.Count != ah.Count-bh.Count ||
+			math.Abs(c.MeanSeconds-(ah.Sum-bh.Sum)/(ah.Count-bh.Count)) > 1e-12 ||
+			c.Source != "Felix on n1 (the server's node) (127.0.0.1:9091/metrics)" || !strings.Contains(c.Note, "calculation graph") {
+			t.Errorf("%s from %s: error %q, component %+v", x.Profile, x.Placement.Client.Node, x.Error, c)
 		}
 	}
 }

@@ -60,6 +60,28 @@ func fakeCluster(t *testing.T, delay time.Duration) (*fake.Clientset, int) {
 	return cs, port
 }
 
+// fakePolicyCluster enforces cnperf's deny policy: its target (open at first) closes delay
+// after a NetworkPolicy is created and opens again delay after it is deleted.
+func fakePolicyCluster(t *testing.T, delay time.Duration) (*fake.Clientset, int) {
+	t.Helper()
+	addr, open, closeIt := loopbackTarget(t)
+	_, p, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(p)
+	if err := open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cs := fake.NewClientset()
+	cs.PrependReactor("create", "networkpolicies", func(k8stesting.Action) (bool, runtime.Object, error) {
+		go func() { time.Sleep(delay); _ = closeIt(context.Background()) }()
+		return false, nil, nil
+	})
+	cs.PrependReactor("delete", "networkpolicies", func(k8stesting.Action) (bool, runtime.Object, error) {
+		go func() { time.Sleep(delay); _ = open(context.Background()) }()
+		return false, nil, nil
+	})
+	return cs, port
+}
+
 func testRunner(t *testing.T, cs *fake.Clientset, port int, nodePort bool, kinds ...Kind) *Runner {
 	t.Helper()
 	p := testParams
