@@ -168,105 +168,133 @@ func eligible(n *corev1.Node, selector map[string]string, tols []corev1.Tolerati
 
 func tolerationHint(t *corev1.Taint) string { return kube.TaintString(t) }
 
+// candidates are the cluster's nodes sorted by name: those that can run endpoints (ok) and
+// why the others cannot.
+type candidates struct {
+	sorted   []*corev1.Node
+	byName   map[string]*corev1.Node
+	ok       []*corev1.Node
+	rejected []string
+	s        *settings
+}
+
+func newCandidates(nodes []corev1.Node, s *settings, np *nodePlacement) *candidates {
+	c := &candidates{byName: map[string]*corev1.Node{}, s: s}
+	for i := range nodes {
+		c.sorted = append(c.sorted, &nodes[i])
+	}
+	sort.Slice(c.sorted, func(i, j int) bool { return c.sorted[i].Name < c.sorted[j].Name })
+	for _, n := range c.sorted {
+		c.byName[n.Name] = n
+		np.zones[n.Name] = kube.Zone(n)
+		if good, why := eligible(n, s.nodeSelector, s.tolerations); good {
+			c.ok = append(c.ok, n)
+		} else {
+			c.rejected = append(c.rejected, n.Name+": "+why)
+		}
+	}
+	return c
+}
+
+// describeRejected says which nodes cannot run endpoints and why ("" when every node can).
+func (c *candidates) describeRejected() string {
+	if len(c.rejected) == 0 {
+		return ""
+	}
+	return "; not usable: " + strings.Join(c.rejected, "; ")
+}
+
+// pinned is the node a flag names, which must exist and be able to run endpoints.
+func (c *candidates) pinned(flag, name string) (*corev1.Node, error) {
+	n, found := c.byName[name]
+	if !found {
+		return nil, fmt.Errorf("%s: no node named %q (nodes: %s)", flag, name, nodeNames(c.sorted))
+	}
+	if good, why := eligible(n, c.s.nodeSelector, c.s.tolerations); !good {
+		return nil, fmt.Errorf("%s: node %q cannot run endpoints: %s", flag, name, why)
+	}
+	return n, nil
+}
+
 // choosePlacement picks the server node and the client nodes the plan needs. It contacts
 // nothing: nodes is the cluster's node list.
 func choosePlacement(nodes []corev1.Node, s *settings, nd needs) (*nodePlacement, error) {
-	sorted := make([]*corev1.Node, len(nodes))
-	for i := range nodes {
-		sorted[i] = &nodes[i]
-	}
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	np := &nodePlacement{zones: map[string]string{}}
-	byName := map[string]*corev1.Node{}
-	var ok []*corev1.Node
-	var rejected []string
-	for _, n := range sorted {
-		byName[n.Name] = n
-		np.zones[n.Name] = kube.Zone(n)
-		if good, why := eligible(n, s.nodeSelector, s.tolerations); good {
-			ok = append(ok, n)
-		} else {
-			rejected = append(rejected, n.Name+": "+why)
-		}
+	c := newCandidates(nodes, s, np)
+	if len(c.ok) == 0 {
+		return nil, fmt.Errorf("no node can run endpoints (need Ready, schedulable, Linux, untainted or tolerated)%s", c.describeRejected())
 	}
-	describeRejected := func() string {
-		if len(rejected) == 0 {
-			return ""
-		}
-		return "; not usable: " + strings.Join(rejected, "; ")
-	}
-	pinned := func(flag, name string) (*corev1.Node, error) {
-		n, found := byName[name]
-		if !found {
-			return nil, fmt.Errorf("%s: no node named %q (nodes: %s)", flag, name, nodeNames(sorted))
-		}
-		if good, why := eligible(n, s.nodeSelector, s.tolerations); !good {
-			return nil, fmt.Errorf("%s: node %q cannot run endpoints: %s", flag, name, why)
-		}
-		return n, nil
-	}
-	if len(ok) == 0 {
-		return nil, fmt.Errorf("no node can run endpoints (need Ready, schedulable, Linux, untainted or tolerated)%s", describeRejected())
-	}
-
 	// Server node: --server-node, else netperf=server, else a worker, else any.
 	var server *corev1.Node
 	if s.ServerNode != "" {
-		n, err := pinned("--server-node", s.ServerNode)
+		n, err := c.pinned("--server-node", s.ServerNode)
 		if err != nil {
 			return nil, err
 		}
 		server = n
 	} else {
-		server = preferred(ok, "server", nil, nd, np)
+		server = preferred(c.ok, "server", nil, nd, np)
 	}
 	np.Server = server.Name
-	sz := np.zones[server.Name]
-
-	if nd.clientNode || nd.zoneNode {
-		others := without(ok, server.Name)
-		if nd.clientNode {
-			var client *corev1.Node
-			if s.ClientNode != "" {
-				n, err := pinned("--client-node", s.ClientNode)
-				if err != nil {
-					return nil, err
-				}
-				if n.Name == server.Name {
-					return nil, fmt.Errorf("--client-node %q is also the server node: paths %s need the client on another node", n.Name, crossPaths(nd))
-				}
-				client = n
-			} else {
-				if len(others) == 0 {
-					return nil, fmt.Errorf("paths %s need two nodes, but only %s can run endpoints%s", crossPaths(nd), server.Name, describeRejected())
-				}
-				// Prefer a client in the server's zone so cross-node is not also cross-zone.
-				client = preferred(others, "client", func(n *corev1.Node) bool { return np.zones[n.Name] == sz }, nd, np)
-			}
-			np.Client = client.Name
+	if nd.clientNode {
+		client, err := c.clientNode(server, nd, np)
+		if err != nil {
+			return nil, err
 		}
-		if nd.zoneNode {
-			if sz == "" {
-				return nil, fmt.Errorf("path pod-pod-cross-zone: server node %s has no %s label", server.Name, kube.LabelZone)
-			}
-			if np.Client != "" && np.zones[np.Client] != "" && np.zones[np.Client] != sz {
-				np.Zone = np.Client
-			} else {
-				var cands []*corev1.Node
-				for _, n := range others {
-					if z := np.zones[n.Name]; z != "" && z != sz {
-						cands = append(cands, n)
-					}
-				}
-				if len(cands) == 0 {
-					return nil, fmt.Errorf("path pod-pod-cross-zone needs nodes in two zones (%s), but every usable node is in zone %q (%s)%s",
-						kube.LabelZone, sz, nodeNames(ok), describeRejected())
-				}
-				np.Zone = preferred(cands, "client", nil, nd, np).Name
-			}
+		np.Client = client.Name
+	}
+	if nd.zoneNode {
+		zone, err := c.zoneNode(server, nd, np)
+		if err != nil {
+			return nil, err
 		}
+		np.Zone = zone
 	}
 	return np, nil
+}
+
+// clientNode picks the cross-node clients' node: --client-node, else another node, in the
+// server's zone if one is, so that cross-node is not also cross-zone.
+func (c *candidates) clientNode(server *corev1.Node, nd needs, np *nodePlacement) (*corev1.Node, error) {
+	if c.s.ClientNode != "" {
+		n, err := c.pinned("--client-node", c.s.ClientNode)
+		if err != nil {
+			return nil, err
+		}
+		if n.Name == server.Name {
+			return nil, fmt.Errorf("--client-node %q is also the server node: paths %s need the client on another node", n.Name, crossPaths(nd))
+		}
+		return n, nil
+	}
+	others := without(c.ok, server.Name)
+	if len(others) == 0 {
+		return nil, fmt.Errorf("paths %s need two nodes, but only %s can run endpoints%s", crossPaths(nd), server.Name, c.describeRejected())
+	}
+	sz := np.zones[server.Name]
+	return preferred(others, "client", func(n *corev1.Node) bool { return np.zones[n.Name] == sz }, nd, np), nil
+}
+
+// zoneNode picks the cross-zone clients' node: the client node when it is in another zone
+// than the server, else a node of another zone.
+func (c *candidates) zoneNode(server *corev1.Node, nd needs, np *nodePlacement) (string, error) {
+	sz := np.zones[server.Name]
+	if sz == "" {
+		return "", fmt.Errorf("path pod-pod-cross-zone: server node %s has no %s label", server.Name, kube.LabelZone)
+	}
+	if np.Client != "" && np.zones[np.Client] != "" && np.zones[np.Client] != sz {
+		return np.Client, nil
+	}
+	var cands []*corev1.Node
+	for _, n := range without(c.ok, server.Name) {
+		if z := np.zones[n.Name]; z != "" && z != sz {
+			cands = append(cands, n)
+		}
+	}
+	if len(cands) == 0 {
+		return "", fmt.Errorf("path pod-pod-cross-zone needs nodes in two zones (%s), but every usable node is in zone %q (%s)%s",
+			kube.LabelZone, sz, nodeNames(c.ok), c.describeRejected())
+	}
+	return preferred(cands, "client", nil, nd, np).Name, nil
 }
 
 // preferred returns the first node labelled netperf=<hint>, else the first node for which
