@@ -2,6 +2,7 @@ package prometheus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sort"
@@ -82,25 +83,36 @@ func (c *Collector) NodeHardware(ctx context.Context, nodes map[string]string) (
 		default:
 			h.CPUCount = int(s[0].Value)
 		}
-		if s := models[in]; len(s) == 1 && modelErr == nil {
+		switch s := models[in]; {
+		case modelErr != nil:
+			note(name, "CPU model: %v", modelErr)
+		case len(s) == 1:
 			h.CPUModel = s[0].Labels["model_name"]
-		} else if len(s) == 0 {
+		case len(s) == 0:
 			note(name, "no CPU model (node_cpu_info needs node-exporter's --collector.cpu.info)")
+		default:
+			note(name, "no CPU model: node_cpu_info names %d", len(s))
 		}
 		dev := deviceOf(nodes[name], addrs[in], "address")
 		if dev == "" {
 			dev = deviceOf(nodes[name], routes[in], "src")
 		}
-		if dev == "" {
+		if dev == "" && (addrErr != nil || routeErr != nil) {
+			note(name, "uplink not identified: %v", errors.Join(addrErr, routeErr))
+		} else if dev == "" {
 			note(name, "uplink not identified: no interface holds %s in node_network_address_info or node_network_route_info "+
 				"(node-exporter's --collector.netdev.address-info or --collector.network_route exports them)", nodes[name])
 		} else {
 			h.Uplink = dev
 			if s := ofDevice(speeds[in], dev); s != nil && s.Value > 0 {
 				h.SpeedBitsPerSecond = int64(s.Value * 8)
+			} else if speedErr != nil {
+				note(name, "link speed of %s: %v", dev, speedErr)
 			}
 			if s := ofDevice(mtus[in], dev); s != nil {
 				h.MTUBytes = int(s.Value)
+			} else if mtuErr != nil {
+				note(name, "MTU of %s: %v", dev, mtuErr)
 			} else {
 				note(name, "no MTU of %s (node_network_mtu_bytes: node-exporter's netclass collector is off)", dev)
 			}
