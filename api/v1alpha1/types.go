@@ -726,11 +726,12 @@ type CalicoDetails struct {
 	CNIType string `json:"cniType,omitempty"`
 }
 
-// Timing records where a run's wall-clock time went.
+// Timing records where a run's wall-clock time went. TeardownSeconds is absent when the
+// teardown was not measured (cnperf mesh writes its output before it cleans up), never 0.
 type Timing struct {
 	SetupSeconds    float64 `json:"setupSeconds"`
 	MeasureSeconds  float64 `json:"measureSeconds"`
-	TeardownSeconds float64 `json:"teardownSeconds"`
+	TeardownSeconds float64 `json:"teardownSeconds,omitempty"`
 }
 
 // Run is one invocation of cnperf and everything it measured.
