@@ -126,8 +126,13 @@ func Cases(loaded *config.Loaded, base kubeplatform.Options, runID string) ([]pl
 // Run runs the tests of a tiger-bench testconfig.yaml. It appends finished cases to
 // run.Results and the tests to run.TigerBench, and sets run.Cluster. Bad input (settings that
 // need --allow-cluster-changes, plan errors) is an *exit.UsageError returned before anything
-// is created; failed tests and cases give an *exit.FailureError at the end.
+// is created; failed tests and cases give an *exit.FailureError at the end. When run has a
+// Timing, it gets the set-up (checks, preflight, test nodes, Calico read), measure (the tests)
+// and teardown (Calico restored) times; a run that stops before its tests has none.
 func Run(ctx context.Context, loaded *config.Loaded, run *api.Run, deps Deps) error {
+	started := time.Now()
+	timing := run.Timing
+	run.Timing = nil
 	log := deps.Log
 	if log == nil {
 		log = io.Discard
@@ -201,7 +206,15 @@ func Run(ctx context.Context, loaded *config.Loaded, run *api.Run, deps Deps) er
 		},
 		CloseTimeout: 15 * time.Minute,
 	}
-	return measure.Run(ctx, measure.Options{Say: r.say}, unit)
+	setup := time.Since(started)
+	var measured api.Timing
+	err = measure.Run(ctx, measure.Options{Say: r.say, Timing: &measured}, unit)
+	if timing != nil {
+		*timing = measured
+		timing.SetupSeconds = setup.Seconds()
+		run.Timing = timing
+	}
+	return err
 }
 
 // casesByTest sorts the cases by their test (groups: a test's index by its group), with the

@@ -39,8 +39,11 @@ func load(t *testing.T, yaml string) *config.Loaded {
 func TestRunRefusesClusterChangesWithoutFlag(t *testing.T) {
 	cs := fake.NewClientset(readyNode("n1", nil))
 	l := load(t, "- testKind: thruput-latency\n  duration: 1\n- testKind: ttfr\n  encap: vxlan\n  calicoNodeCPULimit: 500m\n")
-	run := &api.Run{UUID: "1a2b3c4d-0000-0000-0000-000000000000"}
+	run := &api.Run{UUID: "1a2b3c4d-0000-0000-0000-000000000000", Timing: &api.Timing{}}
 	err := Run(context.Background(), l, run, Deps{Client: cs, RunID: run.UUID})
+	if run.Timing != nil {
+		t.Errorf("timing %+v of a run refused before its tests, want none (not zeros)", run.Timing)
+	}
 	var ue *exit.UsageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--allow-cluster-changes") ||
 		!strings.Contains(err.Error(), "testconfig.yaml:3: test [1] (ttfr): encap vxlan, calicoNodeCPULimit 500m") {
@@ -73,7 +76,7 @@ func TestRunTTFRTestWithStandingConfig(t *testing.T) {
     TestPodsPerNode: 5
     Rate: 4
 `)
-	run := &api.Run{UUID: "1a2b3c4d-0000-0000-0000-000000000000"}
+	run := &api.Run{UUID: "1a2b3c4d-0000-0000-0000-000000000000", Timing: &api.Timing{}}
 	var log bytes.Buffer
 	updates := 0
 	err := Run(ctx, l, run, Deps{Client: cs, RunID: run.UUID, Log: &log, Kube: kubeOpts(), OnUpdate: func() error { updates++; return nil }})
@@ -109,6 +112,10 @@ func TestRunTTFRTestWithStandingConfig(t *testing.T) {
 	}
 	if updates == 0 {
 		t.Error("OnUpdate never called")
+	}
+	// the header asked for timing: measured, not zeros
+	if tm := run.Timing; tm == nil || tm.SetupSeconds <= 0 || tm.MeasureSeconds <= 0 || tm.TeardownSeconds < 0 {
+		t.Errorf("timing %+v, want set-up and measure times measured", run.Timing)
 	}
 }
 
