@@ -389,36 +389,41 @@ func inputEncryption(in Input) string {
 // or offloads, nor the CPU model without --collector.cpu.info; an agent in a pod-network pod
 // reads no uplink).
 func hardwareOf(inputs []Input) func(Input) string {
-	all := api.NodeHardware{CPUModel: "x", Uplink: "x", Driver: "x", SpeedBitsPerSecond: 1, Offloads: map[string]bool{}}
+	all := api.NodeHardware{CPUModel: "x", Uplink: "x", Driver: "x", SpeedBitsPerSecond: 1, Offloads: map[string]bool{"x": true}}
 	for _, in := range inputs {
 		for _, r := range in.Runs {
 			if r.Cluster == nil {
 				continue
 			}
 			for _, n := range r.Cluster.Nodes {
-				h := n.Hardware
-				if h.Text() == "" {
-					continue
-				}
-				if h.CPUModel == "" {
-					all.CPUModel = ""
-				}
-				if h.Uplink == "" {
-					all.Uplink = ""
-				}
-				if h.Driver == "" {
-					all.Driver = ""
-				}
-				if h.SpeedBitsPerSecond <= 0 {
-					all.SpeedBitsPerSecond = 0
-				}
-				if len(h.Offloads) == 0 {
-					all.Offloads = nil
+				if n.Hardware.Text() != "" {
+					all = readIn(all, *n.Hardware)
 				}
 			}
 		}
 	}
 	return func(in Input) string { return inputHardware(in, all) }
+}
+
+// readIn is h without the fields that read lacks (CPU model, uplink, NIC driver, speed,
+// offloads: what node-exporter, or an agent in a pod-network pod, does not read).
+func readIn(h, read api.NodeHardware) api.NodeHardware {
+	if read.CPUModel == "" {
+		h.CPUModel = ""
+	}
+	if read.Uplink == "" {
+		h.Uplink = ""
+	}
+	if read.Driver == "" {
+		h.Driver = ""
+	}
+	if read.SpeedBitsPerSecond <= 0 {
+		h.SpeedBitsPerSecond = 0
+	}
+	if len(read.Offloads) == 0 {
+		h.Offloads = nil
+	}
+	return h
 }
 
 // inputHardware is the node hardware all runs of an input share, its nodes' distinct
@@ -435,22 +440,7 @@ func inputHardware(in Input, keep api.NodeHardware) string {
 			if n.Hardware == nil {
 				continue
 			}
-			h := *n.Hardware
-			if keep.CPUModel == "" {
-				h.CPUModel = ""
-			}
-			if keep.Uplink == "" {
-				h.Uplink = ""
-			}
-			if keep.Driver == "" {
-				h.Driver = ""
-			}
-			if keep.SpeedBitsPerSecond == 0 {
-				h.SpeedBitsPerSecond = 0
-			}
-			if keep.Offloads == nil {
-				h.Offloads = nil
-			}
+			h := readIn(*n.Hardware, keep)
 			if t := h.Text(); t != "" && !slices.Contains(texts, t) {
 				texts = append(texts, t)
 			}
