@@ -9,7 +9,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"net"
 	"strings"
 	"testing"
@@ -115,29 +114,7 @@ func TestMeshMacvlanFlag(t *testing.T) {
 	ctx := context.Background()
 	snNeedMultus(ctx, t, cl)
 	kc, nodes := meshCluster(t)
-	raw, err := cl.cs.CoreV1().RESTClient().Get().AbsPath("/apis/k8s.cni.cncf.io/v1/namespaces/multus-e2e/network-attachment-definitions/e2e-macvlan").DoRaw(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var def struct {
-		Spec struct{ Config string } `json:"spec"`
-	}
-	var conf struct {
-		IPAM map[string]any `json:"ipam"`
-	}
-	if err := json.Unmarshal(raw, &def); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal([]byte(def.Spec.Config), &conf); err != nil {
-		t.Fatal(err)
-	}
-	const cidr = "10.127.0.0/24"
-	_, subnet, _ := net.ParseCIDR(cidr)
-	ipam := map[string]any{"type": "whereabouts", "range": cidr}
-	if p, ok := conf.IPAM["configuration_path"]; ok {
-		ipam["configuration_path"] = p
-	}
-	ipamJSON, _ := json.Marshal(ipam)
+	ipamJSON, subnet := snMacvlanIPAM(ctx, t, cl)
 	ns := snNamespace(ctx, t, cl, "multus-mesh-macvlan", uuid.NewString(), false)
 	run, err := runMesh(t, kc, "--namespace", ns, "--nodes", nodes[0]+","+nodes[1], "--macvlan", "eth0", "--macvlan-ipam", string(ipamJSON),
 		"--profile", "TCP_RR", "--duration", "2s")
@@ -155,6 +132,6 @@ func TestMeshMacvlanFlag(t *testing.T) {
 		t.Errorf("NetworkAttachmentDefinition %s is left after the mesh", network)
 	}
 	if left := snIPAMState(ctx, t, cl, subnet); len(left) > 0 {
-		t.Errorf("whereabouts still holds addresses of %s: %v", cidr, strings.Join(left, "; "))
+		t.Errorf("whereabouts still holds addresses of %s: %v", subnet, strings.Join(left, "; "))
 	}
 }

@@ -264,29 +264,7 @@ func TestMacvlanFlag(t *testing.T) {
 	cl := kpClusterFromEnv(t)
 	ctx := context.Background()
 	snNeedMultus(ctx, t, cl)
-	raw, err := cl.cs.CoreV1().RESTClient().Get().AbsPath("/apis/k8s.cni.cncf.io/v1/namespaces/multus-e2e/network-attachment-definitions/e2e-macvlan").DoRaw(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var nad struct {
-		Spec struct{ Config string } `json:"spec"`
-	}
-	var conf struct {
-		IPAM map[string]any `json:"ipam"`
-	}
-	if err := json.Unmarshal(raw, &nad); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal([]byte(nad.Spec.Config), &conf); err != nil {
-		t.Fatal(err)
-	}
-	const cidr = "10.127.0.0/24"
-	_, subnet, _ := net.ParseCIDR(cidr)
-	ipam := map[string]any{"type": "whereabouts", "range": cidr}
-	if p, ok := conf.IPAM["configuration_path"]; ok {
-		ipam["configuration_path"] = p
-	}
-	ipamJSON, _ := json.Marshal(ipam)
+	ipamJSON, subnet := snMacvlanIPAM(ctx, t, cl)
 
 	runID := uuid.NewString()
 	ns := snNamespace(ctx, t, cl, "multus-macvlan", runID, false)
@@ -317,7 +295,7 @@ func TestMacvlanFlag(t *testing.T) {
 		a := r.Placement.Attachment
 		if a == nil || a.Network != network || a.Type != "macvlan" || !subnet.Contains(net.ParseIP(a.ServerIP)) ||
 			!subnet.Contains(net.ParseIP(a.ClientIP)) || r.Placement.Target != a.ServerIP {
-			t.Errorf("%s: attachment %+v, target %s: want %s (macvlan) between addresses of %s", label, a, r.Placement.Target, network, cidr)
+			t.Errorf("%s: attachment %+v, target %s: want %s (macvlan) between addresses of %s", label, a, r.Placement.Target, network, subnet)
 		}
 	}
 	// the definition is gone (the namespace, the test's, is still there)
@@ -328,7 +306,7 @@ func TestMacvlanFlag(t *testing.T) {
 		t.Errorf("left behind: %v", left)
 	}
 	if left := snIPAMState(ctx, t, cl, subnet); len(left) > 0 {
-		t.Errorf("whereabouts still holds addresses of %s: %v", cidr, left)
+		t.Errorf("whereabouts still holds addresses of %s: %v", subnet, left)
 	}
 	csv, stderr2, code := kpRunCLI(ctx, "report", "-o", "k8s-netperf-csv", results)
 	if code != exit.OK || !strings.Contains(csv, ",macvlan/eth0,") {
@@ -409,4 +387,34 @@ func snNamespace(ctx context.Context, t *testing.T, cl kpCluster, prefix, runID 
 		}
 	})
 	return ns
+}
+
+// snMacvlanIPAM is the --macvlan-ipam of the macvlan tests: whereabouts on 10.127.0.0/24 (apart
+// from the harness's own NADs), with the configuration_path of the harness's e2e-macvlan.
+func snMacvlanIPAM(ctx context.Context, t *testing.T, cl kpCluster) (ipamJSON []byte, subnet *net.IPNet) {
+	t.Helper()
+	raw, err := cl.cs.CoreV1().RESTClient().Get().AbsPath("/apis/k8s.cni.cncf.io/v1/namespaces/multus-e2e/network-attachment-definitions/e2e-macvlan").DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nad struct {
+		Spec struct{ Config string } `json:"spec"`
+	}
+	var conf struct {
+		IPAM map[string]any `json:"ipam"`
+	}
+	if err := json.Unmarshal(raw, &nad); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(nad.Spec.Config), &conf); err != nil {
+		t.Fatal(err)
+	}
+	const cidr = "10.127.0.0/24"
+	_, subnet, _ = net.ParseCIDR(cidr)
+	ipam := map[string]any{"type": "whereabouts", "range": cidr}
+	if p, ok := conf.IPAM["configuration_path"]; ok {
+		ipam["configuration_path"] = p
+	}
+	ipamJSON, _ = json.Marshal(ipam)
+	return ipamJSON, subnet
 }
