@@ -117,6 +117,19 @@ func TestLabPathsIperf3(t *testing.T) {
 	}
 }
 
+// TestCheckPathRefusesSecondaryNetwork: --network NAMESPACE/NAME names a Multus attachment, which
+// only a cluster has; the local platform refuses it on every path instead of measuring the
+// default path under the network's name.
+func TestCheckPathRefusesSecondaryNetwork(t *testing.T) {
+	p := New(Options{}, nil)
+	for _, path := range []api.Path{api.PathLoopback, api.PathPodPodCrossNode, api.PathHostHost} {
+		c := plan.Case{Profile: api.TCPRR, Path: path, Driver: "native", Params: api.Params{Network: "multus/br-net"}}
+		if err := p.CheckPath(c); err == nil || !strings.Contains(err.Error(), "network multus/br-net: secondary networks (Multus) exist only on the kube platform") {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+}
+
 func TestCheckLabPath(t *testing.T) {
 	p := New(Options{}, nil)
 	c := plan.Case{Profile: api.TCPRR, Path: api.PathPodPodCrossNode, Driver: "iperf3", Params: api.Params{IPFamily: "ipv6"}}

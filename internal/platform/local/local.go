@@ -99,6 +99,12 @@ func (p *Platform) Traits() platform.Traits {
 
 // CheckPath implements platform.PathChecker.
 func (p *Platform) CheckPath(c plan.Case) error {
+	if c.Params.Network != "" {
+		// it was accepted and ignored before: the case ran on the default path and its row
+		// said "+net: on secondary network …"
+		return fmt.Errorf("network %s: secondary networks (Multus) exist only on the kube platform; the local platform has none",
+			c.Params.Network)
+	}
 	if labPath(c.Path) {
 		return p.checkLabPath(c)
 	}
