@@ -550,15 +550,7 @@ func statusCell(r *api.Result) string {
 	return "ok"
 }
 
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	const max = 160
-	if text.Width(s) > max {
-		rs := []rune(s)
-		s = string(rs[:max-1]) + "…"
-	}
-	return s
-}
+func oneLine(s string) string { return text.OneLine(s, 160) }
 
 // driverDeltas finds cases measured by several drivers in one run (same workload and
 // topology, different driver) and returns, per result index, the change of its main figure's

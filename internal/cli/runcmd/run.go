@@ -27,6 +27,7 @@ import (
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/session"
 	"github.com/cnperf/cnperf/internal/sink"
@@ -388,13 +389,17 @@ func failedCases(run *api.Run) error {
 			if why == "" {
 				why = fmt.Sprintf("%d of %d samples failed", r.Summary.SamplesFailed, r.Summary.SamplesTotal)
 			}
-			failed = append(failed, fmt.Sprintf("case %d (%s %s %s): %s", i+1, r.Profile, r.Driver, r.Path, why))
+			// one case, at most 160 columns of its cause, wrapped to the width a person reads
+			// (a refused server's whole usage text made one line of ~810 columns); the whole
+			// cause is in the results file
+			line := fmt.Sprintf("case %d (%s %s %s): %s", i+1, r.Profile, r.Driver, r.Path, text.OneLine(why, 160))
+			failed = append(failed, strings.Join(text.Wrap(line, text.DefaultWidth, "  ", "    "), "\n"))
 		}
 	}
 	if len(failed) == 0 {
 		return nil
 	}
-	return exit.Failure("%d of %d cases failed:\n  %s", len(failed), len(run.Results), strings.Join(failed, "\n  "))
+	return exit.Failure("%d of %d cases failed:\n%s", len(failed), len(run.Results), strings.Join(failed, "\n"))
 }
 
 // warnNotApplicable says on stderr which plan fields mean nothing on this platform.

@@ -200,3 +200,31 @@ func TestDryRunTableFitsWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedCasesFit: the closing "N of M cases failed" lines fit 120 columns whatever the
+// cause (a refused server's cause is its whole usage text, ~810 columns on one line before),
+// cut with "…", and a short cause stays whole on its line.
+func TestFailedCasesFit(t *testing.T) {
+	usage := "place endpoints: sockperf server \"sockperf-tcp-v6\" has exited: sockperf: '-i' Invalid address: ::\n" +
+		strings.Repeat("  --option\tDisplay what this option does in a long line of help text.\n", 12)
+	run := &api.Run{Results: []api.Result{
+		{Profile: api.TCPRR, Driver: "sockperf", Path: api.PathPodPodCrossNode, Error: usage},
+		{Profile: api.TCPRR, Driver: "sockperf", Path: api.PathHostHost, Error: "no route to host"},
+	}}
+	err := failedCases(run)
+	if err == nil {
+		t.Fatal("two failed cases, no error")
+	}
+	msg := "cnperf: " + err.Error()
+	for _, l := range strings.Split(msg, "\n") {
+		if n := utf8.RuneCountInString(l); n > 120 {
+			t.Errorf("%d columns: %q", n, l)
+		}
+	}
+	for _, want := range []string{"2 of 2 cases failed:\n  case 1 (TCP_RR sockperf pod-pod-cross-node): place endpoints:",
+		"Invalid address: ::", "…", "\n  case 2 (TCP_RR sockperf host-host): no route to host"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("missing %q in:\n%s", want, msg)
+		}
+	}
+}

@@ -186,6 +186,17 @@ func Logf(w io.Writer, prefix, format string, a ...any) {
 	fmt.Fprintln(w, strings.Join(Wrap(fmt.Sprintf(format, a...), DefaultWidth, prefix, "  "), "\n"))
 }
 
+// OneLine is s on one line (every run of white space one space), cut to at most maxColumns
+// columns with "…" where it was cut: a tool's whole usage text in an error stays readable.
+func OneLine(s string, maxColumns int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if Width(s) > maxColumns {
+		rs := []rune(s)
+		s = string(rs[:maxColumns-1]) + "…"
+	}
+	return s
+}
+
 // Wrap breaks s into lines of at most width columns at spaces: the first line starts with
 // first, the others with rest (a hanging indent). A word longer than a line is not broken.
 func Wrap(s string, width int, first, rest string) []string {
