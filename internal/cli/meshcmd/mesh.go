@@ -138,7 +138,7 @@ func (o *Options) bindFlags(c *cobra.Command) {
 	f.IntVar(&o.AgentBatch, "agent-batch", 50, "start the agents on this many nodes at a time")
 	f.DurationVar(&o.StartTimeout, "pod-start-timeout", 3*time.Minute, "how long one batch of agents may take to start")
 
-	f.StringVar(&o.Profile, "profile", string(api.TCPStream), "profile: "+profileNames())
+	f.StringVar(&o.Profile, "profile", string(api.TCPStream), "profile: "+plan.Join(api.Profiles))
 	f.StringVar(&o.Driver, "driver", plan.DefaultDriver, "load generator whose tool is in the agent image: "+all.Joined())
 	f.DurationVar(&o.Duration, "duration", 10*time.Second, "measured time of each sample")
 	f.DurationVar(&o.Warmup, "warmup", 0, "warm-up before each pair's samples")
@@ -172,7 +172,7 @@ func (o *Options) bindFlags(c *cobra.Command) {
 	f.StringVar(&o.ResultsFile, "results", "", "write the run to this file (JSON Lines; read by cnperf report)")
 	f.StringVar(&o.UUID, "uuid", "", "run id to use instead of a random UUID")
 	flags.DryRun(f, &o.DryRun, "list the usable nodes (read-only) and print the pair schedule the run would follow (-o table, json or yaml); creates nothing")
-	flags.CompleteValues(c, "profile", false, func() []string { return strings.Split(profileNames(), ", ") })
+	flags.CompleteValues(c, "profile", false, func() []string { return plan.Strings(api.Profiles) })
 	flags.CompleteValues(c, "driver", false, all.Names)
 	flags.CompleteValues(c, "network", true, func() []string { return []string{"pod", "host"} })
 	flags.CompleteValues(c, "output", false, func() []string { return meshFormats })
@@ -180,14 +180,6 @@ func (o *Options) bindFlags(c *cobra.Command) {
 
 // meshFormats are the values of mesh's -o.
 var meshFormats = []string{"table", "csv", "cells", "json", "yaml"}
-
-func profileNames() string {
-	var s []string
-	for _, p := range api.Profiles {
-		s = append(s, string(p))
-	}
-	return strings.Join(s, ", ")
-}
 
 // settings is what Run derives from Options before touching the cluster.
 type settings struct {
@@ -214,7 +206,7 @@ func (o *Options) validate() (*settings, error) {
 	}
 	s.profile = api.Profile(strings.ToUpper(o.Profile))
 	if !s.profile.Valid() {
-		return nil, exit.Usage("--profile %q: want one of %s", o.Profile, profileNames())
+		return nil, exit.Usage("--profile %q: want one of %s", o.Profile, plan.Join(api.Profiles))
 	}
 	d, err := all.Get(o.Driver)
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/mesh"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/programming"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/session"
@@ -113,7 +114,7 @@ per change) that -o json, --results, 'cnperf report' and 'cnperf compare' take.`
 	f.StringVar(&o.ServerNode, "server-node", "", "node of the server pod (default: the first client node)")
 	f.DurationVar(&o.StartTimeout, "pod-start-timeout", 3*time.Minute, "how long the pods may take to start")
 	f.StringSliceVar(&o.Kinds, "kind", []string{string(programming.KindService), string(programming.KindEndpoint)},
-		"changes to measure: "+kindNames())
+		"changes to measure: "+plan.Join(programming.Kinds))
 	f.IntVar(&o.Count, "count", 20, "changes of each kind (each is one sample per client node)")
 	f.DurationVar(&o.Interval, "interval", 5*time.Millisecond, "time between two connect attempts' starts (a figure's resolution)")
 	f.DurationVar(&o.AttemptTimeout, "attempt-timeout", 500*time.Millisecond, "a connect still pending this long counts as blocked")
@@ -130,20 +131,12 @@ per change) that -o json, --results, 'cnperf report' and 'cnperf compare' take.`
 	f.StringVar(&o.ResultsFile, "results", "", "write the run to this file (JSON Lines; read by cnperf report and compare)")
 	f.StringVar(&o.UUID, "uuid", "", "run id to use instead of a random UUID")
 	f.StringArrayVar(&o.Labels, "label", nil, "label the run, KEY=VALUE (repeatable)")
-	flags.CompleteValues(c, "kind", true, func() []string { return strings.Split(kindNames(), ", ") })
+	flags.CompleteValues(c, "kind", true, func() []string { return plan.Strings(programming.Kinds) })
 	flags.CompleteValues(c, "output", false, func() []string { return outputs })
 	return c
 }
 
 var outputs = []string{"table", "json", "yaml"}
-
-func kindNames() string {
-	var s []string
-	for _, k := range programming.Kinds {
-		s = append(s, string(k))
-	}
-	return strings.Join(s, ", ")
-}
 
 // settings is what Run derives from Options before touching the cluster.
 type settings struct {
@@ -160,14 +153,14 @@ func (o *Options) validate() (*settings, error) {
 	for _, k := range o.Kinds {
 		k := programming.Kind(strings.TrimSpace(strings.ToLower(k)))
 		if !slices.Contains(programming.Kinds, k) {
-			return nil, exit.Usage("--kind %q: want %s", k, kindNames())
+			return nil, exit.Usage("--kind %q: want %s", k, plan.Join(programming.Kinds))
 		}
 		if !slices.Contains(s.kinds, k) {
 			s.kinds = append(s.kinds, k)
 		}
 	}
 	if len(s.kinds) == 0 {
-		return nil, exit.Usage("--kind: name at least one of %s", kindNames())
+		return nil, exit.Usage("--kind: name at least one of %s", plan.Join(programming.Kinds))
 	}
 	// The kinds run in their own order (services before policies), whatever the flag's.
 	slices.SortFunc(s.kinds, func(a, b programming.Kind) int {
