@@ -35,12 +35,8 @@ const (
 
 // DNSSpec is one DNS latency test.
 type DNSSpec struct {
-	Namespace string
-	ID        string
-	// RunID labels the objects with the run (cnperf cleanup --run finds leftovers by it).
-	RunID string
-	// Nodes get one measuring pod each.
-	Nodes []string
+	// PodTestSpec's Nodes get one measuring pod each.
+	PodTestSpec
 	// Target is the name to look up; empty creates an in-cluster target: TargetPods HTTP
 	// servers behind a ClusterIP Service, looked up by its short name (through the pods'
 	// search list, as applications do).
@@ -49,11 +45,7 @@ type DNSSpec struct {
 	TargetPods int
 	Duration   time.Duration
 	// Interval is the pause between one lookup+connect and the next in each pod (default 100ms).
-	Interval     time.Duration
-	HostNetwork  bool
-	Image        string
-	PullPolicy   corev1.PullPolicy
-	StartTimeout time.Duration
+	Interval time.Duration
 }
 
 // DNSTarget reads tiger-bench's DNSPerf target: TargetURL ("http://host[:port]/...") or
@@ -159,17 +151,12 @@ func (r *DNSRunner) Run(ctx context.Context, spec DNSSpec) (res *api.DNSResult, 
 
 // withDefaults fills the unset fields of the spec.
 func (spec DNSSpec) withDefaults() DNSSpec {
+	spec.PodTestSpec = spec.PodTestSpec.withDefaults()
 	if spec.Interval <= 0 {
 		spec.Interval = 100 * time.Millisecond
 	}
-	if spec.StartTimeout <= 0 {
-		spec.StartTimeout = 2 * time.Minute
-	}
 	if spec.TargetPods <= 0 {
 		spec.TargetPods = 1
-	}
-	if spec.PullPolicy == "" {
-		spec.PullPolicy = corev1.PullIfNotPresent
 	}
 	return spec
 }
@@ -309,11 +296,11 @@ func (r *DNSRunner) await(ctx context.Context, ns, name string, timeout time.Dur
 }
 
 func dnsLabels(spec DNSSpec, role string) map[string]string {
-	return testPodLabels("dns", LabelDNS, LabelDNSRun, spec.ID, spec.RunID, role)
+	return spec.labels("dns", LabelDNS, LabelDNSRun, role)
 }
 
 func dnsPod(spec DNSSpec, name, node, role string, argv []string) *corev1.Pod {
-	return oneShotPod(spec.Namespace, name, node, DNSContainer, spec.Image, spec.PullPolicy, spec.HostNetwork, dnsLabels(spec, role), argv)
+	return spec.pod(name, node, DNSContainer, dnsLabels(spec, role), argv)
 }
 
 // dnsTargetPod is one in-cluster target: an HTTP server on the pod network.

@@ -14,12 +14,12 @@ import (
 // and mesh (testdata/objects, written by the code before that change).
 func TestObjectsGolden(t *testing.T) {
 	run := "0b5c3e2a-1f0d-4c6b-9a51-0d7e3f2a9c11"
-	ttfr := TTFRSpec{Namespace: "ns1", ID: "0b5c3e2a-00", RunID: run, Nodes: []string{"node-a", "node-b"}, Image: "example.invalid/cnperf:test",
-		PullPolicy: corev1.PullIfNotPresent, Port: 8080, ResponseTimeout: 60 * time.Second}
+	ttfr := TTFRSpec{PodTestSpec: PodTestSpec{Namespace: "ns1", ID: "0b5c3e2a-00", RunID: run, Nodes: []string{"node-a", "node-b"},
+		Image: "example.invalid/cnperf:test", PullPolicy: corev1.PullIfNotPresent}, Port: 8080, ResponseTimeout: 60 * time.Second}
 	ttfrHost := ttfr
 	ttfrHost.HostNetwork, ttfrHost.RunID = true, ""
-	dns := DNSSpec{Namespace: "ns1", ID: "0b5c3e2a-01", RunID: run, Nodes: []string{"node-a"}, Image: "example.invalid/cnperf:test",
-		PullPolicy: corev1.PullNever, HostNetwork: true, Duration: time.Minute, Interval: 100 * time.Millisecond}
+	dns := DNSSpec{PodTestSpec: PodTestSpec{Namespace: "ns1", ID: "0b5c3e2a-01", RunID: run, Nodes: []string{"node-a"},
+		Image: "example.invalid/cnperf:test", PullPolicy: corev1.PullNever, HostNetwork: true}, Duration: time.Minute, Interval: 100 * time.Millisecond}
 	standing := StandingSpec{Namespace: "ns1", Pods: 10, Services: 2, Nodes: []string{"node-a", "node-b"}, Image: "example.invalid/cnperf:test", PullPolicy: corev1.PullIfNotPresent}
 	standingAny := standing
 	standingAny.Nodes = nil

@@ -476,7 +476,9 @@ func (r *tbRun) runTest(ctx context.Context, i int, t config.TigerBenchTestConfi
 func (r *tbRun) measureTest(ctx context.Context, rec *api.TigerBenchTest, i int, t config.TigerBenchTestConfig, cases []plan.Case,
 	ko kubeplatform.Options, fail func(string, ...any)) {
 	img, pp := r.image()
-	id := kube.ShortID(r.deps.RunID) + fmt.Sprintf("-%d", i)
+	// the pods of a TTFR or DNS test
+	pods := PodTestSpec{Namespace: t.TestNamespace, ID: kube.ShortID(r.deps.RunID) + fmt.Sprintf("-%d", i), RunID: r.deps.RunID,
+		Nodes: r.nodes.Names, HostNetwork: t.HostNetwork, Image: img, PullPolicy: pp, StartTimeout: ko.PodStartTimeout}
 	switch t.TestKind {
 	case config.TigerBenchThruputLatency, config.TigerBenchIperf:
 		if len(cases) == 0 {
@@ -493,9 +495,8 @@ func (r *tbRun) measureTest(ctx context.Context, rec *api.TigerBenchTest, i int,
 			d = tc.TestDuration
 		}
 		runner := &TTFRRunner{Client: r.cs, Log: r.log}
-		res, err := runner.Run(ctx, TTFRSpec{Namespace: t.TestNamespace, ID: id, RunID: r.deps.RunID, Nodes: r.nodes.Names, Rate: tc.Rate,
-			PodsPerNode: tc.TestPodsPerNode, Duration: time.Duration(d) * time.Second, HostNetwork: t.HostNetwork,
-			Image: img, PullPolicy: pp, ResponseTimeout: r.deps.Options.TTFRResponseTimeout, StartTimeout: ko.PodStartTimeout})
+		res, err := runner.Run(ctx, TTFRSpec{PodTestSpec: pods, Rate: tc.Rate, PodsPerNode: tc.TestPodsPerNode,
+			Duration: time.Duration(d) * time.Second, ResponseTimeout: r.deps.Options.TTFRResponseTimeout})
 		rec.TTFR = res
 		if err != nil {
 			fail("%v", err)
@@ -515,9 +516,8 @@ func (r *tbRun) measureTest(ctx context.Context, rec *api.TigerBenchTest, i int,
 			rec.Warnings = append(rec.Warnings, "DNSPerf Mode, TestDNSPolicy, RunStress and NumDomains configure Calico Enterprise's DNS policy, which cnperf does not set up; lookups and connects are measured without it")
 		}
 		runner := &DNSRunner{Client: r.cs, Log: r.log}
-		res, err := runner.Run(ctx, DNSSpec{Namespace: t.TestNamespace, ID: id, RunID: r.deps.RunID, Nodes: r.nodes.Names, Target: name, Port: port,
-			TargetPods: dc.NumTargetPods, Duration: time.Duration(t.Duration) * time.Second, HostNetwork: t.HostNetwork,
-			Image: img, PullPolicy: pp, StartTimeout: ko.PodStartTimeout})
+		res, err := runner.Run(ctx, DNSSpec{PodTestSpec: pods, Target: name, Port: port,
+			TargetPods: dc.NumTargetPods, Duration: time.Duration(t.Duration) * time.Second})
 		rec.DNS = res
 		if err != nil {
 			fail("%v", err)

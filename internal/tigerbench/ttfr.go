@@ -37,31 +37,58 @@ const (
 	TTFRContainer = "ttfr"
 )
 
-// TTFRSpec is one time-to-first-response test.
-type TTFRSpec struct {
+// PodTestSpec is what the pods of a TTFR or DNS test share: where they go, how they are named
+// and labelled, and what they run.
+type PodTestSpec struct {
 	Namespace string
 	// ID names this test's pods (a DNS label fragment, e.g. the run's short id + test index).
 	ID string
-	// RunID labels the pods with the run (cnperf cleanup --run finds leftovers by it).
-	RunID string
-	Nodes []string
+	// RunID labels the test's objects with the run (cnperf cleanup --run finds leftovers by it).
+	RunID       string
+	Nodes       []string
+	HostNetwork bool
+	Image       string
+	PullPolicy  corev1.PullPolicy // default IfNotPresent
+	// StartTimeout is how long a pod may take to start (default 2m).
+	StartTimeout time.Duration
+}
+
+// withDefaults fills the unset fields the pods of every test share.
+func (p PodTestSpec) withDefaults() PodTestSpec {
+	if p.StartTimeout <= 0 {
+		p.StartTimeout = 2 * time.Minute
+	}
+	if p.PullPolicy == "" {
+		p.PullPolicy = corev1.PullIfNotPresent
+	}
+	return p
+}
+
+// labels are the labels of the test's pods and Services of role (testPodLabels).
+func (p PodTestSpec) labels(kind, roleLabel, testLabel, role string) map[string]string {
+	return testPodLabels(kind, roleLabel, testLabel, p.ID, p.RunID, role)
+}
+
+// pod is one of the test's pods: container runs argv once on node (oneShotPod).
+func (p PodTestSpec) pod(name, node, container string, labels map[string]string, argv []string) *corev1.Pod {
+	return oneShotPod(p.Namespace, name, node, container, p.Image, p.PullPolicy, p.HostNetwork, labels, argv)
+}
+
+// TTFRSpec is one time-to-first-response test.
+type TTFRSpec struct {
+	PodTestSpec
 	// Rate is pods created per second (over all nodes); PodsPerNode bounds the client pods that
 	// exist at once on each node (starting, running or terminating).
 	Rate        float64
 	PodsPerNode int
 	Duration    time.Duration
-	HostNetwork bool
-	Image       string
-	PullPolicy  corev1.PullPolicy
 	// Port is the servers' port (default 8080).
 	Port int
 	// ResponseTimeout is how long a client tries before it reports a failure (default 60s).
 	ResponseTimeout time.Duration
-	// StartTimeout is how long a pod may take to start (default 2m); a client pod gets
-	// StartTimeout + ResponseTimeout + ReportGrace (default 30s) to report before it counts as
-	// a failure.
-	StartTimeout time.Duration
-	ReportGrace  time.Duration
+	// ReportGrace: a client pod gets StartTimeout + ResponseTimeout + ReportGrace (default 30s)
+	// to report before it counts as a failure.
+	ReportGrace time.Duration
 	// MaxCreatesInFlight bounds concurrent pod create calls (default 10): when the API server
 	// is slower than the rate, creations are skipped and the warning says so.
 	MaxCreatesInFlight int
@@ -190,23 +217,18 @@ func (r *TTFRRunner) Run(ctx context.Context, spec TTFRSpec) (res *api.TTFRResul
 
 // withDefaults fills the unset fields of the spec.
 func (spec TTFRSpec) withDefaults() TTFRSpec {
+	spec.PodTestSpec = spec.PodTestSpec.withDefaults()
 	if spec.Port == 0 {
 		spec.Port = ttfr.DefaultPort
 	}
 	if spec.ResponseTimeout <= 0 {
 		spec.ResponseTimeout = 60 * time.Second
 	}
-	if spec.StartTimeout <= 0 {
-		spec.StartTimeout = 2 * time.Minute
-	}
 	if spec.ReportGrace <= 0 {
 		spec.ReportGrace = 30 * time.Second
 	}
 	if spec.MaxCreatesInFlight <= 0 {
 		spec.MaxCreatesInFlight = 10
-	}
-	if spec.PullPolicy == "" {
-		spec.PullPolicy = corev1.PullIfNotPresent
 	}
 	return spec
 }
@@ -566,7 +588,7 @@ func joinHostPort(ip string, port int) string {
 }
 
 func ttfrLabels(spec TTFRSpec, role string) map[string]string {
-	return testPodLabels("ttfr", LabelTTFR, LabelTTFRRun, spec.ID, spec.RunID, role)
+	return spec.labels("ttfr", LabelTTFR, LabelTTFRRun, role)
 }
 
 // testPodLabels are the labels of a TTFR or DNS test's pods and Services: cnperf's, the
@@ -581,7 +603,7 @@ func testPodLabels(kind, roleLabel, testLabel, id, runID, role string) map[strin
 }
 
 func basePod(spec TTFRSpec, name, node, role string, argv []string) *corev1.Pod {
-	return oneShotPod(spec.Namespace, name, node, TTFRContainer, spec.Image, spec.PullPolicy, spec.HostNetwork, ttfrLabels(spec, role), argv)
+	return spec.pod(name, node, TTFRContainer, ttfrLabels(spec, role), argv)
 }
 
 // oneShotPod is a pod of one container that runs argv once on node (no restart, a 1 s grace

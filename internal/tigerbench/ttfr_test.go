@@ -101,8 +101,8 @@ func TestTTFRCountsEveryPod(t *testing.T) {
 	}}
 	k.run(ctx, t)
 	r := &TTFRRunner{Client: cs, Logs: k.log}
-	res, err := r.Run(ctx, TTFRSpec{Namespace: "testns", ID: "t1", Nodes: []string{"node1", "node2"}, Rate: 40, PodsPerNode: 20,
-		Duration: 500 * time.Millisecond, Image: "img", StartTimeout: 5 * time.Second, ResponseTimeout: time.Second, ReportGrace: time.Second})
+	res, err := r.Run(ctx, TTFRSpec{PodTestSpec: PodTestSpec{Namespace: "testns", ID: "t1", Nodes: []string{"node1", "node2"}, Image: "img",
+		StartTimeout: 5 * time.Second}, Rate: 40, PodsPerNode: 20, Duration: 500 * time.Millisecond, ResponseTimeout: time.Second, ReportGrace: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,8 +146,8 @@ func TestTTFRSlotsAndTimeouts(t *testing.T) {
 	k := &fakeKubelet{cs: cs, ns: "ns", logs: map[string]string{}, hang: true}
 	k.run(ctx, t)
 	r := &TTFRRunner{Client: cs, Logs: k.log}
-	res, err := r.Run(ctx, TTFRSpec{Namespace: "ns", ID: "t2", Nodes: []string{"a", "b"}, Rate: 20, PodsPerNode: 1,
-		Duration: 500 * time.Millisecond, Image: "img", StartTimeout: time.Second, ResponseTimeout: 100 * time.Millisecond, ReportGrace: 100 * time.Millisecond})
+	res, err := r.Run(ctx, TTFRSpec{PodTestSpec: PodTestSpec{Namespace: "ns", ID: "t2", Nodes: []string{"a", "b"}, Image: "img",
+		StartTimeout: time.Second}, Rate: 20, PodsPerNode: 1, Duration: 500 * time.Millisecond, ResponseTimeout: 100 * time.Millisecond, ReportGrace: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,8 @@ func TestTTFRInterruptedCleansUp(t *testing.T) {
 		cancel()
 	}()
 	r := &TTFRRunner{Client: cs, Logs: k.log}
-	res, err := r.Run(ctx, TTFRSpec{Namespace: "ns", ID: "t3", Nodes: []string{"a"}, Rate: 10, PodsPerNode: 100, Duration: time.Hour, Image: "img"})
+	res, err := r.Run(ctx, TTFRSpec{PodTestSpec: PodTestSpec{Namespace: "ns", ID: "t3", Nodes: []string{"a"}, Image: "img"},
+		Rate: 10, PodsPerNode: 100, Duration: time.Hour})
 	if err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Errorf("error %v", err)
 	}
@@ -190,8 +191,8 @@ func TestTTFRInterruptedCleansUp(t *testing.T) {
 func TestTTFRValidates(t *testing.T) {
 	r := &TTFRRunner{Client: fake.NewClientset()}
 	for _, spec := range []TTFRSpec{
-		{Nodes: []string{"a"}, Rate: 0, PodsPerNode: 1, Duration: time.Second},
-		{Nodes: []string{"a"}, Rate: 1, PodsPerNode: 0, Duration: time.Second},
+		{PodTestSpec: PodTestSpec{Nodes: []string{"a"}}, Rate: 0, PodsPerNode: 1, Duration: time.Second},
+		{PodTestSpec: PodTestSpec{Nodes: []string{"a"}}, Rate: 1, PodsPerNode: 0, Duration: time.Second},
 		{Rate: 1, PodsPerNode: 1, Duration: time.Second},
 	} {
 		if _, err := r.Run(context.Background(), spec); err == nil {
