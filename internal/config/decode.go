@@ -8,6 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/cnperf/cnperf/internal/fieldname"
 	"github.com/cnperf/cnperf/internal/plan"
 )
 
@@ -181,30 +182,6 @@ func (d *decoder) pairsOf(n *yaml.Node, path string) []pair {
 	return append(out, own...)
 }
 
-type fieldInfo struct {
-	name  string // the YAML name
-	index int
-}
-
-func structFields(t reflect.Type) []fieldInfo {
-	var out []fieldInfo
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out = append(out, fieldInfo{name, i})
-	}
-	return out
-}
-
 // decode stores n into v (settable), at field path path.
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	n = d.resolve(n)
@@ -306,18 +283,18 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		d.errorf(n, path, "expected a mapping of fields, got %s", describe(n))
 		return
 	}
-	fields := structFields(v.Type())
+	fields := fieldname.Of(v.Type(), "yaml")
 	names := make([]string, len(fields))
 	for i, f := range fields {
-		names[i] = f.name
+		names[i] = f.Name
 	}
 	seen := map[string]*yaml.Node{}
 	d.eachKey(n, path, "a field name", func(k, val *yaml.Node) {
 		key := k.Value
 		fp := join(path, key)
-		var f *fieldInfo
+		var f *fieldname.Field
 		for i := range fields {
-			if fields[i].name == key || (d.fold && strings.EqualFold(fields[i].name, key)) {
+			if fields[i].Name == key || (d.fold && strings.EqualFold(fields[i].Name, key)) {
 				f = &fields[i]
 				break
 			}
@@ -340,13 +317,13 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 			}
 			return
 		}
-		if prev, dup := seen[f.name]; dup {
+		if prev, dup := seen[f.Name]; dup {
 			d.errorf(k, fp, "duplicate field %q (already set at line %d)", key, prev.Line)
 			return
 		}
-		seen[f.name] = k
+		seen[f.Name] = k
 		d.mark(fp, k)
-		d.decode(val, v.Field(f.index), fp)
+		d.decode(val, v.Field(f.Index), fp)
 	})
 }
 

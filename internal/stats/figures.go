@@ -5,6 +5,8 @@ import (
 	"math"
 	"reflect"
 	"strings"
+
+	"github.com/cnperf/cnperf/internal/fieldname"
 )
 
 // mayBeNegative are the figures that can be negative: a sample's index (-1 for a warm-up),
@@ -92,19 +94,8 @@ func checkFigures(v reflect.Value, path string, limits bool) error {
 			return nil
 		}
 		t := v.Type()
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" {
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			if err := checkFigures(v.Field(i), path+"."+name, limits); err != nil {
+		for _, f := range fieldname.Of(t, "json") {
+			if err := checkFigures(v.Field(f.Index), path+"."+f.Name, limits); err != nil {
 				return err
 			}
 		}
