@@ -190,22 +190,36 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 			// pages): say so rather than pretend
 			fmt.Fprintf(p.log, "warning: %s's server cannot be told an address to listen on: while the run lasts it listens on every address of this host\n", name)
 		}
-		servers, moved, err := p.placeServers(d, mine)
-		if err != nil {
+		if err := p.placeAndStart(ctx, name, d, mine); err != nil {
 			return err
 		}
-		if moved != nil {
-			p.mu.Lock()
-			if p.portMap == nil {
-				p.portMap = map[string]map[int]int{}
-			}
-			p.portMap[name] = moved
-			p.mu.Unlock()
+	}
+	return nil
+}
+
+// placeAndStart places the servers of driver d for cases (moved off taken default ports) and
+// starts them, holding the host's port lock from the check until they listen.
+func (p *Platform) placeAndStart(ctx context.Context, name string, d driver.Driver, cases []plan.Case) error {
+	unlock, err := lockHostPorts(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	servers, moved, err := p.placeServers(d, cases)
+	if err != nil {
+		return err
+	}
+	if moved != nil {
+		p.mu.Lock()
+		if p.portMap == nil {
+			p.portMap = map[string]map[int]int{}
 		}
-		for _, s := range servers {
-			if err := p.startServer(ctx, name, s); err != nil {
-				return err
-			}
+		p.portMap[name] = moved
+		p.mu.Unlock()
+	}
+	for _, s := range servers {
+		if err := p.startServer(ctx, name, s); err != nil {
+			return err
 		}
 	}
 	return nil
