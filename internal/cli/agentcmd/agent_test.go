@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,16 +53,20 @@ func execute(ctx context.Context, args []string) (string, string, error) {
 // testToken is the token of the tests' servers and clients (set in the environment).
 const testToken = "0123456789abcdef0123456789abcdef"
 
+// serve starts `agent serve` on a port the kernel chooses (--port 0) and returns the port its
+// ready line names. A port picked free and released first (testport.Free) can be taken in
+// between, under load, as the source port of another test's outgoing connection (the
+// loopback CRR tests of other packages cycle through the ephemeral range in seconds), and the
+// server's listen then fails: TestToken failed so.
 func serve(t *testing.T, args ...string) (int, *syncBuffer) {
 	t.Helper()
 	t.Setenv(agenttoken.Env, testToken)
-	port := testport.Free(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	log := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		cmd := NewCommand(iostreams.Streams{In: strings.NewReader(""), Out: log, ErrOut: log})
-		cmd.SetArgs(append([]string{"serve", "--bind", "127.0.0.1", "--port", strconv.Itoa(port)}, args...))
+		cmd.SetArgs(append([]string{"serve", "--bind", "127.0.0.1", "--port", "0"}, args...))
 		done <- cmd.ExecuteContext(ctx)
 	}()
 	t.Cleanup(func() {
@@ -70,14 +75,21 @@ func serve(t *testing.T, args ...string) (int, *syncBuffer) {
 			t.Errorf("serve: %v", err)
 		}
 	})
+	ready := regexp.MustCompile(regexp.QuoteMeta(ReadyLine) + ` on port (\d+) `)
 	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(log.String(), ReadyLine) {
+	for {
+		if m := ready.FindStringSubmatch(log.String()); m != nil {
+			port, err := strconv.Atoi(m[1])
+			if err != nil || port == 0 {
+				t.Fatalf("ready line names port %q", m[1])
+			}
+			return port, log
+		}
 		if time.Now().After(deadline) {
 			t.Fatalf("server not ready: %s", log.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return port, log
 }
 
 func TestClientJSON(t *testing.T) {
