@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/figure"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
@@ -59,21 +60,13 @@ func appendWarning(warnings []string, run *api.Run, name, w string) []string {
 	return append(warnings, name+": "+w)
 }
 
-// summaryStats lists a summary's Stats by JSON name.
-func summaryStats(s api.Summary) []namedStat {
-	out := []namedStat{
-		{"throughputBitsPerSecond", s.ThroughputBitsPerSecond},
-		{"packetsPerSecond", s.PacketsPerSecond},
-		{"transactionsPerSecond", s.TransactionsPerSecond},
-		{"connectionsPerSecond", s.ConnectionsPerSecond},
-		{"retransmits", s.Retransmits},
-		{"lossPercent", s.LossPercent},
-		{"jitterMicroseconds", s.JitterMicroseconds},
-		{"cpuPercent.client", nil},
-		{"cpuPercent.server", nil},
-	}
-	if s.CPUPercent != nil {
-		out[7].st, out[8].st = s.CPUPercent.Client, s.CPUPercent.Server
+// summaryStats lists a summary's Stats by JSON name: every figure that has one (figure.All).
+func summaryStats(s *api.Summary) []namedStat {
+	var out []namedStat
+	for _, f := range figure.All {
+		if f.Stat != nil {
+			out = append(out, namedStat{f.Key, f.Stat(s)})
+		}
 	}
 	return out
 }
@@ -89,7 +82,7 @@ func checkSummary(s api.Summary) error {
 		return fmt.Errorf("summary: samplesFailed %d is more than samplesTotal %d", s.SamplesFailed, s.SamplesTotal)
 	}
 	ok := s.SamplesTotal - s.SamplesFailed
-	for _, ns := range summaryStats(s) {
+	for _, ns := range summaryStats(&s) {
 		st := ns.st
 		if st == nil {
 			continue
@@ -117,8 +110,8 @@ func summaryDiff(stored, want api.Summary) string {
 		return fmt.Sprintf("summary: %d of %d samples failed; samples: %d of %d failed",
 			stored.SamplesFailed, stored.SamplesTotal, want.SamplesFailed, want.SamplesTotal)
 	}
-	ws := summaryStats(want)
-	for i, ns := range summaryStats(stored) {
+	ws := summaryStats(&want)
+	for i, ns := range summaryStats(&stored) {
 		if d := statDiff(ns.st, ws[i].st); d != "" {
 			return ns.name + ": " + d
 		}
