@@ -100,13 +100,7 @@ func (r *DNSRunner) Run(ctx context.Context, spec DNSSpec) (res *api.DNSResult, 
 	}
 	ns := spec.Namespace
 	sel := LabelDNSRun + "=" + spec.ID
-	defer func() {
-		cctx, cancel := measure.Cleanup(ctx, measure.CleanupTimeout)
-		defer cancel()
-		if cerr := r.cleanup(cctx, ns, sel); cerr != nil {
-			err = errors.Join(err, cerr)
-		}
-	}()
+	defer removeAfter(ctx, &err, func(ctx context.Context) error { return r.cleanup(ctx, ns, sel) })
 	if spec.Target == "" {
 		name, err := r.startTarget(ctx, spec)
 		if err != nil {

@@ -117,6 +117,17 @@ func (r *podTests) logs(ctx context.Context, ns, pod, container string) ([]byte,
 	return r.Client.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container}).DoRaw(ctx)
 }
 
+// removeAfter is how a test removes what it made when it ends, whatever ended it (deferred):
+// remove runs on a clean-up context (measure.Cleanup, so also after Ctrl-C) and its error is
+// joined to *err.
+func removeAfter(ctx context.Context, err *error, remove func(ctx context.Context) error) {
+	cctx, cancel := measure.Cleanup(ctx, measure.CleanupTimeout)
+	defer cancel()
+	if rerr := remove(cctx); rerr != nil {
+		*err = errors.Join(*err, rerr)
+	}
+}
+
 // TTFRRunner runs TTFR tests.
 type TTFRRunner podTests
 
@@ -176,13 +187,7 @@ func (r *TTFRRunner) Run(ctx context.Context, spec TTFRSpec) (res *api.TTFRResul
 	ns := spec.Namespace
 	runSel := LabelTTFRRun + "=" + spec.ID
 	// Whatever happens, every pod of this test goes.
-	defer func() {
-		cctx, cancel := measure.Cleanup(ctx, measure.CleanupTimeout)
-		defer cancel()
-		if cerr := r.cleanup(cctx, ns, runSel); cerr != nil {
-			err = errors.Join(err, cerr)
-		}
-	}()
+	defer removeAfter(ctx, &err, func(ctx context.Context) error { return r.cleanup(ctx, ns, runSel) })
 
 	servers, err := r.startServers(ctx, spec)
 	if err != nil {
