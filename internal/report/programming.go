@@ -204,14 +204,16 @@ func sameColumn(rows [][]string, col int) bool {
 	return true
 }
 
-// via says what a programming result's clients connected to.
+// via says what a programming result's clients connected to, from the path's row: the kind
+// of Service, or the server pod's own IP.
 func via(p api.Path) string {
-	switch p {
-	case api.PathPodClusterIP:
+	row, _ := p.Row()
+	switch {
+	case row.Access == api.AccessClusterIP:
 		return "ClusterIP"
-	case api.PathPodNodePort:
+	case row.Access == api.AccessNodePort:
 		return "NodePort"
-	case api.PathPodPodSameNode, api.PathPodPodCrossNode:
+	case row.Access == api.AccessDirect && row.ServerNetwork == api.NetworkPod:
 		return "pod IP"
 	}
 	return string(p)

@@ -188,3 +188,27 @@ func TestProgrammingHTMLChart(t *testing.T) {
 		}
 	}
 }
+
+// TestVia: the programming table's "via" column reads the path's row: the kind of Service,
+// or the server pod's IP; a path that is neither keeps its name.
+func TestVia(t *testing.T) {
+	for _, tc := range []struct {
+		path api.Path
+		want string
+	}{
+		{api.PathPodClusterIP, "ClusterIP"},
+		{api.PathPodHairpin, "ClusterIP"},
+		{api.PathPodNodePort, "NodePort"},
+		{api.PathPodPodSameNode, "pod IP"},
+		{api.PathPodPodCrossNode, "pod IP"},
+		{api.PathHostPod, "pod IP"},
+		{api.PathHostHost, "host-host"},
+		{api.PathLoopback, "loopback"},
+		{api.PathExternalService, "external-service"},
+		{"no-such-path", "no-such-path"},
+	} {
+		if got := via(tc.path); got != tc.want {
+			t.Errorf("via(%s) = %q, want %q", tc.path, got, tc.want)
+		}
+	}
+}
