@@ -52,6 +52,9 @@ type Options struct {
 	StandingTimeout time.Duration
 	// TTFRResponseTimeout is how long a TTFR client pod tries before it reports a failure.
 	TTFRResponseTimeout time.Duration
+	// CalicoSettleGrace is how long a change of Calico's settings is given before anything is
+	// judged or measured (0: DefaultSettleGrace; no flag: tests, embedding).
+	CalicoSettleGrace time.Duration
 }
 
 // Defaults of Options (the flags' defaults).
@@ -182,7 +185,7 @@ func Run(ctx context.Context, loaded *config.Loaded, run *api.Run, deps Deps) er
 
 	r := &tbRun{deps: deps, log: log, run: run, loaded: loaded, cs: cs, cfg: cfg, nodes: nodes, drivers: drivers, total: len(tests)}
 	if dyn != nil {
-		r.calico = &Calico{Dynamic: dyn, Client: cs, Log: log}
+		r.calico = &Calico{Dynamic: dyn, Client: cs, Log: log, SettleGrace: deps.Options.CalicoSettleGrace}
 		// Calico as the run found it, before any test reconfigures it (each test's changes are
 		// in its record).
 		if d, err := r.calico.Describe(ctx); err != nil {
