@@ -14,7 +14,10 @@
 # second run builds and links nothing. Each one is built in a temp dir and renamed into
 # place, so an interrupted build never leaves a half-filled cache entry.
 # usage: build-bins.sh            env: see lib.sh (K8S_VERSION, ETCD_VERSION, COREDNS_VERSION,
-#                                      CNPERF_E2E_CACHE)
+#                                      CNPERF_E2E_CACHE); BUILD_CNI_ONLY=1: only the CNI's part
+#                                      (CNI=flannel|calico|cilium, MULTUS=1), not Kubernetes,
+#                                      etcd, CoreDNS and pause (.ci/run builds the comparison's
+#                                      CNIs so, in the background, while the e2e suite builds those)
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
 T0=$(now)
@@ -39,6 +42,8 @@ finish() {
   chmod 755 "$1"; rm -rf "$2"; mv "$1" "$2"
 }
 
+BUILD_CNI_ONLY=${BUILD_CNI_ONLY:-0}
+if [ "$BUILD_CNI_ONLY" != 1 ]; then   # Kubernetes, etcd, CoreDNS, pause
 # ---------------- Kubernetes ----------------
 if complete "$K8S_DIR" $K8S_BINS; then
   log "kubernetes v$K8S_VERSION: cached in $K8S_DIR"
@@ -138,6 +143,7 @@ else
   finish "$TMP" "$PAUSE_DIR"
   log "pause built"
 fi
+fi   # BUILD_CNI_ONLY
 # ---------------- flannel (CNI=flannel only) ----------------
 if [ "$CNI" = flannel ]; then
   if complete "$FLANNEL_DIR" $FLANNEL_BINS; then
