@@ -7,10 +7,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/runfile"
 )
 
@@ -128,5 +131,60 @@ func TestCNIComparison(t *testing.T) {
 		if !strings.Contains(string(html), cni+"-"+mode) {
 			t.Errorf("report.html does not name %s-%s", cni, mode)
 		}
+	}
+}
+
+// TestCNIProgramming checks the `cnperf programming` runs e2e-cnis.sh made on the CNIs of
+// CNIS_PROGRAMMING, after their plan: on each, Service and endpoint programming (kube-proxy)
+// and, on a CNI that enforces NetworkPolicy (calico, cilium), policy enforcement; every kind
+// CNPERF_E2E_CNIS_PROGRAMMING_COUNT times (issue 32 asks at least 20) from every node, each
+// figure between 0 and the timeout with some above 0, their percentiles, error bound and the
+// probe's floor (checkFigures); each run labelled cni=CNI-MODE; compare takes them together.
+func TestCNIProgramming(t *testing.T) {
+	dir, list := os.Getenv("CNPERF_E2E_CNIS_DIR"), os.Getenv("CNPERF_E2E_CNIS_PROGRAMMING")
+	if dir == "" || list == "" {
+		t.Skip("CNPERF_E2E_CNIS_DIR/CNPERF_E2E_CNIS_PROGRAMMING unset: run test/e2e/harness/e2e-cnis.sh with CNIS_PROGRAMMING")
+	}
+	count, err := strconv.Atoi(os.Getenv("CNPERF_E2E_CNIS_PROGRAMMING_COUNT"))
+	nodes := strings.Fields(os.Getenv("CNPERF_E2E_CNIS_NODES"))
+	if err != nil || count < 1 || len(nodes) == 0 {
+		t.Fatalf("CNPERF_E2E_CNIS_PROGRAMMING_COUNT=%q, CNPERF_E2E_CNIS_NODES=%q: want a count and the node names",
+			os.Getenv("CNPERF_E2E_CNIS_PROGRAMMING_COUNT"), os.Getenv("CNPERF_E2E_CNIS_NODES"))
+	}
+	const timeout = 30 * time.Second // cnperf programming's default --timeout
+	var files []string
+	for _, entry := range strings.Fields(list) {
+		cni, mode, _ := strings.Cut(entry, ":")
+		name := cni + "-" + mode
+		path := filepath.Join(dir, name+".programming.jsonl")
+		files = append(files, path)
+		t.Run(name, func(t *testing.T) {
+			runs, err := runfile.Read(path)
+			if err != nil || len(runs) != 1 {
+				t.Fatalf("read %s: %v (%d runs)", path, err, len(runs))
+			}
+			run := runs[0]
+			if got := run.Labels["cni"]; got != name {
+				t.Errorf("run label cni=%q, want %q", got, name)
+			}
+			profiles := []api.Profile{api.ServiceCreate, api.ServiceDelete, api.EndpointAdd, api.EndpointRemove}
+			if cni == "calico" || cni == "cilium" {
+				profiles = append(profiles, api.PolicyDeny, api.PolicyAllow)
+			}
+			for _, r := range run.Results {
+				if !slices.Contains(profiles, r.Profile) {
+					t.Errorf("a %s result: the run measures %v only", r.Profile, profiles)
+				}
+			}
+			checkFigures(t, run, nodes, profiles, count, timeout)
+			t.Logf("%s: %d results, %d changes of each of %v from %v", name, len(run.Results), count, profiles, nodes)
+		})
+	}
+	if len(files) < 2 {
+		return
+	}
+	out, errOut, code := kpRunCLI(context.Background(), append([]string{"compare"}, files...)...)
+	if code != 0 || !strings.Contains(out, "SERVICE_CREATE") {
+		t.Errorf("compare of the programming runs exited %d:\n%s%s", code, out, errOut)
 	}
 }

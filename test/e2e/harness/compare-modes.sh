@@ -11,5 +11,6 @@ case ${CNI:-bridge} in
   flannel) cnis="flannel:host-gw flannel:vxlan" ;;
   *) echo "compare-modes: CNI must be bridge or flannel (two modes of one CNI), not '$CNI'; use e2e-cnis.sh (CNIS=...) for others" >&2; exit 2 ;;
 esac
-exec env CNIS="$cnis" CNIS_DIR="${COMPARE_DIR:-${CNIS_DIR:-}}" CNIS_DURATION="${CNIS_DURATION:-2s}" \
-  CNIS_SAMPLES="${CNIS_SAMPLES:-2}" "$HARNESS/e2e-cnis.sh"
+# CNIS_PROGRAMMING: none by default (e2e-cnis.sh measures it on every CNI)
+exec env CNIS="$cnis" CNIS_PROGRAMMING="${CNIS_PROGRAMMING-}" CNIS_DIR="${COMPARE_DIR:-${CNIS_DIR:-}}" \
+  CNIS_DURATION="${CNIS_DURATION:-2s}" CNIS_SAMPLES="${CNIS_SAMPLES:-2}" "$HARNESS/e2e-cnis.sh"
