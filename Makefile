@@ -76,7 +76,7 @@ race:
 # make e2e-build  build (or find cached) binaries and the images, nothing else
 # Variables (environment or make arguments): NODES=2|3 CNI=bridge|flannel|calico|cilium
 #   CNI_MODE=vxlan|host-gw (flannel), vxlan (calico), vxlan|native (cilium)
-#   NET_MODE=routed|vxlan (bridge) ZONES=1|2 DNS=1|0 IP_FAMILY=ipv4|dual (bridge, calico)
+#   NET_MODE=routed|vxlan (bridge) ZONES=1|2 DNS=1|0 IP_FAMILY=ipv4|ipv6|dual (bridge, calico)
 E2E_HARNESS := test/e2e/harness
 E2E_STATE ?= /var/lib/cnperf-e2e/state
 

@@ -79,10 +79,10 @@ found() {   # print what is left; return 0 if something is
   add "netns" "$(cd /run/netns 2>/dev/null && for n in "$NAME_PREFIX"-*; do [ -e "$n" ] && echo "$n"; done)"
   # (cnpe2e*: also MULTUS=1's bridge cnpe2embr and its veths cnpe2e-mbN; its NADs and whereabouts
   # IPPools are API objects and its multus cache is in the nodes' /var/lib/cni: gone with the cluster)
-  add "links" "$(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | grep -E "^($NAME_PREFIX|cali|vxlan\.calico|flannel\.)")"
+  add "links" "$(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | grep -E "^($NAME_PREFIX|cali|vxlan(-v6)?\.calico|flannel\.)")"
   # (and up.sh's "unreachable" guards for the Service and pod CIDRs)
   add "routes" "$(ip route show 2>/dev/null | grep -E "^(unreachable )?(10\.123\.0\.|10\.244\.|10\.96\.)|dev $BR")"
-  # (IP_FAMILY=dual: the IPv6 ones, fd00:10:123::/64 and fd00:10:244::/56)
+  # (IP_FAMILY=ipv6|dual: the IPv6 ones, fd00:10:123::/64, fd00:10:244::/56 and fd00:10:96::/112)
   add "IPv6 routes" "$(ip -6 route show 2>/dev/null | grep -E "^(unreachable )?fd00:10:(123|244|96):|dev $BR")"
   add "addresses" "$(ip -o addr show 2>/dev/null | grep -F -e " $APISERVER_IP/" -e " $APISERVER_IP6/")"
   add "cgroups" "$(ls -d /sys/fs/cgroup/*/"$CGROUP_NAME" /sys/fs/cgroup/"$CGROUP_NAME" 2>/dev/null)"

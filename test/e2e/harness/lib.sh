@@ -112,8 +112,10 @@ case $CNI in
     esac ;;
   *) echo "CNI must be bridge, flannel, calico or cilium, not '$CNI'" >&2; exit 1 ;;
 esac
-# IP_FAMILY: ipv4 (default) or dual (IPv4 first, IPv6 second: the nodes' underlay, pods,
-# Services and kube-proxy get both families). Only CNI=bridge and CNI=calico do dual-stack here.
+# IP_FAMILY: ipv4 (default), ipv6 (single-stack IPv6: the API server, the nodes' addresses, pods,
+# Services, CoreDNS and kube-proxy are IPv6 only) or dual (IPv4 first, IPv6 second: the nodes'
+# underlay, pods, Services and kube-proxy get both families). Only CNI=bridge and CNI=calico do
+# IPv6 here.
 IP_FAMILY=${IP_FAMILY:-ipv4}
 # KUBE_PROXY_MODE: kube-proxy's mode, iptables (default) or nftables (kube-proxy's nftables
 # mode, GA in 1.33; it needs the nft command: Debian's nftables package). cnperf programming
@@ -124,14 +126,18 @@ case $KUBE_PROXY_MODE in
   *) echo "KUBE_PROXY_MODE must be iptables or nftables, not '$KUBE_PROXY_MODE'" >&2; exit 1 ;;
 esac
 case $IP_FAMILY in
-  ipv4|dual) ;;
-  ipv6) echo "IP_FAMILY=ipv6 (single-stack IPv6) is not built; use IP_FAMILY=dual, which measures IPv6 too" >&2; exit 1 ;;
-  *) echo "IP_FAMILY must be ipv4 or dual, not '$IP_FAMILY'" >&2; exit 1 ;;
+  ipv4|ipv6|dual) ;;
+  *) echo "IP_FAMILY must be ipv4, ipv6 or dual, not '$IP_FAMILY'" >&2; exit 1 ;;
 esac
 case $IP_FAMILY/$CNI in
-  dual/bridge|dual/calico|ipv4/*) ;;
+  dual/bridge|dual/calico|ipv6/bridge|ipv6/calico|ipv4/*) ;;
   *) echo "IP_FAMILY=$IP_FAMILY works with CNI=bridge or CNI=calico, not CNI=$CNI" >&2; exit 1 ;;
 esac
+# (MULTUS=1's networks and its host side are IPv4 and were never tried on an IPv6-only cluster)
+[ "$IP_FAMILY/$MULTUS" != ipv6/1 ] || { echo "MULTUS=1 is not built for IP_FAMILY=ipv6 (its networks are IPv4); use IP_FAMILY=dual or ipv4" >&2; exit 1; }
+# which families the cluster has: HAS_V4=1 for ipv4 and dual, HAS_V6=1 for ipv6 and dual
+HAS_V4=1; HAS_V6=0
+case $IP_FAMILY in ipv6) HAS_V4=0 HAS_V6=1 ;; dual) HAS_V6=1 ;; esac
 # zones: 3+ nodes -> two zones by default; 2 nodes -> one zone unless ZONES=2
 case ${ZONES:-} in ""|[1-9]) ;; *) echo "ZONES must be a small number, not '$ZONES'" >&2; exit 1 ;; esac
 if [ -z "${ZONES:-}" ]; then
@@ -147,13 +153,25 @@ CLUSTER_CIDR=10.244.0.0/16
 SVC_CIDR=10.96.0.0/16
 KUBERNETES_SVC_IP=10.96.0.1
 DNS_IP=10.96.0.10
-# IP_FAMILY=dual: unique local IPv6 addresses (fd00::/8), private to this machine, that mirror
+# IP_FAMILY=ipv6|dual: unique local IPv6 addresses (fd00::/8), private to this machine, that mirror
 # the IPv4 ones (10.123.0.0/24 -> fd00:10:123::/64, 10.244.N.0/24 -> fd00:10:244:N::/64,
 # 10.96.0.0/16 -> fd00:10:96::/112)
 APISERVER_IP6=fd00:10:123::1
 UNDERLAY_CIDR6=fd00:10:123::/64
 CLUSTER_CIDR6=fd00:10:244::/56
 SVC_CIDR6=fd00:10:96::/112
+KUBERNETES_SVC_IP6=fd00:10:96::1
+DNS_IP6=fd00:10:96::a
+# The cluster's primary family's addresses: what the control plane binds and advertises, the
+# kubernetes and kube-dns Services' ClusterIPs. APISERVER_HOST is the API server's address as a
+# URL takes it (an IPv6 one in brackets).
+if [ "$IP_FAMILY" = ipv6 ]; then
+  APISERVER_ADDR=$APISERVER_IP6 APISERVER_HOST="[$APISERVER_IP6]"
+  KUBERNETES_SVC_ADDR=$KUBERNETES_SVC_IP6 DNS_ADDR=$DNS_IP6
+else
+  APISERVER_ADDR=$APISERVER_IP APISERVER_HOST=$APISERVER_IP
+  KUBERNETES_SVC_ADDR=$KUBERNETES_SVC_IP DNS_ADDR=$DNS_IP
+fi
 # what the root netns (the API server's) must never send by its default route: the Service and
 # pod CIDRs get "unreachable" routes there (up.sh; the per-node pod routes are more specific)
 GUARD_CIDRS="$SVC_CIDR $CLUSTER_CIDR"
@@ -190,9 +208,19 @@ node_mnt() { echo "$MNT_DIR/node$1"; }
 pod_cidr() { echo "10.244.$1.0/24"; }
 node_ip6() { echo "fd00:10:123::$((10 + $1))"; }
 pod_cidr6() { echo "fd00:10:244:$1::/64"; }
-# the cluster's CIDRs as the control plane's flags take them: IPv4, and IPv6 with IP_FAMILY=dual
-cluster_cidrs() { if [ "$IP_FAMILY" = dual ]; then echo "$CLUSTER_CIDR,$CLUSTER_CIDR6"; else echo "$CLUSTER_CIDR"; fi; }
-svc_cidrs() { if [ "$IP_FAMILY" = dual ]; then echo "$SVC_CIDR,$SVC_CIDR6"; else echo "$SVC_CIDR"; fi; }
+# family_list V4 V6: the cluster's families' values, comma-separated, IPv4 first
+family_list() {
+  local l=""
+  [ "$HAS_V4" = 1 ] && l=$1
+  [ "$HAS_V6" = 1 ] && l=${l:+$l,}$2
+  echo "$l"
+}
+# the cluster's CIDRs as the control plane's flags take them, node N's addresses (kubelet
+# --node-ip) and pod CIDRs: IPv4, IPv6 or both (IPv4 first) as IP_FAMILY says
+cluster_cidrs() { family_list "$CLUSTER_CIDR" "$CLUSTER_CIDR6"; }
+svc_cidrs() { family_list "$SVC_CIDR" "$SVC_CIDR6"; }
+node_ips() { family_list "$(node_ip "$1")" "$(node_ip6 "$1")"; }
+pod_cidrs() { family_list "$(pod_cidr "$1")" "$(pod_cidr6 "$1")"; }
 node_zone() { # zone-a, zone-b, zone-a, ... (one zone when ZONES=1)
   local z=$(( ($1 - 1) % ZONES ))
   printf 'zone-%b\n' "\\x$(printf %x $((97 + z)))"

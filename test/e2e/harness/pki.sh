@@ -4,7 +4,7 @@
 # layer's front-proxy CA and the API server's client certificate signed by it
 # (front-proxy-client): extension API servers (KubeVirt's virt-api) trust the user the API server
 # names in X-Remote-User only from a client with that certificate.
-# usage: pki.sh STATE_DIR        env: NODE_NAMES="node1 node2" APISERVER_IP SVC_IP
+# usage: pki.sh STATE_DIR        env: NODE_NAMES="node1 node2" APISERVER_IP APISERVER_HOST SVC_IP
 set -euo pipefail
 S=${1:?state dir}
 P=$S/pki
@@ -12,6 +12,7 @@ mkdir -p "$P"
 cd "$P"
 APISERVER_IP=${APISERVER_IP:-10.123.0.1}
 SVC_IP=${SVC_IP:-10.96.0.1}
+APISERVER_HOST=${APISERVER_HOST:-$APISERVER_IP}   # as a URL takes it: an IPv6 address in brackets
 NODE_NAMES=${NODE_NAMES:-"node1 node2"}
 
 # ca NAME CN: a self-signed CA
@@ -67,7 +68,7 @@ kind: Config
 clusters:
 - name: cnperf-e2e
   cluster:
-    server: https://$APISERVER_IP:6443
+    server: https://$APISERVER_HOST:6443
     certificate-authority-data: $(b64 "$P/ca.crt")
 users:
 - name: $1

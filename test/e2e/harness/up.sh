@@ -149,27 +149,30 @@ nsn() { local i=$1; shift; nsenter --net="/run/netns/$(node_ns "$i")" --mount="$
 # ---------------- underlay network ----------------
 log "network: $NODES nodes, CNI $CNI $CNI_MODE, zones=$ZONES, ip family $IP_FAMILY"
 ip link add "$BR" type bridge
-ip addr add "$APISERVER_IP/24" dev "$BR"
-# IP_FAMILY=dual: IPv6 on the bridge's own interface only (nodad: no duplicate address
-# detection delay); the root netns's sysctls stay as they are (it forwards nothing)
-[ "$IP_FAMILY" = dual ] && ip -6 addr add "$APISERVER_IP6/64" dev "$BR" nodad
+# IP_FAMILY=ipv4|dual: the IPv4 underlay; ipv6|dual: IPv6 on the bridge's own interface only
+# (nodad: no duplicate address detection delay); the root netns's sysctls stay as they are (it
+# forwards nothing). An IPv6-only cluster has no IPv4 address anywhere but loopback.
+if [ "$HAS_V4" = 1 ]; then ip addr add "$APISERVER_IP/24" dev "$BR"; fi
+if [ "$HAS_V6" = 1 ]; then ip -6 addr add "$APISERVER_IP6/64" dev "$BR" nodad; fi
 ip link set "$BR" up
 for i in $(seq 1 "$NODES"); do
   ip netns add "$(node_ns "$i")"
   ip link add "$(node_veth "$i")" type veth peer name eth0 netns "$(node_ns "$i")"
   ip link set "$(node_veth "$i")" master "$BR" up
   nsx "$i" ip link set lo up
-  nsx "$i" ip addr add "$(node_ip "$i")/24" dev eth0
   nsx "$i" ip link set eth0 up
   # per-netns sysctls only (the root netns keeps ip_forward=0)
   nsx "$i" sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1 \
     net.bridge.bridge-nf-call-ip6tables=1 net.ipv4.conf.all.route_localnet=1
-  # no default route on purpose: nothing can leave the machine. hostNetwork clients need a
-  # route to ClusterIPs (kube-proxy DNATs them in OUTPUT).
-  nsx "$i" ip route add "$SVC_CIDR" dev eth0
-  # the control plane (root netns) must reach pods: pod -> 10.96.0.1 -> apiserver replies
-  ip route add "$(pod_cidr "$i")" via "$(node_ip "$i")" dev "$BR"
-  if [ "$IP_FAMILY" = dual ]; then   # the same for IPv6, in the node's netns only (and the route here)
+  if [ "$HAS_V4" = 1 ]; then
+    nsx "$i" ip addr add "$(node_ip "$i")/24" dev eth0
+    # no default route on purpose: nothing can leave the machine. hostNetwork clients need a
+    # route to ClusterIPs (kube-proxy DNATs them in OUTPUT).
+    nsx "$i" ip route add "$SVC_CIDR" dev eth0
+    # the control plane (root netns) must reach pods: pod -> 10.96.0.1 -> apiserver replies
+    ip route add "$(pod_cidr "$i")" via "$(node_ip "$i")" dev "$BR"
+  fi
+  if [ "$HAS_V6" = 1 ]; then   # the same for IPv6, in the node's netns only (and the route here)
     nsx "$i" sysctl -qw net.ipv6.conf.all.forwarding=1 net.ipv6.conf.default.forwarding=1
     nsx "$i" ip -6 addr add "$(node_ip6 "$i")/64" dev eth0 nodad
     nsx "$i" ip -6 route add "$SVC_CIDR6" dev eth0
@@ -182,14 +185,25 @@ done
 # default route: so the Service and pod CIDRs get "unreachable" routes here, and a call to a
 # ClusterIP or to a pod of a node that is gone fails at once (EHOSTUNREACH) instead of leaving
 # the machine (it went to the machine's egress proxy before). down.sh removes them.
-for c in $GUARD_CIDRS; do ip route replace unreachable "$c"; done
-[ "$IP_FAMILY" = dual ] && for c in $GUARD_CIDRS6; do ip -6 route replace unreachable "$c"; done
+# (each family the cluster has; down.sh removes both)
+if [ "$HAS_V4" = 1 ]; then for c in $GUARD_CIDRS; do ip route replace unreachable "$c"; done; fi
+if [ "$HAS_V6" = 1 ]; then for c in $GUARD_CIDRS6; do ip -6 route replace unreachable "$c"; done; fi
 # CNI=bridge: the harness makes the pod network between the nodes itself (flannel does it for CNI=flannel)
+# NET_MODE=vxlan: over IPv4 (ipv4, dual), or over IPv6 carrying IPv6 (ipv6: the VTEPs are the nodes'
+# IPv6 addresses, the VXLAN header over IPv6 costs 70 bytes, not 50: MTU 1430)
+vx_ip() { if [ "$HAS_V4" = 1 ]; then node_ip "$1"; else node_ip6 "$1"; fi; }
+vx_gw() { if [ "$HAS_V4" = 1 ]; then echo "10.244.$1.0"; else echo "fd00:10:244:$1::"; fi; }
+vx_cidr() { if [ "$HAS_V4" = 1 ]; then pod_cidr "$1"; else pod_cidr6 "$1"; fi; }
+VX_MTU=1450; [ "$HAS_V4" = 1 ] || VX_MTU=1430
 if [ "$CNI" = bridge ] && [ "$NET_MODE" = vxlan ]; then
   for i in $(seq 1 "$NODES"); do
-    nsx "$i" ip link add vxcnp type vxlan id 42 dev eth0 local "$(node_ip "$i")" dstport 4789 nolearning
-    nsx "$i" ip addr add "10.244.$i.0/32" dev vxcnp
-    nsx "$i" ip link set vxcnp mtu 1450 up
+    nsx "$i" ip link add vxcnp type vxlan id 42 dev eth0 local "$(vx_ip "$i")" dstport 4789 nolearning
+    if [ "$HAS_V4" = 1 ]; then
+      nsx "$i" ip addr add "$(vx_gw "$i")/32" dev vxcnp
+    else
+      nsx "$i" ip -6 addr add "$(vx_gw "$i")/128" dev vxcnp nodad
+    fi
+    nsx "$i" ip link set vxcnp mtu "$VX_MTU" up
   done
 fi
 for i in $(seq 1 "$NODES"); do
@@ -200,15 +214,17 @@ for i in $(seq 1 "$NODES"); do
       # static FDB + neighbour + onlink route via the peer's VTEP, as flannel's vxlan backend
       # programs them. MAC via `ip -o link`: /sys/class/net after `nsenter --net` shows the root netns.
       mac=$(nsx "$j" ip -o link show vxcnp | sed -n 's|.*link/ether \([0-9a-f:]*\).*|\1|p')
-      nsx "$i" bridge fdb append "$mac" dev vxcnp dst "$(node_ip "$j")"
-      nsx "$i" ip neigh add "10.244.$j.0" lladdr "$mac" dev vxcnp nud permanent
-      nsx "$i" ip route add "$(pod_cidr "$j")" via "10.244.$j.0" dev vxcnp onlink
-    else
+      nsx "$i" bridge fdb append "$mac" dev vxcnp dst "$(vx_ip "$j")"
+      nsx "$i" ip neigh add "$(vx_gw "$j")" lladdr "$mac" dev vxcnp nud permanent
+      nsx "$i" ip route add "$(vx_cidr "$j")" via "$(vx_gw "$j")" dev vxcnp onlink
+    elif [ "$HAS_V4" = 1 ]; then
       nsx "$i" ip route add "$(pod_cidr "$j")" via "$(node_ip "$j")" dev eth0
     fi
-    # IPv6 between the nodes: host routes over the underlay (also with NET_MODE=vxlan, whose
-    # hand-made VXLAN is IPv4 only)
-    [ "$IP_FAMILY" = dual ] && nsx "$i" ip -6 route add "$(pod_cidr6 "$j")" via "$(node_ip6 "$j")" dev eth0
+    # IPv6 between the nodes: host routes over the underlay (ipv6: routed; dual: also with
+    # NET_MODE=vxlan, whose hand-made VXLAN is then IPv4 only)
+    if [ "$IP_FAMILY" = dual ] || { [ "$IP_FAMILY" = ipv6 ] && [ "$NET_MODE" = routed ]; }; then
+      nsx "$i" ip -6 route add "$(pod_cidr6 "$j")" via "$(node_ip6 "$j")" dev eth0
+    fi
   done
 done
 
@@ -241,14 +257,14 @@ log "node mount namespaces ready"
 # ---------------- PKI + kubeconfigs ----------------
 log "pki"
 NODE_NAMES=$(for i in $(seq 1 "$NODES"); do printf '%s ' "$(node_name "$i")"; done)
-NODE_NAMES="$NODE_NAMES" APISERVER_IP=$APISERVER_IP SVC_IP=$KUBERNETES_SVC_IP "$HARNESS/pki.sh" "$S" >/dev/null
+NODE_NAMES="$NODE_NAMES" APISERVER_IP=$APISERVER_ADDR APISERVER_HOST=$APISERVER_HOST SVC_IP=$KUBERNETES_SVC_ADDR "$HARNESS/pki.sh" "$S" >/dev/null
 P=$S/pki
 # node resolv.conf (dnsPolicy Default pods): points at nothing, so no DNS query can leave
 printf 'nameserver 127.0.0.1\noptions ndots:1\n' > "$S/resolv.conf"
 
 # ---------------- node runtimes (they do not need the apiserver) ----------------
 cg_v2=0; [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] && cg_v2=1
-mtu=1500; [ "$NET_MODE" = vxlan ] && mtu=1450
+mtu=1500; [ "$NET_MODE" = vxlan ] && mtu=$VX_MTU
 # the CNI plugins containerd runs: /usr/lib/cni, or for a real CNI a directory that adds its
 # plugin (containerd 1.6 takes one bin_dir; the flannel plugin delegates to bridge and host-local)
 NODE_CNI_BIN=$CNI_BIN
@@ -285,9 +301,10 @@ for i in $(seq 1 "$NODES"); do
       cat /sys/fs/cgroup/cpuset/cpuset.mems > "/sys/fs/cgroup/cpuset/$d/cpuset.mems"
     done
   fi
-  ranges="[{\"subnet\": \"$(pod_cidr "$i")\"}]" routes='{"dst": "0.0.0.0/0"}'
-  if [ "$IP_FAMILY" = dual ]; then
-    ranges="$ranges, [{\"subnet\": \"$(pod_cidr6 "$i")\"}]" routes="$routes, {\"dst\": \"::/0\"}"
+  ranges="" routes=""
+  if [ "$HAS_V4" = 1 ]; then ranges="[{\"subnet\": \"$(pod_cidr "$i")\"}]" routes='{"dst": "0.0.0.0/0"}'; fi
+  if [ "$HAS_V6" = 1 ]; then
+    ranges="${ranges:+$ranges, }[{\"subnet\": \"$(pod_cidr6 "$i")\"}]" routes="${routes:+$routes, }{\"dst\": \"::/0\"}"
   fi
   [ "$CNI" = bridge ] && cat > "$D/cni/net.d/10-cnpe2e.conflist" <<JSON
 {
@@ -355,7 +372,7 @@ wait_for etcd 60 curl -sf http://127.0.0.1:23790/health
 
 start kube-apiserver "$K8S_DIR/kube-apiserver" \
   --etcd-servers=http://127.0.0.1:23790 \
-  --bind-address=$APISERVER_IP --advertise-address=$APISERVER_IP --secure-port=6443 \
+  --bind-address=$APISERVER_ADDR --advertise-address=$APISERVER_ADDR --secure-port=6443 \
   --service-cluster-ip-range="$(svc_cidrs)" \
   --client-ca-file="$P/ca.crt" --tls-cert-file="$P/apiserver.crt" --tls-private-key-file="$P/apiserver.key" \
   --kubelet-client-certificate="$P/apiserver-kubelet-client.crt" --kubelet-client-key="$P/apiserver-kubelet-client.key" \
@@ -395,7 +412,7 @@ wait_for kube-apiserver 120 $KC get --raw /readyz
 start kube-controller-manager "$K8S_DIR/kube-controller-manager" \
   --kubeconfig="$S/kcm.kubeconfig" \
   --authentication-kubeconfig="$S/kcm.kubeconfig" --authorization-kubeconfig="$S/kcm.kubeconfig" \
-  --bind-address=$APISERVER_IP --leader-elect=false \
+  --bind-address=$APISERVER_ADDR --leader-elect=false \
   --service-account-private-key-file="$P/sa.key" --root-ca-file="$P/ca.crt" \
   --use-service-account-credentials=true \
   --cluster-signing-cert-file="$P/ca.crt" --cluster-signing-key-file="$P/ca.key" \
@@ -404,7 +421,7 @@ start kube-controller-manager "$K8S_DIR/kube-controller-manager" \
 start kube-scheduler "$K8S_DIR/kube-scheduler" \
   --kubeconfig="$S/scheduler.kubeconfig" \
   --authentication-kubeconfig="$S/scheduler.kubeconfig" --authorization-kubeconfig="$S/scheduler.kubeconfig" \
-  --bind-address=$APISERVER_IP --leader-elect=false --profiling=false
+  --bind-address=$APISERVER_ADDR --leader-elect=false --profiling=false
 log "kube-controller-manager, kube-scheduler started"
 
 # kube-proxy's configuration where kubeadm clusters keep it (kube-system/kube-proxy, key
@@ -432,9 +449,9 @@ if [ "$DNS" = 1 ]; then
   # EndpointSlice. No `forward` plugin: names outside cluster.local never leave the machine.
   cat > "$S/Corefile" <<COREFILE
 .:53 {
-    bind $APISERVER_IP
+    bind $APISERVER_ADDR
     errors
-    ready $APISERVER_IP:18181
+    ready $APISERVER_HOST:18181
     kubernetes cluster.local in-addr.arpa ip6.arpa {
         kubeconfig $S/admin.kubeconfig cnperf-e2e
         pods insecure
@@ -449,7 +466,7 @@ apiVersion: v1
 kind: Service
 metadata: {name: kube-dns, namespace: kube-system, labels: {k8s-app: kube-dns}}
 spec:
-  clusterIP: $DNS_IP
+  clusterIP: $DNS_ADDR
   ports:
   - {name: dns, port: 53, protocol: UDP, targetPort: 53}
   - {name: dns-tcp, port: 53, protocol: TCP, targetPort: 53}
@@ -460,12 +477,12 @@ metadata:
   name: kube-dns-external
   namespace: kube-system
   labels: {kubernetes.io/service-name: kube-dns, endpointslice.kubernetes.io/managed-by: cnperf-e2e}
-addressType: IPv4
+addressType: $( [ "$IP_FAMILY" = ipv6 ] && echo IPv6 || echo IPv4 )
 ports:
 - {name: dns, port: 53, protocol: UDP}
 - {name: dns-tcp, port: 53, protocol: TCP}
 endpoints:
-- addresses: ["$APISERVER_IP"]
+- addresses: ["$APISERVER_ADDR"]
   conditions: {ready: true}
 YAML
   log "coredns started"
@@ -482,7 +499,7 @@ cgroupDriver: cgroupfs
 cgroupRoot: /$CGROUP_NAME/$n
 failCgroupV1: false
 failSwapOn: false
-address: 0.0.0.0
+address: "$( [ "$HAS_V4" = 1 ] && echo 0.0.0.0 || echo "::" )"
 port: 10250
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
@@ -493,7 +510,7 @@ authentication:
   x509: {clientCAFile: $P/ca.crt}
 authorization: {mode: AlwaysAllow}
 clusterDomain: cluster.local
-$( [ "$DNS" = 1 ] && echo "clusterDNS: [$DNS_IP]" )
+$( [ "$DNS" = 1 ] && echo "clusterDNS: [\"$DNS_ADDR\"]" )
 resolvConf: $S/resolv.conf
 podLogsDir: $D/pod-logs
 rotateCertificates: false
@@ -506,7 +523,7 @@ YAML
   start "kubelet-$n" nsenter --net="/run/netns/$(node_ns "$i")" --mount="$(node_mnt "$i")" "$K8S_DIR/kubelet" \
     --config="$D/kubelet-config.yaml" --kubeconfig="$S/$n.kubeconfig" \
     --root-dir="$D/kubelet" --cert-dir="$D/kubelet/pki" \
-    --hostname-override="$n" --node-ip="$(node_ip "$i")$( [ "$IP_FAMILY" = dual ] && echo ",$(node_ip6 "$i")")" \
+    --hostname-override="$n" --node-ip="$(node_ips "$i")" \
     --node-labels="topology.kubernetes.io/zone=$(node_zone "$i"),topology.kubernetes.io/region=cnperf-e2e" --v=1
   kp_conf "$n" > "$D/kube-proxy-config.yaml"
   start "kube-proxy-$n" nsenter --net="/run/netns/$(node_ns "$i")" --mount="$(node_mnt "$i")" "$K8S_DIR/kube-proxy" \
@@ -517,10 +534,9 @@ log "kubelets, kube-proxies started"
 for i in $(seq 1 "$NODES"); do
   n=$(node_name "$i")
   wait_for "node $n registered" 120 $KC get node "$n"
-  cidrs="\"$(pod_cidr "$i")\""
-  [ "$IP_FAMILY" = dual ] && cidrs="$cidrs,\"$(pod_cidr6 "$i")\""
+  cidrs=\"$(pod_cidrs "$i" | sed 's/,/","/g')\"
   $KC patch node "$n" --type merge \
-    -p "{\"spec\":{\"podCIDR\":\"$(pod_cidr "$i")\",\"podCIDRs\":[$cidrs]}}" >/dev/null
+    -p "{\"spec\":{\"podCIDR\":\"$(pod_cidrs "$i" | cut -d, -f1)\",\"podCIDRs\":[$cidrs]}}" >/dev/null
 done
 if [ "$CNI" = flannel ]; then
   # flannel as kube-flannel.yml deploys it: namespace, ServiceAccount, ClusterRole(Binding) and
@@ -560,7 +576,7 @@ YAML
 apiVersion: v1
 kind: Config
 clusters:
-- cluster: {server: "https://$APISERVER_IP:6443", certificate-authority: "$P/ca.crt"}
+- cluster: {server: "https://$APISERVER_HOST:6443", certificate-authority: "$P/ca.crt"}
   name: cnperf-e2e
 users:
 - name: flannel
@@ -614,7 +630,7 @@ if [ "$CNI" = calico ]; then
   # CNI=bridge|flannel. VXLAN always (what CALICO_IPV4POOL_VXLAN=Always makes of the default
   # pool, which NO_DEFAULT_POOLS=true turns off), natOutgoing as the default pool has it.
   for i in $(seq 1 "$NODES"); do
-    cat <<YAML
+    if [ "$HAS_V4" = 1 ]; then cat <<YAML
 ---
 apiVersion: crd.projectcalico.org/v1
 kind: IPPool
@@ -628,11 +644,12 @@ spec:
   nodeSelector: kubernetes.io/hostname == "$(node_name "$i")"
   allowedUses: [Workload, Tunnel]
 YAML
-    # IP_FAMILY=dual: the node's IPv6 pod CIDR as a second pool, VXLAN too (what
+    fi
+    # IP_FAMILY=ipv6|dual: the node's IPv6 pod CIDR as a pool (dual: the second), VXLAN too (what
     # CALICO_IPV6POOL_VXLAN=Always makes of the default IPv6 pool; blockSize 122 is its default)
     # (an if, not `[ ] && cat`: a false test as the loop's last command failed the pipeline
     # under pipefail, and with it every IPv4 Calico bring-up)
-    if [ "$IP_FAMILY" = dual ]; then cat <<YAML
+    if [ "$HAS_V6" = 1 ]; then cat <<YAML
 ---
 apiVersion: crd.projectcalico.org/v1
 kind: IPPool
@@ -655,7 +672,7 @@ YAML
 apiVersion: v1
 kind: Config
 clusters:
-- cluster: {server: "https://$APISERVER_IP:6443", certificate-authority: "$P/ca.crt"}
+- cluster: {server: "https://$APISERVER_HOST:6443", certificate-authority: "$P/ca.crt"}
   name: cnperf-e2e
 users:
 - name: $1
@@ -684,9 +701,13 @@ KCFG
       FELIX_PROMETHEUSMETRICSPORT=9091)
     # IP_FAMILY=dual, as calico-vxlan.yaml's dual-stack variant: IPv6 on (felix's IPv6 dataplane,
     # vxlan-v6.calico), the node's IPv6 address autodetected on eth0 like the IPv4 one
-    if [ "$IP_FAMILY" = dual ]; then
+    if [ "$HAS_V6" = 1 ]; then
       cenv+=(FELIX_IPV6SUPPORT=true IP6=autodetect IP6_AUTODETECTION_METHOD=interface=eth0 CALICO_IPV6POOL_VXLAN=Always)
     fi
+    # IP_FAMILY=ipv6, as Calico's IPv6-only set-up says: no IPv4 address for the node (IP=none;
+    # env takes the last of a name), its BGP router ID from a hash of the node name (there is
+    # no IPv4 address to take it from)
+    if [ "$HAS_V4" = 0 ]; then cenv+=(IP=none CALICO_ROUTER_ID=hash); fi
     # FELIX_PROMETHEUSMETRICS*: felix's own metrics (its dataplane apply time, which cnperf
     # programming reads beside its end-to-end policy latency) on the node's 127.0.0.1:9091, felix's
     # default port, bound like kube-proxy's 127.0.0.1:10249: reachable from a hostNetwork pod only
@@ -697,7 +718,7 @@ KCFG
     # proxy ARP, and the kernel answers proxy ARP only for an address it has a route to through
     # another device: Calico's nodes have a default route, these have none on purpose (nothing
     # may leave the machine), so the node gets a route to that one address instead
-    nsx "$i" ip route add 169.254.1.1/32 dev eth0
+    if [ "$HAS_V4" = 1 ]; then nsx "$i" ip route add 169.254.1.1/32 dev eth0; fi
     nsn "$i" "${cenv[@]}" "$CALICO_DIR/calico-node" -startup > "$S/logs/calico-startup-$n.log" 2>&1 ||
       { echo "calico-node -startup failed on $n (log $S/logs/calico-startup-$n.log)" >&2; false; }
     nsn "$i" "${cenv[@]}" "$CALICO_DIR/calico-node" -allocate-tunnel-addrs -allocate-tunnel-addrs-run-once \
@@ -722,9 +743,11 @@ KCFG
   done
   for i in $(seq 1 "$NODES"); do
     n=$(node_name "$i"); D=$S/$n
-    # felix has programmed the node (vxlan.calico) and written the MTU the CNI plugin uses
-    wait_for "felix on $n (vxlan.calico, /var/lib/calico/mtu)" 180 \
-      bash -c 'test -s "$1" && nsenter --net="$2" ip link show vxlan.calico' _ "$D/host/var_lib_calico/mtu" "/run/netns/$(node_ns "$i")"
+    # felix has programmed the node (vxlan.calico; IPv6-only: vxlan-v6.calico) and written the
+    # MTU the CNI plugin uses
+    vx=vxlan.calico; [ "$HAS_V4" = 1 ] || vx=vxlan-v6.calico
+    wait_for "felix on $n ($vx, /var/lib/calico/mtu)" 180 \
+      bash -c 'test -s "$1" && nsenter --net="$2" ip link show "$3"' _ "$D/host/var_lib_calico/mtu" "/run/netns/$(node_ns "$i")" "$vx"
     # the CNI configuration as calico-vxlan.yaml's cni_network_config (install-cni fills it in);
     # written once felix is up, so the node turns Ready only when pods can get a network. mtu 0:
     # the plugin takes felix's /var/lib/calico/mtu
@@ -740,7 +763,7 @@ KCFG
       "datastore_type": "kubernetes",
       "nodename": "$n",
       "mtu": 0,
-      "ipam": {"type": "calico-ipam"$( [ "$IP_FAMILY" = dual ] && echo ', "assign_ipv4": "true", "assign_ipv6": "true"')},
+      "ipam": {"type": "calico-ipam"$(case $IP_FAMILY in dual) echo ', "assign_ipv4": "true", "assign_ipv6": "true"' ;; ipv6) echo ', "assign_ipv4": "false", "assign_ipv6": "true"' ;; esac)},
       "policy": {"type": "k8s"},
       "kubernetes": {"kubeconfig": "$S/calico-cni.kubeconfig"}
     },
@@ -799,7 +822,7 @@ YAML
 apiVersion: v1
 kind: Config
 clusters:
-- cluster: {server: "https://$APISERVER_IP:6443", certificate-authority: "$P/ca.crt"}
+- cluster: {server: "https://$APISERVER_HOST:6443", certificate-authority: "$P/ca.crt"}
   name: cnperf-e2e
 users:
 - name: cilium
@@ -873,7 +896,7 @@ nodes_untainted() {
 wait_for "nodes without the not-ready taint" 120 nodes_untainted
 wait_for "default serviceaccount" 60 $KC -n default get serviceaccount default
 wait_for "kube-root-ca.crt" 60 $KC -n default get configmap kube-root-ca.crt
-[ "$DNS" = 1 ] && wait_for coredns 60 curl -sf "http://$APISERVER_IP:18181/ready"
+[ "$DNS" = 1 ] && wait_for coredns 60 curl -sf "http://$APISERVER_HOST:18181/ready"
 # Multus (MULTUS=1): secondary networks over the default one (multus.sh; it needs e2e.env, so
 # it runs after the hand-over below)
 
