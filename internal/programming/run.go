@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -544,9 +545,9 @@ func (r *Runner) serviceType() string {
 // serviceTargets are a Service's targets: its ClusterIP and, with NodePort, the node port on
 // each client's own node (that node's kube-proxy programs it).
 func (r *Runner) serviceTargets(clusterIP string, nodePort int32) []target {
-	ts := []target{fixed(api.PathPodClusterIP, joinHostPort(clusterIP, r.o.Port))}
+	ts := []target{fixed(api.PathPodClusterIP, net.JoinHostPort(clusterIP, strconv.Itoa(r.o.Port)))}
 	if r.o.NodePort {
-		ts = append(ts, target{path: api.PathPodNodePort, addr: func(c Client) string { return joinHostPort(c.NodeIP, int(nodePort)) }})
+		ts = append(ts, target{path: api.PathPodNodePort, addr: func(c Client) string { return net.JoinHostPort(c.NodeIP, strconv.Itoa(int(nodePort))) }})
 	}
 	return ts
 }
@@ -586,7 +587,7 @@ func (r *Runner) measureEndpoint(ctx context.Context) error {
 // created, then deleted unmeasured), Count times, with standing policies in place.
 func (r *Runner) measurePolicy(ctx context.Context, k Kind, standing int) error {
 	pols := r.env.Client.NetworkingV1().NetworkPolicies(r.o.Namespace)
-	addr := joinHostPort(r.server.Status.PodIP, r.o.Port)
+	addr := net.JoinHostPort(r.server.Status.PodIP, strconv.Itoa(r.o.Port))
 	hint := "NetworkPolicy is not enforced here (does the CNI implement it?)"
 	r.logf("%s: %d changes with %d standing policies, probing %s from %d nodes", k, r.o.Count, standing, addr, len(r.clients))
 	if k == KindPolicyDeny {
@@ -650,7 +651,7 @@ func (r *Runner) measurePod(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 		if ip != "" {
-			created.targets = []target{fixed(api.PathPodPodCrossNode, joinHostPort(ip, r.o.Port))}
+			created.targets = []target{fixed(api.PathPodPodCrossNode, net.JoinHostPort(ip, strconv.Itoa(r.o.Port)))}
 			ready.targets = created.targets
 			var ps []Probe
 			sp, ps = r.probes(created)
@@ -835,11 +836,4 @@ func ignoreNotFound(err error) error {
 		return nil
 	}
 	return err
-}
-
-func joinHostPort(ip string, port int) string {
-	if strings.Contains(ip, ":") {
-		return "[" + ip + "]:" + strconv.Itoa(port)
-	}
-	return ip + ":" + strconv.Itoa(port)
 }

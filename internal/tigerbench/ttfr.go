@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -554,7 +555,7 @@ func (r *TTFRRunner) startServers(ctx context.Context, spec TTFRSpec) (map[strin
 			if spec.HostNetwork && p.Status.HostIP != "" {
 				ip = p.Status.HostIP
 			}
-			addrs[spec.Nodes[i]] = joinHostPort(ip, spec.Port)
+			addrs[spec.Nodes[i]] = net.JoinHostPort(ip, strconv.Itoa(spec.Port))
 		}
 		return len(addrs) == len(names), nil
 	})
@@ -583,13 +584,6 @@ func describeAddrs(nodes []string, addrs map[string]string) string {
 		parts = append(parts, n+"="+addrs[n])
 	}
 	return strings.Join(parts, ", ")
-}
-
-func joinHostPort(ip string, port int) string {
-	if strings.Contains(ip, ":") {
-		return "[" + ip + "]:" + strconv.Itoa(port)
-	}
-	return ip + ":" + strconv.Itoa(port)
 }
 
 func ttfrLabels(spec TTFRSpec, role string) map[string]string {
