@@ -28,11 +28,18 @@ var fatalWaiting = map[string]bool{
 	"CrashLoopBackOff": true, "PreCreateHookError": true, "PostStartHookError": true,
 }
 
-// TransientWaiting says whether a fatal-looking waiting state is one the kubelet retries by
+// HopelessWaiting says whether a container waiting as w (nil: not waiting) will not start
+// within a run: its reason does not fix itself (fatalWaiting) and is not the one the kubelet
+// retries by itself (transientWaiting).
+func HopelessWaiting(w *corev1.ContainerStateWaiting) bool {
+	return w != nil && fatalWaiting[w.Reason] && !transientWaiting(w)
+}
+
+// transientWaiting says whether a fatal-looking waiting state is one the kubelet retries by
 // itself: its cache of the run's Secret (the agent token) not synced within its one-second
 // wait, which a busy node reports as CreateContainerConfigError "failed to sync secret cache:
 // timed out waiting for the condition" before a later sync creates the container.
-func TransientWaiting(w *corev1.ContainerStateWaiting) bool {
+func transientWaiting(w *corev1.ContainerStateWaiting) bool {
 	return w.Reason == "CreateContainerConfigError" && strings.Contains(w.Message, "failed to sync ")
 }
 
@@ -354,7 +361,7 @@ func podFatal(p *corev1.Pod) string {
 		}
 	}
 	for _, cs := range p.Status.ContainerStatuses {
-		if w := cs.State.Waiting; w != nil && fatalWaiting[w.Reason] && !TransientWaiting(w) {
+		if w := cs.State.Waiting; HopelessWaiting(w) {
 			return w.Reason
 		}
 		if t := cs.State.Terminated; t != nil {

@@ -280,12 +280,6 @@ func (s *AgentSet) attach(ctx context.Context, cs kubernetes.Interface, o AgentO
 	}
 }
 
-// badWaiting are container waiting reasons that will not fix themselves within a run.
-var badWaiting = map[string]bool{
-	"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true,
-	"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true, "CrashLoopBackOff": true,
-}
-
 // waitAgents polls the DaemonSet's pods until every node of the batch has a Ready agent or
 // a hopeless one, or the timeout passes.
 func waitAgents(ctx context.Context, cs kubernetes.Interface, o AgentOptions, net api.Network, nodes []string, timeout time.Duration) ([]Agent, []Skipped, error) {
@@ -361,7 +355,7 @@ func podHopeless(p *corev1.Pod) string {
 		return fmt.Sprintf("phase %s %s", p.Status.Phase, p.Status.Message)
 	}
 	for _, cs := range p.Status.ContainerStatuses {
-		if w := cs.State.Waiting; w != nil && badWaiting[w.Reason] && !kube.TransientWaiting(w) {
+		if w := cs.State.Waiting; kube.HopelessWaiting(w) {
 			return fmt.Sprintf("container %s: %s: %s", cs.Name, w.Reason, w.Message)
 		}
 		if t := cs.State.Terminated; t != nil {
