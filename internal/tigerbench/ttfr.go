@@ -761,11 +761,8 @@ func podFatal(p *corev1.Pod) string {
 		return "pod failed: " + p.Status.Reason + ": " + p.Status.Message
 	}
 	for _, cs := range p.Status.ContainerStatuses {
-		if w := cs.State.Waiting; w != nil {
-			switch w.Reason {
-			case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError", "RunContainerError":
-				return w.Reason + ": " + w.Message
-			}
+		if w := cs.State.Waiting; kube.HopelessWaiting(w) {
+			return w.Reason + ": " + w.Message
 		}
 	}
 	return ""

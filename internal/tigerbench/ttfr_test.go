@@ -218,3 +218,22 @@ func TestParseClientLog(t *testing.T) {
 		t.Errorf("%q", g)
 	}
 }
+
+// A test pod whose container cannot start within the run fails at once, with the kubelet's
+// words; one still being created, or whose Secret cache the kubelet retries, is waited for.
+func TestPodFatal(t *testing.T) {
+	for _, tc := range []struct{ reason, message, want string }{
+		{"ErrImagePull", "pull access denied", "ErrImagePull: pull access denied"},
+		{"ErrImageNeverPull", `Container image "img" is not present with pull policy of Never`,
+			`ErrImageNeverPull: Container image "img" is not present with pull policy of Never`},
+		{"CreateContainerConfigError", `configmap "x" not found`, `CreateContainerConfigError: configmap "x" not found`},
+		{"CreateContainerConfigError", "failed to sync configmap cache: timed out waiting for the condition", ""},
+		{"ContainerCreating", "", ""},
+	} {
+		p := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: TTFRContainer,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: tc.reason, Message: tc.message}}}}}}
+		if got := podFatal(p); got != tc.want {
+			t.Errorf("%s %q: podFatal = %q, want %q", tc.reason, tc.message, got, tc.want)
+		}
+	}
+}
