@@ -151,6 +151,26 @@ type Attachment struct {
 	// cluster's own network only, so on this network they do not apply (the traffic measured was
 	// not filtered by them).
 	PoliciesNotApplied []string `json:"policiesNotApplied,omitempty"`
+	// Mode, for a network one of k8s-netperf's network modes made (--udnl2, --udnl3, --cudn,
+	// --sriov), says which: the run created the mode's objects and OVN-Kubernetes or the SR-IOV
+	// Network Operator made the NetworkAttachmentDefinition Network from them.
+	Mode *NetworkMode `json:"mode,omitempty"`
+}
+
+// NetworkMode is the k8s-netperf network mode a secondary (or primary) network was made for.
+type NetworkMode struct {
+	// Flag is the mode as given, e.g. "--udnl2", "--cudn layer2", "--sriov ens1f0".
+	Flag string `json:"flag"`
+	// Kind is "udn", "cudn" or "sriov".
+	Kind string `json:"kind"`
+	// Value is the flag's value as given ("layer2" of --cudn layer2, the PF of --sriov); the
+	// topology, "layer2" or "layer3", for --udnl2 and --udnl3.
+	Value string `json:"value,omitempty"`
+	// Objects are the objects the run created for it, KIND [NAMESPACE/]NAME.
+	Objects []string `json:"objects,omitempty"`
+	// Primary: the network replaced the pods' default network (a primary UserDefinedNetwork);
+	// the addresses are OVN-Kubernetes's k8s.ovn.org/pod-networks annotation's.
+	Primary bool `json:"primary,omitempty"`
 }
 
 // K8sNetperfMacvlanName is the NetworkAttachmentDefinition k8s-netperf's --macvlan MASTER

@@ -75,11 +75,11 @@ func missingCRDs(cs kubernetes.Interface, resources []string) []string {
 // The SR-IOV Network Operator is present when its CRDs are served, its pod is Ready in its
 // namespace, its SriovOperatorConfig "default" exists (k8s-netperf reads it) and a node of the
 // run reports the PF in its SriovNetworkNodeState. Everything missing is said at once (exit
-// status 2). When nothing is missing it still stops: cnperf builds these objects but does not
-// create them or measure on them (it could not be tested where cnperf is developed).
+// status 2); nil when nothing is (the run then creates the objects and measures on their
+// network). --localnet always stops: see below.
 // nodes are the nodes the run places pods on; ns and runID the run's namespace and id (in the
-// objects the message names).
-func CheckNetworkMode(ctx context.Context, cs kubernetes.Interface, m NetworkMode, nodes []*corev1.Node, ns, runID string) error {
+// objects the message names); st reads the SR-IOV operator's objects.
+func CheckNetworkMode(ctx context.Context, cs kubernetes.Interface, st ObjectStore, m NetworkMode, nodes []*corev1.Node, ns, runID string) error {
 	var missing []string
 	for _, r := range missingCRDs(cs, modeCRDs(m)) {
 		missing = append(missing, fmt.Sprintf("the CRD %s is not installed (the API server does not serve %s/v1)", r, strings.SplitN(r, ".", 2)[1]))
@@ -92,11 +92,14 @@ func CheckNetworkMode(ctx context.Context, cs kubernetes.Interface, m NetworkMod
 				"k8s-netperf's --localnet is for VMs only (--vm --pod=false), and cnperf's kube platform measures pods", m.PhysicalNetwork))
 		}
 	case ModeSRIOV:
-		missing = append(missing, missingSRIOV(ctx, cs, nodes, m.PF)...)
+		missing = append(missing, missingSRIOV(ctx, cs, st, nodes, m.PF)...)
 	}
 	objs, err := m.Objects(ns, runID)
 	if err != nil {
 		return &exit.UsageError{Err: err}
+	}
+	if len(missing) == 0 {
+		return nil
 	}
 	var names []string
 	for _, o := range objs {
@@ -105,12 +108,6 @@ func CheckNetworkMode(ctx context.Context, cs kubernetes.Interface, m NetworkMod
 	// the caller prefixes "set up the kube platform: ", so the first line stays short
 	lines := []string{m.Flag + ": stopped before anything was created:"}
 	what := "k8s-netperf creates " + strings.Join(names, " and ") + " for it; "
-	if len(missing) == 0 {
-		lines = append(lines, text.Wrap(what+"this cluster has what that needs, but cnperf does not create these objects nor "+
-			"measure on their network (not implemented: it could not be tested without OVN-Kubernetes or SR-IOV NICs)",
-			modeMessageWidth, "  ", "  ")...)
-		return &exit.UsageError{Err: errors.New(strings.Join(lines, "\n"))}
-	}
 	lines = append(lines, text.Wrap(what+"this cluster lacks what that needs:", modeMessageWidth, "  ", "  ")...)
 	for _, s := range missing {
 		lines = append(lines, text.Wrap(s, modeMessageWidth, "  - ", "    ")...)
@@ -151,7 +148,7 @@ func missingOVNKubernetes(ctx context.Context, cs kubernetes.Interface, nodes []
 }
 
 // missingSRIOV is what of the SR-IOV Network Operator, and of the PF pf, is missing on nodes.
-func missingSRIOV(ctx context.Context, cs kubernetes.Interface, nodes []*corev1.Node, pf string) []string {
+func missingSRIOV(ctx context.Context, cs kubernetes.Interface, st ObjectStore, nodes []*corev1.Node, pf string) []string {
 	var missing []string
 	ns := SRIOVOperatorNamespace
 	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sriovOperatorSelector})
@@ -161,12 +158,8 @@ func missingSRIOV(ctx context.Context, cs kubernetes.Interface, nodes []*corev1.
 	case len(nodesWithReadyPod(pods.Items)) == 0:
 		missing = append(missing, fmt.Sprintf("the SR-IOV Network Operator is not running: no Ready pod labelled %s in namespace %s", sriovOperatorSelector, ns))
 	}
-	rc, err := RESTNADs{cs}.rest()
-	if err != nil {
-		return append(missing, "cannot read the SR-IOV operator's objects: "+err.Error())
-	}
 	base := "/apis/" + sriovGroup + "/v1/namespaces/" + ns
-	if _, err := rc.Get().AbsPath(base, "sriovoperatorconfigs", "default").DoRaw(ctx); err != nil {
+	if _, err := st.Get(ctx, base+"/sriovoperatorconfigs/default"); err != nil {
 		if apierrors.IsNotFound(err) {
 			missing = append(missing, fmt.Sprintf("no SriovOperatorConfig %s/default (the operator creates it; k8s-netperf reads it)", ns))
 		} else {
@@ -175,7 +168,7 @@ func missingSRIOV(ctx context.Context, cs kubernetes.Interface, nodes []*corev1.
 	}
 	var without []string
 	for _, n := range nodes {
-		raw, err := rc.Get().AbsPath(base, "sriovnetworknodestates", n.Name).DoRaw(ctx)
+		raw, err := st.Get(ctx, base+"/sriovnetworknodestates/"+n.Name)
 		if err != nil {
 			without = append(without, n.Name)
 			continue

@@ -46,8 +46,9 @@ var K8sNetperfLossCSVHeader = append(append([]string{"Type"}, k8sNetperfCommonHe
 //   - VM mode false; External Server true for the external-service path; Macvlan Info
 //     "macvlan/MASTER" for a case on --macvlan's definition, Bridge Info the NAMESPACE/NAME of a
 //     case on any other secondary network (--bridge, --network), else empty
-//     (k8sNetperfNetworkCells); the UDN, SR-IOV and localnet columns empty (cnperf cannot
-//     measure on those networks).
+//     (k8sNetperfNetworkCells); UDN Info and SR-IOV Info for a network --udnl2, --udnl3, --cudn
+//     or --sriov made, as k8s-netperf fills them; Localnet Info empty (k8s-netperf's --localnet
+//     is for VMs; cnperf measures pods).
 //
 // Where k8s-netperf would write 0 for a missing figure, this writes an empty cell; a case with
 // no successful sample is left out (it has no figure to write).
@@ -152,7 +153,7 @@ func k8sNetperfCommon(r *api.Result) ([]string, bool) {
 	sameNode := row.SameHost()
 	hostNet := p.HostNetwork || row.HostNetwork()
 	service := p.Service || row.Service()
-	bridge, macvlan := k8sNetperfNetworkCells(r)
+	udn, bridge, sriov, macvlan := k8sNetperfNetworkCells(r)
 	samples := p.Samples
 	if samples == 0 {
 		samples = r.Summary.SamplesTotal
@@ -165,7 +166,7 @@ func k8sNetperfCommon(r *api.Result) ([]string, bool) {
 		"false",
 		strconv.FormatBool(service),
 		strconv.FormatBool(row.Access == api.AccessExternal),
-		"", bridge, "", macvlan, "",
+		udn, bridge, sriov, macvlan, "",
 		strconv.Itoa(int(p.DurationSeconds + 0.5)),
 		strconv.Itoa(p.Parallel),
 		strconv.Itoa(samples),
@@ -184,15 +185,29 @@ func k8sNetperfCommon(r *api.Result) ([]string, bool) {
 // Bridge Info. So: Macvlan Info for a macvlan network named macvlan-netperf with a master (what
 // --macvlan makes, in cnperf too), Bridge Info for every other secondary network; both empty
 // on the cluster's own networks.
-func k8sNetperfNetworkCells(r *api.Result) (bridge, macvlan string) {
+//
+// A network one of its modes made is said as k8s-netperf says it: UDN Info "layer2" or "layer3"
+// for --udnl2 and --udnl3, "Cudn -VALUE" for --cudn VALUE (VALUE as given, k8s-netperf's
+// spelling, no space after the dash), SR-IOV Info "sriov/PF" for --sriov PF; Bridge Info empty.
+func k8sNetperfNetworkCells(r *api.Result) (udn, bridge, sriov, macvlan string) {
 	if r.Placement == nil || r.Placement.Attachment == nil {
-		return "", ""
+		return "", "", "", ""
 	}
 	a := r.Placement.Attachment
-	if _, name, _ := strings.Cut(a.Network, "/"); a.Type == "macvlan" && name == api.K8sNetperfMacvlanName && a.Master != "" {
-		return "", "macvlan/" + a.Master
+	if m := a.Mode; m != nil {
+		switch m.Kind {
+		case "udn":
+			return m.Value, "", "", ""
+		case "cudn":
+			return "Cudn -" + m.Value, "", "", ""
+		case "sriov":
+			return "", "", "sriov/" + m.Value, ""
+		}
 	}
-	return a.Network, ""
+	if _, name, _ := strings.Cut(a.Network, "/"); a.Type == "macvlan" && name == api.K8sNetperfMacvlanName && a.Master != "" {
+		return "", "", "", "macvlan/" + a.Master
+	}
+	return "", a.Network, "", ""
 }
 
 func k8sNetperfRow(r *api.Result) ([]string, bool) {

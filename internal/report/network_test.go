@@ -14,21 +14,34 @@ func TestK8sNetperfNetworkCells(t *testing.T) {
 	on := func(network, typ, master string) *api.Result {
 		return &api.Result{Placement: &api.Placement{Attachment: &api.Attachment{Network: network, Type: typ, Master: master}}}
 	}
+	// a network one of k8s-netperf's modes made: its UDN Info or SR-IOV Info, as
+	// cmd/k8s-netperf executeWorkload writes them (fb9a2ec), whatever the definition's plugin
+	mode := func(network, typ, kind, value string) *api.Result {
+		r := on(network, typ, "")
+		r.Placement.Attachment.Mode = &api.NetworkMode{Kind: kind, Value: value}
+		return r
+	}
 	for _, tc := range []struct {
-		name            string
-		r               *api.Result
-		bridge, macvlan string
+		name                        string
+		r                           *api.Result
+		udn, bridge, sriov, macvlan string
 	}{
-		{"default network", &api.Result{}, "", ""},
-		{"no attachment", &api.Result{Placement: &api.Placement{}}, "", ""},
-		{"bridge", on("multus-e2e/n", "bridge", ""), "multus-e2e/n", ""},
-		{"--macvlan's", on("cnperf/macvlan-netperf", "macvlan", "eth0"), "", "macvlan/eth0"},
-		{"another macvlan definition (k8s-netperf's --bridge)", on("multus-e2e/e2e-macvlan", "macvlan", "eth0"), "multus-e2e/e2e-macvlan", ""},
-		{"ipvlan", on("multus-e2e/n", "ipvlan", "eth0"), "multus-e2e/n", ""},
+		{"default network", &api.Result{}, "", "", "", ""},
+		{"no attachment", &api.Result{Placement: &api.Placement{}}, "", "", "", ""},
+		{"bridge", on("multus-e2e/n", "bridge", ""), "", "multus-e2e/n", "", ""},
+		{"--macvlan's", on("cnperf/macvlan-netperf", "macvlan", "eth0"), "", "", "", "macvlan/eth0"},
+		{"another macvlan definition (k8s-netperf's --bridge)", on("multus-e2e/e2e-macvlan", "macvlan", "eth0"), "", "multus-e2e/e2e-macvlan", "", ""},
+		{"ipvlan", on("multus-e2e/n", "ipvlan", "eth0"), "", "multus-e2e/n", "", ""},
+		{"--udnl2", mode("perf/udn-primary-netperf", "ovn-k8s-cni-overlay", "udn", "layer2"), "layer2", "", "", ""},
+		{"--udnl3", mode("perf/udn-primary-netperf", "ovn-k8s-cni-overlay", "udn", "layer3"), "layer3", "", "", ""},
+		{"--cudn layer2", mode("perf/cudn-secondary-netperf", "bridge", "cudn", "layer2"), "Cudn -layer2", "", "", ""},
+		{"--cudn Layer3 (as given)", mode("perf/cudn-secondary-netperf", "ovn-k8s-cni-overlay", "cudn", "Layer3"), "Cudn -Layer3", "", "", ""},
+		{"--sriov ens1f0", mode("perf/sriov-netperf", "sriov", "sriov", "ens1f0"), "", "", "sriov/ens1f0", ""},
 	} {
-		b, m := k8sNetperfNetworkCells(tc.r)
-		if b != tc.bridge || m != tc.macvlan {
-			t.Errorf("%s: Bridge Info %q, Macvlan Info %q; want %q and %q", tc.name, b, m, tc.bridge, tc.macvlan)
+		u, b, s, m := k8sNetperfNetworkCells(tc.r)
+		if u != tc.udn || b != tc.bridge || s != tc.sriov || m != tc.macvlan {
+			t.Errorf("%s: UDN Info %q, Bridge Info %q, SR-IOV Info %q, Macvlan Info %q; want %q, %q, %q and %q",
+				tc.name, u, b, s, m, tc.udn, tc.bridge, tc.sriov, tc.macvlan)
 		}
 	}
 }

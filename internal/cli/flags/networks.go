@@ -33,13 +33,15 @@ func (n *K8sNetperfNetworks) AddFlags(fs *pflag.FlagSet) {
 		" (macvlan, bridge mode, on each node's MASTER; whereabouts IPAM) in the run's namespace, measure on it, delete it")
 	fs.StringVar(&n.macvlanRange, "macvlan-range", kube.DefaultMacvlanRange, "with --macvlan: the whereabouts range of its addresses (CIDR; the default is k8s-netperf's)")
 	fs.StringVar(&n.macvlanIPAM, "macvlan-ipam", "", `with --macvlan: its whole IPAM configuration as JSON instead of whereabouts on --macvlan-range, e.g. '{"type": "whereabouts", "range": "10.9.0.0/24", "configuration_path": "/etc/whereabouts.conf"}'`)
-	const refused = "; the run says what the cluster lacks for it, then stops: cnperf does not create it"
+	const refused = "; the run creates it in its namespace, waits for the NetworkAttachmentDefinition made from it and measures on that, " +
+		"or, before creating anything, says what the cluster lacks for it and stops"
 	fs.BoolVar(&n.udnl2, "udnl2", false, "k8s-netperf's --udnl2: a primary layer2 UserDefinedNetwork, which needs OVN-Kubernetes"+refused)
 	fs.BoolVar(&n.udnl3, "udnl3", false, "k8s-netperf's --udnl3: a primary layer3 UserDefinedNetwork, which needs OVN-Kubernetes"+refused)
 	fs.StringVar(&n.cudn, "cudn", "", "k8s-netperf's --cudn layer2|layer3: a secondary ClusterUserDefinedNetwork, which needs OVN-Kubernetes"+refused)
 	fs.StringVar(&n.sriov, "sriov", "", "k8s-netperf's --sriov PF: an SriovNetworkNodePolicy and an SriovNetwork, which need the SR-IOV Network Operator and SR-IOV NICs"+refused)
 	fs.StringVar(&n.sriovNodeRole, "sriov-node-selector", kube.DefaultSRIOVNodeRole, "with --sriov: k8s-netperf's --sriov-node-selector, the node role (node-role.kubernetes.io/ROLE) of the SriovNetworkNodePolicy")
-	fs.StringVar(&n.localnet, "localnet", "", "k8s-netperf's --localnet NAME: a localnet ClusterUserDefinedNetwork (VMs only in k8s-netperf), which needs OVN-Kubernetes and an OVS bridge mapping"+refused)
+	fs.StringVar(&n.localnet, "localnet", "", "k8s-netperf's --localnet NAME: a localnet ClusterUserDefinedNetwork (VMs only in k8s-netperf), which needs OVN-Kubernetes and an OVS bridge mapping; "+
+		"the run says what the cluster lacks for it, then stops: cnperf measures pods, and pods get no address on it")
 }
 
 // Resolve reads the flags: the existing network --bridge names (NAMESPACE/NAME), or the

@@ -33,13 +33,14 @@ func TestK8sNetperfNetworkFlags(t *testing.T) {
 		{args: []string{"--bridge", "a", "--network", "ns/b"}, wantErr: "--bridge and --network: give one (--bridge a --bridgeNamespace default is --network default/a)"},
 		{args: []string{"--bridge", "Bad_Name"}, wantErr: `--bridge: network "default/Bad_Name": name "Bad_Name" is not a DNS subdomain (a-z, 0-9, '-' and '.')`},
 		{args: []string{"--bridgeNamespace", "x"}, wantErr: "--bridgeNamespace: only with --bridge NAME"},
-		// the OVN-Kubernetes and SR-IOV modes become the kube platform's NetworkMode (its preflight refuses)
-		{args: []string{"--udnl2"}, wantMode: &kube.NetworkMode{Flag: "--udnl2", Kind: "udn", Topology: "Layer2"}},
-		{args: []string{"--udnl3"}, wantMode: &kube.NetworkMode{Flag: "--udnl3", Kind: "udn", Topology: "Layer3"}},
-		{args: []string{"--cudn", "layer2"}, wantMode: &kube.NetworkMode{Flag: "--cudn layer2", Kind: "cudn", Topology: "Layer2"}},
-		{args: []string{"--cudn", "Layer3"}, wantMode: &kube.NetworkMode{Flag: "--cudn Layer3", Kind: "cudn", Topology: "Layer3"}},
-		{args: []string{"--sriov", "ens2f0np0"}, wantMode: &kube.NetworkMode{Flag: "--sriov ens2f0np0", Kind: "sriov", PF: "ens2f0np0", NodeRole: "worker"}},
-		{args: []string{"--sriov", "ens1f0", "--sriov-node-selector", "sriov"}, wantMode: &kube.NetworkMode{Flag: "--sriov ens1f0", Kind: "sriov", PF: "ens1f0", NodeRole: "sriov"}},
+		// the OVN-Kubernetes and SR-IOV modes become the kube platform's NetworkMode and --network the
+		// definition their objects make in the run's namespace; --localnet stops in the preflight (no network)
+		{args: []string{"--udnl2"}, wantNetwork: "cnperf/udn-primary-netperf", wantMode: &kube.NetworkMode{Flag: "--udnl2", Kind: "udn", Topology: "Layer2"}},
+		{args: []string{"--udnl3"}, wantNetwork: "cnperf/udn-primary-netperf", wantMode: &kube.NetworkMode{Flag: "--udnl3", Kind: "udn", Topology: "Layer3"}},
+		{args: []string{"--cudn", "layer2"}, wantNetwork: "cnperf/cudn-secondary-netperf", wantMode: &kube.NetworkMode{Flag: "--cudn layer2", Kind: "cudn", Topology: "Layer2"}},
+		{args: []string{"--cudn", "Layer3", "-n", "perf"}, wantNetwork: "perf/cudn-secondary-netperf", wantMode: &kube.NetworkMode{Flag: "--cudn Layer3", Kind: "cudn", Topology: "Layer3"}},
+		{args: []string{"--sriov", "ens2f0np0"}, wantNetwork: "cnperf/sriov-netperf", wantMode: &kube.NetworkMode{Flag: "--sriov ens2f0np0", Kind: "sriov", PF: "ens2f0np0", NodeRole: "worker"}},
+		{args: []string{"--sriov", "ens1f0", "--sriov-node-selector", "sriov"}, wantNetwork: "cnperf/sriov-netperf", wantMode: &kube.NetworkMode{Flag: "--sriov ens1f0", Kind: "sriov", PF: "ens1f0", NodeRole: "sriov"}},
 		{args: []string{"--localnet", "physnet"}, wantMode: &kube.NetworkMode{Flag: "--localnet physnet", Kind: "localnet", PhysicalNetwork: "physnet"}},
 		{args: []string{"--cudn", "layer4"}, wantErr: `--cudn: "layer4" is not a topology: expected layer2 or layer3`},
 		{args: []string{"--udnl2", "--udnl3"}, wantErr: "--udnl2 and --udnl3: give one"},

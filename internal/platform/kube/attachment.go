@@ -49,6 +49,9 @@ func (p *Platform) attachmentPair(ctx context.Context, srv, cli *endpoint, famil
 		return nil, errors.New("no secondary network was read in Prepare")
 	}
 	a := *p.attachment
+	if a.Mode != nil && a.Mode.Primary {
+		return primaryPair(a, srv, cli, family)
+	}
 	iface, sip, mtu, err := kube.AttachmentOf(srv.pod, a.Network, family)
 	if err != nil {
 		return nil, err
@@ -94,4 +97,23 @@ func (p *Platform) interfaceMTU(ctx context.Context, pod, iface string) int {
 	p.logf("secondary network: the MTU of %s in pod %s is unknown (%s: exit %d, %v): the result gives the definition's", iface, pod,
 		kube.ShellJoin(argv), out.ExitCode, out.Err)
 	return 0
+}
+
+// primaryPair is the case's primary UserDefinedNetwork as its two pods have it: their
+// addresses from OVN-Kubernetes's k8s.ovn.org/pod-networks (kube.PrimaryAddressOf, k8s-netperf's
+// reading); the interface and its MTU are not in that annotation and are left unsaid.
+func primaryPair(a api.Attachment, srv, cli *endpoint, family string) (*api.Attachment, error) {
+	sip, err := kube.PrimaryAddressOf(srv.pod, a.Network, family)
+	if err != nil {
+		return nil, err
+	}
+	if cli == nil || cli.pod == nil {
+		return nil, errors.New("no client pod on the primary network")
+	}
+	cip, err := kube.PrimaryAddressOf(cli.pod, a.Network, family)
+	if err != nil {
+		return nil, err
+	}
+	a.ServerIP, a.ClientIP = sip, cip
+	return &a, nil
 }

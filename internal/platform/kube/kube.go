@@ -67,6 +67,10 @@ type Platform struct {
 	nads          kube.NADStore
 	// definitionCreated: the run created Options.CreateNetwork's definition (Close deletes it).
 	definitionCreated bool
+	// objects reaches a network mode's objects (nil: through the clientset's REST client);
+	// modeCreated are those the run created (Close deletes them).
+	objects     kube.ObjectStore
+	modeCreated []kube.NetworkObject
 	// noFootprint is why --idle-footprint cannot be read (the preflight's answer), or "".
 	noFootprint string
 }
@@ -237,7 +241,8 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 			return err
 		}
 	}
-	if network != "" && !create {
+	mode := p.s.NetworkMode != nil && network != ""
+	if network != "" && !create && !mode {
 		if err := p.useAttachment(ctx, network); err != nil {
 			return err
 		}
@@ -252,6 +257,14 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 	}
 	if create { // the run's own definition, in the servers' namespace, before the pods that attach to it
 		if err := p.createDefinition(ctx, p.s.CreateNetwork); err != nil {
+			return err
+		}
+		if err := p.useAttachment(ctx, network); err != nil {
+			return err
+		}
+	}
+	if mode { // the mode's objects, then the definition OVN-Kubernetes or the SR-IOV operator makes
+		if err := p.createModeNetwork(ctx); err != nil {
 			return err
 		}
 		if err := p.useAttachment(ctx, network); err != nil {
@@ -287,6 +300,9 @@ func (p *Platform) runNetwork(cases []plan.Case) (network string, create bool, e
 	}
 	create, err = p.createsNetwork(network)
 	if err != nil {
+		return "", false, err
+	}
+	if err := p.checkModeNetwork(network); err != nil {
 		return "", false, err
 	}
 	if network != "" {
@@ -349,7 +365,7 @@ func (p *Platform) checkNetworkMode(ctx context.Context) error {
 			nodes = append(nodes, p.nodes[n])
 		}
 	}
-	return kube.CheckNetworkMode(ctx, p.cs, *p.s.NetworkMode, nodes, p.s.serverNamespace(), p.runID)
+	return kube.CheckNetworkMode(ctx, p.cs, p.objectStore(), *p.s.NetworkMode, nodes, p.s.serverNamespace(), p.runID)
 }
 
 // preflightRun asks for every permission the run needs, in each of its namespaces, before
@@ -385,6 +401,11 @@ func (p *Platform) useAttachment(ctx context.Context, network string) error {
 	a, err := p.readAttachment(ctx, network)
 	if err != nil {
 		return err
+	}
+	if m := p.s.NetworkMode; m != nil {
+		p.mu.Lock()
+		a.Mode = m.Info(p.modeCreated)
+		p.mu.Unlock()
 	}
 	p.attachment = a
 	p.logf("secondary network %s: %s", network, kube.DescribeAttachment(a))
@@ -615,7 +636,13 @@ func (p *Platform) prepareSite(ctx context.Context, st *site, privileged bool) e
 // is (and never deleted).
 func (p *Platform) ensureNamespace(ctx context.Context, st *site, privileged bool) error {
 	ns := st.ns
-	state, err := kube.CreateNamespace(ctx, p.cs, kube.BuildNamespace(ns, p.runID, privileged), func() {
+	nsObj := kube.BuildNamespace(ns, p.runID, privileged)
+	if m := p.s.NetworkMode; m != nil && m.Primary() {
+		// OVN-Kubernetes gives a namespace a primary UserDefinedNetwork only when it was created
+		// with this label (k8s-netperf's BuildInfra sets it too)
+		nsObj.Labels[kube.PrimaryUDNLabel] = ""
+	}
+	state, err := kube.CreateNamespace(ctx, p.cs, nsObj, func() {
 		p.mu.Lock()
 		st.attempted = true
 		p.mu.Unlock()
@@ -626,6 +653,9 @@ func (p *Platform) ensureNamespace(ctx context.Context, st *site, privileged boo
 	case state == kube.NamespaceTerminating:
 		return fmt.Errorf("namespace %s is being deleted (a previous run's cleanup?); wait for it to go or use another -n", ns)
 	case state == kube.NamespaceExisting:
+		if err := p.checkPrimaryLabel(ctx, ns); err != nil {
+			return err
+		}
 		p.logf("using existing namespace %s (it will not be deleted)", ns)
 		return nil
 	case state == kube.NamespaceAppeared:
@@ -790,6 +820,9 @@ func (p *Platform) directAddress(ctx context.Context, c plan.Case, r route, srv 
 			return "", err
 		}
 		pl.Attachment, addr = a, a.ServerIP
+		if a.Mode != nil && a.Mode.Primary {
+			return addr, nil // NetworkPolicy applies on a primary UserDefinedNetwork (OVN-Kubernetes enforces it there)
+		}
 		a.PoliciesNotApplied = p.policiesNotApplied(ctx, pl)
 		if len(a.PoliciesNotApplied) > 0 {
 			p.logWrapped("warning: NetworkPolicy %s selects the pods of %s but does not apply on secondary network %s",
@@ -916,6 +949,10 @@ func (p *Platform) Close(ctx context.Context) error {
 		// the run is attached to it; in a namespace cnperf created it went with the namespace
 		err = errors.Join(err, p.deleteDefinition(ctx))
 	}
+	// the mode's objects, once no pod of the run is attached to their network (the namespaces
+	// are gone, or emptied of the run's pods): a ClusterUserDefinedNetwork or an SriovNetwork
+	// lives outside the run's namespaces
+	err = errors.Join(err, p.deleteModeObjects(ctx))
 	if err == nil {
 		p.mu.Lock()
 		p.cleanedUp = true
@@ -1003,6 +1040,9 @@ func (p *Platform) Leftovers() string {
 	}
 	if p.definitionCreated {
 		out = append(out, "its NetworkAttachmentDefinition: "+kube.NetworkDefinitionCleanup(p.s.serverNamespace(), p.s.CreateNetwork.Name))
+	}
+	if len(p.modeCreated) > 0 {
+		out = append(out, "its network's objects: "+kube.ModeObjectsCleanup(p.modeCreated))
 	}
 	return strings.Join(out, "; ")
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/cnperf/cnperf/internal/kube"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cnperf/cnperf/internal/driver"
@@ -99,22 +100,47 @@ func buildPod(s *settings, runID string, e endpointSpec) *corev1.Pod {
 	co := s.containerOptions(runID)
 	if e.Role == "client" {
 		o.Containers = []corev1.Container{co.Container(kube.ClientContainer, kube.IdleCommand)}
-		return withAttachment(o.Pod(), e)
+		return s.withAttachment(o.Pod(), e)
 	}
 	for _, srv := range e.Servers {
 		// a server that prints when it is ready is waited for by its log, not a probe
 		o.Containers = append(o.Containers, co.ServerContainer(dnsLabel(srv.Name), srv, e.Net == api.NetworkHost, srv.Ready == ""))
 	}
-	return withAttachment(o.Pod(), e)
+	return s.withAttachment(o.Pod(), e)
 }
 
 // withAttachment asks Multus for the endpoint's secondary network, if it has one, after the
-// networks --pod-annotations asks for (kube.AttachNetwork; Prepare checked they merge).
-func withAttachment(pod *corev1.Pod, e endpointSpec) *corev1.Pod {
-	if e.Net == api.NetworkAttachment && e.Attachment != "" {
+// networks --pod-annotations asks for (kube.AttachNetwork; Prepare checked they merge). On a
+// primary UserDefinedNetwork (--udnl2, --udnl3) nothing is asked for: OVN-Kubernetes attaches
+// every pod of the namespace to it, as k8s-netperf's pods are. On --sriov PF the pod requests
+// one VF, openshift.io/PF, as k8s-netperf's do (the device plugin gives it the VF Multus needs).
+func (s *settings) withAttachment(pod *corev1.Pod, e endpointSpec) *corev1.Pod {
+	if e.Net != api.NetworkAttachment || e.Attachment == "" {
+		return pod
+	}
+	m := s.NetworkMode
+	if m == nil || !m.Primary() {
 		kube.AttachNetwork(&pod.ObjectMeta, e.Attachment)
 	}
+	if r := modeResource(m); r != "" && len(pod.Spec.Containers) > 0 {
+		c := &pod.Spec.Containers[0]
+		one := resource.MustParse("1")
+		for _, l := range []*corev1.ResourceList{&c.Resources.Requests, &c.Resources.Limits} {
+			if *l == nil {
+				*l = corev1.ResourceList{}
+			}
+			(*l)[corev1.ResourceName(r)] = one // extended resources: the limit is the request
+		}
+	}
 	return pod
+}
+
+// modeResource is the extended resource a pod of mode m requests ("" for none).
+func modeResource(m *kube.NetworkMode) string {
+	if m == nil {
+		return ""
+	}
+	return m.SRIOVResource()
 }
 
 // containerOptions are the endpoint containers' image, resources and the run's token.

@@ -95,8 +95,13 @@ type Options struct {
 	// NetworkMode, when set, is a k8s-netperf network mode that OVN-Kubernetes or the SR-IOV
 	// Network Operator must provide (--udnl2, --udnl3, --cudn, --localnet, --sriov): the run
 	// checks what the cluster lacks for it after choosing the nodes, before anything is created,
-	// and stops (exit status 2; kube.CheckNetworkMode).
+	// and stops when something is (exit status 2; kube.CheckNetworkMode); else it creates the
+	// mode's objects after its namespace, waits for the definition they make and measures on it
+	// (the cases' network must be ModeNetwork(NetworkMode)), and deletes them at the end.
 	NetworkMode *kube.NetworkMode
+	// ModeNetworkTimeout bounds the wait for the NetworkAttachmentDefinition NetworkMode's objects
+	// make (0: kube.DefaultModeNetworkTimeout).
+	ModeNetworkTimeout time.Duration
 
 	// PodStartTimeout bounds how long endpoints may take to become ready.
 	PodStartTimeout time.Duration
@@ -196,6 +201,10 @@ func (o Options) parse() (*settings, error) {
 		if errs := validateDNSLabel(f.ns); errs != "" {
 			return nil, fmt.Errorf("%s: %q %s", f.flag, f.ns, errs)
 		}
+	}
+	if m := o.NetworkMode; m != nil && o.ClientNamespace != "" && o.ClientNamespace != o.serverNamespaceOf() {
+		return nil, fmt.Errorf("%s: the network is made in one namespace (k8s-netperf's): --client-namespace %s and the servers' %s must be the same",
+			m.Flag, o.ClientNamespace, o.serverNamespaceOf())
 	}
 	if d := o.CreateNetwork; d != nil {
 		if errs := validateDNSLabel(d.Name); errs != "" {
