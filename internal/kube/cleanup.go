@@ -178,9 +178,10 @@ func runKinds(cs kubernetes.Interface, ns string) []runKind {
 }
 
 // cleanupKinds are runKinds and, before the Lease, the NetworkAttachmentDefinitions runs create
-// (k8s-netperf's --macvlan), reached through nads: `cnperf cleanup` removes them; a run's own
-// teardown deletes its definition itself once its pods are gone.
-func cleanupKinds(cs kubernetes.Interface, nads NADStore, ns string) []runKind {
+// (k8s-netperf's --macvlan), reached through nads, and the objects of k8s-netperf's network modes
+// (--udnl2, --cudn, --sriov: modeKinds), reached through objs: `cnperf cleanup` removes them; a
+// run's own teardown deletes them itself once its pods are gone.
+func cleanupKinds(cs kubernetes.Interface, nads NADStore, objs ObjectStore, ns string) []runKind {
 	kinds := runKinds(cs, ns)
 	nad := runKind{kind: "NetworkAttachmentDefinition", noun: "network attachment definition", nouns: "network attachment definitions",
 		list: func(ctx context.Context, lo metav1.ListOptions) ([]metav1.ObjectMeta, error) {
@@ -190,7 +191,7 @@ func cleanupKinds(cs kubernetes.Interface, nads NADStore, ns string) []runKind {
 			return nads.Delete(ctx, ns, name)
 		},
 	}
-	return append(kinds[:len(kinds)-1:len(kinds)-1], nad, kinds[len(kinds)-1])
+	return slices.Concat(kinds[:len(kinds)-1], []runKind{nad}, modeKinds(objs, ns), kinds[len(kinds)-1:])
 }
 
 // metasOf turns a typed List into one that returns each object's name, namespace and labels.
@@ -231,11 +232,13 @@ type CleanupOptions struct {
 	Now time.Time
 	// NADs reaches NetworkAttachmentDefinitions (nil: through the clientset's REST client).
 	NADs NADStore
+	// Objects reaches the network modes' objects (nil: through the clientset's REST client).
+	Objects ObjectStore
 }
 
 // Leftover is one object cleanup found, what it does with it and why.
 type Leftover struct {
-	Kind      string // Namespace, DaemonSet, Pod, Service, ServiceAccount, NetworkAttachmentDefinition, Lease
+	Kind      string // Namespace, DaemonSet, Pod, Service, ServiceAccount, NetworkAttachmentDefinition, a network mode's kind, Lease
 	Namespace string
 	Name      string
 	RunID     string
@@ -362,7 +365,11 @@ func Cleanup(ctx context.Context, cs kubernetes.Interface, o CleanupOptions, log
 	if nads == nil {
 		nads = RESTNADs{cs}
 	}
-	for _, k := range cleanupKinds(cs, nads, scope) {
+	objs := o.Objects
+	if objs == nil {
+		objs = RESTObjects{cs}
+	}
+	for _, k := range cleanupKinds(cs, nads, objs, scope) {
 		ms, err := k.list(ctx, lo)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("list %s: %w", k.nouns, err))
@@ -375,10 +382,10 @@ func Cleanup(ctx context.Context, cs kubernetes.Interface, o CleanupOptions, log
 	}
 
 	if len(errs) == 0 {
-		errs = removeLeftovers(ctx, cs, nads, found, o.Wait, log)
+		errs = removeLeftovers(ctx, cs, nads, objs, found, o.Wait, log)
 	} else {
 		// what could not be listed is not waited for
-		errs = append(errs, removeLeftovers(ctx, cs, nads, found, false, log)...)
+		errs = append(errs, removeLeftovers(ctx, cs, nads, objs, found, false, log)...)
 	}
 	return found, errors.Join(errs...)
 }
@@ -392,7 +399,7 @@ func (l Leftover) where() string {
 
 // removeLeftovers deletes the leftovers Cleanup judged removable and, with wait and when every
 // delete was accepted, waits until they are gone (finishing what a dead kubelet cannot).
-func removeLeftovers(ctx context.Context, cs kubernetes.Interface, nads NADStore, found []Leftover, wait bool, log io.Writer) []error {
+func removeLeftovers(ctx context.Context, cs kubernetes.Interface, nads NADStore, objs ObjectStore, found []Leftover, wait bool, log io.Writer) []error {
 	var errs []error
 	nsTouched := map[string]string{} // namespace -> run
 	for _, l := range found {
@@ -403,7 +410,7 @@ func removeLeftovers(ctx context.Context, cs kubernetes.Interface, nads NADStore
 		fmt.Fprintf(log, "deleting %s %s (%s)\n", strings.ToLower(l.Kind), l.where(), l.Why)
 		if l.Kind == "Namespace" {
 			err = DeleteNamespace(ctx, cs, l.Name, false)
-		} else if k, ok := runKindOf(cs, nads, l.Namespace, l.Kind); ok {
+		} else if k, ok := runKindOf(cs, nads, objs, l.Namespace, l.Kind); ok {
 			err = k.del(ctx, l.Name, k.opts)
 		}
 		if l.Kind == "Pod" {
@@ -432,8 +439,8 @@ func removeLeftovers(ctx context.Context, cs kubernetes.Interface, nads NADStore
 }
 
 // runKindOf is the kind of object `cnperf cleanup` removes named kind, in namespace ns.
-func runKindOf(cs kubernetes.Interface, nads NADStore, ns, kind string) (runKind, bool) {
-	for _, k := range cleanupKinds(cs, nads, ns) {
+func runKindOf(cs kubernetes.Interface, nads NADStore, objs ObjectStore, ns, kind string) (runKind, bool) {
+	for _, k := range cleanupKinds(cs, nads, objs, ns) {
 		if k.kind == kind {
 			return k, true
 		}

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
@@ -71,6 +72,9 @@ type ObjectStore interface {
 	Create(ctx context.Context, collection string, body []byte) error
 	Get(ctx context.Context, path string) ([]byte, error)
 	Delete(ctx context.Context, path string) error
+	// List returns the metadata of the objects of collection that selector selects; none when
+	// the API does not serve the collection (its CRD is not installed: there can be none).
+	List(ctx context.Context, collection, selector string) ([]metav1.ObjectMeta, error)
 }
 
 // RESTObjects is ObjectStore through the clientset's REST client (these kinds have no typed
@@ -104,6 +108,22 @@ func (r RESTObjects) Delete(ctx context.Context, path string) error {
 	}
 	_, err = rc.Delete().AbsPath(path).DoRaw(ctx)
 	return err
+}
+
+// List lists the objects of collection that selector selects.
+func (r RESTObjects) List(ctx context.Context, collection, selector string) ([]metav1.ObjectMeta, error) {
+	rc, err := RESTNADs(r).rest()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := rc.Get().AbsPath(collection).Param("labelSelector", selector).DoRaw(ctx)
+	if apierrors.IsNotFound(err) {
+		return nil, nil // the CRD is not installed
+	}
+	if err != nil {
+		return nil, err
+	}
+	return nadMetas(raw)
 }
 
 // ObjectPath is the object's own path in the API.
@@ -306,4 +326,40 @@ func PrimaryAddressOf(pod *corev1.Pod, network, family string) (string, error) {
 		return ip, nil
 	}
 	return "", fmt.Errorf("pod %s has no %s address on %s (addresses %s)", pod.Name, FamilyName(family), network, strings.Join(n.IPAddresses, ", "))
+}
+
+// modeKinds are the kinds of objects k8s-netperf's network modes make a run create
+// (NetworkMode.Objects), for `cnperf cleanup`, in namespace ns ("": everywhere): the
+// UserDefinedNetworks in it, the ClusterUserDefinedNetworks (cluster-scoped: only when ns is
+// ""), the SriovNetworks and SriovNetworkNodePolicies (in the operator's namespace: when ns is ""
+// or that one). Each is deleted by its own path; none is listed where its CRD is not installed.
+func modeKinds(st ObjectStore, ns string) []runKind {
+	kind := func(k, noun, nouns, group, resource, listNS string, namespaced bool) runKind {
+		collection := func(n string) string {
+			if !namespaced || n == "" {
+				return "/apis/" + group + "/v1/" + resource
+			}
+			return "/apis/" + group + "/v1/namespaces/" + n + "/" + resource
+		}
+		return runKind{kind: k, noun: noun, nouns: nouns,
+			list: func(ctx context.Context, lo metav1.ListOptions) ([]metav1.ObjectMeta, error) {
+				return st.List(ctx, collection(listNS), lo.LabelSelector)
+			},
+			del: func(ctx context.Context, name string, _ metav1.DeleteOptions) error {
+				return st.Delete(ctx, collection(ns)+"/"+name)
+			},
+		}
+	}
+	kinds := []runKind{kind("UserDefinedNetwork", "user-defined network", "user-defined networks", ovnGroup, "userdefinednetworks", ns, true)}
+	if ns == "" {
+		kinds = append(kinds, kind("ClusterUserDefinedNetwork", "cluster user-defined network", "cluster user-defined networks",
+			ovnGroup, "clusteruserdefinednetworks", "", false))
+	}
+	if ns == "" || ns == SRIOVOperatorNamespace {
+		kinds = append(kinds,
+			kind("SriovNetwork", "SR-IOV network", "SR-IOV networks", sriovGroup, "sriovnetworks", SRIOVOperatorNamespace, true),
+			kind("SriovNetworkNodePolicy", "SR-IOV network node policy", "SR-IOV network node policies", sriovGroup,
+				"sriovnetworknodepolicies", SRIOVOperatorNamespace, true))
+	}
+	return kinds
 }

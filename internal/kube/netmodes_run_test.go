@@ -195,3 +195,67 @@ func TestNetworkModeInfo(t *testing.T) {
 		t.Errorf("sriov: %+v", i)
 	}
 }
+
+// `cnperf cleanup` knows the modes' objects: an abandoned run's UserDefinedNetwork,
+// ClusterUserDefinedNetwork and SR-IOV objects are found by its label and deleted by their own
+// paths; another run's (alive) and unlabelled ones are kept.
+func TestModeKindsCleanup(t *testing.T) {
+	ctx := context.Background()
+	st := &kubetest.Objects{}
+	var all []NetworkObject
+	for _, m := range []NetworkMode{modeUDN, modeCUDN, modeSRIOV} {
+		objs, err := m.Objects("perf", "gone")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CreateModeObjects(ctx, st, objs, func(NetworkObject) {}); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, objs...)
+	}
+	other, _ := NetworkMode{Flag: "--udnl2", Kind: ModeUDN, Topology: "Layer2"}.Objects("other", "alive")
+	_ = CreateModeObjects(ctx, st, other, func(NetworkObject) {})
+	st.Set("/apis/k8s.ovn.org/v1/namespaces/mine/userdefinednetworks/by-hand", []byte(`{"metadata":{"name":"by-hand","namespace":"mine"}}`))
+
+	var found []string
+	for _, k := range modeKinds(st, "") {
+		ms, err := k.list(ctx, metav1.ListOptions{LabelSelector: RunSelector("gone")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			found = append(found, k.kind+" "+m.Namespace+"/"+m.Name)
+			kk, ok := func() (runKind, bool) {
+				for _, k2 := range modeKinds(st, m.Namespace) {
+					if k2.kind == k.kind {
+						return k2, true
+					}
+				}
+				return runKind{}, false
+			}()
+			if !ok {
+				t.Fatalf("no kind %s in namespace %q", k.kind, m.Namespace)
+			}
+			if err := kk.del(ctx, m.Name, metav1.DeleteOptions{}); err != nil {
+				t.Errorf("delete %s %s: %v", k.kind, m.Name, err)
+			}
+		}
+	}
+	want := "UserDefinedNetwork perf/udn-primary-netperf,ClusterUserDefinedNetwork /cudn-secondary-netperf," +
+		"SriovNetwork openshift-sriov-network-operator/sriov-netperf,SriovNetworkNodePolicy openshift-sriov-network-operator/sriov-netperf-policy"
+	if got := strings.Join(found, ","); got != want {
+		t.Errorf("found %q, want %q", got, want)
+	}
+	for _, o := range all {
+		if _, err := st.Get(ctx, o.ObjectPath()); err == nil {
+			t.Errorf("%s still there", o)
+		}
+	}
+	if _, err := st.Get(ctx, other[0].ObjectPath()); err != nil {
+		t.Errorf("another run's %s was deleted", other[0])
+	}
+	// in one namespace: its UserDefinedNetworks only (the cluster-scoped and the operator's are elsewhere)
+	if ks := modeKinds(st, "perf"); len(ks) != 1 || ks[0].kind != "UserDefinedNetwork" {
+		t.Errorf("kinds in namespace perf: %d", len(ks))
+	}
+}

@@ -29,7 +29,8 @@ type Options struct {
 	NoWait     bool
 	Timeout    time.Duration
 
-	nads kube.NADStore // NetworkAttachmentDefinitions (nil: the API's; a test's in memory)
+	nads    kube.NADStore    // NetworkAttachmentDefinitions (nil: the API's; a test's in memory)
+	objects kube.ObjectStore // the network modes' objects (nil: the API's; a test's in memory)
 }
 
 // NewCommand returns the cleanup command.
@@ -91,7 +92,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
 
 func (o *Options) run(ctx context.Context, cs kubernetes.Interface, streams iostreams.Streams) error {
 	found, err := kube.Cleanup(ctx, cs, kube.CleanupOptions{RunID: o.RunID, Namespace: o.Namespace, DryRun: o.DryRun, Wait: !o.NoWait,
-		NADs: o.nads}, streams.LogWriter())
+		NADs: o.nads, Objects: o.objects}, streams.LogWriter())
 	removed := 0
 	named := map[string]bool{}
 	for _, ns := range o.Standing {

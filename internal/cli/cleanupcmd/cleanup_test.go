@@ -105,8 +105,27 @@ func TestCleanupRemovesOnlyAbandonedRuns(t *testing.T) {
 		_, err := nads.Get(context.Background(), strings.Split(key, "/")[0], strings.Split(key, "/")[1])
 		return err == nil
 	}
+	// the objects of k8s-netperf's network modes: an abandoned run's ClusterUserDefinedNetwork,
+	// a live run's SriovNetwork
+	objs := &kubetest.Objects{}
+	for _, m := range []struct {
+		mode kube.NetworkMode
+		run  string
+	}{{kube.NetworkMode{Flag: "--cudn layer2", Kind: kube.ModeCUDN, Topology: "Layer2"}, "run-dead"},
+		{kube.NetworkMode{Flag: "--sriov ens1f0", Kind: kube.ModeSRIOV, PF: "ens1f0"}, "run-live"}} {
+		os, err := m.mode.Objects("perf", m.run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := kube.CreateModeObjects(context.Background(), objs, os[len(os)-1:], func(kube.NetworkObject) {}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const cudnPath = "/apis/k8s.ovn.org/v1/clusteruserdefinednetworks/cudn-secondary-netperf"
+	const sriovPath = "/apis/sriovnetwork.openshift.io/v1/namespaces/openshift-sriov-network-operator/sriovnetworks/sriov-netperf"
+	objExists := func(p string) bool { _, err := objs.Get(context.Background(), p); return err == nil }
 	run := func(cs *fake.Clientset, o Options) string {
-		o.nads = nads
+		o.nads, o.objects = nads, objs
 		var out, errb bytes.Buffer
 		if err := o.run(context.Background(), cs, iostreams.Streams{Out: &out, ErrOut: &errb}); err != nil {
 			t.Fatalf("%v\n%s", err, errb.String())
@@ -136,6 +155,8 @@ func TestCleanupRemovesOnlyAbandonedRuns(t *testing.T) {
 		"kept Namespace team: not created by cnperf: never deleted",
 		"would remove NetworkAttachmentDefinition perf/macvlan-netperf (run run-dead): run abandoned",
 		"kept NetworkAttachmentDefinition shared/macvlan-netperf (run run-live): run alive",
+		"would remove ClusterUserDefinedNetwork cudn-secondary-netperf (run run-dead): run abandoned",
+		"kept SriovNetwork openshift-sriov-network-operator/sriov-netperf (run run-live): run alive",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run lacks %q", want)
@@ -162,6 +183,9 @@ func TestCleanupRemovesOnlyAbandonedRuns(t *testing.T) {
 	if !nadExists("team/macvlan-netperf") || !nadExists("shared/macvlan-netperf") {
 		t.Errorf("removed a NetworkAttachmentDefinition that is not an abandoned run's (deleted: %v)", nads.Deleted)
 	}
+	if objExists(cudnPath) || !objExists(sriovPath) {
+		t.Errorf("network modes' objects deleted %v, want the abandoned run's ClusterUserDefinedNetwork only", objs.Deleted)
+	}
 	for _, kept := range [][2]string{{"live", ""}, {"live", "srv"}, {"team", "live-client"}, {"kept", ""}, {"nolease", ""}, {"standing", ""}, {"team", ""}} {
 		if !exists(cs, kept[0], kept[1]) {
 			t.Errorf("%v removed, but it is not provably abandoned", kept)
@@ -179,5 +203,8 @@ func TestCleanupRemovesOnlyAbandonedRuns(t *testing.T) {
 	}
 	if nadExists("shared/macvlan-netperf") || !nadExists("team/macvlan-netperf") {
 		t.Errorf("--run run-live: NetworkAttachmentDefinitions deleted %v, want shared/macvlan-netperf and never the team's", nads.Deleted)
+	}
+	if objExists(sriovPath) {
+		t.Error("--run run-live: its SriovNetwork was not removed")
 	}
 }

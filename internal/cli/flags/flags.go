@@ -14,6 +14,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
+	kubeapi "github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform/kube"
@@ -47,6 +48,8 @@ func Kube(fs *pflag.FlagSet, o *kube.Options) {
 	fs.StringSliceVar(&o.PodAnnotations, "pod-annotations", nil, "kube: annotations for every pod cnperf creates, KEY=VALUE[,KEY=VALUE...], e.g. sidecar.istio.io/inject=false")
 	fs.StringVar(&o.ExternalClient, "external-client", "pod", "kube: where external-service clients run: pod or local (this machine)")
 	fs.DurationVar(&o.PodStartTimeout, "pod-start-timeout", kube.DefaultPodStartTimeout, "kube: how long endpoints may take to start (failures such as image pull or scheduling errors are reported at once)")
+	fs.DurationVar(&o.ModeNetworkTimeout, "network-ready-timeout", kubeapi.DefaultModeNetworkTimeout, "kube: with --udnl2, --udnl3, --cudn or --sriov, "+
+		"how long to wait for the NetworkAttachmentDefinition OVN-Kubernetes or the SR-IOV operator makes from the run's objects")
 }
 
 // Lab binds the lab flags to fs, writing into o (whose current values are the defaults, usually

@@ -33,8 +33,8 @@ func (n *K8sNetperfNetworks) AddFlags(fs *pflag.FlagSet) {
 		" (macvlan, bridge mode, on each node's MASTER; whereabouts IPAM) in the run's namespace, measure on it, delete it")
 	fs.StringVar(&n.macvlanRange, "macvlan-range", kube.DefaultMacvlanRange, "with --macvlan: the whereabouts range of its addresses (CIDR; the default is k8s-netperf's)")
 	fs.StringVar(&n.macvlanIPAM, "macvlan-ipam", "", `with --macvlan: its whole IPAM configuration as JSON instead of whereabouts on --macvlan-range, e.g. '{"type": "whereabouts", "range": "10.9.0.0/24", "configuration_path": "/etc/whereabouts.conf"}'`)
-	const refused = "; the run creates it in its namespace, waits for the NetworkAttachmentDefinition made from it and measures on that, " +
-		"or, before creating anything, says what the cluster lacks for it and stops"
+	const refused = "; cnperf run creates it, waits for the NetworkAttachmentDefinition made from it and measures on that, " +
+		"or first says what the cluster lacks for it and stops (cnperf mesh refuses it)"
 	fs.BoolVar(&n.udnl2, "udnl2", false, "k8s-netperf's --udnl2: a primary layer2 UserDefinedNetwork, which needs OVN-Kubernetes"+refused)
 	fs.BoolVar(&n.udnl3, "udnl3", false, "k8s-netperf's --udnl3: a primary layer3 UserDefinedNetwork, which needs OVN-Kubernetes"+refused)
 	fs.StringVar(&n.cudn, "cudn", "", "k8s-netperf's --cudn layer2|layer3: a secondary ClusterUserDefinedNetwork, which needs OVN-Kubernetes"+refused)

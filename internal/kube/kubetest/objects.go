@@ -3,10 +3,15 @@ package kubetest
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"path"
+	"slices"
+	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -84,4 +89,41 @@ func (m *Objects) Delete(_ context.Context, p string) error {
 	delete(m.Objs, p)
 	m.Deleted = append(m.Deleted, p)
 	return nil
+}
+
+// List lists the objects stored under collection that selector selects.
+func (m *Objects) List(_ context.Context, collection, selector string) ([]metav1.ObjectMeta, error) {
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []metav1.ObjectMeta
+	for _, p := range slices.Sorted(maps.Keys(m.Objs)) {
+		if !inCollection(p, collection) {
+			continue
+		}
+		var obj struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		}
+		if err := json.Unmarshal(m.Objs[p], &obj); err != nil {
+			return nil, err
+		}
+		if sel.Matches(labels.Set(obj.Metadata.Labels)) {
+			out = append(out, metav1.ObjectMeta{Name: obj.Metadata.Name, Namespace: obj.Metadata.Namespace, Labels: obj.Metadata.Labels})
+		}
+	}
+	return out, nil
+}
+
+// inCollection says whether the object at p is in collection: directly, or, for a namespaced
+// resource's collection across namespaces (/apis/G/V/R), in any namespace's (/apis/G/V/namespaces/NS/R).
+func inCollection(p, collection string) bool {
+	dir := path.Dir(p)
+	if dir == collection {
+		return true
+	}
+	c, d := strings.Split(collection, "/"), strings.Split(dir, "/")
+	return len(c) == 5 && len(d) == 7 && d[4] == "namespaces" && slices.Equal(d[:4], c[:4]) && d[6] == c[4]
 }

@@ -323,7 +323,7 @@ func TestKeep(t *testing.T) {
 	if len(pods.Items) != 2 {
 		t.Errorf("--keep left %d pods, want 2", len(pods.Items))
 	}
-	found, err := kube.Cleanup(ctx, c.cs, kube.CleanupOptions{RunID: testRun, Wait: false, NADs: &kubetest.NADs{}}, io.Discard)
+	found, err := kube.Cleanup(ctx, c.cs, kube.CleanupOptions{RunID: testRun, Wait: false, NADs: &kubetest.NADs{}, Objects: &kubetest.Objects{}}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,11 +350,11 @@ func TestCleanupLeavesForeignObjects(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	found, err := kube.Cleanup(ctx, c.cs, kube.CleanupOptions{RunID: "run-1", DryRun: true, NADs: &kubetest.NADs{}}, io.Discard)
+	found, err := kube.Cleanup(ctx, c.cs, kube.CleanupOptions{RunID: "run-1", DryRun: true, NADs: &kubetest.NADs{}, Objects: &kubetest.Objects{}}, io.Discard)
 	if err != nil || len(found) != 2 {
 		t.Fatalf("dry run found %+v (%v), want the pod and service of run-1", found, err)
 	}
-	if _, err := kube.Cleanup(ctx, c.cs, kube.CleanupOptions{RunID: "run-1", Wait: true, NADs: &kubetest.NADs{}}, io.Discard); err != nil {
+	if _, err := kube.Cleanup(ctx, c.cs, kube.CleanupOptions{RunID: "run-1", Wait: true, NADs: &kubetest.NADs{}, Objects: &kubetest.Objects{}}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	pods, _ := c.cs.CoreV1().Pods("shared").List(ctx, metav1.ListOptions{})
