@@ -143,9 +143,6 @@ CPUs the agent may run on; out of file descriptors it waits and goes on acceptin
 }
 
 func (o *serveOptions) run(ctx context.Context, streams iostreams.Streams) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	if o.port < 0 || o.port > 65535 || o.dataPort < 0 || o.dataPort > 65535 {
 		return exit.Usage("agent serve: ports must be in 0..65535")
 	}
@@ -309,9 +306,6 @@ func (o *clientOptions) config() (loadgen.ClientConfig, error) {
 }
 
 func (o *clientOptions) run(ctx context.Context, streams iostreams.Streams) (err error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	if o.cpuProfile != "" {
 		stop, perr := flame.ProfileCPU(o.cpuProfile)
 		if perr != nil {

@@ -64,9 +64,6 @@ it exits; SIGTERM ends it at once.`,
 }
 
 func (o *ttfrOptions) run(ctx context.Context, streams iostreams.Streams) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	switch {
 	case o.listen != "" && o.target != "":
 		return exit.Usage("agent ttfr: --target and --listen exclude each other")
@@ -162,9 +159,6 @@ failures grouped by cause. It exits 1 when any lookup or connect failed.`,
 }
 
 func (o *dnsOptions) run(ctx context.Context, streams iostreams.Streams) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	if o.target == "" {
 		return exit.Usage("agent dns: --target is required")
 	}
@@ -223,9 +217,6 @@ the route's learned MTU is read instead).`,
 }
 
 func (o *mtuOptions) run(ctx context.Context, streams iostreams.Streams) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	if o.target == "" {
 		return exit.Usage("agent mtu: --target is required")
 	}
@@ -299,9 +290,6 @@ for measuring clock offsets.`,
 }
 
 func (o *probeOptions) run(ctx context.Context, streams iostreams.Streams) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	if o.clock {
 		return printAndLinger(ctx, streams.Out, "agent probe", ttfr.ReadClock(), 0)
 	}

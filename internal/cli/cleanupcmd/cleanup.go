@@ -75,9 +75,6 @@ objects in it.`,
 
 // Run runs the command.
 func (o *Options) Run(ctx context.Context, streams iostreams.Streams) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	cs, _, err := kube.NewClientset(o.Kubeconfig, o.Context)
 	if err != nil {
 		return &exit.UsageError{Err: err}

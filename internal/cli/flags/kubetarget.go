@@ -54,9 +54,6 @@ type KubeStart[S any] struct {
 // returns as it is), the run id of uuid, then a client; a kubeconfig it cannot use is a usage
 // error. Nothing is touched in the cluster.
 func StartKube[S any](ctx context.Context, t KubeTarget, uuid string, validate func() (S, error)) (*KubeStart[S], error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	s, err := validate()
 	if err != nil {
 		return nil, err

@@ -69,9 +69,6 @@ func (c *common) check() error {
 
 // start is what status and remove do first: a context, the flags checked, a client.
 func (c *common) start(ctx context.Context) (context.Context, kubernetes.Interface, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	if err := c.check(); err != nil {
 		return nil, nil, err
 	}
@@ -159,9 +156,6 @@ func newCreate(streams iostreams.Streams, newClient func() (kubernetes.Interface
 }
 
 func (o *createOptions) run(ctx context.Context, streams iostreams.Streams) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	if err := o.check(); err != nil {
 		return err
 	}

@@ -85,9 +85,6 @@ func (o *options) run(ctx context.Context, streams iostreams.Streams) error {
 	if err != nil {
 		return &exit.UsageError{Err: err}
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	runs, err := ReadAll(streams, o.files)
 	if err != nil {
 		return err
