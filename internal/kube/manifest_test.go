@@ -101,6 +101,8 @@ func TestManifestsGrantThePreflight(t *testing.T) {
 		{[]string{"calico.yaml"}, CalicoAccess()},
 		{[]string{"secondary-networks.yaml"}, slices.Concat(NetworkAccess("multus-e2e/e2e-bridge"), NetworkCreateAccess("cnperf"))},
 		{[]string{"idle-footprint.yaml"}, FootprintAccess()},
+		{[]string{"network-modes.yaml"}, slices.Concat(ModeAccess(NetworkMode{Kind: ModeUDN}, "cnperf"), ModeAccess(NetworkMode{Kind: ModeCUDN}, "cnperf"),
+			ModeAccess(NetworkMode{Kind: ModeSRIOV}, "cnperf"))},
 	} {
 		g := readGrants(t, tc.files...)
 		for _, a := range tc.needs {
@@ -117,6 +119,13 @@ func TestManifestsGrantThePreflight(t *testing.T) {
 	// a run on the default network needs no right on secondary networks
 	if g := readGrants(t, "run.yaml"); g.allows(NetworkAccess("multus-e2e/e2e-bridge")[0]) {
 		t.Error("run.yaml grants reading NetworkAttachmentDefinitions: only secondary-networks.yaml should")
+	}
+	// the modes' objects only with network-modes.yaml; a UserDefinedNetwork in the run's namespace only
+	if g := readGrants(t, "run.yaml", "secondary-networks.yaml"); g.allows(ModeAccess(NetworkMode{Kind: ModeCUDN}, "cnperf")[0]) {
+		t.Error("run.yaml or secondary-networks.yaml grants creating ClusterUserDefinedNetworks: only network-modes.yaml should")
+	}
+	if g := readGrants(t, "network-modes.yaml"); g.allows(ModeAccess(NetworkMode{Kind: ModeUDN}, "default")[0]) {
+		t.Error("network-modes.yaml grants creating UserDefinedNetworks outside the run's namespace cnperf")
 	}
 	// creating one is granted in the run's namespace only, not everywhere
 	if g := readGrants(t, "secondary-networks.yaml"); g.allows(NetworkCreateAccess("default")[0]) {

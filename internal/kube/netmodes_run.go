@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -362,4 +363,31 @@ func modeKinds(st ObjectStore, ns string) []runKind {
 				"sriovnetworknodepolicies", SRIOVOperatorNamespace, true))
 	}
 	return kinds
+}
+
+// NetworkModesManifest is the RBAC manifest that grants ModeAccess.
+const NetworkModesManifest = "deploy/rbac/network-modes.yaml"
+
+// ModeAccess is what a run with mode m in namespace ns needs beside RunAccess and NetworkAccess
+// (deploy/rbac/network-modes.yaml): creating, reading and deleting the mode's objects where they
+// live (NetworkMode.Objects), and what the preflight reads: OVN-Kubernetes's node agents (pods
+// in every namespace), the SR-IOV operator's pod, configuration and node states.
+func ModeAccess(m NetworkMode, ns string) []Access {
+	var out []Access
+	switch m.Kind {
+	case ModeUDN:
+		out = Verbs(ns, ovnGroup, "userdefinednetworks", "", "create", "get", "delete")
+	case ModeCUDN, ModeLocalnet:
+		out = Verbs("", ovnGroup, "clusteruserdefinednetworks", "", "create", "get", "delete")
+	case ModeSRIOV:
+		op := SRIOVOperatorNamespace
+		out = slices.Concat(Verbs(op, sriovGroup, "sriovnetworknodepolicies", "", "create", "get", "delete"),
+			Verbs(op, sriovGroup, "sriovnetworks", "", "create", "get", "delete"),
+			Verbs(op, sriovGroup, "sriovoperatorconfigs", "", "get"), Verbs(op, sriovGroup, "sriovnetworknodestates", "", "get"),
+			Verbs(op, "", "pods", "", "list"))
+	}
+	if m.Kind != ModeSRIOV {
+		out = append(out, Verbs("", "", "pods", "", "list")...)
+	}
+	return out
 }

@@ -387,6 +387,11 @@ func (p *Platform) preflightRun(ctx context.Context, services bool, network stri
 			p.logf("warning: --idle-footprint is left out: %v", err)
 		}
 	}
+	if m := p.s.NetworkMode; m != nil && network != "" {
+		if err := kube.Preflight(ctx, p.cs, kube.NetworkModesManifest, kube.ModeAccess(*m, p.s.serverNamespace())); err != nil {
+			return err
+		}
+	}
 	switch {
 	case create:
 		return kube.Preflight(ctx, p.cs, kube.NetworksManifest, kube.NetworkCreateAccess(p.s.serverNamespace()))

@@ -195,10 +195,13 @@ func TestNetworkModeRun(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		mode      kube.NetworkMode
-		noControl bool // nothing makes the definition
+		noControl bool   // nothing makes the definition
+		deny      string // a permission the user lacks
 		wantObjs  string
 		wantErr   string
 	}{
+		{name: "may not create the cudn", mode: kube.NetworkMode{Flag: "--cudn layer2", Kind: kube.ModeCUDN, Topology: "Layer2"},
+			deny: "create clusteruserdefinednetworks", wantErr: "create clusteruserdefinednetworks.k8s.ovn.org (cluster-wide) — deploy/rbac/network-modes.yaml grants"},
 		{name: "cudn", mode: kube.NetworkMode{Flag: "--cudn layer2", Kind: kube.ModeCUDN, Topology: "Layer2"},
 			wantObjs: "/apis/k8s.ovn.org/v1/clusteruserdefinednetworks/cudn-secondary-netperf"},
 		{name: "udn primary", mode: kube.NetworkMode{Flag: "--udnl2", Kind: kube.ModeUDN, Topology: "Layer2"},
@@ -225,6 +228,9 @@ func TestNetworkModeRun(t *testing.T) {
 				sriovCluster(t, c, objs, "ens1f0", "node1", "node2")
 			} else {
 				ovnCluster(t, c, "node1", "node2")
+			}
+			if tc.deny != "" {
+				c.deny[tc.deny] = true
 			}
 			mode := tc.mode
 			p := newTestPlatform(t, c, Options{Namespace: "perf", NetworkMode: &mode, ModeNetworkTimeout: 1500 * time.Millisecond})
@@ -281,7 +287,10 @@ func TestNetworkModeRun(t *testing.T) {
 			if err := p.Close(ctx); err != nil {
 				t.Fatal(err)
 			}
-			created := strings.Split(tc.wantObjs, " ")
+			var created []string
+			if tc.wantObjs != "" {
+				created = strings.Split(tc.wantObjs, " ")
+			}
 			slices.Reverse(created)
 			if got := strings.Join(objs.Deleted, " "); got != strings.Join(created, " ") {
 				t.Errorf("deleted %q, want %q (what was created, the last first)", got, strings.Join(created, " "))
