@@ -102,9 +102,11 @@ func tbRun(ctx context.Context, t *testing.T, c tbCluster, yaml string, opts tig
 	}
 	if os.Getenv("CNPERF_E2E_CNI") != "calico" {
 		// The Calico here is this file's CRDs (tbInstallCalico): no felix applies a change, so
-		// the 10 s cnperf gives felix after each one (6 in CI's run) wait for nothing. On
-		// the harness's Calico they stay (a TCP_STREAM started at once after VXLAN was
-		// switched back on failed to connect there).
+		// the 10 s cnperf gives felix after each one wait for nothing (4 in CI's run, in
+		// TestTigerBenchSeedExample and TestTigerBenchCalicoReconfiguration; the 2 of
+		// TestKubeRBACTigerBenchLoadManifest go through the CLI and stay). On the harness's
+		// Calico they stay (a TCP_STREAM started at once after VXLAN was switched back on
+		// failed to connect there).
 		opts.CalicoSettleGrace = 100 * time.Millisecond
 	}
 	err = tigerbench.Run(ctx, l, run, tigerbench.Deps{Kube: c.kubeOptions(), Options: opts, RunID: run.UUID, Log: &log})
