@@ -26,7 +26,9 @@ import (
 // The local platform starts "cnperf ..." commands by re-executing this test binary.
 func TestMain(m *testing.M) {
 	selfexec.MaybeRun()
-	os.Exit(m.Run())
+	code := m.Run()
+	removeBuiltCnperf()
+	os.Exit(code)
 }
 
 func need(t *testing.T, tool string) {

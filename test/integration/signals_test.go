@@ -3,10 +3,13 @@ package integration
 import (
 	"bufio"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -14,18 +17,43 @@ import (
 	"github.com/cnperf/cnperf/internal/runfile"
 )
 
-// buildCnperf builds the real binary (signals must reach a real process, not the test's).
+// builtCnperf is the binary buildCnperf built, once for the whole package (TestMain removes
+// its directory).
+var builtCnperf struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// buildCnperf builds the real binary (signals must reach a real process, not the test's), once
+// per test process: a dozen tests use it, and each `go build` linked the ~80 MB binary again
+// (4-10 s each, on the package's critical path in make test).
 func buildCnperf(t *testing.T) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	bin := filepath.Join(t.TempDir(), "cnperf")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/cnperf")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	b := &builtCnperf
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "cnperf-integration-bin-"); b.err != nil {
+			return
+		}
+		_, file, _, _ := runtime.Caller(0)
+		b.path = filepath.Join(b.dir, "cnperf")
+		cmd := exec.Command("go", "build", "-o", b.path, "./cmd/cnperf")
+		cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return bin
+	return b.path
+}
+
+// removeBuiltCnperf removes what buildCnperf built (TestMain, after the tests).
+func removeBuiltCnperf() {
+	if builtCnperf.dir != "" {
+		_ = os.RemoveAll(builtCnperf.dir)
+	}
 }
 
 // TestSIGTERMIsSIGINT: a SIGTERM during the second case of a real run stops it as Ctrl-C
