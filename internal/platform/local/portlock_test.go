@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,10 +16,10 @@ import (
 )
 
 // Two local runs that start their servers at the same moment both get one that listens: the
-// first on the default ports, the other moved to free ones. Without the host's port lock both
-// found netserver's 12865 free and the later one's server failed to bind ("exited before it
-// was ready", checked by removing the lock). Real netservers, several rounds, since the race
-// is one of timing.
+// first on the ports asked for, the other moved to free ones. Without the host's port lock both
+// found the ports free and the later one's server failed to bind ("exited before it was
+// ready", checked by removing the lock). Real netservers, several rounds, since the race is one
+// of timing.
 func TestConcurrentRunsGetTheirOwnPorts(t *testing.T) {
 	if _, err := exec.LookPath("netserver"); err != nil {
 		t.Skip("netserver is not installed")
@@ -28,11 +29,16 @@ func TestConcurrentRunsGetTheirOwnPorts(t *testing.T) {
 		t.Fatal(err)
 	}
 	drivers := map[string]driver.Driver{"netperf": d}
-	cases := []plan.Case{{Profile: api.TCPRR, Path: api.PathLoopback, Driver: "netperf", Params: api.Params{DurationSeconds: 1, Samples: 1}}}
-	if busy := portFree(driver.Port{Port: 12865, Protocol: "TCP"}); busy != nil {
-		t.Skipf("netserver's default port 12865 is taken on this host: %v", busy)
-	}
 	for round := 0; round < 5; round++ {
+		// The ports both runs ask for: free ones of this test's own, not netserver's 12865,
+		// which the integration tests of the same `go test ./...` need free at that moment
+		// (a netperf run with several servers cannot be moved).
+		want, err := freePorts(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases := []plan.Case{{Profile: api.TCPRR, Path: api.PathLoopback, Driver: "netperf", Params: api.Params{DurationSeconds: 1, Samples: 1,
+			Options: map[string]string{"port": strconv.Itoa(want[0]), "dataPort": strconv.Itoa(want[1])}}}}
 		var (
 			done  sync.WaitGroup
 			ps    [2]*Platform
