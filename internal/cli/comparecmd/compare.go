@@ -20,8 +20,7 @@ type options struct {
 	output     string
 	labels     []string
 	alpha      float64
-	failOnPct  float64
-	gate       bool
+	gate       flags.Regression // --fail-on-regression
 	allowMiss  bool
 	allowIntr  bool
 	files      []string
@@ -68,7 +67,6 @@ unreadable file.`,
 		Args: flags.Files(2, "give a base run and at least one run to compare with it (results files, \"-\" for standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.files = args
-			o.gate = cmd.Flags().Changed("fail-on-regression")
 			return o.run(streams)
 		},
 	}
@@ -77,7 +75,7 @@ unreadable file.`,
 	flags.CompleteValues(c, "output", false, func() []string { return compare.Formats })
 	f.StringArrayVar(&o.labels, "label", nil, "column label, once per file in order (default: a differing run label KEY=VALUE, CNI, topology or file name)")
 	f.Float64Var(&o.alpha, "alpha", 0.05, "significance level of the tests")
-	f.Float64Var(&o.failOnPct, "fail-on-regression", 0, "exit 1 when a rate or latency p50/p99 is worse by this many percent or more (see above)")
+	o.gate.Bind(f, "exit 1 when a rate or latency p50/p99 is worse by this many percent or more (see above)")
 	f.BoolVar(&o.allowMiss, "allow-missing", false, "with --fail-on-regression: pass cases of the base that a later run lacks")
 	f.BoolVar(&o.allowIntr, "allow-interrupted", false, "with --fail-on-regression: pass a later run that was interrupted (compare its finished cases)")
 	return c
@@ -90,18 +88,14 @@ func (o *options) run(streams iostreams.Streams) error {
 	if !(o.alpha > 0 && o.alpha < 1) {
 		return exit.Usage("--alpha %v must be between 0 and 1", o.alpha)
 	}
-	if o.gate && o.failOnPct < 0 {
-		return exit.Usage("--fail-on-regression %v must not be negative", o.failOnPct)
+	if err := o.gate.Check(); err != nil {
+		return err
 	}
-	if !o.gate && (o.allowMiss || o.allowIntr) {
+	if !o.gate.On && (o.allowMiss || o.allowIntr) {
 		return exit.Usage("--allow-missing and --allow-interrupted relax the gate: they need --fail-on-regression")
 	}
-	okFormat := false
-	for _, f := range compare.Formats {
-		okFormat = okFormat || f == o.output
-	}
-	if !okFormat {
-		return exit.Usage("unknown output format %q (known: %s)", o.output, strings.Join(compare.Formats, ", "))
+	if err := flags.Output(o.output, compare.Formats); err != nil {
+		return err
 	}
 	var inputs []compare.Input
 	budget := runfile.NewBudget(runfile.MaxReadBytes) // one for all the files
@@ -132,8 +126,8 @@ func (o *options) run(streams iostreams.Streams) error {
 	if err := compare.WriteWidth(streams.Out, cmp, o.output, iostreams.Columns(streams.Out)); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
-	if o.gate {
-		return gate.Regression(cmp, compare.GateOptions{ThresholdPercent: o.failOnPct, AllowMissing: o.allowMiss, AllowInterrupted: o.allowIntr})
+	if o.gate.On {
+		return gate.Regression(cmp, compare.GateOptions{ThresholdPercent: o.gate.Percent, AllowMissing: o.allowMiss, AllowInterrupted: o.allowIntr})
 	}
 	return nil
 }

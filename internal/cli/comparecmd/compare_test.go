@@ -119,17 +119,23 @@ func TestCompareCommandRunLabels(t *testing.T) {
 func TestCompareCommandUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	base := writeRun(t, dir, "a", "calico", 1, 2)
-	for name, args := range map[string][]string{
-		"one label for two files": {"--label", "x", base, base},
-		"bad alpha":               {"--alpha", "1.5", base, base},
-		"bad format":              {"-o", "html", base, base},
-		"missing file":            {base, filepath.Join(dir, "none.jsonl")},
-		"negative gate":           {"--fail-on-regression", "-1", base, base},
+	for name, tc := range map[string]struct {
+		args []string
+		want string // in the error
+	}{
+		"one label for two files": {[]string{"--label", "x", base, base}, "--label given 1 times for 2 files"},
+		"bad alpha":               {[]string{"--alpha", "1.5", base, base}, "--alpha 1.5"},
+		"bad format":              {[]string{"-o", "html", base, base}, `--output "html": want table, wide, markdown or json`},
+		"mistyped format":         {[]string{"-o", "markdwon", base, base}, `--output "markdwon": want table, wide, markdown or json (did you mean "markdown"?)`},
+		"missing file":            {[]string{base, filepath.Join(dir, "none.jsonl")}, "none.jsonl"},
+		"negative gate":           {[]string{"--fail-on-regression", "-1", base, base}, "--fail-on-regression -1: want a percentage ≥ 0"},
+		"NaN gate":                {[]string{"--fail-on-regression", "NaN", base, base}, "--fail-on-regression NaN: want a percentage ≥ 0"},
+		"allow without gate":      {[]string{"--allow-missing", base, base}, "they need --fail-on-regression"},
 	} {
-		_, _, err := execute(args...)
+		_, _, err := execute(tc.args...)
 		var u *exit.UsageError
-		if !errors.As(err, &u) {
-			t.Errorf("%s: err = %v, want usage error", name, err)
+		if !errors.As(err, &u) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want a usage error saying %q", name, err, tc.want)
 		}
 	}
 }

@@ -2,12 +2,16 @@ package flags
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"math"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/platform/kube"
 	"github.com/cnperf/cnperf/internal/sink"
@@ -108,5 +112,61 @@ func TestEncodeData(t *testing.T) {
 	}
 	if err := EncodeData(io.Discard, "json", func() {}); err == nil {
 		t.Error("a func encoded")
+	}
+}
+
+func TestOutput(t *testing.T) {
+	formats := []string{"table", "json", "yaml"}
+	for _, tc := range []struct{ value, want string }{
+		{"json", ""},
+		{"yml", `--output "yml": want table, json or yaml (did you mean "yaml"?)`},
+		{"xml", `--output "xml": want table, json or yaml`},
+		{"", `--output "": want table, json or yaml`},
+	} {
+		err := Output(tc.value, formats)
+		var u *exit.UsageError
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%q: %v", tc.value, err)
+		case tc.want != "" && (!errors.As(err, &u) || err.Error() != tc.want):
+			t.Errorf("%q: err = %v, want the usage error %q", tc.value, err, tc.want)
+		}
+	}
+}
+
+func TestRegression(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		on      bool
+		percent float64
+		bad     string // Check's error
+	}{
+		{nil, false, 0, ""},
+		{[]string{"--fail-on-regression", "0"}, true, 0, ""},
+		{[]string{"--fail-on-regression=7.5"}, true, 7.5, ""},
+		{[]string{"--fail-on-regression", "-2"}, true, -2, "--fail-on-regression -2: want a percentage ≥ 0"},
+		{[]string{"--fail-on-regression", "nan"}, true, math.NaN(), "--fail-on-regression NaN: want a percentage ≥ 0"},
+	} {
+		var r Regression
+		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		r.Bind(fs, "gate")
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if r.On != tc.on || (r.Percent != tc.percent && !math.IsNaN(tc.percent)) {
+			t.Errorf("%v: %+v, want on=%v percent=%v", tc.args, r, tc.on, tc.percent)
+		}
+		err := r.Check()
+		if (tc.bad == "") != (err == nil) || (err != nil && err.Error() != tc.bad) {
+			t.Errorf("%v: Check() = %v, want %q", tc.args, err, tc.bad)
+		}
+	}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	(&Regression{}).Bind(fs, "gate")
+	if err := fs.Parse([]string{"--fail-on-regression", "ten"}); err == nil {
+		t.Error("--fail-on-regression ten: parsed")
+	}
+	if u := fs.FlagUsages(); !strings.Contains(u, "--fail-on-regression float   gate") {
+		t.Errorf("help: %q", u)
 	}
 }

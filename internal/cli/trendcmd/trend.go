@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
@@ -39,8 +38,7 @@ type options struct {
 	maxPValue    float64
 	minMagnitude float64
 	minRuns      int
-	failOnPct    float64
-	gate         bool
+	gate         flags.Regression // --fail-on-regression
 }
 
 // NewCommand returns the `trend` command.
@@ -103,7 +101,6 @@ read, 2 bad usage or an unreadable file.`,
 			return flags.Files(1, "give the runs of the history (results files, directories of them, or a quoted glob) or --opensearch")(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.gate = cmd.Flags().Changed("fail-on-regression")
 			return o.run(cmd.Context(), streams, args)
 		},
 	}
@@ -115,7 +112,7 @@ read, 2 bad usage or an unreadable file.`,
 	f.Float64Var(&o.minMagnitude, "min-magnitude", 0, "smallest relative change reported, as a fraction: 0.05 is 5% (Otava's --magnitude)")
 	f.IntVar(&o.minRuns, "min-runs", trend.DefaultMinRuns, "fewest successful runs a series needs to be analysed")
 	flags.OpenSearchSource(f, &o.sinks)
-	f.Float64Var(&o.failOnPct, "fail-on-regression", 0, "exit 1 when the last change point of a series is worse by this many percent or more (see above)")
+	o.gate.Bind(f, "exit 1 when the last change point of a series is worse by this many percent or more (see above)")
 	return c
 }
 
@@ -153,7 +150,7 @@ func (o *options) run(ctx context.Context, streams iostreams.Streams, args []str
 	if err != nil {
 		return fmt.Errorf("trend: %w", err)
 	}
-	if !o.gate {
+	if !o.gate.On {
 		return nil
 	}
 	return o.checkGate(streams, h)
@@ -161,11 +158,11 @@ func (o *options) run(ctx context.Context, streams iostreams.Streams, args []str
 
 // validate refuses bad flag values with a usage error naming the flag.
 func (o *options) validate() error {
-	if !slices.Contains(formats, o.output) {
-		return exit.Usage("unknown output format %q (known: %s)%s", o.output, strings.Join(formats, ", "), flags.Suggest(o.output, formats))
+	if err := flags.Output(o.output, formats); err != nil {
+		return err
 	}
-	if o.gate && o.failOnPct < 0 {
-		return exit.Usage("--fail-on-regression %v must not be negative", o.failOnPct)
+	if err := o.gate.Check(); err != nil {
+		return err
 	}
 	if o.window < 2 {
 		return exit.Usage("--window %d: want at least 2 runs", o.window)
@@ -239,12 +236,12 @@ func readFiles(streams iostreams.Streams, files []string) ([]trend.Input, error)
 // checkGate is --fail-on-regression: exit 1 naming every series whose last change point is
 // worse by the limit or more (or whose newest run failed).
 func (o *options) checkGate(streams iostreams.Streams, h *trend.History) error {
-	regs := h.Regressions(o.failOnPct)
+	regs := h.Regressions(o.gate.Percent)
 	if len(regs) == 0 {
 		return nil
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "regression gate of %g%% failed on %d series", o.failOnPct, len(regs))
+	fmt.Fprintf(&b, "regression gate of %g%% failed on %d series", o.gate.Percent, len(regs))
 	for _, r := range regs { // each fits the output's width (it goes to stderr after "cnperf: ")
 		for _, l := range text.Wrap(r.String(), text.FitWidth(iostreams.Columns(streams.ErrOut)), "  ", "      ") {
 			b.WriteString("\n" + l)
