@@ -77,6 +77,7 @@ race:
 # Variables (environment or make arguments): NODES=2|3 CNI=bridge|flannel|calico|cilium
 #   CNI_MODE=vxlan|host-gw (flannel), vxlan (calico), vxlan|native (cilium)
 #   NET_MODE=routed|vxlan (bridge) ZONES=1|2 DNS=1|0 IP_FAMILY=ipv4|ipv6|dual (bridge, calico)
+#   MULTUS=1 (Multus + whereabouts) KUBEVIRT=1 (KubeVirt in QEMU emulation: kubevirt.sh, needs KUBEVIRT_SRC)
 E2E_HARNESS := test/e2e/harness
 E2E_STATE ?= /var/lib/cnperf-e2e/state
 

@@ -114,6 +114,22 @@ type Endpoint struct {
 	HostIP      string `json:"hostIP,omitempty"`
 	HostNetwork bool   `json:"hostNetwork,omitempty"`
 	Address     string `json:"address,omitempty"` // the address the client connected to
+	// VM is set when the endpoint is a KubeVirt virtual machine (--vm): Pod is then its
+	// virt-launcher pod and PodIP the guest's address on the pod network.
+	VM *VM `json:"vm,omitempty"`
+}
+
+// VM is a KubeVirt VirtualMachineInstance endpoint as it ran.
+type VM struct {
+	Name    string `json:"name"`              // the VirtualMachineInstance
+	Binding string `json:"binding"`           // its pod-network binding: masquerade, bridge
+	VCPUs   int    `json:"vcpus"`             // sockets × cores × threads
+	Sockets int    `json:"sockets,omitempty"` // the CPU topology asked for
+	Cores   int    `json:"cores,omitempty"`
+	Threads int    `json:"threads,omitempty"`
+	// Emulated: QEMU's software emulation (TCG, KubeVirt's useEmulation), not KVM: its figures
+	// measure the mechanics, not VM performance on hardware.
+	Emulated bool `json:"emulated,omitempty"`
 }
 
 // Placement records both endpoints of a case.

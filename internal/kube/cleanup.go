@@ -162,19 +162,31 @@ type runKind struct {
 }
 
 // runKinds are the kinds of namespaced objects runs create, in the order they are deleted:
-// DaemonSets first (cnperf mesh's agents), or their controller recreates the pods; the Lease
+// VirtualMachineInstances (when the clientset can reach them), DaemonSets first (cnperf mesh's agents), or their controller recreates the pods; the Lease
 // last: until the objects are gone, the run is not abandoned.
 func runKinds(cs kubernetes.Interface, ns string) []runKind {
 	grace := TerminationGraceSeconds
 	none, graceful := metav1.DeleteOptions{}, metav1.DeleteOptions{GracePeriodSeconds: &grace}
-	return []runKind{
+	var kinds []runKind
+	if vmis := (RESTVMIs{CS: cs}); vmis.reachable() {
+		// VirtualMachineInstances (--vm) first: KubeVirt stops each guest and its launcher pod
+		kinds = append(kinds, runKind{kind: "VirtualMachineInstance", noun: "virtual machine instance", nouns: "virtual machine instances",
+			list: func(ctx context.Context, lo metav1.ListOptions) ([]metav1.ObjectMeta, error) {
+				return vmis.List(ctx, ns, lo.LabelSelector)
+			},
+			del: func(ctx context.Context, name string, _ metav1.DeleteOptions) error {
+				return vmis.Delete(ctx, ns, name)
+			},
+		})
+	}
+	return append(kinds, []runKind{
 		{"DaemonSet", "daemonset", "daemonsets", metasOf(cs.AppsV1().DaemonSets(ns).List), cs.AppsV1().DaemonSets(ns).Delete, none},
 		{"Pod", "pod", "pods", metasOf(cs.CoreV1().Pods(ns).List), cs.CoreV1().Pods(ns).Delete, graceful},
 		{"Service", "service", "services", metasOf(cs.CoreV1().Services(ns).List), cs.CoreV1().Services(ns).Delete, none},
 		{"ServiceAccount", "service account", "service accounts", metasOf(cs.CoreV1().ServiceAccounts(ns).List),
 			cs.CoreV1().ServiceAccounts(ns).Delete, none},
 		{"Lease", "lease", "leases", metasOf(cs.CoordinationV1().Leases(ns).List), cs.CoordinationV1().Leases(ns).Delete, none},
-	}
+	}...)
 }
 
 // cleanupKinds are runKinds and, before the Lease, the NetworkAttachmentDefinitions runs create

@@ -103,6 +103,7 @@ func TestManifestsGrantThePreflight(t *testing.T) {
 		{[]string{"idle-footprint.yaml"}, FootprintAccess()},
 		{[]string{"network-modes.yaml"}, slices.Concat(ModeAccess(NetworkMode{Kind: ModeUDN}, "cnperf"), ModeAccess(NetworkMode{Kind: ModeCUDN}, "cnperf"),
 			ModeAccess(NetworkMode{Kind: ModeSRIOV}, "cnperf"))},
+		{[]string{"vms.yaml"}, VMAccess("cnperf")},
 	} {
 		g := readGrants(t, tc.files...)
 		for _, a := range tc.needs {

@@ -365,6 +365,7 @@ func (t *caseTable) footnotes(run *api.Run, hasChecks bool, hidden []string, wid
 		footnotes = append(footnotes, fmt.Sprintf("not shown to fit %d columns: %s (-o wide shows every column)", width, strings.Join(hidden, ", ")))
 	}
 	footnotes = append(footnotes, networkNotes(run.Results)...)
+	footnotes = append(footnotes, vmNotes(run.Results)...)
 	for _, n := range run.Notes {
 		footnotes = append(footnotes, "note: "+n)
 	}
@@ -482,7 +483,60 @@ func pathCell(r *api.Result, markV4 bool) string {
 	if r.Params.Network != "" {
 		s += "+net" // its footnote (networkNotes) names the network: one per run
 	}
+	if vmRoles(r) != "" {
+		s += "+vm" // its footnote (vmNotes) says which endpoints, their binding and vCPUs
+	}
 	return s
+}
+
+// vmRoles names the endpoints of a result that are VMs ("server", "client", "client and
+// server", or "").
+func vmRoles(r *api.Result) string {
+	if r.Placement == nil {
+		return ""
+	}
+	var roles []string
+	for _, e := range []api.Endpoint{r.Placement.Client, r.Placement.Server} {
+		if e.VM != nil {
+			roles = append(roles, e.Role)
+		}
+	}
+	return strings.Join(roles, " and ")
+}
+
+// vmNotes are the footnotes of the cases whose endpoints are KubeVirt VMs (their PATH cells
+// say "+vm"): which endpoints, the binding and vCPUs, and, when the VMs are emulated, that the
+// figures measure the mechanics, not VM performance on hardware.
+func vmNotes(results []api.Result) []string {
+	var notes []string
+	seen := map[string]bool{}
+	emulated := false
+	for i := range results {
+		r := &results[i]
+		roles := vmRoles(r)
+		if roles == "" {
+			continue
+		}
+		vm := r.Placement.Server.VM
+		if vm == nil {
+			vm = r.Placement.Client.VM
+		}
+		emulated = emulated || vm.Emulated
+		what := "is a KubeVirt VM"
+		if strings.Contains(roles, " and ") {
+			what = "are KubeVirt VMs"
+		}
+		note := fmt.Sprintf("+vm: the %s %s (%s binding, %d vCPU)", roles, what, vm.Binding, vm.VCPUs)
+		if !seen[note] {
+			seen[note] = true
+			notes = append(notes, note)
+		}
+	}
+	if emulated {
+		notes = append(notes, "+vm: the VMs ran in QEMU's software emulation (TCG, no KVM): the figures measure the mechanics, "+
+			"not VM performance on hardware")
+	}
+	return notes
 }
 
 // networkNotes are the footnotes naming the secondary network of the run's cases (their PATH

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"os"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/flame"
+	"github.com/cnperf/cnperf/internal/guestexec"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/loadgen/control"
@@ -55,7 +57,7 @@ stream).`,
 	}
 	c.AddCommand(newServeCommand(streams), newClientCommand(streams), newTokenCommand(streams),
 		newTTFRCommand(streams), newDNSCommand(streams), newMTUCommand(streams), newProbeCommand(streams),
-		newNodeHardwareCommand(streams))
+		newNodeHardwareCommand(streams), newExecCommand(streams))
 	return c
 }
 
@@ -104,6 +106,7 @@ type serveOptions struct {
 	once      bool
 	tokenFile string
 	maxConns  int
+	execPort  int
 }
 
 func newServeCommand(streams iostreams.Streams) *cobra.Command {
@@ -139,11 +142,13 @@ CPUs the agent may run on; out of file descriptors it waits and goes on acceptin
 	f.BoolVar(&o.once, "once", false, "exit after one test")
 	f.StringVar(&o.tokenFile, "token-file", "", "read the agent token from FILE (default: $"+agenttoken.Env+")")
 	f.IntVar(&o.maxConns, "max-connections", loadgen.DefaultMaxConns, "connections with the token at once; more are refused")
+	f.IntVar(&o.execPort, "exec-port", 0, "also run cnperf commands for clients with the token on this port "+
+		"(the cnperf guest of a VM endpoint: `cnperf agent exec`); 0: off")
 	return c
 }
 
 func (o *serveOptions) run(ctx context.Context, streams iostreams.Streams) error {
-	if o.port < 0 || o.port > 65535 || o.dataPort < 0 || o.dataPort > 65535 {
+	if o.port < 0 || o.port > 65535 || o.dataPort < 0 || o.dataPort > 65535 || o.execPort < 0 || o.execPort > 65535 {
 		return exit.Usage("agent serve: ports must be in 0..65535")
 	}
 	if o.maxConns < 1 {
@@ -167,6 +172,16 @@ func (o *serveOptions) run(ctx context.Context, streams iostreams.Streams) error
 	data := "a free port per test"
 	if o.dataPort > 0 {
 		data = strconv.Itoa(o.dataPort)
+	}
+	if o.execPort > 0 {
+		l, err := net.Listen("tcp", net.JoinHostPort(o.bind, strconv.Itoa(o.execPort)))
+		if err != nil {
+			return fmt.Errorf("agent serve: --exec-port: %w", err)
+		}
+		ectx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() { _ = (&guestexec.Server{Token: tok, Log: streams.ErrOut}).Serve(ectx, l) }()
+		fmt.Fprintf(streams.ErrOut, "agent exec listening on port %d (cnperf commands only, with the token)\n", o.execPort)
 	}
 	fmt.Fprintf(streams.ErrOut, "%s on port %d (protocol version %d, data port %s)\n", ReadyLine, s.Port(), control.Version, data)
 	if err := s.Serve(ctx); err != nil {

@@ -50,6 +50,21 @@ func Kube(fs *pflag.FlagSet, o *kube.Options) {
 	fs.DurationVar(&o.PodStartTimeout, "pod-start-timeout", kube.DefaultPodStartTimeout, "kube: how long endpoints may take to start (failures such as image pull or scheduling errors are reported at once)")
 	fs.DurationVar(&o.ModeNetworkTimeout, "network-ready-timeout", kubeapi.DefaultModeNetworkTimeout, "kube: with --udnl2, --udnl3, --cudn or --sriov, "+
 		"how long to wait for the NetworkAttachmentDefinition OVN-Kubernetes or the SR-IOV operator makes from the run's objects")
+	kubeVM(fs, o)
+}
+
+// kubeVM binds the VM endpoint flags (KubeVirt), under k8s-netperf's names where it has them
+// (--vm, --vm-image, --sockets, --cores, --threads).
+func kubeVM(fs *pflag.FlagSet, o *kube.Options) {
+	fs.StringVar(&o.VM, "vm", "", "kube: endpoints as KubeVirt VMs (the native driver on the pod-to-pod paths): server, client or both (--vm alone: both, as k8s-netperf's --vm)")
+	fs.Lookup("vm").NoOptDefVal = "both"
+	fs.StringVar(&o.VMImage, "vm-image", "", "kube: with --vm, the cnperf guest image (/boot/vmlinuz, /boot/initramfs.img whose /init runs the agent; test/e2e/harness/kubevirt.sh build makes one), booted with kernelBoot")
+	fs.StringVar(&o.VMBinding, "vm-binding", "", "kube: with --vm, the guest's pod-network binding: masquerade (default) or bridge")
+	fs.IntVar(&o.VMSockets, "sockets", 0, "kube: with --vm, the guest's CPU sockets (default 1; k8s-netperf's default is 2)")
+	fs.IntVar(&o.VMCores, "cores", 0, "kube: with --vm, cores per socket (default 1; k8s-netperf's default is 2)")
+	fs.IntVar(&o.VMThreads, "threads", 0, "kube: with --vm, threads per core (default 1)")
+	fs.StringVar(&o.VMMemory, "vm-memory", "", "kube: with --vm, the guest's memory (default "+kube.DefaultVMMemory+")")
+	fs.DurationVar(&o.VMStartTimeout, "vm-start-timeout", kube.DefaultVMStartTimeout, "kube: with --vm, how long a VM may take to run and answer (its console's last lines if it does not)")
 }
 
 // Lab binds the lab flags to fs, writing into o (whose current values are the defaults, usually

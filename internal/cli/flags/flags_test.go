@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +75,35 @@ func TestKube(t *testing.T) {
 	if o.Namespace != "perf" || o.ServerNamespace != "srv" || o.ClientNamespace != "cli" || !o.Keep || len(o.Tolerations) != 1 || len(o.Resources) != 2 ||
 		o.PodStartTimeout != 90*time.Second || o.ServerNode != "a" || o.ClientNode != "b" {
 		t.Errorf("flags not applied: %+v", o)
+	}
+}
+
+// TestKubeVM: k8s-netperf's VM flags under its names; --vm alone is both endpoints, as k8s-netperf's.
+func TestKubeVM(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want kube.Options
+	}{
+		{[]string{"--vm", "--vm-image", "g", "--sockets", "2", "--cores", "2", "--threads", "1"},
+			kube.Options{VM: "both", VMImage: "g", VMSockets: 2, VMCores: 2, VMThreads: 1}},
+		{[]string{"--vm=server", "--vm-binding", "bridge", "--vm-memory", "1Gi", "--vm-start-timeout", "3m"},
+			kube.Options{VM: "server", VMBinding: "bridge", VMMemory: "1Gi", VMStartTimeout: 3 * time.Minute}},
+		{nil, kube.Options{VMStartTimeout: kube.DefaultVMStartTimeout}},
+	} {
+		var o kube.Options
+		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		Kube(fs, &o)
+		if err := fs.Parse(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		got := kube.Options{VM: o.VM, VMImage: o.VMImage, VMBinding: o.VMBinding, VMSockets: o.VMSockets, VMCores: o.VMCores,
+			VMThreads: o.VMThreads, VMMemory: o.VMMemory, VMStartTimeout: o.VMStartTimeout}
+		if tt.want.VMStartTimeout == 0 {
+			tt.want.VMStartTimeout = kube.DefaultVMStartTimeout
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%q: %+v, want %+v", tt.args, got, tt.want)
+		}
 	}
 }
 

@@ -73,6 +73,11 @@ type Platform struct {
 	modeCreated []kube.NetworkObject
 	// noFootprint is why --idle-footprint cannot be read (the preflight's answer), or "".
 	noFootprint string
+	// vmis reaches VirtualMachineInstances (--vm); relay is the pod that reaches the guests'
+	// agents (nil without VMs); vmEmulated: KubeVirt runs them in software emulation.
+	vmis       kube.VMIStore
+	relay      *endpoint
+	vmEmulated bool
 }
 
 var (
@@ -106,11 +111,12 @@ type serviceKey struct {
 	kind   corev1.ServiceType
 }
 
-// endpoint is a created pod and where it really runs.
+// endpoint is a created pod (or VM) and where it really runs.
 type endpoint struct {
 	spec endpointSpec
 	role nodeRole
-	pod  *corev1.Pod
+	pod  *corev1.Pod // a VM's: its virt-launcher pod
+	vmi  *kube.VMIStatus
 }
 
 // New returns the Kubernetes platform for one run. It validates the options and builds a
@@ -141,7 +147,7 @@ func newPlatform(s *settings, runID string, log io.Writer, cs kubernetes.Interfa
 	if log == nil {
 		log = io.Discard
 	}
-	p := &Platform{s: s, runID: runID, log: log, cs: cs}
+	p := &Platform{s: s, runID: runID, log: log, cs: cs, vmis: kube.RESTVMIs{CS: cs}}
 	for _, ns := range s.namespaces() {
 		p.sites = append(p.sites, &site{ns: ns})
 	}
@@ -182,6 +188,9 @@ func (p *Platform) Timing() (setup, teardown time.Duration) {
 func (p *Platform) CheckPath(c plan.Case) error {
 	r, err := routeFor(c, p.s.ExternalClient)
 	if err != nil {
+		return err
+	}
+	if err := p.s.checkVMPath(c, r); err != nil {
 		return err
 	}
 	if r.access == api.AccessExternal && p.s.externalHost == "" {
@@ -234,10 +243,16 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 	}
 	needPriv := p.s.Privileged
 	for _, e := range specs {
-		needPriv = needPriv || e.Net == api.NetworkHost
+		// host network; a VM's virt-launcher pod needs more than Pod Security's baseline (e.g. SYS_NICE)
+		needPriv = needPriv || e.Net == api.NetworkHost || e.VM
 	}
 	if !p.s.NoPreflight {
 		if err := p.preflightRun(ctx, len(svcs) > 0, network, create); err != nil {
+			return err
+		}
+	}
+	if p.relay != nil {
+		if err := p.preflightVMs(ctx); err != nil {
 			return err
 		}
 	}
@@ -432,6 +447,12 @@ func (p *Platform) createEndpoints(ctx context.Context, specs []endpointSpec, sv
 		wg.Add(1)
 		go func(e endpointSpec) {
 			defer wg.Done()
+			if e.VM {
+				if err := p.createVMI(ctx, e); err != nil {
+					addErr(err)
+				}
+				return
+			}
 			pod := buildPod(p.s, p.runID, e)
 			if _, err := p.cs.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 				addErr(fmt.Errorf("create pod %s/%s: %w", pod.Namespace, pod.Name, err))
@@ -466,7 +487,12 @@ func (p *Platform) createEndpoints(ctx context.Context, specs []endpointSpec, sv
 // and waits for the servers' ready messages.
 func (p *Platform) waitEndpoints(ctx context.Context, specs []endpointSpec) error {
 	names := map[string][]string{} // by namespace
+	var vms []*endpoint
 	for _, e := range specs {
+		if e.VM {
+			vms = append(vms, p.endpointNamed(e.Name))
+			continue
+		}
 		ns := p.s.namespaceOf(e.Role)
 		names[ns] = append(names[ns], e.Name)
 	}
@@ -491,12 +517,32 @@ func (p *Platform) waitEndpoints(ctx context.Context, specs []endpointSpec) erro
 		ep.pod = pods[ep.spec.Name]
 	}
 	for _, ep := range p.clients {
-		ep.pod = pods[ep.spec.Name]
+		if !ep.spec.VM {
+			ep.pod = pods[ep.spec.Name]
+		}
+	}
+	if p.relay != nil {
+		p.relay.pod = pods[p.relay.spec.Name]
 	}
 	if err := p.waitServerMessages(ctx, specs); err != nil {
 		return err
 	}
-	p.logf("%d endpoint pods ready in %.1fs", len(specs), time.Since(wstart).Seconds())
+	p.logf("%d endpoint pods ready in %.1fs", len(specs)-len(vms), time.Since(wstart).Seconds())
+	return p.waitVMs(ctx, vms)
+}
+
+// endpointNamed is the server or client endpoint of that name (nil when none).
+func (p *Platform) endpointNamed(name string) *endpoint {
+	for _, ep := range p.servers {
+		if ep.spec.Name == name {
+			return ep
+		}
+	}
+	for _, ep := range p.clients {
+		if ep.spec.Name == name {
+			return ep
+		}
+	}
 	return nil
 }
 
@@ -534,7 +580,12 @@ func (p *Platform) endpointSpecs(cases []plan.Case, routes []route, drivers map[
 			return nil, nil, fmt.Errorf("driver %s lists no server, which the Kubernetes platform cannot place", sk.driver)
 		}
 		e := endpointSpec{Name: serverPodName(p.runID, sk.driver, sk.net), Role: "server", Driver: sk.driver,
-			Net: sk.net, Attachment: attachmentOfNet(sk.net, cases), Node: p.placement.Server, Servers: servers}
+			Net: sk.net, Attachment: attachmentOfNet(sk.net, cases), Node: p.placement.Server, Servers: servers, VM: p.s.vmOn("server")}
+		if e.VM {
+			if err := checkVMServers(e); err != nil {
+				return nil, nil, err
+			}
+		}
 		p.servers[sk] = &endpoint{spec: e, role: roleServerNode}
 		specs = append(specs, e)
 	}
@@ -547,7 +598,7 @@ func (p *Platform) endpointSpecs(cases []plan.Case, routes []route, drivers map[
 			ck := clientKey{r.clientNet, r.clientNode}
 			if _, ok := p.clients[ck]; !ok {
 				e := endpointSpec{Name: clientPodName(p.runID, r.clientNet, r.clientNode), Role: "client", Net: r.clientNet,
-					Attachment: r.attachment, Node: p.placement.node(r.clientNode)}
+					Attachment: r.attachment, Node: p.placement.node(r.clientNode), VM: p.s.vmOn("client")}
 				p.clients[ck] = &endpoint{spec: e, role: r.clientNode}
 				specs = append(specs, e)
 			}
@@ -572,6 +623,12 @@ func (p *Platform) endpointSpecs(cases []plan.Case, routes []route, drivers map[
 	}
 	if err := duplicateHostPorts(specs); err != nil {
 		return nil, nil, err
+	}
+	if p.s.vmServer || p.s.vmClient {
+		// the pod through which the platform reaches the guests' agents
+		e := endpointSpec{Name: relayName(p.runID), Role: "client", Net: api.NetworkPod, Node: p.placement.Server}
+		p.relay = &endpoint{spec: e, role: roleServerNode}
+		specs = append(specs, e)
 	}
 	var svcs []*corev1.Service
 	for _, k := range svcOrder {
@@ -683,6 +740,9 @@ func (p *Platform) waitServerMessages(ctx context.Context, specs []endpointSpec)
 	var mu sync.Mutex
 	var errs []error
 	for _, e := range specs {
+		if e.VM {
+			continue // the guest's agent: waited for by waitVMs
+		}
 		for _, srv := range e.Servers {
 			if srv.Ready == "" {
 				continue
@@ -764,6 +824,9 @@ func (p *Platform) clientExecutor(r route, srv *endpoint, family string, timeout
 		return nil, fmt.Errorf("no %s-network client on the %s (was the case in the plan given to Prepare?)", r.clientNet, r.clientNode)
 	}
 	pl.Client = p.describe(cli, "client", family)
+	if cli.spec.VM {
+		return p.guestExecutor(cli, timeout), nil
+	}
 	return &kube.PodExecutor{Stream: p.stream, Namespace: p.nsOf(cli), Pod: cli.spec.Name, Container: kube.ClientContainer,
 		DefaultTimeout: timeout, MaxOutput: p.s.MaxOutputBytes}, nil
 }
@@ -846,6 +909,9 @@ func (p *Platform) serverExecutor(srv *endpoint, timeout time.Duration) platform
 	if len(srv.spec.Servers) == 0 {
 		return nil
 	}
+	if srv.spec.VM {
+		return p.guestExecutor(srv, timeout)
+	}
 	return &kube.PodExecutor{Stream: p.stream, Namespace: p.nsOf(srv), Pod: srv.spec.Name,
 		Container: dnsLabel(srv.spec.Servers[0].Name), DefaultTimeout: timeout, MaxOutput: p.s.MaxOutputBytes}
 }
@@ -876,6 +942,14 @@ func (p *Platform) describe(ep *endpoint, role, family string) api.Endpoint {
 	}
 	out.PodIP = kube.PickIP(podIPs, family)
 	out.HostIP = kube.PickIP(hostIPs, family)
+	if ep.spec.VM {
+		out.VM = p.s.vmInfo(ep.spec.Name, p.vmEmulated)
+		if ep.vmi != nil {
+			if ip := kube.PickIP(append([]string{ep.vmi.IP}, ep.vmi.IPs...), family); ip != "" {
+				out.PodIP = ip // the guest's address
+			}
+		}
+	}
 	return out
 }
 
@@ -1077,7 +1151,7 @@ func (p *Platform) Describe(ctx context.Context) (*api.ClusterDetails, error) {
 	seen := map[string]bool{}
 	var onNodes []*endpoint
 	addNode := func(ep *endpoint) {
-		if ep.pod != nil && ep.pod.Spec.NodeName != "" && (len(ep.spec.Servers) > 0 || ep.spec.Role == "client") {
+		if ep.pod != nil && ep.pod.Spec.NodeName != "" && !ep.spec.VM && (len(ep.spec.Servers) > 0 || ep.spec.Role == "client") {
 			onNodes = append(onNodes, ep)
 		}
 		if ep.pod != nil && ep.pod.Spec.NodeName != "" && !seen[ep.pod.Spec.NodeName] {
@@ -1092,11 +1166,18 @@ func (p *Platform) Describe(ctx context.Context) (*api.ClusterDetails, error) {
 	for _, k := range slices.SortedFunc(maps.Keys(p.clients), clientKey.compare) {
 		ep := p.clients[k]
 		addNode(ep)
-		if ep.pod != nil && ep.spec.Net == api.NetworkPod && podClient == nil {
+		if ep.pod != nil && ep.spec.Net == api.NetworkPod && !ep.spec.VM && podClient == nil {
 			podClient = ep
 		}
 		if ep.pod != nil && ep.spec.Net == api.NetworkHost && hostClient == nil {
 			hostClient = ep
+		}
+	}
+	if p.relay != nil {
+		// a pod-network pod on the server node when the endpoints there are VMs
+		addNode(p.relay)
+		if podClient == nil && p.relay.pod != nil {
+			podClient = p.relay
 		}
 	}
 	family := ""

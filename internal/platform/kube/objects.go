@@ -47,6 +47,8 @@ type endpointSpec struct {
 	Node       string
 	// Servers are the driver's servers, one container each (servers only).
 	Servers []driver.Server
+	// VM: the endpoint is a KubeVirt VirtualMachineInstance (buildVMI), not a pod (--vm).
+	VM bool
 }
 
 func serverPodName(runID, drv string, net api.Network) string {

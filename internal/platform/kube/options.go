@@ -103,6 +103,21 @@ type Options struct {
 	// make (0: kube.DefaultModeNetworkTimeout).
 	ModeNetworkTimeout time.Duration
 
+	// VM makes endpoints KubeVirt VirtualMachineInstances instead of pods (k8s-netperf's --vm):
+	// "server", "client" or "both"; "" none. The guest is VMImage, booted with kernelBoot (a
+	// kernel and an initramfs whose /init runs the cnperf agent); its interface joins the pod
+	// network with VMBinding; VMSockets, VMCores and VMThreads are its CPU topology (0: 1),
+	// VMMemory its memory (default DefaultVMMemory). VMs run the native driver only (the
+	// guest has no other tool), on the pod-to-pod paths.
+	VM             string
+	VMImage        string
+	VMBinding      string
+	VMSockets      int
+	VMCores        int
+	VMThreads      int
+	VMMemory       string
+	VMStartTimeout time.Duration
+
 	// PodStartTimeout bounds how long endpoints may take to become ready.
 	PodStartTimeout time.Duration
 	// ExecTimeout bounds one command when the driver and the runner set none.
@@ -116,6 +131,10 @@ const (
 	DefaultNamespace       = "cnperf"
 	DefaultPodStartTimeout = 3 * time.Minute
 	DefaultExecTimeout     = 5 * time.Minute
+	// DefaultVMMemory is a VM endpoint's memory; DefaultVMStartTimeout how long it may take to
+	// run and answer (a guest in software emulation boots in about a minute under load).
+	DefaultVMMemory       = "512Mi"
+	DefaultVMStartTimeout = 10 * time.Minute
 )
 
 // withDefaults fills zero values.
@@ -157,6 +176,9 @@ type settings struct {
 	externalHost  string
 	externalPorts []int
 	podMeta       kube.PodMetadata
+	// vmServer and vmClient: which endpoints are VMs (Options.VM); vmMemory is VMMemory parsed
+	vmServer, vmClient bool
+	vmMemory           resource.Quantity
 }
 
 // parse validates every option and returns the parsed form. Errors name the flag.
@@ -205,6 +227,9 @@ func (o Options) parse() (*settings, error) {
 	if m := o.NetworkMode; m != nil && o.ClientNamespace != "" && o.ClientNamespace != o.serverNamespaceOf() {
 		return nil, fmt.Errorf("%s: the network is made in one namespace (k8s-netperf's): --client-namespace %s and the servers' %s must be the same",
 			m.Flag, o.ClientNamespace, o.serverNamespaceOf())
+	}
+	if err := s.parseVM(); err != nil {
+		return nil, err
 	}
 	if d := o.CreateNetwork; d != nil {
 		if errs := validateDNSLabel(d.Name); errs != "" {

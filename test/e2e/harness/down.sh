@@ -46,6 +46,13 @@ cgroup_pids() {
   for c in $(cgroup_dirs); do find "$c" -name cgroup.procs -exec cat {} + 2>/dev/null; done | sort -un
 }
 
+# 0. KubeVirt (up.sh KUBEVIRT=1), while the API server still answers: its node mounts and the
+#    host directories it made are undone by kubevirt.sh down (the rest goes with the cluster)
+if [ -f "$S/kubevirt.up" ]; then
+  "$HARNESS/kubevirt.sh" down || log "kubevirt.sh down failed (rc $?); the cluster goes anyway"
+  rm -f "$S/kubevirt.up"
+fi
+
 nodes=$( { cat "$S/nodes" 2>/dev/null
            ls /run/netns 2>/dev/null | sed -n "s/^$NAME_PREFIX-node\([0-9]*\)$/\1/p"; } | sort -un)
 

@@ -265,7 +265,7 @@ guest_check() {
   chroot "$r" qemu-system-x86_64 -machine q35,accel=tcg -cpu max -m 512 -smp 1 -nographic -no-reboot \
     -kernel /tmp/cnperf-guest/vmlinuz -initrd /tmp/cnperf-guest/initramfs.img \
     -append "console=ttyS0 panic=-1 quiet cnperf.token=$tok cnperf.data_port=$((p + 1))" \
-    -netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$p-:7100,hostfwd=tcp:127.0.0.1:$((p + 1))-:$((p + 1))" \
+    -netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$p-:7100,hostfwd=tcp:127.0.0.1:$((p + 1))-:$((p + 1)),hostfwd=tcp:127.0.0.1:$((p + 2))-:7102" \
     -device virtio-net-pci,netdev=n0 > "$w/console.log" 2>&1 &
   pid=$!
   # shellcheck disable=SC2064
@@ -286,6 +286,13 @@ guest_check() {
     sed -n '1,3p' "$w/$prof.txt"
   done
   [ $rc = 0 ] || { cat "$w"/*.txt >&2; die "the agent in the guest did not answer"; }
+  # the guest's exec port (what cnperf --vm runs a VM client through): a client in the guest
+  # against the guest's own agent
+  if ! CNPERF_AGENT_TOKEN=$tok "$cn" agent exec --host 127.0.0.1 --port $((p + 2)) -- \
+      cnperf agent client --host 127.0.0.1 --port 7100 --profile TCP_RR --duration 2s > "$w/exec.txt" 2>&1; then
+    cat "$w/exec.txt" >&2; die "the guest's exec port did not run a client"
+  fi
+  log "exec port: a TCP_RR client run in the guest: $(grep -o 'transactions .*' "$w/exec.txt")"
 }
 
 # ---------------- on the running cluster ----------------

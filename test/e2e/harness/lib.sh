@@ -70,6 +70,11 @@ CILIUM_BINS="cilium-agent cilium-cni"
 # whereabouts' CRDs (doc/crds) beside them. multus.sh builds, installs and removes them.
 MULTUS=${MULTUS:-0}
 case $MULTUS in 0|1) ;; *) echo "MULTUS must be 0 or 1, not '$MULTUS'" >&2; exit 1 ;; esac
+# KubeVirt (KUBEVIRT=1, with any CNI): kubevirt.sh builds it (KUBEVIRT_SRC: its source at
+# v1.0.1; about 50 min cold, cached after) and installs it in QEMU software emulation after the
+# cluster is up; down.sh removes it first. The e2e test TestKubeVirtVMs needs it (skips without).
+KUBEVIRT=${KUBEVIRT:-0}
+case $KUBEVIRT in 0|1) ;; *) echo "KUBEVIRT must be 0 or 1, not '$KUBEVIRT'" >&2; exit 1 ;; esac
 MULTUS_VERSION=${MULTUS_VERSION:-4.2.2}
 WHEREABOUTS_VERSION=${WHEREABOUTS_VERSION:-0.9.2}
 MULTUS_DIR=${MULTUS_DIR:-$E2E_CACHE/multus-v$MULTUS_VERSION-whereabouts-v$WHEREABOUTS_VERSION-$FLAGS_HASH}

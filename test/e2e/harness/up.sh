@@ -927,6 +927,12 @@ if [ "$MULTUS" = 1 ]; then
   "$HARNESS/multus.sh" up
   echo "export CNPERF_E2E_MULTUS=1" >> "$S/e2e.env"
 fi
+# KubeVirt (KUBEVIRT=1): the marker first, so that down.sh removes a half-installed one too
+if [ "$KUBEVIRT" = 1 ]; then
+  : > "$S/kubevirt.up"
+  "$HARNESS/kubevirt.sh" up
+  echo "export CNPERF_E2E_KUBEVIRT=1" >> "$S/e2e.env"
+fi
 $KC get nodes -L topology.kubernetes.io/zone -o wide
 elapsed "$T0" > "$S/up.seconds"
 trap - ERR INT TERM

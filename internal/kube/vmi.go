@@ -1,0 +1,311 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"reflect"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// KubeVirt's API: VirtualMachineInstances, the VMs cnperf runs as endpoints (--vm).
+const (
+	KubeVirtGroup   = "kubevirt.io"
+	KubeVirtVersion = "v1"
+	VMIResource     = "virtualmachineinstances"
+	// VMICRD is the CustomResourceDefinition that serves them.
+	VMICRD = VMIResource + "." + KubeVirtGroup
+	// LabelVMIName is the label KubeVirt puts on a VMI's virt-launcher pod (the VMI's name).
+	LabelVMIName = "vm.kubevirt.io/name"
+	// LauncherComputeContainer is the virt-launcher pod's container that runs QEMU; the guest's
+	// serial console is logged by its guest-console-log container.
+	LauncherComputeContainer = "compute"
+	LauncherConsoleContainer = "guest-console-log"
+	// VMsManifest is the RBAC manifest that grants VMAccess.
+	VMsManifest = "deploy/rbac/vms.yaml"
+)
+
+// VM bindings: how the guest's interface is joined to the pod network.
+const (
+	BindingMasquerade = "masquerade" // NAT in the launcher pod: the guest has a private address, the pod's is forwarded
+	BindingBridge     = "bridge"     // the pod's interface bridged to the guest: the guest has the pod's address
+)
+
+// Bindings are the bindings cnperf builds, the default first.
+var Bindings = []string{BindingMasquerade, BindingBridge}
+
+// VMOptions describe one VirtualMachineInstance endpoint: the cnperf guest (a kernel and an
+// initramfs whose /init runs `cnperf agent serve --exec-port`, from a container image, booted with
+// spec.domain.firmware.kernelBoot), its CPU topology, memory and pod-network binding.
+type VMOptions struct {
+	Name, Namespace string
+	Labels          map[string]string
+	Annotations     map[string]string
+	Nodes           []string // pinned through the scheduler (NodesAffinity), as pods are
+	Tolerations     []corev1.Toleration
+	// Image is the guest image: /boot/vmlinuz and /boot/initramfs.img (test/e2e/harness/kubevirt.sh builds it).
+	Image      string
+	PullPolicy corev1.PullPolicy
+	Binding    string
+	Sockets    int
+	Cores      int
+	Threads    int
+	Memory     resource.Quantity
+	// Token is the agent token, on the guest's kernel command line (cnperf.token=): the guest
+	// has no other way in that needs no disk driver. Its data port is fixed (cnperf.data_port=).
+	Token    string
+	DataPort int
+}
+
+// Guest image paths.
+const (
+	GuestKernelPath = "/boot/vmlinuz"
+	GuestInitrdPath = "/boot/initramfs.img"
+)
+
+// VCPUs is the guest's CPU count.
+func (o VMOptions) VCPUs() int { return max(o.Sockets, 1) * max(o.Cores, 1) * max(o.Threads, 1) }
+
+// VMI builds the VirtualMachineInstance object (kubevirt.io/v1).
+func (o VMOptions) VMI() map[string]any {
+	iface := map[string]any{"name": "default", o.Binding: map[string]any{}}
+	args := []string{"console=ttyS0", "panic=-1", "quiet", "cnperf.token=" + o.Token}
+	if o.DataPort > 0 {
+		args = append(args, fmt.Sprintf("cnperf.data_port=%d", o.DataPort))
+	}
+	spec := map[string]any{
+		"terminationGracePeriodSeconds": 0,
+		"domain": map[string]any{
+			"cpu":       map[string]any{"sockets": max(o.Sockets, 1), "cores": max(o.Cores, 1), "threads": max(o.Threads, 1)},
+			"resources": map[string]any{"requests": map[string]any{"memory": o.Memory.String()}},
+			"firmware": map[string]any{"kernelBoot": map[string]any{
+				"kernelArgs": strings.Join(args, " "),
+				"container": map[string]any{"image": o.Image, "imagePullPolicy": string(o.PullPolicy),
+					"kernelPath": GuestKernelPath, "initrdPath": GuestInitrdPath},
+			}},
+			"devices": map[string]any{"interfaces": []any{iface}},
+		},
+		"networks": []any{map[string]any{"name": "default", "pod": map[string]any{}}},
+	}
+	if a := NodesAffinity(o.Nodes); a != nil {
+		spec["affinity"] = toMap(a)
+	}
+	if len(o.Tolerations) > 0 {
+		spec["tolerations"] = toMap(o.Tolerations)
+	}
+	meta := map[string]any{"name": o.Name, "namespace": o.Namespace}
+	if len(o.Labels) > 0 {
+		meta["labels"] = o.Labels
+	}
+	if len(o.Annotations) > 0 {
+		meta["annotations"] = o.Annotations
+	}
+	return map[string]any{"apiVersion": KubeVirtGroup + "/" + KubeVirtVersion, "kind": "VirtualMachineInstance", "metadata": meta, "spec": spec}
+}
+
+// toMap turns a typed object into its JSON form as maps.
+func toMap(v any) any {
+	b, _ := json.Marshal(v)
+	var out any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+// VMIStatus is what cnperf reads of a VMI's status.
+type VMIStatus struct {
+	Name       string
+	UID        string
+	Phase      string // Pending, Scheduling, Scheduled, Running, Succeeded, Failed
+	Node       string
+	IP         string // the first interface's address: the pod's (masquerade, bridge)
+	IPs        []string
+	Conditions []VMICondition
+}
+
+// VMICondition is one of a VMI's status conditions.
+type VMICondition struct{ Type, Status, Reason, Message string }
+
+// Why is what the conditions say is wrong ("" when none is false with a message).
+func (s VMIStatus) Why() string {
+	var out []string
+	for _, c := range s.Conditions {
+		if c.Status == "False" && (c.Reason != "" || c.Message != "") {
+			out = append(out, strings.TrimSpace(c.Type+": "+c.Reason+" "+c.Message))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// ParseVMIStatus reads a VMI (the API's JSON).
+func ParseVMIStatus(raw []byte) (VMIStatus, error) {
+	var v struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+		Status   struct {
+			Phase      string `json:"phase"`
+			NodeName   string `json:"nodeName"`
+			Interfaces []struct {
+				IPAddress   string   `json:"ipAddress"`
+				IPAddresses []string `json:"ipAddresses"`
+			} `json:"interfaces"`
+			Conditions []struct {
+				Type, Status, Reason, Message string
+			} `json:"conditions"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return VMIStatus{}, fmt.Errorf("the VirtualMachineInstance is not JSON: %w", err)
+	}
+	s := VMIStatus{Name: v.Metadata.Name, UID: string(v.Metadata.UID), Phase: v.Status.Phase, Node: v.Status.NodeName}
+	if len(v.Status.Interfaces) > 0 {
+		s.IP, s.IPs = v.Status.Interfaces[0].IPAddress, v.Status.Interfaces[0].IPAddresses
+	}
+	for _, c := range v.Status.Conditions {
+		s.Conditions = append(s.Conditions, VMICondition(c))
+	}
+	return s, nil
+}
+
+// VMIStore reaches VirtualMachineInstances (the API's through the clientset's REST client; a
+// test's in memory).
+type VMIStore interface {
+	Create(ctx context.Context, namespace string, body []byte, dryRun bool) error
+	Get(ctx context.Context, namespace, name string) ([]byte, error)
+	// List returns the metadata of the VMIs selector selects in namespace ("": every
+	// namespace); none when the API has no such resource (KubeVirt is not installed).
+	List(ctx context.Context, namespace, selector string) ([]metav1.ObjectMeta, error)
+	Delete(ctx context.Context, namespace, name string) error
+}
+
+// RESTVMIs goes through the clientset's REST client (KubeVirt's group is not in the clientset).
+type RESTVMIs struct{ CS kubernetes.Interface }
+
+func (r RESTVMIs) rest() (rest.Interface, error) {
+	rc := r.CS.CoreV1().RESTClient()
+	if rc == nil || reflect.ValueOf(rc).IsNil() {
+		return nil, errors.New("no REST client to reach VirtualMachineInstances with")
+	}
+	return rc, nil
+}
+
+// reachable says whether the clientset has a REST client (a fake one has none).
+func (r RESTVMIs) reachable() bool { _, err := r.rest(); return err == nil }
+
+func vmiPath(namespace string, name ...string) string {
+	return path.Join(append([]string{"/apis", KubeVirtGroup, KubeVirtVersion, "namespaces", namespace, VMIResource}, name...)...)
+}
+
+// Create creates the VMI body (JSON) in namespace; dryRun asks for a server-side dry run with
+// strict field validation (nothing is created; unknown fields are refused).
+func (r RESTVMIs) Create(ctx context.Context, namespace string, body []byte, dryRun bool) error {
+	rc, err := r.rest()
+	if err != nil {
+		return err
+	}
+	req := rc.Post().AbsPath(vmiPath(namespace)).SetHeader("Content-Type", "application/json").Body(body)
+	if dryRun {
+		req = req.Param("dryRun", "All").Param("fieldValidation", "Strict")
+	}
+	_, err = req.DoRaw(ctx)
+	return err
+}
+
+// Get reads a VMI (the API's JSON).
+func (r RESTVMIs) Get(ctx context.Context, namespace, name string) ([]byte, error) {
+	rc, err := r.rest()
+	if err != nil {
+		return nil, err
+	}
+	return rc.Get().AbsPath(vmiPath(namespace, name)).DoRaw(ctx)
+}
+
+// List lists the VMIs selector selects in namespace ("": all namespaces).
+func (r RESTVMIs) List(ctx context.Context, namespace, selector string) ([]metav1.ObjectMeta, error) {
+	rc, err := r.rest()
+	if err != nil {
+		return nil, err
+	}
+	p := path.Join("/apis", KubeVirtGroup, KubeVirtVersion, VMIResource)
+	if namespace != "" {
+		p = vmiPath(namespace)
+	}
+	raw, err := rc.Get().AbsPath(p).Param("labelSelector", selector).DoRaw(ctx)
+	if apierrors.IsNotFound(err) {
+		return nil, nil // no KubeVirt: no VMIs
+	}
+	if err != nil {
+		return nil, err
+	}
+	return nadMetas(raw)
+}
+
+// Delete deletes a VMI.
+func (r RESTVMIs) Delete(ctx context.Context, namespace, name string) error {
+	rc, err := r.rest()
+	if err != nil {
+		return err
+	}
+	_, err = rc.Delete().AbsPath(vmiPath(namespace, name)).DoRaw(ctx)
+	return err
+}
+
+// VMAccess is what a run with VM endpoints needs in ns beyond RunAccess: its VMIs, and the
+// launcher pods' logs (the guest's console when it does not boot).
+func VMAccess(ns string) []Access {
+	return Verbs(ns, KubeVirtGroup, VMIResource, "", "get", "list", "create", "delete")
+}
+
+// CheckKubeVirt says what the cluster lacks for VM endpoints ("" when nothing): the API
+// server must serve kubevirt.io/v1 virtualmachineinstances, and KubeVirt's KubeVirt resource
+// should be there. Emulated says whether KubeVirt runs guests in software emulation
+// (developerConfiguration.useEmulation), read from the KubeVirt resource when it can be.
+func CheckKubeVirt(ctx context.Context, cs kubernetes.Interface) (missing string, emulated bool) {
+	res, err := cs.Discovery().ServerResourcesForGroupVersion(KubeVirtGroup + "/" + KubeVirtVersion)
+	if err != nil || res == nil {
+		why := "the API server does not serve " + KubeVirtGroup + "/" + KubeVirtVersion
+		if err != nil && !apierrors.IsNotFound(err) {
+			why += " (" + firstLine(err) + ")"
+		}
+		return "KubeVirt is not installed: the CRD " + VMICRD + " is missing (" + why + ")", false
+	}
+	found := false
+	for _, r := range res.APIResources {
+		found = found || r.Name == VMIResource
+	}
+	if !found {
+		return "KubeVirt is not installed: " + KubeVirtGroup + "/" + KubeVirtVersion + " has no " + VMIResource, false
+	}
+	rc := cs.CoreV1().RESTClient()
+	if rc == nil || reflect.ValueOf(rc).IsNil() {
+		return "", false
+	}
+	raw, err := rc.Get().AbsPath("/apis", KubeVirtGroup, KubeVirtVersion, "kubevirts").DoRaw(ctx)
+	if err != nil {
+		return "", false // not readable (RBAC): not known
+	}
+	var l struct {
+		Items []struct {
+			Spec struct {
+				Configuration struct {
+					DeveloperConfiguration struct {
+						UseEmulation bool `json:"useEmulation"`
+					} `json:"developerConfiguration"`
+				} `json:"configuration"`
+			} `json:"spec"`
+		} `json:"items"`
+	}
+	if json.Unmarshal(raw, &l) == nil {
+		for _, it := range l.Items {
+			emulated = emulated || it.Spec.Configuration.DeveloperConfiguration.UseEmulation
+		}
+	}
+	return "", emulated
+}

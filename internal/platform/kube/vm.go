@@ -1,0 +1,385 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/kube"
+	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/platform"
+)
+
+// A VM endpoint (--vm) is a KubeVirt VirtualMachineInstance in place of the endpoint's pod: the
+// cnperf guest (kernelBoot from --vm-image), whose /init runs `cnperf agent serve` on the
+// native driver's default ports with the run's token (kernel command line) and an exec port
+// (guestexec) for the commands the platform runs in it. The platform reaches that exec port
+// from the run's relay pod (a pod-network pod on the server node): the agent in the guest is
+// reached with the run's token, as in the pods, and cnperf keeps no SSH keys.
+
+// VM roles (Options.VM).
+const (
+	vmServer = "server"
+	vmClient = "client"
+	vmBoth   = "both"
+)
+
+// The guest's agent listens on the native driver's default ports (guest-init); a VM server
+// runs only a native case on those.
+const (
+	guestControlPort = 7100
+	guestDataPort    = 7101
+	guestDriver      = "native"
+)
+
+// parseVM reads the VM options into s.
+func (s *settings) parseVM() error {
+	o := s.Options
+	if o.VM == "" {
+		for _, f := range []struct {
+			flag string
+			set  bool
+		}{{"--vm-image", o.VMImage != ""}, {"--vm-binding", o.VMBinding != ""}, {"--sockets", o.VMSockets != 0},
+			{"--cores", o.VMCores != 0}, {"--threads", o.VMThreads != 0}, {"--vm-memory", o.VMMemory != ""}} {
+			if f.set {
+				return fmt.Errorf("%s: only with --vm (server, client or both)", f.flag)
+			}
+		}
+		return nil
+	}
+	switch o.VM {
+	case vmServer:
+		s.vmServer = true
+	case vmClient:
+		s.vmClient = true
+	case vmBoth:
+		s.vmServer, s.vmClient = true, true
+	default:
+		return fmt.Errorf("--vm: %q is not server, client or both (--vm alone is both, as k8s-netperf's)", o.VM)
+	}
+	if strings.ContainsAny(s.AgentToken, " \t\n\"'") {
+		return errors.New("--vm: the agent token ($CNPERF_AGENT_TOKEN) holds white space or quotes; the guest reads it from its kernel command line")
+	}
+	if o.VMImage == "" {
+		return errors.New("--vm needs --vm-image IMAGE: the cnperf guest image (/boot/vmlinuz and /boot/initramfs.img whose /init runs " +
+			"the cnperf agent; test/e2e/harness/kubevirt.sh build makes one): cnperf cannot install its agent into another guest")
+	}
+	if o.VMBinding == "" {
+		s.VMBinding = kube.BindingMasquerade
+	} else if !slices.Contains(kube.Bindings, o.VMBinding) {
+		return fmt.Errorf("--vm-binding: %q is not %s", o.VMBinding, strings.Join(kube.Bindings, " or "))
+	}
+	for _, f := range []struct {
+		flag string
+		v    *int
+	}{{"--sockets", &s.VMSockets}, {"--cores", &s.VMCores}, {"--threads", &s.VMThreads}} {
+		if *f.v == 0 {
+			*f.v = 1
+		}
+		if *f.v < 1 || *f.v > 64 {
+			return fmt.Errorf("%s: %d is not in 1..64", f.flag, *f.v)
+		}
+	}
+	mem := o.VMMemory
+	if mem == "" {
+		mem = DefaultVMMemory
+	}
+	q, err := resource.ParseQuantity(mem)
+	if err != nil || q.Cmp(resource.MustParse("128Mi")) < 0 {
+		return fmt.Errorf("--vm-memory: %q is not a quantity of at least 128Mi, e.g. 512Mi", mem)
+	}
+	s.vmMemory = q
+	if s.VMStartTimeout <= 0 {
+		s.VMStartTimeout = DefaultVMStartTimeout
+	}
+	return nil
+}
+
+// vmOn says whether an endpoint of role is a VM.
+func (s *settings) vmOn(role string) bool {
+	if role == "client" {
+		return s.vmClient
+	}
+	return s.vmServer
+}
+
+// checkVMPath refuses what a VM endpoint cannot be: anything but the native driver on a
+// direct pod-network path between two endpoints (a VM on the pod network, reached at its address).
+func (s *settings) checkVMPath(c plan.Case, r route) error {
+	if !s.vmServer && !s.vmClient {
+		return nil
+	}
+	if c.Driver != guestDriver {
+		return fmt.Errorf("--vm: driver %s: its tools are not in the cnperf guest; VM endpoints run the %s driver", c.Driver, guestDriver)
+	}
+	if r.serverNet != api.NetworkPod || r.clientNet != api.NetworkPod || r.access != api.AccessDirect ||
+		(r.clientNode != roleServerNode && r.clientNode != roleClientNode) {
+		return fmt.Errorf("--vm: path %s: VM endpoints are on the pod network, reached at their address (use %s)",
+			c.Path, plan.Join(vmPaths()))
+	}
+	return nil
+}
+
+// vmPaths lists, from the path table, the paths a VM endpoint can be on.
+func vmPaths() []api.Path {
+	var out []api.Path
+	for _, p := range api.Paths {
+		row, _ := p.Row()
+		if row.ClientNetwork == api.NetworkPod && row.ServerNetwork == api.NetworkPod && row.Access == api.AccessDirect &&
+			(row.Nodes == api.NodesSame || row.Nodes == api.NodesCross) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// checkVMServers refuses a VM server whose servers are not the guest's agent on its ports.
+func checkVMServers(e endpointSpec) error {
+	for _, srv := range e.Servers {
+		for _, p := range srv.Ports {
+			if p.Port != guestControlPort && p.Port != guestDataPort {
+				return fmt.Errorf("--vm: server %s needs port %d; the agent in the cnperf guest listens on %d (control) and %d (data) only",
+					srv.Name, p.Port, guestControlPort, guestDataPort)
+			}
+		}
+	}
+	return nil
+}
+
+// relayName is the relay pod's name: a pod-network pod through which the platform reaches the
+// guests' exec ports.
+func relayName(runID string) string { return "cnperf-relay-" + kube.ShortID(runID) }
+
+// buildVMI builds a VM endpoint's VirtualMachineInstance.
+func buildVMI(s *settings, runID string, e endpointSpec) map[string]any {
+	labels := kube.RunLabels(runID)
+	labels[kube.LabelRole] = e.Role
+	labels[kube.LabelNetwork] = string(e.Net)
+	labels[kube.LabelEndpoint] = e.Name
+	if e.Driver != "" {
+		labels[kube.LabelDriver] = dnsLabel(e.Driver)
+	}
+	for k, v := range s.podMeta.Labels {
+		labels[k] = v
+	}
+	o := kube.VMOptions{Name: e.Name, Namespace: s.namespaceOf(e.Role), Labels: labels, Annotations: s.podMeta.Annotations,
+		Tolerations: s.tolerations, Image: s.VMImage, PullPolicy: s.pullPolicy, Binding: s.VMBinding,
+		Sockets: s.VMSockets, Cores: s.VMCores, Threads: s.VMThreads, Memory: s.vmMemory, Token: s.AgentToken, DataPort: guestDataPort}
+	if e.Node != "" {
+		o.Nodes = []string{e.Node}
+	}
+	return o.VMI()
+}
+
+// vmInfo is what the result says of a VM endpoint.
+func (s *settings) vmInfo(name string, emulated bool) *api.VM {
+	return &api.VM{Name: name, Binding: s.VMBinding, VCPUs: s.VMSockets * s.VMCores * s.VMThreads,
+		Sockets: s.VMSockets, Cores: s.VMCores, Threads: s.VMThreads, Emulated: emulated}
+}
+
+// preflightVMs checks, before anything is created, that KubeVirt serves VirtualMachineInstances
+// and that the run may create them (exit status 2 otherwise), and learns whether it emulates.
+func (p *Platform) preflightVMs(ctx context.Context) error {
+	missing, emulated := kube.CheckKubeVirt(ctx, p.cs)
+	if missing != "" {
+		return &exit.UsageError{Err: fmt.Errorf("--vm: stopped before anything was created: %s", missing)}
+	}
+	p.vmEmulated = emulated
+	if !p.s.NoPreflight {
+		var needs []kube.Access
+		for _, ns := range p.s.namespaces() {
+			needs = append(needs, kube.VMAccess(ns)...)
+		}
+		if err := kube.Preflight(ctx, p.cs, kube.VMsManifest, needs); err != nil {
+			return err
+		}
+	}
+	if emulated {
+		p.logWrapped("VMs run in QEMU's software emulation (KubeVirt useEmulation, TCG): their figures measure the mechanics, " +
+			"not VM performance on hardware")
+	}
+	return nil
+}
+
+// createVMI creates a VM endpoint's VirtualMachineInstance.
+func (p *Platform) createVMI(ctx context.Context, e endpointSpec) error {
+	body, err := json.Marshal(buildVMI(p.s, p.runID, e))
+	if err != nil {
+		return err
+	}
+	if err := p.vmis.Create(ctx, p.s.namespaceOf(e.Role), body, false); err != nil {
+		return fmt.Errorf("create VirtualMachineInstance %s/%s: %w", p.s.namespaceOf(e.Role), e.Name, err)
+	}
+	return nil
+}
+
+// waitVMs waits until every VM endpoint runs and its agent answers through the relay, and
+// keeps each VM's launcher pod and status. A VM that does not answer in time fails the run
+// with its phase, its conditions and its console's last lines.
+func (p *Platform) waitVMs(ctx context.Context, eps []*endpoint) error {
+	if len(eps) == 0 {
+		return nil
+	}
+	start := time.Now()
+	p.logf("waiting for %d VMs (image %s, %s binding, %d vCPUs, %s)", len(eps), p.s.VMImage, p.s.VMBinding,
+		p.s.VMSockets*p.s.VMCores*p.s.VMThreads, p.s.vmMemory.String())
+	errs := make([]error, len(eps))
+	done := make(chan struct{})
+	for i, ep := range eps {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			errs[i] = p.waitVM(ctx, ep)
+		}()
+	}
+	for range eps {
+		<-done
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	p.logf("%d VMs answering in %.1fs", len(eps), time.Since(start).Seconds())
+	return nil
+}
+
+// waitVM polls one VM until it runs with an address and its agent answers.
+func (p *Platform) waitVM(ctx context.Context, ep *endpoint) error {
+	ns := p.nsOf(ep)
+	wctx, cancel := context.WithTimeout(ctx, p.s.VMStartTimeout)
+	defer cancel()
+	var st kube.VMIStatus
+	var last string
+	for {
+		raw, err := p.vmis.Get(wctx, ns, ep.spec.Name)
+		if err == nil {
+			if st, err = kube.ParseVMIStatus(raw); err != nil {
+				return err
+			}
+		}
+		switch {
+		case err != nil && wctx.Err() == nil:
+			last = err.Error()
+		case st.Phase == "Failed" || st.Phase == "Succeeded":
+			return p.vmFailed(ctx, ep, st, fmt.Sprintf("its phase is %s", st.Phase))
+		case st.Phase == "Running":
+			if err := p.setVMEndpoint(wctx, ep, &st); err != nil {
+				last = err.Error()
+				break
+			}
+			out := p.guestExecutor(ep, 30*time.Second).Exec(wctx, driver.Command{Argv: []string{"cnperf", "version"}, Timeout: 20 * time.Second})
+			if out.Err == nil && out.ExitCode == 0 {
+				return nil
+			}
+			last = fmt.Sprintf("running at %s, its agent does not answer yet: %v", st.IP, cmpErr(out))
+		default:
+			last = "phase " + st.Phase
+			if why := st.Why(); why != "" {
+				last += " (" + why + ")"
+			}
+		}
+		select {
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return p.vmFailed(ctx, ep, st, fmt.Sprintf("it did not answer within %s (--vm-start-timeout): %s", p.s.VMStartTimeout, last))
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+func cmpErr(out driver.Output) string {
+	if out.Err != nil {
+		return out.Err.Error()
+	}
+	return fmt.Sprintf("exit %d: %s", out.ExitCode, kube.Tail(out.Stderr, 200))
+}
+
+// setVMEndpoint keeps a running VM's status and its launcher pod. A VMI that reports no
+// address yet has the launcher pod's (what both bindings give the guest by DHCP: masquerade
+// forwards it, bridge hands it over).
+func (p *Platform) setVMEndpoint(ctx context.Context, ep *endpoint, st *kube.VMIStatus) error {
+	pod, err := p.launcherPod(ctx, ep)
+	if err != nil {
+		return err
+	}
+	if st.IP == "" {
+		st.IP = pod.Status.PodIP
+		for _, ip := range pod.Status.PodIPs {
+			st.IPs = append(st.IPs, ip.IP)
+		}
+	}
+	if st.IP == "" {
+		return fmt.Errorf("VM %s runs but has no address yet", ep.spec.Name)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ep.vmi, ep.pod = st, pod
+	return nil
+}
+
+// launcherPod is a VM's virt-launcher pod: KubeVirt gives it the VMI's labels.
+func (p *Platform) launcherPod(ctx context.Context, ep *endpoint) (*corev1.Pod, error) {
+	l, err := p.cs.CoreV1().Pods(p.nsOf(ep)).List(ctx, metav1.ListOptions{
+		LabelSelector: kube.RunSelector(p.runID) + "," + kube.LabelEndpoint + "=" + ep.spec.Name})
+	if err != nil {
+		return nil, fmt.Errorf("list the launcher pod of VM %s: %w", ep.spec.Name, err)
+	}
+	for i := range l.Items {
+		if l.Items[i].Status.Phase == corev1.PodRunning {
+			return &l.Items[i], nil
+		}
+	}
+	return nil, fmt.Errorf("VM %s has no running launcher pod", ep.spec.Name)
+}
+
+// vmFailed is the error of a VM that did not come up: why, its conditions and the last lines
+// of its console (the launcher's guest-console-log container), else of virt-launcher's log.
+func (p *Platform) vmFailed(ctx context.Context, ep *endpoint, st kube.VMIStatus, why string) error {
+	msg := fmt.Sprintf("VM %s/%s (VirtualMachineInstance, image %s): %s", p.nsOf(ep), ep.spec.Name, p.s.VMImage, why)
+	if w := st.Why(); w != "" {
+		msg += "; conditions: " + w
+	}
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	l, err := p.cs.CoreV1().Pods(p.nsOf(ep)).List(lctx, metav1.ListOptions{
+		LabelSelector: kube.RunSelector(p.runID) + "," + kube.LabelEndpoint + "=" + ep.spec.Name})
+	if err != nil || len(l.Items) == 0 {
+		return errors.New(msg + "; no launcher pod")
+	}
+	pod := l.Items[0].Name
+	for _, c := range []string{kube.LauncherConsoleContainer, kube.LauncherComputeContainer} {
+		lines := int64(15)
+		raw, err := p.cs.CoreV1().Pods(p.nsOf(ep)).GetLogs(pod, &corev1.PodLogOptions{Container: c, TailLines: &lines}).DoRaw(lctx)
+		if err != nil || len(strings.TrimSpace(string(raw))) == 0 {
+			continue
+		}
+		what := "its console's last lines"
+		if c == kube.LauncherComputeContainer {
+			what = "virt-launcher's last lines (pod " + pod + ")"
+		}
+		return fmt.Errorf("%s; %s:\n  %s", msg, what, strings.Join(strings.Split(strings.TrimRight(strings.ReplaceAll(string(raw), "\r", ""), "\n"), "\n"), "\n  "))
+	}
+	return fmt.Errorf("%s; launcher pod %s has no log", msg, pod)
+}
+
+// guestExecutor runs commands in a VM endpoint's guest through the relay pod.
+func (p *Platform) guestExecutor(ep *endpoint, timeout time.Duration) platform.Executor {
+	relay := &kube.PodExecutor{Stream: p.stream, Namespace: p.nsOf(p.relay), Pod: p.relay.spec.Name, Container: kube.ClientContainer,
+		DefaultTimeout: timeout, MaxOutput: p.s.MaxOutputBytes}
+	host := ""
+	if ep.vmi != nil {
+		host = ep.vmi.IP
+	}
+	return &kube.GuestExecutor{Relay: relay, Host: host}
+}

@@ -1,0 +1,191 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/kube"
+)
+
+// nativeDriver lists the agent's server on the native driver's default ports, as the guest runs it.
+var nativeDriver = specDriver{"native", []driver.Server{{Name: "native", Argv: []string{"cnperf", "agent", "serve"},
+	Ports: []driver.Port{{Name: "control", Port: 7100, Protocol: "TCP"}, {Name: "data-tcp", Port: 7101, Protocol: "TCP"}}}}}
+
+// TestVMOptions: the VM flags, each bad value refused naming its flag.
+func TestVMOptions(t *testing.T) {
+	img := "localhost/guest:v1"
+	tests := []struct {
+		name string
+		o    Options
+		want string // error; "" for none
+		vcpu int
+	}{
+		{name: "no vm", o: Options{}},
+		{name: "both", o: Options{VM: "both", VMImage: img}, vcpu: 1},
+		{name: "topology", o: Options{VM: "server", VMImage: img, VMSockets: 2, VMCores: 2, VMThreads: 1}, vcpu: 4},
+		{name: "bridge", o: Options{VM: "client", VMImage: img, VMBinding: "bridge"}, vcpu: 1},
+		{name: "bad role", o: Options{VM: "yes", VMImage: img}, want: `--vm: "yes" is not server, client or both`},
+		{name: "no image", o: Options{VM: "both"}, want: "--vm needs --vm-image IMAGE"},
+		{name: "bad binding", o: Options{VM: "both", VMImage: img, VMBinding: "passt"}, want: `--vm-binding: "passt" is not masquerade or bridge`},
+		{name: "too many sockets", o: Options{VM: "both", VMImage: img, VMSockets: 65}, want: "--sockets: 65 is not in 1..64"},
+		{name: "negative cores", o: Options{VM: "both", VMImage: img, VMCores: -1}, want: "--cores: -1 is not in 1..64"},
+		{name: "bad memory", o: Options{VM: "both", VMImage: img, VMMemory: "lots"}, want: `--vm-memory: "lots" is not a quantity`},
+		{name: "small memory", o: Options{VM: "both", VMImage: img, VMMemory: "64Mi"}, want: `--vm-memory: "64Mi" is not a quantity of at least 128Mi`},
+		{name: "image without vm", o: Options{VMImage: img}, want: "--vm-image: only with --vm"},
+		{name: "threads without vm", o: Options{VMThreads: 2}, want: "--threads: only with --vm"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := tt.o.parse()
+			if tt.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("error %v, want %q", err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.o.VM == "" {
+				if s.vmServer || s.vmClient {
+					t.Error("VMs without --vm")
+				}
+				return
+			}
+			if got := s.vmInfo("x", false).VCPUs; got != tt.vcpu {
+				t.Errorf("vCPUs %d, want %d", got, tt.vcpu)
+			}
+			if s.vmServer != (tt.o.VM != "client") || s.vmClient != (tt.o.VM != "server") {
+				t.Errorf("--vm %s: server %v, client %v", tt.o.VM, s.vmServer, s.vmClient)
+			}
+		})
+	}
+}
+
+// TestVMCheckPath: a VM endpoint runs the native driver on the direct pod-to-pod paths only.
+func TestVMCheckPath(t *testing.T) {
+	c := newCluster(t, node("node1", ""), node("node2", ""))
+	p := newTestPlatform(t, c, Options{VM: "both", VMImage: "g"})
+	for _, tt := range []struct {
+		driver string
+		path   api.Path
+		want   string
+	}{
+		{"native", api.PathPodPodCrossNode, ""},
+		{"native", api.PathPodPodSameNode, ""},
+		{"iperf3", api.PathPodPodCrossNode, "--vm: driver iperf3: its tools are not in the cnperf guest; VM endpoints run the native driver"},
+		{"native", api.PathPodClusterIP, "--vm: path pod-clusterip: VM endpoints are on the pod network, reached at their address (use pod-pod-same-node, pod-pod-cross-node)"},
+		{"native", api.PathHostHost, "--vm: path host-host"},
+	} {
+		err := p.CheckPath(casesWith([]string{tt.driver}, []api.Path{tt.path})[0])
+		if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%s %s: %v, want %q", tt.driver, tt.path, err, tt.want)
+		}
+	}
+}
+
+// memVMIs keeps VMIs in memory; phase is the phase every VMI reports.
+type memVMIs struct {
+	mu      sync.Mutex
+	created map[string][]byte
+	phase   string
+}
+
+func (m *memVMIs) Create(_ context.Context, ns string, body []byte, _ bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var o struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+	}
+	if err := json.Unmarshal(body, &o); err != nil {
+		return err
+	}
+	m.created[ns+"/"+o.Metadata.Name] = body
+	return nil
+}
+
+func (m *memVMIs) Get(_ context.Context, ns, name string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.created[ns+"/"+name]; !ok {
+		return nil, errors.New("not found")
+	}
+	return json.Marshal(map[string]any{"metadata": map[string]any{"name": name}, "status": map[string]any{"phase": m.phase,
+		"conditions": []any{map[string]any{"type": "Ready", "status": "False", "reason": "GuestNotRunning", "message": "the guest stopped"}}}})
+}
+
+func (m *memVMIs) List(context.Context, string, string) ([]metav1.ObjectMeta, error) { return nil, nil }
+func (m *memVMIs) Delete(context.Context, string, string) error                      { return nil }
+
+// TestVMPrepare: without KubeVirt the run stops before anything is created (exit status 2, the
+// CRD named); with it, the VMIs of the VM endpoints are created (the relay pod beside them) and
+// a VM that fails is said with its phase and conditions.
+func TestVMPrepare(t *testing.T) {
+	cases := casesWith([]string{"native"}, []api.Path{api.PathPodPodCrossNode})
+	drivers := map[string]driver.Driver{"native": nativeDriver}
+	t.Run("no KubeVirt", func(t *testing.T) {
+		c := newCluster(t, node("node1", ""), node("node2", ""))
+		p := newTestPlatform(t, c, Options{VM: "server", VMImage: "g"})
+		defer func() { _ = p.Close(context.Background()) }()
+		err := p.Prepare(context.Background(), cases, drivers)
+		var ue *exit.UsageError
+		if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), "--vm: stopped before anything was created: KubeVirt is not installed: the CRD virtualmachineinstances.kubevirt.io is missing") {
+			t.Fatalf("error %v, want a usage error naming the CRD", err)
+		}
+		if nss, _ := c.cs.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{}); len(nss.Items) > 0 {
+			t.Errorf("namespace %s created", nss.Items[0].Name)
+		}
+	})
+	t.Run("VM fails", func(t *testing.T) {
+		c := newCluster(t, node("node1", ""), node("node2", ""))
+		c.cs.Resources = append(c.cs.Resources, &metav1.APIResourceList{GroupVersion: "kubevirt.io/v1",
+			APIResources: []metav1.APIResource{{Name: "virtualmachineinstances", Namespaced: true, Kind: "VirtualMachineInstance"}}})
+		p := newTestPlatform(t, c, Options{VM: "both", VMImage: "g", VMStartTimeout: 20 * time.Second})
+		vmis := &memVMIs{created: map[string][]byte{}, phase: "Failed"}
+		p.vmis = vmis
+		defer func() { _ = p.Close(context.Background()) }()
+		err := p.Prepare(context.Background(), cases, drivers)
+		if err == nil || !strings.Contains(err.Error(), "its phase is Failed; conditions: Ready: GuestNotRunning the guest stopped; no launcher pod") {
+			t.Fatalf("error %v, want the VM's phase and conditions", err)
+		}
+		if len(vmis.created) != 2 {
+			t.Fatalf("created %d VMIs, want the server's and the client's", len(vmis.created))
+		}
+		var vmi struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+			Spec     struct {
+				Domain struct {
+					Firmware struct {
+						KernelBoot struct {
+							KernelArgs string `json:"kernelArgs"`
+						} `json:"kernelBoot"`
+					} `json:"firmware"`
+				} `json:"domain"`
+			} `json:"spec"`
+		}
+		for _, body := range vmis.created {
+			if err := json.Unmarshal(body, &vmi); err != nil {
+				t.Fatal(err)
+			}
+			if vmi.Metadata.Labels[kube.LabelRun] != testRun || !strings.Contains(vmi.Spec.Domain.Firmware.KernelBoot.KernelArgs, "cnperf.token=") {
+				t.Errorf("VMI %s: labels %v, kernel args %q", vmi.Metadata.Name, vmi.Metadata.Labels, vmi.Spec.Domain.Firmware.KernelBoot.KernelArgs)
+			}
+		}
+		if _, err := c.cs.CoreV1().Pods("cnperf").Get(context.Background(), relayName(testRun), metav1.GetOptions{}); err != nil {
+			t.Errorf("relay pod: %v", err)
+		}
+		if _, err := c.cs.CoreV1().Pods("cnperf").Get(context.Background(), serverPodName(testRun, "native", api.NetworkPod), metav1.GetOptions{}); err == nil {
+			t.Error("a server pod beside the server VM")
+		}
+	})
+}
