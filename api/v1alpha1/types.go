@@ -570,15 +570,27 @@ type NodeHardware struct {
 	// Uplink is the interface that holds the node's internal address.
 	Uplink string `json:"uplink,omitempty"`
 	Driver string `json:"driver,omitempty"`
-	// SpeedBitsPerSecond is the link speed the driver reports (0: none, e.g. veth).
+	// SpeedBitsPerSecond is the link speed the driver reports (0: none; SpeedUnknown says why).
 	SpeedBitsPerSecond int64 `json:"speedBitsPerSecond,omitempty"`
-	MTUBytes           int   `json:"mtuBytes,omitempty"`
+	// SpeedUnknown says why an identified uplink has no SpeedBitsPerSecond: SpeedNotReported
+	// (the kernel has none for it: /sys/class/net/X/speed is -1 or EINVAL, e.g. some veth, a
+	// link that is down) or SpeedNotRead (cnperf could not read it: node-exporter's metric
+	// missing, sysfs unreadable; Note says why). Empty when the speed is known, and in results
+	// written before cnperf told the two apart.
+	SpeedUnknown string `json:"speedUnknown,omitempty"`
+	MTUBytes     int    `json:"mtuBytes,omitempty"`
 	// Offloads are the uplink's offloads by ethtool's short names ("gso", "gro", "tso",
 	// "rx-checksum", "tx-checksum"): on or off; a missing name was not readable.
 	Offloads map[string]bool `json:"offloads,omitempty"`
 	// Note says what could not be read and why.
 	Note string `json:"note,omitempty"`
 }
+
+// NodeHardware.SpeedUnknown values.
+const (
+	SpeedNotReported = "not reported"
+	SpeedNotRead     = "not read"
+)
 
 // NodeHardware.Source values.
 const (
@@ -588,7 +600,8 @@ const (
 
 // Text is the hardware as a person reads it: "AMD EPYC x2, kernel 6.18.44, uplink eth0 (veth,
 // 10 Gbit/s, MTU 1500; gso rx-checksum tso tx-checksum on, gro off)"; what was not read is
-// left out ("" when nothing was).
+// left out ("" when nothing was), but for the uplink's speed, which says "speed not reported"
+// (the kernel has none) or "speed not read" (SpeedUnknown).
 func (h *NodeHardware) Text() string {
 	if h == nil {
 		return ""
@@ -614,6 +627,8 @@ func (h *NodeHardware) Text() string {
 		}
 		if h.SpeedBitsPerSecond > 0 {
 			nic = append(nic, strconv.FormatFloat(float64(h.SpeedBitsPerSecond)/1e9, 'g', 4, 64)+" Gbit/s")
+		} else if h.SpeedUnknown != "" {
+			nic = append(nic, "speed "+h.SpeedUnknown)
 		}
 		if h.MTUBytes > 0 {
 			nic = append(nic, fmt.Sprintf("MTU %d", h.MTUBytes))

@@ -108,12 +108,52 @@ func readUplink(hw *api.NodeHardware, address string) error {
 		return fmt.Errorf("uplink %s: %w", name, err)
 	}
 	hw.MTUBytes = ifc.MTU
-	// speed in Mb/s; -1 or an error (EINVAL) when the driver has none (veth, a link down)
-	if b, err := os.ReadFile("/sys/class/net/" + name + "/speed"); err == nil {
-		if mbps, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && mbps > 0 {
-			hw.SpeedBitsPerSecond = mbps * 1_000_000
-		}
+	var speedErr error
+	switch mbps, err := LinkSpeed("/sys/class/net/" + name + "/speed"); {
+	case err != nil:
+		hw.SpeedUnknown = api.SpeedNotRead
+		speedErr = fmt.Errorf("uplink %s: %w", name, err)
+	case mbps > 0:
+		hw.SpeedBitsPerSecond = mbps * 1_000_000
+	default:
+		hw.SpeedUnknown = api.SpeedNotReported
 	}
+	err = ethtoolUplink(hw, name)
+	if speedErr != nil && err != nil {
+		return fmt.Errorf("%v; %w", speedErr, err)
+	}
+	if speedErr != nil {
+		return speedErr
+	}
+	return err
+}
+
+// LinkSpeed reads a link speed file of sysfs (/sys/class/net/X/speed): the speed in Mb/s, or
+// 0 when the kernel has none for the link (the file says -1 or refuses the read with EINVAL:
+// a veth of an older kernel, a link that is down, lo); an error when the file cannot be read
+// otherwise (no such interface in this sysfs, which shows the network namespace it was
+// mounted in) or says something else.
+func LinkSpeed(path string) (mbps int64, err error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, unix.EINVAL) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("link speed: %w", err)
+	}
+	v := strings.TrimSpace(string(b))
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("link speed: %s says %q, not a number of Mb/s", path, v)
+	}
+	if n < 0 {
+		return 0, nil
+	}
+	return n, nil
+}
+
+// ethtoolUplink reads the driver and offloads of the uplink name through the ethtool ioctls.
+func ethtoolUplink(hw *api.NodeHardware, name string) error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("uplink %s: ethtool socket: %w", name, err)

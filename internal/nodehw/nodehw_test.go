@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
 )
 
 // TestParseCPUInfo reads this machine's /proc/cpuinfo and checks it against what lscpu-free
@@ -90,6 +93,12 @@ func TestReadUplinkInNetns(t *testing.T) {
 	if hw.Uplink != "up0" || hw.Driver != "veth" || hw.MTUBytes != 1450 || hw.Source != Source || hw.Kernel == "" || hw.CPUCount == 0 {
 		t.Errorf("got %+v, want uplink up0, driver veth, MTU 1450", hw)
 	}
+	// The thread entered the namespace but /sys is still the one mounted in the test's own, which
+	// has no up0: the speed is not read, and the note says why (a host-network agent pod's /sys
+	// is its node's).
+	if hw.SpeedBitsPerSecond != 0 || hw.SpeedUnknown != api.SpeedNotRead || !strings.Contains(hw.Note, "uplink up0: link speed: open /sys/class/net/up0/speed") {
+		t.Errorf("speed %d, %q, note %q; want not read, with the cause in the note", hw.SpeedBitsPerSecond, hw.SpeedUnknown, hw.Note)
+	}
 	// ethtool -k prints "generic-receive-offload: off" and so on
 	features := in("ethtool", "-k", "up0")
 	names := map[string]string{"gro": "generic-receive-offload", "gso": "generic-segmentation-offload",
@@ -102,5 +111,34 @@ func TestReadUplinkInNetns(t *testing.T) {
 	}
 	if hw.Offloads["gro"] || hw.Offloads["tso"] || hw.Offloads["tx-checksum"] || !hw.Offloads["gso"] {
 		t.Errorf("offloads %v, want gro, tso, tx-checksum off and gso on as set", hw.Offloads)
+	}
+}
+
+// TestLinkSpeed: a speed the kernel reports, one it has none for (-1, and lo's real EINVAL)
+// and one cnperf cannot read (no such file, garbage) are three different answers.
+func TestLinkSpeed(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name, path string
+		mbps       int64
+		err        string
+	}{
+		{"25G NIC", file("nic", "25000\n"), 25000, ""},
+		{"-1: none", file("veth", "-1\n"), 0, ""},
+		{"lo: EINVAL", "/sys/class/net/lo/speed", 0, ""},
+		{"no such interface", filepath.Join(dir, "gone"), 0, "link speed: open " + filepath.Join(dir, "gone") + ": no such file or directory"},
+		{"garbage", file("bad", "fast\n"), 0, `says "fast", not a number of Mb/s`},
+	} {
+		mbps, err := LinkSpeed(tc.path)
+		if mbps != tc.mbps || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%s: %d, %v; want %d, %q", tc.name, mbps, err, tc.mbps, tc.err)
+		}
 	}
 }

@@ -40,11 +40,23 @@ func TestClusterLines(t *testing.T) {
 		{"hardware as the agent read it on the e2e cluster, footprint not asked", &api.ClusterDetails{Nodes: []api.NodeInfo{
 			{Name: "node1", Hardware: &hw}, {Name: "node2", Hardware: &hw}, {Name: "node3", Hardware: &podOnly}, {Name: "node4"}}},
 			[]string{"node hardware: node1, node2: AMD EPYC x2, kernel 6.18.44-fc-v595, uplink eth0 (veth, 10 Gbit/s, MTU 1500; gso rx-checksum tso tx-checksum on, gro off); node3: AMD EPYC x2, kernel 6.18.44-fc-v595"}},
-		// TestNodeHardwareFromRealNodeExporter's reading of this machine (internal/sink/prometheus)
+		// TestNodeHardwareFromRealNodeExporter's readings of this machine (internal/sink/prometheus),
+		// whose eth0 (virtio_net) has no speed (/sys/class/net/eth0/speed: -1)
 		{"hardware from node-exporter says so", &api.ClusterDetails{Nodes: []api.NodeInfo{{Name: "vm", Hardware: &api.NodeHardware{
 			Source: api.HardwareFromNodeExporter, CPUModel: "AMD EPYC", CPUCount: 2, Kernel: "6.18.44-fc-v595", Uplink: "eth0", MTUBytes: 1400,
-			Note: "no NIC driver or offloads (not read from node-exporter)"}}}},
-			[]string{"node hardware: vm: AMD EPYC x2, kernel 6.18.44-fc-v595, uplink eth0 (MTU 1400) (from node-exporter)"}},
+			SpeedUnknown: api.SpeedNotReported, Note: "no NIC driver or offloads (not read from node-exporter)"}}}},
+			[]string{"node hardware: vm: AMD EPYC x2, kernel 6.18.44-fc-v595, uplink eth0 (speed not reported, MTU 1400) (from node-exporter)"}},
+		{"a speed not reported and one not read differ", &api.ClusterDetails{Nodes: []api.NodeInfo{
+			{Name: "vm", Hardware: &api.NodeHardware{Source: api.HardwareFromAgent, CPUModel: "AMD EPYC", CPUCount: 2, Kernel: "6.18.44-fc-v595",
+				Uplink: "eth0", Driver: "virtio_net", SpeedUnknown: api.SpeedNotReported, MTUBytes: 1400}},
+			{Name: "vm2", Hardware: &api.NodeHardware{Source: api.HardwareFromAgent, CPUModel: "AMD EPYC", CPUCount: 2, Kernel: "6.18.44-fc-v595",
+				Uplink: "eth0", Driver: "virtio_net", SpeedUnknown: api.SpeedNotRead, MTUBytes: 1400,
+				Note: "uplink eth0: link speed: open /sys/class/net/eth0/speed: no such file or directory"}},
+			{Name: "old", Hardware: &api.NodeHardware{Source: api.HardwareFromAgent, CPUModel: "AMD EPYC", CPUCount: 2, Kernel: "6.18.44-fc-v595",
+				Uplink: "eth0", Driver: "virtio_net", MTUBytes: 1400}}}},
+			[]string{"node hardware: vm: AMD EPYC x2, kernel 6.18.44-fc-v595, uplink eth0 (virtio_net, speed not reported, MTU 1400); " +
+				"vm2: AMD EPYC x2, kernel 6.18.44-fc-v595, uplink eth0 (virtio_net, speed not read, MTU 1400); " +
+				"old: AMD EPYC x2, kernel 6.18.44-fc-v595, uplink eth0 (virtio_net, MTU 1400)"}},
 		{"denied", &api.ClusterDetails{IdleFootprint: &api.IdleFootprint{Source: "kubelet summary", Note: "missing permission get nodes/proxy (cluster-wide)"}},
 			[]string{"idle footprint before the measurement (kubelet summary, 0 s): missing permission get nodes/proxy (cluster-wide)"}},
 	} {

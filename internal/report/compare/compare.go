@@ -417,8 +417,8 @@ func readIn(h, read api.NodeHardware) api.NodeHardware {
 	if read.Driver == "" {
 		h.Driver = ""
 	}
-	if read.SpeedBitsPerSecond <= 0 {
-		h.SpeedBitsPerSecond = 0
+	if read.SpeedBitsPerSecond <= 0 && read.SpeedUnknown != api.SpeedNotReported {
+		h.SpeedBitsPerSecond, h.SpeedUnknown = 0, ""
 	}
 	if len(read.Offloads) == 0 {
 		h.Offloads = nil

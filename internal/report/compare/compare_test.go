@@ -487,6 +487,11 @@ func TestHardware(t *testing.T) {
 		return &api.NodeHardware{Source: api.HardwareFromNodeExporter, CPUCount: 2, Kernel: kernel, Uplink: "eth0",
 			SpeedBitsPerSecond: 10_000_000_000, MTUBytes: 1500, Note: "no CPU model (…); no NIC driver or offloads (not read from node-exporter)"}
 	}
+	noSpeed := func(why string) *api.NodeHardware {
+		h := fromNodeExporter("6.18.44-fc-v595")
+		h.SpeedBitsPerSecond, h.SpeedUnknown = 0, why
+		return h
+	}
 	in := func(label string, h *api.NodeHardware) Input {
 		r := run("", "Calico", stream("iperf3", api.PathPodPodCrossNode, 8.0, 8.1))
 		if h != nil {
@@ -508,6 +513,12 @@ func TestHardware(t *testing.T) {
 		// what node-exporter read of the same node (no driver, offloads nor CPU model without
 		// --collector.cpu.info) is not a difference; a kernel it read differently is
 		{"the same node read from node-exporter", []Input{in("agent", hw(false)), in("node-exporter", fromNodeExporter("6.18.44-fc-v595"))}, nil},
+		// a speed node-exporter could not read (netclass off) is not a difference; one the kernel
+		// does not report is
+		{"speed not read by node-exporter", []Input{in("agent", hw(false)), in("node-exporter", noSpeed(api.SpeedNotRead))}, nil},
+		{"speed not reported", []Input{in("agent", hw(false)), in("node-exporter", noSpeed(api.SpeedNotReported))}, []string{
+			"node hardware differs: node-exporter ran on CPU x2, kernel 6.18.44-fc-v595, uplink eth0 (speed not reported, MTU 1500), " +
+				"the base agent on CPU x2, kernel 6.18.44-fc-v595, uplink eth0 (10 Gbit/s, MTU 1500); the figures include the difference"}},
 		{"another kernel read from node-exporter", []Input{in("agent", hw(false)), in("node-exporter", fromNodeExporter("6.19.1"))}, []string{
 			"node hardware differs: node-exporter ran on CPU x2, kernel 6.19.1, uplink eth0 (10 Gbit/s, MTU 1500), the base agent " +
 				"on CPU x2, kernel 6.18.44-fc-v595, uplink eth0 (10 Gbit/s, MTU 1500); the figures include the difference"}},

@@ -21,7 +21,8 @@ const HardwareSource = api.HardwareFromNodeExporter
 // --collector.cpu.info), and the uplink — the interface that holds the InternalIP, found in
 // node_network_address_info (--collector.netdev.address-info) or else as the device of the
 // route whose source is the InternalIP (node_network_route_info, --collector.network_route) —
-// with its link speed (node_network_speed_bytes; none when the driver reports none) and MTU
+// with its link speed (node_network_speed_bytes; SpeedNotReported when the kernel has none,
+// SpeedNotRead when node-exporter exports nothing of the device) and MTU
 // (node_network_mtu_bytes). A node's exporter is the one whose node_uname_info nodename is the
 // node's name (or its first label), or whose instance is the InternalIP. Nodes no exporter
 // answers for are absent from the map; what could not be read of a node is said in its Note.
@@ -104,12 +105,23 @@ func (c *Collector) NodeHardware(ctx context.Context, nodes map[string]string) (
 				"(node-exporter's --collector.netdev.address-info or --collector.network_route exports them)", nodes[name])
 		} else {
 			h.Uplink = dev
-			if s := ofDevice(speeds[in], dev); s != nil && s.Value > 0 {
+			mtu := ofDevice(mtus[in], dev)
+			switch s := ofDevice(speeds[in], dev); {
+			case s != nil && s.Value > 0:
 				h.SpeedBitsPerSecond = int64(s.Value * 8)
-			} else if speedErr != nil {
+			case s != nil, mtu != nil:
+				// the kernel has no speed for it: node-exporter exports its -1 as a negative
+				// speed, or nothing (EINVAL, or -1 with --collector.netclass.ignore-invalid-speed)
+				// while it exports the device's MTU
+				h.SpeedUnknown = api.SpeedNotReported
+			case speedErr != nil:
+				h.SpeedUnknown = api.SpeedNotRead
 				note(name, "link speed of %s: %v", dev, speedErr)
+			default:
+				h.SpeedUnknown = api.SpeedNotRead
+				note(name, "no link speed of %s (node_network_speed_bytes: node-exporter's netclass collector is off)", dev)
 			}
-			if s := ofDevice(mtus[in], dev); s != nil {
+			if s := mtu; s != nil {
 				h.MTUBytes = int(s.Value)
 			} else if mtuErr != nil {
 				note(name, "MTU of %s: %v", dev, mtuErr)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/nodehw"
 )
 
@@ -61,6 +63,11 @@ func TestNodeHardwareFromRealNodeExporter(t *testing.T) {
 			"--collector.netdev", "--collector.netdev.address-info"}, true, "no NIC driver or offloads"},
 		{"route", []string{"--collector.cpu", "--collector.uname", "--collector.netclass", "--collector.network_route"}, false,
 			"no CPU model (node_cpu_info needs node-exporter's --collector.cpu.info)"},
+		// without netclass there is neither speed nor MTU: the speed is not read, which is not
+		// what a kernel without a speed for the link says
+		{"no netclass", []string{"--collector.cpu", "--collector.cpu.info", "--collector.uname",
+			"--collector.netdev", "--collector.netdev.address-info"}, true,
+			"no link speed of " + dev + " (node_network_speed_bytes: node-exporter's netclass collector is off)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -79,9 +86,13 @@ func TestNodeHardwareFromRealNodeExporter(t *testing.T) {
 			}
 			t.Logf("node-exporter: %s (note: %s)", h.Text(), h.Note)
 			t.Logf("agent:         %s", agent.Text())
-			if h.Source != HardwareSource || h.Kernel != agent.Kernel || h.CPUCount != agent.CPUCount ||
-				h.Uplink != agent.Uplink || h.MTUBytes != agent.MTUBytes || h.SpeedBitsPerSecond != agent.SpeedBitsPerSecond {
+			netclass := slices.Contains(tc.collectors, "--collector.netclass")
+			if h.Source != HardwareSource || h.Kernel != agent.Kernel || h.CPUCount != agent.CPUCount || h.Uplink != agent.Uplink ||
+				netclass && (h.MTUBytes != agent.MTUBytes || h.SpeedBitsPerSecond != agent.SpeedBitsPerSecond || h.SpeedUnknown != agent.SpeedUnknown) {
 				t.Errorf("node-exporter's %+v\ndiffers from the agent's %+v", *h, *agent)
+			}
+			if !netclass && (h.MTUBytes != 0 || h.SpeedBitsPerSecond != 0 || h.SpeedUnknown != api.SpeedNotRead) {
+				t.Errorf("without netclass: MTU %d, speed %d, %q; want none, not read", h.MTUBytes, h.SpeedBitsPerSecond, h.SpeedUnknown)
 			}
 			if tc.model && h.CPUModel != agent.CPUModel || !tc.model && h.CPUModel != "" {
 				t.Errorf("CPU model %q, the agent's %q (node_cpu_info exported: %v)", h.CPUModel, agent.CPUModel, tc.model)
