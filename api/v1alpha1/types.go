@@ -777,8 +777,9 @@ type CalicoDetails struct {
 	CNIType string `json:"cniType,omitempty"`
 }
 
-// Timing records where a run's wall-clock time went. TeardownSeconds is absent when the
-// teardown was not measured (cnperf mesh writes its output before it cleans up), never 0.
+// Timing records where a run's wall-clock time went (internal/measure: cnperf run, mesh,
+// tiger-bench). TeardownSeconds is absent when the teardown was not measured (mesh runs of
+// cnperf before it wrote its output after its clean-up), never 0.
 type Timing struct {
 	SetupSeconds    float64 `json:"setupSeconds"`
 	MeasureSeconds  float64 `json:"measureSeconds"`

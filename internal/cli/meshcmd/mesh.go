@@ -5,6 +5,7 @@ package meshcmd
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"time"
@@ -387,9 +388,24 @@ func (o *Options) run(ctx context.Context, streams iostreams.Streams, log io.Wri
 		m.describe()
 		// The agents (and the all-to-one server) live only as long as the run: one unit, always
 		// removed (unless --keep).
-		return sess.Units(ctx, measure.Unit{Prepare: m.prepare, Close: m.close, Leftovers: m.leftovers,
-			Measure: func(ctx context.Context) error { return m.measure(ctx, streams.Out) }})
+		return o.measureAndWrite(ctx, sess, streams.Out, measure.Unit{Prepare: m.prepare, Close: m.close,
+			Leftovers: m.leftovers, Measure: m.measure})
 	})
+}
+
+// measureAndWrite runs u as the run's one unit and writes the run once u is closed, as cnperf run
+// does: its timing (internal/measure's, as run's) has the set-up, the measurement and the
+// teardown. Nothing is written when u measured nothing (no mesh).
+func (o *Options) measureAndWrite(ctx context.Context, sess *session.Session, out io.Writer, u measure.Unit) error {
+	sess.Run.Timing = &api.Timing{}
+	err := sess.Units(ctx, u)
+	if sess.Run.Mesh == nil {
+		return err
+	}
+	if werr := o.write(out, sess.Run); werr != nil {
+		return errors.Join(err, werr)
+	}
+	return err
 }
 
 func (o *Options) write(w io.Writer, run *api.Run) error {

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/runfile"
 	"github.com/cnperf/cnperf/internal/session"
 	corev1 "k8s.io/api/core/v1"
@@ -257,5 +259,62 @@ func TestValidateSecondaryNetwork(t *testing.T) {
 				t.Errorf("definition to create %q, want %q", create, tc.create)
 			}
 		})
+	}
+}
+
+// TestOutputHasTheTeardown: mesh writes its run after the clean-up, as cnperf run does, so the
+// output and the results file have the teardown's time (internal/measure's timing, as run's);
+// the mesh was written during the measurement before, without it. A unit whose Close takes
+// 50 ms stands for the agents' removal (a real one needs a cluster: the e2e tests).
+func TestOutputHasTheTeardown(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mesh.jsonl")
+	o := &Options{Output: "json", ResultsFile: path}
+	var out bytes.Buffer
+	closed := false
+	run := session.NewRun(session.Header{UUID: "1a2b3c4d-0000-0000-0000-000000000000", Platform: "kube"})
+	err := session.Do(context.Background(), run, path, func(sess *session.Session) error {
+		return o.measureAndWrite(context.Background(), sess, &out, measureUnit(sess, &closed))
+	})
+	if !errors.Is(err, errPairs) {
+		t.Fatalf("error %v, want the measurement's", err)
+	}
+	var got api.Run
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil || got.Mesh == nil || got.Timing == nil {
+		t.Fatalf("output (%v):\n%s", err, out.String())
+	}
+	if !closed || got.Timing.TeardownSeconds < 0.05 || got.Timing.MeasureSeconds < 0.02 {
+		t.Errorf("closed %v, timing %+v: want a teardown of at least 50 ms and a measurement of 20 ms", closed, *got.Timing)
+	}
+	runs, err := runfile.Read(path)
+	if err != nil || len(runs) != 1 || runs[0].Timing == nil || runs[0].Timing.TeardownSeconds < 0.05 {
+		t.Errorf("results file: %v, %+v", err, runs)
+	}
+
+	// a unit that measured nothing writes nothing
+	out.Reset()
+	run = session.NewRun(session.Header{UUID: "1a2b3c4d-0000-0000-0000-000000000001", Platform: "kube"})
+	prepErr := errors.New("no agent started")
+	err = session.Do(context.Background(), run, "", func(sess *session.Session) error {
+		return o.measureAndWrite(context.Background(), sess, &out, measure.Unit{Prepare: func(context.Context) error { return prepErr }})
+	})
+	if !errors.Is(err, prepErr) || out.Len() != 0 {
+		t.Errorf("failed set-up: %v, output %q", err, out.String())
+	}
+}
+
+var errPairs = errors.New("1 pair(s) failed")
+
+func measureUnit(sess *session.Session, closed *bool) measure.Unit {
+	return measure.Unit{
+		Measure: func(context.Context) error {
+			time.Sleep(20 * time.Millisecond)
+			sess.Run.Mesh = &api.Mesh{}
+			return errPairs
+		},
+		Close: func(context.Context) error {
+			time.Sleep(50 * time.Millisecond)
+			*closed = true
+			return nil
+		},
 	}
 }

@@ -47,7 +47,6 @@ type meshRun struct {
 	agentOpts mesh.AgentOptions
 	env       mesh.Env
 	sets      []*mesh.AgentSet
-	setupDone time.Time
 }
 
 // choose lists the usable nodes and schedules the pairs (or finds the all-to-one server).
@@ -168,7 +167,6 @@ func (m *meshRun) prepare(ctx context.Context) error {
 	if err := m.deployAgents(ctx); err != nil {
 		return err
 	}
-	m.setupDone = time.Now()
 	return nil
 }
 
@@ -263,8 +261,9 @@ func (m *meshRun) close(ctx context.Context) error {
 	return err
 }
 
-// measure runs the mesh (or all-to-one), writes the run and says which pairs failed.
-func (m *meshRun) measure(ctx context.Context, out io.Writer) error {
+// measure runs the mesh (or all-to-one) and says which pairs failed; the run is written after
+// the clean-up (Options.measureAndWrite).
+func (m *meshRun) measure(ctx context.Context) error {
 	o, s, run := m.o, m.s, m.run
 	if m.server == nil {
 		run.Mesh, run.Results = m.mo.RunMesh(ctx, m.env, m.nodes, m.sched, m.sets)
@@ -291,15 +290,11 @@ func (m *meshRun) measure(ctx context.Context, out io.Writer) error {
 	}
 	run.EndTime = time.Now().UTC()
 	run.Interrupted = ctx.Err() != nil
-	run.Timing = &api.Timing{SetupSeconds: m.setupDone.Sub(m.started).Seconds(), MeasureSeconds: time.Since(m.setupDone).Seconds()}
 
 	for _, r := range run.Results {
 		if err := m.sess.Save(r); err != nil {
 			return fmt.Errorf("--results %s: %w", o.ResultsFile, err)
 		}
-	}
-	if err := o.write(out, run); err != nil {
-		return err
 	}
 	failed := 0
 	for _, mx := range run.Mesh.Matrices {
