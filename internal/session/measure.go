@@ -33,6 +33,8 @@ func (s *Session) Measure(ctx context.Context, plat platform.Platform, drivers m
 	if run.Timing == nil {
 		run.Timing = &api.Timing{}
 	}
+	// the IPv6 servers of iperf2 and sockperf kept off the ports of the run's other servers
+	cases = driver.AllocatePorts(cases, drivers)
 	u := platform.Unit(plat, cases, drivers)
 	prepare := u.Prepare
 	u.Prepare = func(ctx context.Context) error {

@@ -540,6 +540,7 @@ func (r *tbRun) measureCases(ctx context.Context, rec *api.TigerBenchTest, cases
 		fail("kube platform: %v", err)
 		return
 	}
+	cases = driver.AllocatePorts(cases, r.drivers)
 	u := platform.Unit(plat, cases, r.drivers)
 	prepare := u.Prepare
 	u.Prepare = func(ctx context.Context) error {

@@ -37,7 +37,7 @@ type Driver struct{}
 // KnownOptions implements driver.OptionLister.
 func (Driver) KnownOptions() []string { return append([]string(nil), knownOptions...) }
 
-var knownOptions = []string{OptPort, toolkit.OptBind}
+var knownOptions = []string{OptPort, toolkit.OptPort6, toolkit.OptBind}
 
 // Name implements driver.Driver.
 func (Driver) Name() string { return Name }
@@ -49,10 +49,11 @@ func (Driver) Capabilities() driver.Capabilities {
 
 // job is an iperf 2 case with its options read.
 type job struct {
-	c    plan.Case
-	port int
-	bind string // the server's -B ("": every address)
-	opts *toolkit.Options
+	c     plan.Case
+	port  int
+	port6 int    // the IPv6 server's port (toolkit.OptPort6; 0: port+1)
+	bind  string // the server's -B ("": every address)
+	opts  *toolkit.Options
 }
 
 // Job implements driver.Driver.
@@ -63,6 +64,7 @@ func (Driver) Job(c plan.Case) (driver.Job, error) {
 func readJob(c plan.Case, o *toolkit.Options) (job, error) {
 	j := job{c: c, opts: o}
 	j.port, j.bind = o.PortBind(OptPort, DefaultPort)
+	j.port6 = o.Port(toolkit.OptPort6, 0)
 	return j, nil
 }
 
@@ -71,7 +73,7 @@ func readJob(c plan.Case, o *toolkit.Options) (job, error) {
 // of its own, "iperf2-v6" with -V on the next port (toolkit.FamilyServer), and a run with both
 // families reaches each.
 func (j job) Servers() []driver.Server {
-	name, port := toolkit.FamilyServer(j.c, Name, j.port, DefaultPort)
+	name, port := toolkit.FamilyServer(j.c, Name, j.port, j.port6, DefaultPort)
 	argv := []string{"iperf", "-s", "-p", strconv.Itoa(port)}
 	if toolkit.IPv6(j.c) {
 		argv = append(argv, "-V")
@@ -97,7 +99,7 @@ const MinBounceBytes = 64
 // argv builds the iperf 2 bounce-back client argv.
 func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 	c := j.c
-	_, p := toolkit.FamilyServer(c, Name, j.port, DefaultPort)
+	_, p := toolkit.FamilyServer(c, Name, j.port, j.port6, DefaultPort)
 	if c.Profile != api.TCPRR {
 		return nil, toolkit.Unsupported(Name, c.Profile)
 	}
@@ -121,6 +123,9 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 
 // BindOptions implements driver.Binder: the iperf 2 server listens on addr only (-B).
 func (Driver) BindOptions(addr string) map[string]string { return toolkit.BindOptions(addr) }
+
+// Port6Options implements driver.FamilyPorter.
+func (Driver) Port6Options(port int) map[string]string { return toolkit.Port6Options(port) }
 
 // PortOptions implements driver.PortMover.
 func (Driver) PortOptions(ports []int) map[string]string {

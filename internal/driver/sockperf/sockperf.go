@@ -59,7 +59,7 @@ const (
 	ModeThroughput = "throughput"
 )
 
-var knownOptions = []string{OptPort, OptFullRTT, OptMode, OptMPS, toolkit.OptBind}
+var knownOptions = []string{OptPort, toolkit.OptPort6, OptFullRTT, OptMode, OptMPS, toolkit.OptBind}
 
 // Driver is the sockperf driver.
 type Driver struct{}
@@ -84,6 +84,7 @@ func (Driver) Capabilities() driver.Capabilities {
 type job struct {
 	c       plan.Case
 	port    int
+	port6   int // the IPv6 server's port (toolkit.OptPort6; 0: port+1)
 	fullRTT bool
 	mode    string
 	mps     int
@@ -99,6 +100,7 @@ func (Driver) Job(c plan.Case) (driver.Job, error) {
 func readJob(c plan.Case, o *toolkit.Options) (job, error) {
 	j := job{c: c, opts: o}
 	j.port = o.Port(OptPort, DefaultPort)
+	j.port6 = o.Port(toolkit.OptPort6, 0)
 	j.fullRTT = o.Bool(OptFullRTT, true)
 	j.mps = o.Int(OptMPS, 10000, 1, 100000000)
 	j.bind = o.Addr(toolkit.OptBind)
@@ -137,7 +139,7 @@ func (j job) Servers() []driver.Server {
 	if j.c.Profile.IsUDP() {
 		kind, proto = Name+"-udp", "UDP"
 	}
-	name, port := toolkit.FamilyServer(j.c, kind, j.port, DefaultPort)
+	name, port := toolkit.FamilyServer(j.c, kind, j.port, j.port6, DefaultPort)
 	argv := []string{"sockperf", "server", "--tcp", "-i", bind, "-p", strconv.Itoa(port)}
 	if j.c.Profile.IsUDP() {
 		argv = []string{"sockperf", "server", "-i", bind, "-p", strconv.Itoa(port)}
@@ -176,7 +178,7 @@ func (j job) argv(t driver.Target, warmup bool) ([]string, error) {
 	if !c.Profile.IsUDP() {
 		argv = append(argv, "--tcp")
 	}
-	_, port := toolkit.FamilyServer(c, Name, j.port, DefaultPort)
+	_, port := toolkit.FamilyServer(c, Name, j.port, j.port6, DefaultPort)
 	argv = append(argv, "-i", t.Host, "-p", strconv.Itoa(t.Port(port)), "-t", strconv.Itoa(toolkit.RunSeconds(c, warmup)))
 	if size > 0 {
 		argv = append(argv, "-m", strconv.Itoa(size))
@@ -244,6 +246,9 @@ func protocol(p api.Profile) string {
 	}
 	return "TCP"
 }
+
+// Port6Options implements driver.FamilyPorter.
+func (Driver) Port6Options(port int) map[string]string { return toolkit.Port6Options(port) }
 
 // PortOptions implements driver.PortMover: the one port of a TCP or a UDP server.
 func (Driver) PortOptions(ports []int) map[string]string {

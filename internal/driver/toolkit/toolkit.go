@@ -356,18 +356,29 @@ func ServerName(name string, port, defaultPort int) string {
 	return fmt.Sprintf("%s-%d", name, port)
 }
 
+// OptPort6 is the option that puts the IPv6 server of a FamilyServer driver on a port of its
+// own; unset, it is the case's port + 1. driver.AllocatePorts sets it when that port is another
+// server's.
+const OptPort6 = "port6"
+
 // FamilyServer is the name and port of the server of a case whose tool listens on one address
 // family per server (iperf 2 without -V, sockperf, each bound to one address): for IPv4 the name
-// ServerName gives and port; for IPv6 the name with "-v6" and port+1. A run with both families
-// needs a server of each, and the two cannot share a port: a server on the IPv6 wildcard ("::")
-// takes the port for IPv4 too (neither tool sets IPV6_V6ONLY), and one on the IPv4 wildcard
-// never sees IPv6.
-func FamilyServer(c plan.Case, name string, port, defaultPort int) (string, int) {
+// ServerName gives and port; for IPv6 port6 (OptPort6; 0: port+1) and the name with "-v6" that
+// ServerName gives for port6-1. A run with both families needs a server of each, and the two
+// cannot share a port: a server on the IPv6 wildcard ("::") takes the port for IPv4 too (neither
+// tool sets IPV6_V6ONLY), and one on the IPv4 wildcard never sees IPv6.
+func FamilyServer(c plan.Case, name string, port, port6, defaultPort int) (string, int) {
 	if IPv6(c) {
-		return ServerName(name+"-v6", port, defaultPort), port + 1
+		if port6 == 0 {
+			port6 = port + 1
+		}
+		return ServerName(name+"-v6", port6-1, defaultPort), port6
 	}
 	return ServerName(name, port, defaultPort), port
 }
+
+// Port6Options is the driver.FamilyPorter answer of a FamilyServer driver.
+func Port6Options(port int) map[string]string { return map[string]string{OptPort6: strconv.Itoa(port)} }
 
 // PortServer is the server of a tool that listens on a control port and whose flows each use
 // their own data port (netperf, uperf): it exposes the control port and, per flow, one data
