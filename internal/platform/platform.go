@@ -139,6 +139,36 @@ type LabChecker interface {
 	LabAvailable() error
 }
 
+// FamilyDefaulter is implemented by platforms whose addresses may be IPv6 by default (a
+// cluster whose pods and nodes are IPv6 first): the IP family a case that names none is
+// measured on, "" when that is IPv4 (every driver's default).
+type FamilyDefaulter interface {
+	DefaultIPFamily(ctx context.Context) (string, error)
+}
+
+// DefaultFamily gives the cases that name no IP family p's default one, so that a driver whose
+// server listens on one family (iperf 2 needs -V for IPv6, sockperf -i ::) starts it on the
+// family its client dials, and every result names the family it measured. The cases are
+// returned unchanged when p is no FamilyDefaulter or its default is IPv4.
+func DefaultFamily(ctx context.Context, p Platform, cases []plan.Case) ([]plan.Case, error) {
+	fd, ok := p.(FamilyDefaulter)
+	if !ok {
+		return cases, nil
+	}
+	fam, err := fd.DefaultIPFamily(ctx)
+	if err != nil || fam == "" {
+		return cases, err
+	}
+	out := make([]plan.Case, len(cases))
+	for i, c := range cases {
+		if c.Params.IPFamily == "" {
+			c.Params.IPFamily = fam
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
 // PathChecker is implemented by platforms that support only some paths; the plan validator
 // calls it before anything is deployed.
 type PathChecker interface {

@@ -1,11 +1,13 @@
 //go:build e2e
 
-// End-to-end test of --ip-family dual on a dual-stack cluster (IP_FAMILY=dual): every path
-// measured on IPv4 and on IPv6, each result naming its family and dialling an address of it.
+// End-to-end tests of the IP families: --ip-family dual on a dual-stack cluster (IP_FAMILY=dual)
+// and the default family of an IPv6-only cluster (IP_FAMILY=ipv6): every path measured on each
+// family, each result naming its family and dialling an address of it.
 package e2e
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -27,6 +29,31 @@ func TestKubeDualStackEveryPath(t *testing.T) {
 		t.Skipf("the cluster is not dual-stack (CNPERF_E2E_IP_FAMILY=%q): bring it up with IP_FAMILY=dual "+
 			"(make e2e IP_FAMILY=dual) to measure every path on IPv4 and IPv6", f)
 	}
+	kpEveryPathFamilies(t, cl, "cnperf-e2e-dual", []string{"native", "iperf3"},
+		[]string{"--profile", "TCP_STREAM", "--ip-family", "dual"}, []string{"ipv4", "ipv6"})
+}
+
+// TestKubeIPv6EveryPath: on an IPv6-only cluster (IP_FAMILY=ipv6), `cnperf run` without
+// --ip-family measures every path on IPv6 and names the family in each result (the cluster's
+// default family, not IPv4's ""): TCP_STREAM with native and iperf3, TCP_RR with iperf 2 (whose
+// server needs -V for IPv6: before, its pods never started, "connection refused" on [node IP]:5001).
+func TestKubeIPv6EveryPath(t *testing.T) {
+	cl := kpClusterFromEnv(t)
+	if f := os.Getenv("CNPERF_E2E_IP_FAMILY"); f != "ipv6" {
+		t.Skipf("the cluster is not IPv6-only (CNPERF_E2E_IP_FAMILY=%q): bring it up with IP_FAMILY=ipv6 "+
+			"(make e2e IP_FAMILY=ipv6) to measure every path on an IPv6-only cluster", f)
+	}
+	kpEveryPathFamilies(t, cl, "cnperf-e2e-ipv6", []string{"native", "iperf3"}, []string{"--profile", "TCP_STREAM"},
+		[]string{"ipv6"})
+	kpEveryPathFamilies(t, cl, "cnperf-e2e-ipv6", []string{"iperf2"}, []string{"--profile", "TCP_RR", "--message-size", "64"},
+		[]string{"ipv6"})
+}
+
+// kpEveryPathFamilies runs drivers on every path of cl with the extra flags (--profile: one),
+// and checks that each driver, path and family in families gave a result that dialled an
+// address of its family, and that nothing is left behind.
+func kpEveryPathFamilies(t *testing.T, cl kpCluster, nsPrefix string, drivers, extra, families []string) {
+	t.Helper()
 	paths := []api.Path{api.PathPodPodSameNode, api.PathPodPodCrossNode, api.PathHostHost, api.PathPodHost,
 		api.PathHostPod, api.PathPodClusterIP, api.PathPodNodePort, api.PathPodHairpin}
 	if cl.zones >= 2 {
@@ -37,12 +64,12 @@ func TestKubeDualStackEveryPath(t *testing.T) {
 		names = append(names, string(p))
 	}
 	runID := uuid.NewString()
-	ns := kpNamespace("cnperf-e2e-dual")
+	ns := kpNamespace(nsPrefix)
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
-	out, stderr, code := kpRunCLI(ctx, "run", "--platform", "kube", "--kubeconfig", cl.kubeconfig, "-n", ns, "--uuid", runID,
-		"--driver", "native,iperf3", "--profile", "TCP_STREAM", "--path", strings.Join(names, ","), "--ip-family", "dual",
-		"--duration", "1s", "--samples", "1", "-o", "json", "--no-progress")
+	args := append([]string{"run", "--platform", "kube", "--kubeconfig", cl.kubeconfig, "-n", ns, "--uuid", runID,
+		"--driver", strings.Join(drivers, ","), "--path", strings.Join(names, ",")}, extra...)
+	out, stderr, code := kpRunCLI(ctx, append(args, "--duration", "1s", "--samples", "1", "-o", "json", "--no-progress")...)
 	t.Logf("stderr:\n%s", stderr)
 	if code != exit.OK {
 		t.Errorf("exit code %d", code)
@@ -68,12 +95,18 @@ func TestKubeDualStackEveryPath(t *testing.T) {
 		if ip == nil || (ip.To4() != nil) != (fam == "ipv4") {
 			t.Errorf("%s: dialled %q, not an %s address", name, r.Placement.Target, fam)
 		}
-		t.Logf("%s: %s -> %s: %.2f Gb/s", name, r.Placement.Client.Node, r.Placement.Target, r.Summary.ThroughputBitsPerSecond.Mean/1e9)
+		figure := "no figure"
+		if st := r.Summary.ThroughputBitsPerSecond; st != nil {
+			figure = fmt.Sprintf("%.2f Gb/s", st.Mean/1e9)
+		} else if st := r.Summary.TransactionsPerSecond; st != nil {
+			figure = fmt.Sprintf("%.0f trans/s", st.Mean)
+		}
+		t.Logf("%s: %s -> %s: %s", name, r.Placement.Client.Node, r.Placement.Target, figure)
 		got[name] = true
 	}
-	for _, d := range []string{"native", "iperf3"} {
+	for _, d := range drivers {
 		for _, p := range paths {
-			for _, fam := range []string{"ipv4", "ipv6"} {
+			for _, fam := range families {
 				if !got[d+" "+string(p)+" "+fam] {
 					t.Errorf("no %s result of %s on %s", fam, d, p)
 				}

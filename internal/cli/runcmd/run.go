@@ -172,6 +172,10 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 	if defaultSuite {
 		sayDefaultSuite(lg, cases)
 	}
+	// (after --dry-run, which asks no cluster)
+	if cases, err = platform.DefaultFamily(ctx, st.plat, cases); err != nil {
+		return fmt.Errorf("set up the %s platform: %w", st.plat.Name(), err)
+	}
 	run, runErr := session.RunCases(ctx, st.plat, cases, o.spec(ctx, streams, st, p, loaded != nil))
 	if run == nil {
 		return runErr

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"slices"
@@ -23,6 +24,56 @@ func caseFamilies(cases []plan.Case) []string {
 	}
 	slices.Sort(fams)
 	return fams
+}
+
+// DefaultIPFamily implements platform.FamilyDefaulter: "ipv6" when every node's pods and
+// addresses are IPv6 first (its first pod CIDR, or without pod CIDRs its first InternalIP, is
+// IPv6: an IPv6-only cluster, or a dual-stack one that lists IPv6 first), so that the cases that
+// name no family are measured on IPv6 and say so; "" otherwise (IPv4, the default).
+func (p *Platform) DefaultIPFamily(ctx context.Context) (string, error) {
+	nodeList, err := p.listNodes(ctx)
+	if err != nil {
+		return "", err
+	}
+	return primaryFamily(nodeList.Items), nil
+}
+
+// primaryFamily is "ipv6" when every node with an address or pod CIDR has IPv6 first, else "".
+func primaryFamily(nodes []corev1.Node) string {
+	seen := false
+	for i := range nodes {
+		n := &nodes[i]
+		first := ""
+		if len(n.Spec.PodCIDRs) > 0 {
+			first = cidrFamily(n.Spec.PodCIDRs[0])
+		} else if ip := nodeIP(n, ""); ip != "" {
+			first = addrFamily(ip)
+		}
+		if first == "" {
+			continue
+		}
+		if first != "ipv6" {
+			return ""
+		}
+		seen = true
+	}
+	if !seen {
+		return ""
+	}
+	return "ipv6"
+}
+
+// addrFamily is "ipv4" or "ipv6" for an address, "" when it does not parse.
+func addrFamily(addr string) string { return ipFamily(net.ParseIP(addr)) }
+
+func ipFamily(ip net.IP) string {
+	switch {
+	case ip == nil:
+		return ""
+	case ip.To4() != nil:
+		return "ipv4"
+	}
+	return "ipv6"
 }
 
 // checkNodeFamilies is the preflight of --ip-family: every node the run places pods on must
@@ -58,13 +109,10 @@ func checkNodeFamilies(nodes map[string]*corev1.Node, names []string, families [
 // cidrFamily is "ipv4" or "ipv6" for a CIDR, "" when it does not parse.
 func cidrFamily(cidr string) string {
 	ip, _, err := net.ParseCIDR(cidr)
-	switch {
-	case err != nil:
+	if err != nil {
 		return ""
-	case ip.To4() != nil:
-		return "ipv4"
 	}
-	return "ipv6"
+	return ipFamily(ip)
 }
 
 func orNone(list []string) string {

@@ -85,6 +85,7 @@ var (
 	_ platform.PathChecker       = (*Platform)(nil)
 	_ platform.ClusterDescriber  = (*Platform)(nil)
 	_ platform.LeftoverDescriber = (*Platform)(nil)
+	_ platform.FamilyDefaulter   = (*Platform)(nil)
 )
 
 // site is what the run made in one of its namespaces.
@@ -329,20 +330,30 @@ func (p *Platform) runNetwork(cases []plan.Case) (network string, create bool, e
 	return network, create, nil
 }
 
-// placeNodes lists the nodes and picks those the endpoints run on (choosePlacement), says
-// which, and checks that they have the cases' IP families. The first requests show whether
-// the API server answers at all: bounded, and said first.
-func (p *Platform) placeNodes(ctx context.Context, cases []plan.Case, nd needs) error {
+// listNodes lists the cluster's nodes, after the preflight of that permission (unless
+// --no-preflight), within apiAnswerTimeout: an API server that does not answer is said so.
+func (p *Platform) listNodes(ctx context.Context) (*corev1.NodeList, error) {
 	actx, cancel := context.WithTimeout(ctx, apiAnswerTimeout)
 	defer cancel()
 	if !p.s.NoPreflight {
 		if err := kube.Preflight(actx, p.cs, kube.RunManifest, kube.Verbs("", "", "nodes", "", "get", "list")); err != nil {
-			return p.unanswered(ctx, err)
+			return nil, p.unanswered(ctx, err)
 		}
 	}
 	nodeList, err := p.cs.CoreV1().Nodes().List(actx, metav1.ListOptions{})
 	if err != nil {
-		return p.unanswered(ctx, fmt.Errorf("list nodes: %w", err))
+		return nil, p.unanswered(ctx, fmt.Errorf("list nodes: %w", err))
+	}
+	return nodeList, nil
+}
+
+// placeNodes lists the nodes and picks those the endpoints run on (choosePlacement), says
+// which, and checks that they have the cases' IP families. The first requests show whether
+// the API server answers at all: bounded, and said first.
+func (p *Platform) placeNodes(ctx context.Context, cases []plan.Case, nd needs) error {
+	nodeList, err := p.listNodes(ctx)
+	if err != nil {
+		return err
 	}
 	np, err := choosePlacement(nodeList.Items, p.s, nd)
 	if err != nil {
