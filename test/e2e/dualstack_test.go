@@ -117,3 +117,55 @@ func kpEveryPathFamilies(t *testing.T, cl kpCluster, nsPrefix string, drivers, e
 		t.Errorf("left behind: %v", left)
 	}
 }
+
+// TestKubeRefusedIPv6Server: on a cluster with IPv6 (IP_FAMILY=ipv6 or dual), a server the tool
+// refuses fails its cases with the tool's reason and the run goes on, as on the lab: the agent
+// image's sockperf 3.7 (Debian 12's) has no IPv6 ("sockperf: '-i' Invalid address: ::"). Before,
+// the whole run stopped ("endpoints did not start (failed): ... container sockperf-tcp-v6 exited").
+func TestKubeRefusedIPv6Server(t *testing.T) {
+	cl := kpClusterFromEnv(t)
+	var extra []string
+	switch f := os.Getenv("CNPERF_E2E_IP_FAMILY"); f {
+	case "ipv6":
+	case "dual":
+		extra = []string{"--ip-family", "dual"}
+	default:
+		t.Skipf("the cluster has no IPv6 (CNPERF_E2E_IP_FAMILY=%q): bring it up with IP_FAMILY=ipv6 or dual "+
+			"(make e2e IP_FAMILY=ipv6) for a server that refuses IPv6", f)
+	}
+	runID := uuid.NewString()
+	ns := kpNamespace("cnperf-e2e-refused")
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	args := append([]string{"run", "--platform", "kube", "--kubeconfig", cl.kubeconfig, "-n", ns, "--uuid", runID,
+		"--driver", "native,sockperf", "--profile", "TCP_RR,UDP_RR", "--path", "pod-pod-cross-node,host-host",
+		"--duration", "1s", "--samples", "1", "-o", "json", "--no-progress"}, extra...)
+	out, stderr, code := kpRunCLI(ctx, args...)
+	t.Logf("stderr:\n%s", stderr)
+	run := kpDecodeRun(t, out)
+	refused := 0
+	for _, r := range run.Results {
+		name := string(r.Profile) + " " + r.Driver + " " + string(r.Path) + " " + r.Params.IPFamily
+		v6sockperf := r.Driver == "sockperf" && r.Params.IPFamily == "ipv6"
+		switch {
+		case v6sockperf && !r.Failed():
+			t.Skipf("%s measured: the agent image's sockperf has IPv6 (3.8 or later), no server refuses it", name)
+		case v6sockperf:
+			if !strings.Contains(r.Error, "exited before it was ready") || !strings.Contains(r.Error, "Invalid address") {
+				t.Errorf("%s failed without the tool's reason: %s", name, r.Error)
+			}
+			refused++
+		case r.Failed():
+			t.Errorf("%s failed (only sockperf's IPv6 cases should): %s", name, r.Error)
+		}
+	}
+	if refused != 4 {
+		t.Errorf("%d sockperf IPv6 cases failed as refused, want 4 (TCP_RR and UDP_RR on two paths)", refused)
+	}
+	if code != exit.Failed {
+		t.Errorf("exit code %d, want %d (cases failed)", code, exit.Failed)
+	}
+	if left := kpLeftovers(context.Background(), t, cl.cs, runID); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}

@@ -59,6 +59,7 @@ type Platform struct {
 	servers          map[serverKey]*endpoint
 	clients          map[clientKey]*endpoint
 	services         map[serviceKey]*corev1.Service
+	drivers          map[string]driver.Driver // Prepare's: which servers a case needs
 	setup, teardown  time.Duration
 	// attachment is the run's secondary network as its NetworkAttachmentDefinition says (nil
 	// without one); nads reaches definitions (nil: through the clientset's REST client).
@@ -238,6 +239,7 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 	if err := p.placeNodes(ctx, cases, needsOf(routes, cases)); err != nil {
 		return err
 	}
+	p.drivers = drivers
 	specs, svcs, err := p.endpointSpecs(cases, routes, drivers)
 	if err != nil {
 		return err
@@ -495,17 +497,15 @@ func (p *Platform) createEndpoints(ctx context.Context, specs []endpointSpec, sv
 }
 
 // waitEndpoints waits until every endpoint pod is ready, in each namespace, keeps the pods
-// and waits for the servers' ready messages.
+// and waits for the servers' ready messages. A server the tool refused (it exited before it
+// was ready) does not stop the run: its container idles instead and its cases fail with its
+// reason (idleExitedServers); each server at most once, as an idle container does not exit.
 func (p *Platform) waitEndpoints(ctx context.Context, specs []endpointSpec) error {
-	names := map[string][]string{} // by namespace
 	var vms []*endpoint
 	for _, e := range specs {
 		if e.VM {
 			vms = append(vms, p.endpointNamed(e.Name))
-			continue
 		}
-		ns := p.s.namespaceOf(e.Role)
-		names[ns] = append(names[ns], e.Name)
 	}
 	where := "namespace " + p.s.serverNamespace()
 	if nss := p.s.namespaces(); len(nss) > 1 {
@@ -513,6 +513,39 @@ func (p *Platform) waitEndpoints(ctx context.Context, specs []endpointSpec) erro
 	}
 	p.logf("waiting for %d endpoint pods in %s (image %s)", len(specs), where, p.s.Image)
 	wstart := time.Now()
+	for try := 0; ; try++ {
+		err := p.waitPods(ctx, specs)
+		if err == nil {
+			err = p.waitServerMessages(ctx, specs)
+		}
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil || try >= len(specs) {
+			return err
+		}
+		found, ierr := p.idleExitedServers(ctx, specs)
+		if ierr != nil {
+			return errors.Join(err, ierr)
+		}
+		if !found {
+			return err
+		}
+	}
+	p.logf("%d endpoint pods ready in %.1fs", len(specs)-len(vms), time.Since(wstart).Seconds())
+	return p.waitVMs(ctx, vms)
+}
+
+// waitPods waits until every endpoint pod (not the VMs) is Running and Ready and keeps the pods.
+func (p *Platform) waitPods(ctx context.Context, specs []endpointSpec) error {
+	names := map[string][]string{} // by namespace
+	for _, e := range specs {
+		if e.VM {
+			continue
+		}
+		ns := p.s.namespaceOf(e.Role)
+		names[ns] = append(names[ns], e.Name)
+	}
 	pods := map[string]*corev1.Pod{}
 	for _, ns := range p.s.namespaces() {
 		if len(names[ns]) == 0 {
@@ -535,11 +568,7 @@ func (p *Platform) waitEndpoints(ctx context.Context, specs []endpointSpec) erro
 	if p.relay != nil {
 		p.relay.pod = pods[p.relay.spec.Name]
 	}
-	if err := p.waitServerMessages(ctx, specs); err != nil {
-		return err
-	}
-	p.logf("%d endpoint pods ready in %.1fs", len(specs)-len(vms), time.Since(wstart).Seconds())
-	return p.waitVMs(ctx, vms)
+	return nil
 }
 
 // endpointNamed is the server or client endpoint of that name (nil when none).
@@ -755,7 +784,7 @@ func (p *Platform) waitServerMessages(ctx context.Context, specs []endpointSpec)
 			continue // the guest's agent: waited for by waitVMs
 		}
 		for _, srv := range e.Servers {
-			if srv.Ready == "" {
+			if srv.Ready == "" || e.Exited[srv.Name] != "" {
 				continue
 			}
 			wg.Add(1)
@@ -790,6 +819,9 @@ func (p *Platform) Pair(ctx context.Context, c plan.Case) (*platform.Pair, error
 	srv := p.servers[serverKey{c.Driver, r.serverNet}]
 	if srv == nil || srv.pod == nil {
 		return nil, fmt.Errorf("no %s-network server for driver %s (was the case in the plan given to Prepare?)", r.serverNet, c.Driver)
+	}
+	if why := p.exitedCause(c, srv); why != "" {
+		return nil, errors.New(why)
 	}
 	family := c.Params.IPFamily
 	pl := &api.Placement{Server: p.describe(srv, "server", family)}

@@ -49,6 +49,9 @@ type endpointSpec struct {
 	Servers []driver.Server
 	// VM: the endpoint is a KubeVirt VirtualMachineInstance (buildVMI), not a pod (--vm).
 	VM bool
+	// Exited are the servers that exited before they were ready, by name, with why: their
+	// containers idle instead, their cases fail with that reason (servers only).
+	Exited map[string]string
 }
 
 func serverPodName(runID, drv string, net api.Network) string {
@@ -105,6 +108,10 @@ func buildPod(s *settings, runID string, e endpointSpec) *corev1.Pod {
 		return s.withAttachment(o.Pod(), e)
 	}
 	for _, srv := range e.Servers {
+		if e.Exited[srv.Name] != "" {
+			o.Containers = append(o.Containers, co.Container(dnsLabel(srv.Name), kube.IdleCommand))
+			continue
+		}
 		// a server that prints when it is ready is waited for by its log, not a probe
 		o.Containers = append(o.Containers, co.ServerContainer(dnsLabel(srv.Name), srv, e.Net == api.NetworkHost, srv.Ready == ""))
 	}
