@@ -178,7 +178,7 @@ func newList(streams iostreams.Streams) *cobra.Command {
 				return flags.EncodeData(streams.Out, output, runs)
 			case "table":
 			default:
-				return exit.Usage("-o %q: use table, json or yaml%s", output, flags.Suggest(output, listFormats))
+				return flags.Output(output, listFormats)
 			}
 			if len(runs) == 0 {
 				streams.Logger().Info("no lab namespaces on this host")

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/cli/flags"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/kube"
@@ -58,8 +59,8 @@ func (c *common) client() (kubernetes.Interface, error) {
 }
 
 func (c *common) check() error {
-	if c.output != "text" && c.output != "json" {
-		return exit.Usage("--output %q: want text or json", c.output)
+	if err := flags.Output(c.output, []string{"text", "json"}); err != nil {
+		return err
 	}
 	if c.namespace == "" {
 		return exit.Usage("--namespace is required")

@@ -106,6 +106,10 @@ func TestUsage(t *testing.T) {
 			t.Errorf("%q: %v, want a usage error", args, err)
 		}
 	}
+	// the one -o check of every command (flags.Output): the flag, the formats, the closest
+	if _, _, err := execute(t, cs, "status", "-o", "jsn"); err == nil || err.Error() != `--output "jsn": want text or json (did you mean "json"?)` {
+		t.Errorf("status -o jsn: %v", err)
+	}
 }
 
 // With one permission missing, load create and load remove stop before changing anything and

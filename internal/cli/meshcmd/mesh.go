@@ -200,10 +200,8 @@ type settings struct {
 
 func (o *Options) validate() (*settings, error) {
 	s := &settings{}
-	switch o.Output {
-	case "table", "csv", "cells", "json", "yaml":
-	default:
-		return nil, exit.Usage("--output %q: want table, csv, cells, json or yaml%s", o.Output, flags.Suggest(o.Output, meshFormats))
+	if err := flags.Output(o.Output, meshFormats); err != nil {
+		return nil, err
 	}
 	s.profile = api.Profile(strings.ToUpper(o.Profile))
 	if !s.profile.Valid() {

@@ -147,8 +147,8 @@ type settings struct {
 
 func (o *Options) validate() (*settings, error) {
 	s := &settings{}
-	if !slices.Contains(outputs, o.Output) {
-		return nil, exit.Usage("--output %q: want table, json or yaml%s", o.Output, flags.Suggest(o.Output, outputs))
+	if err := flags.Output(o.Output, outputs); err != nil {
+		return nil, err
 	}
 	for _, k := range o.Kinds {
 		k := programming.Kind(strings.TrimSpace(strings.ToLower(k)))
