@@ -37,8 +37,9 @@ type OneServer struct {
 }
 
 // ServerPortOptions returns the case options that put server i on ports base+2i, base+2i+1
-// (a control and a data port), for n servers. A driver that cannot move its server gets
-// one server on its default ports, which is enough only when clients take turns.
+// (a control and a data port), or on base+2i for a server with one port (iperf3; iperf2's and
+// sockperf's IPv6 server takes the next), for n servers. A driver that cannot move its server
+// gets one server on its default ports, which is enough only when clients take turns.
 func ServerPortOptions(d driver.Driver, base, n int) ([]map[string]string, error) {
 	pm, ok := d.(driver.PortMover)
 	if !ok {
@@ -50,6 +51,9 @@ func ServerPortOptions(d driver.Driver, base, n int) ([]map[string]string, error
 	out := make([]map[string]string, n)
 	for i := range out {
 		out[i] = pm.PortOptions([]int{base + 2*i, base + 2*i + 1})
+		if out[i] == nil {
+			out[i] = pm.PortOptions([]int{base + 2*i})
+		}
 		if out[i] == nil && i > 0 {
 			return nil, fmt.Errorf("driver %s cannot move its server to ports %d,%d", d.Name(), base+2*i, base+2*i+1)
 		}
