@@ -279,6 +279,9 @@ func (o *Options) setup(streams iostreams.Streams, fs *pflag.FlagSet) (st setup,
 	if m := o.Platforms.kube.NetworkMode; m != nil && st.plat.Name() != "kube" {
 		return st, exit.Usage("%s: only on the kube platform (it is k8s-netperf's, for a Kubernetes cluster), not on %s", m.Flag, st.plat.Name())
 	}
+	if vm := o.Platforms.kube.VM; vm != "" && st.plat.Name() != "kube" {
+		return st, exit.Usage("--vm=%s: only on the kube platform (its endpoints are KubeVirt VMs), not on %s", vm, st.plat.Name())
+	}
 	if strings.EqualFold(strings.TrimSpace(o.Flags.Path), "all") {
 		paths := allPaths(st.plat, log)
 		if paths == nil {

@@ -135,6 +135,30 @@ func TestPlatformTraits(t *testing.T) {
 	}
 }
 
+// TestKubeOnlyFlagsRefusedElsewhere: k8s-netperf's network modes and --vm change what is
+// measured, so on another platform they are a usage error naming the flag, before anything
+// runs (--vm was accepted and ignored there: the run measured pods' loopback instead).
+func TestKubeOnlyFlagsRefusedElsewhere(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{args: []string{"--udnl2"}, wantErr: "--udnl2: only on the kube platform (it is k8s-netperf's, for a Kubernetes cluster), not on local"},
+		{args: []string{"--vm"}, wantErr: "--vm=both: only on the kube platform (its endpoints are KubeVirt VMs), not on local"},
+		{args: []string{"--vm=server"}, wantErr: "--vm=server: only on the kube platform"},
+	} {
+		plat := &platformtest.Platform{T: t, Driver: "iperf3", Capture: "tcp_stream", PlatformName: "local"}
+		args := append([]string{"--driver", "iperf3", "--profile", "TCP_STREAM", "--duration", "1s", "--samples", "1", "--no-progress"}, tc.args...)
+		_, stderr, err := runCmd(t, plat, args...)
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) || exit.Code(err) != exit.BadInput {
+			t.Errorf("%v: error %v (exit %d), want %q (exit %d)\n%s", tc.args, err, exit.Code(err), tc.wantErr, exit.BadInput, stderr)
+		}
+		if prepared, _, _ := plat.Counts(); prepared != 0 {
+			t.Errorf("%v: prepared %d times, want nothing run", tc.args, prepared)
+		}
+	}
+}
+
 // TestRunTableOutput: -o table prints the table encoder's output of the run.
 func TestRunTableOutput(t *testing.T) {
 	plat := &platformtest.Platform{T: t, Driver: "iperf3", Capture: "tcp_stream"}
