@@ -56,7 +56,7 @@ func Kube(fs *pflag.FlagSet, o *kube.Options) {
 // kubeVM binds the VM endpoint flags (KubeVirt), under k8s-netperf's names where it has them
 // (--vm, --vm-image, --sockets, --cores, --threads).
 func kubeVM(fs *pflag.FlagSet, o *kube.Options) {
-	fs.StringVar(&o.VM, "vm", "", "kube: endpoints as KubeVirt VMs (the native driver on the pod-to-pod paths): server, client or both (--vm alone: both, as k8s-netperf's --vm)")
+	fs.StringVar(&o.VM, "vm", "", "kube: endpoints as KubeVirt VMs (the native driver on the pod-to-pod paths): --vm=server, --vm=client or --vm=both (--vm alone: both, as k8s-netperf's --vm)")
 	fs.Lookup("vm").NoOptDefVal = "both"
 	fs.StringVar(&o.VMImage, "vm-image", "", "kube: with --vm, the cnperf guest image (/boot/vmlinuz, /boot/initramfs.img whose /init runs the agent; test/e2e/harness/kubevirt.sh build makes one), booted with kernelBoot")
 	fs.StringVar(&o.VMBinding, "vm-binding", "", "kube: with --vm, the guest's pod-network binding: masquerade (default) or bridge")

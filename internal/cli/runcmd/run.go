@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,7 +92,7 @@ on disk, appended as each case ends, so an interrupted run loses no finished cas
   cnperf run -c plan.yaml --dry-run            # what a plan would run; nothing is created
   cat plan.yaml | cnperf run -c -              # the plan from standard input
   sudo cnperf run --paths all                  # every local path, in network namespaces`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.Run(cmd.Context(), streams, cmd.Flags())
 		},
@@ -293,6 +294,16 @@ func (o *Options) setup(streams iostreams.Streams, fs *pflag.FlagSet) (st setup,
 		return st, exit.Usage("%v", err)
 	}
 	return st, nil
+}
+
+// noArgs is cobra.NoArgs with a hint for "--vm server": --vm takes its value only after "="
+// (--vm alone is both, as k8s-netperf's), so "server" was read as an argument.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if f := cmd.Flags().Lookup("vm"); f != nil && f.Changed && f.Value.String() == f.NoOptDefVal && len(args) > 0 &&
+		slices.Contains([]string{"server", "client", "both"}, args[0]) {
+		return exit.Usage("--vm %s: write --vm=%s (--vm alone means both, as k8s-netperf's --vm)", args[0], args[0])
+	}
+	return cobra.NoArgs(cmd, args)
 }
 
 // expand turns the plan (a loaded file, or the flags' plan p) into the cases plat runs: each

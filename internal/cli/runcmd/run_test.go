@@ -137,7 +137,8 @@ func TestPlatformTraits(t *testing.T) {
 
 // TestKubeOnlyFlagsRefusedElsewhere: k8s-netperf's network modes and --vm change what is
 // measured, so on another platform they are a usage error naming the flag, before anything
-// runs (--vm was accepted and ignored there: the run measured pods' loopback instead).
+// runs (--vm was accepted and ignored there: the run measured pods' loopback instead); a bare
+// --vm followed by a role gets the hint to write --vm=ROLE.
 func TestKubeOnlyFlagsRefusedElsewhere(t *testing.T) {
 	for _, tc := range []struct {
 		args    []string
@@ -146,6 +147,8 @@ func TestKubeOnlyFlagsRefusedElsewhere(t *testing.T) {
 		{args: []string{"--udnl2"}, wantErr: "--udnl2: only on the kube platform (it is k8s-netperf's, for a Kubernetes cluster), not on local"},
 		{args: []string{"--vm"}, wantErr: "--vm=both: only on the kube platform (its endpoints are KubeVirt VMs), not on local"},
 		{args: []string{"--vm=server"}, wantErr: "--vm=server: only on the kube platform"},
+		// pflag reads "server" after a bare --vm as an argument
+		{args: []string{"--vm", "server"}, wantErr: "--vm server: write --vm=server (--vm alone means both, as k8s-netperf's --vm)"},
 	} {
 		plat := &platformtest.Platform{T: t, Driver: "iperf3", Capture: "tcp_stream", PlatformName: "local"}
 		args := append([]string{"--driver", "iperf3", "--profile", "TCP_STREAM", "--duration", "1s", "--samples", "1", "--no-progress"}, tc.args...)
