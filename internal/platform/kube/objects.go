@@ -83,9 +83,9 @@ func buildServiceAccount(ns, runID string) *corev1.ServiceAccount {
 	}
 }
 
-// buildPod builds an endpoint pod: a server pod runs one container per driver server (the
-// server is the container's command); a client pod idles and commands are exec'ed in it.
-func buildPod(s *settings, runID string, e endpointSpec) *corev1.Pod {
+// endpointLabels are the labels of an endpoint's pod or VM: the run's, its role, network,
+// name and driver.
+func endpointLabels(runID string, e endpointSpec) map[string]string {
 	labels := kube.RunLabels(runID)
 	labels[kube.LabelRole] = e.Role
 	labels[kube.LabelNetwork] = string(e.Net)
@@ -93,8 +93,14 @@ func buildPod(s *settings, runID string, e endpointSpec) *corev1.Pod {
 	if e.Driver != "" {
 		labels[kube.LabelDriver] = dnsLabel(e.Driver)
 	}
+	return labels
+}
+
+// buildPod builds an endpoint pod: a server pod runs one container per driver server (the
+// server is the container's command); a client pod idles and commands are exec'ed in it.
+func buildPod(s *settings, runID string, e endpointSpec) *corev1.Pod {
 	o := kube.PodOptions{
-		Name: e.Name, Namespace: s.namespaceOf(e.Role), Labels: labels,
+		Name: e.Name, Namespace: s.namespaceOf(e.Role), Labels: endpointLabels(runID, e),
 		HostNetwork: e.Net == api.NetworkHost, Tolerations: s.tolerations,
 		ServiceAccount: kube.ServiceAccountName, GraceSeconds: kube.TerminationGraceSeconds, RunOnce: true,
 		Metadata: s.podMeta,

@@ -163,13 +163,7 @@ func relayName(runID string) string { return "cnperf-relay-" + kube.ShortID(runI
 
 // buildVMI builds a VM endpoint's VirtualMachineInstance.
 func buildVMI(s *settings, runID string, e endpointSpec) map[string]any {
-	labels := kube.RunLabels(runID)
-	labels[kube.LabelRole] = e.Role
-	labels[kube.LabelNetwork] = string(e.Net)
-	labels[kube.LabelEndpoint] = e.Name
-	if e.Driver != "" {
-		labels[kube.LabelDriver] = dnsLabel(e.Driver)
-	}
+	labels := endpointLabels(runID, e)
 	for k, v := range s.podMeta.Labels {
 		labels[k] = v
 	}
