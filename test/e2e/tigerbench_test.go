@@ -135,6 +135,11 @@ func tbNamespaceGone(ctx context.Context, t *testing.T, cs kubernetes.Interface,
 // TestTigerBenchStandingConfig: 100 pods, 50 services and 500 policies created with
 // server-side apply, measured against (qperf pod-pod and pod-svc-pod), removed.
 func TestTigerBenchStandingConfig(t *testing.T) {
+	// About 90 s, mostly the API server creating and deleting 553 objects and the kubelets
+	// starting 110 pods, all in its own namespace (no Calico change): it runs beside the
+	// chart tests, which mostly wait for a CronJob's minutes (go test starts parallel tests
+	// after the sequential ones). Its checks are counts, not rates.
+	t.Parallel()
 	c := tbClusterFromEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()

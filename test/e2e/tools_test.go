@@ -25,6 +25,11 @@ import (
 // TestKubeNetperfUperfPaths: every sample of netperf and uperf, 1 and 2 flows, on the three
 // paths, succeeds with a non-zero figure; nothing is left behind.
 func TestKubeNetperfUperfPaths(t *testing.T) {
+	// Its 36 one-second cases take about 100 s and change nothing outside its namespace: it
+	// runs beside the chart tests, which mostly wait for a CronJob's minutes (go test starts
+	// parallel tests after the sequential ones); it checks only that each figure is there
+	// and above 0, which their load does not change.
+	t.Parallel()
 	cl := kpClusterFromEnv(t)
 	runID := uuid.NewString()
 	ns := kpNamespace("cnperf-e2e-tools")
