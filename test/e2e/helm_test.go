@@ -55,8 +55,9 @@ func helmBinary(t *testing.T) string {
 // check that no object of the release is left, cluster-scoped ones included.
 func TestHelmChartScheduledRun(t *testing.T) {
 	// Mostly waiting for the minute boundaries of a CronJob: it runs beside the other chart
-	// test, TestKubeNetperfUperfPaths and TestTigerBenchStandingConfig (go test starts
-	// parallel tests after the sequential ones), which saves CI about 2 min, and 3 more.
+	// test (about 2 min saved) and TestKubeNetperfUperfPaths and TestTigerBenchStandingConfig
+	// (about 3 more: 98 s and 90 s in CI), as go test starts parallel tests after the
+	// sequential ones.
 	t.Parallel()
 	c := clusterFromEnv(t)
 	r := installChart(t, c, "helm-e2e", func(pg, release, repo, tag string) string {
@@ -308,8 +309,9 @@ func installChart(t *testing.T, c clusterEnv, prefix string, valuesFor func(pg, 
 // and checks that no two Jobs of the CronJob were active at the same time.
 func TestHelmChartRunsNeverOverlap(t *testing.T) {
 	// Mostly waiting for the minute boundaries of a CronJob: it runs beside the other chart
-	// test, TestKubeNetperfUperfPaths and TestTigerBenchStandingConfig (go test starts
-	// parallel tests after the sequential ones), which saves CI about 2 min, and 3 more.
+	// test (about 2 min saved) and TestKubeNetperfUperfPaths and TestTigerBenchStandingConfig
+	// (about 3 more: 98 s and 90 s in CI), as go test starts parallel tests after the
+	// sequential ones.
 	t.Parallel()
 	c := clusterFromEnv(t)
 	r := installChart(t, c, "helm-cut", func(pg, release, repo, tag string) string {
