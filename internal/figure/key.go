@@ -183,13 +183,19 @@ func AttachmentLabel(r *api.Result) string {
 // says less, when the result does not).
 func AttachmentNote(network string, a *api.Attachment) string {
 	var what []string
+	note := "on secondary network " + network
+	if a != nil && a.Mode != nil { // made by one of k8s-netperf's modes: named by its flag
+		what = append(what, a.Mode.Flag)
+		if a.Mode.Primary {
+			note = "on primary network " + network
+		}
+	}
 	if a != nil && a.Type != "" {
 		what = append(what, "CNI plugin "+a.Type)
 	}
 	if a != nil && a.MTUBytes > 0 {
 		what = append(what, "MTU "+strconv.Itoa(a.MTUBytes))
 	}
-	note := "on secondary network " + network
 	if len(what) > 0 {
 		note += " (" + strings.Join(what, ", ") + ")"
 	}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/report/text"
 )
 
 // What a run with one of k8s-netperf's network modes does around its pods: create the mode's
@@ -264,7 +265,9 @@ func WaitModeNetwork(ctx context.Context, st ObjectStore, nads NADStore, m Netwo
 	if condition != "" {
 		want += " and condition " + condition + "=True"
 	}
-	return fmt.Errorf("%s: %s did not make %s within %s; %s", m.Flag, who, want, timeout, strings.Join(why, "; "))
+	// the caller prefixes "set up the kube platform: ", so the first line stays short
+	msg := fmt.Sprintf("%s did not make %s within %s; %s", who, want, timeout, strings.Join(why, "; "))
+	return errors.New(m.Flag + ": the network was not made:\n" + strings.Join(text.Wrap(msg, modeMessageWidth, "  ", "  "), "\n"))
 }
 
 // Info is m as a result names it, with the objects the run created for it.

@@ -101,17 +101,17 @@ func TestWaitModeNetwork(t *testing.T) {
 	}{
 		{"cudn made", modeCUDN, networkCreated, true, ""},
 		{"cudn: definition, no condition yet", modeCUDN, "", true,
-			"--cudn layer2: OVN-Kubernetes did not make NetworkAttachmentDefinition perf/cudn-secondary-netperf and condition NetworkCreated=True " +
+			"--cudn layer2: the network was not made: OVN-Kubernetes did not make NetworkAttachmentDefinition perf/cudn-secondary-netperf and condition NetworkCreated=True " +
 				"within 1.5s; ClusterUserDefinedNetwork cudn-secondary-netperf has no status conditions (is OVN-Kubernetes's controller running?); " +
 				"NetworkAttachmentDefinition perf/cudn-secondary-netperf exists"},
 		{"udn refused", modeUDN, `{"status":{"conditions":[{"type":"NetworkCreated","status":"False","reason":"SyncError",` +
 			`"message":"primary network requires namespace label"}]}}`, false,
-			"--udnl3: OVN-Kubernetes did not make NetworkAttachmentDefinition perf/udn-primary-netperf and condition NetworkCreated=True within 1.5s; " +
+			"--udnl3: the network was not made: OVN-Kubernetes did not make NetworkAttachmentDefinition perf/udn-primary-netperf and condition NetworkCreated=True within 1.5s; " +
 				"UserDefinedNetwork perf/udn-primary-netperf's status conditions: NetworkCreated=False (SyncError: primary network requires namespace label); " +
 				"NetworkAttachmentDefinition perf/udn-primary-netperf does not exist"},
 		{"sriov: the definition is enough (k8s-netperf's wait)", modeSRIOV, "", true, ""},
 		{"sriov: no definition", modeSRIOV, "", false,
-			"--sriov ens1f0: the SR-IOV Network Operator did not make NetworkAttachmentDefinition perf/sriov-netperf within 1.5s; " +
+			"--sriov ens1f0: the network was not made: the SR-IOV Network Operator did not make NetworkAttachmentDefinition perf/sriov-netperf within 1.5s; " +
 				"SriovNetwork openshift-sriov-network-operator/sriov-netperf has no status conditions (is the SR-IOV Network Operator's controller running?); " +
 				"NetworkAttachmentDefinition perf/sriov-netperf does not exist"},
 	} {
@@ -142,8 +142,15 @@ func TestWaitModeNetwork(t *testing.T) {
 				t.Errorf("error %v", err)
 			case tc.want == "" && time.Since(start) > 1400*time.Millisecond:
 				t.Errorf("took %s: the wait did not end when the network was made", time.Since(start))
-			case tc.want != "" && (err == nil || err.Error() != tc.want):
-				t.Errorf("error\n %v\nwant\n %s", err, tc.want)
+			case tc.want != "" && (err == nil || strings.Join(strings.Fields(err.Error()), " ") != tc.want):
+				t.Errorf("error\n %v\nwant (wrapping aside)\n %s", err, tc.want)
+			}
+			if err != nil {
+				for _, line := range strings.Split("cnperf: set up the kube platform: "+err.Error(), "\n") {
+					if len(line) > 120 {
+						t.Errorf("a line of %d columns (at most 120): %s", len(line), line)
+					}
+				}
 			}
 		})
 	}

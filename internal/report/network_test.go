@@ -1,9 +1,13 @@
 package report
 
 import (
+	"path/filepath"
+	"strings"
 	"testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/report/reporttest"
+	"github.com/cnperf/cnperf/internal/runfile"
 )
 
 // A case on a secondary network names it in k8s-netperf's Bridge Info or Macvlan Info column as
@@ -63,6 +67,20 @@ func TestTableSecondaryNetwork(t *testing.T) {
 	if len(notes) != 1 || notes[0] != "+net: on secondary network multus-e2e/e2e-bridge (CNI plugin bridge, MTU 1500)" {
 		t.Errorf("notes %q", notes)
 	}
+	// a network one of k8s-netperf's modes made names its flag; a primary UDN is not secondary
+	for _, tc := range []struct {
+		mode *api.NetworkMode
+		want string
+	}{
+		{&api.NetworkMode{Flag: "--cudn layer2", Kind: "cudn"}, "+net: on secondary network perf/n (--cudn layer2, CNI plugin bridge, MTU 1500)"},
+		{&api.NetworkMode{Flag: "--udnl2", Kind: "udn", Primary: true}, "+net: on primary network perf/n (--udnl2, CNI plugin bridge, MTU 1500)"},
+	} {
+		m := api.Result{Params: api.Params{Network: "perf/n"},
+			Placement: &api.Placement{Attachment: &api.Attachment{Network: "perf/n", Type: "bridge", MTUBytes: 1500, Mode: tc.mode}}}
+		if notes := networkNotes([]api.Result{m}); len(notes) != 1 || notes[0] != tc.want {
+			t.Errorf("%s: notes %q, want %q", tc.mode.Flag, notes, tc.want)
+		}
+	}
 	// NetworkPolicies that select the pods are named as not applied, once each
 	withPolicy := r
 	a := *r.Placement.Attachment
@@ -73,5 +91,28 @@ func TestTableSecondaryNetwork(t *testing.T) {
 		"(NetworkPolicy covers the cluster's own network): the +net figures are unfiltered"
 	if len(notes) != 2 || notes[1] != want {
 		t.Errorf("notes %q, want the network's and %q", notes, want)
+	}
+}
+
+// TestK8sNetperfCSVOfARealCUDNRun: the k8s-netperf CSV of a real run with --cudn layer2
+// (TestNetworkModesPlayedOVNKubernetes on the shared Calico + Multus cluster, 2026-11-29 08:15 UTC:
+// OVN-Kubernetes's controller played by the test, the definition a bridge with whereabouts; native
+// TCP_STREAM, TCP_RR, TCP_CRR, same node and cross node, 2 s x 2): UDN Info "Cudn -layer2" on every
+// row, as k8s-netperf writes it for --cudn layer2, the other network columns empty.
+func TestK8sNetperfCSVOfARealCUDNRun(t *testing.T) {
+	runs, err := runfile.Read(filepath.Join("testdata", "real-cudn-run.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := encode(t, "k8s-netperf-csv", runs...)
+	reporttest.Golden(t, "k8s-netperf-real-cudn.csv", out)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 7 {
+		t.Fatalf("%d lines, want the header and 6 rows", len(lines))
+	}
+	for _, l := range lines[1:] {
+		if !strings.Contains(l, ",false,false,false,Cudn -layer2,,,,,") {
+			t.Errorf("row %q: want UDN Info 'Cudn -layer2', the other network columns empty", l)
+		}
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -297,6 +298,7 @@ func TestNetworkModesPlayedOVNKubernetes(t *testing.T) {
 		t.Fatalf("e2e-bridge's configuration: %v", err)
 	}
 	id := uuid.NewString()[:6]
+	t.Cleanup(func() { pcRemovePools(t, cl) })
 	nmInstallCRDs(ctx, t, cl)
 	pcOVNPresence(ctx, t, cl, id)
 	cctx, stop := context.WithCancel(ctx)
@@ -364,6 +366,11 @@ func TestNetworkModesPlayedOVNKubernetes(t *testing.T) {
 			}
 			t.Logf("%s: %s -> %s on %s (%s, MTU %d): %s", label, a.ClientIP, a.ServerIP, a.Network, a.Interface, a.MTUBytes, pcFigure(&r.Summary))
 		}
+		if dir := os.Getenv("CNPERF_E2E_KEEP_RESULTS"); dir != "" { // a real run for internal/report's golden files
+			if b, err := os.ReadFile(results); err == nil {
+				_ = os.WriteFile(filepath.Join(dir, "real-cudn-run.jsonl"), b, 0o644)
+			}
+		}
 		csv, stderr2, code := kpRunCLI(ctx, "report", "-o", "k8s-netperf-csv", results)
 		t.Logf("k8s-netperf CSV:\n%s", csv)
 		if code != exit.OK || strings.Count(csv, ",Cudn -layer2,,,,,") != 6 {
@@ -377,7 +384,7 @@ func TestNetworkModesPlayedOVNKubernetes(t *testing.T) {
 		runID := uuid.NewString()
 		_, stderr, code := run("--cudn layer3", "udn-refused-"+id, runID, filepath.Join(t.TempDir(), "run.jsonl"), "--cudn", "layer3",
 			"--profile", "TCP_RR", "--path", "pod-pod-cross-node", "--network-ready-timeout", "5s")
-		want := "--cudn layer3: OVN-Kubernetes did not make NetworkAttachmentDefinition udn-refused-" + id + "/cudn-secondary-netperf and " +
+		want := "--cudn layer3: the network was not made: OVN-Kubernetes did not make NetworkAttachmentDefinition udn-refused-" + id + "/cudn-secondary-netperf and " +
 			"condition NetworkCreated=True within 5s; ClusterUserDefinedNetwork cudn-secondary-netperf's status conditions: NetworkCreated=False " +
 			"(SyncError: played by the e2e test: this controller refuses Layer3 networks)"
 		if code == exit.OK || !strings.Contains(flat(stderr), want) {
@@ -409,7 +416,7 @@ func TestNetworkModesPlayedOVNKubernetes(t *testing.T) {
 			t.Errorf("namespace %s was not created with the label %s", ns, kube.PrimaryUDNLabel)
 		}
 		for _, w := range []string{"created UserDefinedNetwork " + ns + "/udn-primary-netperf for --udnl2 (deleted at the end of the run)",
-			"secondary network " + ns + "/udn-primary-netperf: CNI plugin bridge"} {
+			"primary network " + ns + "/udn-primary-netperf: CNI plugin bridge"} {
 			if !strings.Contains(flat(stderr), w) {
 				t.Errorf("stderr does not say %q", w)
 			}
@@ -428,7 +435,39 @@ func TestNetworkModesPlayedOVNKubernetes(t *testing.T) {
 		}
 		checkGone("--udnl2", runID)
 	})
+	if left := snIPAMState(ctx, t, cl, subnet); len(left) > 0 {
+		t.Errorf("whereabouts still holds addresses of %s: %v", subnet, left)
+	}
 	t.Logf("took %.1fs", time.Since(start).Seconds())
+}
+
+// pcRemovePools deletes whereabouts's IPPools of the played range (whereabouts keeps a pool, empty,
+// after its last address is released).
+func pcRemovePools(t *testing.T, cl kpCluster) {
+	ctx := context.Background()
+	rc := cl.cs.CoreV1().RESTClient()
+	raw, err := rc.Get().AbsPath("/apis/whereabouts.cni.cncf.io/v1alpha1/ippools").DoRaw(ctx)
+	if err != nil {
+		t.Errorf("list whereabouts IPPools: %v", err)
+		return
+	}
+	var pools struct {
+		Items []struct {
+			Metadata struct{ Name, Namespace string } `json:"metadata"`
+			Spec     struct {
+				Range string `json:"range"`
+			} `json:"spec"`
+		} `json:"items"`
+	}
+	_ = json.Unmarshal(raw, &pools)
+	for _, p := range pools.Items {
+		if _, n, err := net.ParseCIDR(p.Spec.Range); err == nil && n.String() == playedRange {
+			_, err := rc.Delete().AbsPath("/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces", p.Metadata.Namespace, "ippools", p.Metadata.Name).DoRaw(ctx)
+			if err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("delete whereabouts IPPool %s/%s: %v", p.Metadata.Namespace, p.Metadata.Name, err)
+			}
+		}
+	}
 }
 
 // pcFigure is a result's main figure for the log.

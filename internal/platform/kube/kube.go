@@ -441,7 +441,11 @@ func (p *Platform) useAttachment(ctx context.Context, network string) error {
 		p.mu.Unlock()
 	}
 	p.attachment = a
-	p.logf("secondary network %s: %s", network, kube.DescribeAttachment(a))
+	which := "secondary"
+	if a.Mode != nil && a.Mode.Primary {
+		which = "primary"
+	}
+	p.logf("%s network %s: %s", which, network, kube.DescribeAttachment(a))
 	return nil
 }
 

@@ -67,7 +67,7 @@ func (p *Platform) createModeNetwork(ctx context.Context) error {
 		p.mu.Lock()
 		p.modeCreated = append(p.modeCreated, o)
 		p.mu.Unlock()
-		p.logf("created %s for %s (deleted at the end of the run)", o, m.Flag)
+		p.logWrapped("created %s for %s (deleted at the end of the run)", o, m.Flag)
 	})
 	if err != nil {
 		return err
@@ -76,7 +76,7 @@ func (p *Platform) createModeNetwork(ctx context.Context) error {
 	if timeout <= 0 {
 		timeout = kube.DefaultModeNetworkTimeout
 	}
-	p.logf("waiting up to %s for NetworkAttachmentDefinition %s (made from %s)", timeout, m.Network(ns), objs[len(objs)-1])
+	p.logWrapped("waiting up to %s for NetworkAttachmentDefinition %s (made from %s)", timeout, m.Network(ns), objs[len(objs)-1])
 	return kube.WaitModeNetwork(ctx, p.objectStore(), p.nadStore(), *m, objs, ns, timeout)
 }
 
