@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/plan"
@@ -129,21 +130,18 @@ func (p *Platform) remakePod(ctx context.Context, e endpointSpec) error {
 	if err := pods.Delete(ctx, e.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64(1))}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete pod %s/%s: %w", ns, e.Name, err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, p.s.PodStartTimeout)
-	defer cancel()
-	for {
-		_, err := pods.Get(wctx, e.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			break
+	gone := func(ctx context.Context) (bool, error) {
+		_, err := pods.Get(ctx, e.Name, metav1.GetOptions{})
+		if err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
+			return false, fmt.Errorf("get pod %s/%s: %w", ns, e.Name, err)
 		}
-		if err != nil && wctx.Err() == nil {
-			return fmt.Errorf("get pod %s/%s: %w", ns, e.Name, err)
+		return apierrors.IsNotFound(err), nil
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, p.s.PodStartTimeout, true, gone); err != nil {
+		if wait.Interrupted(err) {
+			return fmt.Errorf("pod %s/%s is not gone after %s: %w", ns, e.Name, p.s.PodStartTimeout, err)
 		}
-		select {
-		case <-wctx.Done():
-			return fmt.Errorf("pod %s/%s is not gone after %s: %w", ns, e.Name, p.s.PodStartTimeout, wctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
+		return err
 	}
 	if _, err := pods.Create(ctx, buildPod(p.s, p.runID, e), metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create pod %s/%s: %w", ns, e.Name, err)

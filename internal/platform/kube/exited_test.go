@@ -2,12 +2,16 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/kube"
@@ -53,5 +57,56 @@ func TestRefusedServerFailsItsCases(t *testing.T) {
 	if made[pod.Name] != 2 || len(pod.Spec.Containers) != 1 || !slices.Equal(pod.Spec.Containers[0].Command, kube.IdleCommand) ||
 		pod.Spec.Containers[0].StartupProbe != nil {
 		t.Errorf("pod made %d times, containers %+v: want it made again with the exited server idle", made[pod.Name], pod.Spec.Containers)
+	}
+}
+
+// remakePod waits until the old pod is gone (a graceful delete: the kubelet still stops its
+// containers) before it creates the new one, and a failed read is its error, with the cause.
+func TestRemakePodWaitsUntilGone(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		getErr  error // what a read of the pod answers after the delete (nil: the pod, twice, then gone)
+		wantErr string
+	}{
+		{name: "gone after two reads"},
+		{name: "read fails", getErr: apierrors.NewInternalError(errors.New("etcd down")), wantErr: "get pod cnperf/srv: Internal error occurred: etcd down"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t, node("node1", "zone-a"))
+			p := newTestPlatform(t, c, Options{})
+			e := endpointSpec{Name: "srv", Role: "client", Net: api.NetworkPod}
+			ctx := context.Background()
+			if _, err := c.cs.CoreV1().Pods("cnperf").Create(ctx, buildPod(p.s, testRun, e), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			reads, deleted := 0, false
+			c.cs.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+				deleted = true
+				return false, nil, nil
+			})
+			c.cs.PrependReactor("get", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+				if !deleted {
+					return false, nil, nil
+				}
+				reads++
+				switch {
+				case tc.getErr != nil:
+					return true, nil, tc.getErr
+				case reads <= 2:
+					return true, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "srv", Namespace: "cnperf"}}, nil
+				}
+				return true, nil, apierrors.NewNotFound(corev1.Resource("pods"), "srv")
+			})
+			c.cs.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+				if tc.getErr == nil && reads < 3 {
+					t.Errorf("pod made again after %d reads, before the old one was gone", reads)
+				}
+				return false, nil, nil
+			})
+			err := p.remakePod(ctx, e)
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("error %v, want %q", err, tc.wantErr)
+			}
+		})
 	}
 }
