@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/report/text"
 )
 
 // TextProgress writes progress to stderr: a live line on a terminal, plain lines otherwise.
@@ -56,7 +58,7 @@ func (p *TextProgress) SampleDone(_ plan.Case, s api.Sample) {
 		if p.Terminal {
 			fmt.Fprint(p.W, "\r\033[K")
 		}
-		fmt.Fprintf(p.W, "  sample %d failed: %s\n", s.Index+1, s.Error)
+		fmt.Fprintln(p.W, failedLine("  ", fmt.Sprintf("sample %d failed: ", s.Index+1), s.Error))
 	}
 }
 
@@ -71,11 +73,18 @@ func (p *TextProgress) CaseDone(i, n int, r api.Result) {
 		}
 	}
 	if r.Error != "" {
-		fmt.Fprintf(p.W, "case %d/%d failed: %s\n", i+1, n, r.Error)
+		fmt.Fprintln(p.W, failedLine("", fmt.Sprintf("case %d/%d failed: ", i+1, n), r.Error))
 	}
 	if c := r.Confidence; c != nil {
 		fmt.Fprintf(p.W, "case %d/%d: %s\n", i+1, n, ConfidenceText(c))
 	}
+}
+
+// failedLine is a failure as the progress says it, wrapped to the width a person reads (a
+// refused server's usage text made one line of ~810 columns; a fault's diagnosis comes last, so
+// nothing is cut): indent starts its first line, indent and four spaces the others.
+func failedLine(indent, what, why string) string {
+	return strings.Join(text.Wrap(what+why, text.DefaultWidth, indent, indent+"    "), "\n")
 }
 
 func (p *TextProgress) line() {
