@@ -692,6 +692,15 @@ type ClusterDetails struct {
 	// IdleFootprint is what the CNI's and the proxy's agents used on the endpoints' nodes with
 	// no load, after set-up and before the measurement (as knb measures it); nil when not asked.
 	IdleFootprint *IdleFootprint `json:"idleFootprint,omitempty"`
+	// KubeVirt is set when the run's endpoints include VMs (--vm).
+	KubeVirt *KubeVirt `json:"kubevirt,omitempty"`
+}
+
+// KubeVirt is the KubeVirt that ran a run's VMs.
+type KubeVirt struct {
+	Version string `json:"version,omitempty"` // its KubeVirt resource's observedKubeVirtVersion
+	// Emulated: guests run in QEMU's software emulation (developerConfiguration.useEmulation).
+	Emulated bool `json:"emulated,omitempty"`
 }
 
 // IdleFootprint is the CNI's and the proxy's agents' CPU and memory with no load.

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -263,33 +264,44 @@ func VMAccess(ns string) []Access {
 	return Verbs(ns, KubeVirtGroup, VMIResource, "", "get", "list", "create", "delete")
 }
 
-// CheckKubeVirt says what the cluster lacks for VM endpoints ("" when nothing): the API
-// server must serve kubevirt.io/v1 virtualmachineinstances, and KubeVirt's KubeVirt resource
-// should be there. Emulated says whether KubeVirt runs guests in software emulation
-// (developerConfiguration.useEmulation), read from the KubeVirt resource when it can be.
-func CheckKubeVirt(ctx context.Context, cs kubernetes.Interface) (missing string, emulated bool) {
+// KubeVirtInfo is what CheckKubeVirt learns of the cluster's KubeVirt.
+type KubeVirtInfo struct {
+	Missing  string // what the cluster lacks for VM endpoints ("" when nothing)
+	Version  string // the KubeVirt resource's status.observedKubeVirtVersion ("" when not readable)
+	Emulated bool   // developerConfiguration.useEmulation: guests in QEMU's software emulation
+}
+
+// CheckKubeVirt says what the cluster lacks for VM endpoints: the API server must serve
+// kubevirt.io/v1 virtualmachineinstances. Its version and whether it runs guests in software
+// emulation are read from the KubeVirt resource when it can be.
+func CheckKubeVirt(ctx context.Context, cs kubernetes.Interface) KubeVirtInfo {
+	missing, emulated, version := checkKubeVirt(ctx, cs)
+	return KubeVirtInfo{Missing: missing, Version: version, Emulated: emulated}
+}
+
+func checkKubeVirt(ctx context.Context, cs kubernetes.Interface) (missing string, emulated bool, version string) {
 	res, err := cs.Discovery().ServerResourcesForGroupVersion(KubeVirtGroup + "/" + KubeVirtVersion)
 	if err != nil || res == nil {
 		why := "the API server does not serve " + KubeVirtGroup + "/" + KubeVirtVersion
 		if err != nil && !apierrors.IsNotFound(err) {
 			why += " (" + firstLine(err) + ")"
 		}
-		return "KubeVirt is not installed: the CRD " + VMICRD + " is missing (" + why + ")", false
+		return "KubeVirt is not installed: the CRD " + VMICRD + " is missing (" + why + ")", false, ""
 	}
 	found := false
 	for _, r := range res.APIResources {
 		found = found || r.Name == VMIResource
 	}
 	if !found {
-		return "KubeVirt is not installed: " + KubeVirtGroup + "/" + KubeVirtVersion + " has no " + VMIResource, false
+		return "KubeVirt is not installed: " + KubeVirtGroup + "/" + KubeVirtVersion + " has no " + VMIResource, false, ""
 	}
 	rc := cs.CoreV1().RESTClient()
 	if rc == nil || reflect.ValueOf(rc).IsNil() {
-		return "", false
+		return "", false, ""
 	}
 	raw, err := rc.Get().AbsPath("/apis", KubeVirtGroup, KubeVirtVersion, "kubevirts").DoRaw(ctx)
 	if err != nil {
-		return "", false // not readable (RBAC): not known
+		return "", false, "" // not readable (RBAC): not known
 	}
 	var l struct {
 		Items []struct {
@@ -300,12 +312,16 @@ func CheckKubeVirt(ctx context.Context, cs kubernetes.Interface) (missing string
 					} `json:"developerConfiguration"`
 				} `json:"configuration"`
 			} `json:"spec"`
+			Status struct {
+				Version string `json:"observedKubeVirtVersion"`
+			} `json:"status"`
 		} `json:"items"`
 	}
 	if json.Unmarshal(raw, &l) == nil {
 		for _, it := range l.Items {
 			emulated = emulated || it.Spec.Configuration.DeveloperConfiguration.UseEmulation
+			version = cmp.Or(version, it.Status.Version)
 		}
 	}
-	return "", emulated
+	return "", emulated, version
 }

@@ -102,6 +102,13 @@ func RunTitle(run *api.Run) string {
 		if c.KubernetesVersion != "" {
 			parts = append(parts, "Kubernetes "+c.KubernetesVersion)
 		}
+		if kv := c.KubeVirt; kv != nil {
+			s := strings.TrimSpace("KubeVirt " + kv.Version)
+			if kv.Emulated {
+				s += " (VMs in QEMU software emulation)"
+			}
+			parts = append(parts, s)
+		}
 	}
 	if !run.StartTime.IsZero() {
 		parts = append(parts, "started "+run.StartTime.UTC().Format(time.RFC3339))

@@ -79,6 +79,7 @@ type Platform struct {
 	vmis       kube.VMIStore
 	relay      *endpoint
 	vmEmulated bool
+	kubevirt   *api.KubeVirt // for the cluster details (nil without VMs)
 }
 
 var (
@@ -1268,7 +1269,11 @@ func (p *Platform) Describe(ctx context.Context) (*api.ClusterDetails, error) {
 		in.HostExec = execIn(hostClient)
 	}
 	in.IPFamily = family
-	return clusterinfo.Collect(ctx, in)
+	d, err := clusterinfo.Collect(ctx, in)
+	if d != nil && p.kubevirt != nil {
+		d.KubeVirt = p.kubevirt
+	}
+	return d, err
 }
 
 func ipFamilyOf(pod *corev1.Pod) string {

@@ -185,11 +185,12 @@ func (s *settings) vmInfo(name string, emulated bool) *api.VM {
 // preflightVMs checks, before anything is created, that KubeVirt serves VirtualMachineInstances
 // and that the run may create them (exit status 2 otherwise), and learns whether it emulates.
 func (p *Platform) preflightVMs(ctx context.Context) error {
-	missing, emulated := kube.CheckKubeVirt(ctx, p.cs)
-	if missing != "" {
-		return &exit.UsageError{Err: fmt.Errorf("--vm: stopped before anything was created: %s", missing)}
+	kv := kube.CheckKubeVirt(ctx, p.cs)
+	if kv.Missing != "" {
+		return &exit.UsageError{Err: fmt.Errorf("--vm: stopped before anything was created: %s", kv.Missing)}
 	}
-	p.vmEmulated = emulated
+	emulated := kv.Emulated
+	p.vmEmulated, p.kubevirt = emulated, &api.KubeVirt{Version: kv.Version, Emulated: emulated}
 	if !p.s.NoPreflight {
 		var needs []kube.Access
 		for _, ns := range p.s.namespaces() {
