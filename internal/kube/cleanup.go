@@ -172,7 +172,11 @@ func runKinds(cs kubernetes.Interface, ns string) []runKind {
 		// VirtualMachineInstances (--vm) first: KubeVirt stops each guest and its launcher pod
 		kinds = append(kinds, runKind{kind: "VirtualMachineInstance", noun: "virtual machine instance", nouns: "virtual machine instances",
 			list: func(ctx context.Context, lo metav1.ListOptions) ([]metav1.ObjectMeta, error) {
-				return vmis.List(ctx, ns, lo.LabelSelector)
+				ms, err := vmis.List(ctx, ns, lo.LabelSelector)
+				if noVMIsFor(err) {
+					return nil, nil
+				}
+				return ms, err
 			},
 			del: func(ctx context.Context, name string, _ metav1.DeleteOptions) error {
 				return vmis.Delete(ctx, ns, name)

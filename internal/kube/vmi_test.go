@@ -2,6 +2,7 @@ package kube
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -10,7 +11,9 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/cnperf/cnperf/internal/golden"
 )
@@ -146,5 +149,26 @@ func TestVMIGolden(t *testing.T) {
 	}
 	if n := testVM().VCPUs(); n != 2 {
 		t.Errorf("VCPUs = %d, want 2", n)
+	}
+}
+
+// TestNoVMIsFor: a clean-up on a cluster with KubeVirt does not fail when the run may not list
+// VMIs (it created none: --vm's preflight asks for list); other errors still count.
+func TestNoVMIsFor(t *testing.T) {
+	gr := schema.GroupResource{Group: KubeVirtGroup, Resource: VMIResource}
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{apierrors.NewForbidden(gr, "", errors.New("no RBAC")), true},
+		{apierrors.NewGenericServerResponse(403, "GET", gr, "", "", 0, true), true},
+		{apierrors.NewNotFound(gr, ""), true},
+		{apierrors.NewServiceUnavailable("down"), false},
+		{errors.New("connection refused"), false},
+		{nil, false},
+	} {
+		if got := noVMIsFor(tt.err); got != tt.want {
+			t.Errorf("noVMIsFor(%v) = %v, want %v", tt.err, got, tt.want)
+		}
 	}
 }
