@@ -516,7 +516,13 @@ func (p *Platform) waitEndpoints(ctx context.Context, specs []endpointSpec) erro
 	if nss := p.s.namespaces(); len(nss) > 1 {
 		where = "namespaces " + strings.Join(nss, " and ")
 	}
-	p.logf("waiting for %d endpoint pods in %s (image %s)", len(specs), where, p.s.Image)
+	vmCount := 0
+	for _, e := range specs {
+		if e.VM {
+			vmCount++
+		}
+	}
+	p.logf("waiting for %d endpoint pods in %s (image %s)", len(specs)-vmCount, where, p.s.Image)
 	wstart := time.Now()
 	for try := 0; ; try++ {
 		err := p.waitPods(ctx, specs)

@@ -227,8 +227,8 @@ func (p *Platform) waitVMs(ctx context.Context, eps []*endpoint) error {
 		return nil
 	}
 	start := time.Now()
-	p.logf("waiting for %d VMs (image %s, %s binding, %d vCPUs, %s)", len(eps), p.s.VMImage, p.s.VMBinding,
-		p.s.VMSockets*p.s.VMCores*p.s.VMThreads, p.s.vmMemory.String())
+	p.logf("waiting for %s (image %s, %s binding, %s, %s)", plural(len(eps), "VM"), p.s.VMImage, p.s.VMBinding,
+		plural(p.s.VMSockets*p.s.VMCores*p.s.VMThreads, "vCPU"), p.s.vmMemory.String())
 	errs := make([]error, len(eps))
 	done := make(chan struct{})
 	for i, ep := range eps {
@@ -243,8 +243,16 @@ func (p *Platform) waitVMs(ctx context.Context, eps []*endpoint) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	p.logf("%d VMs answering in %.1fs", len(eps), time.Since(start).Seconds())
+	p.logf("%s answering in %.1fs", plural(len(eps), "VM"), time.Since(start).Seconds())
 	return nil
+}
+
+// plural is "1 VM", "2 VMs".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // waitVM polls one VM until it runs with an address and its agent answers.
@@ -347,6 +355,20 @@ func (p *Platform) vmFailed(ctx context.Context, ep *endpoint, st kube.VMIStatus
 	}
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
+	// KubeVirt says why a VMI failed in its Warning events (e.g. virt-handler's "failed to
+	// configure vmi network: ...")
+	if evs, err := p.cs.CoreV1().Events(p.nsOf(ep)).List(lctx, metav1.ListOptions{
+		FieldSelector: "involvedObject.kind=VirtualMachineInstance,involvedObject.name=" + ep.spec.Name}); err == nil {
+		var warns []string
+		for _, e := range evs.Items {
+			if w := e.Reason + ": " + e.Message; e.Type == corev1.EventTypeWarning && !slices.Contains(warns, w) {
+				warns = append(warns, w)
+			}
+		}
+		if len(warns) > 0 {
+			msg += "; its events: " + strings.Join(warns, "; ")
+		}
+	}
 	l, err := p.cs.CoreV1().Pods(p.nsOf(ep)).List(lctx, metav1.ListOptions{
 		LabelSelector: kube.RunSelector(p.runID) + "," + kube.LabelEndpoint + "=" + ep.spec.Name})
 	if err != nil || len(l.Items) == 0 {

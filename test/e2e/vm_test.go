@@ -1,0 +1,198 @@
+//go:build e2e
+
+// VMs as endpoints, for real: on a cluster with KubeVirt (make e2e KUBEVIRT=1, which runs
+// test/e2e/harness/kubevirt.sh up; KubeVirt in QEMU's software emulation there), cnperf --vm
+// runs the native driver pod → VM and VM ↔ VM across nodes, with the masquerade and the bridge
+// binding, and leaves no VirtualMachineInstance or virt-launcher pod behind.
+package e2e
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/kube"
+	"github.com/cnperf/cnperf/internal/runfile"
+)
+
+// vmGuestImage is the cnperf guest kubevirt.sh build makes and kubevirt.sh up imports.
+const vmGuestImage = "localhost/cnperf-kubevirt/cnperf-guest:v1.0.1"
+
+// TestKubeVirtVMs: TCP_STREAM and TCP_RR (native, 3 s, one sample: the guests are emulated)
+// on pod-pod-cross-node with the server a VM (pod → VM), the client a VM (VM → pod) and both
+// endpoints VMs (VM ↔ VM),
+// for each binding. Every case passes with a positive figure; the results say which endpoints
+// are VMs, their binding, vCPUs and that they are emulated; the client and server are on two
+// nodes; afterwards no VMI, launcher pod or other object of the run is left.
+func TestKubeVirtVMs(t *testing.T) {
+	cl := kpClusterFromEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	defer cancel()
+	kv := kube.CheckKubeVirt(ctx, cl.cs)
+	if kv.Missing != "" {
+		t.Skipf("%s; make e2e KUBEVIRT=1 installs it (test/e2e/harness/kubevirt.sh up; CI's cluster has none)", kv.Missing)
+	}
+	emulated := kv.Emulated
+	image := cmp.Or(os.Getenv("CNPERF_E2E_VM_IMAGE"), vmGuestImage)
+	t.Run("schema", func(t *testing.T) { vmDryRun(ctx, t, cl, image) })
+	for _, binding := range kube.Bindings {
+		for _, vm := range []string{"server", "client", "both"} {
+			t.Run(binding+"/"+vm, func(t *testing.T) {
+				if binding == kube.BindingBridge {
+					vmNeedDummy(t)
+				}
+				runID := uuid.NewString()
+				ns := kpNamespace("cnperf-e2e-vm")
+				results := filepath.Join(t.TempDir(), "run.jsonl")
+				start := time.Now()
+				out, stderr, code := kpRunCLI(ctx, "run", "--platform", "kube", "--kubeconfig", cl.kubeconfig, "-n", ns, "--uuid", runID,
+					"--image", agentImage(), "--vm="+vm, "--vm-image", image, "--vm-binding", binding,
+					"--driver", "native", "--profile", "TCP_STREAM,TCP_RR", "--path", "pod-pod-cross-node",
+					"--duration", "3s", "--samples", "1", "--results", results, "-o", "table")
+				t.Logf("cnperf --vm %s --vm-binding %s: exit %d in %.0fs, stderr:\n%s\nstdout:\n%s", vm, binding, code,
+					time.Since(start).Seconds(), stderr, out)
+				if code != exit.OK {
+					t.Fatalf("cnperf exited %d", code)
+				}
+				runs, _, err := runfile.ReadWarnings(results)
+				if err != nil || len(runs) != 1 || len(runs[0].Results) != 2 {
+					t.Fatalf("results file: %v (%d runs)", err, len(runs))
+				}
+				for _, r := range runs[0].Results {
+					vmCheck(t, r, vm, binding, emulated)
+				}
+				if c := runs[0].Cluster; c == nil || c.KubeVirt == nil || c.KubeVirt.Emulated != emulated || c.KubeVirt.Version == "" {
+					t.Errorf("cluster details: KubeVirt %+v, want its version and emulated %v", c, emulated)
+				}
+				if emulated && !strings.Contains(out, "software emulation") {
+					t.Error("the table does not say the VMs were emulated")
+				}
+				vmNothingLeft(ctx, t, cl, runID)
+			})
+		}
+	}
+}
+
+// vmDryRun: the VMIs cnperf builds (each binding) pass the API server's server-side dry run with
+// strict field validation, KubeVirt's CRD schema and its validating webhook; one with a field
+// KubeVirt does not know is refused (the check can fail).
+func vmDryRun(ctx context.Context, t *testing.T, cl kpCluster, image string) {
+	vmis := kube.RESTVMIs{CS: cl.cs}
+	for _, b := range kube.Bindings {
+		o := kube.VMOptions{Name: "cnperf-dry-run", Namespace: "default", Labels: map[string]string{kube.LabelRun: "dry-run"},
+			Nodes: []string{"node1"}, Image: image, PullPolicy: "IfNotPresent", Binding: b, Sockets: 1, Cores: 2, Threads: 1,
+			Memory: resource.MustParse("512Mi"), Token: "0123abcd", DataPort: 7101}
+		body, _ := json.Marshal(o.VMI())
+		if err := vmis.Create(ctx, "default", body, true); err != nil {
+			t.Errorf("%s: the API server refused the VMI: %v", b, err)
+		} else {
+			t.Logf("%s: server-side dry run (strict field validation) accepted the VMI", b)
+		}
+	}
+	bad := kube.VMOptions{Name: "cnperf-dry-run", Namespace: "default", Image: image, Binding: kube.BindingMasquerade,
+		Memory: resource.MustParse("512Mi"), Token: "x"}.VMI()
+	bad["spec"].(map[string]any)["domain"].(map[string]any)["cpu"].(map[string]any)["vcpus"] = 2
+	body, _ := json.Marshal(bad)
+	err := vmis.Create(ctx, "default", body, true)
+	if err == nil || !strings.Contains(err.Error(), "vcpus") {
+		t.Errorf("a VMI with spec.domain.cpu.vcpus: %v, want it refused naming the field", err)
+	} else {
+		t.Logf("a VMI with an unknown field is refused: %v", err)
+	}
+}
+
+// vmNeedDummy skips the test when the kernel has no dummy link type: KubeVirt v1.0's bridge
+// binding puts a dummy interface in the pod's place (virt-handler: "failed to create dummy
+// interface: eth0 ... operation not supported", and the VMI fails). The e2e nodes share this
+// machine's kernel.
+func vmNeedDummy(t *testing.T) {
+	t.Helper()
+	out, err := exec.Command("unshare", "--net", "ip", "link", "add", "cnperf-probe", "type", "dummy").CombinedOutput()
+	if err != nil {
+		t.Skipf("the bridge binding needs the kernel's dummy link type, which this kernel lacks (ip link add type dummy: %s): "+
+			"KubeVirt v1.0's virt-handler puts a dummy interface in the pod interface's place and the VMI fails "+
+			"(\"failed to create dummy interface: operation not supported\")", strings.TrimSpace(string(out)))
+	}
+}
+
+// vmCheck checks one result of a --vm run.
+func vmCheck(t *testing.T, r api.Result, vm, binding string, emulated bool) {
+	t.Helper()
+	label := string(r.Profile)
+	if r.Failed() || r.Summary.SamplesFailed > 0 {
+		t.Errorf("%s: failed (%q, %d samples failed)", label, r.Error, r.Summary.SamplesFailed)
+		return
+	}
+	switch r.Profile {
+	case api.TCPStream:
+		if r.Summary.ThroughputBitsPerSecond == nil || r.Summary.ThroughputBitsPerSecond.Mean <= 0 {
+			t.Errorf("%s: no throughput", label)
+		}
+	case api.TCPRR:
+		if r.Summary.TransactionsPerSecond == nil || r.Summary.TransactionsPerSecond.Mean <= 0 {
+			t.Errorf("%s: no transaction rate", label)
+		}
+	}
+	pl := r.Placement
+	if pl == nil {
+		t.Fatalf("%s: no placement", label)
+	}
+	for _, e := range []struct {
+		ep   api.Endpoint
+		isVM bool
+	}{{pl.Server, vm != "client"}, {pl.Client, vm != "server"}} {
+		if (e.ep.VM != nil) != e.isVM {
+			t.Errorf("%s: %s endpoint VM %+v, want a VM: %v", label, e.ep.Role, e.ep.VM, e.isVM)
+			continue
+		}
+		if e.ep.VM != nil && (e.ep.VM.Binding != binding || e.ep.VM.VCPUs != 1 || e.ep.VM.Emulated != emulated || e.ep.PodIP == "") {
+			t.Errorf("%s: %s VM %+v (address %q), want binding %s, 1 vCPU, emulated %v", label, e.ep.Role, *e.ep.VM, e.ep.PodIP, binding, emulated)
+		}
+	}
+	if pl.Client.Node == "" || pl.Client.Node == pl.Server.Node {
+		t.Errorf("%s: client on %q, server on %q: not across nodes", label, pl.Client.Node, pl.Server.Node)
+	}
+	if pl.Server.VM != nil && pl.Target != pl.Server.PodIP {
+		t.Errorf("%s: dialled %s, not the server VM's address %s", label, pl.Target, pl.Server.PodIP)
+	}
+}
+
+// vmNothingLeft fails when anything labelled with the run is left: VMIs, their launcher pods,
+// the run's other objects.
+func vmNothingLeft(ctx context.Context, t *testing.T, cl kpCluster, runID string) {
+	t.Helper()
+	sel := kube.RunSelector(runID)
+	vmis, err := kube.RESTVMIs{CS: cl.cs}.List(ctx, "", sel)
+	if err != nil {
+		t.Fatalf("list VMIs: %v", err)
+	}
+	var left []string
+	for _, m := range vmis {
+		left = append(left, "VirtualMachineInstance "+m.Namespace+"/"+m.Name)
+	}
+	pods, err := cl.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: "kubevirt.io=virt-launcher"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if strings.HasPrefix(p.Namespace, "cnperf-e2e-vm") || p.Labels[kube.LabelRun] == runID {
+			left = append(left, "launcher pod "+p.Namespace+"/"+p.Name)
+		}
+	}
+	left = append(left, kpLeftovers(ctx, t, cl.cs, runID)...)
+	if len(left) > 0 {
+		t.Errorf("left after the run: %s", strings.Join(left, ", "))
+	}
+}
