@@ -171,6 +171,9 @@ func TestCNIProgramming(t *testing.T) {
 			if cni == "calico" || cni == "cilium" {
 				profiles = append(profiles, api.PolicyDeny, api.PolicyAllow)
 			}
+			if kinds := os.Getenv("CNPERF_E2E_CNIS_PROGRAMMING_KINDS"); kinds != "" {
+				profiles = programmingProfiles(t, kinds)
+			}
 			for _, r := range run.Results {
 				if !slices.Contains(profiles, r.Profile) {
 					t.Errorf("a %s result: the run measures %v only", r.Profile, profiles)
@@ -187,4 +190,25 @@ func TestCNIProgramming(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "SERVICE_CREATE") {
 		t.Errorf("compare of the programming runs exited %d:\n%s%s", code, out, errOut)
 	}
+}
+
+// programmingProfiles are the profiles cnperf programming measures for its --kind list kinds
+// (e2e-cnis.sh's CNIS_PROGRAMMING_KINDS).
+func programmingProfiles(t *testing.T, kinds string) []api.Profile {
+	t.Helper()
+	byKind := map[string][]api.Profile{
+		"service":      {api.ServiceCreate, api.ServiceDelete},
+		"endpoint":     {api.EndpointAdd, api.EndpointRemove},
+		"policy-deny":  {api.PolicyDeny},
+		"policy-allow": {api.PolicyAllow},
+	}
+	var profiles []api.Profile
+	for _, k := range strings.Split(kinds, ",") {
+		ps, ok := byKind[k]
+		if !ok {
+			t.Fatalf("CNPERF_E2E_CNIS_PROGRAMMING_KINDS=%q: kind %q is not one of service, endpoint, policy-deny, policy-allow", kinds, k)
+		}
+		profiles = append(profiles, ps...)
+	}
+	return profiles
 }

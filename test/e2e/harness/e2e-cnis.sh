@@ -19,6 +19,9 @@
 #        CNIS_PROGRAMMING  the CNI:MODE entries of CNIS on which cnperf programming runs too
 #                    (default: every one; "" none; CI: calico:vxlan)
 #        CNIS_PROGRAMMING_COUNT  changes of each kind (default 20, issue 32's "at least 20")
+#        CNIS_PROGRAMMING_KINDS  cnperf programming's --kind on each of them (default: service,endpoint,
+#                    and policy-deny,policy-allow on a CNI that enforces NetworkPolicy; CI: the policy
+#                    kinds only, as the e2e suite measures Services and endpoints with kube-proxy already)
 #        CNIS_DIR    where the results, comparison and report go (default: a temp dir)
 #        NODES       (default 2)
 set -uo pipefail
@@ -30,6 +33,7 @@ DIR=${CNIS_DIR:-$(mktemp -d /tmp/cnperf-e2e-cnis.XXXXXX)}
 PLAN=$REPO_ROOT/deploy/plans/cni-comparison.yaml
 PROGRAMMING=${CNIS_PROGRAMMING-$CNIS}
 PROG_COUNT=${CNIS_PROGRAMMING_COUNT:-20}
+PROG_KINDS=${CNIS_PROGRAMMING_KINDS:-}
 mkdir -p "$DIR"
 T_ALL=$(now)
 say() { printf '\n==> [cnis %6.1fs] %s\n' "$(elapsed "$T_ALL")" "$*"; }
@@ -47,6 +51,10 @@ for c in $PROGRAMMING; do
   case " $CNIS " in *" $c "*) ;; *) echo "e2e-cnis: CNIS_PROGRAMMING entry '$c' is not in CNIS='$CNIS'" >&2; exit 2 ;; esac
 done
 case $PROG_COUNT in ''|*[!0-9]*) echo "e2e-cnis: CNIS_PROGRAMMING_COUNT='$PROG_COUNT' is not a number of changes" >&2; exit 2 ;; esac
+case ,$PROG_KINDS, in
+  ,,) ;;
+  *,,*|*[!a-z,-]*) echo "e2e-cnis: CNIS_PROGRAMMING_KINDS='$PROG_KINDS' is not a comma-separated list of cnperf programming's kinds" >&2; exit 2 ;;
+esac
 set -- $CNIS
 [ $# -ge 2 ] || { echo "e2e-cnis: CNIS='$CNIS' names $# CNI; a comparison needs at least two (e.g. CNIS=\"bridge:routed flannel:vxlan\")" >&2; exit 2; }
 
@@ -83,6 +91,7 @@ run_cni() { # CNI MODE: build, bring up, measure, tear down, check leftovers
       *" $cni:$mode "*)
         kinds=service,endpoint
         case $cni in calico|cilium) kinds=$kinds,policy-deny,policy-allow ;; esac # they enforce NetworkPolicy
+        kinds=${PROG_KINDS:-$kinds}
         t=$(now)
         say "cnperf programming on $name: $kinds, $PROG_COUNT changes each"
         (
@@ -129,7 +138,7 @@ if [ ${#files[@]} -ge 2 ]; then
   fi
   # the CNIs that were measured (a CNI that failed already fails the script)
   CNPERF_E2E_CNIS_DIR=$DIR CNPERF_E2E_CNIS="${measured[*]}" CNPERF_E2E_CNIS_PROGRAMMING="${prog_measured[*]}" \
-    CNPERF_E2E_CNIS_PROGRAMMING_COUNT=$PROG_COUNT CNPERF_E2E_CNIS_NODES="$(seq -f 'node%g' -s ' ' 1 "${NODES:-2}")" \
+    CNPERF_E2E_CNIS_PROGRAMMING_COUNT=$PROG_COUNT CNPERF_E2E_CNIS_PROGRAMMING_KINDS=$PROG_KINDS CNPERF_E2E_CNIS_NODES="$(seq -f 'node%g' -s ' ' 1 "${NODES:-2}")" \
     go test -tags e2e ./test/e2e/ -run 'TestCNIComparison|TestCNIProgramming' -count=1 -v
   rc_test=$?
 else
