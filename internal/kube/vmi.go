@@ -283,8 +283,8 @@ func VMAccess(ns string) []Access {
 	return Verbs(ns, KubeVirtGroup, VMIResource, "", "get", "list", "create", "delete")
 }
 
-// KubeVirtInfo is what CheckKubeVirt learns of the cluster's KubeVirt.
-type KubeVirtInfo struct {
+// VMSupport is what CheckKubeVirt learns of the cluster's KubeVirt.
+type VMSupport struct {
 	Missing  string // what the cluster lacks for VM endpoints ("" when nothing)
 	Version  string // the KubeVirt resource's status.observedKubeVirtVersion ("" when not readable)
 	Emulated bool   // developerConfiguration.useEmulation: guests in QEMU's software emulation
@@ -293,9 +293,9 @@ type KubeVirtInfo struct {
 // CheckKubeVirt says what the cluster lacks for VM endpoints: the API server must serve
 // kubevirt.io/v1 virtualmachineinstances. Its version and whether it runs guests in software
 // emulation are read from the KubeVirt resource when it can be.
-func CheckKubeVirt(ctx context.Context, cs kubernetes.Interface) KubeVirtInfo {
+func CheckKubeVirt(ctx context.Context, cs kubernetes.Interface) VMSupport {
 	missing, emulated, version := checkKubeVirt(ctx, cs)
-	return KubeVirtInfo{Missing: missing, Version: version, Emulated: emulated}
+	return VMSupport{Missing: missing, Version: version, Emulated: emulated}
 }
 
 func checkKubeVirt(ctx context.Context, cs kubernetes.Interface) (missing string, emulated bool, version string) {
