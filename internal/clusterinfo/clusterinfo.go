@@ -22,7 +22,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/nodehw"
-	"github.com/cnperf/cnperf/internal/report/text"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // ExecFunc runs argv in a pod and returns its stdout.

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/cnperf/cnperf/internal/exit"
-	"github.com/cnperf/cnperf/internal/report/text"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // What OVN-Kubernetes and the SR-IOV Network Operator leave in a cluster where they run, as the

@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
-	"github.com/cnperf/cnperf/internal/report/text"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // What a run with one of k8s-netperf's network modes does around its pods: create the mode's

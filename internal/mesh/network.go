@@ -14,7 +14,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/kube"
-	"github.com/cnperf/cnperf/internal/report/text"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // SecondaryNetwork is the secondary network (a Multus NetworkAttachmentDefinition) a mesh

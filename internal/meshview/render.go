@@ -10,7 +10,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/figure"
-	"github.com/cnperf/cnperf/internal/report/text"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // metricOf finds the mesh's metric (by field name).

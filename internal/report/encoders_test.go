@@ -23,9 +23,9 @@ import (
 	"github.com/cnperf/cnperf/internal/driver/toolkit/fixture"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/report/reporttest"
-	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/runfile"
 	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 func encode(t *testing.T, format string, runs ...*api.Run) []byte {

@@ -15,8 +15,8 @@ import (
 	"github.com/cnperf/cnperf/internal/meshview"
 	"github.com/cnperf/cnperf/internal/report/relative"
 	"github.com/cnperf/cnperf/internal/report/sweep"
-	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/text"
 
 	"github.com/cnperf/cnperf/internal/safetext"
 )

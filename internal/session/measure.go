@@ -18,8 +18,8 @@ import (
 	"github.com/cnperf/cnperf/internal/pathmtu"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
-	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // Measure runs the cases on plat as one unit of a run (internal/measure: prepared, measured,

@@ -28,13 +28,13 @@ import (
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/report"
-	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/session"
 	"github.com/cnperf/cnperf/internal/sink"
 	"github.com/cnperf/cnperf/internal/sink/opensearch"
 	"github.com/cnperf/cnperf/internal/sink/prometheus"
 	"github.com/cnperf/cnperf/internal/sink/pushgateway"
+	"github.com/cnperf/cnperf/internal/text"
 	"github.com/cnperf/cnperf/internal/tigerbench"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/plan"
-	"github.com/cnperf/cnperf/internal/report/text"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // A server the tool refuses (sockperf 3.7 has no IPv6: "sockperf: '-i' Invalid address: ::")

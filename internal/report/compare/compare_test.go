@@ -8,9 +8,9 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/report/reporttest"
-	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/stats/hdr"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 func fp(v float64) *float64 { return &v }

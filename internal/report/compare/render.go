@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/figure"
-	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/text"
 
 	"github.com/cnperf/cnperf/internal/safetext"
 )

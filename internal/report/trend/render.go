@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/report/text"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // WriteTable prints h for people: one row per series and change point under its case, then

@@ -24,8 +24,8 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/report"
-	"github.com/cnperf/cnperf/internal/report/text"
 	"github.com/cnperf/cnperf/internal/sink/httpclient"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // DefaultJob is the job label of the pushed groups unless told otherwise.
