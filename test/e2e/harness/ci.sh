@@ -37,6 +37,9 @@ grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null || { echo "ci
 [ $fail = 0 ] || exit 1
 echo "==> $(go version), kernel $(uname -r), cgroup $(stat -fc %T /sys/fs/cgroup), $(nproc) cores"
 
+# CI's time (75 minutes cold, issue 32): TestProgrammingKubeProxy measures kube-proxy as it is and
+# slowed, not in its other mode (nftables on CI's iptables cluster: 89 s more; by hand it runs)
+export CNPERF_E2E_KUBE_PROXY_OTHER_MODE=${CNPERF_E2E_KUBE_PROXY_OTHER_MODE:-0}
 "$HARNESS/e2e.sh" "$@"
 rc=$?
 echo "==> ci.sh total $(( $(date +%s) - T0 )) s (exit $rc)"
