@@ -4,13 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -80,26 +77,9 @@ func (m *NADs) Create(_ context.Context, ns string, body []byte) error {
 
 // List lists the definitions of namespace ns ("": all) that selector selects.
 func (m *NADs) List(_ context.Context, ns, selector string) ([]metav1.ObjectMeta, error) {
-	sel, err := labels.Parse(selector)
-	if err != nil {
-		return nil, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []metav1.ObjectMeta
-	for _, key := range slices.Sorted(maps.Keys(m.Objs)) {
-		var obj struct {
-			Metadata metav1.ObjectMeta `json:"metadata"`
-		}
-		if err := json.Unmarshal(m.Objs[key], &obj); err != nil {
-			return nil, fmt.Errorf("%s: %w", key, err)
-		}
-		md := obj.Metadata
-		if (ns == "" || md.Namespace == ns) && sel.Matches(labels.Set(md.Labels)) {
-			out = append(out, metav1.ObjectMeta{Name: md.Name, Namespace: md.Namespace, Labels: md.Labels})
-		}
-	}
-	return out, nil
+	return selectMetas(m.Objs, selector, func(_ string, md metav1.ObjectMeta) bool { return ns == "" || md.Namespace == ns })
 }
 
 // Delete deletes a definition.

@@ -3,6 +3,7 @@ package kubetest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"path"
 	"slices"
@@ -93,25 +94,29 @@ func (m *Objects) Delete(_ context.Context, p string) error {
 
 // List lists the objects stored under collection that selector selects.
 func (m *Objects) List(_ context.Context, collection, selector string) ([]metav1.ObjectMeta, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return selectMetas(m.Objs, selector, func(p string, _ metav1.ObjectMeta) bool { return inCollection(p, collection) })
+}
+
+// selectMetas are the metadata (name, namespace, labels) of the stored objects, in key order,
+// that keep accepts and selector selects: the List of every fake that stores objects as JSON.
+func selectMetas(objs map[string][]byte, selector string, keep func(key string, md metav1.ObjectMeta) bool) ([]metav1.ObjectMeta, error) {
 	sel, err := labels.Parse(selector)
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var out []metav1.ObjectMeta
-	for _, p := range slices.Sorted(maps.Keys(m.Objs)) {
-		if !inCollection(p, collection) {
-			continue
-		}
+	for _, key := range slices.Sorted(maps.Keys(objs)) {
 		var obj struct {
 			Metadata metav1.ObjectMeta `json:"metadata"`
 		}
-		if err := json.Unmarshal(m.Objs[p], &obj); err != nil {
-			return nil, err
+		if err := json.Unmarshal(objs[key], &obj); err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
 		}
-		if sel.Matches(labels.Set(obj.Metadata.Labels)) {
-			out = append(out, metav1.ObjectMeta{Name: obj.Metadata.Name, Namespace: obj.Metadata.Namespace, Labels: obj.Metadata.Labels})
+		md := obj.Metadata
+		if keep(key, md) && sel.Matches(labels.Set(md.Labels)) {
+			out = append(out, metav1.ObjectMeta{Name: md.Name, Namespace: md.Namespace, Labels: md.Labels})
 		}
 	}
 	return out, nil
