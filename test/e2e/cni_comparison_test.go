@@ -38,64 +38,50 @@ func TestCNIComparison(t *testing.T) {
 		t.Fatalf("dry run -o json: %v (%d cases)", err, len(cases))
 	}
 
-	var files []string
-	for _, entry := range strings.Fields(list) {
-		cni, mode, _ := strings.Cut(entry, ":")
+	files := eachCNIRun(t, dir, list, ".jsonl", func(t *testing.T, cni, mode string, run *api.Run) {
 		name := cni + "-" + mode
-		path := filepath.Join(dir, name+".jsonl")
-		files = append(files, path)
-		t.Run(name, func(t *testing.T) {
-			runs, err := runfile.Read(path)
-			if err != nil || len(runs) != 1 {
-				t.Fatalf("read %s: %v (%d runs)", path, err, len(runs))
+		if len(run.Results) != len(cases) {
+			t.Errorf("%d results, the plan has %d cases", len(run.Results), len(cases))
+		}
+		for _, r := range run.Results {
+			id := string(r.Profile) + " " + string(r.Path) + " parallel " + strconv.Itoa(r.Params.Parallel)
+			if r.Error != "" || r.Summary.SamplesFailed > 0 {
+				t.Errorf("%s: failed (%d of %d samples): %s", id, r.Summary.SamplesFailed, r.Summary.SamplesTotal, r.Error)
+				continue
 			}
-			run := runs[0]
-			if got := run.Labels["cni"]; got != name {
-				t.Errorf("run label cni=%q, want %q", got, name)
-			}
-			if len(run.Results) != len(cases) {
-				t.Errorf("%d results, the plan has %d cases", len(run.Results), len(cases))
-			}
-			for _, r := range run.Results {
-				id := string(r.Profile) + " " + string(r.Path) + " parallel " + strconv.Itoa(r.Params.Parallel)
-				if r.Error != "" || r.Summary.SamplesFailed > 0 {
-					t.Errorf("%s: failed (%d of %d samples): %s", id, r.Summary.SamplesFailed, r.Summary.SamplesTotal, r.Error)
-					continue
-				}
-				for i, s := range r.Samples {
-					if s.CPU == nil || s.CPU.Client == nil || s.CPU.Server == nil {
-						t.Errorf("%s: sample %d has no CPU of both sides", id, i)
-					}
-				}
-				if r.Profile == "UDP_STREAM" && (r.Summary.PacketsPerSecond == nil || r.Summary.LossPercent == nil) {
-					t.Errorf("%s: no packet rate or loss", id)
+			for i, s := range r.Samples {
+				if s.CPU == nil || s.CPU.Client == nil || s.CPU.Server == nil {
+					t.Errorf("%s: sample %d has no CPU of both sides", id, i)
 				}
 			}
-			c := run.Cluster
-			if c == nil {
-				t.Fatal("no cluster details")
+			if r.Profile == "UDP_STREAM" && (r.Summary.PacketsPerSecond == nil || r.Summary.LossPercent == nil) {
+				t.Errorf("%s: no packet rate or loss", id)
 			}
-			if !strings.EqualFold(c.CNI, cni) {
-				t.Errorf("cluster details name CNI %q, the harness brought up %s", c.CNI, cni)
-			}
-			if cni != "bridge" && !strings.Contains(strings.ToLower(c.CNIMode), strings.ReplaceAll(mode, "-", "")) &&
-				!strings.Contains(strings.ToLower(c.CNIMode), mode) {
-				t.Errorf("cluster details give CNI mode %q, the harness brought up %s", c.CNIMode, mode)
-			}
-			// Every mode here encapsulates in VXLAN (50 bytes on a 1500-byte underlay) or routes
-			// unencapsulated; a CNI that got its pod MTU wrong fragments or drops.
-			// Cilium keeps the underlay's MTU on the pod's eth0 and puts the tunnel's 1450 on the
-			// pod's routes (cilium-cni: DeviceMTU for the veth, RouteMTU for the routes).
-			wantMTU := 1500
-			if mode == "vxlan" && cni != "cilium" {
-				wantMTU = 1450
-			}
-			if c.PodMTUBytes != wantMTU {
-				t.Errorf("pod MTU %d, want %d for %s", c.PodMTUBytes, wantMTU, mode)
-			}
-			t.Logf("%s: %d cases, CNI %s %s mode %q, pod MTU %d", name, len(run.Results), c.CNI, c.CNIVersion, c.CNIMode, c.PodMTUBytes)
-		})
-	}
+		}
+		c := run.Cluster
+		if c == nil {
+			t.Fatal("no cluster details")
+		}
+		if !strings.EqualFold(c.CNI, cni) {
+			t.Errorf("cluster details name CNI %q, the harness brought up %s", c.CNI, cni)
+		}
+		if cni != "bridge" && !strings.Contains(strings.ToLower(c.CNIMode), strings.ReplaceAll(mode, "-", "")) &&
+			!strings.Contains(strings.ToLower(c.CNIMode), mode) {
+			t.Errorf("cluster details give CNI mode %q, the harness brought up %s", c.CNIMode, mode)
+		}
+		// Every mode here encapsulates in VXLAN (50 bytes on a 1500-byte underlay) or routes
+		// unencapsulated; a CNI that got its pod MTU wrong fragments or drops.
+		// Cilium keeps the underlay's MTU on the pod's eth0 and puts the tunnel's 1450 on the
+		// pod's routes (cilium-cni: DeviceMTU for the veth, RouteMTU for the routes).
+		wantMTU := 1500
+		if mode == "vxlan" && cni != "cilium" {
+			wantMTU = 1450
+		}
+		if c.PodMTUBytes != wantMTU {
+			t.Errorf("pod MTU %d, want %d for %s", c.PodMTUBytes, wantMTU, mode)
+		}
+		t.Logf("%s: %d cases, CNI %s %s mode %q, pod MTU %d", name, len(run.Results), c.CNI, c.CNIVersion, c.CNIMode, c.PodMTUBytes)
+	})
 
 	out, errOut, code := kpRunCLI(ctx, append([]string{"compare"}, files...)...)
 	if code != 0 {
@@ -152,37 +138,23 @@ func TestCNIProgramming(t *testing.T) {
 			os.Getenv("CNPERF_E2E_CNIS_PROGRAMMING_COUNT"), os.Getenv("CNPERF_E2E_CNIS_NODES"))
 	}
 	const timeout = 30 * time.Second // cnperf programming's default --timeout
-	var files []string
-	for _, entry := range strings.Fields(list) {
-		cni, mode, _ := strings.Cut(entry, ":")
+	files := eachCNIRun(t, dir, list, ".programming.jsonl", func(t *testing.T, cni, mode string, run *api.Run) {
 		name := cni + "-" + mode
-		path := filepath.Join(dir, name+".programming.jsonl")
-		files = append(files, path)
-		t.Run(name, func(t *testing.T) {
-			runs, err := runfile.Read(path)
-			if err != nil || len(runs) != 1 {
-				t.Fatalf("read %s: %v (%d runs)", path, err, len(runs))
+		profiles := []api.Profile{api.ServiceCreate, api.ServiceDelete, api.EndpointAdd, api.EndpointRemove}
+		if cni == "calico" || cni == "cilium" {
+			profiles = append(profiles, api.PolicyDeny, api.PolicyAllow)
+		}
+		if kinds := os.Getenv("CNPERF_E2E_CNIS_PROGRAMMING_KINDS"); kinds != "" {
+			profiles = programmingProfiles(t, kinds)
+		}
+		for _, r := range run.Results {
+			if !slices.Contains(profiles, r.Profile) {
+				t.Errorf("a %s result: the run measures %v only", r.Profile, profiles)
 			}
-			run := runs[0]
-			if got := run.Labels["cni"]; got != name {
-				t.Errorf("run label cni=%q, want %q", got, name)
-			}
-			profiles := []api.Profile{api.ServiceCreate, api.ServiceDelete, api.EndpointAdd, api.EndpointRemove}
-			if cni == "calico" || cni == "cilium" {
-				profiles = append(profiles, api.PolicyDeny, api.PolicyAllow)
-			}
-			if kinds := os.Getenv("CNPERF_E2E_CNIS_PROGRAMMING_KINDS"); kinds != "" {
-				profiles = programmingProfiles(t, kinds)
-			}
-			for _, r := range run.Results {
-				if !slices.Contains(profiles, r.Profile) {
-					t.Errorf("a %s result: the run measures %v only", r.Profile, profiles)
-				}
-			}
-			checkFigures(t, run, nodes, profiles, count, timeout)
-			t.Logf("%s: %d results, %d changes of each of %v from %v", name, len(run.Results), count, profiles, nodes)
-		})
-	}
+		}
+		checkFigures(t, run, nodes, profiles, count, timeout)
+		t.Logf("%s: %d results, %d changes of each of %v from %v", name, len(run.Results), count, profiles, nodes)
+	})
 	if len(files) < 2 {
 		return
 	}
@@ -211,4 +183,29 @@ func programmingProfiles(t *testing.T, kinds string) []api.Profile {
 		profiles = append(profiles, ps...)
 	}
 	return profiles
+}
+
+// eachCNIRun runs check, as a subtest named CNI-MODE, on the one run of each CNI:MODE entry of
+// list that e2e-cnis.sh wrote to dir/CNI-MODE+suffix, after checking the file holds one run
+// labelled cni=CNI-MODE; it returns the files in list's order (compare's, the first the base).
+func eachCNIRun(t *testing.T, dir, list, suffix string, check func(t *testing.T, cni, mode string, run *api.Run)) []string {
+	t.Helper()
+	var files []string
+	for _, entry := range strings.Fields(list) {
+		cni, mode, _ := strings.Cut(entry, ":")
+		name := cni + "-" + mode
+		path := filepath.Join(dir, name+suffix)
+		files = append(files, path)
+		t.Run(name, func(t *testing.T) {
+			runs, err := runfile.Read(path)
+			if err != nil || len(runs) != 1 {
+				t.Fatalf("read %s: %v (%d runs)", path, err, len(runs))
+			}
+			if got := runs[0].Labels["cni"]; got != name {
+				t.Errorf("run label cni=%q, want %q", got, name)
+			}
+			check(t, cni, mode, runs[0])
+		})
+	}
+	return files
 }
