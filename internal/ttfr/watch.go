@@ -89,8 +89,9 @@ type WatchReport struct {
 }
 
 type attemptOutcome struct {
-	seq int
-	err error
+	seq   int
+	start time.Time // when the attempt's connect was issued
+	err   error
 }
 
 type attemptRec struct {
@@ -242,12 +243,17 @@ func Watch(ctx context.Context, cfg WatchConfig) WatchReport {
 			return
 		}
 		seq := len(w.recs)
-		w.recs = append(w.recs, attemptRec{start: time.Now()})
+		w.recs = append(w.recs, attemptRec{start: time.Now()}) // until it is done: when it was scheduled
 		rep.Attempts++
 		pool.start(func(ctx context.Context) attemptOutcome {
 			actx, acancel := context.WithTimeout(ctx, cfg.AttemptTimeout)
 			defer acancel()
-			return attemptOutcome{seq, attempt(actx)}
+			// the attempt's start is when its connect is issued, not when it was scheduled: on
+			// a busy node the goroutine may run milliseconds later, after a change it would
+			// then seem to have seen before it happened
+			began := time.Now()
+			err := attempt(actx)
+			return attemptOutcome{seq: seq, start: began, err: err}
 		})
 	}
 	start()
@@ -261,7 +267,7 @@ func Watch(ctx context.Context, cfg WatchConfig) WatchReport {
 				continue
 			}
 			r := &w.recs[o.seq]
-			r.done, r.state = true, Open
+			r.start, r.done, r.state = o.start, true, Open
 			if o.err != nil {
 				r.state = Closed
 				rep.LastError = errText(o.err)
