@@ -192,7 +192,7 @@ func newVersionCommand(streams iostreams.Streams) *cobra.Command {
 				return err
 			case "", "table":
 			default:
-				return exit.Usage("-o %q: want json or yaml (or none for text)%s", output, flags.Suggest(output, []string{"json", "yaml"}))
+				return flags.Output(output, []string{"json", "yaml"})
 			}
 			fmt.Fprintf(streams.Out, "cnperf %s (commit %s, %s, %s/%s)\n", version.Version, version.Commit,
 				runtime.Version(), runtime.GOOS, runtime.GOARCH)

@@ -298,3 +298,39 @@ func TestVerboseQuiet(t *testing.T) {
 		t.Errorf("-v -q: err %v, want bad usage", r.err)
 	}
 }
+
+// TestOutputErrorsOneWording: every command that takes -o refuses an unknown format with the
+// one usage error of internal/report.UnknownFormat (kubectl's words), before anything runs;
+// run, import and report once said "unknown output format", the dry-runs "--dry-run prints",
+// version "want json or yaml".
+func TestOutputErrorsOneWording(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	saved := "../changepoint/testdata/real-loopback.json"
+	const registry = "table,wide,json,yaml,csv,k8s-netperf-csv,k8s-netperf-loss-csv,prometheus,perfdash,html,junit,tiger-bench"
+	for _, tc := range []struct {
+		args        []string
+		value, rest string // the -o value; what follows "allowed formats"
+	}{
+		{[]string{"run", "--platform", "local"}, "bogus", " are: " + registry},
+		{[]string{"run", "--platform", "local", "--dry-run"}, "csv", " with --dry-run are: table,wide,json,yaml"},
+		{[]string{"import", "--driver", "iperf3", saved}, "bogus", " are: " + registry},
+		{[]string{"report", saved}, "jsn", " are: " + registry + `,mesh-csv,mesh-cells-csv (did you mean "json"?)`},
+		{[]string{"compare", saved, saved}, "bogus", " are: table,wide,markdown,json"},
+		{[]string{"trend", saved, saved, saved}, "bogus", " are: table,json,yaml,html"},
+		{[]string{"mesh"}, "bogus", " are: table,csv,cells,json,yaml"},
+		{[]string{"mesh", "--dry-run"}, "csv", " with --dry-run are: table,json,yaml"},
+		{[]string{"programming"}, "bogus", " are: table,json,yaml"},
+		{[]string{"version"}, "yml", ` are: json,yaml (did you mean "yaml"?)`},
+		{[]string{"lab", "list"}, "bogus", " are: table,json,yaml"},
+		{[]string{"load", "status"}, "bogus", " are: text,json"},
+	} {
+		r := run(t, context.Background(), append(tc.args, "-o", tc.value)...)
+		want := `unable to match a printer suitable for the output format "` + tc.value + `", allowed formats` + tc.rest
+		if code := exit.Code(r.err); code != exit.BadInput || r.err.Error() != want {
+			t.Errorf("%v -o %s: exit %d, err %v\nwant exit 2 and %s", tc.args, tc.value, code, r.err, want)
+		}
+		if r.stdout != "" {
+			t.Errorf("%v -o %s printed %q", tc.args, tc.value, r.stdout)
+		}
+	}
+}

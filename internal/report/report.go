@@ -103,20 +103,34 @@ func LookupReport(format string, opts ...Option) (Encoder, error) {
 			return build(e, opts), nil
 		}
 	}
+	return nil, unknownFormat(format, ReportFormats())
+}
+
+// ReportFormats is Formats plus the formats of saved mesh runs: what cnperf report accepts.
+func ReportFormats() []string {
 	names := Formats()
 	for _, e := range meshFormats {
 		names = append(names, e.name)
 	}
-	return nil, unknownFormat(format, names)
+	return names
 }
 
-// unknownFormat is the error for a format not in names, with the nearest one.
-func unknownFormat(format string, names []string) error {
+func unknownFormat(format string, names []string) error { return UnknownFormat(format, names, "") }
+
+// UnknownFormat is the one error for an output format not among allowed, in kubectl's words,
+// with the nearest allowed one: every command's -o says it through here (Lookup, and
+// internal/cli/flags.Output for the commands whose formats are not this registry's). when,
+// if not empty, says what narrows the formats ("with --dry-run").
+func UnknownFormat(format string, allowed []string, when string) error {
+	if when != "" {
+		when = " " + when
+	}
 	near := ""
-	if c := plan.Closest(format, names); c != "" {
+	if c := plan.Closest(format, allowed); c != "" && !strings.EqualFold(c, format) {
 		near = fmt.Sprintf(" (did you mean %q?)", c)
 	}
-	return fmt.Errorf("unknown output format %q%s (known: %s)", format, near, strings.Join(names, ", "))
+	return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats%s are: %s%s",
+		format, when, strings.Join(allowed, ","), near)
 }
 
 // Formats lists the format names in a stable order.

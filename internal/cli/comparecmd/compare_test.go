@@ -125,8 +125,8 @@ func TestCompareCommandUsageErrors(t *testing.T) {
 	}{
 		"one label for two files": {[]string{"--label", "x", base, base}, "--label given 1 times for 2 files"},
 		"bad alpha":               {[]string{"--alpha", "1.5", base, base}, "--alpha 1.5"},
-		"bad format":              {[]string{"-o", "html", base, base}, `--output "html": want table, wide, markdown or json`},
-		"mistyped format":         {[]string{"-o", "markdwon", base, base}, `--output "markdwon": want table, wide, markdown or json (did you mean "markdown"?)`},
+		"bad format":              {[]string{"-o", "html", base, base}, `unable to match a printer suitable for the output format "html", allowed formats are: table,wide,markdown,json`},
+		"mistyped format":         {[]string{"-o", "markdwon", base, base}, `unable to match a printer suitable for the output format "markdwon", allowed formats are: table,wide,markdown,json (did you mean "markdown"?)`},
 		"missing file":            {[]string{base, filepath.Join(dir, "none.jsonl")}, "none.jsonl"},
 		"negative gate":           {[]string{"--fail-on-regression", "-1", base, base}, "--fail-on-regression -1: want a percentage ≥ 0"},
 		"NaN gate":                {[]string{"--fail-on-regression", "NaN", base, base}, "--fail-on-regression NaN: want a percentage ≥ 0"},

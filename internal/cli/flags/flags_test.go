@@ -147,13 +147,24 @@ func TestEncodeData(t *testing.T) {
 
 func TestOutput(t *testing.T) {
 	formats := []string{"table", "json", "yaml"}
-	for _, tc := range []struct{ value, want string }{
-		{"json", ""},
-		{"yml", `--output "yml": want table, json or yaml (did you mean "yaml"?)`},
-		{"xml", `--output "xml": want table, json or yaml`},
-		{"", `--output "": want table, json or yaml`},
+	for _, tc := range []struct {
+		value  string
+		dryRun bool
+		want   string
+	}{
+		{"json", false, ""},
+		{"json", true, ""},
+		{"yml", false, `unable to match a printer suitable for the output format "yml", allowed formats are: table,json,yaml (did you mean "yaml"?)`},
+		{"xml", false, `unable to match a printer suitable for the output format "xml", allowed formats are: table,json,yaml`},
+		{"", false, `unable to match a printer suitable for the output format "", allowed formats are: table,json,yaml`},
+		{"YAML", false, `unable to match a printer suitable for the output format "YAML", allowed formats are: table,json,yaml`},
+		{"csv", true, `unable to match a printer suitable for the output format "csv", allowed formats with --dry-run are: table,json,yaml`},
 	} {
-		err := Output(tc.value, formats)
+		check := Output
+		if tc.dryRun {
+			check = DryRunOutput
+		}
+		err := check(tc.value, formats)
 		var u *exit.UsageError
 		switch {
 		case tc.want == "" && err != nil:

@@ -1,31 +1,31 @@
 package flags
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/report"
 )
 
 // Output checks a command's -o value against its formats: nil when known, else a usage error
-// naming the flag, the formats and, for a mistyped one, the closest (compare and trend).
-func Output(value string, formats []string) error {
-	for _, f := range formats {
-		if f == value {
-			return nil
-		}
-	}
-	return exit.Usage("--output %q: want %s%s", value, orList(formats), Suggest(value, formats))
+// in the one wording of internal/report.UnknownFormat (kubectl's), with the closest format.
+func Output(value string, formats []string) error { return output(value, formats, "") }
+
+// DryRunOutput is Output for --dry-run, which prints fewer formats than the command: the error
+// says the formats are those of --dry-run.
+func DryRunOutput(value string, formats []string) error {
+	return output(value, formats, "with --dry-run")
 }
 
-// orList joins values as "a, b or c".
-func orList(values []string) string {
-	if len(values) < 2 {
-		return strings.Join(values, "")
+func output(value string, formats []string, when string) error {
+	if slices.Contains(formats, value) {
+		return nil
 	}
-	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
+	return &exit.UsageError{Err: report.UnknownFormat(value, formats, when)}
 }
 
 // Regression is --fail-on-regression PCT, the regression gate of compare and trend: On when the

@@ -116,7 +116,7 @@ func acceptedOutputs() string {
 func (o *options) run(streams iostreams.Streams) error {
 	enc, err := report.Lookup(o.output, report.Width(iostreams.Columns(streams.Out)))
 	if err != nil {
-		return exit.Usage("--output: %v", err)
+		return &exit.UsageError{Err: err}
 	}
 	d, err := all.Get(o.driver)
 	if err != nil {

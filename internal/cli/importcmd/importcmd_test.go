@@ -150,7 +150,7 @@ func TestImportFailures(t *testing.T) {
 		{[]string{"--driver", "iperf3", "--profile", "TCP_NOPE", "x"}, "unknown profile"},
 		{[]string{"--driver", "iperf3", "--path", "moon", "x"}, "unknown path"},
 		{[]string{"--driver", "iperf3", "--path", "lopback", "x"}, `did you mean "loopback"?`},
-		{[]string{"--driver", "iperf3", "-o", "xml", "x"}, "--output"},
+		{[]string{"--driver", "iperf3", "-o", "xml", "x"}, `output format "xml", allowed formats are:`},
 	}
 	for _, tt := range tests {
 		_, _, err := execute(t, "", tt.args...)

@@ -31,7 +31,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"up", "--path", "loopback"}, `--path "loopback"`},
 		{[]string{"up", "--mtu", "10"}, "--mtu 10"},
 		{[]string{"down", "nothex"}, "is not a lab tag"},
-		{[]string{"list", "-o", "jsn"}, `--output "jsn": want table, json or yaml (did you mean "json"?)`},
+		{[]string{"list", "-o", "jsn"}, `unable to match a printer suitable for the output format "jsn", allowed formats are: table,json,yaml (did you mean "json"?)`},
 	} {
 		_, _, err := runCmd(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -107,7 +107,7 @@ func TestUsage(t *testing.T) {
 		}
 	}
 	// the one -o check of every command (flags.Output): the flag, the formats, the closest
-	if _, _, err := execute(t, cs, "status", "-o", "jsn"); err == nil || err.Error() != `--output "jsn": want text or json (did you mean "json"?)` {
+	if _, _, err := execute(t, cs, "status", "-o", "jsn"); err == nil || err.Error() != `unable to match a printer suitable for the output format "jsn", allowed formats are: text,json (did you mean "json"?)` {
 		t.Errorf("status -o jsn: %v", err)
 	}
 }

@@ -182,6 +182,9 @@ func (o *Options) bindFlags(c *cobra.Command) {
 // meshFormats are the values of mesh's -o.
 var meshFormats = []string{"table", "csv", "cells", "json", "yaml"}
 
+// meshDryRunFormats are the -o values mesh --dry-run prints (the plan has no matrix yet).
+var meshDryRunFormats = []string{"table", "json", "yaml"}
+
 // settings is what Run derives from Options before touching the cluster.
 type settings struct {
 	profile  api.Profile
@@ -236,8 +239,10 @@ func (o *Options) validate() (*settings, error) {
 	if s.params.Options, err = driverOptions(o.DriverOptions); err != nil {
 		return nil, err
 	}
-	if o.DryRun && o.Output != "table" && o.Output != "json" && o.Output != "yaml" {
-		return nil, exit.Usage("--dry-run prints table, json or yaml, not %q (-o)", o.Output)
+	if o.DryRun {
+		if err := flags.DryRunOutput(o.Output, meshDryRunFormats); err != nil {
+			return nil, err
+		}
 	}
 	c := plan.Case{Profile: s.profile, Path: api.PathPodPodCrossNode, Driver: d.Name(), Params: s.params}
 	if err := plan.CaseLimits(c, plan.LimitFields{Parallel: "--parallel", Burst: "--burst", MessageSize: "--message-size",

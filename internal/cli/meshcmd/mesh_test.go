@@ -43,7 +43,7 @@ func TestValidate(t *testing.T) {
 		{nil, ""},
 		{[]string{"--profile", "tcp_rr", "--network", "pod,host"}, ""},
 		{[]string{"--all-to-one", "node1", "--via", "direct,service", "--concurrent"}, ""},
-		{[]string{"--output", "xml"}, "--output"},
+		{[]string{"--output", "xml"}, `output format "xml", allowed formats are: table,csv,cells,json,yaml`},
 		{[]string{"--profile", "SCTP"}, "--profile"},
 		{[]string{"--driver", "nosuch"}, "--driver"},
 		{[]string{"--duration", "0s"}, "--duration"},

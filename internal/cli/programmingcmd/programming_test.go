@@ -32,7 +32,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"--confirm", "0"}, "--confirm 0: want 1 to 1000", nil},
 		{[]string{"--timeout", "0s"}, "--settle and --timeout must be positive", nil},
 		{[]string{"--standing-policies", "0,-1"}, "--standing-policies -1: want 0 to 99999", nil},
-		{[]string{"-o", "csv"}, `--output "csv": want table, json or yaml`, nil},
+		{[]string{"-o", "csv"}, `unable to match a printer suitable for the output format "csv", allowed formats are: table,json,yaml`, nil},
 		{[]string{"--image-pull-policy", "Sometimes"}, `--image-pull-policy "Sometimes"`, nil},
 	} {
 		o := &Options{}

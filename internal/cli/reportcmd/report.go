@@ -63,7 +63,7 @@ that is not a mesh).`,
 		},
 	}
 	c.Flags().StringVarP(&o.output, "output", "o", "table", "output format: one of the formats listed above")
-	flags.CompleteValues(c, "output", false, report.Formats)
+	flags.CompleteValues(c, "output", false, report.ReportFormats)
 	flags.Sinks(c.Flags(), &o.sinks)
 	return c
 }

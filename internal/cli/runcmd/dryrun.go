@@ -15,7 +15,6 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/config"
-	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/text"
 )
@@ -232,11 +231,4 @@ func tigerBenchTestsWithoutCases(loaded *config.Loaded, cases []plan.Case) []Dry
 		}
 	}
 	return out
-}
-
-func checkDryRunFormat(format string) error {
-	if !slices.Contains(dryRunFormats, format) {
-		return exit.Usage("--dry-run prints %s, not %q (-o)", strings.Join(dryRunFormats, ", "), format)
-	}
-	return nil
 }

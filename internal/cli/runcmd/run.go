@@ -245,12 +245,12 @@ type setup struct {
 func (o *Options) setup(streams iostreams.Streams, fs *pflag.FlagSet) (st setup, err error) {
 	log := streams.LogWriter()
 	if o.DryRun {
-		if err := checkDryRunFormat(o.Output); err != nil {
+		if err := flags.DryRunOutput(o.Output, dryRunFormats); err != nil {
 			return st, err
 		}
 	}
 	if st.enc, err = report.Lookup(o.Output, report.Width(iostreams.Columns(streams.Out))); err != nil {
-		return st, exit.Usage("--output: %v", err)
+		return st, &exit.UsageError{Err: err}
 	}
 	if st.labels, err = session.ParseLabels(o.Labels); err != nil {
 		return st, err

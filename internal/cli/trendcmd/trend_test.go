@@ -88,7 +88,7 @@ func TestTrendCommand(t *testing.T) {
 		{"empty directory", []string{t.TempDir()}, 2, []string{"no results files in the directory"}},
 		{"glob matches nothing", []string{filepath.Join(dir, "*.csv")}, 2, []string{"the pattern matches no file"}},
 		{"no such file", []string{filepath.Join(dir, "nope.jsonl")}, 2, []string{"no such file"}},
-		{"bad format", []string{dir, "-o", "yml"}, 2, []string{`--output "yml": want table, json, yaml or html (did you mean "yaml"?)`}},
+		{"bad format", []string{dir, "-o", "yml"}, 2, []string{`unable to match a printer suitable for the output format "yml", allowed formats are: table,json,yaml,html (did you mean "yaml"?)`}},
 		{"negative gate", []string{dir, "--fail-on-regression", "-1"}, 2, []string{"--fail-on-regression -1: want a percentage ≥ 0"}},
 		{"NaN gate", []string{dir, "--fail-on-regression", "NaN"}, 2, []string{"--fail-on-regression NaN: want a percentage ≥ 0"}},
 		{"gate of 0", []string{dir, "--fail-on-regression", "0"}, 1, []string{"regression gate of 0% failed on 1 series"}},
