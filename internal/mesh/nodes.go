@@ -16,7 +16,42 @@ import (
 type Node struct {
 	Name       string
 	Zone       string
-	InternalIP string
+	InternalIP string // the first, as the run's cluster details record it
+	// Family is the IP family the node puts first (kube.NodeFamily), which DefaultFamily reads.
+	Family string
+	// IPs are its address of each family, "ipv4" and "ipv6" (kube.NodeIP), for Addr.
+	IPs map[string]string
+}
+
+// Addr is n's address of the family (kube.NodeIP: an InternalIP, else an ExternalIP; "" = the
+// first InternalIP).
+func (n Node) Addr(family string) string {
+	if family == "" {
+		return n.InternalIP
+	}
+	return n.IPs[family]
+}
+
+// DefaultFamily is the IP family a mesh or programming run on nodes measures on, decided as
+// cnperf run decides it (kube.DefaultFamily): "ipv6" when every node puts IPv6 first, ""
+// (IPv4) otherwise.
+func DefaultFamily(nodes []Node) string {
+	fams := make([]string, len(nodes))
+	for i, n := range nodes {
+		fams[i] = n.Family
+	}
+	return kube.DefaultFamily(fams)
+}
+
+// newNode is the Node of n.
+func newNode(n *corev1.Node) Node {
+	ips := map[string]string{}
+	for _, f := range []string{"ipv4", "ipv6"} {
+		if ip := kube.NodeIP(n, f); ip != "" {
+			ips[f] = ip
+		}
+	}
+	return Node{Name: n.Name, Zone: n.Labels[kube.LabelZone], InternalIP: internalIP(n), Family: kube.NodeFamily(n), IPs: ips}
 }
 
 // NodeFilter chooses the nodes of a mesh.
@@ -62,7 +97,7 @@ func ListNodes(ctx context.Context, cs kubernetes.Interface, f NodeFilter) ([]No
 				skipped = append(skipped, Skipped{n.Name, why})
 				continue
 			}
-			nodes = append(nodes, Node{Name: n.Name, Zone: n.Labels[kube.LabelZone], InternalIP: internalIP(n)})
+			nodes = append(nodes, newNode(n))
 		}
 		if list.Continue == "" {
 			break

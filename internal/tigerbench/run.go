@@ -540,7 +540,10 @@ func (r *tbRun) measureCases(ctx context.Context, rec *api.TigerBenchTest, cases
 		fail("kube platform: %v", err)
 		return
 	}
-	cases = driver.AllocatePorts(cases, r.drivers)
+	if cases, err = casesOn(ctx, plat, cases, r.drivers); err != nil {
+		fail("kube platform: %v", err)
+		return
+	}
 	u := platform.Unit(plat, cases, r.drivers)
 	prepare := u.Prepare
 	u.Prepare = func(ctx context.Context) error {
@@ -570,6 +573,18 @@ func (r *tbRun) measureCases(ctx context.Context, rec *api.TigerBenchTest, cases
 	for _, err := range measure.Errors(measure.Run(ctx, measure.Options{Say: r.say}, u)) {
 		fail("%v", err)
 	}
+}
+
+// casesOn are a test's cases as plat measures them: those that name no IP family on the
+// platform's default one (platform.DefaultFamily, as cnperf run does: IPv6 on a cluster whose
+// nodes put IPv6 first), then their server ports (driver.AllocatePorts, which gives an IPv6
+// server of iperf 2 and sockperf its own port).
+func casesOn(ctx context.Context, plat platform.Platform, cases []plan.Case, drivers map[string]driver.Driver) ([]plan.Case, error) {
+	cases, err := platform.DefaultFamily(ctx, plat, cases)
+	if err != nil {
+		return nil, err
+	}
+	return driver.AllocatePorts(cases, drivers), nil
 }
 
 // say prints a line a person must see (what a failed clean-up may have left).

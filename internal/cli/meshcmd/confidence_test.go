@@ -104,7 +104,7 @@ func TestMeshRunWithConfidenceStopsAtTarget(t *testing.T) {
 		env := mesh.Env{Exec: func(a mesh.Agent) platform.Executor {
 			return seqExec{mu: &mu, n: counts, node: a.Node, gbit: []float64{9, 11, 10}}
 		}}
-		_, results := o.meshOptions(s).RunMesh(context.Background(), env, nodes, sched, []*mesh.AgentSet{set})
+		_, results := o.meshOptions(s, "").RunMesh(context.Background(), env, nodes, sched, []*mesh.AgentSet{set})
 		if len(results) != 2 {
 			t.Fatalf("%v: %d results, want 2", tc.args, len(results))
 		}

@@ -141,7 +141,7 @@ func (m *meshRun) prepare(ctx context.Context) error {
 		}
 	}
 
-	m.mo = o.meshOptions(s)
+	m.mo = o.meshOptions(s, mesh.DefaultFamily(m.nodes))
 	token, err := agenttoken.ForRun()
 	if err != nil {
 		return err
@@ -172,8 +172,9 @@ func (m *meshRun) prepare(ctx context.Context) error {
 
 // meshOptions are the mesh library's options for the settings: the profile, the driver with
 // its ports moved to --port where it can, and the parameters of every cell (samples,
-// confidence target, ...).
-func (o *Options) meshOptions(s *settings) *mesh.Options {
+// confidence target, ..., and family, the nodes' IP family as cnperf run decides it:
+// mesh.DefaultFamily), so that the agents' servers listen on the family their clients dial.
+func (o *Options) meshOptions(s *settings, family string) *mesh.Options {
 	var meshOpts map[string]string
 	if pm, ok := s.drv.(driver.PortMover); ok {
 		meshOpts = pm.PortOptions([]int{o.Port, o.Port + 1})
@@ -186,6 +187,7 @@ func (o *Options) meshOptions(s *settings) *mesh.Options {
 		mo.Attachment = s.network.Name
 	}
 	mo.Params.Options = plan.MergeOptions(s.params.Options, meshOpts)
+	mo.Params.IPFamily = family
 	return mo
 }
 

@@ -247,10 +247,7 @@ func (o *Options) clientNodes(ctx context.Context, cs kubernetes.Interface, log 
 // every node; nothing is created yet.
 func (o *Options) newRunner(k *flags.KubeStart[*settings], nodes []mesh.Node, log io.Writer) (*programming.Runner, error) {
 	s := k.Settings
-	nodeIPs := map[string]string{}
-	for _, n := range nodes {
-		nodeIPs[n.Name] = n.InternalIP
-	}
+	nodeIPs := nodeAddrs(nodes)
 	stream := kube.RemoteStreamer(k.Client, k.Config)
 	return programming.New(programming.Options{
 		Namespace: o.Namespace, RunID: k.RunID, Image: o.Image, PullPolicy: s.pull, Nodes: mesh.Names(nodes), ServerNode: o.ServerNode,
@@ -340,4 +337,17 @@ func (o *Options) write(streams iostreams.Streams, run *api.Run) error {
 		return err
 	}
 	return enc.Encode(streams.Out, []*api.Run{run})
+}
+
+// nodeAddrs are the nodes' addresses where the probes dial their NodePorts: of the family
+// cnperf run measures on for these nodes (mesh.DefaultFamily: IPv6 when every node puts IPv6
+// first), not the first InternalIP, which a dual-stack IPv6-first node may list as IPv4; with
+// the default family, the first InternalIP (as cnperf run's NodePort target).
+func nodeAddrs(nodes []mesh.Node) map[string]string {
+	family := mesh.DefaultFamily(nodes)
+	out := make(map[string]string, len(nodes))
+	for _, n := range nodes {
+		out[n.Name] = n.Addr(family)
+	}
+	return out
 }

@@ -52,39 +52,6 @@ func TestCheckNodeFamilies(t *testing.T) {
 	}
 }
 
-func TestPrimaryFamily(t *testing.T) {
-	v4 := familyNode("a", []string{"10.244.1.0/24"}, "10.123.0.11")
-	v6 := familyNode("b", []string{"fd00:10:244:1::/64"}, "fd00:10:123::11")
-	v6AddrOnly := familyNode("c", nil, "fd00:10:123::12")
-	dual := familyNode("d", []string{"10.244.1.0/24", "fd00:10:244:1::/64"}, "10.123.0.11", "fd00:10:123::11")
-	dualV6First := familyNode("e", []string{"fd00:10:244:1::/64", "10.244.1.0/24"}, "fd00:10:123::11", "10.123.0.11")
-	bare := familyNode("f", nil)
-	tests := []struct {
-		name  string
-		nodes []*corev1.Node
-		want  string
-	}{
-		{"ipv4", []*corev1.Node{v4}, ""},
-		{"ipv6 by pod CIDR", []*corev1.Node{v6}, "ipv6"},
-		{"ipv6 by address", []*corev1.Node{v6AddrOnly}, "ipv6"},
-		{"ipv6 with a node that says nothing", []*corev1.Node{v6, bare}, "ipv6"},
-		{"dual, IPv4 first", []*corev1.Node{dual}, ""},
-		{"dual, IPv6 first", []*corev1.Node{dualV6First}, "ipv6"},
-		{"mixed nodes", []*corev1.Node{v6, v4}, ""},
-		{"no nodes", nil, ""},
-		{"nothing known", []*corev1.Node{bare}, ""},
-	}
-	for _, tt := range tests {
-		var nodes []corev1.Node
-		for _, n := range tt.nodes {
-			nodes = append(nodes, *n)
-		}
-		if got := primaryFamily(nodes); got != tt.want {
-			t.Errorf("%s: primaryFamily = %q, want %q", tt.name, got, tt.want)
-		}
-	}
-}
-
 func TestDefaultIPFamilyAsksTheNodes(t *testing.T) {
 	ctx := context.Background()
 	for _, tt := range []struct {

@@ -912,7 +912,7 @@ func (p *Platform) target(ctx context.Context, c plan.Case, r route, srv *endpoi
 		if sv == nil {
 			return t, fmt.Errorf("no NodePort service for driver %s", c.Driver)
 		}
-		ip := nodeIP(p.nodes[p.placement.Server], family)
+		ip := kube.NodeIP(p.nodes[p.placement.Server], family)
 		if ip == "" {
 			return t, fmt.Errorf("node %s has no %s internal address for the NodePort", p.placement.Server, kube.FamilyName(family))
 		}
@@ -1005,25 +1005,6 @@ func (p *Platform) describe(ep *endpoint, role, family string) api.Endpoint {
 		}
 	}
 	return out
-}
-
-func nodeIP(n *corev1.Node, family string) string {
-	if n == nil {
-		return ""
-	}
-	var internal, external []string
-	for _, a := range n.Status.Addresses {
-		switch a.Type {
-		case corev1.NodeInternalIP:
-			internal = append(internal, a.Address)
-		case corev1.NodeExternalIP:
-			external = append(external, a.Address)
-		}
-	}
-	if ip := kube.PickIP(internal, family); ip != "" {
-		return ip
-	}
-	return kube.PickIP(external, family)
 }
 
 // Close implements platform.Platform: in each of the run's namespaces it deletes the

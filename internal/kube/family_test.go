@@ -1,0 +1,77 @@
+package kube
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func familyNode(name string, podCIDRs []string, ips ...string) *corev1.Node {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{PodCIDRs: podCIDRs}}
+	for _, ip := range ips {
+		n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip})
+	}
+	return n
+}
+
+// TestPrimaryFamily is the one decision of the default IP family (cnperf run, mesh,
+// programming, tiger-bench).
+func TestPrimaryFamily(t *testing.T) {
+	v4 := familyNode("a", []string{"10.244.1.0/24"}, "10.123.0.11")
+	v6 := familyNode("b", []string{"fd00:10:244:1::/64"}, "fd00:10:123::11")
+	v6AddrOnly := familyNode("c", nil, "fd00:10:123::12")
+	dual := familyNode("d", []string{"10.244.1.0/24", "fd00:10:244:1::/64"}, "10.123.0.11", "fd00:10:123::11")
+	dualV6First := familyNode("e", []string{"fd00:10:244:1::/64", "10.244.1.0/24"}, "fd00:10:123::11", "10.123.0.11")
+	bare := familyNode("f", nil)
+	v6External := familyNode("g", nil)
+	v6External.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeExternalIP, Address: "2001:db8::7"}}
+	tests := []struct {
+		name  string
+		nodes []*corev1.Node
+		want  string
+	}{
+		{"ipv4", []*corev1.Node{v4}, ""},
+		{"ipv6 by pod CIDR", []*corev1.Node{v6}, "ipv6"},
+		{"ipv6 by address", []*corev1.Node{v6AddrOnly}, "ipv6"},
+		{"ipv6 with a node that says nothing", []*corev1.Node{v6, bare}, "ipv6"},
+		{"dual, IPv4 first", []*corev1.Node{dual}, ""},
+		{"dual, IPv6 first", []*corev1.Node{dualV6First}, "ipv6"},
+		{"mixed nodes", []*corev1.Node{v6, v4}, ""},
+		{"no nodes", nil, ""},
+		{"nothing known", []*corev1.Node{bare}, ""},
+		{"ipv6 by external address", []*corev1.Node{v6External}, "ipv6"},
+	}
+	for _, tt := range tests {
+		var nodes []corev1.Node
+		for _, n := range tt.nodes {
+			nodes = append(nodes, *n)
+		}
+		if got := PrimaryFamily(nodes); got != tt.want {
+			t.Errorf("%s: PrimaryFamily = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestNodeIP(t *testing.T) {
+	dual := familyNode("d", nil, "10.123.0.11", "fd00:10:123::11")
+	ext := &corev1.Node{Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{
+		{Type: corev1.NodeHostName, Address: "n"}, {Type: corev1.NodeExternalIP, Address: "2001:db8::7"}}}}
+	for _, tt := range []struct {
+		name   string
+		n      *corev1.Node
+		family string
+		want   string
+	}{
+		{"first", dual, "", "10.123.0.11"},
+		{"ipv4", dual, "ipv4", "10.123.0.11"},
+		{"ipv6", dual, "ipv6", "fd00:10:123::11"},
+		{"external when no internal", ext, "ipv6", "2001:db8::7"},
+		{"none of the family", ext, "ipv4", ""},
+		{"no node", nil, "", ""},
+	} {
+		if got := NodeIP(tt.n, tt.family); got != tt.want {
+			t.Errorf("%s: NodeIP = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
