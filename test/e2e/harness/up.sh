@@ -838,7 +838,9 @@ KCFG
   # cilium-config: one file per key, as the chart's ConfigMap is mounted into the agent. Kept
   # kube-proxy (iptables) for services: no kube-proxy replacement and no socket LB (its cgroup
   # programs would attach to the cgroup tree every node shares with the host); no Hubble, no
-  # L7 proxy (Envoy), no health endpoints (cilium-health is not built)
+  # L7 proxy (Envoy), no health endpoints (cilium-health is not built). Its Prometheus metrics
+  # on the node's port 9962 (the chart's prometheus.port; the agent serves none without
+  # prometheus-serve-addr): cnperf programming reads its cilium_policy_implementation_delay
   CCFG=$S/cilium-config; mkdir -p "$CCFG"
   {
     echo "cluster-name=default"; echo "cluster-id=0"; echo "ipam=kubernetes"
@@ -848,7 +850,7 @@ KCFG
     echo "enable-health-checking=false"; echo "enable-endpoint-health-checking=false"
     echo "enable-policy=default"; echo "enable-ipv4-masquerade=true"; echo "enable-bpf-masquerade=false"
     echo "install-iptables-rules=true"; echo "cni-exclusive=true"; echo "cni-chaining-mode=none"
-    echo "k8s-kubeconfig-path=$S/cilium.kubeconfig"
+    echo "k8s-kubeconfig-path=$S/cilium.kubeconfig"; echo "prometheus-serve-addr=:9962"
     if [ "$CNI_MODE" = vxlan ]; then
       echo "routing-mode=tunnel"; echo "tunnel-protocol=vxlan"
     else
