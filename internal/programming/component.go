@@ -25,6 +25,16 @@ const KubeProxyMetric = "kubeproxy_network_programming_duration_seconds"
 // (felix/dataplane/linux/int_dataplane.go).
 const FelixMetric = "felix_int_dataplane_apply_time_seconds"
 
+// CiliumMetric is cilium-agent's own policy implementation delay: a histogram (labelled by
+// the policy's source: k8s for a NetworkPolicy) of the time from the agent taking a policy into
+// its repository to one of its endpoints running with that policy revision in the datapath,
+// observed once per endpoint of the node (daemon/cmd/policy.go, policyAdd; v1.15).
+const CiliumMetric = "cilium_policy_implementation_delay"
+
+// CiliumMetricsPort is where the Helm chart has cilium-agent serve its metrics
+// (prometheus.port, --prometheus-serve-addr=:9962); the agent serves none without that flag.
+const CiliumMetricsPort = 9962
+
 // FelixMetricsPort is Felix's default Prometheus port (prometheusMetricsPort); Felix serves
 // its metrics only with prometheusMetricsEnabled (FELIX_PROMETHEUSMETRICSENABLED=true).
 const FelixMetricsPort = 9091
@@ -40,6 +50,12 @@ const felixNote = "Felix times each apply of a batch of updates to the dataplane
 	"server's node, whose Felix enforces the server's ingress policy for every client: not the way to it (the API " +
 	"server's watch, Felix's calculation graph, its batching and rate limit), which cnperf's figure holds; it counts " +
 	"every apply in the window (the change's, and any other work of that Felix), so its mean is one apply's time"
+
+// ciliumNote says how Cilium's figure differs from cnperf's.
+const ciliumNote = "cilium-agent times, on the server's node, whose agent enforces the server's ingress policy for " +
+	"every client, from taking the policy into its repository (after the API server's watch delivered it, which " +
+	"cnperf's figure holds) to each of that node's endpoints running with it in the datapath: one observation per " +
+	"endpoint of the node (the server's, the client's there, any other pod's), none for a deletion"
 
 // A component programs the dataplane on every node and reports its own programming latency as
 // a Prometheus histogram or summary (its _sum and _count) on the node's loopback, which cnperf
@@ -66,6 +82,9 @@ var (
 	felix = component{name: "Felix", metric: FelixMetric, port: FelixMetricsPort, prefix: "felix_",
 		kinds: []Kind{KindPolicyDeny, KindPolicyAllow}, atServer: true, flag: "--felix-metrics",
 		absent: "no Calico, or its Felix serves no Prometheus metrics there: FelixConfiguration prometheusMetricsEnabled", note: felixNote}
+	cilium = component{name: "Cilium", metric: CiliumMetric, port: CiliumMetricsPort, prefix: "cilium_",
+		kinds: []Kind{KindPolicyDeny, KindPolicyAllow}, atServer: true, flag: "--cilium-metrics",
+		absent: "no Cilium, or its agent serves no Prometheus metrics there: cilium-config prometheus-serve-addr", note: ciliumNote}
 )
 
 // components are the components whose metrics the options ask for.
@@ -77,6 +96,9 @@ func (o Options) components() []*component {
 	if o.FelixMetrics {
 		cs = append(cs, &felix)
 	}
+	if o.CiliumMetrics {
+		cs = append(cs, &cilium)
+	}
 	return cs
 }
 
@@ -84,8 +106,10 @@ func (o Options) components() []*component {
 func (r *Runner) hostsFor() (whose, flags string) {
 	var names, fl []string
 	for _, k := range r.o.Kinds {
-		if c := r.componentOf(k); c != nil && !slices.Contains(names, c.name+"'s") {
-			names, fl = append(names, c.name+"'s"), append(fl, c.flag+"=false")
+		for _, c := range r.componentsOf(k) {
+			if !slices.Contains(names, c.name+"'s") {
+				names, fl = append(names, c.name+"'s"), append(fl, c.flag+"=false")
+			}
 		}
 	}
 	if len(fl) == 1 {
@@ -94,14 +118,48 @@ func (r *Runner) hostsFor() (whose, flags string) {
 	return strings.Join(names, " and "), strings.Join(fl, " and ") + " do"
 }
 
-// componentOf is the component whose figure is read for kind's changes, nil for none.
-func (r *Runner) componentOf(k Kind) *component {
+// componentsOf are the components that may program kind's changes, whose metrics the options
+// ask for: kube-proxy Services; Felix or Cilium, whichever the cluster runs, policies.
+func (r *Runner) componentsOf(k Kind) []*component {
+	var cs []*component
 	for _, c := range r.o.components() {
 		if slices.Contains(c.kinds, k) {
-			return c
+			cs = append(cs, c)
 		}
 	}
-	return nil
+	return cs
+}
+
+// componentOf is the component whose figure is read for kind's changes, nil for none: of
+// several that may program them (Felix and Cilium), the first whose metric a node serves,
+// read once before kind's first change (and kept for the run); when none does, the first,
+// whose readings then say so, with the others' causes (unread).
+func (r *Runner) componentOf(ctx context.Context, k Kind) *component {
+	cs := r.componentsOf(k)
+	if len(cs) < 2 {
+		if len(cs) == 0 {
+			return nil
+		}
+		return cs[0]
+	}
+	if c, ok := r.chosen[k]; ok {
+		return c
+	}
+	var causes []string
+	for i, c := range cs {
+		for _, s := range r.scrape(ctx, c) {
+			switch {
+			case s.read:
+				r.chosen[k] = c
+				return c
+			case i > 0 && s.err != nil && !slices.Contains(causes, s.err.Error()):
+				causes = append(causes, s.err.Error())
+			}
+		}
+	}
+	r.chosen[k] = cs[0]
+	r.unread[cs[0]] = strings.Join(causes, "; ")
+	return cs[0]
 }
 
 // histogram is a Prometheus histogram's (or summary's) _sum and _count, over all its label sets.
@@ -153,8 +211,10 @@ func parseHistogram(text, metric string) (h histogram, found bool, err error) {
 
 // scrape is one reading of a node's component metric.
 type scrape struct {
-	h   histogram
-	err error
+	h histogram
+	// read: the metric (or the component before its first observation) was there
+	read bool
+	err  error
 }
 
 // scrape reads the component's metric on every client node through its hostNetwork pod (an
@@ -184,7 +244,7 @@ func (r *Runner) scrape(ctx context.Context, comp *component) []scrape {
 			case !found && !strings.Contains(text, comp.prefix):
 				out[i].err = fmt.Errorf("no %s metrics at 127.0.0.1:%d on %s (%s)", comp.name, comp.port, c.Node, comp.absent)
 			default:
-				out[i].h = h
+				out[i].h, out[i].read = h, true
 			}
 		}()
 	}
@@ -224,6 +284,8 @@ func (r *Runner) readComponent(ctx context.Context, comp *component, s step, sta
 		}
 		prev := r.lastScrape[j]
 		switch {
+		case cur[j].err != nil && r.unread[comp] != "":
+			a.err = fmt.Errorf("%w; %s", cur[j].err, r.unread[comp])
 		case cur[j].err != nil:
 			a.err = cur[j].err
 		case prev.err == nil:

@@ -81,10 +81,11 @@ type Options struct {
 	NodeIPs  map[string]string
 	// KubeProxyMetrics reads kube-proxy's own figure (KubeProxyMetric) on every client node
 	// around each Service change, through a hostNetwork pod per node; FelixMetrics Felix's
-	// (FelixMetric) on the server's node around each policy change.
-	KubeProxyMetrics, FelixMetrics bool
-	StartTimeout                   time.Duration
-	ClockRounds                    int
+	// (FelixMetric) on the server's node around each policy change, CiliumMetrics Cilium's
+	// (CiliumMetric) likewise; of those two, the one the cluster serves.
+	KubeProxyMetrics, FelixMetrics, CiliumMetrics bool
+	StartTimeout                                  time.Duration
+	ClockRounds                                   int
 }
 
 // Env is what a run talks to.
@@ -114,6 +115,10 @@ type Runner struct {
 	// lastScrape is each client node's reading before the change being measured.
 	comp       map[string]*componentAgg
 	lastScrape []scrape
+	// chosen is the component read for a kind of several candidates (componentOf); unread
+	// holds, for a component chosen though no node served its metric, the others' causes.
+	chosen map[Kind]*component
+	unread map[*component]string
 	// floor is the probe's floor (MeasureFloor), measured at the start of Measure.
 	floor *api.ProbeFloor
 }
@@ -166,6 +171,7 @@ func New(o Options, env Env) (*Runner, error) {
 		}
 	}
 	return &Runner{o: o, env: env, results: map[string]*api.Result{}, comp: map[string]*componentAgg{},
+		chosen: map[Kind]*component{}, unread: map[*component]string{},
 		obj: objects{ns: o.Namespace, runID: o.RunID, image: o.Image, pull: o.PullPolicy, port: o.Port}}, nil
 }
 
@@ -281,7 +287,7 @@ func (r *Runner) Prepare(ctx context.Context) error {
 // wantsHosts says whether the run needs a hostNetwork pod per node (a component's metrics).
 func (r *Runner) wantsHosts() bool {
 	for _, k := range r.o.Kinds {
-		if r.componentOf(k) != nil {
+		if len(r.componentsOf(k)) > 0 {
 			return true
 		}
 	}
@@ -414,7 +420,7 @@ func (r *Runner) probes(s step) ([]stepProbe, []Probe) {
 // for a step, the kind stops there: its results carry the cause (hint says what may be
 // missing) instead of Count timeouts.
 func (r *Runner) repeat(ctx context.Context, kind Kind, standing int, hint string, steps []step) error {
-	comp := r.componentOf(kind)
+	comp := r.componentOf(ctx, kind)
 	for t := range r.o.Count {
 		for _, s := range steps {
 			sp, ps := r.probes(s)

@@ -51,6 +51,7 @@ type Options struct {
 	NodePort         bool
 	KubeProxyMetrics bool
 	FelixMetrics     bool
+	CiliumMetrics    bool
 
 	Output      string
 	ResultsFile string
@@ -126,6 +127,9 @@ per change) that -o json, --results, 'cnperf report' and 'cnperf compare' take.`
 		" on every client node (127.0.0.1:10249, through a hostNetwork pod) around each change and show it beside cnperf's figure")
 	f.BoolVar(&o.FelixMetrics, "felix-metrics", true, "policy kinds: read Calico Felix's own "+programming.FelixMetric+
 		" on the server's node (127.0.0.1:9091, through a hostNetwork pod) around each change and show it beside cnperf's figure")
+	f.BoolVar(&o.CiliumMetrics, "cilium-metrics", true, "policy kinds: read cilium-agent's own "+programming.CiliumMetric+
+		" on the server's node (127.0.0.1:9962, through a hostNetwork pod) around each change and show it beside cnperf's figure"+
+		" (with --felix-metrics, the one the cluster serves)")
 	f.IntSliceVar(&o.StandingPolicies, "standing-policies", []int{0}, "policy kinds: measure under each of these numbers of standing NetworkPolicies, e.g. 0,100,1000")
 	f.StringVarP(&o.Output, "output", "o", "table", "output: table, json or yaml")
 	f.StringVar(&o.ResultsFile, "results", "", "write the run to this file (JSON Lines; read by cnperf report and compare)")
@@ -252,6 +256,7 @@ func (o *Options) newRunner(k *flags.KubeStart[*settings], nodes []mesh.Node, lo
 	return programming.New(programming.Options{
 		Namespace: o.Namespace, RunID: k.RunID, Image: o.Image, PullPolicy: s.pull, Nodes: mesh.Names(nodes), ServerNode: o.ServerNode,
 		Kinds: s.kinds, Count: o.Count, NodePort: o.NodePort, NodeIPs: nodeIPs, KubeProxyMetrics: o.KubeProxyMetrics, FelixMetrics: o.FelixMetrics,
+		CiliumMetrics:    o.CiliumMetrics,
 		StandingPolicies: o.StandingPolicies, StartTimeout: o.StartTimeout,
 		Params: programming.Params{Interval: o.Interval, AttemptTimeout: o.AttemptTimeout, Confirm: o.Confirm, Settle: o.Settle, Timeout: o.Timeout},
 	}, programming.Env{
