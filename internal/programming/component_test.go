@@ -169,3 +169,60 @@ func TestRunnerFelix(t *testing.T) {
 		}
 	}
 }
+
+// TestRunnerCilium: with Felix's and Cilium's metrics both asked for (the defaults), on a
+// Cilium cluster (no Felix: its port answers nothing) the run reads Cilium's
+// cilium_policy_implementation_delay on the server's node, chosen by one reading before the
+// first change; each client's result carries the difference between the readings just before
+// and after the change (real captures from cilium-agent v1.15.19 on the harness's node1 around
+// a policy-deny change). With neither served, the figure says why, naming both.
+func TestRunnerCilium(t *testing.T) {
+	before := readTestdata(t, "cilium-v1.15.19-node1-before.metrics")
+	after := readTestdata(t, "cilium-v1.15.19-node1-after.metrics")
+	bh, found, err := parseHistogram(before, CiliumMetric)
+	if err != nil || !found {
+		t.Fatalf("capture before: %+v found %v (%v)", bh, found, err)
+	}
+	ah, _, err := parseHistogram(after, CiliumMetric)
+	if err != nil || ah.Count <= bh.Count {
+		t.Fatalf("captures: before %+v, after %+v (%v)", bh, ah, err)
+	}
+	for _, c := range []struct {
+		name   string
+		served bool
+	}{{"Cilium serves its metrics", true}, {"no component serves any", false}} {
+		cs, port := fakePolicyCluster(t, 20*time.Millisecond)
+		r := testRunner(t, cs, port, false, KindPolicyDeny)
+		r.o.FelixMetrics, r.o.CiliumMetrics, r.o.Count, r.o.ServerNode = true, true, 1, "n1"
+		none := "# HELP go_goroutines\ngo_goroutines 12\n"
+		if c.served {
+			// the choice's reading, then the ones before and after the change
+			r.clients[0].Host = &metricsExec{port: CiliumMetricsPort, texts: []string{before, before, after}}
+		} else {
+			r.clients[0].Host = &metricsExec{port: CiliumMetricsPort, texts: []string{none}}
+		}
+		r.clients[1].Host = &metricsExec{port: CiliumMetricsPort, texts: []string{none}}
+		if err := r.Measure(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		res := r.Results()
+		if len(res) != 2 {
+			t.Fatalf("%s: %d results, want POLICY_DENY from n1 and n2", c.name, len(res))
+		}
+		for _, x := range res {
+			f := x.Programming.Component
+			node := x.Placement.Client.Node
+			switch {
+			case f == nil || x.Error != "":
+				t.Errorf("%s: %s from %s: error %q, component %+v", c.name, x.Profile, node, x.Error, f)
+			case c.served && (f.Metric != CiliumMetric || f.Count != ah.Count-bh.Count ||
+				math.Abs(f.MeanSeconds-(ah.Sum-bh.Sum)/(ah.Count-bh.Count)) > 1e-12 ||
+				f.Source != "Cilium on n1 (the server's node) (127.0.0.1:9962/metrics)" || !strings.Contains(f.Note, "per endpoint")):
+				t.Errorf("%s: %s from %s: component %+v, want %v observations of %s", c.name, x.Profile, node, f, ah.Count-bh.Count, CiliumMetric)
+			case !c.served && (f.Count != 0 || !strings.Contains(f.Note, "read Felix's metrics at 127.0.0.1:9091 on n1 (no Calico") ||
+				!strings.Contains(f.Note, "no Cilium metrics at 127.0.0.1:9962 on n1 (no Cilium")):
+				t.Errorf("%s: %s from %s: component %+v, want both causes", c.name, x.Profile, node, f)
+			}
+		}
+	}
+}

@@ -228,13 +228,16 @@ func TestPrepareHostPodForbidden(t *testing.T) {
 	for _, c := range []struct {
 		kinds        []Kind
 		proxy, felix bool
+		cilium       bool
 		hint         string // "" when no hostNetwork pod is asked for
 	}{
-		{[]Kind{KindService}, true, true, "to read kube-proxy's metrics; --kube-proxy-metrics=false does without"},
-		{[]Kind{KindService}, false, true, ""},
-		{[]Kind{KindPolicyDeny}, true, true, "to read Felix's metrics; --felix-metrics=false does without"},
-		{[]Kind{KindPolicyDeny}, true, false, ""},
-		{[]Kind{KindEndpoint, KindPolicyAllow}, true, true,
+		{[]Kind{KindService}, true, true, false, "to read kube-proxy's metrics; --kube-proxy-metrics=false does without"},
+		{[]Kind{KindService}, false, true, true, ""},
+		{[]Kind{KindPolicyDeny}, true, true, false, "to read Felix's metrics; --felix-metrics=false does without"},
+		{[]Kind{KindPolicyDeny}, true, false, false, ""},
+		{[]Kind{KindPolicyAllow}, false, true, true, "to read Felix's and Cilium's metrics; --felix-metrics=false and --cilium-metrics=false do without"},
+		{[]Kind{KindPolicyAllow}, false, false, true, "to read Cilium's metrics; --cilium-metrics=false does without"},
+		{[]Kind{KindEndpoint, KindPolicyAllow}, true, true, false,
 			"to read kube-proxy's and Felix's metrics; --kube-proxy-metrics=false and --felix-metrics=false do without"},
 	} {
 		cs := fake.NewClientset()
@@ -247,14 +250,14 @@ func TestPrepareHostPodForbidden(t *testing.T) {
 			return false, nil, nil
 		})
 		r, err := New(Options{Namespace: "ns", RunID: "run-1", Image: "img", Nodes: []string{"n1"}, Kinds: c.kinds,
-			Count: 1, Params: testParams, KubeProxyMetrics: c.proxy, FelixMetrics: c.felix, StartTimeout: 50 * time.Millisecond}, Env{Client: cs})
+			Count: 1, Params: testParams, KubeProxyMetrics: c.proxy, FelixMetrics: c.felix, CiliumMetrics: c.cilium, StartTimeout: 50 * time.Millisecond}, Env{Client: cs})
 		if err != nil {
 			t.Fatal(err)
 		}
 		err = r.Prepare(context.Background())
 		hinted := err != nil && strings.Contains(err.Error(), "PodSecurity")
 		if hinted != (c.hint != "") || (hinted && !strings.Contains(err.Error(), c.hint)) {
-			t.Errorf("%v, kube-proxy metrics %v, Felix's %v: error %v, want %q", c.kinds, c.proxy, c.felix, err, c.hint)
+			t.Errorf("%v, kube-proxy metrics %v, Felix's %v, Cilium's %v: error %v, want %q", c.kinds, c.proxy, c.felix, c.cilium, err, c.hint)
 		}
 	}
 }

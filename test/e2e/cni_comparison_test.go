@@ -153,6 +153,7 @@ func TestCNIProgramming(t *testing.T) {
 			}
 		}
 		checkFigures(t, run, nodes, profiles, count, timeout)
+		checkPolicyComponent(t, run, cni)
 		t.Logf("%s: %d results, %d changes of each of %v from %v", name, len(run.Results), count, profiles, nodes)
 	})
 	if len(files) < 2 {
@@ -161,6 +162,26 @@ func TestCNIProgramming(t *testing.T) {
 	out, errOut, code := kpRunCLI(context.Background(), append([]string{"compare"}, files...)...)
 	if code != 0 || !strings.Contains(out, "SERVICE_CREATE") {
 		t.Errorf("compare of the programming runs exited %d:\n%s%s", code, out, errOut)
+	}
+}
+
+// checkPolicyComponent: on Calico and Cilium (the harness serves Felix's and cilium-agent's
+// metrics) every policy result carries the figure of the component that enforces it, read on
+// the server's node without error, with observations over the result's changes.
+func checkPolicyComponent(t *testing.T, run *api.Run, cni string) {
+	t.Helper()
+	metric := map[string]string{"calico": "felix_int_dataplane_apply_time_seconds", "cilium": "cilium_policy_implementation_delay"}[cni]
+	if metric == "" {
+		return
+	}
+	for _, r := range run.Results {
+		if r.Profile != api.PolicyDeny && r.Profile != api.PolicyAllow || r.Programming == nil {
+			continue
+		}
+		c := r.Programming.Component
+		if c == nil || c.Metric != metric || strings.Contains(c.Note, "metrics at 127.0.0.1") || c.Count < 1 || c.MeanSeconds <= 0 {
+			t.Errorf("%s from %s: component figure %+v, want %s's observations", r.Profile, r.Placement.Client.Node, c, metric)
+		}
 	}
 }
 

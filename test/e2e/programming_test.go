@@ -189,6 +189,7 @@ func TestProgrammingPolicyLatency(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	checkFigures(t, run, nodes, []api.Profile{api.PolicyDeny, api.PolicyAllow}, count, timeout)
+	checkPolicyComponent(t, run, os.Getenv("CNPERF_E2E_CNI"))
 	var standing []int
 	for _, r := range run.Results {
 		if !slices.Contains(standing, r.Programming.StandingPolicies) {
