@@ -44,14 +44,20 @@ func TestParseHistogram(t *testing.T) {
 		// Felix's summary (v3.28.4 on the harness's node1, after a policy-deny run), its quantile
 		// lines left out
 		{"Felix's summary", readTestdata(t, "felix-v3.28.4-node1-after.metrics"), true, 3.906664713000001, 119, ""},
+		// cilium-agent v1.15.19's histogram (harness node1, after one policy-deny change: three
+		// endpoints reached its revision), its three source label sets summed
+		{"Cilium's histogram", readTestdata(t, "cilium-v1.15.19-node1-after.metrics"), true, 0.09462173, 3, ""},
 		{"two families", KubeProxyMetric + `_sum{ip_family="IPv4"} 1.5` + "\n" + KubeProxyMetric + `_sum{ip_family="IPv6"} 2` + "\n" +
 			KubeProxyMetric + `_count{ip_family="IPv4"} 1` + "\n" + KubeProxyMetric + `_count{ip_family="IPv6"} 3`, true, 3.5, 4, ""},
 		{"no labels", KubeProxyMetric + "_sum 2.5\n" + KubeProxyMetric + "_count 2\n" + KubeProxyMetric + "_sum_other 9", true, 2.5, 2, ""},
 		{"bad value", KubeProxyMetric + `_count{ip_family="IPv4"} many`, false, 0, 0, `value in "kubeproxy_network_programming_duration_seconds_count{ip_family=\"IPv4\"} many"`},
 	} {
 		metric := KubeProxyMetric
-		if strings.HasPrefix(c.name, "Felix") {
+		switch {
+		case strings.HasPrefix(c.name, "Felix"):
 			metric = FelixMetric
+		case strings.HasPrefix(c.name, "Cilium"):
+			metric = CiliumMetric
 		}
 		h, found, err := parseHistogram(c.text, metric)
 		switch {
@@ -136,7 +142,8 @@ func TestRunnerComponent(t *testing.T) {
 // TestRunnerFelix: with Felix's metrics read around each policy change, every client's result
 // carries the observations of the Felix on the server's node (n1: it enforces the server's
 // policy), read just before the change and after it; the other node's Felix is not read into
-// it (n2 has none here).
+// it (n2 has none here). With Cilium's metrics also asked for, Felix's, which the node serves,
+// are the ones read.
 func TestRunnerFelix(t *testing.T) {
 	before := readTestdata(t, "felix-v3.28.4-node1-before.metrics")
 	after := readTestdata(t, "felix-v3.28.4-node1-after.metrics")
@@ -150,8 +157,10 @@ func TestRunnerFelix(t *testing.T) {
 	}
 	cs, port := fakePolicyCluster(t, 20*time.Millisecond)
 	r := testRunner(t, cs, port, false, KindPolicyDeny)
-	r.o.FelixMetrics, r.o.KubeProxyMetrics, r.o.Count, r.o.ServerNode = true, true, 1, "n1"
-	r.clients[0].Host = &metricsExec{port: FelixMetricsPort, texts: []string{before, after}}
+	// Cilium's metrics asked for too (the defaults): Felix's, served, are chosen by the reading
+	// before the first change, then read before and after it
+	r.o.FelixMetrics, r.o.CiliumMetrics, r.o.KubeProxyMetrics, r.o.Count, r.o.ServerNode = true, true, true, 1, "n1"
+	r.clients[0].Host = &metricsExec{port: FelixMetricsPort, texts: []string{before, before, after}}
 	r.clients[1].Host = &metricsExec{port: FelixMetricsPort, texts: []string{"# HELP go_goroutines\ngo_goroutines 12\n"}}
 	if err := r.Measure(context.Background()); err != nil {
 		t.Fatal(err)
