@@ -54,9 +54,9 @@ var dryRunFormats = []string{"table", "wide", "json", "yaml"}
 // under the table by case number, then WARMUP, DURATION, PAR and SIZE are left out (a line
 // says which). -o wide prints every column in the rows.
 //
-// podMeta, when not "", is what every pod gets from --pod-labels and --pod-annotations; the
-// table says it under the platform.
-func printDryRun(w io.Writer, format, platformName, podMeta string, cases []plan.Case, tests []DryRunTigerBench, columns int) error {
+// notes are the table's lines under the platform (what every pod gets from --pod-labels and
+// --pod-annotations, which endpoints are VMs), each wrapped to fit.
+func printDryRun(w io.Writer, format, platformName string, notes []string, cases []plan.Case, tests []DryRunTigerBench, columns int) error {
 	out := make([]DryRunCase, 0, len(cases)+len(tests))
 	for _, c := range cases {
 		out = append(out, DryRunCase{Index: c.Index, Name: c.Name, Group: c.Group, Profile: c.Profile, Path: c.Path,
@@ -81,8 +81,11 @@ func printDryRun(w io.Writer, format, platformName, podMeta string, cases []plan
 		return enc.Encode(out)
 	}
 	fmt.Fprintf(w, "platform: %s\n", platformName)
-	if podMeta != "" {
-		fmt.Fprintf(w, "every pod gets %s\n", podMeta)
+	width := text.FitWidth(columns)
+	for _, n := range notes {
+		for _, l := range text.Wrap(n, width, "", "    ") {
+			fmt.Fprintln(w, l)
+		}
 	}
 	const colGroup, colSize, colPar, colBurst, colDuration, colWarmup, colOther = 1, 5, 6, 7, 8, 9, 11
 	t := &text.Table{Header: []string{"#", "GROUP", "PROFILE", "DRIVER", "PATH", "SIZE", "PAR", "BURST", "DURATION", "WARMUP", "SAMPLES", "OTHER"},
@@ -111,7 +114,6 @@ func printDryRun(w io.Writer, format, platformName, podMeta string, cases []plan
 			t.Hide[colBurst] = false
 		}
 	}
-	width := text.FitWidth(columns)
 	var below []string
 	if !wide && t.LineWidth("") > width {
 		t.Hide[colOther] = true
@@ -231,4 +233,19 @@ func tigerBenchTestsWithoutCases(loaded *config.Loaded, cases []plan.Case) []Dry
 		}
 	}
 	return out
+}
+
+// dryRunNotes are the dry run's lines about the platform: what every pod gets (podMeta, from
+// --pod-labels and --pod-annotations) and which endpoints are VMs (the kube platform's --vm).
+func dryRunNotes(plat any, podMeta string) []string {
+	var notes []string
+	if podMeta != "" {
+		notes = append(notes, "every pod gets "+podMeta)
+	}
+	if v, ok := plat.(interface{ DescribeVMs() string }); ok {
+		if d := v.DescribeVMs(); d != "" {
+			notes = append(notes, d)
+		}
+	}
+	return notes
 }

@@ -168,7 +168,7 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 				return err
 			}
 		}
-		return printDryRun(streams.Out, o.Output, st.plat.Name(), meta, cases, nil, iostreams.Columns(streams.Out))
+		return printDryRun(streams.Out, o.Output, st.plat.Name(), dryRunNotes(st.plat, meta), cases, nil, iostreams.Columns(streams.Out))
 	}
 	if defaultSuite {
 		sayDefaultSuite(lg, cases)
@@ -456,7 +456,7 @@ func (o *Options) dryRunTigerBench(streams iostreams.Streams, loaded *config.Loa
 	if err != nil {
 		return err
 	}
-	return printDryRun(streams.Out, o.Output, "kube", meta, cases, tigerBenchTestsWithoutCases(loaded, cases), iostreams.Columns(streams.Out))
+	return printDryRun(streams.Out, o.Output, "kube", dryRunNotes(nil, meta), cases, tigerBenchTestsWithoutCases(loaded, cases), iostreams.Columns(streams.Out))
 }
 
 // runTigerBench runs a tiger-bench testconfig.yaml: standing config, TTFR, DNS and Calico

@@ -13,6 +13,8 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -253,5 +255,62 @@ func TestFailedCasesFit(t *testing.T) {
 		if !strings.Contains(msg, want) {
 			t.Errorf("missing %q in:\n%s", want, msg)
 		}
+	}
+}
+
+// TestDryRunSaysVMs: a kube dry run with --vm says, under the platform, which endpoints would be
+// KubeVirt VMs with their image, binding, vCPUs (and topology) and memory, in lines that fit the
+// width; without --vm it says nothing of VMs.
+func TestDryRunSaysVMs(t *testing.T) {
+	img := "localhost/cnperf-kubevirt/cnperf-guest:v1.0.1"
+	base := []string{"--dry-run", "--platform", "kube", "--driver", "native", "--profile", "TCP_RR", "--path", "pod-pod-cross-node"}
+	for _, tc := range []struct {
+		args    []string
+		columns string
+		want    string // the notes under "platform: kube", wrapped lines joined with a space
+	}{
+		{nil, "", ""},
+		{[]string{"--vm=server", "--vm-image", img, "--cores", "2"}, "",
+			"the server is a VM (KubeVirt): image " + img + ", masquerade binding, 2 vCPUs (sockets 1, cores 2, threads 1), 512Mi memory"},
+		{[]string{"--vm", "--vm-image", img, "--pod-labels", "team=net"}, "",
+			"every pod gets labels team=net the server and the client are VMs (KubeVirt): image " + img +
+				", masquerade binding, 1 vCPU (sockets 1, cores 1, threads 1), 512Mi memory"},
+		{[]string{"--vm=client", "--vm-image", img, "--vm-binding", "bridge", "--sockets", "2", "--threads", "2", "--vm-memory", "1Gi"}, "80",
+			"the client is a VM (KubeVirt): image " + img + ", bridge binding, 4 vCPUs (sockets 2, cores 1, threads 2), 1Gi memory"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Setenv("COLUMNS", tc.columns)
+			var out, errb bytes.Buffer
+			c := newCommand(iostreams.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, &Options{})
+			c.SetArgs(append(slices.Clone(base), tc.args...))
+			c.SetOut(&errb)
+			c.SetErr(&errb)
+			if err := c.ExecuteContext(context.Background()); err != nil {
+				t.Fatalf("%v\n%s", err, errb.String())
+			}
+			lines := strings.Split(out.String(), "\n")
+			fit := 120
+			if tc.columns != "" {
+				fit, _ = strconv.Atoi(tc.columns)
+			}
+			for i, l := range lines {
+				if n := utf8.RuneCountInString(l); n > fit {
+					t.Errorf("line %d has %d columns (fit %d): %s", i+1, n, fit, l)
+				}
+			}
+			if lines[0] != "platform: kube" {
+				t.Fatalf("first line %q", lines[0])
+			}
+			var notes []string
+			for _, l := range lines[1:] {
+				if strings.HasPrefix(l, "#") {
+					break
+				}
+				notes = append(notes, strings.TrimSpace(l))
+			}
+			if got := strings.Join(notes, " "); got != tc.want {
+				t.Errorf("notes under the platform:\n%q\nwant\n%q\n%s", got, tc.want, out.String())
+			}
+		})
 	}
 }

@@ -176,6 +176,33 @@ func buildVMI(s *settings, runID string, e endpointSpec) map[string]any {
 	return o.VMI()
 }
 
+// vmSummary is what a VM endpoint is: "image IMAGE, masquerade binding, 2 vCPUs, 512Mi"; with
+// topology, "2 vCPUs (sockets 1, cores 2, threads 1)".
+func (s *settings) vmSummary(topology bool) string {
+	cpus := plural(s.VMSockets*s.VMCores*s.VMThreads, "vCPU")
+	if topology {
+		cpus += fmt.Sprintf(" (sockets %d, cores %d, threads %d)", s.VMSockets, s.VMCores, s.VMThreads)
+	}
+	return fmt.Sprintf("image %s, %s binding, %s, %s", s.VMImage, s.VMBinding, cpus, s.vmMemory.String())
+}
+
+// DescribeVMs says which endpoints are KubeVirt VMs (--vm) and what they are, as --dry-run
+// prints it; "" when none is.
+func (p *Platform) DescribeVMs() string {
+	var who string
+	switch s := p.s; {
+	case s.vmServer && s.vmClient:
+		who = "the server and the client are VMs"
+	case s.vmServer:
+		who = "the server is a VM"
+	case s.vmClient:
+		who = "the client is a VM"
+	default:
+		return ""
+	}
+	return fmt.Sprintf("%s (KubeVirt): %s memory", who, p.s.vmSummary(true))
+}
+
 // vmInfo is what the result says of a VM endpoint.
 func (s *settings) vmInfo(name string, emulated bool) *api.VM {
 	return &api.VM{Name: name, Binding: s.VMBinding, VCPUs: s.VMSockets * s.VMCores * s.VMThreads,
@@ -227,8 +254,7 @@ func (p *Platform) waitVMs(ctx context.Context, eps []*endpoint) error {
 		return nil
 	}
 	start := time.Now()
-	p.logf("waiting for %s (image %s, %s binding, %s, %s)", plural(len(eps), "VM"), p.s.VMImage, p.s.VMBinding,
-		plural(p.s.VMSockets*p.s.VMCores*p.s.VMThreads, "vCPU"), p.s.vmMemory.String())
+	p.logf("waiting for %s (%s)", plural(len(eps), "VM"), p.s.vmSummary(false))
 	errs := make([]error, len(eps))
 	done := make(chan struct{})
 	for i, ep := range eps {
