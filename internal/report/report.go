@@ -103,11 +103,11 @@ func LookupReport(format string, opts ...Option) (Encoder, error) {
 			return build(e, opts), nil
 		}
 	}
-	return nil, unknownFormat(format, ReportFormats())
+	return nil, unknownFormat(format, AllFormats())
 }
 
-// ReportFormats is Formats plus the formats of saved mesh runs: what cnperf report accepts.
-func ReportFormats() []string {
+// AllFormats is Formats plus the formats of saved mesh runs: what cnperf report accepts.
+func AllFormats() []string {
 	names := Formats()
 	for _, e := range meshFormats {
 		names = append(names, e.name)

@@ -63,7 +63,7 @@ that is not a mesh).`,
 		},
 	}
 	c.Flags().StringVarP(&o.output, "output", "o", "table", "output format: one of the formats listed above")
-	flags.CompleteValues(c, "output", false, report.ReportFormats)
+	flags.CompleteValues(c, "output", false, report.AllFormats)
 	flags.Sinks(c.Flags(), &o.sinks)
 	return c
 }
