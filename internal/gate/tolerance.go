@@ -8,12 +8,13 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/figure"
 	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // Violation is one comparison that failed the gate.
@@ -98,14 +99,16 @@ func metric(h, p *api.Result) figure.Figure {
 // profile, driver, path class (cross-node: host-host vs pod-pod-cross-node; same-node; via a
 // ClusterIP Service) and parameters. A difference beyond pct percent in either direction is a
 // violation, as is a pair where one side has no successful sample, and a run with nothing to
-// compare (the gate must not pass silently). report is a table for people.
+// compare (the gate must not pass silently). report is a table for people that fits 120
+// columns: per comparison a line naming the case, then a row for each side, the pod network's
+// with the difference and the verdict.
 func Tolerance(run *api.Run, pct float64) (report string, violations []Violation) {
 	pct = math.Abs(pct)
 	order, hosts, pods := sides(run)
 	var b strings.Builder
-	fmt.Fprintf(&b, "Tolerance %.1f%%: pod network vs hostNetwork (same profile, driver, path class and parameters; diff = (pod - host) / host)\n", pct)
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROFILE\tDRIVER\tPATHS\tPARAMS\tHOSTNETWORK [95% CI]\tPOD NETWORK [95% CI]\tDIFF\tCIs OVERLAP\tRESULT")
+	fmt.Fprintf(&b, "Tolerance %.1f%%: pod network vs hostNetwork, same profile, driver, path class and parameters\n", pct)
+	tbl := text.Table{Header: []string{"CASE, PATHS", "MEAN ± 95% CI", "N", "DIFF", "CIs OVERLAP", "RESULT"},
+		Right: map[int]bool{2: true, 3: true}, Titles: map[int]string{}}
 	compared := 0
 	for _, k := range order {
 		hs, ps := hosts[k], pods[k]
@@ -114,14 +117,15 @@ func Tolerance(run *api.Run, pct float64) (report string, violations []Violation
 		}
 		for i := 0; i < max(len(hs), len(ps)); i++ {
 			compared++
-			row, v, violated := comparePair(k, hs[min(i, len(hs)-1)], ps[min(i, len(ps)-1)], pct)
-			fmt.Fprintln(tw, row)
+			title, rows, v, violated := comparePair(k, hs[min(i, len(hs)-1)], ps[min(i, len(ps)-1)], pct)
+			tbl.Titles[len(tbl.Rows)] = title
+			tbl.Rows = append(tbl.Rows, rows...)
 			if violated {
 				violations = append(violations, v)
 			}
 		}
 	}
-	_ = tw.Flush()
+	_ = tbl.Write(&b, "")
 	if compared == 0 {
 		msg := "nothing to compare: --tolerance needs hostNetwork and pod-network results of the same profile, driver and parameters " +
 			"(e.g. paths host-host and pod-pod-cross-node)"
@@ -129,9 +133,10 @@ func Tolerance(run *api.Run, pct float64) (report string, violations []Violation
 		return fmt.Sprintf("Tolerance %.1f%%: %s\n", pct, msg), violations
 	}
 	if len(violations) == 0 {
-		fmt.Fprintf(&b, "PASS: %d comparison(s) within %.1f%%\n", compared, pct)
+		fmt.Fprintf(&b, "PASS: %d comparison(s) within %.1f%% (diff = (pod - host) / host)\n", compared, pct)
 	} else {
-		fmt.Fprintf(&b, "FAIL: %d of %d comparison(s) beyond %.1f%% or without data\n", len(violations), compared, pct)
+		fmt.Fprintf(&b, "FAIL: %d of %d comparison(s) beyond %.1f%% or without data (diff = (pod - host) / host)\n",
+			len(violations), compared, pct)
 	}
 	return b.String(), violations
 }
@@ -163,8 +168,9 @@ func sides(run *api.Run) (order []key, hosts, pods map[key][]*api.Result) {
 }
 
 // comparePair compares a hostNetwork result h with a pod-network one p of key k: the report's
-// row, and the violation when the difference is beyond pct or a side has no data.
-func comparePair(k key, h, p *api.Result, pct float64) (row string, v Violation, violated bool) {
+// title line (the case) and rows (hostNetwork, then pod network with the verdict), and the
+// violation when the difference is beyond pct or a side has no data.
+func comparePair(k key, h, p *api.Result, pct float64) (title string, rows [][]string, v Violation, violated bool) {
 	f := metric(h, p)
 	mname, hst, pst, unit := f.Key, f.Stat(&h.Summary), f.Stat(&p.Summary), f.Unit.Format
 	params := describeParams(h.Params)
@@ -182,8 +188,8 @@ func comparePair(k key, h, p *api.Result, pct float64) (row string, v Violation,
 		v.DiffPercent = math.NaN()
 		v.Message = fmt.Sprintf("%s %s %s (%s): cannot compare, no successful %s on %s",
 			k.profile, k.driver, paths, params, mname, strings.Join(missing, " and "))
-		row = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t-\t-\tFAIL (no data)", k.profile, k.driver, paths, params, statText(hst, unit), statText(pst, unit))
-		return row, v, true
+		title, rows = tableRows(k, params, h, p, hst, pst, f, "-", "-", "FAIL (no data)")
+		return title, rows, v, true
 	}
 	v.DiffPercent = (pst.Mean - hst.Mean) / hst.Mean * 100
 	overlap := "yes"
@@ -203,9 +209,19 @@ func comparePair(k key, h, p *api.Result, pct float64) (row string, v Violation,
 			v.Message += " (the 95% confidence intervals overlap: more samples may show the difference is noise)"
 		}
 	}
-	row = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%+.1f%%\t%s\t%s", k.profile, k.driver, paths, params,
-		statText(hst, unit), statText(pst, unit), v.DiffPercent, overlap, verdict)
-	return row, v, violated
+	title, rows = tableRows(k, params, h, p, hst, pst, f, fmt.Sprintf("%+.1f%%", v.DiffPercent), overlap, verdict)
+	return title, rows, v, violated
+}
+
+// tableRows are a comparison's title line in the report (the case) and its rows: the
+// hostNetwork side, and the pod network's with the verdict (diff, overlap, result).
+func tableRows(k key, params string, h, p *api.Result, hst, pst *api.Stat, f figure.Figure, verdict ...string) (string, [][]string) {
+	hm, hn := statText(hst, f.Unit)
+	pm, pn := statText(pst, f.Unit)
+	return fmt.Sprintf("%s %s %s", k.profile, k.driver, params), [][]string{
+		{"  hostNetwork  " + pathLabel(h), hm, hn},
+		append([]string{"  pod network  " + pathLabel(p), pm, pn}, verdict...),
+	}
 }
 
 // CheckPlan reports, before anything runs, whether a plan gives Tolerance something to
@@ -256,11 +272,13 @@ func describeParams(p api.Params) string {
 	return s
 }
 
-func statText(s *api.Stat, unit func(float64) string) string {
+// statText is a side's MEAN ± 95% CI and N cells: the mean and the half-width of its
+// interval in the mean's scale, as the results table prints them.
+func statText(s *api.Stat, u figure.Unit) (mean, n string) {
 	if s == nil || s.N == 0 {
-		return "no data"
+		return "no data", "-"
 	}
-	return fmt.Sprintf("%s [%s, %s] n=%d", unit(s.Mean), unit(s.CI95Low), unit(s.CI95High), s.N)
+	return u.FormatCI(s.Mean, (s.CI95High-s.CI95Low)/2), strconv.Itoa(s.N)
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -43,10 +43,16 @@ func TestTolerance(t *testing.T) {
 		messages   []string
 	}{
 		{
-			name:       "within tolerance",
-			results:    []api.Result{host("iperf3", 10e9), pod("iperf3", 9.5e9)},
-			pct:        10,
-			report:     []string{"host-host vs pod-pod-cross-node", "10.00 Gbit/s [9.900 Gbit/s, 10.10 Gbit/s] n=3", "9.500 Gbit/s", "-5.0%", "pass", "PASS: 1 comparison(s) within 10.0%"},
+			name:    "within tolerance",
+			results: []api.Result{host("iperf3", 10e9), pod("iperf3", 9.5e9)},
+			pct:     10,
+			report: []string{`Tolerance 10.0%: pod network vs hostNetwork, same profile, driver, path class and parameters
+CASE, PATHS                        MEAN ± 95% CI         N   DIFF  CIs OVERLAP  RESULT
+TCP_STREAM iperf3 1024B x1
+  hostNetwork  host-host           10.00 ± 0.10 Gbit/s   3
+  pod network  pod-pod-cross-node  9.500 ± 0.095 Gbit/s  3  -5.0%  no           pass
+PASS: 1 comparison(s) within 10.0% (diff = (pod - host) / host)
+`},
 			violations: 0,
 		},
 		{
@@ -95,7 +101,7 @@ func TestTolerance(t *testing.T) {
 			},
 			pct:        10,
 			violations: 1,
-			report:     []string{"20.00 k trans/s", "15.00 k trans/s", "-25.0%"},
+			report:     []string{"20.00 ± 0.10 k trans/s", "15.00 ± 0.10 k trans/s", "-25.0%"},
 		},
 		{
 			name: "k8s-netperf style hostNetwork flag on a pod path, same node",
@@ -104,7 +110,7 @@ func TestTolerance(t *testing.T) {
 				result(api.TCPStream, "netperf", api.PathPodPodSameNode, api.Params{}, tput(29e9, 1e8)),
 			},
 			pct:    10,
-			report: []string{"pod-pod-same-node+hostNetwork vs pod-pod-same-node", "pass"},
+			report: []string{"pod-pod-same-node+hostNetwork  30.00 ± 0.10 Gbit/s", "pod-pod-same-node              29.00", "pass"},
 		},
 		{
 			name: "a side without data fails",
@@ -161,6 +167,58 @@ func TestTolerance(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestToleranceReportFitsTheTerminal: the report is for people and fits 120 columns even for
+// long labels (a hostNetwork flag on a pod path, a burst, IPv6, a missing side), with its
+// columns aligned: every line of the old one-row layout was 150 to 250 columns wide.
+func TestToleranceReportFitsTheTerminal(t *testing.T) {
+	p := api.Params{MessageSizeBytes: 131072, Parallel: 16, Burst: 64, IPFamily: "ipv6"}
+	hostP := p
+	hostP.HostNetwork = true
+	rr := func(mean float64) api.Summary {
+		return api.Summary{SamplesTotal: 3, TransactionsPerSecond: stat(mean, mean/3)}
+	}
+	for _, tc := range []struct {
+		name    string
+		results []api.Result
+		verdict string
+	}{
+		{"throughput", []api.Result{
+			result(api.TCPStream, "sockperf", api.PathPodPodSameNode, hostP, tput(14.63e9, 0.35e9)),
+			result(api.TCPStream, "sockperf", api.PathPodPodSameNode, p, tput(12.19e9, 0.52e9))}, "pass"},
+		{"transactions, one side without data", []api.Result{
+			result(api.TCPRR, "sockperf", api.PathPodPodSameNode, hostP, rr(139.0e3)),
+			result(api.TCPRR, "sockperf", api.PathPodPodSameNode, p, api.Summary{SamplesTotal: 3})}, "FAIL (no data)"},
+	} {
+		report, _ := Tolerance(&api.Run{Results: tc.results}, 25)
+		lines := strings.Split(strings.TrimSuffix(report, "\n"), "\n")
+		for _, l := range lines {
+			if n := len([]rune(l)); n > 120 {
+				t.Errorf("%s: a line of %d columns:\n%s", tc.name, n, l)
+			}
+		}
+		if len(lines) != 6 {
+			t.Fatalf("%s: %d lines, want title, header, case, two rows and the verdict:\n%s", tc.name, len(lines), report)
+		}
+		col := func(l int, word string) int {
+			i := strings.Index(lines[l], word)
+			if i < 0 {
+				t.Fatalf("%s: line %d lacks %q:\n%s", tc.name, l, word, report)
+			}
+			return len([]rune(lines[l][:i]))
+		}
+		startsAt := func(l, c int) bool { r := []rune(lines[l]); return len(r) > c && r[c-1] == ' ' && r[c] != ' ' }
+		if m := col(1, "MEAN"); !startsAt(3, m) || !startsAt(4, m) {
+			t.Errorf("%s: the figures are not under MEAN:\n%s", tc.name, report)
+		}
+		if col(1, "RESULT") != col(4, tc.verdict) {
+			t.Errorf("%s: the verdict is not under RESULT:\n%s", tc.name, report)
+		}
+		if strings.Contains(report, " \n") {
+			t.Errorf("%s: trailing blanks:\n%q", tc.name, report)
+		}
 	}
 }
 

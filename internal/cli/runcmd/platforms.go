@@ -17,6 +17,7 @@ import (
 	"github.com/cnperf/cnperf/internal/platform"
 	kubeplatform "github.com/cnperf/cnperf/internal/platform/kube"
 	"github.com/cnperf/cnperf/internal/platform/local"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // platformOptions hold the flags of every platform and of the gates that compare results.
@@ -146,8 +147,8 @@ func (p *platformOptions) gate(run *api.Run, log io.Writer) error {
 	fmt.Fprint(log, report)
 	if len(violations) > 0 {
 		msgs := ""
-		for _, v := range violations {
-			msgs += "\n  " + v.String()
+		for _, v := range violations { // each wrapped to the width of the table above it
+			msgs += "\n" + strings.Join(text.Wrap(v.String(), text.DefaultWidth, "  ", "    "), "\n")
 		}
 		return exit.Failure("tolerance of %.1f%% exceeded:%s", p.tolerance, msgs)
 	}

@@ -314,3 +314,32 @@ func TestDryRunSaysVMs(t *testing.T) {
 		})
 	}
 }
+
+// TestToleranceErrorFitsTheTerminal: --tolerance's failure names each violation in lines of at
+// most 120 columns, as the table before it (one violation was one line of about 230).
+func TestToleranceErrorFitsTheTerminal(t *testing.T) {
+	stat := func(mean float64) *api.Stat {
+		return &api.Stat{N: 3, Mean: mean, Median: mean, CI95Low: mean * 0.6, CI95High: mean * 1.4}
+	}
+	p := api.Params{MessageSizeBytes: 1, Parallel: 1}
+	run := &api.Run{Results: []api.Result{
+		{Profile: api.TCPRR, Driver: "native", Path: api.PathHostHost, Params: p, Summary: api.Summary{TransactionsPerSecond: stat(48.09e3)}},
+		{Profile: api.TCPRR, Driver: "native", Path: api.PathPodPodCrossNode, Params: p, Summary: api.Summary{TransactionsPerSecond: stat(25.18e3)}},
+	}}
+	for _, pct := range []float64{25, 10} {
+		var log bytes.Buffer
+		err := (&platformOptions{tolerance: pct}).gate(run, &log)
+		if err == nil {
+			t.Fatalf("--tolerance %v: no error", pct)
+		}
+		for _, l := range strings.Split(log.String()+err.Error(), "\n") {
+			if n := len([]rune(l)); n > 120 {
+				t.Errorf("--tolerance %v: a line of %d columns: %s", pct, n, l)
+			}
+		}
+		if !strings.Contains(err.Error(), "\n  TCP_RR native host-host vs pod-pod-cross-node (1B x1): pod network 25.18 k trans/s is 47.6% slower") ||
+			!strings.Contains(err.Error(), "\n    ") {
+			t.Errorf("--tolerance %v: %v", pct, err)
+		}
+	}
+}
