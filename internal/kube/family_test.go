@@ -4,27 +4,20 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-)
 
-func familyNode(name string, podCIDRs []string, ips ...string) *corev1.Node {
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{PodCIDRs: podCIDRs}}
-	for _, ip := range ips {
-		n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip})
-	}
-	return n
-}
+	"github.com/cnperf/cnperf/internal/kube/kubetest"
+)
 
 // TestPrimaryFamily is the one decision of the default IP family (cnperf run, mesh,
 // programming, tiger-bench).
 func TestPrimaryFamily(t *testing.T) {
-	v4 := familyNode("a", []string{"10.244.1.0/24"}, "10.123.0.11")
-	v6 := familyNode("b", []string{"fd00:10:244:1::/64"}, "fd00:10:123::11")
-	v6AddrOnly := familyNode("c", nil, "fd00:10:123::12")
-	dual := familyNode("d", []string{"10.244.1.0/24", "fd00:10:244:1::/64"}, "10.123.0.11", "fd00:10:123::11")
-	dualV6First := familyNode("e", []string{"fd00:10:244:1::/64", "10.244.1.0/24"}, "fd00:10:123::11", "10.123.0.11")
-	bare := familyNode("f", nil)
-	v6External := familyNode("g", nil)
+	v4 := kubetest.AddressedNode("a", []string{"10.244.1.0/24"}, "10.123.0.11")
+	v6 := kubetest.AddressedNode("b", []string{"fd00:10:244:1::/64"}, "fd00:10:123::11")
+	v6AddrOnly := kubetest.AddressedNode("c", nil, "fd00:10:123::12")
+	dual := kubetest.AddressedNode("d", []string{"10.244.1.0/24", "fd00:10:244:1::/64"}, "10.123.0.11", "fd00:10:123::11")
+	dualV6First := kubetest.AddressedNode("e", []string{"fd00:10:244:1::/64", "10.244.1.0/24"}, "fd00:10:123::11", "10.123.0.11")
+	bare := kubetest.AddressedNode("f", nil)
+	v6External := kubetest.AddressedNode("g", nil)
 	v6External.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeExternalIP, Address: "2001:db8::7"}}
 	tests := []struct {
 		name  string
@@ -54,7 +47,7 @@ func TestPrimaryFamily(t *testing.T) {
 }
 
 func TestNodeIP(t *testing.T) {
-	dual := familyNode("d", nil, "10.123.0.11", "fd00:10:123::11")
+	dual := kubetest.AddressedNode("d", nil, "10.123.0.11", "fd00:10:123::11")
 	ext := &corev1.Node{Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{
 		{Type: corev1.NodeHostName, Address: "n"}, {Type: corev1.NodeExternalIP, Address: "2001:db8::7"}}}}
 	for _, tt := range []struct {

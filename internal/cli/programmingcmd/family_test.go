@@ -10,16 +10,9 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/cnperf/cnperf/internal/mesh"
-)
 
-func familyNode(name string, podCIDRs []string, ips ...string) *corev1.Node {
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{PodCIDRs: podCIDRs}}
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
-	for _, ip := range ips {
-		n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip})
-	}
-	return n
-}
+	"github.com/cnperf/cnperf/internal/kube/kubetest"
+)
 
 // TestNodePortAddrsTakeTheClustersFamily: the NodePort probes dial each node at its address of
 // the family cnperf run measures on for the same nodes (IPv6 when every node puts IPv6 first),
@@ -30,14 +23,14 @@ func TestNodePortAddrsTakeTheClustersFamily(t *testing.T) {
 		nodes []*corev1.Node
 		want  map[string]string
 	}{
-		{"ipv4", []*corev1.Node{familyNode("a", []string{"10.244.1.0/24"}, "10.0.0.1")}, map[string]string{"a": "10.0.0.1"}},
-		{"ipv6 only", []*corev1.Node{familyNode("a", []string{"fd00:10:244:1::/64"}, "fd00::1")}, map[string]string{"a": "fd00::1"}},
+		{"ipv4", []*corev1.Node{kubetest.AddressedNode("a", []string{"10.244.1.0/24"}, "10.0.0.1")}, map[string]string{"a": "10.0.0.1"}},
+		{"ipv6 only", []*corev1.Node{kubetest.AddressedNode("a", []string{"fd00:10:244:1::/64"}, "fd00::1")}, map[string]string{"a": "fd00::1"}},
 		{"dual, IPv6 pods first, IPv4 address first", []*corev1.Node{
-			familyNode("a", []string{"fd00:10:244:1::/64", "10.244.1.0/24"}, "10.0.0.1", "fd00::1"),
-			familyNode("b", []string{"fd00:10:244:2::/64", "10.244.2.0/24"}, "10.0.0.2", "fd00::2"),
+			kubetest.AddressedNode("a", []string{"fd00:10:244:1::/64", "10.244.1.0/24"}, "10.0.0.1", "fd00::1"),
+			kubetest.AddressedNode("b", []string{"fd00:10:244:2::/64", "10.244.2.0/24"}, "10.0.0.2", "fd00::2"),
 		}, map[string]string{"a": "fd00::1", "b": "fd00::2"}},
 		{"dual, IPv4 first", []*corev1.Node{
-			familyNode("a", []string{"10.244.1.0/24", "fd00:10:244:1::/64"}, "fd00::1", "10.0.0.1"),
+			kubetest.AddressedNode("a", []string{"10.244.1.0/24", "fd00:10:244:1::/64"}, "fd00::1", "10.0.0.1"),
 		}, map[string]string{"a": "fd00::1"}}, // the default family: the first InternalIP, as cnperf run takes it
 	} {
 		cs := fake.NewClientset()

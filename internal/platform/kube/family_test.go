@@ -6,28 +6,21 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-)
 
-func familyNode(name string, podCIDRs []string, ips ...string) *corev1.Node {
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{PodCIDRs: podCIDRs}}
-	for _, ip := range ips {
-		n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip})
-	}
-	return n
-}
+	"github.com/cnperf/cnperf/internal/kube/kubetest"
+)
 
 func TestCheckNodeFamilies(t *testing.T) {
 	v4 := map[string]*corev1.Node{
-		"a": familyNode("a", []string{"10.244.1.0/24"}, "10.123.0.11"),
-		"b": familyNode("b", nil, "10.123.0.12"),
+		"a": kubetest.AddressedNode("a", []string{"10.244.1.0/24"}, "10.123.0.11"),
+		"b": kubetest.AddressedNode("b", nil, "10.123.0.12"),
 	}
 	dual := map[string]*corev1.Node{
-		"a": familyNode("a", []string{"10.244.1.0/24", "fd00:10:244:1::/64"}, "10.123.0.11", "fd00:10:123::11"),
-		"b": familyNode("b", nil, "10.123.0.12", "fd00:10:123::12"),
+		"a": kubetest.AddressedNode("a", []string{"10.244.1.0/24", "fd00:10:244:1::/64"}, "10.123.0.11", "fd00:10:123::11"),
+		"b": kubetest.AddressedNode("b", nil, "10.123.0.12", "fd00:10:123::12"),
 	}
 	v6AddrOnly := map[string]*corev1.Node{
-		"a": familyNode("a", []string{"10.244.1.0/24"}, "10.123.0.11", "fd00:10:123::11"),
+		"a": kubetest.AddressedNode("a", []string{"10.244.1.0/24"}, "10.123.0.11", "fd00:10:123::11"),
 	}
 	tests := []struct {
 		name     string
