@@ -3,18 +3,36 @@
 package testport
 
 import (
-	"net"
+	"sync"
 	"testing"
+
+	"github.com/cnperf/cnperf/internal/hostport"
 )
 
-// Free returns a port on 127.0.0.1 that was free when asked: it listens on port 0, reads the
-// port the kernel chose and closes the listener.
+// Free returns a port that was free (TCP and UDP, every address) when asked, outside the
+// kernel's ephemeral range (hostport.Block), so that it stays free until the test's server
+// binds it. A port the kernel chose for listen(":0") and released was in that range: under
+// load it became the source port of another test's connection before the server bound it
+// (TestClientJSON's --data-port, which its agent binds only when the client's test begins).
+// A port is given once per test binary: two calls in a row (a server's two ports) never
+// return the same one.
 func Free(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	mu.Lock()
+	defer mu.Unlock()
+	for {
+		port, err := hostport.Block(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !given[port] {
+			given[port] = true
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
+
+var (
+	mu    sync.Mutex
+	given = map[int]bool{}
+)

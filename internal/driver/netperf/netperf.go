@@ -327,9 +327,8 @@ func parseFlow(c plan.Case, sendTiming bool, o driver.Output) (api.Sample, error
 	return r.ToSample(c.Profile)
 }
 
-// PortOptions implements driver.PortMover for a netserver with one data port: control and
-// data. With several flows the data ports must be consecutive, which free ports picked at
-// random are not, so such a server is not moved.
+// PortOptions implements driver.PortMover: the control port, then the data ports of the flows,
+// consecutive (toolkit.PortServerOptions).
 func (Driver) PortOptions(ports []int) map[string]string {
-	return toolkit.PortOptions(ports, OptPort, OptDataPort)
+	return toolkit.PortServerOptions(ports, OptPort, OptDataPort)
 }

@@ -494,6 +494,22 @@ func PortOptions(ports []int, keys ...string) map[string]string {
 	return m
 }
 
+// PortServerOptions is the driver.PortMover answer of a driver whose server is a PortServer:
+// ports are its control port, then its data ports, one per flow, which must be consecutive
+// (flow i listens on the data port + i), set through ctlKey and dataKey; nil when they are
+// not (such a server is not moved).
+func PortServerOptions(ports []int, ctlKey, dataKey string) map[string]string {
+	if len(ports) < 2 {
+		return nil
+	}
+	for i := 2; i < len(ports); i++ {
+		if ports[i] != ports[1]+i-1 {
+			return nil
+		}
+	}
+	return PortOptions(ports[:2], ctlKey, dataKey)
+}
+
 // BindOptions is the driver.Binder answer of a driver whose servers listen on the address
 // option OptBind names.
 func BindOptions(addr string) map[string]string { return map[string]string{OptBind: addr} }

@@ -2,6 +2,7 @@ package toolkit
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
@@ -56,6 +57,27 @@ func TestJob(t *testing.T) {
 		}
 		if err != nil || j != tt.want {
 			t.Errorf("%s: %v, %v; want %v", tt.name, j, err, tt.want)
+		}
+	}
+}
+
+// A PortServer is moved with its control port and the consecutive data ports of its flows;
+// data ports that are not consecutive (flow i listens on the data port + i) are refused.
+func TestPortServerOptions(t *testing.T) {
+	for _, c := range []struct {
+		ports []int
+		want  map[string]string
+	}{
+		{[]int{20000, 20001}, map[string]string{"port": "20000", "dataPort": "20001"}},
+		{[]int{20000, 20001, 20002, 20003}, map[string]string{"port": "20000", "dataPort": "20001"}},
+		{[]int{20000, 15000, 15001}, map[string]string{"port": "20000", "dataPort": "15000"}},
+		{[]int{20000, 20001, 20003}, nil},
+		{[]int{20000, 20002, 20001}, nil},
+		{[]int{20000}, nil},
+		{nil, nil},
+	} {
+		if got := PortServerOptions(c.ports, "port", "dataPort"); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("PortServerOptions(%v) = %v, want %v", c.ports, got, c.want)
 		}
 	}
 }

@@ -273,9 +273,8 @@ func (j job) Parse(outs []driver.Output) (api.Sample, error) {
 	return toolkit.Finished(s, outs, j.opts)
 }
 
-// PortOptions implements driver.PortMover: control (-P) and first data (connect port=) port.
-// With several flows the data ports must be consecutive, which free ports picked at random
-// are not, so such a server is not moved.
+// PortOptions implements driver.PortMover: control (-P), then the data (connect port=) ports
+// of the flows, consecutive (toolkit.PortServerOptions).
 func (Driver) PortOptions(ports []int) map[string]string {
-	return toolkit.PortOptions(ports, OptPort, OptDataPort)
+	return toolkit.PortServerOptions(ports, OptPort, OptDataPort)
 }

@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/capbuf"
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/hostport"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
@@ -260,7 +262,7 @@ func (p *Platform) placeServers(d driver.Driver, cases []plan.Case) ([]driver.Se
 			defaults = append(defaults, port.Port)
 		}
 	}
-	free, err := freePorts(len(defaults))
+	free, err := movedPorts(defaults)
 	if err != nil {
 		return nil, nil, fmt.Errorf("find free ports for the %s server: %w", d.Name(), err)
 	}
@@ -291,31 +293,41 @@ func containsInt(xs []int, x int) bool {
 	return false
 }
 
-// freePorts finds n distinct ports that are free for both TCP and UDP on 127.0.0.1.
-func freePorts(n int) ([]int, error) {
-	var held []io.Closer
-	defer func() {
-		for _, c := range held {
-			_ = c.Close()
-		}
-	}()
-	var out []int
-	for tries := 0; len(out) < n && tries < 100; tries++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+// maxMoveSpan is the widest spread of a server's default ports that movedPorts keeps as one
+// block (netperf with 64 flows: control and 64 data ports).
+const maxMoveSpan = 256
+
+// movedPorts returns ports to use instead of defaults (a server's distinct ports), free for
+// TCP and UDP, outside the kernel's ephemeral range (hostport.Block), at the same distances
+// from each other as the defaults: the data ports of several flows stay consecutive (netperf's
+// and uperf's flow i listens on the data port + i), and a port the server binds only when a
+// test begins (the agent's data port) is not an outgoing connection's source port by then, as
+// a port picked with listen(":0") soon was on a loaded host. Defaults spread wider than
+// maxMoveSpan get a block of one port each.
+func movedPorts(defaults []int) ([]int, error) {
+	first, last := slices.Min(defaults), slices.Max(defaults)
+	out := make([]int, len(defaults))
+	if last-first < maxMoveSpan {
+		base, err := hostport.Block(last - first + 1)
 		if err != nil {
 			return nil, err
 		}
-		held = append(held, l)
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err != nil {
-			continue
+		for i, port := range defaults {
+			out[i] = base + port - first
 		}
-		held = append(held, u)
-		out = append(out, port)
+		return out, nil
 	}
-	if len(out) < n {
-		return nil, errors.New("no free ports")
+	for i := range defaults {
+		for {
+			port, err := hostport.Block(1)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.Contains(out[:i], port) {
+				out[i] = port
+				break
+			}
+		}
 	}
 	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/driver/all"
+	"github.com/cnperf/cnperf/internal/hostport"
 	"github.com/cnperf/cnperf/internal/plan"
 )
 
@@ -19,7 +20,9 @@ import (
 // first on the ports asked for, the other moved to free ones. Without the host's port lock both
 // found the ports free and the later one's server failed to bind ("exited before it was
 // ready", checked by removing the lock). Real netservers, several rounds, since the race is one
-// of timing.
+// of timing. Every other round asks for three flows (a control port and three consecutive data
+// ports): such a server was not moved at all (its data ports must stay consecutive, which
+// ports picked one by one were not) and the later run failed with the same bind error.
 func TestConcurrentRunsGetTheirOwnPorts(t *testing.T) {
 	if _, err := exec.LookPath("netserver"); err != nil {
 		t.Skip("netserver is not installed")
@@ -31,14 +34,14 @@ func TestConcurrentRunsGetTheirOwnPorts(t *testing.T) {
 	drivers := map[string]driver.Driver{"netperf": d}
 	for round := 0; round < 5; round++ {
 		// The ports both runs ask for: free ones of this test's own, not netserver's 12865,
-		// which the integration tests of the same `go test ./...` need free at that moment
-		// (a netperf run with several servers cannot be moved).
-		want, err := freePorts(2)
+		// which the integration tests of the same `go test ./...` need free at that moment.
+		flows := 1 + 2*(round%2)
+		base, err := hostport.Block(1 + flows)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cases := []plan.Case{{Profile: api.TCPRR, Path: api.PathLoopback, Driver: "netperf", Params: api.Params{DurationSeconds: 1, Samples: 1,
-			Options: map[string]string{"port": strconv.Itoa(want[0]), "dataPort": strconv.Itoa(want[1])}}}}
+			Parallel: flows, Options: map[string]string{"port": strconv.Itoa(base), "dataPort": strconv.Itoa(base + 1)}}}}
 		var (
 			done  sync.WaitGroup
 			ps    [2]*Platform
