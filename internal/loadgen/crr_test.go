@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cnperf/cnperf/internal/testport"
 )
 
 // TestCRRClientAbort checks that a TCP_CRR client blocked on a connection that is never
@@ -73,12 +74,7 @@ func TestCRRClientAbort(t *testing.T) {
 // search cut a pod's TCP_CRR from 6 k to 300 conn/s once ~14 000 were left). It counts the
 // TIME_WAIT sockets of the test's connections in /proc/net/tcp by which side holds them.
 func TestCRRServerKeepsTimeWait(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dataPort := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	dataPort := testport.Free(t) // the server binds it when the test begins: nothing may take it first
 	s := startServer(t, ServerConfig{DataPort: dataPort})
 	rep := runClient(t, s, ClientConfig{Profile: "TCP_CRR", Parallel: 2, Duration: 300 * time.Millisecond})
 	conns := sumClient(rep).TotalTransactions

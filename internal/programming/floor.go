@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"strconv"
 	"time"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/hostport"
 	"github.com/cnperf/cnperf/internal/ttfr"
 )
 
@@ -24,11 +26,17 @@ const FloorWhere = "cnperf's own machine: the probe (internal/ttfr.Watch) agains
 // machine, and the change's own system call. It runs on cnperf's machine, not in the client
 // pods (whose probes run the same code under their node's load), and needs no cluster.
 func MeasureFloor(ctx context.Context, n int, p Params) ([]Observation, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// a port outside the ephemeral range: closed for the length of a watch, one from
+	// listen(":0") could be another program's by the time it opens again (hostport)
+	port, err := hostport.Block(1)
+	if err != nil {
+		return nil, fmt.Errorf("probe floor: %w", err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("probe floor: listen on loopback: %w", err)
 	}
-	addr := ln.Addr().String()
 	defer func() {
 		if ln != nil {
 			_ = ln.Close()

@@ -8,12 +8,14 @@ import (
 	"io"
 	"math"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/testport"
 	"github.com/cnperf/cnperf/internal/ttfr"
 )
 
@@ -68,12 +70,8 @@ func (e localExec) ExecStream(ctx context.Context, cmd driver.Command, stdout io
 // loopbackTarget is a loopback address and functions that start and stop listening on it.
 func loopbackTarget(t *testing.T) (addr string, open, closeIt func(context.Context) error) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr = ln.Addr().String()
-	_ = ln.Close()
+	// a port nothing takes while the target is closed (testport.Free)
+	addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(testport.Free(t)))
 	var mu sync.Mutex
 	var cur net.Listener
 	open = func(context.Context) error {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/testport"
 )
 
 // startServer runs the TTFR server on a free loopback port and returns its address.
@@ -32,16 +34,11 @@ func startServer(t *testing.T) string {
 	return ""
 }
 
-// freePort returns a loopback port nothing listens on (it was free a moment ago).
+// freePort returns a loopback address nothing listens on, which nothing takes before the test
+// listens there itself (testport.Free: a port from listen(":0") was soon another test's).
 func freePort(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(testport.Free(t)))
 }
 
 func TestMeasureReachesServer(t *testing.T) {

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/testport"
 	"github.com/cnperf/cnperf/internal/ttfr"
 )
 
@@ -37,16 +39,11 @@ func startTTFRServer(t *testing.T) string {
 	return ""
 }
 
-// freeAddr returns a loopback address nothing listens on (it was free a moment ago).
+// freeAddr returns a loopback address nothing listens on, which nothing takes in the meantime
+// (testport.Free).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(testport.Free(t)))
 }
 
 func runProbe(t *testing.T, cmdArgs ...string) (string, error) {
