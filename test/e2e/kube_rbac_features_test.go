@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,8 +42,12 @@ func withoutVerb(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns,
 	orig := r.DeepCopy()
 	var rules []rbacv1.PolicyRule
 	taken := false
+	group := ""
 	for _, rule := range r.Rules {
 		if len(rule.Resources) == 1 && rule.Resources[0] == resource {
+			if len(rule.APIGroups) > 0 {
+				group = rule.APIGroups[0]
+			}
 			var vs []string
 			for _, v := range rule.Verbs {
 				if v != verb {
@@ -65,7 +70,11 @@ func withoutVerb(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns,
 	if _, err := cs.RbacV1().Roles(ns).Update(ctx, r, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second) // the authorizer's RBAC cache
+	attrs := &authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Group: group}
+	attrs.Resource, attrs.Subresource, _ = strings.Cut(resource, "/")
+	if err := waitAuthorized(ctx, cs, ns, role, attrs, false); err != nil {
+		t.Fatal(err)
+	}
 	return func() {
 		cur, err := cs.RbacV1().Roles(ns).Get(ctx, role, metav1.GetOptions{})
 		if err != nil {
@@ -76,8 +85,67 @@ func withoutVerb(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns,
 		if _, err := cs.RbacV1().Roles(ns).Update(ctx, orig, metav1.UpdateOptions{}); err != nil {
 			t.Errorf("restore role %s/%s: %v", ns, role, err)
 		}
-		time.Sleep(2 * time.Second)
+		if err := waitAuthorized(ctx, cs, ns, role, attrs, true); err != nil {
+			t.Error(err)
+		}
 	}
+}
+
+// waitAuthorized waits until the API server's authorizer answers allowed for attrs, for every
+// subject bound to the Role ns/role: a Role's change reaches the authorizer through its
+// informer, later on a loaded machine (a fixed 2 s sleep once stood here), and a run started
+// before would be checked against the old rules.
+func waitAuthorized(ctx context.Context, cs kubernetes.Interface, ns, role string, attrs *authorizationv1.ResourceAttributes, allowed bool) error {
+	rbs, err := cs.RbacV1().RoleBindings(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	var specs []authorizationv1.SubjectAccessReviewSpec
+	for _, rb := range rbs.Items {
+		if rb.RoleRef.Kind != "Role" || rb.RoleRef.Name != role {
+			continue
+		}
+		for _, sub := range rb.Subjects {
+			switch sub.Kind {
+			case rbacv1.ServiceAccountKind:
+				sns := sub.Namespace
+				if sns == "" {
+					sns = ns
+				}
+				specs = append(specs, authorizationv1.SubjectAccessReviewSpec{ResourceAttributes: attrs,
+					User:   "system:serviceaccount:" + sns + ":" + sub.Name,
+					Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + sns, "system:authenticated"}})
+			case rbacv1.UserKind:
+				specs = append(specs, authorizationv1.SubjectAccessReviewSpec{ResourceAttributes: attrs, User: sub.Name,
+					Groups: []string{"system:authenticated"}})
+			case rbacv1.GroupKind:
+				specs = append(specs, authorizationv1.SubjectAccessReviewSpec{ResourceAttributes: attrs, User: "cnperf-e2e-probe",
+					Groups: []string{sub.Name, "system:authenticated"}})
+			}
+		}
+	}
+	if len(specs) == 0 {
+		return fmt.Errorf("no subject is bound to role %s/%s: cannot tell when the authorizer has its change", ns, role)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for _, spec := range specs {
+		for {
+			r, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx,
+				&authorizationv1.SubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
+			if err != nil {
+				return fmt.Errorf("SubjectAccessReview for %s: %w", spec.User, err)
+			}
+			if r.Status.Allowed == allowed {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("role %s/%s changed a minute ago, yet the authorizer still answers allowed=%v for %s %s %s",
+					ns, role, r.Status.Allowed, spec.User, attrs.Verb, attrs.Resource)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return nil
 }
 
 // e2eToken sets the agent token every run of this process uses ($CNPERF_AGENT_TOKEN, as a
