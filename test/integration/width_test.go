@@ -5,11 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/testport"
 )
 
@@ -36,6 +38,38 @@ func runBin(t *testing.T, bin, columns string, args ...string) string {
 	return stdout.String()
 }
 
+// runSuite runs `cnperf run` (runBinary: COLUMNS empty) and returns stdout; it fails the test
+// when the command fails, except for a run some of whose cases failed (exit 1, "N of M cases
+// failed", N < M): its table, with the PARTIAL rows and their wrapped causes, is what this test
+// checks the width of. Under make test on a loaded 2-core machine a 200 ms UDP_STREAM sample's
+// sender can be off the CPU for the whole window ("no datagram arrived in the measured window
+// (client sent 0)"), a measurement failure cnperf reports as it should; the drivers' tests
+// (drivers_test.go) are the ones that require their samples to succeed.
+func runSuite(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	stdout, stderr, code := runBinary(t, bin, args...)
+	switch {
+	case code == 0:
+	case code == exit.Failed && someCasesFailed(stderr):
+		t.Logf("cnperf %s: exit %d (samples failed under load; the table is still checked):\n%s", strings.Join(args, " "), code, stderr)
+	default:
+		t.Fatalf("cnperf %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+	}
+	return stdout
+}
+
+// someCasesFailed reports whether cnperf's error says that some, not all, of a run's cases
+// failed ("cnperf: 1 of 5 cases failed:").
+func someCasesFailed(stderr string) bool {
+	m := regexp.MustCompile(`cnperf: (\d+) of (\d+) cases failed:`).FindStringSubmatch(stderr)
+	if m == nil {
+		return false
+	}
+	n, _ := strconv.Atoi(m[1])
+	all, _ := strconv.Atoi(m[2])
+	return n < all
+}
+
 // fits fails the test when a line of out is wider than width display columns (cnperf prints
 // ASCII and one-column runes such as µ, ±, Δ, −).
 func fits(t *testing.T, what, out string, width int) {
@@ -60,8 +94,8 @@ func TestTablesFitTheTerminal(t *testing.T) {
 	port, data := strconv.Itoa(testport.Free(t)), strconv.Itoa(testport.Free(t))
 	common := []string{"run", "--platform", "local", "--duration", "200ms", "--no-progress",
 		"--option", "port=" + port, "--option", "dataPort=" + data}
-	runA := runBin(t, bin, "", append(common, "--samples", "2", "--results", a, "--label", "try=a")...)
-	runB := runBin(t, bin, "", append(common, "--confidence", "95,5", "--samples", "3,3", "--results", b, "--label", "try=b")...)
+	runA := runSuite(t, bin, append(common, "--samples", "2", "--results", a, "--label", "try=a")...)
+	runB := runSuite(t, bin, append(common, "--confidence", "95,5", "--samples", "3,3", "--results", b, "--label", "try=b")...)
 	for _, out := range []string{runA, runB} {
 		if !strings.Contains(out, "RESULT (mean ± 95% CI)") || !strings.Contains(out, "TCP_CRR") {
 			t.Fatalf("cnperf run printed no table of the default suite:\n%s", out)
