@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,11 +98,8 @@ func TestCNIComparison(t *testing.T) {
 			t.Errorf("compare table has no column %q", want)
 		}
 	}
-	verdict := false
-	for _, v := range []string{" better ", " worse ", " n.s. "} {
-		verdict = verdict || strings.Contains(out, v)
-	}
-	if !verdict {
+	// a verdict ends its line when the comparison has two columns (two CNIs)
+	if !verdictRE.MatchString(out) {
 		t.Errorf("no verdict of a significance test in the comparison:\n%s", out)
 	}
 	js, errOut, code = kpRunCLI(ctx, append([]string{"compare", "-o", "json"}, files...)...)
@@ -119,6 +117,9 @@ func TestCNIComparison(t *testing.T) {
 		}
 	}
 }
+
+// verdictRE matches a significance test's verdict in compare's table, inside a line or at its end.
+var verdictRE = regexp.MustCompile(`(?m) (better|worse|n\.s\.)( |$)`)
 
 // TestCNIProgramming checks the `cnperf programming` runs e2e-cnis.sh made on the CNIs of
 // CNIS_PROGRAMMING, after their plan: on each, Service and endpoint programming (kube-proxy)
