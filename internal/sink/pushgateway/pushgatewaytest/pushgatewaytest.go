@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/testdaemon"
+	"github.com/cnperf/cnperf/internal/testport"
 )
 
 // Start runs prometheus-pushgateway on a free loopback port, in memory only, and returns its
@@ -28,12 +30,9 @@ func Start(t testing.TB) string {
 func StartOn(t testing.TB, host string) string {
 	t.Helper()
 	bin := need(t, "prometheus-pushgateway")
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	// a port nothing takes before the daemon binds it (testport.Free: one from listen(":0"),
+	// released, could be another test's by then)
+	addr := net.JoinHostPort(host, strconv.Itoa(testport.Free(t)))
 	logs, _ := testdaemon.Start(t, exec.Command(bin, "--web.listen-address="+addr, "--persistence.file="), 10*time.Second)
 	u := "http://" + addr
 	waitReady(t, "the pushgateway", u, 30*time.Second, logs)
