@@ -61,11 +61,21 @@ type VMOptions struct {
 	Cores      int
 	Threads    int
 	Memory     resource.Quantity
-	// Token is the agent token, on the guest's kernel command line (cnperf.token=): the guest
-	// has no other way in that needs no disk driver. Its data port is fixed (cnperf.data_port=).
-	Token    string
-	DataPort int
+	// TokenSecret names the run's token Secret (TokenSecretName, in Namespace): KubeVirt hands
+	// it to the guest as a read-only disk (a `secret` volume, an ISO 9660 image whose file
+	// TokenSecretKey holds the token) with the serial GuestTokenSerial, which the guest's /init
+	// mounts; the token is nowhere in the VMI. Its data port is fixed (cnperf.data_port= on the
+	// kernel command line).
+	TokenSecret string
+	DataPort    int
 }
+
+// GuestTokenSerial is the serial of the token disk: how the guest's /init finds it
+// (/sys/block/vd*/serial; test/e2e/harness/kubevirt/guest-init).
+const GuestTokenSerial = "cnperf-token"
+
+// guestTokenVolume names the token disk and its volume in the VMI.
+const guestTokenVolume = "cnperf-token"
 
 // Guest image paths.
 const (
@@ -79,7 +89,7 @@ func (o VMOptions) VCPUs() int { return max(o.Sockets, 1) * max(o.Cores, 1) * ma
 // VMI builds the VirtualMachineInstance object (kubevirt.io/v1).
 func (o VMOptions) VMI() map[string]any {
 	iface := map[string]any{"name": "default", o.Binding: map[string]any{}}
-	args := []string{"console=ttyS0", "panic=-1", "quiet", "cnperf.token=" + o.Token}
+	args := []string{"console=ttyS0", "panic=-1", "quiet"}
 	if o.DataPort > 0 {
 		args = append(args, fmt.Sprintf("cnperf.data_port=%d", o.DataPort))
 	}
@@ -93,9 +103,11 @@ func (o VMOptions) VMI() map[string]any {
 				"container": map[string]any{"image": o.Image, "imagePullPolicy": string(o.PullPolicy),
 					"kernelPath": GuestKernelPath, "initrdPath": GuestInitrdPath},
 			}},
-			"devices": map[string]any{"interfaces": []any{iface}},
+			"devices": map[string]any{"interfaces": []any{iface},
+				"disks": []any{map[string]any{"name": guestTokenVolume, "serial": GuestTokenSerial, "disk": map[string]any{"bus": "virtio"}}}},
 		},
 		"networks": []any{map[string]any{"name": "default", "pod": map[string]any{}}},
+		"volumes":  []any{map[string]any{"name": guestTokenVolume, "secret": map[string]any{"secretName": o.TokenSecret}}},
 	}
 	if a := NodesAffinity(o.Nodes); a != nil {
 		spec["affinity"] = toMap(a)

@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/runfile"
@@ -35,7 +36,8 @@ const vmGuestImage = "localhost/cnperf-kubevirt/cnperf-guest:v1.0.1"
 // endpoints VMs (VM ↔ VM),
 // for each binding. Every case passes with a positive figure; the results say which endpoints
 // are VMs, their binding, vCPUs and that they are emulated; the client and server are on two
-// nodes; afterwards no VMI, launcher pod or other object of the run is left.
+// nodes; the run's VMIs, read from the API server while it runs, hold no token; afterwards no
+// VMI, launcher pod or other object of the run is left.
 func TestKubeVirtVMs(t *testing.T) {
 	cl := kpClusterFromEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
@@ -56,6 +58,12 @@ func TestKubeVirtVMs(t *testing.T) {
 				runID := uuid.NewString()
 				ns := kpNamespace("cnperf-e2e-vm")
 				results := filepath.Join(t.TempDir(), "run.jsonl")
+				tok, err := agenttoken.New()
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Setenv(agenttoken.Env, tok) // the run's token, to look for in its VMIs
+				seen := vmWatchVMIs(ctx, t, cl, ns, runID, tok)
 				start := time.Now()
 				out, stderr, code := kpRunCLI(ctx, "run", "--platform", "kube", "--kubeconfig", cl.kubeconfig, "-n", ns, "--uuid", runID,
 					"--image", agentImage(), "--vm="+vm, "--vm-image", image, "--vm-binding", binding,
@@ -63,6 +71,9 @@ func TestKubeVirtVMs(t *testing.T) {
 					"--duration", "3s", "--samples", "1", "--results", results, "-o", "table")
 				t.Logf("cnperf --vm %s --vm-binding %s: exit %d in %.0fs, stderr:\n%s\nstdout:\n%s", vm, binding, code,
 					time.Since(start).Seconds(), stderr, out)
+				if n, want := seen(), strings.Count(vm, "both")+1; n != want {
+					t.Errorf("read %d of the run's VMIs while it ran, want %d", n, want)
+				}
 				if code != exit.OK {
 					t.Fatalf("cnperf exited %d", code)
 				}
@@ -85,6 +96,63 @@ func TestKubeVirtVMs(t *testing.T) {
 	}
 }
 
+// vmWatchVMIs reads the run's VMIs from the API server while it runs, as anyone who may get VMIs
+// can, and fails the test when one holds the run's token, or does not name the run's token Secret
+// as a disk (how the guest gets the token). It returns a function that stops the watch and says
+// how many of the run's VMIs it read.
+func vmWatchVMIs(ctx context.Context, t *testing.T, cl kpCluster, ns, runID, tok string) func() int {
+	t.Helper()
+	vmis := kube.RESTVMIs{CS: cl.cs}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	read := map[string]bool{}
+	go func() {
+		defer close(done)
+		for wctx.Err() == nil {
+			metas, _ := vmis.List(wctx, ns, kube.RunSelector(runID))
+			for _, m := range metas {
+				if read[m.Name] {
+					continue
+				}
+				raw, err := vmis.Get(wctx, ns, m.Name)
+				if err != nil {
+					continue
+				}
+				read[m.Name] = true
+				if strings.Contains(string(raw), tok) {
+					t.Errorf("VMI %s/%s holds the run's agent token", ns, m.Name)
+				}
+				var v struct {
+					Spec struct {
+						Volumes []struct {
+							Secret struct {
+								SecretName string `json:"secretName"`
+							} `json:"secret"`
+						} `json:"volumes"`
+					} `json:"spec"`
+				}
+				if err := json.Unmarshal(raw, &v); err != nil || len(v.Spec.Volumes) != 1 ||
+					v.Spec.Volumes[0].Secret.SecretName != kube.TokenSecretName(runID) {
+					t.Errorf("VMI %s/%s: volumes %+v (%v), want the run's token Secret %s", ns, m.Name, v.Spec.Volumes, err,
+						kube.TokenSecretName(runID))
+				} else {
+					t.Logf("VMI %s/%s, as the API server returns it: no token, its volume the Secret %s", ns, m.Name,
+						kube.TokenSecretName(runID))
+				}
+			}
+			select {
+			case <-wctx.Done():
+			case <-time.After(2 * time.Second):
+			}
+		}
+	}()
+	return func() int {
+		cancel()
+		<-done
+		return len(read)
+	}
+}
+
 // vmDryRun: the VMIs cnperf builds (each binding) pass the API server's server-side dry run with
 // strict field validation, KubeVirt's CRD schema and its validating webhook; one with a field
 // KubeVirt does not know is refused (the check can fail).
@@ -93,7 +161,7 @@ func vmDryRun(ctx context.Context, t *testing.T, cl kpCluster, image string) {
 	for _, b := range kube.Bindings {
 		o := kube.VMOptions{Name: "cnperf-dry-run", Namespace: "default", Labels: map[string]string{kube.LabelRun: "dry-run"},
 			Nodes: []string{"node1"}, Image: image, PullPolicy: "IfNotPresent", Binding: b, Sockets: 1, Cores: 2, Threads: 1,
-			Memory: resource.MustParse("512Mi"), Token: "0123abcd", DataPort: 7101}
+			Memory: resource.MustParse("512Mi"), TokenSecret: "cnperf-token-dryrun", DataPort: 7101}
 		body, _ := json.Marshal(o.VMI())
 		if err := vmis.Create(ctx, "default", body, true); err != nil {
 			t.Errorf("%s: the API server refused the VMI: %v", b, err)
@@ -102,7 +170,7 @@ func vmDryRun(ctx context.Context, t *testing.T, cl kpCluster, image string) {
 		}
 	}
 	bad := kube.VMOptions{Name: "cnperf-dry-run", Namespace: "default", Image: image, Binding: kube.BindingMasquerade,
-		Memory: resource.MustParse("512Mi"), Token: "x"}.VMI()
+		Memory: resource.MustParse("512Mi"), TokenSecret: "cnperf-token-dryrun"}.VMI()
 	bad["spec"].(map[string]any)["domain"].(map[string]any)["cpu"].(map[string]any)["vcpus"] = 2
 	body, _ := json.Marshal(bad)
 	err := vmis.Create(ctx, "default", body, true)

@@ -23,8 +23,8 @@ import (
 
 // A VM endpoint (--vm) is a KubeVirt VirtualMachineInstance in place of the endpoint's pod: the
 // cnperf guest (kernelBoot from --vm-image), whose /init runs `cnperf agent serve` on the
-// native driver's default ports with the run's token (kernel command line) and an exec port
-// (guestexec) for the commands the platform runs in it. The platform reaches that exec port
+// native driver's default ports with the run's token (the run's Secret, a disk of the VMI) and
+// an exec port (guestexec) for the commands the platform runs in it. The platform reaches that exec port
 // from the run's relay pod (a pod-network pod on the server node): the agent in the guest is
 // reached with the run's token, as in the pods, and cnperf keeps no SSH keys.
 
@@ -67,9 +67,6 @@ func (s *settings) parseVM() error {
 		s.vmServer, s.vmClient = true, true
 	default:
 		return fmt.Errorf("--vm: %q is not server, client or both (--vm alone is both, as k8s-netperf's)", o.VM)
-	}
-	if strings.ContainsAny(s.AgentToken, " \t\n\"'") {
-		return errors.New("--vm: the agent token ($CNPERF_AGENT_TOKEN) holds white space or quotes; the guest reads it from its kernel command line")
 	}
 	if o.VMImage == "" {
 		return errors.New("--vm needs --vm-image IMAGE: the cnperf guest image (/boot/vmlinuz and /boot/initramfs.img whose /init runs " +
@@ -169,7 +166,8 @@ func buildVMI(s *settings, runID string, e endpointSpec) map[string]any {
 	}
 	o := kube.VMOptions{Name: e.Name, Namespace: s.namespaceOf(e.Role), Labels: labels, Annotations: s.podMeta.Annotations,
 		Tolerations: s.tolerations, Image: s.VMImage, PullPolicy: s.pullPolicy, Binding: s.VMBinding,
-		Sockets: s.VMSockets, Cores: s.VMCores, Threads: s.VMThreads, Memory: s.vmMemory, Token: s.AgentToken, DataPort: guestDataPort}
+		Sockets: s.VMSockets, Cores: s.VMCores, Threads: s.VMThreads, Memory: s.vmMemory, TokenSecret: kube.TokenSecretName(runID),
+		DataPort: guestDataPort}
 	if e.Node != "" {
 		o.Nodes = []string{e.Node}
 	}

@@ -129,7 +129,8 @@ func (m *memVMIs) Delete(context.Context, string, string) error                 
 
 // TestVMPrepare: without KubeVirt the run stops before anything is created (exit status 2, the
 // CRD named); with it, the VMIs of the VM endpoints are created (the relay pod beside them) and
-// a VM that fails is said with its phase and conditions.
+// a VM that fails is said with its phase and conditions. The token is nowhere in a VMI: it names
+// the run's Secret, which KubeVirt hands the guest as a disk.
 func TestVMPrepare(t *testing.T) {
 	cases := casesWith([]string{"native"}, []api.Path{api.PathPodPodCrossNode})
 	drivers := map[string]driver.Driver{"native": nativeDriver}
@@ -161,25 +162,47 @@ func TestVMPrepare(t *testing.T) {
 		if len(vmis.created) != 2 {
 			t.Fatalf("created %d VMIs, want the server's and the client's", len(vmis.created))
 		}
+		// the token is nowhere in the VMI (anyone who may read VMIs would read it): the guest
+		// gets the run's Secret as a disk (the volume names the Secret, the disk the volume)
 		var vmi struct {
 			Metadata metav1.ObjectMeta `json:"metadata"`
 			Spec     struct {
 				Domain struct {
-					Firmware struct {
-						KernelBoot struct {
-							KernelArgs string `json:"kernelArgs"`
-						} `json:"kernelBoot"`
-					} `json:"firmware"`
+					Devices struct {
+						Disks []struct{ Name, Serial string } `json:"disks"`
+					} `json:"devices"`
 				} `json:"domain"`
+				Volumes []struct {
+					Name   string `json:"name"`
+					Secret struct {
+						SecretName string `json:"secretName"`
+					} `json:"secret"`
+				} `json:"volumes"`
 			} `json:"spec"`
+		}
+		if len(p.s.AgentToken) != 64 {
+			t.Fatalf("the run's token has %d characters, want 64", len(p.s.AgentToken))
 		}
 		for _, body := range vmis.created {
 			if err := json.Unmarshal(body, &vmi); err != nil {
 				t.Fatal(err)
 			}
-			if vmi.Metadata.Labels[kube.LabelRun] != testRun || !strings.Contains(vmi.Spec.Domain.Firmware.KernelBoot.KernelArgs, "cnperf.token=") {
-				t.Errorf("VMI %s: labels %v, kernel args %q", vmi.Metadata.Name, vmi.Metadata.Labels, vmi.Spec.Domain.Firmware.KernelBoot.KernelArgs)
+			if vmi.Metadata.Labels[kube.LabelRun] != testRun {
+				t.Errorf("VMI %s: labels %v", vmi.Metadata.Name, vmi.Metadata.Labels)
 			}
+			if strings.Contains(string(body), p.s.AgentToken) {
+				t.Errorf("VMI %s holds the agent token: %s", vmi.Metadata.Name, body)
+			}
+			v, d := vmi.Spec.Volumes, vmi.Spec.Domain.Devices.Disks
+			if len(v) != 1 || v[0].Secret.SecretName != kube.TokenSecretName(testRun) || len(d) != 1 || d[0].Name != v[0].Name ||
+				d[0].Serial != kube.GuestTokenSerial {
+				t.Errorf("VMI %s: volumes %+v, disks %+v, want the token Secret %s as a disk with serial %s", vmi.Metadata.Name, v, d,
+					kube.TokenSecretName(testRun), kube.GuestTokenSerial)
+			}
+		}
+		if sec, err := c.cs.CoreV1().Secrets("cnperf").Get(context.Background(), kube.TokenSecretName(testRun), metav1.GetOptions{}); err != nil ||
+			string(sec.Data[kube.TokenSecretKey]) != p.s.AgentToken {
+			t.Errorf("the token Secret the VMIs name: %v", err)
 		}
 		if _, err := c.cs.CoreV1().Pods("cnperf").Get(context.Background(), relayName(testRun), metav1.GetOptions{}); err != nil {
 			t.Errorf("relay pod: %v", err)

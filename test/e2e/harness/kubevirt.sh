@@ -25,7 +25,8 @@
 # The cnperf guest needs no cloud image: Debian's kernel (linux-image-*-amd64) and an
 # initramfs holding a static busybox, the virtio-net modules of that kernel and the cnperf
 # binary; its /init (kubevirt/guest-init) configures every NIC by DHCP and runs
-# `cnperf agent serve` with the token from the kernel command line (cnperf.token=...).
+# `cnperf agent serve` with the token of the run's Secret, a disk KubeVirt makes of it (not the
+# kernel command line, which anyone who may read the VMI sees).
 # KubeVirt boots it with spec.domain.firmware.kernelBoot from the image $KUBEVIRT_GUEST_IMAGE
 # (/boot/vmlinuz, /boot/initramfs.img).
 set -euo pipefail
@@ -51,14 +52,21 @@ KUBEVIRT_NS=${KUBEVIRT_NS:-kubevirt}
 KUBEVIRT_REPO=localhost/cnperf-kubevirt        # image names: $KUBEVIRT_REPO/virt-api:v$VERSION
 KUBEVIRT_GUEST_IMAGE=$KUBEVIRT_REPO/cnperf-guest:v$KUBEVIRT_VERSION
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-# what virt-launcher and virt-handler need from Debian (libvirtd stands in for virtqemud, which
-# Debian bookworm does not build: see the wrapper below)
-LAUNCHER_PACKAGES="libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients qemu-system-x86 qemu-utils passt iproute2 nftables iptables procps"
+# what virt-launcher and virt-handler need from Debian
+# (libvirtd stands in for virtqemud, which Debian bookworm does not build: see the wrapper below);
+# xorriso: virt-launcher makes the disks of Secret, ConfigMap and cloud-init volumes with
+# xorrisofs (pkg/config/config.go), as cnperf's VMs get the run's token Secret
+LAUNCHER_PACKAGES="libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients qemu-system-x86 qemu-utils passt iproute2 nftables iptables procps xorriso"
+# the packages name the root file system's stamp (and so the images'): a change installs what is
+# new into the cached root file system and builds the images again, not the binaries
+# shellcheck disable=SC2086
+KUBEVIRT_ROOTFS_ID=$(echo $LAUNCHER_PACKAGES | sha256sum | cut -c1-8)
 KV_COMPONENTS="virt-operator virt-api virt-controller virt-handler virt-launcher"
-# the kernel modules the guest loads, in dependency order (virtio-net over virtio-pci)
+# the kernel modules the guest loads, in dependency order (virtio-net over virtio-pci; virtio-blk
+# and ISO 9660 (over cdrom) for the disk KubeVirt makes of the run's token Secret)
 GUEST_MODULES="drivers/virtio/virtio_ring drivers/virtio/virtio drivers/virtio/virtio_pci_modern_dev
   drivers/virtio/virtio_pci_legacy_dev drivers/virtio/virtio_pci net/core/failover drivers/net/net_failover
-  drivers/net/virtio_net"
+  drivers/net/virtio_net drivers/block/virtio_blk drivers/cdrom/cdrom fs/isofs/isofs"
 
 # ---------------- build ----------------
 # each step leaves a stamp; a step whose stamp exists is not done again
@@ -113,7 +121,7 @@ build_bins() {
 }
 
 build_rootfs() {
-  stamp rootfs && return 0
+  stamp "rootfs-$KUBEVIRT_ROOTFS_ID" && return 0
   local r=$KUBEVIRT_DIR/rootfs
   if ! stamp debootstrap; then
     command -v debootstrap >/dev/null || die "debootstrap missing (apt-get install debootstrap)"
@@ -125,6 +133,13 @@ build_rootfs() {
     chroot "$r" apt-get install -y --no-install-recommends $LAUNCHER_PACKAGES > "$KUBEVIRT_DIR/apt.log" 2>&1 ||
       die "apt-get install in the root file system failed: $(tail -3 "$KUBEVIRT_DIR/apt.log")"
     stamped debootstrap
+  fi
+  # a cached root file system built from an older package list: what is new
+  # shellcheck disable=SC2086
+  if ! chroot "$r" dpkg-query -W $LAUNCHER_PACKAGES >/dev/null 2>&1; then
+    { chroot "$r" apt-get update && chroot "$r" apt-get install -y --no-install-recommends $LAUNCHER_PACKAGES; } > "$KUBEVIRT_DIR/apt.log" 2>&1 ||
+      die "apt-get install in the root file system failed: $(tail -3 "$KUBEVIRT_DIR/apt.log")"
+    log "root file system: installed what is new in $LAUNCHER_PACKAGES"
   fi
   chroot "$r" apt-get clean
   rm -rf "$r/var/lib/apt/lists"/* "$r/usr/share/doc" "$r/usr/share/man" "$r/usr/share/locale"
@@ -146,7 +161,8 @@ build_rootfs() {
   chmod 755 "$r/usr/sbin/virtqemud"
   [ -x "$r/usr/bin/qemu-system-x86_64" ] && [ -x "$r/usr/sbin/libvirtd" ] && [ -x "$r/usr/bin/virsh" ] ||
     die "root file system lacks QEMU or libvirt"
-  stamped rootfs
+  [ -x "$r/usr/bin/xorrisofs" ] || die "root file system lacks xorrisofs (virt-launcher makes Secret disks with it)"
+  stamped "rootfs-$KUBEVIRT_ROOTFS_ID"
 }
 
 build_guest() {
@@ -156,7 +172,9 @@ build_guest() {
   [ -x "$cn" ] || die "no cnperf binary at $cn (test/e2e/images/build.sh puts the agent's there; or set CNPERF_BIN)"
   [ -x /usr/bin/busybox ] && /usr/bin/busybox --list | grep -qx udhcpc || die "/usr/bin/busybox must be busybox-static (with udhcpc)"
   w=$(mktemp -d "$KUBEVIRT_DIR/.guest.XXXXXX")
-  if [ ! -f "$g/vmlinuz" ] || [ ! -d "$g/modules" ]; then
+  local have=1
+  for m in $GUEST_MODULES; do [ -f "$g/modules/$(basename "$m").ko" ] || have=; done
+  if [ ! -f "$g/vmlinuz" ] || [ -z "$have" ]; then
     kver=$(apt-cache depends linux-image-amd64 | sed -n 's/.*Depends: linux-image-\([0-9].*\)/\1/p' | head -1)
     [ -n "$kver" ] || die "cannot tell which kernel linux-image-amd64 depends on (apt-get update?)"
     (cd "$w" && apt-get download "linux-image-$kver" >/dev/null 2>&1) || die "apt-get download linux-image-$kver failed"
@@ -184,7 +202,7 @@ build_guest() {
 }
 
 build_images() {
-  stamp "images-$KUBEVIRT_PATCH_ID" && return 0
+  stamp "images-$KUBEVIRT_PATCH_ID-$KUBEVIRT_ROOTFS_ID" && return 0
   local b=$KUBEVIRT_DIR/bin src=$SRC w c
   w=$(mktemp -d "$KUBEVIRT_DIR/.img.XXXXXX")
   mkdir -p "$KUBEVIRT_DIR/images"
@@ -217,7 +235,7 @@ build_images() {
   python3 "$HARNESS/../images/mkoci.py" "$KUBEVIRT_DIR/rootfs" "$KUBEVIRT_REPO/virt-launcher:v$KUBEVIRT_VERSION" \
     "$KUBEVIRT_DIR/images/virt-launcher.tar" --keep-owners --layer "$w/launcher" --entrypoint '["/usr/bin/virt-launcher"]' --cmd null >/dev/null
   rm -rf "$w"
-  stamped "images-$KUBEVIRT_PATCH_ID"
+  stamped "images-$KUBEVIRT_PATCH_ID-$KUBEVIRT_ROOTFS_ID"
 }
 
 build_manifests() {
@@ -239,14 +257,14 @@ build_manifests() {
 
 build() {
   mkdir -p "$KUBEVIRT_DIR"
-  if stamp "complete-$KUBEVIRT_PATCH_ID"; then log "KubeVirt v$KUBEVIRT_VERSION: cached in $KUBEVIRT_DIR"; else
+  if stamp "complete-$KUBEVIRT_PATCH_ID-$KUBEVIRT_ROOTFS_ID"; then log "KubeVirt v$KUBEVIRT_VERSION: cached in $KUBEVIRT_DIR"; else
     log "KubeVirt v$KUBEVIRT_VERSION: building into $KUBEVIRT_DIR"
     timed build_src
     timed build_bins
     timed build_rootfs
     timed build_images
     timed build_manifests
-    stamped "complete-$KUBEVIRT_PATCH_ID"
+    stamped "complete-$KUBEVIRT_PATCH_ID-$KUBEVIRT_ROOTFS_ID"
   fi
   timed build_guest
 }
@@ -261,25 +279,34 @@ guest_check() {
   cp "$g/vmlinuz" "$g/initramfs.img" "$r/tmp/cnperf-guest/"
   tok=$("$cn" agent token)
   p=$((20000 + RANDOM % 20000))
+  # the token as KubeVirt hands a Secret to a guest: an ISO 9660 image made by xorrisofs with
+  # virt-launcher's arguments (pkg/config/config.go), a virtio disk with the serial cnperf run
+  # gives it (internal/kube/vmi.go)
+  mkdir -p "$r/tmp/cnperf-guest/secret" && printf '%s' "$tok" > "$r/tmp/cnperf-guest/secret/token"
+  chroot "$r" xorrisofs -output /tmp/cnperf-guest/token.iso -follow-links -volid cfgdata -joliet -rock -graft-points \
+    -partition_cyl_align on token=/tmp/cnperf-guest/secret/token 2> "$w/xorrisofs.log" || die "xorrisofs: $(tail -3 "$w/xorrisofs.log")"
   t=$(now)
   chroot "$r" qemu-system-x86_64 -machine q35,accel=tcg -cpu max -m 512 -smp 1 -nographic -no-reboot \
     -kernel /tmp/cnperf-guest/vmlinuz -initrd /tmp/cnperf-guest/initramfs.img \
-    -append "console=ttyS0 panic=-1 quiet cnperf.token=$tok cnperf.data_port=$((p + 1))" \
+    -append "console=ttyS0 panic=-1 quiet cnperf.data_port=$((p + 1))" \
+    -drive file=/tmp/cnperf-guest/token.iso,if=none,id=token,format=raw,readonly=on -device virtio-blk-pci,drive=token,serial=cnperf-token \
     -netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$p-:7100,hostfwd=tcp:127.0.0.1:$((p + 1))-:$((p + 1)),hostfwd=tcp:127.0.0.1:$((p + 2))-:7102" \
     -device virtio-net-pci,netdev=n0 > "$w/console.log" 2>&1 &
   pid=$!
   # shellcheck disable=SC2064
   trap "kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf '$w' '$r/tmp/cnperf-guest'" EXIT
-  for _ in $(seq 1 300); do
+  for _ in $(seq 1 ${GUEST_CHECK_WAIT:-300}); do
     grep -q 'agent listening' "$w/console.log" && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 1
   done
   if ! grep -q 'agent listening' "$w/console.log"; then
-    echo "kubevirt.sh: the guest's agent did not start within 300s; console's last lines:" >&2
-    tail -20 "$w/console.log" | tr -d '\r' >&2
+    echo "kubevirt.sh: the guest's agent did not start within 300s; console's last lines (but the agent's restarts):" >&2
+    grep -v 'agent exited\|agent serve' "$w/console.log" | tail -20 | tr -d '\r' >&2
+    tail -2 "$w/console.log" | tr -d '\r' >&2
     exit 1
   fi
+  grep -q 'token: the run.s Secret, from /dev/vd' "$w/console.log" || { grep -v 'agent exited\|agent serve' "$w/console.log" | tail -30 | tr -d '\r' >&2; die "the guest did not take its token from the disk"; }
   log "guest booted under QEMU TCG: agent listening $(elapsed "$t")s after QEMU started ($(grep -o 'agent starting after [0-9.]*s' "$w/console.log") in guest time)"
   for prof in TCP_STREAM TCP_RR; do
     CNPERF_AGENT_TOKEN=$tok "$cn" agent client --host 127.0.0.1 --port "$p" --profile $prof --duration 5s > "$w/$prof.txt" 2>&1 || rc=1
