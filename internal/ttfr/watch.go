@@ -95,7 +95,7 @@ type attemptOutcome struct {
 }
 
 type attemptRec struct {
-	start time.Time
+	start time.Time // when its connect was issued (attemptOutcome); read only once done
 	done  bool
 	state State
 }
@@ -243,7 +243,7 @@ func Watch(ctx context.Context, cfg WatchConfig) WatchReport {
 			return
 		}
 		seq := len(w.recs)
-		w.recs = append(w.recs, attemptRec{start: time.Now()}) // until it is done: when it was scheduled
+		w.recs = append(w.recs, attemptRec{}) // its start comes with its outcome
 		rep.Attempts++
 		pool.start(func(ctx context.Context) attemptOutcome {
 			actx, acancel := context.WithTimeout(ctx, cfg.AttemptTimeout)
