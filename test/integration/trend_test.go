@@ -17,9 +17,14 @@ import (
 // of its own, the last six with a token-bucket filter on the namespace's loopback
 // (tc qdisc tbf rate 1gbit: a real bottleneck in the kernel's path, not a different case: the
 // same flags every run; six runs a side keep the t-test's p far below 0.001 even when the open
-// runs vary by a third on a busy machine). `cnperf trend` over the results directory — files named in the
-// reverse order of their runs — must find exactly one change point in the stream's
-// throughput, at the first throttled run, worse by more than half, and its gate must fail.
+// runs vary by a third on a busy machine). `cnperf trend --min-magnitude 1` over the results
+// directory — files named in the reverse order of their runs — must find exactly one change
+// point in the stream's throughput, at the first throttled run, worse by more than half, and
+// its gate must fail. The floor (changes by a factor of two or more, Otava's magnitude) is the
+// test's question, a throttle to about a twentieth, not leniency: on a loaded machine one open
+// run measured 21 % under the others (18.9 against 24.0 Gbit/s in CI, 2026-11-29, magnitude
+// 0.27), which Otava's method rightly calls a change of its own (p 0.0003): noise of the
+// machine, not of cnperf.
 // TCP_RR's small messages pass the filter: its series are shown, not judged (the machine's
 // load is what moves them).
 func TestTrendFindsAThrottledLoopback(t *testing.T) {
@@ -66,12 +71,13 @@ func TestTrendFindsAThrottledLoopback(t *testing.T) {
 			t.Fatalf("run %d exited %d:\n%s\n%s", i, res.code, res.stdout, res.stderr)
 		}
 	}
-	table := runCLI(t, bin, "", nil, "trend", dir)
+	magnitude := []string{"--min-magnitude", "1"}
+	table := runCLI(t, bin, "", nil, append([]string{"trend", dir}, magnitude...)...)
 	t.Logf("cnperf trend %s:\n%s", dir, table.stdout)
 	if table.code != 0 {
 		t.Fatalf("trend exited %d: %s", table.code, table.stderr)
 	}
-	js := runCLI(t, bin, "", nil, "trend", dir, "-o", "json")
+	js := runCLI(t, bin, "", nil, append([]string{"trend", dir, "-o", "json"}, magnitude...)...)
 	var h trend.History
 	if err := json.Unmarshal([]byte(js.stdout), &h); err != nil {
 		t.Fatalf("trend -o json: %v\n%s", err, js.stdout)
@@ -105,7 +111,7 @@ func TestTrendFindsAThrottledLoopback(t *testing.T) {
 	if !found {
 		t.Fatalf("no TCP_STREAM throughput series in %+v", h.Series)
 	}
-	gate := runCLI(t, bin, "", nil, "trend", dir, "--fail-on-regression", "30")
+	gate := runCLI(t, bin, "", nil, append([]string{"trend", dir, "--fail-on-regression", "30"}, magnitude...)...)
 	if gate.code != 1 || !strings.Contains(gate.stderr, "TCP_STREAM native loopback 128KiB x1, throughput: -") {
 		t.Fatalf("trend --fail-on-regression 30 exited %d, want 1 naming the stream's throughput:\n%s", gate.code, gate.stderr)
 	}
