@@ -65,6 +65,8 @@ func kubeVM(fs *pflag.FlagSet, o *kube.Options) {
 	fs.IntVar(&o.VMThreads, "threads", 0, "kube: with --vm, threads per core (default 1)")
 	fs.StringVar(&o.VMMemory, "vm-memory", "", "kube: with --vm, the guest's memory (default "+kube.DefaultVMMemory+")")
 	fs.DurationVar(&o.VMStartTimeout, "vm-start-timeout", kube.DefaultVMStartTimeout, "kube: with --vm, how long a VM may take to run and answer (its console's last lines if it does not)")
+	fs.BoolVar(&o.VMUseVirtctl, "use-virtctl", false, "kube: with --vm, k8s-netperf's --use-virtctl (virtctl ssh instead of ssh into its guests), accepted and said to change nothing: "+
+		"cnperf has no SSH in its guests and reaches their agent through a relay pod")
 }
 
 // Lab binds the lab flags to fs, writing into o (whose current values are the defaults, usually

@@ -89,6 +89,7 @@ func TestKubeVM(t *testing.T) {
 		{[]string{"--vm=server", "--vm-binding", "bridge", "--vm-memory", "1Gi", "--vm-start-timeout", "3m"},
 			kube.Options{VM: "server", VMBinding: "bridge", VMMemory: "1Gi", VMStartTimeout: 3 * time.Minute}},
 		{nil, kube.Options{VMStartTimeout: kube.DefaultVMStartTimeout}},
+		{[]string{"--vm", "--vm-image", "g", "--use-virtctl"}, kube.Options{VM: "both", VMImage: "g", VMUseVirtctl: true}},
 	} {
 		var o kube.Options
 		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
@@ -97,7 +98,7 @@ func TestKubeVM(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := kube.Options{VM: o.VM, VMImage: o.VMImage, VMBinding: o.VMBinding, VMSockets: o.VMSockets, VMCores: o.VMCores,
-			VMThreads: o.VMThreads, VMMemory: o.VMMemory, VMStartTimeout: o.VMStartTimeout}
+			VMThreads: o.VMThreads, VMMemory: o.VMMemory, VMStartTimeout: o.VMStartTimeout, VMUseVirtctl: o.VMUseVirtctl}
 		if tt.want.VMStartTimeout == 0 {
 			tt.want.VMStartTimeout = kube.DefaultVMStartTimeout
 		}

@@ -2,6 +2,7 @@ package flags
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -22,8 +23,13 @@ type K8sNetperfNetworks struct {
 	macvlan, cudn, sriov      string
 	localnet, sriovNodeRole   string
 	macvlanRange, macvlanIPAM string
+	udnPluginBinding          string
 	udnl2, udnl3              bool
 }
+
+// UDNPluginBindings are the values of k8s-netperf's --udnPluginBinding: the KubeVirt binding
+// plugins of a VM's interface on a primary UserDefinedNetwork.
+var UDNPluginBindings = []string{"passt", "l2bridge"}
 
 // AddFlags binds the flags to fs.
 func (n *K8sNetperfNetworks) AddFlags(fs *pflag.FlagSet) {
@@ -40,6 +46,8 @@ func (n *K8sNetperfNetworks) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&n.cudn, "cudn", "", "k8s-netperf's --cudn layer2|layer3: a secondary ClusterUserDefinedNetwork, which needs OVN-Kubernetes"+refused)
 	fs.StringVar(&n.sriov, "sriov", "", "k8s-netperf's --sriov PF: an SriovNetworkNodePolicy and an SriovNetwork, which need the SR-IOV Network Operator and SR-IOV NICs"+refused)
 	fs.StringVar(&n.sriovNodeRole, "sriov-node-selector", kube.DefaultSRIOVNodeRole, "with --sriov: k8s-netperf's --sriov-node-selector, the node role (node-role.kubernetes.io/ROLE) of the SriovNetworkNodePolicy")
+	fs.StringVar(&n.udnPluginBinding, "udnPluginBinding", "", "k8s-netperf's --udnPluginBinding passt|l2bridge: with --vm and --udnl2 or --udnl3, the binding plugin of the VMs' "+
+		"interface on the primary UserDefinedNetwork; cnperf puts VMs on the default pod network only (--vm-binding), so a run with it stops before anything is created, saying so")
 	fs.StringVar(&n.localnet, "localnet", "", "k8s-netperf's --localnet NAME: a localnet ClusterUserDefinedNetwork (VMs only in k8s-netperf), which needs OVN-Kubernetes and an OVS bridge mapping; "+
 		"the run says what the cluster lacks for it, then stops: cnperf measures pods, and pods get no address on it")
 }
@@ -62,6 +70,9 @@ func (n *K8sNetperfNetworks) Resolve(fs *pflag.FlagSet, networkSet bool) (bridge
 	}
 	if !set("sriov") && set("sriov-node-selector") {
 		return "", nil, nil, exit.Usage("--sriov-node-selector: only with --sriov PF")
+	}
+	if set("udnPluginBinding") {
+		return "", nil, nil, n.refuseUDNPluginBinding(set)
 	}
 	if mode, err = n.mode(set); err != nil || mode != nil {
 		if mode != nil {
@@ -138,6 +149,30 @@ func (n *K8sNetperfNetworks) mode(set func(string) bool) (*kube.NetworkMode, err
 		return modes[0], nil
 	}
 	return nil, exit.Usage("%s and %s: give one (k8s-netperf refuses them together too)", modes[0].Flag, modes[1].Flag)
+}
+
+// refuseUDNPluginBinding is the usage error of k8s-netperf's --udnPluginBinding: a value it does
+// not take, the flag without the UserDefinedNetwork mode and the VMs it is for, or, with them,
+// what cnperf does not build: VMs on a UserDefinedNetwork (its VMs are on the default pod
+// network). It stops the run before anything is created.
+func (n *K8sNetperfNetworks) refuseUDNPluginBinding(set func(string) bool) error {
+	v := strings.TrimSpace(n.udnPluginBinding)
+	if !slices.Contains(UDNPluginBindings, v) {
+		return exit.Usage("--udnPluginBinding: %q is not %s (k8s-netperf's values)%s", n.udnPluginBinding,
+			strings.Join(UDNPluginBindings, " or "), Suggest(v, UDNPluginBindings))
+	}
+	var udn string
+	switch {
+	case set("udnl2") && n.udnl2:
+		udn = "--udnl2"
+	case set("udnl3") && n.udnl3:
+		udn = "--udnl3"
+	default:
+		return exit.Usage("--udnPluginBinding: only with --udnl2 or --udnl3 and --vm\n  (k8s-netperf's: the binding of the VMs' interface on a primary UserDefinedNetwork)")
+	}
+	return exit.Usage("--udnPluginBinding %s with %s: cnperf does not put VMs on a UserDefinedNetwork\n"+
+		"  (its VMs are on the default pod network, with --vm-binding), so it stops here, before anything is created;\n"+
+		"  %s without it and --vm measures pods on the network (it needs OVN-Kubernetes)", v, udn, udn)
 }
 
 // macvlanDefinition is --macvlan MASTER as k8s-netperf runs it: its definition (macvlan-netperf),

@@ -71,6 +71,15 @@ func TestK8sNetperfNetworkFlags(t *testing.T) {
 		{args: []string{"--macvlan", "eth0", "--bridge", "br"}, wantErr: "--macvlan and --bridge: give one (--macvlan creates its own network)"},
 		{args: []string{"--macvlan", "eth0", "--network", "a/b"}, wantErr: "--macvlan and --network: give one"},
 		{args: []string{"--macvlan-range", "10.0.0.0/8"}, wantErr: "--macvlan-range: only with --macvlan MASTER"},
+		// k8s-netperf's --udnPluginBinding: its values, only with a primary UserDefinedNetwork, and then
+		// refused: cnperf's VMs are on the default pod network
+		{args: []string{"--udnPluginBinding", "passt"}, wantErr: "--udnPluginBinding: only with --udnl2 or --udnl3 and --vm"},
+		{args: []string{"--udnPluginBinding", "l2brige", "--udnl2"}, wantErr: `--udnPluginBinding: "l2brige" is not passt or l2bridge (k8s-netperf's values) (did you mean "l2bridge"?)`},
+		{args: []string{"--udnPluginBinding", "l2bridge", "--udnl3", "--vm"},
+			wantErr: "--udnPluginBinding l2bridge with --udnl3: cnperf does not put VMs on a UserDefinedNetwork\n" +
+				"  (its VMs are on the default pod network, with --vm-binding), so it stops here, before anything is created;\n" +
+				"  --udnl3 without it and --vm measures pods on the network (it needs OVN-Kubernetes)"},
+		{args: []string{"--udnPluginBinding", "passt", "--udnl2", "--cudn", "layer2"}, wantErr: "--udnPluginBinding passt with --udnl2: cnperf does not put VMs on a UserDefinedNetwork"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			fs := pflag.NewFlagSet("run", pflag.ContinueOnError)

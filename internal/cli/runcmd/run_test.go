@@ -277,6 +277,11 @@ func TestDryRunSaysVMs(t *testing.T) {
 				", masquerade binding, 1 vCPU (sockets 1, cores 1, threads 1), 512Mi memory"},
 		{[]string{"--vm=client", "--vm-image", img, "--vm-binding", "bridge", "--sockets", "2", "--threads", "2", "--vm-memory", "1Gi"}, "80",
 			"the client is a VM (KubeVirt): image " + img + ", bridge binding, 4 vCPUs (sockets 2, cores 1, threads 2), 1Gi memory"},
+		// k8s-netperf's --use-virtctl: accepted with --vm, and said to change nothing
+		{[]string{"--vm=server", "--vm-image", img, "--use-virtctl"}, "",
+			"the server is a VM (KubeVirt): image " + img + ", masquerade binding, 1 vCPU (sockets 1, cores 1, threads 1), 512Mi memory; " +
+				"--use-virtctl changes nothing here: k8s-netperf reaches its guests by ssh or virtctl ssh; cnperf has no SSH in its guests " +
+				"and reaches their agent through the relay pod (docs/vm.md)"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			t.Setenv("COLUMNS", tc.columns)

@@ -117,6 +117,10 @@ type Options struct {
 	VMThreads      int
 	VMMemory       string
 	VMStartTimeout time.Duration
+	// VMUseVirtctl is k8s-netperf's --use-virtctl (virtctl ssh into its guests instead of ssh):
+	// accepted with VM for k8s-netperf's command lines, and it changes nothing, which the run
+	// says: cnperf reaches its guests' agent through the relay pod, with no SSH at all.
+	VMUseVirtctl bool
 
 	// PodStartTimeout bounds how long endpoints may take to become ready.
 	PodStartTimeout time.Duration

@@ -51,7 +51,8 @@ func (s *settings) parseVM() error {
 			flag string
 			set  bool
 		}{{"--vm-image", o.VMImage != ""}, {"--vm-binding", o.VMBinding != ""}, {"--sockets", o.VMSockets != 0},
-			{"--cores", o.VMCores != 0}, {"--threads", o.VMThreads != 0}, {"--vm-memory", o.VMMemory != ""}} {
+			{"--cores", o.VMCores != 0}, {"--threads", o.VMThreads != 0}, {"--vm-memory", o.VMMemory != ""},
+			{"--use-virtctl", o.VMUseVirtctl}} {
 			if f.set {
 				return fmt.Errorf("%s: only with --vm (server, client or both)", f.flag)
 			}
@@ -102,6 +103,10 @@ func (s *settings) parseVM() error {
 	}
 	return nil
 }
+
+// useVirtctlNote is what the run says of k8s-netperf's --use-virtctl.
+const useVirtctlNote = "--use-virtctl changes nothing here: k8s-netperf reaches its guests by ssh or virtctl ssh; " +
+	"cnperf has no SSH in its guests and reaches their agent through the relay pod (docs/vm.md)"
 
 // vmOn says whether an endpoint of role is a VM.
 func (s *settings) vmOn(role string) bool {
@@ -198,7 +203,11 @@ func (p *Platform) DescribeVMs() string {
 	default:
 		return ""
 	}
-	return fmt.Sprintf("%s (KubeVirt): %s memory", who, p.s.vmSummary(true))
+	d := fmt.Sprintf("%s (KubeVirt): %s memory", who, p.s.vmSummary(true))
+	if p.s.VMUseVirtctl {
+		d += "; " + useVirtctlNote
+	}
+	return d
 }
 
 // vmInfo is what the result says of a VM endpoint.
@@ -224,6 +233,9 @@ func (p *Platform) preflightVMs(ctx context.Context) error {
 		if err := kube.Preflight(ctx, p.cs, kube.VMsManifest, needs); err != nil {
 			return err
 		}
+	}
+	if p.s.VMUseVirtctl {
+		p.logWrapped(useVirtctlNote)
 	}
 	if emulated {
 		p.logWrapped("VMs run in QEMU's software emulation (KubeVirt useEmulation, TCG): their figures measure the mechanics, " +

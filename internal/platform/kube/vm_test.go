@@ -43,6 +43,8 @@ func TestVMOptions(t *testing.T) {
 		{name: "small memory", o: Options{VM: "both", VMImage: img, VMMemory: "64Mi"}, want: `--vm-memory: "64Mi" is not a quantity of at least 128Mi`},
 		{name: "image without vm", o: Options{VMImage: img}, want: "--vm-image: only with --vm"},
 		{name: "threads without vm", o: Options{VMThreads: 2}, want: "--threads: only with --vm"},
+		{name: "use-virtctl", o: Options{VM: "both", VMImage: img, VMUseVirtctl: true}, vcpu: 1},
+		{name: "use-virtctl without vm", o: Options{VMUseVirtctl: true}, want: "--use-virtctl: only with --vm"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
