@@ -316,7 +316,7 @@ func (o *Options) setup(streams iostreams.Streams, fs *pflag.FlagSet) (st setup,
 // (--vm alone is both, as k8s-netperf's), so "server" was read as an argument.
 func noArgs(cmd *cobra.Command, args []string) error {
 	if f := cmd.Flags().Lookup("vm"); f != nil && f.Changed && f.Value.String() == f.NoOptDefVal && len(args) > 0 &&
-		slices.Contains([]string{"server", "client", "both"}, args[0]) {
+		slices.Contains([]string{"server", "client", "both", vmNone}, args[0]) {
 		return exit.Usage("--vm %s: write --vm=%s (--vm alone means both, as k8s-netperf's --vm)", args[0], args[0])
 	}
 	return cobra.NoArgs(cmd, args)

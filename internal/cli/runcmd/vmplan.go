@@ -26,19 +26,32 @@ type planVM struct {
 	// given over a value of the plan.
 	fromPlan   map[string]bool
 	overridden []string
+	// off is where the plan's vm block is when --vm=none turned it off ("" otherwise).
+	off string
 }
+
+// vmNone is --vm=none: no VM endpoints, whatever a plan's vm block says.
+const vmNone = "none"
 
 // applyPlanVM gives the kube options k the settings of the vm block of the plan file l (nil: no
 // file), each that its flag does not set: the command line overrides the plan. The platform
 // validates the values (kubeplatform.VMSettingError; planVM.fileError reports those the plan
-// gave at their line). It runs before the platform is set up.
+// gave at their line). It runs before the platform is set up. --vm=none turns the plan's VMs
+// off: the run's endpoints are pods, whatever the plan says.
 func applyPlanVM(fs *pflag.FlagSet, l *config.Loaded, k *kubeplatform.Options) (planVM, error) {
+	changed := func(name string) bool { f := fs.Lookup(name); return f != nil && f.Changed }
+	if changed("vm") && k.VM == vmNone {
+		k.VM = ""
+		if l != nil && l.Plan != nil && l.Plan.VM != nil {
+			return planVM{off: l.Locate("vm")}, nil
+		}
+		return planVM{}, nil
+	}
 	if l == nil || l.Plan == nil || l.Plan.VM == nil {
 		return planVM{}, nil
 	}
 	v := l.Plan.VM
 	pv := planVM{loaded: l, fromPlan: map[string]bool{}}
-	changed := func(name string) bool { f := fs.Lookup(name); return f != nil && f.Changed }
 	if v.Endpoints == "" && !changed("vm") {
 		return pv, pv.fieldError("vm", "no endpoints: say which endpoints are VMs, endpoints: server, client or both (or --vm on the command line)")
 	}
@@ -121,6 +134,9 @@ func (pv planVM) endpointsFromPlan() bool { return pv.fromPlan["endpoints"] }
 
 // note is what --dry-run says of the plan's vm block: where it is and the flags over it.
 func (pv planVM) note() string {
+	if pv.off != "" {
+		return "no VMs: --vm=none turns off the plan's vm block (" + pv.off + ")"
+	}
 	if pv.loaded == nil {
 		return ""
 	}

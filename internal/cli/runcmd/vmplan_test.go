@@ -80,6 +80,12 @@ func TestPlanVM(t *testing.T) {
 		{name: "a bad value the flag replaces", plan: strings.Replace(full, "binding: bridge", "binding: tap", 1), args: append([]string{"--vm-binding", "bridge"}, kube...),
 			want: "the server is a VM (KubeVirt): image " + img + ", bridge binding, 4 vCPUs (sockets 2, cores 2, threads 1), 1Gi memory " +
 				"VM settings from plan.yaml:3 (vm); the command line's --vm-binding override the plan's"},
+		// --vm=none: pods, whatever the plan says
+		{name: "--vm=none", plan: full, args: append([]string{"--vm=none"}, kube...),
+			want: "no VMs: --vm=none turns off the plan's vm block (plan.yaml:3)"},
+		{name: "--vm=none without a vm block", plan: vmPlanHead + vmPlanTests, args: append([]string{"--vm=none"}, kube...)},
+		{name: "--vm=none and a VM flag", plan: full, args: append([]string{"--vm=none", "--vm-image", img}, kube...),
+			wantErr: "kube platform: --vm-image: only with --vm (server, client or both)"},
 		// bad values, at their line
 		{name: "bad binding", plan: strings.Replace(full, "binding: bridge", "binding: tap", 1), args: kube,
 			wantErr: `plan.yaml:6: vm.binding: "tap" is not masquerade or bridge`},
