@@ -122,7 +122,7 @@ type Endpoint struct {
 // VM is a KubeVirt VirtualMachineInstance endpoint as it ran.
 type VM struct {
 	Name    string `json:"name"`              // the VirtualMachineInstance
-	Binding string `json:"binding"`           // its pod-network binding: masquerade, bridge
+	Binding string `json:"binding"`           // its pod-network binding: masquerade, bridge, passt
 	VCPUs   int    `json:"vcpus"`             // sockets × cores × threads
 	Sockets int    `json:"sockets,omitempty"` // the CPU topology asked for
 	Cores   int    `json:"cores,omitempty"`

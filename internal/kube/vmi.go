@@ -39,10 +39,13 @@ const (
 const (
 	BindingMasquerade = "masquerade" // NAT in the launcher pod: the guest has a private address, the pod's is forwarded
 	BindingBridge     = "bridge"     // the pod's interface bridged to the guest: the guest has the pod's address
+	// passt (KubeVirt's feature gate Passt): a user-space process in the launcher pod (passt)
+	// carries the guest's frames over the pod's own sockets; the guest has the pod's address
+	BindingPasst = "passt"
 )
 
 // Bindings are the bindings cnperf builds, the default first.
-var Bindings = []string{BindingMasquerade, BindingBridge}
+var Bindings = []string{BindingMasquerade, BindingBridge, BindingPasst}
 
 // VMOptions describe one VirtualMachineInstance endpoint: the cnperf guest (a kernel and an
 // initramfs whose /init runs `cnperf agent serve --exec-port`, from a container image, booted with
@@ -68,6 +71,18 @@ type VMOptions struct {
 	// kernel command line).
 	TokenSecret string
 	DataPort    int
+	// Ports are the guest's ports the passt binding forwards from the pod's address (the VMI
+	// interface's ports): KubeVirt's passt forwards every TCP and UDP port when none is named,
+	// a socket per port (about 131,000 open files, more than a container may open where its
+	// RLIMIT_NOFILE is lower: passt then exits "Can't open enough sockets for port specifier:
+	// all" and the VMI fails). The other bindings forward every port without a socket each.
+	Ports []VMPort
+}
+
+// VMPort is a guest port (a VMI interface's ports[] entry).
+type VMPort struct {
+	Port     int
+	Protocol string // TCP or UDP
 }
 
 // GuestTokenSerial is the serial of the token disk: how the guest's /init finds it
@@ -89,6 +104,13 @@ func (o VMOptions) VCPUs() int { return max(o.Sockets, 1) * max(o.Cores, 1) * ma
 // VMI builds the VirtualMachineInstance object (kubevirt.io/v1).
 func (o VMOptions) VMI() map[string]any {
 	iface := map[string]any{"name": "default", o.Binding: map[string]any{}}
+	if o.Binding == BindingPasst && len(o.Ports) > 0 {
+		var ports []any
+		for _, p := range o.Ports {
+			ports = append(ports, map[string]any{"port": p.Port, "protocol": p.Protocol})
+		}
+		iface["ports"] = ports
+	}
 	args := []string{"console=ttyS0", "panic=-1", "quiet"}
 	if o.DataPort > 0 {
 		args = append(args, fmt.Sprintf("cnperf.data_port=%d", o.DataPort))

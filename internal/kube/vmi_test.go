@@ -109,7 +109,8 @@ func testVM() VMOptions {
 	return VMOptions{Name: "cnperf-srv-native-pod-1a2b3c4d", Namespace: "cnperf", Labels: map[string]string{"cnperf.dev/run": "r1"},
 		Nodes: []string{"node1"}, Tolerations: []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}},
 		Image: "localhost/cnperf-kubevirt/cnperf-guest:v1.0.1", PullPolicy: corev1.PullIfNotPresent, Binding: BindingMasquerade,
-		Sockets: 1, Cores: 2, Threads: 1, Memory: resource.MustParse("512Mi"), TokenSecret: "cnperf-token-1a2b3c4d", DataPort: 7101}
+		Sockets: 1, Cores: 2, Threads: 1, Memory: resource.MustParse("512Mi"), TokenSecret: "cnperf-token-1a2b3c4d", DataPort: 7101,
+		Ports: []VMPort{{Port: 7100, Protocol: "TCP"}, {Port: 7101, Protocol: "TCP"}, {Port: 7101, Protocol: "UDP"}, {Port: 7102, Protocol: "TCP"}}}
 }
 
 // TestVMIAgainstKubeVirtSchema: every VMI cnperf builds (each binding, a topology, node pinning,

@@ -2,8 +2,9 @@
 
 // VMs as endpoints, for real: on a cluster with KubeVirt (make e2e KUBEVIRT=1, which runs
 // test/e2e/harness/kubevirt.sh up; KubeVirt in QEMU's software emulation there), cnperf --vm
-// runs the native driver pod → VM and VM ↔ VM across nodes, with the masquerade and the bridge
-// binding, and leaves no VirtualMachineInstance or virt-launcher pod behind.
+// runs the native driver pod → VM, VM → pod and VM ↔ VM on one node and across nodes, with the
+// masquerade, bridge and passt bindings, and leaves no VirtualMachineInstance or virt-launcher pod
+// behind.
 package e2e
 
 import (
@@ -25,6 +26,7 @@ import (
 	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/kube"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/runfile"
 )
 
@@ -32,12 +34,14 @@ import (
 const vmGuestImage = "localhost/cnperf-kubevirt/cnperf-guest:v1.0.1"
 
 // TestKubeVirtVMs: TCP_STREAM and TCP_RR (native, 3 s, one sample: the guests are emulated)
-// on pod-pod-cross-node with the server a VM (pod → VM), the client a VM (VM → pod) and both
-// endpoints VMs (VM ↔ VM),
-// for each binding. Every case passes with a positive figure; the results say which endpoints
-// are VMs, their binding, vCPUs and that they are emulated; the client and server are on two
-// nodes; the run's VMIs, read from the API server while it runs, hold no token; afterwards no
-// VMI, launcher pod or other object of the run is left.
+// with the server a VM (pod → VM, on pod-pod-same-node and pod-pod-cross-node), the client a VM
+// (VM → pod, cross-node) and both endpoints VMs (VM ↔ VM, same node and cross node: a client VM
+// on each node), for each binding (bridge skips where the kernel has no dummy link type, passt
+// where KubeVirt's Passt feature gate is off). Every case passes with a positive figure; the
+// results say which endpoints are VMs, their binding, vCPUs and that they are emulated; each
+// case's client and server are on one node or two as its path says; the run's VMIs, read from
+// the API server while it runs, hold no token; afterwards no VMI, launcher pod or other object
+// of the run is left.
 func TestKubeVirtVMs(t *testing.T) {
 	cl := kpClusterFromEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
@@ -49,11 +53,22 @@ func TestKubeVirtVMs(t *testing.T) {
 	emulated := kv.Emulated
 	image := cmp.Or(os.Getenv("CNPERF_E2E_VM_IMAGE"), vmGuestImage)
 	t.Run("schema", func(t *testing.T) { vmDryRun(ctx, t, cl, image) })
+	// the paths of each role's run: a VM server serves a client pod on its node and one on the
+	// other; a VM client runs across nodes only (a second client VM would boot for little more);
+	// with both, a client VM on each node talks to the server VM
+	paths := map[string][]api.Path{
+		"server": {api.PathPodPodSameNode, api.PathPodPodCrossNode},
+		"client": {api.PathPodPodCrossNode},
+		"both":   {api.PathPodPodSameNode, api.PathPodPodCrossNode},
+	}
 	for _, binding := range kube.Bindings {
 		for _, vm := range []string{"server", "client", "both"} {
 			t.Run(binding+"/"+vm, func(t *testing.T) {
-				if binding == kube.BindingBridge {
+				switch binding {
+				case kube.BindingBridge:
 					vmNeedDummy(t)
+				case kube.BindingPasst:
+					vmNeedPasstGate(ctx, t, cl, image)
 				}
 				runID := uuid.NewString()
 				ns := kpNamespace("cnperf-e2e-vm")
@@ -67,18 +82,19 @@ func TestKubeVirtVMs(t *testing.T) {
 				start := time.Now()
 				out, stderr, code := kpRunCLI(ctx, "run", "--platform", "kube", "--kubeconfig", cl.kubeconfig, "-n", ns, "--uuid", runID,
 					"--image", agentImage(), "--vm="+vm, "--vm-image", image, "--vm-binding", binding,
-					"--driver", "native", "--profile", "TCP_STREAM,TCP_RR", "--path", "pod-pod-cross-node",
+					"--driver", "native", "--profile", "TCP_STREAM,TCP_RR", "--path", plan.Join(paths[vm]),
 					"--duration", "3s", "--samples", "1", "--results", results, "-o", "table")
 				t.Logf("cnperf --vm %s --vm-binding %s: exit %d in %.0fs, stderr:\n%s\nstdout:\n%s", vm, binding, code,
 					time.Since(start).Seconds(), stderr, out)
-				if n, want := seen(), strings.Count(vm, "both")+1; n != want {
+				// a VM server; a VM client per client node
+				if n, want := seen(), map[string]int{"server": 1, "client": 1, "both": 3}[vm]; n != want {
 					t.Errorf("read %d of the run's VMIs while it ran, want %d", n, want)
 				}
 				if code != exit.OK {
 					t.Fatalf("cnperf exited %d", code)
 				}
 				runs, _, err := runfile.ReadWarnings(results)
-				if err != nil || len(runs) != 1 || len(runs[0].Results) != 2 {
+				if err != nil || len(runs) != 1 || len(runs[0].Results) != 2*len(paths[vm]) {
 					t.Fatalf("results file: %v (%d runs)", err, len(runs))
 				}
 				for _, r := range runs[0].Results {
@@ -153,17 +169,26 @@ func vmWatchVMIs(ctx context.Context, t *testing.T, cl kpCluster, ns, runID, tok
 	}
 }
 
+// vmDryRunVMI is the VMI of the server-side dry runs (nothing is created).
+func vmDryRunVMI(image, binding string) kube.VMOptions {
+	return kube.VMOptions{Name: "cnperf-dry-run", Namespace: "default", Labels: map[string]string{kube.LabelRun: "dry-run"},
+		Nodes: []string{"node1"}, Image: image, PullPolicy: "IfNotPresent", Binding: binding, Sockets: 1, Cores: 2, Threads: 1,
+		Memory: resource.MustParse("512Mi"), TokenSecret: "cnperf-token-dryrun", DataPort: 7101}
+}
+
 // vmDryRun: the VMIs cnperf builds (each binding) pass the API server's server-side dry run with
 // strict field validation, KubeVirt's CRD schema and its validating webhook; one with a field
 // KubeVirt does not know is refused (the check can fail).
 func vmDryRun(ctx context.Context, t *testing.T, cl kpCluster, image string) {
 	vmis := kube.RESTVMIs{CS: cl.cs}
 	for _, b := range kube.Bindings {
-		o := kube.VMOptions{Name: "cnperf-dry-run", Namespace: "default", Labels: map[string]string{kube.LabelRun: "dry-run"},
-			Nodes: []string{"node1"}, Image: image, PullPolicy: "IfNotPresent", Binding: b, Sockets: 1, Cores: 2, Threads: 1,
-			Memory: resource.MustParse("512Mi"), TokenSecret: "cnperf-token-dryrun", DataPort: 7101}
-		body, _ := json.Marshal(o.VMI())
-		if err := vmis.Create(ctx, "default", body, true); err != nil {
+		body, _ := json.Marshal(vmDryRunVMI(image, b).VMI())
+		err := vmis.Create(ctx, "default", body, true)
+		if b == kube.BindingPasst && err != nil && strings.Contains(err.Error(), passtGateOff) {
+			t.Logf("%s: refused, KubeVirt's feature gate Passt is off: %v (its cases skip)", b, err)
+			continue
+		}
+		if err != nil {
 			t.Errorf("%s: the API server refused the VMI: %v", b, err)
 		} else {
 			t.Logf("%s: server-side dry run (strict field validation) accepted the VMI", b)
@@ -178,6 +203,21 @@ func vmDryRun(ctx context.Context, t *testing.T, cl kpCluster, image string) {
 		t.Errorf("a VMI with spec.domain.cpu.vcpus: %v, want it refused naming the field", err)
 	} else {
 		t.Logf("a VMI with an unknown field is refused: %v", err)
+	}
+}
+
+// passtGateOff is how KubeVirt v1.0's validating webhook refuses a passt VMI without the gate.
+const passtGateOff = "Passt feature gate is not enabled"
+
+// vmNeedPasstGate skips the test when KubeVirt refuses a passt VMI because its feature gate
+// Passt is off (kubevirt.sh up turns it on; another KubeVirt may not): a server-side dry run of
+// the VMI cnperf builds, whose refusal says so.
+func vmNeedPasstGate(ctx context.Context, t *testing.T, cl kpCluster, image string) {
+	t.Helper()
+	body, _ := json.Marshal(vmDryRunVMI(image, kube.BindingPasst).VMI())
+	if err := (kube.RESTVMIs{CS: cl.cs}).Create(ctx, "default", body, true); err != nil && strings.Contains(err.Error(), passtGateOff) {
+		t.Skipf("the passt binding needs KubeVirt's feature gate Passt, which this cluster's KubeVirt CR does not enable "+
+			"(spec.configuration.developerConfiguration.featureGates; kubevirt.sh up enables it): %v", err)
 	}
 }
 
@@ -198,7 +238,7 @@ func vmNeedDummy(t *testing.T) {
 // vmCheck checks one result of a --vm run.
 func vmCheck(t *testing.T, r api.Result, vm, binding string, emulated bool) {
 	t.Helper()
-	label := string(r.Profile)
+	label := string(r.Path) + " " + string(r.Profile)
 	if r.Failed() || r.Summary.SamplesFailed > 0 {
 		t.Errorf("%s: failed (%q, %d samples failed)", label, r.Error, r.Summary.SamplesFailed)
 		return
@@ -229,8 +269,8 @@ func vmCheck(t *testing.T, r api.Result, vm, binding string, emulated bool) {
 			t.Errorf("%s: %s VM %+v (address %q), want binding %s, 1 vCPU, emulated %v", label, e.ep.Role, *e.ep.VM, e.ep.PodIP, binding, emulated)
 		}
 	}
-	if pl.Client.Node == "" || pl.Client.Node == pl.Server.Node {
-		t.Errorf("%s: client on %q, server on %q: not across nodes", label, pl.Client.Node, pl.Server.Node)
+	if same := r.Path == api.PathPodPodSameNode; pl.Client.Node == "" || (pl.Client.Node == pl.Server.Node) != same {
+		t.Errorf("%s: client on %q, server on %q: want on the same node %v", label, pl.Client.Node, pl.Server.Node, same)
 	}
 	if pl.Server.VM != nil && pl.Target != pl.Server.PodIP {
 		t.Errorf("%s: dialled %s, not the server VM's address %s", label, pl.Target, pl.Server.PodIP)

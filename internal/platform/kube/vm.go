@@ -16,6 +16,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/guestexec"
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/platform"
@@ -43,41 +44,23 @@ const (
 	guestDriver      = "native"
 )
 
-// VMSettingError is a bad VM setting (Options.VM...). Its message names the flag; Setting is
-// the setting's name in a plan's vm block (api.PlanVM's field, e.g. "binding" for vm.binding),
-// so that a value the plan gave is reported at its line instead.
-type VMSettingError struct {
-	Setting string // e.g. "binding"
-	Flag    string // e.g. "--vm-binding"
-	// Problem is what is wrong, after the name: `"x" is not masquerade or bridge`.
-	Problem string
-	// Text, when set, is the whole message for the flag; else it is "Flag: Problem".
-	Text string
-}
+// guestPorts are the ports the guest's agent listens on: control and data (TCP; the data port
+// also UDP) and the exec port, which the platform reaches from the relay pod.
+var guestPorts = []kube.VMPort{{Port: guestControlPort, Protocol: "TCP"}, {Port: guestDataPort, Protocol: "TCP"},
+	{Port: guestDataPort, Protocol: "UDP"}, {Port: guestexec.DefaultPort, Protocol: "TCP"}}
 
-func (e *VMSettingError) Error() string {
-	if e.Text != "" {
-		return e.Text
-	}
-	return e.Flag + ": " + e.Problem
-}
-
-func vmSettingErr(setting, flag, format string, a ...any) *VMSettingError {
-	return &VMSettingError{Setting: setting, Flag: flag, Problem: fmt.Sprintf(format, a...)}
-}
-
-// parseVM reads the VM options into s. Errors are *VMSettingError.
+// parseVM reads the VM options into s.
 func (s *settings) parseVM() error {
 	o := s.Options
 	if o.VM == "" {
 		for _, f := range []struct {
-			setting, flag string
-			set           bool
-		}{{"image", "--vm-image", o.VMImage != ""}, {"binding", "--vm-binding", o.VMBinding != ""}, {"sockets", "--sockets", o.VMSockets != 0},
-			{"cores", "--cores", o.VMCores != 0}, {"threads", "--threads", o.VMThreads != 0}, {"memory", "--vm-memory", o.VMMemory != ""},
-			{"useVirtctl", "--use-virtctl", o.VMUseVirtctl}} {
+			flag string
+			set  bool
+		}{{"--vm-image", o.VMImage != ""}, {"--vm-binding", o.VMBinding != ""}, {"--sockets", o.VMSockets != 0},
+			{"--cores", o.VMCores != 0}, {"--threads", o.VMThreads != 0}, {"--vm-memory", o.VMMemory != ""},
+			{"--use-virtctl", o.VMUseVirtctl}} {
 			if f.set {
-				return vmSettingErr(f.setting, f.flag, "only with --vm (server, client or both)")
+				return fmt.Errorf("%s: only with --vm (server, client or both)", f.flag)
 			}
 		}
 		return nil
@@ -90,30 +73,27 @@ func (s *settings) parseVM() error {
 	case vmBoth:
 		s.vmServer, s.vmClient = true, true
 	default:
-		e := vmSettingErr("endpoints", "--vm", "%q is not server, client or both", o.VM)
-		e.Text = e.Error() + " (--vm alone is both, as k8s-netperf's)"
-		return e
+		return fmt.Errorf("--vm: %q is not server, client or both (--vm alone is both, as k8s-netperf's)", o.VM)
 	}
 	if o.VMImage == "" {
-		const what = "the cnperf guest image (/boot/vmlinuz and /boot/initramfs.img whose /init runs " +
-			"the cnperf agent; test/e2e/harness/kubevirt.sh build makes one): cnperf cannot install its agent into another guest"
-		return &VMSettingError{Setting: "image", Flag: "--vm-image", Text: "--vm needs --vm-image IMAGE: " + what,
-			Problem: "missing: the cnperf guest image, whose /init runs the cnperf agent (docs/vm.md)"}
+		return errors.New("--vm needs --vm-image IMAGE: the cnperf guest image (/boot/vmlinuz and /boot/initramfs.img whose /init runs " +
+			"the cnperf agent; test/e2e/harness/kubevirt.sh build makes one): cnperf cannot install its agent into another guest")
 	}
 	if o.VMBinding == "" {
 		s.VMBinding = kube.BindingMasquerade
 	} else if !slices.Contains(kube.Bindings, o.VMBinding) {
-		return vmSettingErr("binding", "--vm-binding", "%q is not %s", o.VMBinding, strings.Join(kube.Bindings, " or "))
+		last := len(kube.Bindings) - 1
+		return fmt.Errorf("--vm-binding: %q is not %s or %s", o.VMBinding, strings.Join(kube.Bindings[:last], ", "), kube.Bindings[last])
 	}
 	for _, f := range []struct {
-		setting, flag string
-		v             *int
-	}{{"sockets", "--sockets", &s.VMSockets}, {"cores", "--cores", &s.VMCores}, {"threads", "--threads", &s.VMThreads}} {
+		flag string
+		v    *int
+	}{{"--sockets", &s.VMSockets}, {"--cores", &s.VMCores}, {"--threads", &s.VMThreads}} {
 		if *f.v == 0 {
 			*f.v = 1
 		}
 		if *f.v < 1 || *f.v > 64 {
-			return vmSettingErr(f.setting, f.flag, "%d is not in 1..64", *f.v)
+			return fmt.Errorf("%s: %d is not in 1..64", f.flag, *f.v)
 		}
 	}
 	mem := o.VMMemory
@@ -122,13 +102,10 @@ func (s *settings) parseVM() error {
 	}
 	q, err := resource.ParseQuantity(mem)
 	if err != nil || q.Cmp(resource.MustParse("128Mi")) < 0 {
-		return vmSettingErr("memory", "--vm-memory", "%q is not a quantity of at least 128Mi, e.g. 512Mi", mem)
+		return fmt.Errorf("--vm-memory: %q is not a quantity of at least 128Mi, e.g. 512Mi", mem)
 	}
 	s.vmMemory = q
-	if s.VMStartTimeout < 0 {
-		return vmSettingErr("startTimeout", "--vm-start-timeout", "%s is negative (0 is the default, %s)", s.VMStartTimeout, DefaultVMStartTimeout)
-	}
-	if s.VMStartTimeout == 0 {
+	if s.VMStartTimeout <= 0 {
 		s.VMStartTimeout = DefaultVMStartTimeout
 	}
 	return nil
@@ -202,7 +179,7 @@ func buildVMI(s *settings, runID string, e endpointSpec) map[string]any {
 	o := kube.VMOptions{Name: e.Name, Namespace: s.namespaceOf(e.Role), Labels: labels, Annotations: s.podMeta.Annotations,
 		Tolerations: s.tolerations, Image: s.VMImage, PullPolicy: s.pullPolicy, Binding: s.VMBinding,
 		Sockets: s.VMSockets, Cores: s.VMCores, Threads: s.VMThreads, Memory: s.vmMemory, TokenSecret: kube.TokenSecretName(runID),
-		DataPort: guestDataPort}
+		DataPort: guestDataPort, Ports: guestPorts}
 	if e.Node != "" {
 		o.Nodes = []string{e.Node}
 	}

@@ -402,8 +402,10 @@ spec:
     developerConfiguration:
       # QEMU's TCG: no hardware virtualization here
       useEmulation: true
-      # Root: virt-launcher runs as root (its Debian libvirt/QEMU files are root's)
-      featureGates: [Root]
+      # Root: virt-launcher runs as root (its Debian libvirt/QEMU files are root's); Passt: the
+      # passt binding (virt-launcher runs /usr/bin/passt of Debian's package passt and makes
+      # /usr/bin/qrap the domain's emulator)
+      featureGates: [Root, Passt]
 YAML
 }
 
