@@ -90,3 +90,21 @@ func PrimaryFamily(nodes []corev1.Node) string {
 	}
 	return DefaultFamily(fams)
 }
+
+// ServiceFamily is the IP family of svc's ClusterIP as the API server set it: its first
+// spec.ipFamilies entry (the family of spec.clusterIP), else the ClusterIP's own; "" for a
+// headless Service or one not yet given an address.
+func ServiceFamily(svc *corev1.Service) string {
+	if svc == nil || svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone {
+		return ""
+	}
+	if len(svc.Spec.IPFamilies) > 0 {
+		switch svc.Spec.IPFamilies[0] {
+		case corev1.IPv4Protocol:
+			return "ipv4"
+		case corev1.IPv6Protocol:
+			return "ipv6"
+		}
+	}
+	return AddrFamily(svc.Spec.ClusterIP)
+}

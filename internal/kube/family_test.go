@@ -1,9 +1,11 @@
 package kube
 
 import (
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/cnperf/cnperf/internal/kube/kubetest"
 )
@@ -66,5 +68,48 @@ func TestNodeIP(t *testing.T) {
 		if got := NodeIP(tt.n, tt.family); got != tt.want {
 			t.Errorf("%s: NodeIP = %q, want %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestServiceFamily: the family of a Service's ClusterIP, read from the Service as the API
+// server answers a create (spec.clusterIP, clusterIPs, ipFamilies, ipFamilyPolicy set by it);
+// a dual-stack Service's is its first family's, the one spec.clusterIP belongs to.
+func TestServiceFamily(t *testing.T) {
+	const answered = `apiVersion: v1
+kind: Service
+metadata: {name: cnperf-prog-ip-0b5c3e2a, namespace: cnperf-prog}
+spec:
+  type: %s
+  clusterIP: %s
+  clusterIPs: [%s]
+  ipFamilies: [%s]
+  ipFamilyPolicy: %s
+  internalTrafficPolicy: Cluster
+  ports: [{name: probe, port: 7100, protocol: TCP, targetPort: 7100, nodePort: 31201}]
+  sessionAffinity: None
+status: {loadBalancer: {}}
+`
+	for _, tc := range []struct {
+		name                                         string
+		typ, clusterIP, clusterIPs, families, policy string
+		want                                         string
+	}{
+		{"IPv4 single-stack", "ClusterIP", "10.96.14.7", "10.96.14.7", "IPv4", "SingleStack", "ipv4"},
+		{"IPv6 single-stack", "NodePort", "fd00:10:96::3a1", "fd00:10:96::3a1", "IPv6", "SingleStack", "ipv6"},
+		{"dual-stack, IPv6 first", "ClusterIP", "fd00:10:96::3a1", "fd00:10:96::3a1, 10.96.14.7", "IPv6, IPv4", "PreferDualStack", "ipv6"},
+		{"dual-stack, IPv4 first", "NodePort", "10.96.14.7", "10.96.14.7, fd00:10:96::3a1", "IPv4, IPv6", "RequireDualStack", "ipv4"},
+		{"no ipFamilies (an API server before 1.20)", "ClusterIP", "fd00:10:96::3a1", "fd00:10:96::3a1", "", "SingleStack", "ipv6"},
+		{"headless", "ClusterIP", "None", "None", "IPv4", "SingleStack", ""},
+	} {
+		var svc corev1.Service
+		if err := yaml.UnmarshalStrict([]byte(fmt.Sprintf(answered, tc.typ, tc.clusterIP, tc.clusterIPs, tc.families, tc.policy)), &svc); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := ServiceFamily(&svc); got != tc.want {
+			t.Errorf("%s: ServiceFamily = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if got := ServiceFamily(&corev1.Service{}); got != "" {
+		t.Errorf("a Service without a ClusterIP: %q, want none", got)
 	}
 }

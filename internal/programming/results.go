@@ -45,10 +45,14 @@ func (r *Runner) result(k Kind, s step, standing int, sp stepProbe) *api.Result 
 	if k.IsPolicy() {
 		opts[OptStandingPolicies] = strconv.Itoa(standing)
 	}
+	family := ""
+	if sp.t.family != nil {
+		family = sp.t.family(c)
+	}
 	p := r.o.Params
 	res := &api.Result{
 		Profile: s.profile, Driver: api.ProgrammingDriver, Path: path,
-		Params: api.Params{Samples: r.o.Count, TimeoutSeconds: p.Timeout.Seconds(), Options: opts},
+		Params: api.Params{Samples: r.o.Count, TimeoutSeconds: p.Timeout.Seconds(), IPFamily: family, Options: opts},
 		Placement: &api.Placement{
 			Client: api.Endpoint{Role: "client", Node: c.Node, Pod: c.Pod, Namespace: r.o.Namespace},
 			Server: api.Endpoint{Role: "server", Node: r.o.ServerNode, Pod: r.server.Name, Namespace: r.o.Namespace, PodIP: r.server.Status.PodIP},

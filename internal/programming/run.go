@@ -390,6 +390,10 @@ type step struct {
 type target struct {
 	path api.Path
 	addr func(c Client) string
+	// family is the IP family a Service's target is probed on ("ipv4", "ipv6"; its results'
+	// params.ipFamily): the Service's (kube.ServiceFamily) at its ClusterIP, the address's at a
+	// node's port; "" for a pod's own IP.
+	family func(c Client) string
 }
 
 // fixed is a target every client probes at the same address.
@@ -472,11 +476,12 @@ func noneSeen(obs []Observation) bool {
 
 // measureService creates the Service at one ClusterIP and deletes it, Count times.
 func (r *Runner) measureService(ctx context.Context) error {
-	ip, nodePort, err := r.allocateIP(ctx)
+	allocated, err := r.allocateIP(ctx)
 	if err != nil {
 		return err
 	}
-	targets := r.serviceTargets(ip, nodePort)
+	ip, nodePort := allocated.Spec.ClusterIP, nodePortOf(allocated)
+	targets := r.serviceTargets(allocated)
 	target := targets[0].addr(Client{})
 	svcs := r.env.Client.CoreV1().Services(r.o.Namespace)
 	name := "cnperf-prog-svc-" + r.obj.id()
@@ -504,23 +509,24 @@ func (r *Runner) measureService(ctx context.Context) error {
 
 // allocateIP has the API server pick a ClusterIP (and, with NodePort, a node port): a Service
 // created and deleted at once, so that the clients can probe them before the measured Service
-// exists.
-func (r *Runner) allocateIP(ctx context.Context) (string, int32, error) {
+// exists. It returns that Service as the API server answered (its ClusterIP, IP families and
+// node port are the measured Service's).
+func (r *Runner) allocateIP(ctx context.Context) (*corev1.Service, error) {
 	svcs := r.env.Client.CoreV1().Services(r.o.Namespace)
 	svc, err := svcs.Create(ctx, r.obj.service("cnperf-prog-ip-"+r.obj.id(), "", nil, r.o.NodePort), metav1.CreateOptions{})
 	if err != nil {
-		return "", 0, fmt.Errorf("create a Service to get a ClusterIP: %w", err)
+		return nil, fmt.Errorf("create a Service to get a ClusterIP: %w", err)
 	}
 	if err := svcs.Delete(ctx, svc.Name, metav1.DeleteOptions{}); err != nil {
-		return "", 0, fmt.Errorf("delete Service %s: %w", svc.Name, err)
+		return nil, fmt.Errorf("delete Service %s: %w", svc.Name, err)
 	}
 	if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone {
-		return "", 0, errors.New("the API server gave the Service no ClusterIP")
+		return nil, errors.New("the API server gave the Service no ClusterIP")
 	}
 	if r.o.NodePort && nodePortOf(svc) == 0 {
-		return "", 0, errNoNodePort
+		return nil, errNoNodePort
 	}
-	return svc.Spec.ClusterIP, nodePortOf(svc), nil
+	return svc, nil
 }
 
 // errNoNodePort: a NodePort Service came back without its node port.
@@ -548,12 +554,18 @@ func (r *Runner) serviceType() string {
 	return string(corev1.ServiceTypeClusterIP)
 }
 
-// serviceTargets are a Service's targets: its ClusterIP and, with NodePort, the node port on
-// each client's own node (that node's kube-proxy programs it).
-func (r *Runner) serviceTargets(clusterIP string, nodePort int32) []target {
-	ts := []target{fixed(api.PathPodClusterIP, net.JoinHostPort(clusterIP, strconv.Itoa(r.o.Port)))}
+// serviceTargets are the targets of svc (as the API server answered): its ClusterIP, on the
+// Service's IP family, and, with NodePort, the node port on each client's own node (that
+// node's kube-proxy programs it), on the family of the node's address the client dials.
+func (r *Runner) serviceTargets(svc *corev1.Service) []target {
+	clusterIP := fixed(api.PathPodClusterIP, net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(r.o.Port)))
+	family := kube.ServiceFamily(svc)
+	clusterIP.family = func(Client) string { return family }
+	ts := []target{clusterIP}
 	if r.o.NodePort {
-		ts = append(ts, target{path: api.PathPodNodePort, addr: func(c Client) string { return net.JoinHostPort(c.NodeIP, strconv.Itoa(int(nodePort))) }})
+		nodePort := strconv.Itoa(int(nodePortOf(svc)))
+		ts = append(ts, target{path: api.PathPodNodePort, addr: func(c Client) string { return net.JoinHostPort(c.NodeIP, nodePort) },
+			family: func(c Client) string { return kube.AddrFamily(c.NodeIP) }})
 	}
 	return ts
 }
@@ -570,7 +582,7 @@ func (r *Runner) measureEndpoint(ctx context.Context) error {
 	if r.o.NodePort && nodePortOf(svc) == 0 {
 		return errors.Join(errNoNodePort, ignoreNotFound(svcs.Delete(ctx, name, metav1.DeleteOptions{})))
 	}
-	targets := r.serviceTargets(svc.Spec.ClusterIP, nodePortOf(svc))
+	targets := r.serviceTargets(svc)
 	target := targets[0].addr(Client{})
 	pods := r.env.Client.CoreV1().Pods(r.o.Namespace)
 	label := func(v any) func(ctx context.Context) error {

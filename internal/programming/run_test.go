@@ -37,7 +37,10 @@ func fakeCluster(t *testing.T, delay time.Duration) (*fake.Clientset, int) {
 	selected := map[string]bool{}
 	cs.PrependReactor("create", "services", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		svc := a.(k8stesting.CreateAction).GetObject().(*corev1.Service).DeepCopy()
-		svc.Spec.ClusterIP = "127.0.0.1" // the API server allocates one (and a node port)
+		// the API server allocates an address (and a node port) and says its family
+		svc.Spec.ClusterIP, svc.Spec.ClusterIPs, svc.Spec.IPFamilies = "127.0.0.1", []string{"127.0.0.1"}, []corev1.IPFamily{corev1.IPv4Protocol}
+		single := corev1.IPFamilyPolicySingleStack
+		svc.Spec.IPFamilyPolicy = &single
 		if svc.Spec.Type == corev1.ServiceTypeNodePort && svc.Spec.Ports[0].NodePort == 0 {
 			svc.Spec.Ports[0].NodePort = int32(port)
 		}
@@ -140,6 +143,9 @@ func testRunnerService(t *testing.T, nodePort bool, wants []wantResult) {
 		x := res[i]
 		if x.Profile != want.p || x.Placement.Client.Node != want.node || x.Params.Options[OptNode] != want.node || x.Path != want.path {
 			t.Errorf("result %d: %s from %s on %s, want %s from %s on %s", i, x.Profile, x.Placement.Client.Node, x.Path, want.p, want.node, want.path)
+		}
+		if x.Params.IPFamily != "ipv4" { // the Service's (spec.ipFamilies), the node address's
+			t.Errorf("result %d: IP family %q, want ipv4", i, x.Params.IPFamily)
 		}
 		if x.Error != "" || x.Summary.ProgrammingSeconds == nil || x.Summary.ProgrammingSeconds.N != 3 {
 			t.Fatalf("result %d: error %q, summary %+v", i, x.Error, x.Summary.ProgrammingSeconds)

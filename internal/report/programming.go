@@ -58,7 +58,7 @@ func writeProgrammingTable(w io.Writer, run *api.Run, width int) error {
 			node = r.Placement.Client.Node
 		}
 		ok := r.Summary.SamplesTotal - r.Summary.SamplesFailed
-		row := []string{string(r.Profile), node, via(r.Path), strconv.Itoa(p.StandingPolicies), fmt.Sprintf("%d/%d", ok, r.Params.Samples),
+		row := []string{string(r.Profile), node, viaCell(r), strconv.Itoa(p.StandingPolicies), fmt.Sprintf("%d/%d", ok, r.Params.Samples),
 			"-", "-", "-", "-", clockCell(p)}
 		if r.Profile != api.PolicyDeny && r.Profile != api.PolicyAllow {
 			row[progColPolicies] = "-"
@@ -77,7 +77,7 @@ func writeProgrammingTable(w io.Writer, run *api.Run, width int) error {
 		}
 		t.Rows = append(t.Rows, row)
 		if r.Error != "" {
-			failed = append(failed, fmt.Sprintf("%s from %s via %s: %s", r.Profile, node, via(r.Path), r.Error))
+			failed = append(failed, fmt.Sprintf("%s from %s via %s: %s", r.Profile, node, viaCell(r), r.Error))
 		}
 	}
 	if all == 0 {
@@ -218,6 +218,11 @@ func via(p api.Path) string {
 	}
 	return string(p)
 }
+
+// viaCell is via and the IP family the probe used, when the result records it (a Service's
+// ClusterIP and NodePort results do, from the Service the API server returned): "ClusterIP v4",
+// "NodePort v6".
+func viaCell(r *api.Result) string { return via(r.Path) + familyMark(r.Params.IPFamily, true) }
 
 func percentileCell(q api.Percentile) string {
 	lo, hi := "-", "-"

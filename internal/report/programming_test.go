@@ -45,11 +45,15 @@ func programmingRun() *api.Run {
 		Programming: &api.Programming{Expect: "closed", ProbeIntervalSeconds: 0.005, SharedClock: true}}
 	failed.Summary = stats.Summarize(failed.Samples)
 	withComponent := ok(api.ServiceCreate, "node1", api.PathPodClusterIP, vals...)
+	withComponent.Params.IPFamily = "ipv4" // a Service's results say its family (spec.ipFamilies)
 	withComponent.Programming.Component = &api.ComponentFigure{Metric: "kubeproxy_network_programming_duration_seconds", Count: 10,
 		MeanSeconds: 1.5, Note: "kube-proxy measures from the EndpointSlice's last-change-trigger-time annotation"}
 	atNodePort := ok(api.ServiceCreate, "node1", api.PathPodNodePort, vals...)
 	atNodePort.Programming.Component = withComponent.Programming.Component
-	return &api.Run{UUID: "prog", Results: []api.Result{withComponent, atNodePort, ok(api.ServiceCreate, "node2", api.PathPodClusterIP, vals...), failed}}
+	atNodePort.Params.IPFamily = "ipv4"
+	node2 := ok(api.ServiceCreate, "node2", api.PathPodClusterIP, vals...)
+	node2.Params.IPFamily = "ipv4"
+	return &api.Run{UUID: "prog", Results: []api.Result{withComponent, atNodePort, node2, failed}}
 }
 
 // programmingFelixRun is a run of policy changes with Felix's figure (the server's node's, for
@@ -123,8 +127,8 @@ func TestProgrammingView(t *testing.T) {
 		"How fast the network obeyed",
 		// 10 values: the median is the 5th smallest (0.9), its interval ranks 2 and 9 (P(B ≤ 1) =
 		// 11/1024 ≤ 0.025 < P(B ≤ 2); P(B ≤ 8) = 1013/1024 ≥ 0.975 > P(B ≤ 7))
-		"SERVICE_CREATE  node1        ClusterIP  10/10  900.0 ms [800.0 ms, 990.0 ms]  990.0 ms [930.0 ms, -]",
-		"SERVICE_CREATE  node1        NodePort   10/10  900.0 ms [800.0 ms, 990.0 ms]  990.0 ms [930.0 ms, -]",
+		"SERVICE_CREATE  node1        ClusterIP v4  10/10  900.0 ms [800.0 ms, 990.0 ms]  990.0 ms [930.0 ms, -]",
+		"SERVICE_CREATE  node1        NodePort v4   10/10  900.0 ms [800.0 ms, 990.0 ms]  990.0 ms [930.0 ms, -]",
 		"most 5.000 ms",
 		"one clock, no offset applied",
 		"failed: POLICY_DENY from node2 via pod IP: NetworkPolicy is not enforced here",
@@ -209,6 +213,27 @@ func TestVia(t *testing.T) {
 	} {
 		if got := via(tc.path); got != tc.want {
 			t.Errorf("via(%s) = %q, want %q", tc.path, got, tc.want)
+		}
+	}
+}
+
+// TestViaCell: a programming row says the IP family its probe used when the result records
+// one (a Service's, from spec.ipFamilies), IPv4 too; a pod IP's result records none.
+func TestViaCell(t *testing.T) {
+	for _, tc := range []struct {
+		path   api.Path
+		family string
+		want   string
+	}{
+		{api.PathPodClusterIP, "ipv4", "ClusterIP v4"},
+		{api.PathPodClusterIP, "ipv6", "ClusterIP v6"},
+		{api.PathPodNodePort, "ipv6", "NodePort v6"},
+		{api.PathPodNodePort, "", "NodePort"},
+		{api.PathPodPodCrossNode, "", "pod IP"},
+	} {
+		r := &api.Result{Path: tc.path, Params: api.Params{IPFamily: tc.family}}
+		if got := viaCell(r); got != tc.want {
+			t.Errorf("viaCell(%s, %q) = %q, want %q", tc.path, tc.family, got, tc.want)
 		}
 	}
 }

@@ -478,12 +478,7 @@ func pathCell(r *api.Result, markV4 bool) string {
 	if r.Params.Service && !row.Service() {
 		s += "+svc"
 	}
-	switch {
-	case r.Params.IPFamily == "ipv6":
-		s += " v6"
-	case markV4 && r.Params.IPFamily == "ipv4":
-		s += " v4"
-	}
+	s += familyMark(r.Params.IPFamily, markV4)
 	if r.Topology != nil && r.Topology.Flavour != "" {
 		s += " [" + r.Topology.Flavour + "]"
 	}
@@ -494,6 +489,18 @@ func pathCell(r *api.Result, markV4 bool) string {
 		s += "+vm" // its footnote (vmNotes) says which endpoints, their binding and vCPUs
 	}
 	return s
+}
+
+// familyMark is what a cell adds for an IP family: " v6" for IPv6, " v4" for IPv4 when markV4
+// (a run on both families, or a result that says its family where it matters, as a Service's).
+func familyMark(family string, markV4 bool) string {
+	switch {
+	case family == "ipv6":
+		return " v6"
+	case markV4 && family == "ipv4":
+		return " v4"
+	}
+	return ""
 }
 
 // vmRoles names the endpoints of a result that are VMs ("server", "client", "client and
