@@ -3,7 +3,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 
 	"github.com/cnperf/cnperf/internal/app"
@@ -20,7 +19,7 @@ func main() {
 	err := app.Run(ctx, streams, os.Args[1:])
 	stop()
 	if err != nil {
-		fmt.Fprintln(streams.ErrOut, "cnperf:", err)
+		app.WriteError(streams.ErrOut, err)
 	}
 	os.Exit(exit.Code(err))
 }

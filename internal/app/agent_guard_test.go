@@ -17,6 +17,7 @@ import (
 	"github.com/cnperf/cnperf/internal/procexec"
 	"github.com/cnperf/cnperf/internal/sink/opensearch"
 	"github.com/cnperf/cnperf/internal/sink/prometheus"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // agentProc is a running `cnperf agent serve` child of this test.
@@ -154,7 +155,7 @@ func TestLocalAgentGuarded(t *testing.T) {
 	if len(got.Results) != 1 || got.Results[0].Failed() {
 		t.Fatalf("the run's own test failed: %+v", got.Results)
 	}
-	if strings.Contains(r.stdout+r.stderr, a.token) {
+	if text.ContainsFolded(r.stdout+r.stderr, a.token) {
 		t.Fatal("the token shows in the run's output")
 	}
 	t.Logf("agent pid %d: %s (token in its environment only)", a.pid, cmdline)

@@ -17,6 +17,7 @@ import (
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/selfexec"
 	"github.com/cnperf/cnperf/internal/testport"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // The local platform starts "cnperf agent ..." by re-executing this test binary.
@@ -90,7 +91,7 @@ func TestPlanErrorsExit2BeforeRunning(t *testing.T) {
 			if !strings.Contains(r.err.Error(), tc.want) {
 				t.Fatalf("error does not name %s: %v", tc.want, r.err)
 			}
-			if strings.Contains(r.stderr, "started native server") || r.stdout != "" {
+			if text.ContainsFolded(r.stderr, "started native server") || r.stdout != "" {
 				t.Fatalf("something ran: stdout=%q stderr=%q", r.stdout, r.stderr)
 			}
 		})
@@ -211,7 +212,7 @@ func TestNetperfV2ExampleRunsLocally(t *testing.T) {
 	if len(got.Results) != 2 || got.Results[0].Name != "TCPStream" || got.Results[1].Name != "TCPRRSvc" {
 		t.Fatalf("want TCPStream then TCPRRSvc, got %+v", got.Results)
 	}
-	if !strings.Contains(r.stderr, `"service"`) || !strings.Contains(r.stderr, "not applicable") {
+	if !text.ContainsFolded(r.stderr, `"service"`) || !text.ContainsFolded(r.stderr, "not applicable") {
 		t.Fatalf("stderr should say service is not applicable:\n%s", r.stderr)
 	}
 }
@@ -247,7 +248,7 @@ func TestDryRun(t *testing.T) {
 			if code := exit.Code(r.err); code != tt.code {
 				t.Fatalf("exit code %d, want %d; err=%v\nstderr:\n%s", code, tt.code, r.err, r.stderr)
 			}
-			if strings.Contains(r.stderr, "started") {
+			if text.ContainsFolded(r.stderr, "started") {
 				t.Errorf("something started: %s", r.stderr)
 			}
 			rest := r.stdout
@@ -258,7 +259,7 @@ func TestDryRun(t *testing.T) {
 				}
 				rest = rest[i+len(want):]
 			}
-			if !strings.Contains(r.stderr, tt.stderr) {
+			if !text.ContainsFolded(r.stderr, tt.stderr) {
 				t.Errorf("stderr lacks %q:\n%s", tt.stderr, r.stderr)
 			}
 			if tt.jsonCase >= 0 {
@@ -280,7 +281,7 @@ func TestVerboseQuiet(t *testing.T) {
 	args := []string{"run", "--platform", "local", "--path", "loopback", "--driver", "native", "--profile", "TCP_RR",
 		"--duration", "1s", "--warmup", "0s", "--samples", "1", "-o", "json"}
 	def := run(t, context.Background(), args...)
-	if def.err != nil || !strings.Contains(def.stderr, "started native server") || strings.Contains(def.stderr, "debug:") {
+	if def.err != nil || !text.ContainsFolded(def.stderr, "started native server") || text.ContainsFolded(def.stderr, "debug:") {
 		t.Errorf("default: err %v, stderr:\n%s", def.err, def.stderr)
 	}
 	q := run(t, context.Background(), append([]string{"-q"}, args...)...)
@@ -291,7 +292,7 @@ func TestVerboseQuiet(t *testing.T) {
 		t.Errorf("-q: no figures in the run:\n%s", q.stdout)
 	}
 	v := run(t, context.Background(), append(args, "--dry-run", "--verbose")...)
-	if v.err != nil || !strings.Contains(v.stderr, `debug: case name=`) {
+	if v.err != nil || !text.ContainsFolded(v.stderr, `debug: case name=`) {
 		t.Errorf("-v: err %v, stderr:\n%s", v.err, v.stderr)
 	}
 	if r := run(t, context.Background(), "-v", "-q", "version"); exit.Code(r.err) != exit.BadInput {

@@ -21,7 +21,9 @@ shows progress, notes and warnings (` + "`warning: …`" + `); ` + "`-q`" + ` sh
 or warnings; stdout is unchanged); ` + "`-v`" + ` (= ` + "`-v=1`" + `, kubectl's ` + "`-v=N`" + `) adds debug lines
 (` + "`debug: case name=… profile=…`" + `). Data always goes to stdout, whatever the level. Output formats
 (` + "`-o`" + `), ` + "`--dry-run[=client]`" + ` and shell completion (` + "`cnperf completion bash`" + `) follow kubectl.
-Exit codes: [README.md](../README.md#exit-codes).
+An error ends stderr as ` + "`cnperf: `" + ` and the message, wrapped at spaces to 120 columns (or
+` + "`$COLUMNS`" + `/the terminal's width when narrower) with a two-space indent; no word, path, URL or
+quoted value is broken. Exit codes: [README.md](../README.md#exit-codes).
 
 `
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/testport"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // writeKubeconfig writes a real kubeconfig whose one cluster is server (current context
@@ -118,10 +119,10 @@ func TestExplicitKubeconfigSelectsKube(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := runCLI(t, time.Minute, c.args...)
-			if r.code != c.code || !strings.Contains(r.stdout+r.stderr, c.want) {
+			if r.code != c.code || !text.ContainsFolded(r.stdout+r.stderr, c.want) {
 				t.Errorf("exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", r.code, c.code, c.want, r.stdout, r.stderr)
 			}
-			if strings.Contains(r.stderr, "using the local platform") || strings.Contains(r.stdout, "loopback") {
+			if text.ContainsFolded(r.stderr, "using the local platform") || strings.Contains(r.stdout, "loopback") {
 				t.Errorf("measured this host:\n%s%s", r.stdout, r.stderr)
 			}
 		})
@@ -189,7 +190,7 @@ func TestUnreachableAPIServer(t *testing.T) {
 					t.Errorf("%s: took %s, want within %s", strings.Join(args, " "), r.took.Round(time.Millisecond), c.within)
 				}
 				for _, bad := range []string{"clean-up", "cleanup", "may be left"} {
-					if strings.Contains(r.stderr, bad) {
+					if text.ContainsFolded(r.stderr, bad) {
 						t.Errorf("%s: stderr speaks of %q though nothing was created:\n%s", strings.Join(args, " "), bad, r.stderr)
 					}
 				}

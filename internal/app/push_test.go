@@ -11,6 +11,7 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/sink/pushgateway/pushgatewaytest"
 	"github.com/cnperf/cnperf/internal/testdaemon"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // TestSIGTERMPushesInterruptedRun is what happens to a scheduled run that is cut (a CronJob's
@@ -35,7 +36,7 @@ func TestSIGTERMPushesInterruptedRun(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != exit.Failed {
 		t.Errorf("exit %v, want code %d; stderr:\n%s", err, exit.Failed, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "pushgateway: run ") || !strings.Contains(stderr.String(), "/metrics/job/cnperf-sigterm/label_schedule/cut") {
+	if !text.ContainsFolded(stderr.String(), "pushgateway: run ") || !text.ContainsFolded(stderr.String(), "/metrics/job/cnperf-sigterm/label_schedule/cut") {
 		t.Errorf("stderr does not say where the run was pushed:\n%s", stderr.String())
 	}
 	scraped := pushgatewaytest.Scrape(t, u)

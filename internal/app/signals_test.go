@@ -6,12 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/platform/local"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // cnperfCmd is the cnperf CLI as a process of its own: this test binary re-executed with
@@ -85,7 +85,7 @@ func TestSignalWhileBlockedOnInput(t *testing.T) {
 					t.Errorf("exit %v, want code %d", err, 128+int(sig))
 				}
 				for _, bad := range []string{"clean", "stopping", "finished cases"} {
-					if strings.Contains(stderr.String(), bad) {
+					if text.ContainsFolded(stderr.String(), bad) {
 						t.Errorf("stderr speaks of %q:\n%s", bad, stderr.String())
 					}
 				}

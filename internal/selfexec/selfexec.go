@@ -5,7 +5,6 @@ package selfexec
 
 import (
 	"context"
-	"fmt"
 	"os"
 
 	"github.com/cnperf/cnperf/internal/app"
@@ -26,7 +25,7 @@ func MaybeRun() {
 	err := app.Run(ctx, streams, os.Args[1:])
 	stop()
 	if err != nil {
-		fmt.Fprintln(streams.ErrOut, "cnperf:", err)
+		app.WriteError(streams.ErrOut, err)
 	}
 	os.Exit(exit.Code(err))
 }

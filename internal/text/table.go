@@ -189,7 +189,7 @@ func Logf(w io.Writer, prefix, format string, a ...any) {
 // OneLine is s on one line (every run of white space one space), cut to at most maxColumns
 // columns with "…" where it was cut: a tool's whole usage text in an error stays readable.
 func OneLine(s string, maxColumns int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = Folded(s)
 	if Width(s) > maxColumns {
 		rs := []rune(s)
 		s = string(rs[:maxColumns-1]) + "…"
@@ -217,3 +217,123 @@ func Wrap(s string, width int, first, rest string) []string {
 	}
 	return append(lines, strings.TrimRight(line, " "))
 }
+
+// WrapLines breaks every line of s wider than width columns at spaces into lines of at most
+// width columns, each continuation starting with its line's own leading white space and then
+// hang (a hanging indent). A line already within width is kept byte for byte, and so are the
+// spaces between words that stay together. A word is never broken, nor a quoted value
+// ("…", `…`, '…') that fits on a line, so a path, URL or value stays whole (and searchable); a
+// word or quoted value wider than a line gets a line of its own, except a comma-separated
+// list (not a URL), which breaks after its commas.
+func WrapLines(s string, width int, hang string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if Width(l) > width {
+			lines[i] = wrapLine(l, width, hang)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// wrapLine is WrapLines for one line.
+func wrapLine(l string, width int, hang string) string {
+	body := strings.TrimLeft(l, " \t")
+	indent := l[:len(l)-len(body)]
+	rest := indent + hang
+	var b strings.Builder
+	line := indent
+	empty := true
+	for _, c := range chunks(body, width-Width(rest)) {
+		switch {
+		case empty:
+			line += c.word
+		case Width(line)+Width(c.space)+Width(c.word) > width:
+			b.WriteString(line + "\n")
+			line = rest + c.word
+		default:
+			line += c.space + c.word
+		}
+		empty = false
+	}
+	b.WriteString(line)
+	return b.String()
+}
+
+// chunk is a word and the white space before it.
+type chunk struct{ space, word string }
+
+// chunks splits s at runs of white space outside quoted values no wider than max columns.
+func chunks(s string, max int) []chunk {
+	quoted := quotedSpans(s, max)
+	var out []chunk
+	i := 0
+	for i < len(s) {
+		j := i
+		for j < len(s) && isSpace(s[j]) {
+			j++
+		}
+		k := j
+		for k < len(s) && (!isSpace(s[k]) || quoted[k]) {
+			k++
+		}
+		out = append(out, chunk{space: s[i:j], word: s[j:k]})
+		// a comma-separated list (kubectl's "allowed formats are: a,b,c") wider than a line
+		// breaks after its commas, every item whole; a URL does not
+		if w := s[j:k]; Width(w) > max && strings.Contains(w, ",") && !strings.Contains(w, "://") {
+			out = out[:len(out)-1]
+			for n, item := range strings.SplitAfter(w, ",") {
+				if n == 0 {
+					out = append(out, chunk{space: s[i:j], word: item})
+				} else if item != "" {
+					out = append(out, chunk{word: item})
+				}
+			}
+		}
+		i = k
+	}
+	return out
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' }
+
+// quotedSpans marks the bytes of s inside quoted values no wider than max columns: "…" (a
+// backslash escapes the next byte, as %q writes it), `…`, and '…' where the opening quote starts
+// a word and the closing one ends one (an apostrophe inside a word, as in "isn't", is neither).
+// A quote that is not closed on the line quotes nothing.
+func quotedSpans(s string, max int) map[int]bool {
+	in := map[int]bool{}
+	for i := 0; i < len(s); i++ {
+		q := s[i]
+		if q != '"' && q != '`' && (q != '\'' || (i > 0 && !isSpace(s[i-1]) && !strings.ContainsRune("([{=:,", rune(s[i-1])))) {
+			continue
+		}
+		end := -1
+		for j := i + 1; j < len(s) && end < 0; j++ {
+			switch {
+			case q == '"' && s[j] == '\\':
+				j++
+			case s[j] != q:
+			case q != '\'' || j+1 == len(s) || isSpace(s[j+1]) || strings.ContainsRune(".,;:!?)]}", rune(s[j+1])):
+				end = j
+			}
+		}
+		if end < 0 {
+			continue
+		}
+		if Width(s[i:end+1]) <= max {
+			for k := i; k <= end; k++ {
+				in[k] = true
+			}
+		}
+		i = end
+	}
+	return in
+}
+
+// Folded is s with every run of white space (newlines and a wrapped line's indent too) one
+// space and none at either end: what a message says, however it was wrapped.
+func Folded(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// ContainsFolded reports whether s holds phrase, white space folded in both (Folded): for
+// tests that look for a phrase in stderr, where an error may be wrapped (WrapLines) inside it.
+func ContainsFolded(s, phrase string) bool { return strings.Contains(Folded(s), Folded(phrase)) }

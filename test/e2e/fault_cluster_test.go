@@ -28,6 +28,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/runfile"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // nodes is the number of nodes of the cluster.
@@ -226,10 +227,10 @@ func TestFaultClientKubeletStopped(t *testing.T) {
 	if second.Error != "" || second.Summary.SamplesFailed != 0 {
 		t.Errorf("the same-node case (not on %s) did not run cleanly: %q", node, second.Error)
 	}
-	if !strings.Contains(all, "on node "+node+" was still terminating") || !strings.Contains(all, "force-deleted it") {
+	if !text.ContainsFolded(all, "on node "+node+" was still terminating") || !text.ContainsFolded(all, "force-deleted it") {
 		t.Errorf("cnperf did not say it force-deleted the pods the stopped kubelet of %s keeps", node)
 	}
-	if !strings.Contains(all, "kube: cleaned up in") {
+	if !text.ContainsFolded(all, "kube: cleaned up in") {
 		t.Errorf("clean-up did not finish")
 	}
 	if left := kpLeftovers(ctx, t, cl.cs, runID); len(left) > 0 {
@@ -283,7 +284,7 @@ func TestFaultClientKubeletStopped(t *testing.T) {
 		if !errors.As(err2, &ee) || ee.ExitCode() == exit.OK {
 			t.Errorf("with %s NotReady and 2 nodes a cross-node run succeeded", node)
 		}
-		if !strings.Contains(all2, node+": not Ready") {
+		if !text.ContainsFolded(all2, node+": not Ready") {
 			t.Errorf("the error does not name the NotReady node %s", node)
 		}
 	}
@@ -358,7 +359,7 @@ func TestFaultAPIServerRestart(t *testing.T) {
 	}
 	t.Logf("%d samples failed while the API server restarted", failed)
 	all := strings.Join(log, "\n")
-	if !strings.Contains(all, "kube: cleaned up in") {
+	if !text.ContainsFolded(all, "kube: cleaned up in") {
 		t.Errorf("clean-up did not finish")
 	}
 	if left := kpLeftovers(ctx, t, cl.cs, runID); len(left) > 0 {

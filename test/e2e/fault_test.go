@@ -22,6 +22,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/runfile"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // faultRun starts `cnperf run` with two cases (pod-pod-same-node, then pod-pod-cross-node)
@@ -120,7 +121,7 @@ func TestFaultSecondSignalCutsCleanup(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != exit.Failed {
 		t.Errorf("cnperf exited with %v, want exit code 1", err)
 	}
-	if !strings.Contains(all, "cnperf: second signal (SIGTERM): cutting clean-up and result shipping short") {
+	if !text.ContainsFolded(all, "cnperf: second signal (SIGTERM): cutting clean-up and result shipping short") {
 		t.Errorf("cnperf did not say it cuts clean-up short")
 	}
 	wantLeft := "cnperf: clean-up did not finish; may be left in the cluster: namespace " + ns + " (created by run " + runID + ") with its pods and Services; remove them with: "

@@ -4,13 +4,13 @@ package e2e
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // TestKubeCLIImageRemedy: an agent image the nodes cannot get stops the run at once, and the
@@ -47,7 +47,7 @@ func TestKubeCLIImageRemedy(t *testing.T) {
 				t.Fatal("the run succeeded with an image that is not there")
 			}
 			for _, want := range c.want {
-				if !strings.Contains(stderr, want) {
+				if !text.ContainsFolded(stderr, want) {
 					t.Errorf("stderr lacks %q", want)
 				}
 			}

@@ -29,6 +29,7 @@ import (
 	"github.com/cnperf/cnperf/internal/app"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // kpRunCLI runs cnperf in-process and returns stdout, stderr and the exit code.
@@ -36,7 +37,7 @@ func kpRunCLI(ctx context.Context, args ...string) (string, string, int) {
 	var out, errb bytes.Buffer
 	err := app.Run(ctx, iostreams.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, args)
 	if err != nil {
-		errb.WriteString("cnperf: " + err.Error() + "\n")
+		app.WriteError(&errb, err) // as cmd/cnperf prints it
 	}
 	return out.String(), errb.String(), exit.Code(err)
 }
@@ -114,7 +115,7 @@ func TestKubeCLIRunTolerance(t *testing.T) {
 	case !exceeded && code != exit.OK:
 		t.Errorf("every difference is within %.0f%% but cnperf exited %d", tol, code)
 	}
-	if !strings.Contains(stderr, "Tolerance 30.0%") {
+	if !text.ContainsFolded(stderr, "Tolerance 30.0%") {
 		t.Errorf("no tolerance report on stderr")
 	}
 	if left := kpLeftovers(context.Background(), t, cl.cs, runID); len(left) > 0 {
@@ -246,7 +247,7 @@ func TestKubeCLIInterrupt(t *testing.T) {
 			if !errors.As(err, &ee) || ee.ExitCode() != exit.Failed {
 				t.Errorf("cnperf exited with %v, want exit code 1", err)
 			}
-			if !strings.Contains(strings.Join(log, "\n"), "interrupted") {
+			if !text.ContainsFolded(strings.Join(log, "\n"), "interrupted") {
 				t.Errorf("cnperf did not say it was interrupted")
 			}
 			if left := kpLeftovers(context.Background(), t, cl.cs, runID); len(left) > 0 {

@@ -29,6 +29,7 @@ import (
 	"github.com/cnperf/cnperf/internal/agenttoken"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/kube"
+	"github.com/cnperf/cnperf/internal/text"
 	"github.com/cnperf/cnperf/internal/tigerbench"
 )
 
@@ -288,7 +289,7 @@ func refused(ctx context.Context, t *testing.T, want string, args ...string) {
 	start := time.Now()
 	out, stderr, code := kpRunCLI(ctx, args...)
 	t.Logf("%s exited %d in %.1fs:\n%s", args[0], code, time.Since(start).Seconds(), stderr)
-	if code == exit.OK || !strings.Contains(stderr, "missing permission") || !strings.Contains(stderr, want) {
+	if code == exit.OK || !text.ContainsFolded(stderr, "missing permission") || !text.ContainsFolded(stderr, want) {
 		t.Errorf("exit %d, output %q; want a failure naming %q", code, out, want)
 	}
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/kube"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // applyManifest creates the objects of a deploy/rbac manifest with its namespace from renamed
@@ -163,7 +164,7 @@ func TestKubeRBACRunManifest(t *testing.T) {
 			runID := uuid.NewString()
 			_, stderr, code := run(runID)
 			t.Logf("stderr:\n%s", stderr)
-			if code == exit.OK || !strings.Contains(stderr, "missing permission") || !strings.Contains(stderr, tc.want) {
+			if code == exit.OK || !text.ContainsFolded(stderr, "missing permission") || !text.ContainsFolded(stderr, tc.want) {
 				t.Errorf("exit %d; want a failure naming %q", code, tc.want)
 			}
 			if left := kpLeftovers(ctx, t, cl.cs, runID); len(left) > 0 {

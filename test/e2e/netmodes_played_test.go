@@ -46,6 +46,7 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/runfile"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // playedRange is where the played definitions' whereabouts allocates (apart from the harness's
@@ -319,7 +320,6 @@ func TestNetworkModesPlayedOVNKubernetes(t *testing.T) {
 		t.Logf("%s: cnperf exit %d in %.0fs, stderr:\n%s\nstdout:\n%s", label, code, time.Since(t0).Seconds(), stderr, out)
 		return out, stderr, code
 	}
-	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	checkGone := func(label, runID string) {
 		for _, c := range []string{"/apis/k8s.ovn.org/v1/clusteruserdefinednetworks", "/apis/k8s.ovn.org/v1/userdefinednetworks"} {
 			if left := pcNetworksLeft(ctx, t, cl, c, runID); len(left) > 0 {
@@ -344,7 +344,7 @@ func TestNetworkModesPlayedOVNKubernetes(t *testing.T) {
 		}
 		for _, w := range []string{"created ClusterUserDefinedNetwork cudn-secondary-netperf for --cudn layer2 (deleted at the end of the run)",
 			"waiting up to 2m0s for NetworkAttachmentDefinition " + network, "secondary network " + network + ": CNI plugin bridge"} {
-			if !strings.Contains(flat(stderr), w) {
+			if !text.ContainsFolded(stderr, w) {
 				t.Errorf("stderr does not say %q", w)
 			}
 		}
@@ -387,7 +387,7 @@ func TestNetworkModesPlayedOVNKubernetes(t *testing.T) {
 		want := "--cudn layer3: the network was not made: OVN-Kubernetes did not make NetworkAttachmentDefinition udn-refused-" + id + "/cudn-secondary-netperf and " +
 			"condition NetworkCreated=True within 5s; ClusterUserDefinedNetwork cudn-secondary-netperf's status conditions: NetworkCreated=False " +
 			"(SyncError: played by the e2e test: this controller refuses Layer3 networks)"
-		if code == exit.OK || !strings.Contains(flat(stderr), want) {
+		if code == exit.OK || !text.ContainsFolded(stderr, want) {
 			t.Errorf("exit %d; stderr does not say %q", code, want)
 		}
 		checkGone("--cudn layer3", runID)
@@ -417,7 +417,7 @@ func TestNetworkModesPlayedOVNKubernetes(t *testing.T) {
 		}
 		for _, w := range []string{"created UserDefinedNetwork " + ns + "/udn-primary-netperf for --udnl2 (deleted at the end of the run)",
 			"primary network " + ns + "/udn-primary-netperf: CNI plugin bridge"} {
-			if !strings.Contains(flat(stderr), w) {
+			if !text.ContainsFolded(stderr, w) {
 				t.Errorf("stderr does not say %q", w)
 			}
 		}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/kube"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 const crdPath = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -197,7 +198,7 @@ func TestK8sNetperfNetworkObjectsAgainstCRDs(t *testing.T) {
 	if !hadOVNCRDs {
 		stderr, code := runMode([]string{"--udnl2"})
 		t.Logf("--udnl2 without the CRDs: exit %d, stderr:\n%s", code, stderr)
-		if code != exit.BadInput || !strings.Contains(stderr, "the CRD userdefinednetworks.k8s.ovn.org is not installed") {
+		if code != exit.BadInput || !text.ContainsFolded(stderr, "the CRD userdefinednetworks.k8s.ovn.org is not installed") {
 			t.Errorf("--udnl2 without the CRD: exit %d, want %d naming the CRD", code, exit.BadInput)
 		}
 		checkNothingCreated("--udnl2 without the CRDs")
@@ -237,7 +238,7 @@ func TestK8sNetperfNetworkObjectsAgainstCRDs(t *testing.T) {
 		if code != exit.BadInput {
 			t.Errorf("%s: exit %d, want %d", m.mode.Flag, code, exit.BadInput)
 		}
-		if strings.Contains(stderr, ".k8s.ovn.org is not installed") || strings.Contains(stderr, ".sriovnetwork.openshift.io is not installed") {
+		if text.ContainsFolded(stderr, ".k8s.ovn.org is not installed") || text.ContainsFolded(stderr, ".sriovnetwork.openshift.io is not installed") {
 			t.Errorf("%s: says a CRD is missing, but they are installed", m.mode.Flag)
 		}
 		want := []string{"stopped before anything was created", "no pod labelled app=ovnkube-node", "k8s.ovn.org/node-subnets"}
@@ -246,7 +247,7 @@ func TestK8sNetperfNetworkObjectsAgainstCRDs(t *testing.T) {
 				"no SriovOperatorConfig openshift-sriov-network-operator/default", `reports no SR-IOV PF "ens1f0"`}
 		}
 		for _, w := range want {
-			if !strings.Contains(strings.Join(strings.Fields(stderr), " "), w) {
+			if !text.ContainsFolded(stderr, w) {
 				t.Errorf("%s: stderr does not say %q", m.mode.Flag, w)
 			}
 		}

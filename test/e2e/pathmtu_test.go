@@ -21,6 +21,7 @@ import (
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/pathmtu"
 	"github.com/cnperf/cnperf/internal/platform"
+	"github.com/cnperf/cnperf/internal/text"
 	"github.com/cnperf/cnperf/internal/version"
 )
 
@@ -75,7 +76,7 @@ func TestPathMTUHealthy(t *testing.T) {
 			t.Errorf("%s: the client's interface MTU %d is not the pod MTU %d", m.Path, m.Forward.InterfaceMTUBytes, run.Cluster.PodMTUBytes)
 		}
 	}
-	if strings.Contains(stderr, "warning: path MTU") {
+	if text.ContainsFolded(stderr, "warning: path MTU") {
 		t.Errorf("a healthy cluster warned")
 	}
 	if left := kpLeftovers(context.Background(), t, cl.cs, runID); len(left) > 0 {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/runfile"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // TestProgrammingInterrupted: `cnperf programming` (the cnperf binary, so that real signals
@@ -81,7 +81,7 @@ func TestProgrammingInterrupted(t *testing.T) {
 			if !errors.As(err, &ee) || ee.ExitCode() != exit.Failed {
 				t.Errorf("cnperf exited with %v, want exit code %d", err, exit.Failed)
 			}
-			if !strings.Contains(all, "cnperf: interrupted") || strings.Contains(all, "cnperf: context canceled") {
+			if !text.ContainsFolded(all, "cnperf: interrupted") || text.ContainsFolded(all, "cnperf: context canceled") {
 				t.Errorf("cnperf did not end saying it was interrupted")
 			}
 			runs, _, rerr := runfile.ReadWarnings(results)
@@ -93,7 +93,7 @@ func TestProgrammingInterrupted(t *testing.T) {
 				return
 			}
 			left := fmt.Sprintf("cnperf: clean-up did not finish; namespace %s (delete it with: kubectl delete namespace %s)", ns, ns)
-			if !strings.Contains(all, left) {
+			if !text.ContainsFolded(all, left) {
 				t.Errorf("with -q, cnperf did not say what may be left (%q)", left)
 			}
 			// What the line says removes everything (kubectl delete namespace, through the API).

@@ -21,6 +21,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/kube"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // runProgramming runs `cnperf programming ARGS -o json` in a namespace of its own and returns
@@ -211,7 +212,7 @@ func TestProgrammingResultsFileUnwritable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, stderr, code := kpRunCLI(ctx, "programming", "--kubeconfig", kc, "-n", ns, "--count", "1", "--results", results)
-	if code != 2 || !strings.Contains(stderr, "--results") || !strings.Contains(stderr, "no-such-dir") {
+	if code != 2 || !text.ContainsFolded(stderr, "--results") || !text.ContainsFolded(stderr, "no-such-dir") {
 		t.Errorf("exit %d, want 2 and the file named:\n%s", code, stderr)
 	}
 	checkGone(t, kc, ns)

@@ -27,6 +27,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/runfile"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // snNAD is one of the harness's NetworkAttachmentDefinitions: its name, the CNI plugin type and
@@ -278,7 +279,7 @@ func TestMacvlanFlag(t *testing.T) {
 		t.Fatalf("cnperf exited %d", code)
 	}
 	network := ns + "/macvlan-netperf"
-	if !strings.Contains(strings.Join(strings.Fields(stderr), " "), "created NetworkAttachmentDefinition "+network+
+	if !text.ContainsFolded(stderr, "created NetworkAttachmentDefinition "+network+
 		` (deleted at the end of the run): {"cniVersion": "0.3.1", "type": "macvlan", "master": "eth0", "mode": "bridge"`) {
 		t.Errorf("stderr does not say the definition was created")
 	}
@@ -357,7 +358,7 @@ func TestSecondaryNetworkPolicyAndAnnotation(t *testing.T) {
 	if got := strings.Join(a.PoliciesNotApplied, " "); got != ns+"/deny-ingress" {
 		t.Errorf("policies not applied %q, want %s/deny-ingress", got, ns)
 	}
-	if !strings.Contains(strings.Join(strings.Fields(out), " "), "+net: NetworkPolicy "+ns+"/deny-ingress selects the measured pods but does not apply on a secondary network") {
+	if !text.ContainsFolded(out, "+net: NetworkPolicy "+ns+"/deny-ingress selects the measured pods but does not apply on a secondary network") {
 		t.Errorf("the table does not say the policy does not apply")
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // cliResult is what one invocation of the real binary did.
@@ -136,7 +138,7 @@ func TestCLIEdges(t *testing.T) {
 				t.Errorf("cnperf %s: exit %d, want %d\nstderr:\n%s", strings.Join(args, " "), r.code, tt.code, r.stderr)
 			}
 			for _, s := range tt.stderr {
-				if !strings.Contains(r.stderr, s) {
+				if !text.ContainsFolded(r.stderr, s) {
 					t.Errorf("cnperf %s: stderr lacks %q:\n%s", strings.Join(args, " "), s, r.stderr)
 				}
 			}
@@ -157,7 +159,7 @@ func TestCLIHostHostSaysNamespaces(t *testing.T) {
 	}
 	bin := cliBinary(t)
 	r := runCLI(t, bin, "", nil, "run", "--path", "host-host", "--profile", "TCP_RR", "--duration", "1s", "--samples", "1", "-o", "json")
-	if r.code != 0 || !strings.Contains(r.stderr, "host-host: built in network namespaces on this host (the lab ") {
+	if r.code != 0 || !text.ContainsFolded(r.stderr, "host-host: built in network namespaces on this host (the lab ") {
 		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }

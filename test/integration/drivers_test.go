@@ -21,6 +21,7 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/selfexec"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // The local platform starts "cnperf ..." commands by re-executing this test binary.
@@ -220,10 +221,10 @@ func TestCapabilityRefusedBeforeRunning(t *testing.T) {
 		t.Fatalf("err %v (exit %d), want exit 2", err, exit.Code(err))
 	}
 	msg := err.Error() + stderr
-	if !strings.Contains(msg, `driver "iperf3" cannot run profile TCP_RR`) || !strings.Contains(msg, "netperf") || !strings.Contains(msg, "sockperf") {
+	if !text.ContainsFolded(msg, `driver "iperf3" cannot run profile TCP_RR`) || !strings.Contains(msg, "netperf") || !strings.Contains(msg, "sockperf") {
 		t.Errorf("message: %s", msg)
 	}
-	if strings.Contains(stderr, "started iperf3 server") {
+	if text.ContainsFolded(stderr, "started iperf3 server") {
 		t.Error("a server was started for a refused plan")
 	}
 	_, _, err = cnperf(t, "--driver", "sockperf", "--profile", "TCP_STREAM", "--message-size", "131072", "--duration", "1s")

@@ -9,6 +9,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/runfile"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // TestAbsurdFiguresRefused (issue 28, finding 7): huge finite numbers (≥ ~1e154) in a results
@@ -47,7 +48,7 @@ func TestAbsurdFiguresRefused(t *testing.T) {
 		{"compare", "--fail-on-regression", "5", base, path},
 	} {
 		out, errOut, code := runBinary(t, bin, args...)
-		if code != 2 || !strings.Contains(errOut, want) || strings.Contains(out, "NaN") {
+		if code != 2 || !text.ContainsFolded(errOut, want) || strings.Contains(out, "NaN") {
 			t.Errorf("%v: exit %d, want 2 and %q\nstdout:\n%s\nstderr:\n%s", args, code, want, out, errOut)
 		}
 	}

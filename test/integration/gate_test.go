@@ -10,6 +10,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/runfile"
 	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // gateCase is one case of a results file written for the gate tests: a profile with the
@@ -122,7 +123,7 @@ func TestCompareGateCannotPassByAccident(t *testing.T) {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errOut)
 			}
 			for _, w := range c.wants {
-				if !strings.Contains(errOut, w) {
+				if !text.ContainsFolded(errOut, w) {
 					t.Errorf("stderr lacks %q:\n%s", w, errOut)
 				}
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/cnperf/cnperf/internal/runfile"
 	"github.com/cnperf/cnperf/internal/sink/pushgateway/pushgatewaytest"
 	"github.com/cnperf/cnperf/internal/testdaemon"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // rulesFile is the shipped alert rules file.
@@ -88,7 +89,7 @@ func runAndPush(t *testing.T, bin, plan, pushgateway, job string, cut time.Durat
 	case cut == 0 && err != nil:
 		t.Fatalf("run: %v; stderr:\n%s", err, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "pushgateway: run ") {
+	if !text.ContainsFolded(stderr.String(), "pushgateway: run ") {
 		t.Fatalf("the run did not say it pushed; stderr:\n%s", stderr.String())
 	}
 	r := readRun(t, results)

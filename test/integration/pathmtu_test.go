@@ -14,6 +14,7 @@ import (
 	"github.com/cnperf/cnperf/internal/app"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/pathmtu"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // TestPathMTULab runs `cnperf run --check-mtu` on three namespace labs: a healthy one (no
@@ -73,10 +74,10 @@ func TestPathMTULab(t *testing.T) {
 					}
 				}
 			}
-			if tt.finding == "" && strings.Contains(stderr, "warning: path MTU") {
+			if tt.finding == "" && text.ContainsFolded(stderr, "warning: path MTU") {
 				t.Errorf("a healthy lab warned:\n%s", stderr)
 			}
-			if tt.finding != "" && !strings.Contains(stderr, "warning: path MTU pod-pod-cross-node routed mtu1400: "+strings.ToUpper(tt.finding)) {
+			if tt.finding != "" && !text.ContainsFolded(stderr, "warning: path MTU pod-pod-cross-node routed mtu1400: "+strings.ToUpper(tt.finding)) {
 				t.Errorf("no warning naming the finding:\n%s", stderr)
 			}
 		})

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/runfile"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // builtCnperf is the binary buildCnperf built, once for the whole package (TestMain removes
@@ -105,7 +106,7 @@ func TestSIGTERMIsSIGINT(t *testing.T) {
 			if sig == syscall.SIGINT {
 				name = "SIGINT"
 			}
-			if !strings.Contains(all, "cnperf: "+name+": stopping; finished cases are kept") {
+			if !text.ContainsFolded(all, "cnperf: "+name+": stopping; finished cases are kept") {
 				t.Errorf("stderr does not say it stops:\n%s", all)
 			}
 			runs, _, rerr := runfile.ReadWarnings(results)

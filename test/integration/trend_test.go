@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/report/trend"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // TestTrendFindsAThrottledLoopback makes a small real history: twelve short loopback runs of
@@ -112,7 +113,7 @@ func TestTrendFindsAThrottledLoopback(t *testing.T) {
 		t.Fatalf("no TCP_STREAM throughput series in %+v", h.Series)
 	}
 	gate := runCLI(t, bin, "", nil, append([]string{"trend", dir, "--fail-on-regression", "30"}, magnitude...)...)
-	if gate.code != 1 || !strings.Contains(gate.stderr, "TCP_STREAM native loopback 128KiB x1, throughput: -") {
+	if gate.code != 1 || !text.ContainsFolded(gate.stderr, "TCP_STREAM native loopback 128KiB x1, throughput: -") {
 		t.Fatalf("trend --fail-on-regression 30 exited %d, want 1 naming the stream's throughput:\n%s", gate.code, gate.stderr)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/testport"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // runBin runs the real binary with COLUMNS set to columns ("" = unset) and stdout a pipe,
@@ -61,7 +62,7 @@ func runSuite(t *testing.T, bin string, args ...string) string {
 // someCasesFailed reports whether cnperf's error says that some, not all, of a run's cases
 // failed ("cnperf: 1 of 5 cases failed:").
 func someCasesFailed(stderr string) bool {
-	m := regexp.MustCompile(`cnperf: (\d+) of (\d+) cases failed:`).FindStringSubmatch(stderr)
+	m := regexp.MustCompile(`cnperf: (\d+) of (\d+) cases failed:`).FindStringSubmatch(text.Folded(stderr))
 	if m == nil {
 		return false
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 func run(args ...string) (string, string, error) {
@@ -39,14 +40,14 @@ func TestBuildAndPush(t *testing.T) {
 	dir := t.TempDir()
 	archive := filepath.Join(dir, "agent.tar")
 	out, stderr, err := run("build", "--binary", busybox, "--tag", "localhost/cnperf/cnperf:t1", "-o", archive)
-	if err != nil || !strings.HasPrefix(out, archive+": localhost/cnperf/cnperf:t1 (sha256:") || !strings.Contains(stderr, "image: layer cnperf") {
+	if err != nil || !strings.HasPrefix(out, archive+": localhost/cnperf/cnperf:t1 (sha256:") || !text.ContainsFolded(stderr, "image: layer cnperf") {
 		t.Fatalf("build: %v\nstdout %s\nstderr %s", err, out, stderr)
 	}
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
 	ref := strings.TrimPrefix(srv.URL, "http://") + "/cnperf/cnperf:t1"
 	out, stderr, err = run("push", "--from", archive, ref)
-	if err != nil || !strings.HasPrefix(out, ref+"@sha256:") || !strings.Contains(stderr, "cnperf run --image "+ref) {
+	if err != nil || !strings.HasPrefix(out, ref+"@sha256:") || !text.ContainsFolded(stderr, "cnperf run --image "+ref) {
 		t.Errorf("push: %v\nstdout %s\nstderr %s", err, out, stderr)
 	}
 

@@ -20,6 +20,7 @@ import (
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/runfile"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -72,7 +73,7 @@ func TestReportRendersResultsFileAndJSON(t *testing.T) {
 		!strings.Contains(out, "Run run-b") || strings.Count(out, "30.00 Gbit/s") != 2 {
 		t.Errorf("table:\n%s", out)
 	}
-	if !strings.Contains(errOut, "warning: "+jl+": run run-a has no end record") {
+	if !text.ContainsFolded(errOut, "warning: "+jl+": run run-a has no end record") {
 		t.Errorf("stderr: %q", errOut)
 	}
 
@@ -134,7 +135,7 @@ func TestReportIndexesIntoOpenSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(errOut, "run run-c: indexed 1 of 1 results into perf at http://127.0.0.1:") || strings.Contains(errOut, "hunter2") {
+	if !text.ContainsFolded(errOut, "run run-c: indexed 1 of 1 results into perf at http://127.0.0.1:") || text.ContainsFolded(errOut, "hunter2") {
 		t.Errorf("stderr: %q", errOut)
 	}
 	if strings.Join(paths, ",") != "GET /,PUT /_index_template/perf-template,POST /_bulk" {
@@ -216,7 +217,7 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("err = %v, want one containing %q\nstderr: %s", err, tc.wantErr, errOut)
 			}
-			if !strings.Contains(errOut, tc.wantLog) {
+			if !text.ContainsFolded(errOut, tc.wantLog) {
 				t.Errorf("stderr lacks %q: %s", tc.wantLog, errOut)
 			}
 			all := out + errOut + err.Error()

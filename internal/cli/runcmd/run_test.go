@@ -25,6 +25,7 @@ import (
 	"github.com/cnperf/cnperf/internal/platform"
 	"github.com/cnperf/cnperf/internal/platform/platformtest"
 	"github.com/cnperf/cnperf/internal/runfile"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 const testUUID = "6f0d5a8e-1c1e-4a39-9a56-0c1d2f3e4a5b"
@@ -176,7 +177,7 @@ func TestRunTableOutput(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}
 	}
-	if !strings.Contains(stderr, "case 1/1") {
+	if !text.ContainsFolded(stderr, "case 1/1") {
 		t.Errorf("no progress on stderr:\n%s", stderr)
 	}
 	var ue *exit.UsageError
