@@ -170,19 +170,27 @@ func TestUnreachableAPIServer(t *testing.T) {
 			kc := writeKubeconfig(t, c.server)
 			for _, args := range [][]string{append([]string{"run", "--kubeconfig", kc}, plan...), {"run", "--kubeconfig", kc}} {
 				r := runCLI(t, time.Minute, args...)
+				// the first error: its "cnperf:" line and the lines it is wrapped onto (app.WriteError)
 				first := ""
-				for _, l := range strings.Split(r.stderr, "\n") {
+				lines := strings.Split(r.stderr, "\n")
+				for i, l := range lines {
 					if strings.HasPrefix(l, "cnperf:") {
 						first = l
+						for _, more := range lines[i+1:] {
+							if !strings.HasPrefix(more, "  ") {
+								break
+							}
+							first += "\n" + more
+						}
 						break
 					}
 				}
 				cause := false
 				for _, want := range c.causes {
-					cause = cause || strings.Contains(first, want)
+					cause = cause || text.ContainsFolded(first, want)
 				}
-				if r.code != 1 || !strings.Contains(first, "cnperf: set up the kube platform: the API server "+c.server+" does not answer") ||
-					!strings.Contains(first, "(nothing was created)") || !cause {
+				if r.code != 1 || !text.ContainsFolded(first, "cnperf: set up the kube platform: the API server "+c.server+" does not answer") ||
+					!text.ContainsFolded(first, "(nothing was created)") || !cause {
 					t.Errorf("%s: exit %d; the first error line is %q, want the API server's cause (%q) first\nstderr:\n%s",
 						strings.Join(args, " "), r.code, first, c.causes, r.stderr)
 				}
