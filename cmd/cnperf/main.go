@@ -19,7 +19,7 @@ func main() {
 	err := app.Run(ctx, streams, os.Args[1:])
 	stop()
 	if err != nil {
-		app.WriteError(streams.ErrOut, err)
+		app.WriteError(streams.ErrOut, err, os.Args[1:])
 	}
 	os.Exit(exit.Code(err))
 }

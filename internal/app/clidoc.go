@@ -23,7 +23,8 @@ or warnings; stdout is unchanged); ` + "`-v`" + ` (= ` + "`-v=1`" + `, kubectl's
 (` + "`-o`" + `), ` + "`--dry-run[=client]`" + ` and shell completion (` + "`cnperf completion bash`" + `) follow kubectl.
 An error ends stderr as ` + "`cnperf: `" + ` and the message, wrapped at spaces to 120 columns (or
 ` + "`$COLUMNS`" + `/the terminal's width when narrower) with a two-space indent; no word, path, URL or
-quoted value is broken. Exit codes: [README.md](../README.md#exit-codes).
+quoted value is broken (` + "`cnperf agent …`" + `, whose stderr cnperf reads back, prints it on one line).
+Exit codes: [README.md](../README.md#exit-codes).
 
 `
 

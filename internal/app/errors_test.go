@@ -3,6 +3,7 @@ package app_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -25,7 +26,7 @@ func TestWriteErrorWraps(t *testing.T) {
 		t.Run("COLUMNS="+tc.columns, func(t *testing.T) {
 			t.Setenv("COLUMNS", tc.columns)
 			var b bytes.Buffer
-			app.WriteError(&b, err)
+			app.WriteError(&b, err, []string{"report", "-o", "jsn", "-"})
 			got := b.String()
 			lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
 			if len(lines) < 2 || !strings.HasPrefix(got, "cnperf: ") || !strings.HasSuffix(got, "\n") {
@@ -46,5 +47,25 @@ func TestWriteErrorWraps(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWriteErrorAgentOneLine: an agent command's error stays on one line, whatever its width:
+// cnperf reads an agent's stderr back (a sample's error keeps its last lines; the kube
+// platform looks for "connection refused" in it), and a wrap would cut such a phrase apart.
+func TestWriteErrorAgentOneLine(t *testing.T) {
+	err := errors.New("connect to the server at 10.244.1.5:7100 (its control connection, run 0b5c3e2a-1f0d-4c6b-9a51-0d7e3f2a9c11): " +
+		"dial tcp 10.244.1.5:7100: connect: connection refused")
+	for _, args := range [][]string{{"agent", "client", "--json"}, {"-v=2", "agent", "serve"}} {
+		var b bytes.Buffer
+		app.WriteError(&b, err, args)
+		if want := "cnperf: " + err.Error() + "\n"; b.String() != want {
+			t.Errorf("%v: %q, want %q", args, b.String(), want)
+		}
+	}
+	var b bytes.Buffer
+	app.WriteError(&b, err, []string{"run", "--profile", "TCP_RR"})
+	if strings.Count(b.String(), "\n") != 2 {
+		t.Errorf("run: not wrapped:\n%s", b.String())
 	}
 }

@@ -25,7 +25,7 @@ func MaybeRun() {
 	err := app.Run(ctx, streams, os.Args[1:])
 	stop()
 	if err != nil {
-		app.WriteError(streams.ErrOut, err)
+		app.WriteError(streams.ErrOut, err, os.Args[1:])
 	}
 	os.Exit(exit.Code(err))
 }

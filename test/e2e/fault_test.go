@@ -169,7 +169,7 @@ func TestFaultSIGKILLThenCleanup(t *testing.T) {
 	}
 	out, cerr := exec.Command(bin, "cleanup", "--kubeconfig", cl.kubeconfig, "--run", runID).CombinedOutput()
 	t.Logf("cnperf cleanup:\n%s", out)
-	if cerr != nil || !strings.Contains(string(out), ns) {
+	if cerr != nil || !text.ContainsFolded(string(out), ns) {
 		t.Errorf("cleanup: %v", cerr)
 	}
 	if left := kpLeftovers(context.Background(), t, cl.cs, runID); len(left) > 0 {

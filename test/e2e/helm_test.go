@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/cnperf/cnperf/internal/sink/pushgateway/pushgatewaytest"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // helmBinary is $CNPERF_HELM, helm on PATH, or the one make chart-check builds into
@@ -120,7 +121,7 @@ plan:
 		}
 	}
 	for _, want := range []string{"kube: using existing namespace " + ns, "pushgateway: run ", "/metrics/job/cnperf-e2e/plan/helm-e2e/label_e2e/" + release} {
-		if !strings.Contains(logs, want) {
+		if !text.ContainsFolded(logs, want) {
 			t.Errorf("the run's log lacks %q", want)
 		}
 	}

@@ -37,7 +37,7 @@ func kpRunCLI(ctx context.Context, args ...string) (string, string, int) {
 	var out, errb bytes.Buffer
 	err := app.Run(ctx, iostreams.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, args)
 	if err != nil {
-		app.WriteError(&errb, err) // as cmd/cnperf prints it
+		app.WriteError(&errb, err, args) // as cmd/cnperf prints it
 	}
 	return out.String(), errb.String(), exit.Code(err)
 }

@@ -63,7 +63,7 @@ func TestAbsurdFiguresRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code := runBinary(t, bin, "import", "--driver", "iperf3", "-o", "table", edited)
-	if code != 2 || !strings.Contains(errOut, "iperf3-huge.json: sample.throughputBitsPerSecond is 1e+300: beyond physical sense") {
+	if code != 2 || !text.ContainsFolded(errOut, "iperf3-huge.json: sample.throughputBitsPerSecond is 1e+300: beyond physical sense") {
 		t.Errorf("import: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // TestImportEdgesBinary (issue 28, finding 10) on the real binary, with real captures
@@ -18,11 +19,11 @@ func TestImportEdgesBinary(t *testing.T) {
 	a, a2, refused := dir+"iperf3_tcp_stream_1.stdout", dir+"iperf3_tcp_stream_2.stdout", dir+"iperf3_refused.stdout"
 
 	_, errOut, code := runBinary(t, bin, "import", "--driver", "iperf3", a, a, a)
-	if code != 2 || !strings.Contains(errOut, "has the same content as") {
+	if code != 2 || !text.ContainsFolded(errOut, "has the same content as") {
 		t.Errorf("the same file 3 times: exit %d\n%s", code, errOut)
 	}
 	_, errOut, code = runBinary(t, bin, "import", "--driver", "netperf", dir+"netperf_tcp_stream_elapsed0.stdout")
-	if code != 2 || !strings.Contains(errOut, "netperf: elapsed time 0 s: the test measured nothing") {
+	if code != 2 || !text.ContainsFolded(errOut, "netperf: elapsed time 0 s: the test measured nothing") {
 		t.Errorf("netperf Elapsed 0.00: exit %d\n%s", code, errOut)
 	}
 	out, errOut, code := runBinary(t, bin, "import", "--driver", "iperf3", a, refused, a2)

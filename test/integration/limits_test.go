@@ -13,6 +13,7 @@ import (
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/runfile"
 	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // TestReportRefusesPastTheReadLimit (issue 28, finding 4): `cnperf report` of a results file of
@@ -63,7 +64,7 @@ func TestReportRefusesPastTheReadLimit(t *testing.T) {
 	err = cmd.Run()
 	code := cmd.ProcessState.ExitCode()
 	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // kB on Linux
-	if code != 2 || !strings.Contains(errOut.String(), "more than 128 MiB of runs read in one command") {
+	if code != 2 || !text.ContainsFolded(errOut.String(), "more than 128 MiB of runs read in one command") {
 		t.Errorf("exit %d (%v), stderr:\n%s", code, err, errOut.String())
 	}
 	if rss >= 1<<30 {
