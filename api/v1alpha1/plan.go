@@ -7,8 +7,31 @@ type Plan struct {
 	APIVersion string       `json:"apiVersion" yaml:"apiVersion"`
 	Kind       string       `json:"kind" yaml:"kind"`
 	Metadata   PlanMetadata `json:"metadata,omitempty" yaml:"metadata,omitempty"`
-	Defaults   *TestGroup   `json:"defaults,omitempty" yaml:"defaults,omitempty"`
-	Tests      []TestGroup  `json:"tests" yaml:"tests"`
+	// VM makes the run's server, client or both KubeVirt VMs (the kube platform; docs/vm.md):
+	// run-wide, as the flags --vm, --vm-image, ... which override its fields one by one.
+	VM       *PlanVM     `json:"vm,omitempty" yaml:"vm,omitempty"`
+	Defaults *TestGroup  `json:"defaults,omitempty" yaml:"defaults,omitempty"`
+	Tests    []TestGroup `json:"tests" yaml:"tests"`
+}
+
+// PlanVM is a plan's VM endpoints: the settings of the flags named beside each field, which
+// override them. Unset fields take the flags' defaults.
+type PlanVM struct {
+	// Endpoints: server, client or both (--vm).
+	Endpoints string `json:"endpoints,omitempty" yaml:"endpoints,omitempty"`
+	// Image is the cnperf guest image (--vm-image).
+	Image string `json:"image,omitempty" yaml:"image,omitempty"`
+	// Binding is the guest's pod-network binding (--vm-binding; default masquerade).
+	Binding string `json:"binding,omitempty" yaml:"binding,omitempty"`
+	// Sockets, Cores and Threads are the guest's CPU topology (--sockets, --cores, --threads;
+	// default 1 each).
+	Sockets int `json:"sockets,omitempty" yaml:"sockets,omitempty"`
+	Cores   int `json:"cores,omitempty" yaml:"cores,omitempty"`
+	Threads int `json:"threads,omitempty" yaml:"threads,omitempty"`
+	// Memory is the guest's memory, a quantity such as 512Mi (--vm-memory).
+	Memory string `json:"memory,omitempty" yaml:"memory,omitempty"`
+	// StartTimeout is how long a VM may take to run and answer, a duration (--vm-start-timeout).
+	StartTimeout string `json:"startTimeout,omitempty" yaml:"startTimeout,omitempty"`
 }
 
 // PlanMetadata names a plan and labels the runs made from it.

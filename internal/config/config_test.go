@@ -57,6 +57,13 @@ func TestLoadErrors(t *testing.T) {
 				`plan.yaml:5: tests[0].messageSizes[0]: message size must be at least 1 bytes, got 0`,
 				`plan.yaml:6: tests[0].parallel[0]: parallel must be at least 1, got 0`,
 				`plan.yaml:7: tests[0].burst[0]: burst must not be negative, got -1`}},
+		// the vm block's types and names; its values are checked where the flags' are (the kube platform)
+		{"vm block", "plan.yaml", head + "vm:\n  endpoints: both\n  sockets: two\n  memroy: 1Gi\n  startTimeout: 5\ntests:\n  - profiles: [TCP_RR]\n",
+			[]string{
+				`plan.yaml:5: vm.sockets: expected an integer, got "two"`,
+				`plan.yaml:6: vm.memroy: unknown field "memroy" (did you mean "memory"?)`}},
+		{"vm not a mapping", "plan.yaml", head + "vm: both\ntests:\n  - profiles: [TCP_RR]\n",
+			[]string{`plan.yaml:3: vm: expected a mapping of fields, got "both"`}},
 		{"duplicate group names", "plan.yaml", head + "tests:\n  - name: a\n    profiles: [TCP_RR]\n  - name: a\n    profiles: [TCP_RR]\n",
 			[]string{`plan.yaml:6: tests[1].name: duplicate group name "a" (also tests[0])`}},
 		{"duplicate key", "plan.yaml", head + "tests:\n  - profiles: [TCP_RR]\n    samples: 1\n    samples: 2\n",
@@ -89,12 +96,12 @@ func TestLoadErrors(t *testing.T) {
 		{"alias bomb", "plan.yaml", head + "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n" +
 			"c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n" +
 			"e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n",
-			[]string{`plan.yaml:3: a: unknown field "a" (known: apiVersion, kind, metadata, defaults, tests)`,
-				`plan.yaml:4: b: unknown field "b" (known: apiVersion, kind, metadata, defaults, tests)`,
-				`plan.yaml:5: c: unknown field "c" (known: apiVersion, kind, metadata, defaults, tests)`,
-				`plan.yaml:6: d: unknown field "d" (known: apiVersion, kind, metadata, defaults, tests)`,
-				`plan.yaml:7: e: unknown field "e" (known: apiVersion, kind, metadata, defaults, tests)`,
-				`plan.yaml:8: f: unknown field "f" (known: apiVersion, kind, metadata, defaults, tests)`}},
+			[]string{`plan.yaml:3: a: unknown field "a" (known: apiVersion, kind, metadata, vm, defaults, tests)`,
+				`plan.yaml:4: b: unknown field "b" (known: apiVersion, kind, metadata, vm, defaults, tests)`,
+				`plan.yaml:5: c: unknown field "c" (known: apiVersion, kind, metadata, vm, defaults, tests)`,
+				`plan.yaml:6: d: unknown field "d" (known: apiVersion, kind, metadata, vm, defaults, tests)`,
+				`plan.yaml:7: e: unknown field "e" (known: apiVersion, kind, metadata, vm, defaults, tests)`,
+				`plan.yaml:8: f: unknown field "f" (known: apiVersion, kind, metadata, vm, defaults, tests)`}},
 		{"alias bomb in a list field", "plan.yaml", head + "defaults:\n  drivers: &a [" + strings.Repeat("x, ", 40) + "x]\n" +
 			"  paths: &b [" + strings.Repeat("*a, ", 40) + "*a]\n  burst: &c [" + strings.Repeat("*b, ", 40) + "*b]\n" +
 			"  parallel: &d [" + strings.Repeat("*c, ", 40) + "*c]\n  profiles: [" + strings.Repeat("*d, ", 40) + "*d]\ntests: []\n",

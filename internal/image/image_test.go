@@ -333,8 +333,16 @@ func TestImportRunContainerd(t *testing.T) {
 	if out, err := ctr("images", "ls", "-q"); err != nil || !strings.Contains(out, name) {
 		t.Fatalf("ctr images ls: %v\n%s", err, out)
 	}
-	out, err := ctr("run", "--rm", name, "cnperf-image-test", "sh", "-c", "iperf3 --version | head -1; timeout 1 sleep 0 && echo shell-ok")
-	if err != nil || !strings.Contains(out, "iperf 3") || !strings.Contains(out, "shell-ok") {
-		t.Errorf("ctr run: %v\n%s\ncontainerd log:\n%s", err, out, logb.String())
+	// The container checks its own results and answers with its exit status, which ctr run
+	// returns as its own: ctr (containerd 1.6.20) now and then loses the tail of a container's
+	// output (1 run in 60 on a loaded machine printed iperf3's line without the echo after it).
+	const script = `case "$(iperf3 --version)" in "iperf 3"*) ;; *) exit 3 ;; esac; timeout 1 sleep 0`
+	out, err := ctr("run", "--rm", name, "cnperf-image-test", "sh", "-c", script)
+	if err != nil {
+		t.Errorf("ctr run sh -c '%s': %v (exit 3: iperf3 did not print its version)\n%s\ncontainerd log:\n%s", script, err, out, logb.String())
+	}
+	// and a container's failure reaches ctr's exit status
+	if out, err := ctr("run", "--rm", name, "cnperf-image-test", "sh", "-c", "exit 7"); err == nil || !strings.Contains(err.Error(), "exit status 7") {
+		t.Errorf("ctr run sh -c 'exit 7': %v, want exit status 7\n%s", err, out)
 	}
 }

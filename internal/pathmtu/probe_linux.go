@@ -172,12 +172,22 @@ func (pg *pinger) sockaddr() unix.Sockaddr {
 
 // echo implements echoer.
 func (pg *pinger) echo(ctx context.Context, size int, timeout time.Duration) (bool, int, error) {
+	sent, err := pg.send(size)
+	if !sent || err != nil {
+		return false, 0, err
+	}
+	return pg.receive(ctx, size, time.Now().Add(timeout))
+}
+
+// send sends one echo request of size bytes (whole IP packet); sent is false when the local
+// route does not let it out (larger than its MTU: it does not pass).
+func (pg *pinger) send(size int) (sent bool, err error) {
 	hdr := ipv4Header
 	if pg.v6 {
 		hdr = ipv6Header
 	}
 	if size < hdr+icmpHeader {
-		return false, 0, fmt.Errorf("echo request of %d bytes is smaller than its headers", size)
+		return false, fmt.Errorf("echo request of %d bytes is smaller than its headers", size)
 	}
 	pg.seq++
 	req := make([]byte, size-hdr)
@@ -195,22 +205,45 @@ func (pg *pinger) echo(ctx context.Context, size int, timeout time.Duration) (bo
 	}
 	if err := unix.Sendto(pg.fd, req, 0, pg.sockaddr()); err != nil {
 		if errors.Is(err, unix.EMSGSIZE) {
-			return false, 0, nil // larger than the local route allows: does not pass
+			return false, nil // larger than the local route allows: does not pass
 		}
-		return false, 0, fmt.Errorf("send a %d-byte echo request to %s: %w", size, pg.target, err)
+		return false, fmt.Errorf("send a %d-byte echo request to %s: %w", size, pg.target, err)
 	}
-	deadline := time.Now().Add(timeout)
+	return true, nil
+}
+
+// lateReads bounds the messages receive still reads once its deadline has passed.
+const lateReads = 64
+
+// receive waits until deadline for the reply to the last request (or a "too big" error about
+// it). Once the deadline has passed it still reads, without waiting, what the kernel has
+// queued: a reply that came in time is not lost because this process was not running when
+// the deadline came (on a busy machine, or a loaded node, it may not run for longer than the
+// timeout).
+func (pg *pinger) receive(ctx context.Context, size int, deadline time.Time) (bool, int, error) {
 	tooBig := 0
+	late := 0
 	for {
-		left := time.Until(deadline)
-		if left <= 0 || ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return false, tooBig, nil
 		}
-		tv := unix.NsecToTimeval(left.Nanoseconds())
-		if err := unix.SetsockoptTimeval(pg.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-			return false, 0, fmt.Errorf("set the receive timeout: %w", err)
+		flags := 0
+		if left := time.Until(deadline); left > 0 {
+			tv := unix.NsecToTimeval(left.Nanoseconds())
+			if err := unix.SetsockoptTimeval(pg.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+				return false, 0, fmt.Errorf("set the receive timeout: %w", err)
+			}
+		} else {
+			if late == lateReads {
+				return false, tooBig, nil
+			}
+			late++
+			flags = unix.MSG_DONTWAIT
 		}
-		n, from, err := unix.Recvfrom(pg.fd, pg.buf, 0)
+		n, from, err := unix.Recvfrom(pg.fd, pg.buf, flags)
+		if errors.Is(err, unix.EAGAIN) && flags != 0 {
+			return false, tooBig, nil // nothing more was queued
+		}
 		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -220,12 +253,9 @@ func (pg *pinger) echo(ctx context.Context, size int, timeout time.Duration) (bo
 			}
 			return false, 0, fmt.Errorf("receive echo replies: %w", err)
 		}
-		msg := pg.buf[:n]
-		if pg.raw && !pg.v6 {
-			if len(msg) < 20 || int(msg[0]&0x0f)*4 > len(msg) {
-				continue
-			}
-			msg = msg[int(msg[0]&0x0f)*4:]
+		msg, ok := pg.icmpOf(pg.buf[:n])
+		if !ok {
+			continue
 		}
 		reply, mtu := pg.parse(msg, from)
 		if mtu > 0 {
@@ -238,6 +268,18 @@ func (pg *pinger) echo(ctx context.Context, size int, timeout time.Duration) (bo
 			return true, tooBig, nil
 		}
 	}
+}
+
+// icmpOf is a received message's ICMP part: a raw IPv4 socket's messages start with the IP
+// header; ok is false when it is cut short.
+func (pg *pinger) icmpOf(msg []byte) (icmp []byte, ok bool) {
+	if !pg.raw || pg.v6 {
+		return msg, true
+	}
+	if len(msg) < 20 || int(msg[0]&0x0f)*4 > len(msg) {
+		return nil, false
+	}
+	return msg[int(msg[0]&0x0f)*4:], true
 }
 
 // parse reads one received ICMP message (without its IP header): whether it is the reply to

@@ -19,6 +19,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/measure"
@@ -134,8 +136,28 @@ func Measure(ctx context.Context, cfg ClientConfig) Result {
 	}
 }
 
+// connectStampKey is the context key of an attempt's connect stamp (withConnectStamp).
+type connectStampKey struct{}
+
+// withConnectStamp returns ctx carrying at, which an attempt of attemptFunc sets to the moment
+// it issues its connect system call (the first one, when the target resolves to several
+// addresses): after the socket's creation and whatever delayed the attempt's goroutine, so a
+// change made before it is never seen by an attempt that seems to have started earlier.
+func withConnectStamp(ctx context.Context, at *atomic.Pointer[time.Time]) context.Context {
+	return context.WithValue(ctx, connectStampKey{}, at)
+}
+
+// stampConnect is the attempts' net.Dialer ControlContext, called just before connect.
+func stampConnect(ctx context.Context, _, _ string, _ syscall.RawConn) error {
+	if at, ok := ctx.Value(connectStampKey{}).(*atomic.Pointer[time.Time]); ok {
+		now := time.Now()
+		at.CompareAndSwap(nil, &now)
+	}
+	return nil
+}
+
 func attemptFunc(cfg ClientConfig) func(context.Context) error {
-	dialer := &net.Dialer{Timeout: cfg.AttemptTimeout}
+	dialer := &net.Dialer{Timeout: cfg.AttemptTimeout, ControlContext: stampConnect}
 	if cfg.Protocol == "tcp" {
 		return func(ctx context.Context) error {
 			c, err := dialer.DialContext(ctx, "tcp", cfg.Target)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -250,9 +251,14 @@ func Watch(ctx context.Context, cfg WatchConfig) WatchReport {
 			defer acancel()
 			// the attempt's start is when its connect is issued, not when it was scheduled: on
 			// a busy node the goroutine may run milliseconds later, after a change it would
-			// then seem to have seen before it happened
+			// then seem to have seen before it happened; the connect system call's own moment
+			// when the attempt stamps it (a TCP connect does), else the call's
+			var connect atomic.Pointer[time.Time]
 			began := time.Now()
-			err := attempt(actx)
+			err := attempt(withConnectStamp(actx, &connect))
+			if at := connect.Load(); at != nil {
+				began = *at
+			}
 			return attemptOutcome{seq: seq, start: began, err: err}
 		})
 	}

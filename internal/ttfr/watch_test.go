@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -174,5 +175,49 @@ func TestWatchFromStart(t *testing.T) {
 		if rep.OK != c.ok || (rep.LastOtherAt != nil) != c.lastOther || (c.ok && (rep.ChangeAt == nil || rep.ReadyAt == nil || readies != 1)) {
 			t.Errorf("%s: report %+v (ready called %d times)", c.name, rep, readies)
 		}
+	}
+}
+
+// TestAttemptStampsItsConnect: a TCP or HTTP attempt stamps the moment it issues its connect
+// system call, whether the target answers or refuses, and Watch takes that stamp as the
+// attempt's start (not the moment before the attempt's socket was made: under load, time
+// enough for a change to come, which the attempt then seemed to see before it was made).
+func TestAttemptStampsItsConnect(t *testing.T) {
+	for _, c := range []struct {
+		name, proto, target string
+		refused             bool
+	}{
+		{"tcp, open", "tcp", startServer(t), false},
+		{"tcp, refused", "tcp", freePort(t), true},
+		{"http, open", "http", startServer(t), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			attempt := attemptFunc(ClientConfig{Target: c.target, Protocol: c.proto, AttemptTimeout: 5 * time.Second})
+			var at atomic.Pointer[time.Time]
+			before := time.Now()
+			err := attempt(withConnectStamp(context.Background(), &at))
+			after := time.Now()
+			if (err != nil) != c.refused {
+				t.Fatalf("attempt: %v", err)
+			}
+			if p := at.Load(); p == nil || p.Before(before) || p.After(after) {
+				t.Errorf("connect stamped at %v, want within the attempt (%v .. %v)", p, before, after)
+			}
+		})
+	}
+	// Watch's attempts: each record's start is its stamp
+	stamp := time.Now().Add(time.Hour)
+	n := 0
+	attempt := func(ctx context.Context) error {
+		ctx.Value(connectStampKey{}).(*atomic.Pointer[time.Time]).Store(&stamp)
+		if n++; n <= 4 {
+			return errors.New("refused")
+		}
+		return nil
+	}
+	rep := Watch(context.Background(), WatchConfig{Expect: Open, Interval: time.Millisecond, Settle: time.Second, Timeout: 5 * time.Second,
+		MaxInFlight: 1, attempt: attempt})
+	if !rep.OK || rep.ChangeAt == nil || !rep.ChangeAt.Equal(stamp) || rep.LastOtherAt == nil || !rep.LastOtherAt.Equal(stamp) {
+		t.Errorf("report %+v, want the change and the last closed attempt at the attempts' stamp %v", rep, stamp)
 	}
 }

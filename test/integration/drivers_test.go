@@ -273,9 +273,10 @@ func figure(res api.Result, sent bool) float64 {
 func plausible(t *testing.T, r *api.Run, ceilingBps float64) {
 	t.Helper()
 	type key struct {
-		p    api.Profile
-		path string
-		size int
+		driver string
+		p      api.Profile
+		path   string
+		size   int
 	}
 	byFlows := map[key]map[int]float64{}
 	for _, res := range r.Results {
@@ -288,7 +289,7 @@ func plausible(t *testing.T, r *api.Run, ceilingBps float64) {
 		if !res.Profile.IsRR() && f > ceilingBps {
 			t.Errorf("%s: %.3g bit/s above the path's ceiling %.3g", name, f, ceilingBps)
 		}
-		k := key{res.Profile, string(res.Path), res.Params.MessageSizeBytes}
+		k := key{res.Driver, res.Profile, string(res.Path), res.Params.MessageSizeBytes}
 		if byFlows[k] == nil {
 			byFlows[k] = map[int]float64{}
 		}
@@ -304,7 +305,7 @@ func plausible(t *testing.T, r *api.Run, ceilingBps float64) {
 	}
 	for k, m := range byFlows {
 		if one, four := m[1], m[4]; one > 0 && four > 0 && four < 0.15*one {
-			t.Errorf("%s %s %dB: 4 flows %.4g < 15 %% of 1 flow %.4g", k.p, k.path, k.size, four, one)
+			t.Errorf("%s %s %s %dB: 4 flows %.4g < 15 %% of 1 flow %.4g", k.driver, k.p, k.path, k.size, four, one)
 		}
 	}
 }

@@ -54,17 +54,18 @@ func Kube(fs *pflag.FlagSet, o *kube.Options) {
 }
 
 // kubeVM binds the VM endpoint flags (KubeVirt), under k8s-netperf's names where it has them
-// (--vm, --vm-image, --sockets, --cores, --threads).
+// (--vm, --vm-image, --sockets, --cores, --threads, --use-virtctl). Each overrides its field of a
+// plan's vm block (api.PlanVM; cnperf run's applyPlanVM).
 func kubeVM(fs *pflag.FlagSet, o *kube.Options) {
-	fs.StringVar(&o.VM, "vm", "", "kube: endpoints as KubeVirt VMs (the native driver on the pod-to-pod paths): --vm=server, --vm=client or --vm=both (--vm alone: both, as k8s-netperf's --vm)")
+	fs.StringVar(&o.VM, "vm", "", "kube: endpoints as KubeVirt VMs (the native driver on the pod-to-pod paths): --vm=server, --vm=client or --vm=both (--vm alone: both, as k8s-netperf's --vm); overrides a plan's vm.endpoints (--vm=none: pods, whatever the plan says)")
 	fs.Lookup("vm").NoOptDefVal = "both"
-	fs.StringVar(&o.VMImage, "vm-image", "", "kube: with --vm, the cnperf guest image (/boot/vmlinuz, /boot/initramfs.img whose /init runs the agent; test/e2e/harness/kubevirt.sh build makes one), booted with kernelBoot")
-	fs.StringVar(&o.VMBinding, "vm-binding", "", "kube: with --vm, the guest's pod-network binding: masquerade (default), bridge or passt (KubeVirt's feature gate Passt)")
-	fs.IntVar(&o.VMSockets, "sockets", 0, "kube: with --vm, the guest's CPU sockets (default 1; k8s-netperf's default is 2)")
-	fs.IntVar(&o.VMCores, "cores", 0, "kube: with --vm, cores per socket (default 1; k8s-netperf's default is 2)")
-	fs.IntVar(&o.VMThreads, "threads", 0, "kube: with --vm, threads per core (default 1)")
-	fs.StringVar(&o.VMMemory, "vm-memory", "", "kube: with --vm, the guest's memory (default "+kube.DefaultVMMemory+")")
-	fs.DurationVar(&o.VMStartTimeout, "vm-start-timeout", kube.DefaultVMStartTimeout, "kube: with --vm, how long a VM may take to run and answer (its console's last lines if it does not)")
+	fs.StringVar(&o.VMImage, "vm-image", "", "kube: with --vm, the cnperf guest image (/boot/vmlinuz, /boot/initramfs.img whose /init runs the agent; test/e2e/harness/kubevirt.sh build makes one), booted with kernelBoot; overrides a plan's vm.image")
+	fs.StringVar(&o.VMBinding, "vm-binding", "", "kube: with --vm, the guest's pod-network binding: masquerade (default), bridge or passt (KubeVirt's feature gate Passt); overrides a plan's vm.binding")
+	fs.IntVar(&o.VMSockets, "sockets", 0, "kube: with --vm, the guest's CPU sockets (default 1; k8s-netperf's default is 2); overrides a plan's vm.sockets")
+	fs.IntVar(&o.VMCores, "cores", 0, "kube: with --vm, cores per socket (default 1; k8s-netperf's default is 2); overrides a plan's vm.cores")
+	fs.IntVar(&o.VMThreads, "threads", 0, "kube: with --vm, threads per core (default 1); overrides a plan's vm.threads")
+	fs.StringVar(&o.VMMemory, "vm-memory", "", "kube: with --vm, the guest's memory (default "+kube.DefaultVMMemory+"); overrides a plan's vm.memory")
+	fs.DurationVar(&o.VMStartTimeout, "vm-start-timeout", kube.DefaultVMStartTimeout, "kube: with --vm, how long a VM may take to run and answer (its console's last lines if it does not); overrides a plan's vm.startTimeout")
 	fs.BoolVar(&o.VMUseVirtctl, "use-virtctl", false, "kube: with --vm, k8s-netperf's --use-virtctl (virtctl ssh instead of ssh into its guests), accepted and said to change nothing: "+
 		"cnperf has no SSH in its guests and reaches their agent through a relay pod")
 }

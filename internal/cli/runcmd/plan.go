@@ -21,14 +21,10 @@ func (o *Options) buildPlan(fs *pflag.FlagSet) (p *api.Plan, loaded *config.Load
 		return nil, nil, false, err
 	}
 	if o.ConfigFile != "" {
-		if o.ConfigFile == "-" { // standard input, as cnperf report - reads it
-			loaded, err = config.LoadReader("<stdin>", o.stdin)
-		} else {
-			loaded, err = config.Load(o.ConfigFile)
+		if err := o.loadPlanFile(); err != nil {
+			return nil, nil, false, err
 		}
-		if err != nil {
-			return nil, nil, false, &exit.UsageError{Err: err}
-		}
+		loaded = o.loaded
 		if err := config.ApplyOverrides(loaded.Plan, o.Flags, set); err != nil {
 			return nil, nil, false, &exit.UsageError{Err: err}
 		}
@@ -42,6 +38,23 @@ func (o *Options) buildPlan(fs *pflag.FlagSet) (p *api.Plan, loaded *config.Load
 		return nil, nil, false, &exit.UsageError{Err: err}
 	}
 	return p, nil, false, nil
+}
+
+// loadPlanFile reads the plan file (-c) once, into o.loaded; without -c it does nothing.
+func (o *Options) loadPlanFile() error {
+	if o.ConfigFile == "" || o.loaded != nil {
+		return nil
+	}
+	var err error
+	if o.ConfigFile == "-" { // standard input, as cnperf report - reads it
+		o.loaded, err = config.LoadReader("<stdin>", o.stdin)
+	} else {
+		o.loaded, err = config.Load(o.ConfigFile)
+	}
+	if err != nil {
+		return &exit.UsageError{Err: err}
+	}
+	return nil
 }
 
 // DefaultSuite is what `cnperf run` measures when told nothing: the five main profiles with

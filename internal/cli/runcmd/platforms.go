@@ -99,7 +99,7 @@ func explicitFlags(o kubeplatform.Options) string {
 func (p *platformOptions) newKube(runID string, log io.Writer) (platform.Platform, error) {
 	k, err := kubeplatform.New(p.kube, runID, log)
 	if err != nil {
-		return nil, exit.Usage("kube platform: %v", err)
+		return nil, exit.Usage("kube platform: %w", err)
 	}
 	return k, nil
 }
@@ -110,7 +110,7 @@ func (p *platformOptions) dryKube(runID string) (*kubeplatform.Platform, error) 
 	p.kube.External = p.external
 	k, err := kubeplatform.NewWithClient(p.kube, runID, io.Discard, nil, nil)
 	if err != nil {
-		return nil, exit.Usage("kube platform: %v", err)
+		return nil, exit.Usage("kube platform: %w", err)
 	}
 	return k, nil
 }

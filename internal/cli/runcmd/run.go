@@ -61,6 +61,10 @@ type Options struct {
 	Sinks      sink.Options
 	TigerBench tigerbench.Options
 
+	// loaded is the plan file (-c), read before the platform is set up (its vm block is the
+	// platform's); vm is what that block gave the kube platform.
+	loaded *config.Loaded
+	vm     planVM
 	// platform, when set, is the platform instead of the one --platform chooses (tests).
 	platform platform.Platform
 	// stdin is where -c - reads the plan.
@@ -168,7 +172,11 @@ func (o *Options) Run(ctx context.Context, streams iostreams.Streams, fs *pflag.
 				return err
 			}
 		}
-		return printDryRun(streams.Out, o.Output, st.plat.Name(), dryRunNotes(st.plat, meta), cases, nil, iostreams.Columns(streams.Out))
+		notes := dryRunNotes(st.plat, meta)
+		if n := o.vm.note(); n != "" {
+			notes = append(notes, n)
+		}
+		return printDryRun(streams.Out, o.Output, st.plat.Name(), notes, cases, nil, iostreams.Columns(streams.Out))
 	}
 	if defaultSuite {
 		sayDefaultSuite(lg, cases)
@@ -261,6 +269,12 @@ func (o *Options) setup(streams iostreams.Streams, fs *pflag.FlagSet) (st setup,
 	if err := o.Networks.apply(fs, &o.Flags, &o.Platforms.kube); err != nil {
 		return st, err
 	}
+	if err := o.loadPlanFile(); err != nil {
+		return st, err
+	}
+	if o.vm, err = applyPlanVM(fs, o.loaded, &o.Platforms.kube); err != nil {
+		return st, err
+	}
 	set := func(name string) bool { f := fs.Lookup(name); return f != nil && f.Changed }
 	if st.os, err = o.Sinks.OpenSearch(log); err != nil {
 		return st, exit.Usage("%v", err)
@@ -274,13 +288,15 @@ func (o *Options) setup(streams iostreams.Streams, fs *pflag.FlagSet) (st setup,
 	st.plat = o.platform
 	if st.plat == nil {
 		if st.plat, err = o.Platforms.choose(o.Platform, st.runID, log, o.ConfigFile == "" && !anyPlanFlagSet(set), o.DryRun); err != nil {
-			return st, err
+			return st, o.vm.fileError(err, fs)
 		}
 	}
 	if m := o.Platforms.kube.NetworkMode; m != nil && st.plat.Name() != "kube" {
 		return st, exit.Usage("%s: only on the kube platform (it is k8s-netperf's, for a Kubernetes cluster), not on %s", m.Flag, st.plat.Name())
 	}
-	if vm := o.Platforms.kube.VM; vm != "" && st.plat.Name() != "kube" {
+	if vm := o.Platforms.kube.VM; vm != "" && st.plat.Name() != "kube" && o.vm.endpointsFromPlan() {
+		return st, o.vm.fieldError("vm.endpoints", fmt.Sprintf("only on the kube platform (its endpoints are KubeVirt VMs), not on %s", st.plat.Name()))
+	} else if vm != "" && st.plat.Name() != "kube" {
 		return st, exit.Usage("--vm=%s: only on the kube platform (its endpoints are KubeVirt VMs), not on %s", vm, st.plat.Name())
 	}
 	if strings.EqualFold(strings.TrimSpace(o.Flags.Path), "all") {
@@ -300,7 +316,7 @@ func (o *Options) setup(streams iostreams.Streams, fs *pflag.FlagSet) (st setup,
 // (--vm alone is both, as k8s-netperf's), so "server" was read as an argument.
 func noArgs(cmd *cobra.Command, args []string) error {
 	if f := cmd.Flags().Lookup("vm"); f != nil && f.Changed && f.Value.String() == f.NoOptDefVal && len(args) > 0 &&
-		slices.Contains([]string{"server", "client", "both"}, args[0]) {
+		slices.Contains([]string{"server", "client", "both", vmNone}, args[0]) {
 		return exit.Usage("--vm %s: write --vm=%s (--vm alone means both, as k8s-netperf's --vm)", args[0], args[0])
 	}
 	return cobra.NoArgs(cmd, args)

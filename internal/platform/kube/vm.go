@@ -49,18 +49,41 @@ const (
 var guestPorts = []kube.VMPort{{Port: guestControlPort, Protocol: "TCP"}, {Port: guestDataPort, Protocol: "TCP"},
 	{Port: guestDataPort, Protocol: "UDP"}, {Port: guestexec.DefaultPort, Protocol: "TCP"}}
 
-// parseVM reads the VM options into s.
+// VMSettingError is a bad VM setting (Options.VM...). Its message names the flag; Setting is
+// the setting's name in a plan's vm block (api.PlanVM's field, e.g. "binding" for vm.binding),
+// so that a value the plan gave is reported at its line instead.
+type VMSettingError struct {
+	Setting string // e.g. "binding"
+	Flag    string // e.g. "--vm-binding"
+	// Problem is what is wrong, after the name: `"x" is not masquerade, bridge or passt`.
+	Problem string
+	// Text, when set, is the whole message for the flag; else it is "Flag: Problem".
+	Text string
+}
+
+func (e *VMSettingError) Error() string {
+	if e.Text != "" {
+		return e.Text
+	}
+	return e.Flag + ": " + e.Problem
+}
+
+func vmSettingErr(setting, flag, format string, a ...any) *VMSettingError {
+	return &VMSettingError{Setting: setting, Flag: flag, Problem: fmt.Sprintf(format, a...)}
+}
+
+// parseVM reads the VM options into s. Errors are *VMSettingError.
 func (s *settings) parseVM() error {
 	o := s.Options
 	if o.VM == "" {
 		for _, f := range []struct {
-			flag string
-			set  bool
-		}{{"--vm-image", o.VMImage != ""}, {"--vm-binding", o.VMBinding != ""}, {"--sockets", o.VMSockets != 0},
-			{"--cores", o.VMCores != 0}, {"--threads", o.VMThreads != 0}, {"--vm-memory", o.VMMemory != ""},
-			{"--use-virtctl", o.VMUseVirtctl}} {
+			setting, flag string
+			set           bool
+		}{{"image", "--vm-image", o.VMImage != ""}, {"binding", "--vm-binding", o.VMBinding != ""}, {"sockets", "--sockets", o.VMSockets != 0},
+			{"cores", "--cores", o.VMCores != 0}, {"threads", "--threads", o.VMThreads != 0}, {"memory", "--vm-memory", o.VMMemory != ""},
+			{"useVirtctl", "--use-virtctl", o.VMUseVirtctl}} {
 			if f.set {
-				return fmt.Errorf("%s: only with --vm (server, client or both)", f.flag)
+				return vmSettingErr(f.setting, f.flag, "only with --vm (server, client or both)")
 			}
 		}
 		return nil
@@ -73,27 +96,31 @@ func (s *settings) parseVM() error {
 	case vmBoth:
 		s.vmServer, s.vmClient = true, true
 	default:
-		return fmt.Errorf("--vm: %q is not server, client or both (--vm alone is both, as k8s-netperf's)", o.VM)
+		e := vmSettingErr("endpoints", "--vm", "%q is not server, client or both", o.VM)
+		e.Text = e.Error() + " (--vm alone is both, as k8s-netperf's)"
+		return e
 	}
 	if o.VMImage == "" {
-		return errors.New("--vm needs --vm-image IMAGE: the cnperf guest image (/boot/vmlinuz and /boot/initramfs.img whose /init runs " +
-			"the cnperf agent; test/e2e/harness/kubevirt.sh build makes one): cnperf cannot install its agent into another guest")
+		const what = "the cnperf guest image (/boot/vmlinuz and /boot/initramfs.img whose /init runs " +
+			"the cnperf agent; test/e2e/harness/kubevirt.sh build makes one): cnperf cannot install its agent into another guest"
+		return &VMSettingError{Setting: "image", Flag: "--vm-image", Text: "--vm needs --vm-image IMAGE: " + what,
+			Problem: "missing: the cnperf guest image, whose /init runs the cnperf agent (docs/vm.md)"}
 	}
 	if o.VMBinding == "" {
 		s.VMBinding = kube.BindingMasquerade
 	} else if !slices.Contains(kube.Bindings, o.VMBinding) {
 		last := len(kube.Bindings) - 1
-		return fmt.Errorf("--vm-binding: %q is not %s or %s", o.VMBinding, strings.Join(kube.Bindings[:last], ", "), kube.Bindings[last])
+		return vmSettingErr("binding", "--vm-binding", "%q is not %s or %s", o.VMBinding, strings.Join(kube.Bindings[:last], ", "), kube.Bindings[last])
 	}
 	for _, f := range []struct {
-		flag string
-		v    *int
-	}{{"--sockets", &s.VMSockets}, {"--cores", &s.VMCores}, {"--threads", &s.VMThreads}} {
+		setting, flag string
+		v             *int
+	}{{"sockets", "--sockets", &s.VMSockets}, {"cores", "--cores", &s.VMCores}, {"threads", "--threads", &s.VMThreads}} {
 		if *f.v == 0 {
 			*f.v = 1
 		}
 		if *f.v < 1 || *f.v > 64 {
-			return fmt.Errorf("%s: %d is not in 1..64", f.flag, *f.v)
+			return vmSettingErr(f.setting, f.flag, "%d is not in 1..64", *f.v)
 		}
 	}
 	mem := o.VMMemory
@@ -102,10 +129,13 @@ func (s *settings) parseVM() error {
 	}
 	q, err := resource.ParseQuantity(mem)
 	if err != nil || q.Cmp(resource.MustParse("128Mi")) < 0 {
-		return fmt.Errorf("--vm-memory: %q is not a quantity of at least 128Mi, e.g. 512Mi", mem)
+		return vmSettingErr("memory", "--vm-memory", "%q is not a quantity of at least 128Mi, e.g. 512Mi", mem)
 	}
 	s.vmMemory = q
-	if s.VMStartTimeout <= 0 {
+	if s.VMStartTimeout < 0 {
+		return vmSettingErr("startTimeout", "--vm-start-timeout", "%s is negative (0 is the default, %s)", s.VMStartTimeout, DefaultVMStartTimeout)
+	}
+	if s.VMStartTimeout == 0 {
 		s.VMStartTimeout = DefaultVMStartTimeout
 	}
 	return nil

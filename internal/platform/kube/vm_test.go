@@ -45,6 +45,8 @@ func TestVMOptions(t *testing.T) {
 		{name: "threads without vm", o: Options{VMThreads: 2}, want: "--threads: only with --vm"},
 		{name: "use-virtctl", o: Options{VM: "both", VMImage: img, VMUseVirtctl: true}, vcpu: 1},
 		{name: "use-virtctl without vm", o: Options{VMUseVirtctl: true}, want: "--use-virtctl: only with --vm"},
+		{name: "negative start timeout", o: Options{VM: "both", VMImage: img, VMStartTimeout: -time.Minute},
+			want: "--vm-start-timeout: -1m0s is negative (0 is the default, 10m0s)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,6 +73,34 @@ func TestVMOptions(t *testing.T) {
 				t.Errorf("--vm %s: server %v, client %v", tt.o.VM, s.vmServer, s.vmClient)
 			}
 		})
+	}
+}
+
+// TestVMSettingError: each refused VM setting names its flag in the message and its name in a
+// plan's vm block (api.PlanVM's JSON field), so that cnperf run reports a plan's value at its line.
+func TestVMSettingError(t *testing.T) {
+	img := "localhost/guest:v1"
+	for _, tt := range []struct {
+		o                      Options
+		setting, flag, problem string
+	}{
+		{Options{VM: "yes", VMImage: img}, "endpoints", "--vm", `"yes" is not server, client or both`},
+		{Options{VM: "both"}, "image", "--vm-image", "missing: the cnperf guest image, whose /init runs the cnperf agent (docs/vm.md)"},
+		{Options{VM: "both", VMImage: img, VMBinding: "tap"}, "binding", "--vm-binding", `"tap" is not masquerade, bridge or passt`},
+		{Options{VM: "both", VMImage: img, VMThreads: 65}, "threads", "--threads", "65 is not in 1..64"},
+		{Options{VM: "both", VMImage: img, VMMemory: "1"}, "memory", "--vm-memory", `"1" is not a quantity of at least 128Mi, e.g. 512Mi`},
+		{Options{VM: "both", VMImage: img, VMStartTimeout: -1}, "startTimeout", "--vm-start-timeout", "-1ns is negative (0 is the default, 10m0s)"},
+		{Options{VMCores: 2}, "cores", "--cores", "only with --vm (server, client or both)"},
+	} {
+		_, err := tt.o.parse()
+		var se *VMSettingError
+		if !errors.As(err, &se) {
+			t.Errorf("%+v: error %v, want a *VMSettingError", tt.o, err)
+			continue
+		}
+		if se.Setting != tt.setting || se.Flag != tt.flag || se.Problem != tt.problem {
+			t.Errorf("%+v: setting %q, flag %q, problem %q; want %q, %q, %q", tt.o, se.Setting, se.Flag, se.Problem, tt.setting, tt.flag, tt.problem)
+		}
 	}
 }
 
