@@ -340,7 +340,7 @@ func (r *Runner) Results() []api.Result {
 
 // Measure measures the probe's floor, then every kind.
 func (r *Runner) Measure(ctx context.Context) error {
-	obs, err := MeasureFloor(ctx, r.o.Count, r.o.Params)
+	obs, err := MeasureFloor(ctx, FloorChanges(r.o.Count), r.o.Params)
 	r.floor = floor(obs, err)
 	r.logf("probe floor: %s", floorSaid(r.floor))
 	if ctx.Err() != nil {

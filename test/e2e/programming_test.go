@@ -21,6 +21,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/kube"
+	"github.com/cnperf/cnperf/internal/programming"
 	"github.com/cnperf/cnperf/internal/text"
 )
 
@@ -103,14 +104,14 @@ func checkFigures(t *testing.T, run *api.Run, nodes []string, profiles []api.Pro
 }
 
 // checkFloor: the result carries the run's probe floor, measured for as many changes as the
-// run made: changes with no latency give figures from 0 to about one probe interval (a busy
-// machine delays an attempt now and then, never by the timeout), with a median above 0 — the
-// method's floor is not zero.
+// run made and at least programming.MinFloorChanges: changes with no latency give figures from
+// 0 to about one probe interval (a busy machine delays an attempt now and then, never by the
+// timeout), with a median above 0 — the method's floor is not zero.
 func checkFloor(t *testing.T, r api.Result, count int) {
 	t.Helper()
 	f := r.Programming.ProbeFloor
-	if f == nil || f.Changes != count || f.Error != "" || len(f.Percentiles) != 4 {
-		t.Errorf("%s: probe floor %+v, want %d changes and 4 percentiles", r.Profile, f, count)
+	if want := programming.FloorChanges(count); f == nil || f.Changes != want || f.Error != "" || len(f.Percentiles) != 4 {
+		t.Errorf("%s: probe floor %+v, want %d changes and 4 percentiles", r.Profile, f, want)
 		return
 	}
 	interval := r.Programming.ProbeIntervalSeconds
