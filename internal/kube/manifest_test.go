@@ -112,6 +112,10 @@ func TestManifestsGrantThePreflight(t *testing.T) {
 			}
 		}
 	}
+	// the KubeVirt resource (its useEmulation and featureGates) is listed cluster-wide
+	if g := readGrants(t, "vms.yaml"); !g.allows(Access{Verb: "list", Group: KubeVirtGroup, Resource: "kubevirts"}) {
+		t.Error("vms.yaml does not grant listing kubevirts.kubevirt.io at the cluster scope")
+	}
 	// and the check can fail: a permission no manifest grants
 	if g := readGrants(t, "run.yaml"); g.allows(Access{Verb: "list", Resource: "secrets", Namespace: "cnperf"}) ||
 		g.allows(Access{Verb: "get", Resource: "nodes", Subresource: "proxy"}) {

@@ -322,46 +322,59 @@ type VMSupport struct {
 	Missing  string // what the cluster lacks for VM endpoints ("" when nothing)
 	Version  string // the KubeVirt resource's status.observedKubeVirtVersion ("" when not readable)
 	Emulated bool   // developerConfiguration.useEmulation: guests in QEMU's software emulation
+	// Read says a KubeVirt resource was read (listing them may be forbidden): FeatureGates and
+	// Emulated are known only then.
+	Read         bool
+	FeatureGates []string // developerConfiguration.featureGates, e.g. Passt
+	// Namespace and Name are the (first) KubeVirt resource's.
+	Namespace, Name string
 }
+
+// FeatureGatePasst is the KubeVirt feature gate the passt binding needs (KubeVirt v1.0).
+const FeatureGatePasst = "Passt"
 
 // CheckKubeVirt says what the cluster lacks for VM endpoints: the API server must serve
-// kubevirt.io/v1 virtualmachineinstances. Its version and whether it runs guests in software
-// emulation are read from the KubeVirt resource when it can be.
+// kubevirt.io/v1 virtualmachineinstances. Its version, whether it runs guests in software
+// emulation and its feature gates are read from the KubeVirt resource when it can be.
 func CheckKubeVirt(ctx context.Context, cs kubernetes.Interface) VMSupport {
-	missing, emulated, version := checkKubeVirt(ctx, cs)
-	return VMSupport{Missing: missing, Version: version, Emulated: emulated}
-}
-
-func checkKubeVirt(ctx context.Context, cs kubernetes.Interface) (missing string, emulated bool, version string) {
 	res, err := cs.Discovery().ServerResourcesForGroupVersion(KubeVirtGroup + "/" + KubeVirtVersion)
 	if err != nil || res == nil {
 		why := "the API server does not serve " + KubeVirtGroup + "/" + KubeVirtVersion
 		if err != nil && !apierrors.IsNotFound(err) {
 			why += " (" + firstLine(err) + ")"
 		}
-		return "KubeVirt is not installed: the CRD " + VMICRD + " is missing (" + why + ")", false, ""
+		return VMSupport{Missing: "KubeVirt is not installed: the CRD " + VMICRD + " is missing (" + why + ")"}
 	}
 	found := false
 	for _, r := range res.APIResources {
 		found = found || r.Name == VMIResource
 	}
 	if !found {
-		return "KubeVirt is not installed: " + KubeVirtGroup + "/" + KubeVirtVersion + " has no " + VMIResource, false, ""
+		return VMSupport{Missing: "KubeVirt is not installed: " + KubeVirtGroup + "/" + KubeVirtVersion + " has no " + VMIResource}
 	}
 	rc := cs.CoreV1().RESTClient()
 	if rc == nil || reflect.ValueOf(rc).IsNil() {
-		return "", false, ""
+		return VMSupport{}
 	}
 	raw, err := rc.Get().AbsPath("/apis", KubeVirtGroup, KubeVirtVersion, "kubevirts").DoRaw(ctx)
 	if err != nil {
-		return "", false, "" // not readable (RBAC): not known
+		return VMSupport{} // not readable (RBAC): not known
 	}
+	return kubeVirts(raw)
+}
+
+// kubeVirts is what a list of KubeVirt resources (the API's JSON) says; nothing is known when
+// it is not one.
+func kubeVirts(raw []byte) VMSupport {
 	var l struct {
+		Kind  string `json:"kind"`
 		Items []struct {
-			Spec struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+			Spec     struct {
 				Configuration struct {
 					DeveloperConfiguration struct {
-						UseEmulation bool `json:"useEmulation"`
+						UseEmulation bool     `json:"useEmulation"`
+						FeatureGates []string `json:"featureGates"`
 					} `json:"developerConfiguration"`
 				} `json:"configuration"`
 			} `json:"spec"`
@@ -370,11 +383,19 @@ func checkKubeVirt(ctx context.Context, cs kubernetes.Interface) (missing string
 			} `json:"status"`
 		} `json:"items"`
 	}
-	if json.Unmarshal(raw, &l) == nil {
-		for _, it := range l.Items {
-			emulated = emulated || it.Spec.Configuration.DeveloperConfiguration.UseEmulation
-			version = cmp.Or(version, it.Status.Version)
+	var s VMSupport
+	if json.Unmarshal(raw, &l) != nil || l.Kind != "KubeVirtList" {
+		return s
+	}
+	s.Read = len(l.Items) > 0
+	for _, it := range l.Items {
+		dc := it.Spec.Configuration.DeveloperConfiguration
+		s.Emulated = s.Emulated || dc.UseEmulation
+		s.Version = cmp.Or(s.Version, it.Status.Version)
+		s.FeatureGates = append(s.FeatureGates, dc.FeatureGates...)
+		if s.Name == "" {
+			s.Namespace, s.Name = it.Metadata.Namespace, it.Metadata.Name
 		}
 	}
-	return "", emulated, version
+	return s
 }

@@ -260,6 +260,13 @@ func (p *Platform) preflightVMs(ctx context.Context) error {
 	if kv.Missing != "" {
 		return &exit.UsageError{Err: fmt.Errorf("--vm: stopped before anything was created: %s", kv.Missing)}
 	}
+	if err := passtGate(p.s.VMBinding, kv); err != nil {
+		return &exit.UsageError{Err: err}
+	}
+	if p.s.VMBinding == kube.BindingPasst && !kv.Read {
+		p.logWrapped("--vm-binding passt: KubeVirt's feature gate %s could not be checked (its KubeVirt resource could not be read); "+
+			"without it KubeVirt refuses the VMIs", kube.FeatureGatePasst)
+	}
 	emulated := kv.Emulated
 	p.vmEmulated, p.kubevirt = emulated, &api.KubeVirt{Version: kv.Version, Emulated: emulated}
 	if !p.s.NoPreflight {
@@ -279,6 +286,23 @@ func (p *Platform) preflightVMs(ctx context.Context) error {
 			"not VM performance on hardware")
 	}
 	return nil
+}
+
+// passtGate refuses the passt binding when the KubeVirt resource, read, lacks the feature gate
+// Passt (KubeVirt's webhook would refuse the VMIs after the run created its other objects).
+func passtGate(binding string, kv kube.VMSupport) error {
+	if binding != kube.BindingPasst || !kv.Read || slices.Contains(kv.FeatureGates, kube.FeatureGatePasst) {
+		return nil
+	}
+	gates, _ := json.Marshal(append(slices.Clone(kv.FeatureGates), kube.FeatureGatePasst))
+	have := "none"
+	if len(kv.FeatureGates) > 0 {
+		have = strings.Join(kv.FeatureGates, ", ")
+	}
+	return fmt.Errorf("--vm-binding passt: stopped before anything was created: KubeVirt's feature gate %s is not enabled "+
+		"(KubeVirt %s/%s, developerConfiguration.featureGates: %s); turn it on with `kubectl -n %s patch kubevirt %s --type=merge "+
+		`-p '{"spec":{"configuration":{"developerConfiguration":{"featureGates":%s}}}}'`+"`, or use --vm-binding masquerade or bridge",
+		kube.FeatureGatePasst, kv.Namespace, kv.Name, have, kv.Namespace, kv.Name, gates)
 }
 
 // createVMI creates a VM endpoint's VirtualMachineInstance.

@@ -126,6 +126,37 @@ func TestVMCheckPath(t *testing.T) {
 	}
 }
 
+// TestPasstGate: the passt binding is refused before anything is created when the KubeVirt
+// resource read lacks the feature gate Passt, with the command that turns it on (its gates kept);
+// other bindings need no gate, and an unread resource (RBAC) is not guessed at.
+func TestPasstGate(t *testing.T) {
+	read := func(gates ...string) kube.VMSupport {
+		return kube.VMSupport{Read: true, FeatureGates: gates, Namespace: "kubevirt", Name: "kubevirt", Version: "v1.0.1"}
+	}
+	for _, tt := range []struct {
+		name, binding string
+		kv            kube.VMSupport
+		want          string // error; "" for none
+	}{
+		{"gate on", "passt", read("Root", "Passt"), ""},
+		{"gate off", "passt", read("Root"), "--vm-binding passt: stopped before anything was created: KubeVirt's feature gate Passt is not " +
+			"enabled (KubeVirt kubevirt/kubevirt, developerConfiguration.featureGates: Root); turn it on with `kubectl -n kubevirt patch " +
+			`kubevirt kubevirt --type=merge -p '{"spec":{"configuration":{"developerConfiguration":{"featureGates":["Root","Passt"]}}}}'` +
+			"`, or use --vm-binding masquerade or bridge"},
+		{"no gates", "passt", read(), `developerConfiguration.featureGates: none); turn it on with ` +
+			"`kubectl -n kubevirt patch kubevirt kubevirt --type=merge -p " +
+			`'{"spec":{"configuration":{"developerConfiguration":{"featureGates":["Passt"]}}}}'` + "`"},
+		{"not read", "passt", kube.VMSupport{}, ""},
+		{"masquerade", "masquerade", read(), ""},
+		{"bridge", "bridge", read("Root"), ""},
+	} {
+		err := passtGate(tt.binding, tt.kv)
+		if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
 // memVMIs keeps VMIs in memory; phase is the phase every VMI reports.
 type memVMIs struct {
 	mu      sync.Mutex
