@@ -1,6 +1,8 @@
 package runcmd
 
 import (
+	"strings"
+
 	"github.com/spf13/pflag"
 
 	"github.com/cnperf/cnperf/internal/cli/flags"
@@ -43,4 +45,37 @@ func (n *k8sNetperfNetworks) apply(fs *pflag.FlagSet, f *config.FlagValues, k *k
 	}
 	f.Network, k.CreateNetwork = network, create
 	return nil
+}
+
+// secondaryNetworkFlags are the flags that put the endpoints on a network other than the default
+// pod network, k8s-netperf's first.
+var secondaryNetworkFlags = []string{"bridge", "macvlan", "udnl2", "udnl3", "cudn", "localnet", "sriov", config.FlagNetwork}
+
+// secondaryNetworkGiven is the first secondary network flag given, as given ("--bridge br0",
+// "--udnl2"); "" when none is. It reads the flags before apply sets --network from the others.
+func secondaryNetworkGiven(fs *pflag.FlagSet) string {
+	for _, name := range secondaryNetworkFlags {
+		fl := fs.Lookup(name)
+		if fl == nil || !fl.Changed {
+			continue
+		}
+		switch v := strings.TrimSpace(fl.Value.String()); {
+		case fl.Value.Type() == "bool" && v == "true":
+			return "--" + name
+		case fl.Value.Type() != "bool" && v != "":
+			return "--" + name + " " + v
+		}
+	}
+	return ""
+}
+
+// refuseVMsOnSecondaryNetwork is the usage error of VM endpoints with a secondary network flag:
+// cnperf's VMs are on the default pod network (their path check would refuse every case, without
+// naming the flag). It runs before anything is created.
+func refuseVMsOnSecondaryNetwork(vm, given string) error {
+	if vm == "" || given == "" {
+		return nil
+	}
+	return exit.Usage("--vm with %s: cnperf's VMs are on the default pod network only (VMs on secondary networks are not "+
+		"supported yet); give one", given)
 }

@@ -266,6 +266,7 @@ func (o *Options) setup(streams iostreams.Streams, fs *pflag.FlagSet) (st setup,
 	if st.runID, err = session.RunID(o.UUID); err != nil {
 		return st, err
 	}
+	secondary := secondaryNetworkGiven(fs)
 	if err := o.Networks.apply(fs, &o.Flags, &o.Platforms.kube); err != nil {
 		return st, err
 	}
@@ -273,6 +274,9 @@ func (o *Options) setup(streams iostreams.Streams, fs *pflag.FlagSet) (st setup,
 		return st, err
 	}
 	if o.vm, err = applyPlanVM(fs, o.loaded, &o.Platforms.kube); err != nil {
+		return st, err
+	}
+	if err := refuseVMsOnSecondaryNetwork(o.Platforms.kube.VM, secondary); err != nil {
 		return st, err
 	}
 	set := func(name string) bool { f := fs.Lookup(name); return f != nil && f.Changed }

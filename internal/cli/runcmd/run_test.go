@@ -165,6 +165,42 @@ func TestKubeOnlyFlagsRefusedElsewhere(t *testing.T) {
 	}
 }
 
+// TestVMOnSecondaryNetworkRefused: VM endpoints with a secondary network flag are a usage error
+// naming the flag as given (cnperf's VMs are on the default pod network), before anything runs;
+// --vm=none, or the network without --vm, is not refused here.
+func TestVMOnSecondaryNetworkRefused(t *testing.T) {
+	const why = ": cnperf's VMs are on the default pod network only (VMs on secondary networks are not supported yet); give one"
+	img := []string{"--vm-image", "localhost/cnperf-kubevirt/cnperf-guest:v1.0.1"}
+	for _, tc := range []struct {
+		args    []string
+		wantErr string // "" when this check does not refuse it
+	}{
+		{args: append([]string{"--vm", "--bridge", "br0"}, img...), wantErr: "--vm with --bridge br0" + why},
+		{args: append([]string{"--vm=server", "--macvlan", "eth0"}, img...), wantErr: "--vm with --macvlan eth0" + why},
+		{args: append([]string{"--vm=client", "--udnl2"}, img...), wantErr: "--vm with --udnl2" + why},
+		{args: append([]string{"--vm", "--cudn", "layer2"}, img...), wantErr: "--vm with --cudn layer2" + why},
+		{args: append([]string{"--vm", "--network", "multus-e2e/e2e-bridge"}, img...), wantErr: "--vm with --network multus-e2e/e2e-bridge" + why},
+		{args: []string{"--vm=none", "--bridge", "br0"}},
+		{args: []string{"--bridge", "br0"}},
+	} {
+		plat := &platformtest.Platform{T: t, Driver: "iperf3", Capture: "tcp_stream", PlatformName: "kube"}
+		args := append([]string{"--driver", "iperf3", "--profile", "TCP_STREAM", "--duration", "1s", "--samples", "1", "--no-progress"}, tc.args...)
+		_, stderr, err := runCmd(t, plat, args...)
+		if tc.wantErr == "" {
+			if err != nil && strings.Contains(err.Error(), "VMs are on the default pod network only") {
+				t.Errorf("%v: %v", tc.args, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) || exit.Code(err) != exit.BadInput {
+			t.Errorf("%v: error %v (exit %d), want %q (exit %d)\n%s", tc.args, err, exit.Code(err), tc.wantErr, exit.BadInput, stderr)
+		}
+		if prepared, _, _ := plat.Counts(); prepared != 0 {
+			t.Errorf("%v: prepared %d times, want nothing run", tc.args, prepared)
+		}
+	}
+}
+
 // TestRunTableOutput: -o table prints the table encoder's output of the run.
 func TestRunTableOutput(t *testing.T) {
 	plat := &platformtest.Platform{T: t, Driver: "iperf3", Capture: "tcp_stream"}
