@@ -77,6 +77,7 @@ type Platform struct {
 	// vmis reaches VirtualMachineInstances (--vm); relay is the pod that reaches the guests'
 	// agents (nil without VMs); vmEmulated: KubeVirt runs them in software emulation.
 	vmis       kube.VMIStore
+	checkKV    func(context.Context, kubernetes.Interface) kube.VMSupport // kube.CheckKubeVirt; a test's
 	relay      *endpoint
 	vmEmulated bool
 	kubevirt   *api.KubeVirt // for the cluster details (nil without VMs)
@@ -150,7 +151,7 @@ func newPlatform(s *settings, runID string, log io.Writer, cs kubernetes.Interfa
 	if log == nil {
 		log = io.Discard
 	}
-	p := &Platform{s: s, runID: runID, log: log, cs: cs, vmis: kube.RESTVMIs{CS: cs}}
+	p := &Platform{s: s, runID: runID, log: log, cs: cs, vmis: kube.RESTVMIs{CS: cs}, checkKV: kube.CheckKubeVirt}
 	for _, ns := range s.namespaces() {
 		p.sites = append(p.sites, &site{ns: ns})
 	}

@@ -256,7 +256,7 @@ func (s *settings) vmInfo(name string, emulated bool) *api.VM {
 // preflightVMs checks, before anything is created, that KubeVirt serves VirtualMachineInstances
 // and that the run may create them (exit status 2 otherwise), and learns whether it emulates.
 func (p *Platform) preflightVMs(ctx context.Context) error {
-	kv := kube.CheckKubeVirt(ctx, p.cs)
+	kv := p.checkKV(ctx, p.cs)
 	if kv.Missing != "" {
 		return &exit.UsageError{Err: fmt.Errorf("--vm: stopped before anything was created: %s", kv.Missing)}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
@@ -210,6 +211,48 @@ func TestVMPrepare(t *testing.T) {
 			t.Errorf("namespace %s created", nss.Items[0].Name)
 		}
 	})
+	// KubeVirt's resource, read, lacks the feature gate Passt: passt stops before anything is
+	// created (exit status 2); when it cannot be read the run says so and goes on
+	for _, tt := range []struct {
+		name string
+		kv   kube.VMSupport
+		want string // error; "" for none (the VMs are created)
+		note string // what the run says
+	}{
+		{"Passt off", kube.VMSupport{Read: true, FeatureGates: []string{"Root"}, Namespace: "kubevirt", Name: "kubevirt"},
+			"--vm-binding passt: stopped before anything was created: KubeVirt's feature gate Passt is not enabled", ""},
+		{"Passt unknown", kube.VMSupport{}, "", "KubeVirt's feature gate Passt could not be checked"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCluster(t, node("node1", ""), node("node2", ""))
+			var log strings.Builder
+			p, err := NewWithClient(Options{VM: "server", VMImage: "g", VMBinding: "passt", VMStartTimeout: time.Second}, testRun, &log, c.cs, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.checkKV = func(context.Context, kubernetes.Interface) kube.VMSupport { return tt.kv }
+			vmis := &memVMIs{created: map[string][]byte{}, phase: "Failed"}
+			p.vmis = vmis
+			defer func() { _ = p.Close(context.Background()) }()
+			err = p.Prepare(context.Background(), cases, drivers)
+			var ue *exit.UsageError
+			if tt.want != "" {
+				if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("error %v, want a usage error %q", err, tt.want)
+				}
+				if nss, _ := c.cs.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{}); len(nss.Items) > 0 {
+					t.Errorf("namespace %s created", nss.Items[0].Name)
+				}
+				return
+			}
+			if len(vmis.created) != 1 {
+				t.Errorf("error %v; created %d VMIs, want the server's", err, len(vmis.created))
+			}
+			if !strings.Contains(strings.Join(strings.Fields(log.String()), " "), tt.note) {
+				t.Errorf("the run said %q, want %q", log.String(), tt.note)
+			}
+		})
+	}
 	t.Run("VM fails", func(t *testing.T) {
 		c := newCluster(t, node("node1", ""), node("node2", ""))
 		c.cs.Resources = append(c.cs.Resources, &metav1.APIResourceList{GroupVersion: "kubevirt.io/v1",
