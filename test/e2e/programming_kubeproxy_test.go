@@ -89,10 +89,29 @@ func kubeProxyFigures(t *testing.T, name string, run *api.Run, changes int) (mea
 	return sum / float64(n), clean
 }
 
+// kubeProxyOwnByNode is kube-proxy's own SERVICE_CREATE mean per client node, from the
+// results whose windows held only the run's changes (at most changes observations).
+func kubeProxyOwnByNode(run *api.Run, changes int) map[string]float64 {
+	sum, n := map[string]float64{}, map[string]int{}
+	for _, r := range run.Results {
+		c := r.Programming.Component
+		if r.Profile != api.ServiceCreate || c == nil || c.Count < 1 || c.Count > float64(changes) {
+			continue
+		}
+		sum[r.Placement.Client.Node] += c.MeanSeconds
+		n[r.Placement.Client.Node]++
+	}
+	for node := range sum {
+		sum[node] /= float64(n[node])
+	}
+	return sum
+}
+
 // TestProgrammingKubeProxy: SERVICE_CREATE and SERVICE_DELETE, 20 changes each, from every
 // node through the ClusterIP and the node's NodePort, with kube-proxy as the harness runs it;
 // then (slowed) with kube-proxy's minSyncPeriod at 5 s on every node instead of its 1 s
-// default: a new Service must be significantly slower in `cnperf compare` — kube-proxy gets it
+// default: a new Service must be significantly slower in `cnperf compare` on some node, and on
+// every node where kube-proxy's own figure grew by a second or more — kube-proxy gets it
 // as two events, the Service and then its EndpointSlice, and on a quiet cluster the second
 // waits out the whole period after the first one's sync; on a busy one (a shared cluster:
 // kube-proxy syncs other changes all the time) a change waits 0 to the period for the next
@@ -156,18 +175,45 @@ func TestProgrammingKubeProxy(t *testing.T) {
 			t.Errorf("kube-proxy's own SERVICE_CREATE mean %.3f s with minSyncPeriod %s, %.3f s as it is: want larger", slowedOwn, minSync, baseOwn)
 		}
 		verdicts := compareVerdicts(t, baseFile, slowedFile)
-		created := 0
+		// kube-proxy takes a new Service as two events (the Service, then its EndpointSlice)
+		// and its sync runner (v1.34's runner.BoundedFrequencyRunner) leaves minSyncPeriod
+		// between the end of a sync and the start of the next, coalescing the events that come
+		// meanwhile: whether a node syncs the two events together or the second waits out the
+		// period depends on when that node's kube-proxy last synced, so a node may see little
+		// slowdown (CI, 2026-11-29: node1 4.19 s against 0.81 s, node2
+		// 0.94 s against 0.82 s, kube-proxy's own figures 4.58 s and 1.34 s saying the same).
+		// What must hold: the slowdown is seen end to end on some node, and on every node
+		// where kube-proxy's own figure (windows holding only the run's changes) grew by a
+		// second or more, cnperf calls both ways in significantly worse.
+		baseNode, slowedNode := kubeProxyOwnByNode(base, count), kubeProxyOwnByNode(slowed, count)
+		created, slowedNodes := 0, map[string]int{}
 		for label, v := range verdicts {
 			if !strings.HasPrefix(label, string(api.ServiceCreate)+" ") {
 				continue
 			}
 			created++
-			if v.Verdict != "worse" || v.Change < 50 {
-				t.Errorf("compare, %s: %+v, want significantly worse by at least 50%%", label, v)
+			node := label[strings.LastIndex(label, " from ")+len(" from "):]
+			worse := v.Verdict == "worse" && v.Change >= 50
+			if worse {
+				slowedNodes[node]++
+			}
+			b, okb := baseNode[node]
+			sl, oks := slowedNode[node]
+			t.Logf("compare, %s: %+v; kube-proxy's own mean on %s: %.3f s → %.3f s (clean windows: %v)", label, v, node, b, sl, okb && oks)
+			if okb && oks && sl-b >= 1 && !worse {
+				t.Errorf("compare, %s: %+v, want significantly worse by at least 50%%: kube-proxy's own mean on %s grew from %.3f s to %.3f s",
+					label, v, node, b, sl)
 			}
 		}
 		if want := 2 * len(nodes); created != want {
 			t.Errorf("compare has %d SERVICE_CREATE cases, want %d (ClusterIP and NodePort from every node): %v", created, want, verdicts)
+		}
+		seen := false
+		for _, n := range slowedNodes {
+			seen = seen || n == 2
+		}
+		if !seen {
+			t.Errorf("no node's SERVICE_CREATE (ClusterIP and NodePort) is significantly worse by at least 50%% with minSyncPeriod %s: %v", minSync, verdicts)
 		}
 	})
 
