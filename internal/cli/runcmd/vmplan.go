@@ -13,12 +13,6 @@ import (
 	kubeplatform "github.com/cnperf/cnperf/internal/platform/kube"
 )
 
-// vmSettings are a plan's vm settings (api.PlanVM's fields) and the flags that override them.
-var vmSettings = []struct{ setting, flag string }{
-	{"endpoints", "vm"}, {"image", "vm-image"}, {"binding", "vm-binding"}, {"sockets", "sockets"}, {"cores", "cores"},
-	{"threads", "threads"}, {"memory", "vm-memory"}, {"startTimeout", "vm-start-timeout"},
-}
-
 // planVM is what a plan file's vm block gave the kube platform.
 type planVM struct {
 	loaded *config.Loaded // nil: no plan file, or no vm block in it
@@ -56,27 +50,24 @@ func applyPlanVM(fs *pflag.FlagSet, l *config.Loaded, k *kubeplatform.Options) (
 		return pv, pv.fieldError("vm", "no endpoints: say which endpoints are VMs, endpoints: server, client or both (or --vm on the command line)")
 	}
 	var timeout string
-	for _, s := range vmSettings {
+	// each setting of the plan's vm block (api.PlanVM's fields), the flag over it, and its
+	// assignment to the kube options
+	settings := []struct {
+		setting, flag string
+		assign        func(flagGiven bool) bool
+	}{
+		{"endpoints", "vm", func(g bool) bool { return assign(&k.VM, v.Endpoints, g) }},
+		{"image", "vm-image", func(g bool) bool { return assign(&k.VMImage, v.Image, g) }},
+		{"binding", "vm-binding", func(g bool) bool { return assign(&k.VMBinding, v.Binding, g) }},
+		{"sockets", "sockets", func(g bool) bool { return assign(&k.VMSockets, v.Sockets, g) }},
+		{"cores", "cores", func(g bool) bool { return assign(&k.VMCores, v.Cores, g) }},
+		{"threads", "threads", func(g bool) bool { return assign(&k.VMThreads, v.Threads, g) }},
+		{"memory", "vm-memory", func(g bool) bool { return assign(&k.VMMemory, v.Memory, g) }},
+		{"startTimeout", "vm-start-timeout", func(g bool) bool { return assign(&timeout, v.StartTimeout, g) }},
+	}
+	for _, s := range settings {
 		given := changed(s.flag)
-		var has bool
-		switch s.setting {
-		case "endpoints":
-			has = assign(&k.VM, v.Endpoints, given)
-		case "image":
-			has = assign(&k.VMImage, v.Image, given)
-		case "binding":
-			has = assign(&k.VMBinding, v.Binding, given)
-		case "sockets":
-			has = assign(&k.VMSockets, v.Sockets, given)
-		case "cores":
-			has = assign(&k.VMCores, v.Cores, given)
-		case "threads":
-			has = assign(&k.VMThreads, v.Threads, given)
-		case "memory":
-			has = assign(&k.VMMemory, v.Memory, given)
-		case "startTimeout":
-			has = assign(&timeout, v.StartTimeout, given)
-		}
+		has := s.assign(given)
 		switch {
 		case has && given:
 			pv.overridden = append(pv.overridden, "--"+s.flag)
