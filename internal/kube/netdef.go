@@ -8,13 +8,11 @@ import (
 	"fmt"
 	"net"
 	"path"
-	"reflect"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 )
@@ -155,80 +153,34 @@ type NADStore interface {
 // group is not in the clientset).
 type RESTNADs struct{ CS kubernetes.Interface }
 
-func (r RESTNADs) rest() (rest.Interface, error) {
-	rc := r.CS.CoreV1().RESTClient()
-	if rc == nil || reflect.ValueOf(rc).IsNil() {
-		return nil, errors.New("no REST client to reach NetworkAttachmentDefinitions with")
-	}
-	return rc, nil
-}
+func (r RESTNADs) store() restStore { return restStore{r.CS, "NetworkAttachmentDefinitions"} }
 
 func nadPath(namespace string, name ...string) string {
 	return path.Join(append([]string{"/apis", NADGroup, "v1", "namespaces", namespace, NADResource}, name...)...)
 }
 
-// List lists the definitions selector selects in namespace ("": all namespaces).
+// List lists the definitions selector selects in namespace ("": all namespaces); none without
+// the Multus CRD.
 func (r RESTNADs) List(ctx context.Context, namespace, selector string) ([]metav1.ObjectMeta, error) {
-	rc, err := r.rest()
-	if err != nil {
-		return nil, err
-	}
 	p := path.Join("/apis", NADGroup, "v1", NADResource)
 	if namespace != "" {
 		p = nadPath(namespace)
 	}
-	raw, err := rc.Get().AbsPath(p).Param("labelSelector", selector).DoRaw(ctx)
-	if apierrors.IsNotFound(err) {
-		return nil, nil // no Multus CRD: no definitions
-	}
-	if err != nil {
-		return nil, err
-	}
-	return nadMetas(raw)
-}
-
-// nadMetas reads the items' metadata of a NetworkAttachmentDefinitionList (JSON).
-func nadMetas(raw []byte) ([]metav1.ObjectMeta, error) {
-	var l struct {
-		Items []struct {
-			Metadata metav1.ObjectMeta `json:"metadata"`
-		} `json:"items"`
-	}
-	if err := json.Unmarshal(raw, &l); err != nil {
-		return nil, fmt.Errorf("the NetworkAttachmentDefinition list is not JSON: %w", err)
-	}
-	out := make([]metav1.ObjectMeta, 0, len(l.Items))
-	for _, it := range l.Items {
-		out = append(out, metav1.ObjectMeta{Name: it.Metadata.Name, Namespace: it.Metadata.Namespace, Labels: it.Metadata.Labels})
-	}
-	return out, nil
+	return listed(r.store().list(ctx, p, selector))
 }
 
 // Get reads a definition (the API's JSON).
 func (r RESTNADs) Get(ctx context.Context, namespace, name string) ([]byte, error) {
-	rc, err := r.rest()
-	if err != nil {
-		return nil, err
-	}
-	return rc.Get().AbsPath(nadPath(namespace, name)).DoRaw(ctx)
+	return r.store().get(ctx, nadPath(namespace, name))
 }
 
 // Create creates the definition body (JSON) in namespace.
 func (r RESTNADs) Create(ctx context.Context, namespace string, body []byte) error {
-	rc, err := r.rest()
-	if err != nil {
-		return err
-	}
-	_, err = rc.Post().AbsPath(nadPath(namespace)).SetHeader("Content-Type", "application/json").Body(body).DoRaw(ctx)
+	_, err := r.store().create(ctx, nadPath(namespace), body)
 	return err
 }
 
 // Delete deletes a definition.
 func (r RESTNADs) Delete(ctx context.Context, namespace, name string) error {
-	rc, err := r.rest()
-	if err != nil {
-		return err
-	}
-	_, err = rc.Delete().AbsPath(nadPath(namespace, name)).DoRaw(ctx)
-	return err
+	return r.store().delete(ctx, nadPath(namespace, name))
 }

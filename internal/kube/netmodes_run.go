@@ -83,49 +83,27 @@ type ObjectStore interface {
 // client here).
 type RESTObjects RESTNADs
 
+func (r RESTObjects) store() restStore { return RESTNADs(r).store() }
+
 // Create posts body to collection.
 func (r RESTObjects) Create(ctx context.Context, collection string, body []byte) error {
-	rc, err := RESTNADs(r).rest()
-	if err != nil {
-		return err
-	}
-	_, err = rc.Post().AbsPath(collection).SetHeader("Content-Type", "application/json").Body(body).DoRaw(ctx)
+	_, err := r.store().create(ctx, collection, body)
 	return err
 }
 
 // Get reads the object at path.
 func (r RESTObjects) Get(ctx context.Context, path string) ([]byte, error) {
-	rc, err := RESTNADs(r).rest()
-	if err != nil {
-		return nil, err
-	}
-	return rc.Get().AbsPath(path).DoRaw(ctx)
+	return r.store().get(ctx, path)
 }
 
 // Delete deletes the object at path.
 func (r RESTObjects) Delete(ctx context.Context, path string) error {
-	rc, err := RESTNADs(r).rest()
-	if err != nil {
-		return err
-	}
-	_, err = rc.Delete().AbsPath(path).DoRaw(ctx)
-	return err
+	return r.store().delete(ctx, path)
 }
 
-// List lists the objects of collection that selector selects.
+// List lists the objects of collection that selector selects; none without their CRD.
 func (r RESTObjects) List(ctx context.Context, collection, selector string) ([]metav1.ObjectMeta, error) {
-	rc, err := RESTNADs(r).rest()
-	if err != nil {
-		return nil, err
-	}
-	raw, err := rc.Get().AbsPath(collection).Param("labelSelector", selector).DoRaw(ctx)
-	if apierrors.IsNotFound(err) {
-		return nil, nil // the CRD is not installed
-	}
-	if err != nil {
-		return nil, err
-	}
-	return nadMetas(raw)
+	return listed(r.store().list(ctx, collection, selector))
 }
 
 // ObjectPath is the object's own path in the API.

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path"
 	"reflect"
@@ -15,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 )
 
 // KubeVirt's API: VirtualMachineInstances, the VMs cnperf runs as endpoints (--vm).
@@ -224,16 +222,10 @@ type VMIStore interface {
 // RESTVMIs goes through the clientset's REST client (KubeVirt's group is not in the clientset).
 type RESTVMIs struct{ CS kubernetes.Interface }
 
-func (r RESTVMIs) rest() (rest.Interface, error) {
-	rc := r.CS.CoreV1().RESTClient()
-	if rc == nil || reflect.ValueOf(rc).IsNil() {
-		return nil, errors.New("no REST client to reach VirtualMachineInstances with")
-	}
-	return rc, nil
-}
+func (r RESTVMIs) store() restStore { return restStore{r.CS, "VirtualMachineInstances"} }
 
 // reachable says whether the clientset has a REST client (a fake one has none).
-func (r RESTVMIs) reachable() bool { _, err := r.rest(); return err == nil }
+func (r RESTVMIs) reachable() bool { _, err := r.store().client(); return err == nil }
 
 func vmiPath(namespace string, name ...string) string {
 	return path.Join(append([]string{"/apis", KubeVirtGroup, KubeVirtVersion, "namespaces", namespace, VMIResource}, name...)...)
@@ -242,15 +234,11 @@ func vmiPath(namespace string, name ...string) string {
 // Create creates the VMI body (JSON) in namespace; dryRun asks for a server-side dry run with
 // strict field validation (nothing is created; unknown fields are refused).
 func (r RESTVMIs) Create(ctx context.Context, namespace string, body []byte, dryRun bool) error {
-	rc, err := r.rest()
-	if err != nil {
-		return err
-	}
-	req := rc.Post().AbsPath(vmiPath(namespace)).SetHeader("Content-Type", "application/json").Body(body)
+	var params []string
 	if dryRun {
-		req = req.Param("dryRun", "All").Param("fieldValidation", "Strict")
+		params = []string{"dryRun", "All", "fieldValidation", "Strict"}
 	}
-	return statusOf(req.DoRaw(ctx))
+	return statusOf(r.store().create(ctx, vmiPath(namespace), body, params...))
 }
 
 // statusOf is err with the API server's own words when its body is a Status the client did not
@@ -265,32 +253,17 @@ func statusOf(raw []byte, err error) error {
 
 // Get reads a VMI (the API's JSON).
 func (r RESTVMIs) Get(ctx context.Context, namespace, name string) ([]byte, error) {
-	rc, err := r.rest()
-	if err != nil {
-		return nil, err
-	}
-	return rc.Get().AbsPath(vmiPath(namespace, name)).DoRaw(ctx)
+	return r.store().get(ctx, vmiPath(namespace, name))
 }
 
 // List lists the VMIs selector selects in namespace ("": all namespaces).
 func (r RESTVMIs) List(ctx context.Context, namespace, selector string) ([]metav1.ObjectMeta, error) {
-	rc, err := r.rest()
-	if err != nil {
-		return nil, err
-	}
 	p := path.Join("/apis", KubeVirtGroup, KubeVirtVersion, VMIResource)
 	if namespace != "" {
 		p = vmiPath(namespace)
 	}
-	raw, err := rc.Get().AbsPath(p).Param("labelSelector", selector).DoRaw(ctx)
-	err = statusOf(raw, err)
-	if apierrors.IsNotFound(err) {
-		return nil, nil // no KubeVirt: no VMIs
-	}
-	if err != nil {
-		return nil, err
-	}
-	return nadMetas(raw)
+	raw, err := r.store().list(ctx, p, selector)
+	return listed(raw, statusOf(raw, err)) // none without KubeVirt
 }
 
 // noVMIsFor says that a VMI list's error means there are none of cnperf's to remove: the
@@ -303,12 +276,7 @@ func noVMIsFor(err error) bool {
 
 // Delete deletes a VMI.
 func (r RESTVMIs) Delete(ctx context.Context, namespace, name string) error {
-	rc, err := r.rest()
-	if err != nil {
-		return err
-	}
-	_, err = rc.Delete().AbsPath(vmiPath(namespace, name)).DoRaw(ctx)
-	return err
+	return r.store().delete(ctx, vmiPath(namespace, name))
 }
 
 // VMAccess is what a run with VM endpoints needs in ns beyond RunAccess: its VMIs, and the
