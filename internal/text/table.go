@@ -200,22 +200,35 @@ func OneLine(s string, maxColumns int) string {
 // Wrap breaks s into lines of at most width columns at spaces: the first line starts with
 // first, the others with rest (a hanging indent). A word longer than a line is not broken.
 func Wrap(s string, width int, first, rest string) []string {
+	fields := strings.Fields(s)
+	words := make([]chunk, len(fields))
+	for i, w := range fields {
+		words[i] = chunk{space: " ", word: w}
+	}
+	lines := fill(words, width, first, rest)
+	lines[len(lines)-1] = strings.TrimRight(lines[len(lines)-1], " ")
+	return lines
+}
+
+// fill lays words on lines of at most width columns, greedily (each word on the line if it
+// fits there with the white space before it, else it starts the next): the first line starts
+// with first, the others with rest, and a word wider than a line gets one of its own. Wrap and
+// WrapLines share it.
+func fill(words []chunk, width int, first, rest string) []string {
 	var lines []string
 	line := first
-	empty := true
-	for _, word := range strings.Fields(s) {
+	for i, c := range words {
 		switch {
-		case empty:
-			line += word
-		case Width(line)+1+Width(word) > width:
+		case i == 0:
+			line += c.word
+		case Width(line)+Width(c.space)+Width(c.word) > width:
 			lines = append(lines, line)
-			line = rest + word
+			line = rest + c.word
 		default:
-			line += " " + word
+			line += c.space + c.word
 		}
-		empty = false
 	}
-	return append(lines, strings.TrimRight(line, " "))
+	return append(lines, line)
 }
 
 // WrapLines breaks every line of s wider than width columns at spaces into lines of at most
@@ -240,23 +253,7 @@ func wrapLine(l string, width int, hang string) string {
 	body := strings.TrimLeft(l, " \t")
 	indent := l[:len(l)-len(body)]
 	rest := indent + hang
-	var b strings.Builder
-	line := indent
-	empty := true
-	for _, c := range chunks(body, width-Width(rest)) {
-		switch {
-		case empty:
-			line += c.word
-		case Width(line)+Width(c.space)+Width(c.word) > width:
-			b.WriteString(line + "\n")
-			line = rest + c.word
-		default:
-			line += c.space + c.word
-		}
-		empty = false
-	}
-	b.WriteString(line)
-	return b.String()
+	return strings.Join(fill(chunks(body, width-Width(rest)), width, indent, rest), "\n")
 }
 
 // chunk is a word and the white space before it.
