@@ -45,7 +45,7 @@ KUBEVIRT_SRC=${KUBEVIRT_SRC:-}
 # revision (KUBEVIRT_IMAGES_REV: raise it when build_images changes), name the binaries' and
 # images' stamps, so a change rebuilds those (not the root file system)
 KUBEVIRT_PATCHES="$HARNESS/kubevirt/host-mount-namespace.patch $HARNESS/kubevirt/pod-conditions-merge.patch"
-KUBEVIRT_IMAGES_REV=2
+KUBEVIRT_IMAGES_REV=3
 # shellcheck disable=SC2086
 KUBEVIRT_PATCH_ID=$({ cat $KUBEVIRT_PATCHES; echo "images-rev-$KUBEVIRT_IMAGES_REV"; } | sha256sum | cut -c1-8)
 KUBEVIRT_NS=${KUBEVIRT_NS:-kubevirt}
@@ -229,6 +229,12 @@ build_images() {
   # libvirt-daemon-system (not installed): without it virtlogd exits ("Can't load config file")
   # and the launcher restarts it every second. Empty: libvirt's defaults
   : > "$w/launcher/etc/libvirt/virtlogd.conf"
+  # /var/run as a relative link (Debian's is /run, absolute): virt-handler writes the bridge
+  # binding's DHCP configuration to /proc/<launcher>/root/var/run/kubevirt-private/vif-cache-*.json,
+  # and an absolute link there resolves in virt-handler's own root, so virt-launcher never found
+  # it ("failed plugging phase2 at nic ...: open .../vif-cache-...json: no such file or
+  # directory"); a relative link resolves inside the launcher's root from either side
+  ln -s ../run "$w/launcher/var/run"
   cp "$src/cmd/virt-launcher/nsswitch.conf" "$w/launcher/etc/"
   python3 "$HARNESS/../images/mkoci.py" "$KUBEVIRT_DIR/rootfs" "$KUBEVIRT_REPO/virt-handler:v$KUBEVIRT_VERSION" \
     "$KUBEVIRT_DIR/images/virt-handler.tar" --keep-owners --layer "$w/handler" --entrypoint '["/usr/bin/virt-handler"]' --cmd null >/dev/null
