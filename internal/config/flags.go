@@ -322,9 +322,8 @@ func ApplyOverrides(p *api.Plan, fv FlagValues, set func(name string) bool) erro
 		return errors.New("no plan to override")
 	}
 	f := &flagParser{}
-	// Parse once; copy the result into every group, so a bad value is reported once.
-	var o api.TestGroup
-	f.apply(&o, fv, set)
+	// Check once, so a bad value is reported once.
+	f.apply(&api.TestGroup{}, fv, set)
 	if err := f.err(); err != nil {
 		return err
 	}
@@ -336,12 +335,14 @@ func ApplyOverrides(p *api.Plan, fv FlagValues, set func(name string) bool) erro
 		groups = append(groups, &p.Tests[i])
 	}
 	for _, g := range groups {
-		copyOverrides(g, &o, set)
+		// the values are valid now: each group gets them parsed afresh (its own copies)
+		(&flagParser{}).apply(g, fv, set)
 	}
 	return nil
 }
 
-// apply parses the flags that are set into g.
+// apply parses the flags that are set into g: each replaces its field (a whole list), but
+// --option adds to g's options.
 func (f *flagParser) apply(g *api.TestGroup, fv FlagValues, set func(string) bool) {
 	if set(FlagProfile) {
 		g.Profiles = f.profiles(fv.Profile)
@@ -398,73 +399,11 @@ func (f *flagParser) apply(g *api.TestGroup, fv FlagValues, set func(string) boo
 		}
 	}
 	if set(FlagOption) {
-		g.Options = f.options(fv.Options)
-	}
-}
-
-func copyOverrides(g, o *api.TestGroup, set func(string) bool) {
-	if set(FlagProfile) {
-		g.Profiles = append([]api.Profile(nil), o.Profiles...)
-	}
-	if set(FlagDriver) {
-		g.Drivers = append([]string(nil), o.Drivers...)
-	}
-	if set(FlagPath) {
-		g.Paths = append([]api.Path(nil), o.Paths...)
-	}
-	if set(FlagDuration) {
-		g.Duration = o.Duration
-	}
-	if set(FlagWarmup) {
-		g.Warmup = o.Warmup
-	}
-	if set(FlagTimeout) {
-		g.Timeout = o.Timeout
-	}
-	if set(FlagSamples) && o.Samples != nil {
-		n := *o.Samples
-		g.Samples = &n
-		g.MaxSamples = nil
-		if o.MaxSamples != nil {
-			m := *o.MaxSamples
-			g.MaxSamples = &m
-		}
-	}
-	if set(FlagConfidence) && o.Confidence != nil {
-		c := *o.Confidence
-		g.Confidence = &c
-	}
-	if set(FlagExclude) && o.ExcludeOutliers != nil {
-		v := *o.ExcludeOutliers
-		g.ExcludeOutliers = &v
-	}
-	if set(FlagMessageSize) {
-		g.MessageSizes = append([]int(nil), o.MessageSizes...)
-	}
-	if set(FlagResponseSize) && o.ResponseSize != nil {
-		n := *o.ResponseSize
-		g.ResponseSize = &n
-	}
-	if set(FlagParallel) {
-		g.Parallel = append([]int(nil), o.Parallel...)
-	}
-	if set(FlagBurst) {
-		g.Burst = append([]int(nil), o.Burst...)
-	}
-	if set(FlagRate) {
-		g.Rate = o.Rate
-	}
-	if set(FlagIPFamily) {
-		g.IPFamily = o.IPFamily
-	}
-	if set(FlagNetwork) {
-		g.Network = o.Network
-	}
-	if set(FlagOption) {
-		if g.Options == nil && len(o.Options) > 0 {
-			g.Options = map[string]string{}
-		}
-		for k, v := range o.Options {
+		// added to the group's own options (a plan's), a key given again replaced
+		for k, v := range f.options(fv.Options) {
+			if g.Options == nil {
+				g.Options = map[string]string{}
+			}
 			g.Options[k] = v
 		}
 	}
