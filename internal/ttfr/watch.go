@@ -169,17 +169,25 @@ func (w *watcher) judge() bool {
 	return false
 }
 
-// withDefaults fills the unset fields: a 5 ms interval, 500 ms per attempt, 3 confirming
-// attempts, 1024 in flight at the most.
+// A watch's defaults: the unset fields of a WatchConfig, and the flags of `cnperf agent probe`
+// and `cnperf programming`, which hands them to its probes.
+const (
+	DefaultWatchInterval       = 5 * time.Millisecond
+	DefaultWatchAttemptTimeout = 500 * time.Millisecond
+	DefaultWatchConfirm        = 3
+)
+
+// withDefaults fills the unset fields: DefaultWatchInterval, DefaultWatchAttemptTimeout,
+// DefaultWatchConfirm, 1024 in flight at the most.
 func (cfg WatchConfig) withDefaults() WatchConfig {
 	if cfg.Interval <= 0 {
-		cfg.Interval = 5 * time.Millisecond
+		cfg.Interval = DefaultWatchInterval
 	}
 	if cfg.AttemptTimeout <= 0 {
-		cfg.AttemptTimeout = 500 * time.Millisecond
+		cfg.AttemptTimeout = DefaultWatchAttemptTimeout
 	}
 	if cfg.Confirm <= 0 {
-		cfg.Confirm = 3
+		cfg.Confirm = DefaultWatchConfirm
 	}
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = 1024

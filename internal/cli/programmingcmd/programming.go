@@ -117,9 +117,9 @@ per change) that -o json, --results, 'cnperf report' and 'cnperf compare' take.`
 	f.StringSliceVar(&o.Kinds, "kind", []string{string(programming.KindService), string(programming.KindEndpoint)},
 		"changes to measure: "+plan.Join(programming.Kinds))
 	f.IntVar(&o.Count, "count", 20, "changes of each kind (each is one sample per client node)")
-	f.DurationVar(&o.Interval, "interval", 5*time.Millisecond, "time between two connect attempts' starts (a figure's resolution)")
-	f.DurationVar(&o.AttemptTimeout, "attempt-timeout", 500*time.Millisecond, "a connect still pending this long counts as blocked")
-	f.IntVar(&o.Confirm, "confirm", 3, "connects after the first one in the new state that must show it too")
+	f.DurationVar(&o.Interval, "interval", ttfr.DefaultWatchInterval, "time between two connect attempts' starts (a figure's resolution)")
+	f.DurationVar(&o.AttemptTimeout, "attempt-timeout", ttfr.DefaultWatchAttemptTimeout, "a connect still pending this long counts as blocked")
+	f.IntVar(&o.Confirm, "confirm", ttfr.DefaultWatchConfirm, "connects after the first one in the new state that must show it too")
 	f.DurationVar(&o.Settle, "settle", 30*time.Second, "how long the old state may take to hold before a change")
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Second, "how long a change may take to show before it counts as failed")
 	f.BoolVar(&o.NodePort, "nodeport", true, "service and endpoint kinds: make the Services NodePort Services and probe each client's own node's port too (--nodeport=false: the ClusterIP only)")
