@@ -76,10 +76,12 @@ func isFlagError(cmd *cobra.Command, err error) bool {
 
 // NewRootCommand builds the command tree.
 func NewRootCommand(streams iostreams.Streams) *cobra.Command {
-	// One logger for every command, at the level -v/-q set once the flags are parsed.
+	// One logger for every command, at the level -v/-q set once the flags are parsed, its
+	// lines wrapped to the width a person reads (iostreams.MessageWidth) except an agent's.
 	level := new(slog.LevelVar)
+	width := logging.NewWidth(iostreams.MessageWidth(streams.ErrOut))
 	if streams.Log == nil {
-		streams.Log = logging.New(streams.ErrOut, level)
+		streams.Log = logging.New(streams.ErrOut, level, width)
 	}
 	var verbosity int
 	var quiet bool
@@ -97,7 +99,10 @@ interruption, indexing, the cluster); 2 bad usage or input, found before anythin
 closed early (SIGPIPE).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRunE: func(*cobra.Command, []string) error {
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if isAgent(strings.Fields(cmd.CommandPath())[1:]) {
+				width.Set(0) // cnperf reads an agent's stderr back (see WriteError)
+			}
 			switch {
 			case verbosity < 0:
 				return exit.Usage("-v=%d: the verbosity is 0 or more (as kubectl's -v)", verbosity)

@@ -26,6 +26,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/iostreams"
 )
 
 // Signals is the state of one process's interruption.
@@ -116,18 +118,24 @@ func (s *Signals) handle(sig os.Signal) {
 	s.mu.Unlock()
 	switch n {
 	case 1:
-		fmt.Fprintf(s.w, "\ncnperf: %s: stopping; finished cases are kept; cleaning up (signal again to cut clean-up short)\n", name(sig))
+		s.say("\ncnperf: %s: stopping; finished cases are kept; cleaning up (signal again to cut clean-up short)", name(sig))
 		s.cancel()
 	case 2:
-		fmt.Fprintf(s.w, "cnperf: second signal (%s): cutting clean-up and result shipping short (signal again to exit at once)\n", name(sig))
+		s.say("cnperf: second signal (%s): cutting clean-up and result shipping short (signal again to exit at once)", name(sig))
 		s.abort()
 	default:
-		fmt.Fprintf(s.w, "cnperf: third signal (%s): exiting now\n", name(sig))
+		s.say("cnperf: third signal (%s): exiting now", name(sig))
 		for _, m := range left {
-			fmt.Fprintln(s.w, "cnperf: "+m)
+			s.say("cnperf: %s", m)
 		}
 		s.exit(code(sig))
 	}
+}
+
+// say prints a line for the person who sent the signal, wrapped to the width they read
+// (iostreams.Wrap, as every line cnperf prints on stderr).
+func (s *Signals) say(format string, args ...any) {
+	fmt.Fprintln(s.w, iostreams.Wrap(s.w, fmt.Sprintf(format, args...)))
 }
 
 func from(ctx context.Context) *Signals {

@@ -62,7 +62,7 @@ func TestMain(m *testing.M) {
 // clean-up short, and the third exits at once with 128+signal, printing what may be left.
 func TestThreeSignals(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "INTERRUPT_TEST_CHILD=1")
+	cmd.Env = append(os.Environ(), "INTERRUPT_TEST_CHILD=1", "COLUMNS=") // 120 columns: each message on one line
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -187,4 +187,49 @@ func TestWithoutNotify(t *testing.T) {
 	}
 	Register(ctx, func() string { return "x" })()
 	Arm(ctx)
+}
+
+// TestMessagesWrap: the three signals' messages and what may be left (the kube platform's
+// Leftovers, 232 columns) fit 120 columns, or $COLUMNS when narrower, continuations indented
+// two spaces and the words unchanged.
+func TestMessagesWrap(t *testing.T) {
+	left := "may be left in the cluster: namespace cnperf-3f0c2a1b (created by run 3f0c2a1b-9d1e-4c55-8a0e-7b2f1c9d4e60) " +
+		"with its pods and Services; remove them with: cnperf cleanup --run-id 3f0c2a1b-9d1e-4c55-8a0e-7b2f1c9d4e60"
+	want := "cnperf: SIGINT: stopping; finished cases are kept; cleaning up (signal again to cut clean-up short) " +
+		"cnperf: second signal (SIGINT): cutting clean-up and result shipping short (signal again to exit at once) " +
+		"cnperf: third signal (SIGINT): exiting now cnperf: " + left
+	for _, tc := range []struct {
+		columns string
+		width   int
+		lines   int
+	}{{"", 120, 5}, {"80", 80, 8}, {"60", 60, 10}} {
+		t.Run("COLUMNS="+tc.columns, func(t *testing.T) {
+			t.Setenv("COLUMNS", tc.columns)
+			var b strings.Builder
+			exited := 0
+			ctx, stop := Notify(context.Background(), &b, func(code int) { exited = code })
+			defer stop()
+			Register(ctx, func() string { return left })
+			s := from(ctx)
+			for range 3 {
+				s.handle(os.Interrupt)
+			}
+			if exited != 130 {
+				t.Errorf("exit code %d, want 130", exited)
+			}
+			got := strings.TrimPrefix(b.String(), "\n")
+			lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+			for _, l := range lines {
+				if len(l) > tc.width || (!strings.HasPrefix(l, "cnperf: ") && !strings.HasPrefix(l, "  ")) {
+					t.Errorf("%d columns (at most %d), or a continuation without its indent: %q", len(l), tc.width, l)
+				}
+			}
+			if len(lines) != tc.lines {
+				t.Errorf("%d lines, want %d:\n%s", len(lines), tc.lines, got)
+			}
+			if f := strings.Join(strings.Fields(got), " "); f != want {
+				t.Errorf("the words changed:\n%s\nwant\n%s", f, want)
+			}
+		})
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/logging"
 	"github.com/cnperf/cnperf/internal/safetext"
+	"github.com/cnperf/cnperf/internal/text"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,7 +29,8 @@ type Streams struct {
 // "warning: " a warning): for library code that prints its progress lines to an io.Writer.
 func (s Streams) LogWriter() io.Writer { return logging.Writer(s.Logger(), slog.LevelInfo) }
 
-// Logger returns s.Log, or a logger on ErrOut at the default level when it is nil.
+// Logger returns s.Log, or a logger on ErrOut at the default level, its lines wrapped to
+// MessageWidth, when it is nil.
 func (s Streams) Logger() *slog.Logger {
 	if s.Log != nil {
 		return s.Log
@@ -36,7 +38,7 @@ func (s Streams) Logger() *slog.Logger {
 	if s.ErrOut == nil {
 		return logging.Discard()
 	}
-	return logging.New(s.ErrOut, logging.Default)
+	return logging.New(s.ErrOut, logging.Default, logging.NewWidth(MessageWidth(s.ErrOut)))
 }
 
 // System returns the process's own streams.
@@ -75,6 +77,17 @@ func file(w io.Writer) *os.File {
 	f, _ := w.(*os.File)
 	return f
 }
+
+// MessageWidth is the width the lines a person reads on w (stderr: warnings, notes, the final
+// error, the interrupt messages) are wrapped to (text.WrapLines, by Wrap or a logger given
+// it): text.FitWidth of Columns, so 120 columns, or $COLUMNS or the terminal's width when
+// narrower (never below text.MinWidth).
+func MessageWidth(w io.Writer) int { return text.FitWidth(Columns(w)) }
+
+// Wrap is s as a person reads it on w: every line wider than MessageWidth(w) wrapped at spaces,
+// continuations indented two spaces (text.WrapLines: no word, path, URL or quoted value is
+// broken).
+func Wrap(w io.Writer, s string) string { return text.WrapLines(s, MessageWidth(w), "  ") }
 
 // Columns is the width tables written to w should fit: $COLUMNS when it is a positive
 // number (an explicit request, honoured for pipes and files too), else the terminal's width

@@ -4,6 +4,10 @@
 // attributes follow as key=value. The level comes from the commands' -v (debug too) and -q
 // (errors only); the default shows info and warnings.
 //
+// A logger given a width (New) wraps each record wider than it at spaces, continuations
+// indented two spaces, as cnperf's final error is (text.WrapLines: a path, URL or quoted value
+// stays whole): a person reads these lines on a terminal of 120 columns or $COLUMNS.
+//
 // Library packages take a *slog.Logger (nil is allowed where documented: OrDiscard) or, where
 // they print progress lines to an io.Writer, get one from Writer.
 package logging
@@ -16,6 +20,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+
+	"github.com/cnperf/cnperf/internal/text"
 )
 
 // Levels of the -v and -q flags.
@@ -32,12 +39,37 @@ const (
 )
 
 // New returns a logger writing plain lines to w at level (a *slog.LevelVar lets the level be
-// set after the logger is handed out, as the root command does once its flags are parsed).
-func New(w io.Writer, level slog.Leveler) *slog.Logger {
+// set after the logger is handed out, as the root command does once its flags are parsed),
+// each record wrapped to width columns (nil or 0: every record on one line, as it is).
+func New(w io.Writer, level slog.Leveler, width *Width) *slog.Logger {
 	if level == nil {
 		level = Default
 	}
-	return slog.New(&handler{out: &output{w: w}, level: level})
+	return slog.New(&handler{out: &output{w: w}, level: level, width: width})
+}
+
+// Width is the width a logger wraps its records to, which may be set after the logger is
+// handed out, as a *slog.LevelVar is for the level (the root command knows only once its
+// arguments are parsed whether the command is an agent's, whose stderr cnperf reads back and
+// which must not be wrapped). The zero value is 0: no wrapping. It is safe for concurrent use.
+type Width struct{ n atomic.Int64 }
+
+// NewWidth returns a Width of n columns.
+func NewWidth(n int) *Width {
+	w := new(Width)
+	w.Set(n)
+	return w
+}
+
+// Set sets the width to n columns (0: no wrapping).
+func (w *Width) Set(n int) { w.n.Store(int64(n)) }
+
+// Columns is the width in columns; 0 for a nil Width.
+func (w *Width) Columns() int {
+	if w == nil {
+		return 0
+	}
+	return int(w.n.Load())
 }
 
 // Discard returns a logger that writes nothing.
@@ -66,6 +98,7 @@ type output struct {
 type handler struct {
 	out    *output
 	level  slog.Leveler
+	width  *Width
 	attrs  []slog.Attr
 	groups []string
 }
@@ -91,10 +124,13 @@ func (h *handler) Handle(_ context.Context, r slog.Record) error {
 		writeAttr(&b, qualify(h.groups, a))
 		return true
 	})
-	b.WriteString("\n")
+	line := b.String()
+	if n := h.width.Columns(); n > 0 {
+		line = text.WrapLines(line, n, "  ")
+	}
 	h.out.mu.Lock()
 	defer h.out.mu.Unlock()
-	_, err := io.WriteString(h.out.w, b.String())
+	_, err := io.WriteString(h.out.w, line+"\n")
 	return err
 }
 

@@ -14,17 +14,23 @@ import (
 )
 
 // TextProgress writes progress to stderr: a live line on a terminal, plain lines otherwise.
+// Every line fits Width: a plain line is wrapped (text.WrapLines, continuations indented two
+// spaces), the live line is cut ("…"; one wider than the terminal would wrap, and "\r" would
+// then rewrite only its last part).
 type TextProgress struct {
 	W        io.Writer
 	Terminal bool
-	start    time.Time
-	mu       sync.Mutex
-	caseN    int
-	caseI    int
-	label    string
-	eta      time.Duration
-	samples  int
-	total    string
+	// Width is the width of the lines in columns (iostreams.MessageWidth of W); 0:
+	// text.DefaultWidth.
+	Width   int
+	start   time.Time
+	mu      sync.Mutex
+	caseN   int
+	caseI   int
+	label   string
+	eta     time.Duration
+	samples int
+	total   string
 }
 
 // CaseStarted implements Progress.
@@ -43,7 +49,20 @@ func (p *TextProgress) CaseStarted(i, n int, c plan.Case, eta time.Duration) {
 		p.line()
 		return
 	}
-	fmt.Fprintf(p.W, "case %d/%d: %s (elapsed %s, ETA %s)\n", i+1, n, c, round(time.Since(p.start)), round(eta))
+	p.say("case %d/%d: %s (elapsed %s, ETA %s)", i+1, n, c, round(time.Since(p.start)), round(eta))
+}
+
+// width is the width of the progress's lines (Width, else text.DefaultWidth).
+func (p *TextProgress) width() int {
+	if p.Width > 0 {
+		return p.Width
+	}
+	return text.DefaultWidth
+}
+
+// say writes a plain line, wrapped to the width.
+func (p *TextProgress) say(format string, a ...any) {
+	fmt.Fprintln(p.W, text.WrapLines(fmt.Sprintf(format, a...), p.width(), "  "))
 }
 
 // SampleDone implements Progress.
@@ -58,7 +77,7 @@ func (p *TextProgress) SampleDone(_ plan.Case, s api.Sample) {
 		if p.Terminal {
 			fmt.Fprint(p.W, "\r\033[K")
 		}
-		fmt.Fprintln(p.W, failedLine("  ", fmt.Sprintf("sample %d failed: ", s.Index+1), s.Error))
+		fmt.Fprintln(p.W, failedLine(p.width(), "  ", fmt.Sprintf("sample %d failed: ", s.Index+1), s.Error))
 	}
 }
 
@@ -73,23 +92,30 @@ func (p *TextProgress) CaseDone(i, n int, r api.Result) {
 		}
 	}
 	if r.Error != "" {
-		fmt.Fprintln(p.W, failedLine("", fmt.Sprintf("case %d/%d failed: ", i+1, n), r.Error))
+		fmt.Fprintln(p.W, failedLine(p.width(), "", fmt.Sprintf("case %d/%d failed: ", i+1, n), r.Error))
 	}
 	if c := r.Confidence; c != nil {
-		fmt.Fprintf(p.W, "case %d/%d: %s\n", i+1, n, ConfidenceText(c))
+		p.say("case %d/%d: %s", i+1, n, ConfidenceText(c))
 	}
 }
 
-// failedLine is a failure as the progress says it, wrapped to the width a person reads (a
-// refused server's usage text made one line of ~810 columns; a fault's diagnosis comes last, so
-// nothing is cut): indent starts its first line, indent and four spaces the others.
-func failedLine(indent, what, why string) string {
-	return strings.Join(text.Wrap(what+why, text.DefaultWidth, indent, indent+"    "), "\n")
+// failedLine is a failure as the progress says it, wrapped to width (a refused server's usage
+// text made one line of ~810 columns; a fault's diagnosis comes last, so nothing is cut):
+// indent starts its first line, indent and four spaces the others.
+func failedLine(width int, indent, what, why string) string {
+	return strings.Join(text.Wrap(what+why, width, indent, indent+"    "), "\n")
 }
 
+// line rewrites the live line, cut to the width: the case's label gives way (text.OneLine:
+// "…" where it was cut; the counters and times, some 50 columns, always fit text.MinWidth).
 func (p *TextProgress) line() {
-	fmt.Fprintf(p.W, "\r\033[Kcase %d/%d  %s  sample %d/%s  elapsed %s  ETA %s",
-		p.caseI+1, p.caseN, p.label, p.samples, p.total, round(time.Since(p.start)), round(p.eta))
+	label := p.label
+	rest := fmt.Sprintf("  sample %d/%s  elapsed %s  ETA %s", p.samples, p.total, round(time.Since(p.start)), round(p.eta))
+	head := fmt.Sprintf("case %d/%d  ", p.caseI+1, p.caseN)
+	if room := p.width() - text.Width(head) - text.Width(rest); text.Width(label) > room {
+		label = text.OneLine(label, max(room, 1))
+	}
+	fmt.Fprint(p.W, "\r\033[K"+head+label+rest)
 }
 
 func round(d time.Duration) time.Duration { return d.Round(time.Second) }

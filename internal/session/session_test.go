@@ -244,7 +244,7 @@ func TestUnits(t *testing.T) {
 			run := NewRun(Header{UUID: runID, Platform: "kube", Timing: c.timing})
 			var log strings.Builder
 			err := Do(context.Background(), run, "", func(sess *Session) error {
-				sess.Log = logging.New(&log, logging.Quiet)
+				sess.Log = logging.New(&log, logging.Quiet, nil)
 				return sess.Units(context.Background(), measure.Unit{
 					Measure:   func(context.Context) error { return c.measure },
 					Close:     func(context.Context) error { return c.closeErr },

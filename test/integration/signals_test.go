@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -125,4 +126,85 @@ func TestSIGTERMIsSIGINT(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestInterruptFitsColumns: at COLUMNS=80, everything a lab run interrupted three times prints
+// on stderr fits 80 columns (issue: the signals' messages, what may be left and the "clean-up
+// did not finish" line were printed on one line of up to 150): the notes and progress, the
+// three signals' messages (the second cuts the lab's clean-up short, so what may be left is
+// said, by the clean-up or by the third signal, whichever comes first), and the final error.
+// Each signal is sent once stderr says the previous one was seen. The lab's namespaces are
+// removed at the end with the command cnperf names.
+func TestInterruptFitsColumns(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the lab needs root")
+	}
+	bin := buildCnperf(t)
+	cmd := exec.Command(bin, "run", "--platform", "local", "--path", "pod-pod-cross-node", "--profile", "TCP_RR",
+		"--duration", "1s", "--samples", "3", "-o", "json")
+	cmd.Env = append(os.Environ(), "COLUMNS=80")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill() }()
+	lines := make(chan string, 1000)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var log []string
+	tag := regexp.MustCompile(`\(the lab ([0-9a-f]+):`)
+	t.Cleanup(func() {
+		if m := tag.FindStringSubmatch(text.Folded(strings.Join(log, "\n"))); m != nil {
+			if out, err := exec.Command(bin, "lab", "cleanup", "--tag", m[1]).CombinedOutput(); err != nil {
+				t.Errorf("cnperf lab cleanup --tag %s: %v\n%s", m[1], err, out)
+			}
+		}
+	})
+	// await reads stderr until it holds phrase (white space folded: lines are wrapped) or ends.
+	await := func(phrase string) bool {
+		t.Helper()
+		timeout := time.After(60 * time.Second)
+		for !text.ContainsFolded(strings.Join(log, "\n"), phrase) {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					return false
+				}
+				log = append(log, l)
+			case <-timeout:
+				t.Fatalf("no %q in 60 s:\n%s", phrase, strings.Join(log, "\n"))
+			}
+		}
+		return true
+	}
+	for _, step := range []struct {
+		after string
+		sig   syscall.Signal
+	}{
+		{"case 1/", syscall.SIGINT},
+		{"cnperf: SIGINT: stopping; finished cases are kept", syscall.SIGTERM},
+		{"cnperf: second signal (SIGTERM): cutting clean-up and result shipping short", syscall.SIGINT},
+	} {
+		if !await(step.after) {
+			t.Fatalf("stderr ended before %q:\n%s", step.after, strings.Join(log, "\n"))
+		}
+		_ = cmd.Process.Signal(step.sig) // the third may find the process gone: its clean-up was cut short
+	}
+	for l := range lines {
+		log = append(log, l)
+	}
+	_ = cmd.Wait()
+	all := strings.Join(log, "\n")
+	if !text.ContainsFolded(all, "remove them with: cnperf lab cleanup --tag") {
+		t.Errorf("stderr does not say what may be left:\n%s", all)
+	}
+	fits(t, "COLUMNS=80 cnperf run, interrupted (stderr)", all, 80)
 }

@@ -233,7 +233,7 @@ func (o *Options) spec(ctx context.Context, streams iostreams.Streams, st setup,
 		spec.CheckPathMTU = &mo
 	}
 	if !o.NoProgress && lg.Enabled(ctx, slog.LevelInfo) { // -q: no progress either
-		spec.Progress = &runner.TextProgress{W: streams.ErrOut, Terminal: iostreams.IsTerminal(streams.ErrOut)}
+		spec.Progress = &runner.TextProgress{W: streams.ErrOut, Terminal: iostreams.IsTerminal(streams.ErrOut), Width: iostreams.MessageWidth(streams.ErrOut)}
 	}
 	return spec
 }
@@ -503,7 +503,7 @@ func (o *Options) runTigerBench(ctx context.Context, streams iostreams.Streams, 
 			OnUpdate: sess.Update,
 		}
 		if !o.NoProgress && lg.Enabled(ctx, slog.LevelInfo) {
-			deps.Progress = &runner.TextProgress{W: streams.ErrOut, Terminal: iostreams.IsTerminal(streams.ErrOut)}
+			deps.Progress = &runner.TextProgress{W: streams.ErrOut, Terminal: iostreams.IsTerminal(streams.ErrOut), Width: iostreams.MessageWidth(streams.ErrOut)}
 		}
 		return tigerbench.Run(ctx, loaded, run, deps)
 	})

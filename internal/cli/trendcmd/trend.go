@@ -181,7 +181,7 @@ func (o *options) validate() error {
 
 // readIndex reads the runs of --opensearch's index (none without --opensearch).
 func (o *options) readIndex(ctx context.Context, streams iostreams.Streams) ([]trend.Input, error) {
-	cfg, err := o.sinks.OpenSearch(streams.ErrOut)
+	cfg, err := o.sinks.OpenSearch(streams.LogWriter())
 	if err != nil {
 		return nil, &exit.UsageError{Err: err}
 	}
@@ -243,7 +243,7 @@ func (o *options) checkGate(streams iostreams.Streams, h *trend.History) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "regression gate of %g%% failed on %d series", o.gate.Percent, len(regs))
 	for _, r := range regs { // each fits the output's width (it goes to stderr after "cnperf: ")
-		for _, l := range text.Wrap(r.String(), text.FitWidth(iostreams.Columns(streams.ErrOut)), "  ", "      ") {
+		for _, l := range text.Wrap(r.String(), iostreams.MessageWidth(streams.ErrOut), "  ", "      ") {
 			b.WriteString("\n" + l)
 		}
 	}
