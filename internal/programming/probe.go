@@ -40,10 +40,11 @@ type Params struct {
 // Client is one probing pod.
 type Client struct {
 	Node, Pod string
-	// NodeIP is the node's address (its InternalIP), where its NodePorts answer.
-	NodeIP string
-	Exec   Executor
-	Clock  Clock
+	// NodeIPs are the node's addresses by IP family ("ipv4", "ipv6": its InternalIP, else
+	// ExternalIP, of each), where its NodePorts answer (a Service's on its family's).
+	NodeIPs map[string]string
+	Exec    Executor
+	Clock   Clock
 	// Host runs commands in the node's network namespace (a hostNetwork pod), when
 	// Options.KubeProxyMetrics or FelixMetrics asks for one.
 	Host Executor

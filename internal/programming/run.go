@@ -76,9 +76,10 @@ type Options struct {
 	StandingSettle time.Duration
 	Port           int
 	// NodePort makes the service kinds' Services NodePort Services, probed also through each
-	// client's node's InternalIP (NodeIPs).
+	// client's node's address of the Service's IP family (NodeIPs: node name → "ipv4"/"ipv6" →
+	// its InternalIP, else ExternalIP, of that family; mesh.Node.IPs).
 	NodePort bool
-	NodeIPs  map[string]string
+	NodeIPs  map[string]map[string]string
 	// KubeProxyMetrics reads kube-proxy's own figure (KubeProxyMetric) on every client node
 	// around each Service change, through a hostNetwork pod per node; FelixMetrics Felix's
 	// (FelixMetric) on the server's node around each policy change, CiliumMetrics Cilium's
@@ -165,7 +166,7 @@ func New(o Options, env Env) (*Runner, error) {
 	}
 	if o.NodePort {
 		for _, n := range o.Nodes {
-			if o.NodeIPs[n] == "" {
+			if len(o.NodeIPs[n]) == 0 {
 				return nil, fmt.Errorf("node %s has no InternalIP to reach its NodePort at", n)
 			}
 		}
@@ -251,7 +252,7 @@ func (r *Runner) Prepare(ctx context.Context) error {
 		return fmt.Errorf("server pod %s has no IP", r.server.Name)
 	}
 	for i, n := range o.Nodes {
-		r.clients = append(r.clients, Client{Node: n, NodeIP: o.NodeIPs[n], Pod: pods[i+1].Name, Exec: r.env.Exec(pods[i+1].Name)})
+		r.clients = append(r.clients, Client{Node: n, NodeIPs: o.NodeIPs[n], Pod: pods[i+1].Name, Exec: r.env.Exec(pods[i+1].Name)})
 		if hosts {
 			r.clients[i].Host = r.env.Exec(pods[1+len(o.Nodes)+i].Name)
 		}
@@ -481,7 +482,10 @@ func (r *Runner) measureService(ctx context.Context) error {
 		return err
 	}
 	ip, nodePort := allocated.Spec.ClusterIP, nodePortOf(allocated)
-	targets := r.serviceTargets(allocated)
+	targets, err := r.serviceTargets(allocated)
+	if err != nil {
+		return err
+	}
 	target := targets[0].addr(Client{})
 	svcs := r.env.Client.CoreV1().Services(r.o.Namespace)
 	name := "cnperf-prog-svc-" + r.obj.id()
@@ -556,18 +560,33 @@ func (r *Runner) serviceType() string {
 
 // serviceTargets are the targets of svc (as the API server answered): its ClusterIP, on the
 // Service's IP family, and, with NodePort, the node port on each client's own node (that
-// node's kube-proxy programs it), on the family of the node's address the client dials.
-func (r *Runner) serviceTargets(svc *corev1.Service) []target {
+// node's kube-proxy programs it) at the node's address of the Service's family: a single-stack
+// Service's node port is open on the node's addresses of its family only, so a probe of
+// another family would never see it open. A client node without an address of that family is
+// an error that says so (a dual-stack cluster whose Services are IPv6 first, a node with an
+// IPv4 InternalIP only): its probe could not measure the Service.
+func (r *Runner) serviceTargets(svc *corev1.Service) ([]target, error) {
 	clusterIP := fixed(api.PathPodClusterIP, net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(r.o.Port)))
 	family := kube.ServiceFamily(svc)
 	clusterIP.family = func(Client) string { return family }
 	ts := []target{clusterIP}
-	if r.o.NodePort {
-		nodePort := strconv.Itoa(int(nodePortOf(svc)))
-		ts = append(ts, target{path: api.PathPodNodePort, addr: func(c Client) string { return net.JoinHostPort(c.NodeIP, nodePort) },
-			family: func(c Client) string { return kube.AddrFamily(c.NodeIP) }})
+	if !r.o.NodePort {
+		return ts, nil
 	}
-	return ts
+	var missing []string
+	for _, c := range r.clients {
+		if c.NodeIPs[family] == "" {
+			missing = append(missing, c.Node)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("the NodePort Service %s is %s (ClusterIP %s): its node port is open on the nodes' %s addresses only, "+
+			"and node %s has no %s InternalIP or ExternalIP to probe it at (--nodeport=false probes the ClusterIP only)",
+			svc.Name, family, svc.Spec.ClusterIP, family, strings.Join(missing, ", "), family)
+	}
+	nodePort := strconv.Itoa(int(nodePortOf(svc)))
+	return append(ts, target{path: api.PathPodNodePort, addr: func(c Client) string { return net.JoinHostPort(c.NodeIPs[family], nodePort) },
+		family: func(Client) string { return family }}), nil
 }
 
 // measureEndpoint adds the server to a Service without endpoints and takes it away, Count
@@ -582,7 +601,10 @@ func (r *Runner) measureEndpoint(ctx context.Context) error {
 	if r.o.NodePort && nodePortOf(svc) == 0 {
 		return errors.Join(errNoNodePort, ignoreNotFound(svcs.Delete(ctx, name, metav1.DeleteOptions{})))
 	}
-	targets := r.serviceTargets(svc)
+	targets, err := r.serviceTargets(svc)
+	if err != nil {
+		return errors.Join(err, ignoreNotFound(svcs.Delete(ctx, name, metav1.DeleteOptions{})))
+	}
 	target := targets[0].addr(Client{})
 	pods := r.env.Client.CoreV1().Pods(r.o.Namespace)
 	label := func(v any) func(ctx context.Context) error {

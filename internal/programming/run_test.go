@@ -91,13 +91,14 @@ func testRunner(t *testing.T, cs *fake.Clientset, port int, nodePort bool, kinds
 	p.Timeout = time.Second
 	r, err := New(Options{Namespace: "ns", RunID: "run-1", Image: "img", Nodes: []string{"n1", "n2"}, Kinds: kinds, Count: 3,
 		Params: p, Port: port, StandingSettle: time.Millisecond, NodePort: nodePort,
-		NodeIPs: map[string]string{"n1": "127.0.0.1", "n2": "127.0.0.1"}}, Env{Client: cs})
+		NodeIPs: map[string]map[string]string{"n1": {"ipv4": "127.0.0.1"}, "n2": {"ipv4": "127.0.0.1"}}}, Env{Client: cs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// what Prepare would have found: the server and a client per node
 	r.server = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "srv"}, Status: corev1.PodStatus{PodIP: "127.0.0.1"}}
-	r.clients = []Client{{Node: "n1", NodeIP: "127.0.0.1", Pod: "c1", Exec: localExec{}}, {Node: "n2", NodeIP: "127.0.0.1", Pod: "c2", Exec: localExec{}}}
+	r.clients = []Client{{Node: "n1", NodeIPs: map[string]string{"ipv4": "127.0.0.1"}, Pod: "c1", Exec: localExec{}},
+		{Node: "n2", NodeIPs: map[string]string{"ipv4": "127.0.0.1"}, Pod: "c2", Exec: localExec{}}}
 	return r
 }
 
@@ -160,6 +161,63 @@ func testRunnerService(t *testing.T, nodePort bool, wants []wantResult) {
 		if len(pr.Percentiles) != 4 || pr.ProbeIntervalSeconds != testParams.Interval.Seconds() || pr.Target != "127.0.0.1:"+strconv.Itoa(port) {
 			t.Errorf("result %d: programming %+v", i, pr)
 		}
+	}
+}
+
+// TestNodePortTakesTheServicesFamily: a Service's node port is probed at each node's address
+// of the Service's IP family (the fake's Services are IPv4; its dataplane listens on
+// 127.0.0.1 only), not at another address of the node (::1 here, which a dual-stack node may
+// list first and whose probe would never see the port open); a node without an address of the
+// Service's family is refused with a message saying so, before any change, and the endpoint
+// kind's Service is deleted.
+func TestNodePortTakesTheServicesFamily(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		n2      map[string]string
+		kind    Kind
+		wantErr string
+	}{
+		{"dual-stack, service", map[string]string{"ipv6": "::1", "ipv4": "127.0.0.1"}, KindService, ""},
+		{"no IPv4 address, service", map[string]string{"ipv6": "::1"}, KindService,
+			"its node port is open on the nodes' ipv4 addresses only, and node n2 has no ipv4 InternalIP or ExternalIP to probe it at"},
+		{"no IPv4 address, endpoint", map[string]string{"ipv6": "::1"}, KindEndpoint,
+			"its node port is open on the nodes' ipv4 addresses only, and node n2 has no ipv4 InternalIP or ExternalIP to probe it at"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs, port := fakeCluster(t, 20*time.Millisecond)
+			r := testRunner(t, cs, port, true, tc.kind)
+			r.clients[0].NodeIPs = map[string]string{"ipv6": "::1", "ipv4": "127.0.0.1"}
+			r.clients[1].NodeIPs = tc.n2
+			err := r.Measure(context.Background())
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				if len(r.Results()) != 0 {
+					t.Errorf("%d results of a refused kind", len(r.Results()))
+				}
+				if svcs, lerr := cs.CoreV1().Services("ns").List(context.Background(), metav1.ListOptions{}); lerr != nil || len(svcs.Items) != 0 {
+					t.Errorf("Services left: %v (%v)", svcs, lerr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			nodePorts := 0
+			for _, x := range r.Results() {
+				if x.Path != api.PathPodNodePort {
+					continue
+				}
+				nodePorts++
+				if x.Error != "" || x.Params.IPFamily != "ipv4" || !strings.HasPrefix(x.Programming.Target, "127.0.0.1:") {
+					t.Errorf("%s from %s: error %q, family %q, target %s", x.Profile, x.Placement.Client.Node, x.Error, x.Params.IPFamily, x.Programming.Target)
+				}
+			}
+			if nodePorts != 4 {
+				t.Errorf("%d NodePort results, want 4", nodePorts)
+			}
+		})
 	}
 }
 

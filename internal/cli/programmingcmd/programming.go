@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -344,15 +345,15 @@ func (o *Options) write(streams iostreams.Streams, run *api.Run) error {
 	return enc.Encode(streams.Out, []*api.Run{run})
 }
 
-// nodeAddrs are the nodes' addresses where the probes dial their NodePorts: of the family
-// cnperf run measures on for these nodes (mesh.DefaultFamily: IPv6 when every node puts IPv6
-// first), not the first InternalIP, which a dual-stack IPv6-first node may list as IPv4; with
-// the default family, the first InternalIP (as cnperf run's NodePort target).
-func nodeAddrs(nodes []mesh.Node) map[string]string {
-	family := mesh.DefaultFamily(nodes)
-	out := make(map[string]string, len(nodes))
+// nodeAddrs are the nodes' addresses where the probes dial their NodePorts, by IP family
+// (mesh.Node.IPs: an InternalIP, else an ExternalIP, of each family the node has): the runner
+// dials a Service's node port at the node's address of the Service's family, which is the
+// cluster's first Service family, not necessarily the nodes' (mesh.DefaultFamily) nor that of
+// a node's first InternalIP.
+func nodeAddrs(nodes []mesh.Node) map[string]map[string]string {
+	out := make(map[string]map[string]string, len(nodes))
 	for _, n := range nodes {
-		out[n.Name] = n.Addr(family)
+		out[n.Name] = maps.Clone(n.IPs)
 	}
 	return out
 }
