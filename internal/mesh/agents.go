@@ -66,7 +66,12 @@ type AgentOptions struct {
 
 // Agent is one node's agent pod.
 type Agent struct {
+	// PodIP and HostIP are the pod's and its node's first addresses (status.podIP, hostIP),
+	// PodIPs and HostIPs all of them, one per IP family on a dual-stack cluster (status.podIPs,
+	// hostIPs; empty when the status lists none: then the first address is all there is), from
+	// which Target picks the run's family.
 	Node, Pod, PodIP, HostIP string
+	PodIPs, HostIPs          []string
 	Network                  api.Network
 	// AttachInterface, AttachIP and AttachMTU are its interface, address and MTU (0: not
 	// reported) on the secondary network, from Multus's network status (api.NetworkAttachment).
@@ -313,7 +318,7 @@ func waitAgents(ctx context.Context, cs kubernetes.Interface, o AgentOptions, ne
 					continue
 				}
 				if kube.PodReady(p) {
-					a := Agent{Node: node, Pod: p.Name, PodIP: p.Status.PodIP, HostIP: p.Status.HostIP, Network: net}
+					a := agentOf(p, net)
 					if net == api.NetworkAttachment && o.Network != nil {
 						if err := attachAgent(&a, p, o.Network.Name); err != nil {
 							failed = append(failed, Skipped{node, fmt.Sprintf("agent pod %s: %v", p.Name, err)})
@@ -391,4 +396,16 @@ func Cleanup(ctx context.Context, cs kubernetes.Interface, ns, runID string, nam
 	}
 	errs = append(errs, kube.DeleteRunObjects(ctx, cs, ns, kube.RunSelector(runID), false))
 	return errors.Join(errs...)
+}
+
+// agentOf is the Agent of the ready pod p on the network net.
+func agentOf(p *corev1.Pod, net api.Network) Agent {
+	a := Agent{Node: p.Spec.NodeName, Pod: p.Name, PodIP: p.Status.PodIP, HostIP: p.Status.HostIP, Network: net}
+	for _, ip := range p.Status.PodIPs {
+		a.PodIPs = append(a.PodIPs, ip.IP)
+	}
+	for _, ip := range p.Status.HostIPs {
+		a.HostIPs = append(a.HostIPs, ip.IP)
+	}
+	return a
 }

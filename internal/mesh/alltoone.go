@@ -86,7 +86,7 @@ func DeployOneServer(ctx context.Context, cs kubernetes.Interface, o AgentOption
 	p := pods[name]
 	srv := &OneServer{
 		Network: net, ServiceIP: created.Spec.ClusterIP, Options: options,
-		Pod: Agent{Node: node, Pod: name, PodIP: p.Status.PodIP, HostIP: p.Status.HostIP, Network: net},
+		Pod: agentOf(p, net),
 	}
 	if net == api.NetworkAttachment && o.Network != nil {
 		if err := attachAgent(&srv.Pod, p, o.Network.Name); err != nil {
@@ -164,7 +164,7 @@ func (o *Options) RunAllToOne(ctx context.Context, env Env, nodes []Node, server
 				j.path = api.PathPodClusterIP
 				j.target = driver.Target{Host: s.Server.ServiceIP}
 			} else {
-				j.target = Target(s.Server.Pod)
+				j.target = Target(s.Server.Pod, o.Params.IPFamily)
 			}
 			if !ok {
 				j.client = Agent{Node: n.Name, Network: s.Clients.Network}

@@ -6,18 +6,31 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
+	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/meshview"
 )
 
-// Target is the address a client dials to reach agent a directly.
-func Target(a Agent) driver.Target {
+// Target is the address a client dials to reach agent a directly, of the run's IP family
+// (Params.IPFamily: "ipv6" when every node puts IPv6 first, DefaultFamily; "" the first
+// address), as the kube platform picks a case's (kube.PickIP of the pod's status addresses):
+// its node's on the host network (a dual-stack node may list its IPv4 address first when its
+// pods are IPv6 first), its pod's on the pod network, its address on the secondary network.
+func Target(a Agent, family string) driver.Target {
 	switch a.Network {
 	case api.NetworkHost:
-		return driver.Target{Host: a.HostIP}
+		return driver.Target{Host: pickIP(a.HostIPs, a.HostIP, family)}
 	case api.NetworkAttachment:
 		return driver.Target{Host: a.AttachIP}
 	}
-	return driver.Target{Host: a.PodIP}
+	return driver.Target{Host: pickIP(a.PodIPs, a.PodIP, family)}
+}
+
+// pickIP is the first of ips (else first alone) of the family (kube.PickIP).
+func pickIP(ips []string, first, family string) string {
+	if len(ips) == 0 && first != "" {
+		ips = []string{first}
+	}
+	return kube.PickIP(ips, family)
 }
 
 // PathOf is the path between two nodes on a network, read from the path table: the direct
@@ -113,12 +126,16 @@ func (o *Options) RunMesh(ctx context.Context, env Env, nodes []Node, sched *Sch
 					// its own network namespace (the stack without veth, bridge or wire).
 					j.path = api.PathLoopback
 				}
+				if cwhy == "" && swhy == "" {
+					if j.target = Target(sa, o.Params.IPFamily); j.target.Host == "" {
+						swhy = fmt.Sprintf("the %s agent on node %s has no %s address", o.networkName(set.Network), sn.Name, kube.FamilyName(o.Params.IPFamily))
+					}
+				}
 				if cwhy != "" || swhy != "" {
 					broken = append(broken, j)
 					brokenWhy = append(brokenWhy, firstNonEmpty(cwhy, swhy))
 					continue
 				}
-				j.target = Target(sa)
 				jobs = append(jobs, j)
 			}
 			rounds = append(rounds, jobs)

@@ -90,7 +90,7 @@ func TestDeployAgentsOnSecondaryNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := set.ByNode["n1"]; a.AttachIP != "10.125.0.7" || a.AttachInterface != "net2" || Target(a).Host != "10.125.0.7" {
+	if a := set.ByNode["n1"]; a.AttachIP != "10.125.0.7" || a.AttachInterface != "net2" || Target(a, "").Host != "10.125.0.7" {
 		t.Errorf("n1's agent %+v: want net2 10.125.0.7, dialled there", a)
 	}
 	if len(set.Failed) != 1 || set.Failed[0].Node != "n2" ||
@@ -224,5 +224,36 @@ func TestSecondaryNetworkCreated(t *testing.T) {
 				t.Error("a definition the run did not create was deleted")
 			}
 		})
+	}
+}
+
+// TestTargetTakesTheRunsFamily: a cell dials its server agent at the address of the run's IP
+// family, on the host network as on the pod network: a dual-stack node whose pods are IPv6
+// first may list its IPv4 address first (status.hostIPs), and an IPv6 run's host-network cell
+// dialled that IPv4 address (status.hostIP) while its server listened on IPv6 and the result
+// said IPv6. Without a family (IPv4 runs) or a list of addresses, the first address, as before.
+func TestTargetTakesTheRunsFamily(t *testing.T) {
+	dual := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "agent-n1"}, Spec: corev1.PodSpec{NodeName: "n1"},
+		Status: corev1.PodStatus{PodIP: "fd00:10:244:1::5", PodIPs: []corev1.PodIP{{IP: "fd00:10:244:1::5"}, {IP: "10.244.1.5"}},
+			HostIP: "192.168.0.1", HostIPs: []corev1.HostIP{{IP: "192.168.0.1"}, {IP: "fd00::1"}}}}
+	for _, tc := range []struct {
+		name   string
+		agent  Agent
+		family string
+		want   string
+	}{
+		{"host, ipv6 run", agentOf(dual, api.NetworkHost), "ipv6", "fd00::1"},
+		{"host, ipv4 run", agentOf(dual, api.NetworkHost), "ipv4", "192.168.0.1"},
+		{"host, no family", agentOf(dual, api.NetworkHost), "", "192.168.0.1"},
+		{"pod, ipv6 run", agentOf(dual, api.NetworkPod), "ipv6", "fd00:10:244:1::5"},
+		{"pod, ipv4 run", agentOf(dual, api.NetworkPod), "ipv4", "10.244.1.5"},
+		{"pod, no family", agentOf(dual, api.NetworkPod), "", "fd00:10:244:1::5"},
+		{"host, no list", Agent{HostIP: "192.168.0.2", Network: api.NetworkHost}, "", "192.168.0.2"},
+		{"pod, no list", Agent{PodIP: "10.0.0.2", Network: api.NetworkPod}, "", "10.0.0.2"},
+		{"host, ipv6 run, IPv4 node", Agent{HostIP: "192.168.0.2", Network: api.NetworkHost}, "ipv6", ""},
+	} {
+		if got := Target(tc.agent, tc.family).Host; got != tc.want {
+			t.Errorf("%s: dials %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

@@ -34,6 +34,7 @@ type fakeCluster struct {
 	overlaps []string
 	slow     map[[2]string]float64 // pair → throughput (default 10 Gbit/s)
 	reads    map[string]int
+	dialed   []string // the hosts the clients dialled
 }
 
 func (f *fakeCluster) executor(a Agent) platform.Executor { return fakeExec{f: f, node: a.Node} }
@@ -65,6 +66,7 @@ func (e fakeExec) Exec(ctx context.Context, cmd driver.Command) driver.Output {
 	f := e.f
 	f.mu.Lock()
 	server := f.byIP[host]
+	f.dialed = append(f.dialed, host)
 	pair := e.node + "→" + server
 	for _, n := range []string{e.node, server} {
 		if other, busy := f.active[n]; busy {
@@ -193,6 +195,61 @@ func TestRunMeshRoundsConcurrentlyWithoutOverlap(t *testing.T) {
 	}
 	if fmt.Sprint(outliers) != "[n2→n4]" {
 		t.Fatalf("outliers %v, want [n2→n4]", outliers)
+	}
+}
+
+// TestRunMeshHostCellsDialTheRunsFamily: on an IPv6 run (every node's pods IPv6 first), a
+// host-network cell dials its server's node at its IPv6 address, although the node lists its
+// IPv4 address first (status.hostIP, which the cells dialled before); a node without an IPv6
+// address is a broken cell that says so, not a dial of its IPv4 address.
+func TestRunMeshHostCellsDialTheRunsFamily(t *testing.T) {
+	const n = 3
+	var nodes []Node
+	set := &AgentSet{Network: api.NetworkHost, ByNode: map[string]Agent{}}
+	f := &fakeCluster{byIP: map[string]string{}, active: map[string]string{}, reads: map[string]int{}}
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("n%d", i)
+		nodes = append(nodes, Node{Name: name})
+		v4, v6 := fmt.Sprintf("192.168.0.%d", i), fmt.Sprintf("fd00::%d", i)
+		a := Agent{Node: name, Pod: "agent-" + name, HostIP: v4, HostIPs: []string{v4, v6}, Network: api.NetworkHost}
+		if i == 2 {
+			a.HostIPs = []string{v4} // an IPv4-only node
+		}
+		set.ByNode[name] = a
+		f.byIP[v6] = name
+	}
+	sched, _ := NewSchedule(n, ScheduleOptions{})
+	metric, _ := meshview.LookupMetric("", api.TCPStream)
+	o := &Options{Profile: api.TCPStream, Driver: native.Driver{}, Params: api.Params{DurationSeconds: 1, Samples: 1, Parallel: 1, IPFamily: "ipv6"},
+		Metric: metric, OutlierMADs: 3}
+	o.roundStart = func(i int) {
+		runnable := 0
+		for _, p := range sched.Rounds[i] {
+			if p.Server != 2 {
+				runnable++
+			}
+		}
+		f.startRound(runnable)
+	}
+	m, results := o.RunMesh(context.Background(), Env{Exec: f.executor}, nodes, sched, []*AgentSet{set})
+	if len(results) != n*(n-1) {
+		t.Fatalf("%d results, want %d", len(results), n*(n-1))
+	}
+	for _, c := range m.Matrices[0].Cells {
+		switch {
+		case c.Server == "n2" && c.Error != "the host agent on node n2 has no ipv6 address":
+			t.Errorf("%s→%s: error %q, want that n2 has no IPv6 address", c.Client, c.Server, c.Error)
+		case c.Server != "n2" && c.Error != "":
+			t.Errorf("%s→%s: %s", c.Client, c.Server, c.Error)
+		}
+	}
+	if len(f.dialed) != 4 {
+		t.Errorf("%d cells dialled, want 4: %v", len(f.dialed), f.dialed)
+	}
+	for _, h := range f.dialed {
+		if f.byIP[h] == "" {
+			t.Errorf("a cell dialled %s, not a node's IPv6 address", h)
+		}
 	}
 }
 
