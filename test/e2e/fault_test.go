@@ -124,12 +124,26 @@ func TestFaultSecondSignalCutsCleanup(t *testing.T) {
 	if !text.ContainsFolded(all, "cnperf: second signal (SIGTERM): cutting clean-up and result shipping short") {
 		t.Errorf("cnperf did not say it cuts clean-up short")
 	}
+	// The line is wrapped to 120 columns (or $COLUMNS) at spaces, its continuations indented
+	// two spaces: it is read whole, its white space folded.
 	wantLeft := "cnperf: clean-up did not finish; may be left in the cluster: namespace " + ns + " (created by run " + runID + ") with its pods and Services; remove them with: "
-	i := strings.Index(all, wantLeft)
-	if i < 0 {
+	said := ""
+	for i, l := range log {
+		if strings.HasPrefix(l, "cnperf: clean-up did not finish;") {
+			said = l
+			for _, c := range log[i+1:] {
+				if !strings.HasPrefix(c, "  ") {
+					break
+				}
+				said += c
+			}
+			break
+		}
+	}
+	command, found := strings.CutPrefix(text.Folded(said), wantLeft)
+	if !found {
 		t.Fatalf("cnperf did not say what may be left (%q)", wantLeft)
 	}
-	command := strings.SplitN(all[i+len(wantLeft):], "\n", 2)[0]
 	if want := "cnperf cleanup --run " + runID + " --kubeconfig " + cl.kubeconfig; command != want {
 		t.Errorf("command %q, want %q", command, want)
 	}
