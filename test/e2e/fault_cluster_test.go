@@ -185,11 +185,12 @@ func TestFaultClientKubeletStopped(t *testing.T) {
 	runID := uuid.NewString()
 	ns := kpNamespace("cnperf-e2e-kubelet")
 	results := filepath.Join(t.TempDir(), "run.jsonl")
-	var node string
+	var node, said string
 	stopped := false
 	log, err := faultCnperf(t, bin, 4*time.Minute, func(l string) {
-		if m := crossClients.FindStringSubmatch(l); m != nil {
-			node = m[1]
+		said += " " + l // stderr is wrapped at 120 columns: the node may be on the next line
+		if m := crossClients.FindStringSubmatch(text.Folded(said)); m != nil && node == "" {
+			node = strings.TrimSuffix(m[1], ",")
 		}
 		if !stopped && strings.HasPrefix(l, "case 1/2") && node != "" {
 			stopped = true
