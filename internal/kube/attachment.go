@@ -114,14 +114,28 @@ type NetworkStatus struct {
 // Multus wrote: its name, its address of the family ("" = the first), and its MTU (0 when not
 // reported).
 func AttachmentOf(pod *corev1.Pod, network, family string) (iface, ip string, mtu int, err error) {
+	s, err := AttachmentStatus(pod, network)
+	if err != nil {
+		return "", "", 0, err
+	}
+	if ip = PickIP(s.IPs, family); ip == "" {
+		return "", "", 0, fmt.Errorf("pod %s has no %s address on %s (interface %s, addresses %s)",
+			pod.Name, FamilyName(family), network, s.Interface, strings.Join(s.IPs, ", "))
+	}
+	return s.Interface, ip, s.MTU, nil
+}
+
+// AttachmentStatus is a pod's entry for network (NAMESPACE/NAME) in the network status Multus
+// wrote, with or without addresses (a definition without IPAM gives none).
+func AttachmentStatus(pod *corev1.Pod, network string) (NetworkStatus, error) {
 	raw, ok := pod.Annotations[AnnotationNetworkStatus]
 	if !ok {
-		return "", "", 0, fmt.Errorf("pod %s has no %s annotation: Multus did not attach it to %s (is Multus the cluster's first CNI configuration?)",
+		return NetworkStatus{}, fmt.Errorf("pod %s has no %s annotation: Multus did not attach it to %s (is Multus the cluster's first CNI configuration?)",
 			pod.Name, AnnotationNetworkStatus, network)
 	}
 	var st []NetworkStatus
 	if err := json.Unmarshal([]byte(raw), &st); err != nil {
-		return "", "", 0, fmt.Errorf("pod %s: %s is not JSON: %w", pod.Name, AnnotationNetworkStatus, err)
+		return NetworkStatus{}, fmt.Errorf("pod %s: %s is not JSON: %w", pod.Name, AnnotationNetworkStatus, err)
 	}
 	var names []string
 	for _, s := range st {
@@ -129,13 +143,9 @@ func AttachmentOf(pod *corev1.Pod, network, family string) (iface, ip string, mt
 			names = append(names, s.Name)
 			continue
 		}
-		if ip = PickIP(s.IPs, family); ip == "" {
-			return "", "", 0, fmt.Errorf("pod %s has no %s address on %s (interface %s, addresses %s)",
-				pod.Name, FamilyName(family), network, s.Interface, strings.Join(s.IPs, ", "))
-		}
-		return s.Interface, ip, s.MTU, nil
+		return s, nil
 	}
-	return "", "", 0, fmt.Errorf("pod %s is not attached to %s (its network status names %s)", pod.Name, network, strings.Join(names, ", "))
+	return NetworkStatus{}, fmt.Errorf("pod %s is not attached to %s (its network status names %s)", pod.Name, network, strings.Join(names, ", "))
 }
 
 // PickIP returns the first address of the family ("ipv4", "ipv6"; "" = the first address).

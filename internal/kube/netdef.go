@@ -24,6 +24,8 @@ type NetworkDefinition struct {
 	Name string
 	// Config is its spec.config: a CNI configuration (JSON).
 	Config string
+	// Annotations are its metadata's (none for --macvlan's).
+	Annotations map[string]string
 }
 
 // k8s-netperf's --macvlan: the definition it creates (pkg/k8s/kubernetes.go, DeployNADMacvlan),
@@ -77,6 +79,73 @@ type IPAMError struct{ Err error }
 func (e *IPAMError) Error() string { return e.Err.Error() }
 func (e *IPAMError) Unwrap() error { return e.Err }
 
+// IPAMOf is the IPAM plugin of a CNI configuration (a definition's spec.config: one plugin, or
+// a list whose first plugin is the interface's): "" when it has none, so that the interface
+// gets no address from it.
+func IPAMOf(config string) (string, error) {
+	type plugin struct {
+		IPAM struct {
+			Type string `json:"type"`
+		} `json:"ipam"`
+		Type string `json:"type"`
+	}
+	var conf struct {
+		plugin
+		Plugins []plugin `json:"plugins"`
+	}
+	if err := json.Unmarshal([]byte(config), &conf); err != nil {
+		return "", fmt.Errorf("spec.config is not a CNI configuration (JSON): %w", err)
+	}
+	if conf.Type == "" && len(conf.Plugins) > 0 {
+		conf.plugin = conf.Plugins[0]
+	}
+	return conf.IPAM.Type, nil
+}
+
+// ReadIPAM is the IPAM plugin of the definition of network (NAMESPACE/NAME; IPAMOf); an error
+// when it cannot be read or has no spec.config (its configuration is on the nodes).
+func ReadIPAM(ctx context.Context, nads NADStore, network string) (string, error) {
+	ns, name, _ := strings.Cut(network, "/")
+	raw, err := nads.Get(ctx, ns, name)
+	if err != nil {
+		return "", fmt.Errorf("network %s: read NetworkAttachmentDefinition: %w", network, err)
+	}
+	var nad struct {
+		Spec struct {
+			Config string `json:"config"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(raw, &nad); err != nil {
+		return "", fmt.Errorf("network %s: the NetworkAttachmentDefinition is not JSON: %w", network, err)
+	}
+	if strings.TrimSpace(nad.Spec.Config) == "" {
+		return "", fmt.Errorf("network %s: the definition has no spec.config (its configuration is on the nodes), so whether it has IPAM is unknown", network)
+	}
+	ipam, err := IPAMOf(nad.Spec.Config)
+	if err != nil {
+		return "", fmt.Errorf("network %s: %w", network, err)
+	}
+	return ipam, nil
+}
+
+// k8s-netperf's `--vm --bridge BRIDGE`: the definition it creates for its VMs (pkg/k8s/
+// kubernetes.go, DeployNADBridge): a bridge interface on the nodes' Linux bridge BRIDGE, no
+// IPAM (its VMs set static addresses, bridgeNetwork.json's), and the resource name KubeVirt's
+// bridge-marker announces for nodes that have the bridge (a scheduling hint only where
+// Multus's network-resources-injector runs).
+const BridgeDefinitionName = "br-netperf"
+
+// BridgeDefinition is the definition k8s-netperf's --vm --bridge BRIDGE creates, its spec.config
+// byte for byte.
+func BridgeDefinition(bridge string) (*NetworkDefinition, error) {
+	if err := CheckInterfaceName(bridge); err != nil {
+		return nil, err
+	}
+	return &NetworkDefinition{Name: BridgeDefinitionName,
+		Annotations: map[string]string{"k8s.v1.cni.cncf.io/resourceName": "bridge.network.kubevirt.io/" + bridge},
+		Config:      `{"cniVersion": "0.3.1", "type": "bridge", "name": "br-netperf", "bridge": "` + bridge + `"}`}, nil
+}
+
 // CheckInterfaceName refuses what the kernel would not take as an interface name.
 func CheckInterfaceName(s string) error {
 	switch {
@@ -95,14 +164,18 @@ func CheckInterfaceName(s string) error {
 // nadBody is the definition as the API takes it, labelled with the run (so that what the run
 // created is told apart from what it found).
 func nadBody(ns, runID string, d *NetworkDefinition) ([]byte, error) {
+	meta := map[string]any{
+		"name": d.Name, "namespace": ns,
+		"labels": map[string]string{LabelRun: runID, "app.kubernetes.io/managed-by": "cnperf"},
+	}
+	if len(d.Annotations) > 0 {
+		meta["annotations"] = d.Annotations
+	}
 	return json.Marshal(map[string]any{
 		"apiVersion": NADGroup + "/v1",
 		"kind":       "NetworkAttachmentDefinition",
-		"metadata": map[string]any{
-			"name": d.Name, "namespace": ns,
-			"labels": map[string]string{LabelRun: runID, "app.kubernetes.io/managed-by": "cnperf"},
-		},
-		"spec": map[string]string{"config": d.Config},
+		"metadata":   meta,
+		"spec":       map[string]string{"config": d.Config},
 	})
 }
 

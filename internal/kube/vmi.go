@@ -3,6 +3,7 @@ package kube
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -75,7 +76,37 @@ type VMOptions struct {
 	// RLIMIT_NOFILE is lower: passt then exits "Can't open enough sockets for port specifier:
 	// all" and the VMI fails). The other bindings forward every port without a socket each.
 	Ports []VMPort
+	// Secondary, when set, puts the VM on a secondary network as well (a Multus
+	// NetworkAttachmentDefinition): a second interface with KubeVirt's bridge binding.
+	Secondary *VMSecondary
 }
+
+// VMSecondary is a VM's interface on a secondary network. KubeVirt's bridge binding moves the
+// launcher pod's interface on it into the guest; when the definition has IPAM, KubeVirt serves
+// the pod interface's address to the guest by DHCP (and keeps it on a dummy link in the pod:
+// virt-handler's BridgePodNetworkConfigurator, pkg/network/infraconfigurators/bridge.go in
+// v1.0.1, creates the dummy only when the pod interface has an IPv4 address); without IPAM it
+// serves none, and the guest sets Address itself.
+type VMSecondary struct {
+	Network string // NAMESPACE/NAME of the NetworkAttachmentDefinition
+	// MAC is the interface's MAC address: how the guest's /init finds the NIC Address is for
+	// (kernel argument cnperf.static=MAC,ADDRESS).
+	MAC string
+	// Address is the guest's address on it (CIDR); "" when the definition's IPAM gives one
+	// (the guest asks DHCP on every NIC).
+	Address string
+}
+
+// SecondaryMAC is the MAC address a VM's secondary interface gets: locally administered and
+// unicast (02:...), the rest from the hash of the VMI's name, so that it is the same for a
+// name and differs between the run's VMs.
+func SecondaryMAC(vmi string) string {
+	h := sha256.Sum256([]byte(vmi))
+	return fmt.Sprintf("02:%02x:%02x:%02x:%02x:%02x", h[0], h[1], h[2], h[3], h[4])
+}
+
+// SecondaryInterface names the secondary network's interface and network in a VMI.
+const SecondaryInterface = "secondary"
 
 // VMPort is a guest port (a VMI interface's ports[] entry).
 type VMPort struct {
@@ -113,6 +144,19 @@ func (o VMOptions) VMI() map[string]any {
 	if o.DataPort > 0 {
 		args = append(args, fmt.Sprintf("cnperf.data_port=%d", o.DataPort))
 	}
+	ifaces := []any{iface}
+	networks := []any{map[string]any{"name": "default", "pod": map[string]any{}}}
+	if sec := o.Secondary; sec != nil {
+		si := map[string]any{"name": SecondaryInterface, BindingBridge: map[string]any{}}
+		if sec.MAC != "" {
+			si["macAddress"] = sec.MAC
+		}
+		ifaces = append(ifaces, si)
+		networks = append(networks, map[string]any{"name": SecondaryInterface, "multus": map[string]any{"networkName": sec.Network}})
+		if sec.Address != "" && sec.MAC != "" {
+			args = append(args, "cnperf.static="+sec.MAC+","+sec.Address)
+		}
+	}
 	spec := map[string]any{
 		"terminationGracePeriodSeconds": 0,
 		"domain": map[string]any{
@@ -123,10 +167,10 @@ func (o VMOptions) VMI() map[string]any {
 				"container": map[string]any{"image": o.Image, "imagePullPolicy": string(o.PullPolicy),
 					"kernelPath": GuestKernelPath, "initrdPath": GuestInitrdPath},
 			}},
-			"devices": map[string]any{"interfaces": []any{iface},
+			"devices": map[string]any{"interfaces": ifaces,
 				"disks": []any{map[string]any{"name": guestTokenVolume, "serial": GuestTokenSerial, "disk": map[string]any{"bus": "virtio"}}}},
 		},
-		"networks": []any{map[string]any{"name": "default", "pod": map[string]any{}}},
+		"networks": networks,
 		"volumes":  []any{map[string]any{"name": guestTokenVolume, "secret": map[string]any{"secretName": o.TokenSecret}}},
 	}
 	if a := NodesAffinity(o.Nodes); a != nil {

@@ -126,6 +126,11 @@ func TestVMIAgainstKubeVirtSchema(t *testing.T) {
 			t.Errorf("%s: %s", b, strings.Join(errs, "; "))
 		}
 	}
+	sec := testVM()
+	sec.Secondary = &VMSecondary{Network: "ns/net", MAC: SecondaryMAC(sec.Name), Address: "10.10.10.12/24"}
+	if errs := validate(s, toMap(sec.VMI()), ""); len(errs) > 0 {
+		t.Errorf("secondary network: %s", strings.Join(errs, "; "))
+	}
 	bad := toMap(testVM().VMI()).(map[string]any)
 	bad["spec"].(map[string]any)["domain"].(map[string]any)["cpu"].(map[string]any)["vcpus"] = 2.0
 	bad["spec"].(map[string]any)["domain"].(map[string]any)["firmware"].(map[string]any)["kernelBoot"].(map[string]any)["kernelArgs"] = 3.0
@@ -147,6 +152,19 @@ func TestVMIGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		golden.Check(t, "testdata/objects/vmi-"+b+".json", append(got, '\n'))
+	}
+	// on a secondary network: its address static (a definition without IPAM), or its IPAM's by DHCP
+	for _, tt := range []struct {
+		file    string
+		address string
+	}{{"vmi-masquerade-secondary-static.json", "10.10.10.12/24"}, {"vmi-masquerade-secondary-dhcp.json", ""}} {
+		o := testVM()
+		o.Secondary = &VMSecondary{Network: "cnperf/br-netperf", MAC: SecondaryMAC(o.Name), Address: tt.address}
+		got, err := json.MarshalIndent(o.VMI(), "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, "testdata/objects/"+tt.file, append(got, '\n'))
 	}
 	if n := testVM().VCPUs(); n != 2 {
 		t.Errorf("VCPUs = %d, want 2", n)
@@ -171,5 +189,52 @@ func TestNoVMIsFor(t *testing.T) {
 		if got := noVMIsFor(tt.err); got != tt.want {
 			t.Errorf("noVMIsFor(%v) = %v, want %v", tt.err, got, tt.want)
 		}
+	}
+}
+
+// TestSecondaryMAC: a locally administered unicast MAC, the same for a name, another for another.
+func TestSecondaryMAC(t *testing.T) {
+	a, b := SecondaryMAC("cnperf-srv-native-attachment-1a2b3c4d"), SecondaryMAC("cnperf-cli-attachment-c-1a2b3c4d")
+	if len(a) != 17 || !strings.HasPrefix(a, "02:") || a == b || a != SecondaryMAC("cnperf-srv-native-attachment-1a2b3c4d") {
+		t.Errorf("SecondaryMAC: %s, %s", a, b)
+	}
+}
+
+// TestIPAMOf: the IPAM plugin of a definition's configuration, one plugin or a list's first.
+func TestIPAMOf(t *testing.T) {
+	for _, tt := range []struct{ config, want, err string }{
+		{`{"cniVersion": "0.3.1", "type": "bridge", "name": "br-netperf", "bridge": "br0"}`, "", ""},
+		{`{"type": "bridge", "bridge": "mbr0", "ipam": {"type": "whereabouts", "range": "10.125.0.0/24"}}`, "whereabouts", ""},
+		{`{"cniVersion": "0.4.0", "plugins": [{"type": "bridge", "ipam": {"type": "static"}}, {"type": "tuning"}]}`, "static", ""},
+		{`{"plugins": [{"type": "bridge"}, {"type": "tuning", "ipam": {"type": "host-local"}}]}`, "", ""},
+		{`not json`, "", "spec.config is not a CNI configuration (JSON)"},
+	} {
+		got, err := IPAMOf(tt.config)
+		if got != tt.want || (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("%s: %q, %v; want %q, %q", tt.config, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+// TestBridgeDefinition: k8s-netperf's --vm --bridge BRIDGE definition (DeployNADBridge), byte for
+// byte; a bridge name the kernel would not take is refused.
+func TestBridgeDefinition(t *testing.T) {
+	d, err := BridgeDefinition("br0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"cniVersion": "0.3.1", "type": "bridge", "name": "br-netperf", "bridge": "br0"}`
+	if d.Name != "br-netperf" || d.Config != want || d.Annotations["k8s.v1.cni.cncf.io/resourceName"] != "bridge.network.kubevirt.io/br0" {
+		t.Errorf("BridgeDefinition(br0) = %+v, want br-netperf with %s", d, want)
+	}
+	if ipam, _ := IPAMOf(d.Config); ipam != "" {
+		t.Errorf("IPAM %q, want none", ipam)
+	}
+	body, _ := nadBody("ns", "r1", d)
+	if !strings.Contains(string(body), `"annotations":{"k8s.v1.cni.cncf.io/resourceName":"bridge.network.kubevirt.io/br0"}`) {
+		t.Errorf("the definition's body lacks its annotation: %s", body)
+	}
+	if _, err := BridgeDefinition("a/b"); err == nil {
+		t.Error(`BridgeDefinition("a/b"): no error`)
 	}
 }

@@ -47,7 +47,7 @@ func (n *K8sNetperfNetworks) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&n.sriov, "sriov", "", "k8s-netperf's --sriov PF: an SriovNetworkNodePolicy and an SriovNetwork, which need the SR-IOV Network Operator and SR-IOV NICs"+refused)
 	fs.StringVar(&n.sriovNodeRole, "sriov-node-selector", kube.DefaultSRIOVNodeRole, "with --sriov: k8s-netperf's --sriov-node-selector, the node role (node-role.kubernetes.io/ROLE) of the SriovNetworkNodePolicy")
 	fs.StringVar(&n.udnPluginBinding, "udnPluginBinding", "", "k8s-netperf's --udnPluginBinding passt|l2bridge: with --vm and --udnl2 or --udnl3, the binding plugin of the VMs' "+
-		"interface on the primary UserDefinedNetwork; cnperf puts VMs on the default pod network only (--vm-binding), so a run with it stops before anything is created, saying so")
+		"interface on the primary UserDefinedNetwork; cnperf puts VMs on the default pod network (--vm-binding) and on NetworkAttachmentDefinitions only, so a run with it stops before anything is created, saying so")
 	fs.StringVar(&n.localnet, "localnet", "", "k8s-netperf's --localnet NAME: a localnet ClusterUserDefinedNetwork (VMs only in k8s-netperf), which needs OVN-Kubernetes and an OVS bridge mapping; "+
 		"the run says what the cluster lacks for it, then stops: cnperf measures pods, and pods get no address on it")
 }
@@ -154,7 +154,7 @@ func (n *K8sNetperfNetworks) mode(set func(string) bool) (*kube.NetworkMode, err
 // refuseUDNPluginBinding is the usage error of k8s-netperf's --udnPluginBinding: a value it does
 // not take, the flag without the UserDefinedNetwork mode and the VMs it is for, or, with them,
 // what cnperf does not build: VMs on a UserDefinedNetwork (its VMs are on the default pod
-// network). It stops the run before anything is created.
+// network and NetworkAttachmentDefinitions). It stops the run before anything is created.
 func (n *K8sNetperfNetworks) refuseUDNPluginBinding(set func(string) bool) error {
 	v := strings.TrimSpace(n.udnPluginBinding)
 	if !slices.Contains(UDNPluginBindings, v) {
@@ -171,7 +171,8 @@ func (n *K8sNetperfNetworks) refuseUDNPluginBinding(set func(string) bool) error
 		return exit.Usage("--udnPluginBinding: only with --udnl2 or --udnl3 and --vm\n  (k8s-netperf's: the binding of the VMs' interface on a primary UserDefinedNetwork)")
 	}
 	return exit.Usage("--udnPluginBinding %s with %s: cnperf does not put VMs on a UserDefinedNetwork\n"+
-		"  (its VMs are on the default pod network, with --vm-binding), so it stops here, before anything is created;\n"+
+		"  (its VMs are on the default pod network, with --vm-binding, and on NetworkAttachmentDefinitions),\n"+
+		"  so it stops here, before anything is created;\n"+
 		"  %s without it and --vm measures pods on the network (it needs OVN-Kubernetes)", v, udn, udn)
 }
 

@@ -77,7 +77,8 @@ func TestK8sNetperfNetworkFlags(t *testing.T) {
 		{args: []string{"--udnPluginBinding", "l2brige", "--udnl2"}, wantErr: `--udnPluginBinding: "l2brige" is not passt or l2bridge (k8s-netperf's values) (did you mean "l2bridge"?)`},
 		{args: []string{"--udnPluginBinding", "l2bridge", "--udnl3", "--vm"},
 			wantErr: "--udnPluginBinding l2bridge with --udnl3: cnperf does not put VMs on a UserDefinedNetwork\n" +
-				"  (its VMs are on the default pod network, with --vm-binding), so it stops here, before anything is created;\n" +
+				"  (its VMs are on the default pod network, with --vm-binding, and on NetworkAttachmentDefinitions),\n" +
+				"  so it stops here, before anything is created;\n" +
 				"  --udnl3 without it and --vm measures pods on the network (it needs OVN-Kubernetes)"},
 		{args: []string{"--udnPluginBinding", "passt", "--udnl2", "--cudn", "layer2"}, wantErr: "--udnPluginBinding passt with --udnl2: cnperf does not put VMs on a UserDefinedNetwork"},
 	} {

@@ -276,7 +276,7 @@ func (o *Options) setup(streams iostreams.Streams, fs *pflag.FlagSet) (st setup,
 	if o.vm, err = applyPlanVM(fs, o.loaded, &o.Platforms.kube); err != nil {
 		return st, err
 	}
-	if err := refuseVMsOnSecondaryNetwork(o.Platforms.kube.VM, secondary); err != nil {
+	if err := o.Networks.vmNetworks(fs, &o.Flags, &o.Platforms.kube, secondary); err != nil {
 		return st, err
 	}
 	set := func(name string) bool { f := fs.Lookup(name); return f != nil && f.Changed }

@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -32,8 +33,14 @@ const testUUID = "6f0d5a8e-1c1e-4a39-9a56-0c1d2f3e4a5b"
 
 func runCmd(t *testing.T, plat *platformtest.Platform, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	return runOpts(t, &Options{platform: plat}, args...)
+}
+
+// runOpts is runCmd with the command's options, to read what the flags set in them.
+func runOpts(t *testing.T, o *Options, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	c := newCommand(iostreams.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, &Options{platform: plat})
+	c := newCommand(iostreams.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, o)
 	c.SetArgs(args)
 	c.SetOut(&errb)
 	c.SetErr(&errb)
@@ -165,29 +172,62 @@ func TestKubeOnlyFlagsRefusedElsewhere(t *testing.T) {
 	}
 }
 
-// TestVMOnSecondaryNetworkRefused: VM endpoints with a secondary network flag are a usage error
-// naming the flag as given (cnperf's VMs are on the default pod network), before anything runs;
-// --vm=none, or the network without --vm, is not refused here.
-func TestVMOnSecondaryNetworkRefused(t *testing.T) {
-	const why = ": cnperf's VMs are on the default pod network only (VMs on secondary networks are not supported yet); give one"
+// TestVMOnSecondaryNetwork: VM endpoints with a secondary network flag: --network and
+// --vm=both --bridge BRIDGE (k8s-netperf's: the run's own br-netperf definition on the nodes'
+// bridge, static addresses from --bridgeNetwork) reach the platform; what cannot work (macvlan,
+// the OVN-Kubernetes and SR-IOV networks, a pod endpoint on br-netperf, a bad --bridgeNetwork)
+// is a usage error naming the flag as given, before anything runs.
+func TestVMOnSecondaryNetwork(t *testing.T) {
 	img := []string{"--vm-image", "localhost/cnperf-kubevirt/cnperf-guest:v1.0.1"}
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.json", `{"bridgeServerNetwork": "192.168.77.2/24", "bridgeClientNetwork": "192.168.77.3/24"}`)
+	apart := write("apart.json", `{"bridgeServerNetwork": "192.168.77.2/24", "bridgeClientNetwork": "192.168.78.3/24"}`)
+	unknown := write("unknown.json", `{"bridgeServerNetwork": "192.168.77.2/24", "serverNetwork": "x"}`)
 	for _, tc := range []struct {
 		args    []string
-		wantErr string // "" when this check does not refuse it
+		wantErr string // "" when the run goes on
+		// network, server, client: what the platform gets (with wantErr "")
+		network, server, client string
+		creates                 bool
 	}{
-		{args: append([]string{"--vm", "--bridge", "br0"}, img...), wantErr: "--vm with --bridge br0" + why},
-		{args: append([]string{"--vm=server", "--macvlan", "eth0"}, img...), wantErr: "--vm with --macvlan eth0" + why},
-		{args: append([]string{"--vm=client", "--udnl2"}, img...), wantErr: "--vm with --udnl2" + why},
-		{args: append([]string{"--vm", "--cudn", "layer2"}, img...), wantErr: "--vm with --cudn layer2" + why},
-		{args: append([]string{"--vm", "--network", "multus-e2e/e2e-bridge"}, img...), wantErr: "--vm with --network multus-e2e/e2e-bridge" + why},
-		{args: []string{"--vm=none", "--bridge", "br0"}},
-		{args: []string{"--bridge", "br0"}},
+		{args: append([]string{"--vm", "--bridge", "br0"}, img...), network: "cnperf/br-netperf", creates: true},
+		{args: append([]string{"--vm", "--bridge", "br0", "--bridgeNetwork", good}, img...), network: "cnperf/br-netperf", creates: true,
+			server: "192.168.77.2/24", client: "192.168.77.3/24"},
+		{args: append([]string{"--vm", "--network", "multus-e2e/e2e-bridge"}, img...), network: "multus-e2e/e2e-bridge"},
+		{args: append([]string{"--vm=server", "--bridge", "br0"}, img...),
+			wantErr: "--vm=server with --bridge br0: the client pod would have no address on br-netperf"},
+		{args: append([]string{"--vm", "--bridge", "br0", "--bridgeNamespace", "x"}, img...),
+			wantErr: "--bridgeNamespace with --vm --bridge: with --vm, --bridge names the nodes' Linux bridge"},
+		{args: append([]string{"--vm", "--bridge", "br0", "--bridgeNetwork", apart}, img...),
+			wantErr: "bridgeServerNetwork 192.168.77.2/24 and bridgeClientNetwork 192.168.78.3/24 are not on the same network"},
+		{args: append([]string{"--vm", "--bridge", "br0", "--bridgeNetwork", unknown}, img...),
+			wantErr: `not k8s-netperf's bridgeNetwork JSON`},
+		{args: []string{"--bridge", "br0", "--bridgeNetwork", good}, wantErr: "--bridgeNetwork: only with --vm"},
+		{args: append([]string{"--vm=server", "--macvlan", "eth0"}, img...),
+			wantErr: "--vm with --macvlan eth0: a VM joins a secondary network by KubeVirt's bridge binding"},
+		{args: append([]string{"--vm=client", "--udnl2"}, img...), wantErr: "--vm with --udnl2: cnperf puts VMs on a NetworkAttachmentDefinition"},
+		{args: append([]string{"--vm", "--cudn", "layer2"}, img...), wantErr: "--vm with --cudn layer2: cnperf puts VMs on a NetworkAttachmentDefinition"},
+		{args: []string{"--vm=none", "--bridge", "br0"}, network: "default/br0"},
+		{args: []string{"--bridge", "br0"}, network: "default/br0"},
 	} {
 		plat := &platformtest.Platform{T: t, Driver: "iperf3", Capture: "tcp_stream", PlatformName: "kube"}
+		o := &Options{platform: plat}
 		args := append([]string{"--driver", "iperf3", "--profile", "TCP_STREAM", "--duration", "1s", "--samples", "1", "--no-progress"}, tc.args...)
-		_, stderr, err := runCmd(t, plat, args...)
+		_, stderr, err := runOpts(t, o, args...)
 		if tc.wantErr == "" {
-			if err != nil && strings.Contains(err.Error(), "VMs are on the default pod network only") {
+			k := o.Platforms.kube
+			if o.Flags.Network != tc.network || (k.CreateNetwork != nil) != tc.creates || k.VMNetworkServer != tc.server || k.VMNetworkClient != tc.client {
+				t.Errorf("%v: network %q (creates %v), addresses %q %q; want %q (%v), %q %q", tc.args, o.Flags.Network, k.CreateNetwork != nil,
+					k.VMNetworkServer, k.VMNetworkClient, tc.network, tc.creates, tc.server, tc.client)
+			}
+			if exit.Code(err) == exit.BadInput {
 				t.Errorf("%v: %v", tc.args, err)
 			}
 			continue

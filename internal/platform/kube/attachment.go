@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,7 +53,7 @@ func (p *Platform) attachmentPair(ctx context.Context, srv, cli *endpoint, famil
 	if a.Mode != nil && a.Mode.Primary {
 		return primaryPair(a, srv, cli, family)
 	}
-	iface, sip, mtu, err := kube.AttachmentOf(srv.pod, a.Network, family)
+	iface, sip, mtu, err := p.attachmentOf(srv, a.Network, family)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +61,7 @@ func (p *Platform) attachmentPair(ctx context.Context, srv, cli *endpoint, famil
 	if cli == nil || cli.pod == nil {
 		return nil, errors.New("no client pod on the secondary network")
 	}
-	cif, cip, cmtu, err := kube.AttachmentOf(cli.pod, a.Network, family)
+	cif, cip, cmtu, err := p.attachmentOf(cli, a.Network, family)
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +71,9 @@ func (p *Platform) attachmentPair(ctx context.Context, srv, cli *endpoint, famil
 		a.MTUBytes = mtu
 	case cmtu > 0:
 		a.MTUBytes = cmtu
+	case cli.spec.VM:
+		// no pod to read the interface's MTU in (a guest's NIC is not its launcher pod's
+		// interface): the definition's, when it says
 	default:
 		if p.attachmentMTU == 0 { // read once; -1: could not
 			if p.attachmentMTU = p.interfaceMTU(ctx, cli.spec.Name, cif); p.attachmentMTU == 0 {
@@ -81,6 +85,29 @@ func (p *Platform) attachmentPair(ctx context.Context, srv, cli *endpoint, famil
 		}
 	}
 	return &a, nil
+}
+
+// attachmentOf is an endpoint's interface, address and MTU on the secondary network, from the
+// network status Multus wrote on its pod (a VM's launcher pod: the address KubeVirt's bridge
+// binding serves the guest by DHCP); a VM that sets a static address (Platform.vmStatic) has
+// that one, and its launcher pod's interface.
+func (p *Platform) attachmentOf(ep *endpoint, network, family string) (iface, ip string, mtu int, err error) {
+	if !ep.spec.VM || !p.vmStatic {
+		return kube.AttachmentOf(ep.pod, network, family)
+	}
+	st, err := kube.AttachmentStatus(ep.pod, network)
+	if err != nil {
+		return "", "", 0, err
+	}
+	pfx, err := netip.ParsePrefix(ep.spec.Address)
+	if err != nil {
+		return "", "", 0, fmt.Errorf("VM %s: its static address on %s: %w", ep.spec.Name, network, err)
+	}
+	ip = kube.PickIP([]string{pfx.Addr().String()}, family)
+	if ip == "" {
+		return "", "", 0, fmt.Errorf("VM %s has no %s address on %s (its static address is %s)", ep.spec.Name, kube.FamilyName(family), network, pfx)
+	}
+	return st.Interface, ip, st.MTU, nil
 }
 
 // interfaceMTU reads an interface's MTU in a client pod; 0 (and a log line) when it cannot.

@@ -65,7 +65,10 @@ type Platform struct {
 	// without one); nads reaches definitions (nil: through the clientset's REST client).
 	attachment    *api.Attachment
 	attachmentMTU int // its interface's MTU in a client pod, once read (0: not yet; -1: unknown)
-	nads          kube.NADStore
+	// vmStatic: the VMs on the secondary network set static addresses (its definition has no
+	// IPAM; vmNetwork)
+	vmStatic bool
+	nads     kube.NADStore
 	// definitionCreated: the run created Options.CreateNetwork's definition (Close deletes it).
 	definitionCreated bool
 	// objects reaches a network mode's objects (nil: through the clientset's REST client);
@@ -266,6 +269,9 @@ func (p *Platform) Prepare(ctx context.Context, cases []plan.Case, drivers map[s
 		if err := p.useAttachment(ctx, network); err != nil {
 			return err
 		}
+	}
+	if err := p.vmNetwork(ctx, network, create, specs); err != nil {
+		return err
 	}
 	p.mu.Lock()
 	p.touched = true // from here on something of the run may exist in the cluster
@@ -637,12 +643,20 @@ func (p *Platform) endpointSpecs(cases []plan.Case, routes []route, drivers map[
 			if err := checkVMServers(e); err != nil {
 				return nil, nil, err
 			}
+			if e.Attachment != "" {
+				addr, err := p.s.vmStaticAddress("server", 0)
+				if err != nil {
+					return nil, nil, err
+				}
+				e.Address = addr
+			}
 		}
 		p.servers[sk] = &endpoint{spec: e, role: roleServerNode}
 		specs = append(specs, e)
 	}
 	svcFamilies := map[serviceKey][]string{}
 	var svcOrder []serviceKey
+	vmNetClients := 0 // VM clients on the secondary network: each has its own static address
 	for i, c := range cases {
 		r := routes[i]
 		sk := serverKey{c.Driver, r.serverNet}
@@ -651,6 +665,13 @@ func (p *Platform) endpointSpecs(cases []plan.Case, routes []route, drivers map[
 			if _, ok := p.clients[ck]; !ok {
 				e := endpointSpec{Name: clientPodName(p.runID, r.clientNet, r.clientNode), Role: "client", Net: r.clientNet,
 					Attachment: r.attachment, Node: p.placement.node(r.clientNode), VM: p.s.vmOn("client")}
+				if e.VM && e.Attachment != "" {
+					var err error
+					if e.Address, err = p.s.vmStaticAddress("client", vmNetClients); err != nil {
+						return nil, nil, err
+					}
+					vmNetClients++
+				}
 				p.clients[ck] = &endpoint{spec: e, role: r.clientNode}
 				specs = append(specs, e)
 			}

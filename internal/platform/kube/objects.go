@@ -49,6 +49,9 @@ type endpointSpec struct {
 	Servers []driver.Server
 	// VM: the endpoint is a KubeVirt VirtualMachineInstance (buildVMI), not a pod (--vm).
 	VM bool
+	// Address is a VM's static address (CIDR) on Attachment, which it sets itself when the
+	// definition has no IPAM (Platform.vmStatic).
+	Address string
 	// Exited are the servers that exited before they were ready, by name, with why: their
 	// containers idle instead, their cases fail with that reason (servers only).
 	Exited map[string]string

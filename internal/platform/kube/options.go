@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"sort"
 	"strings"
 	"time"
@@ -121,6 +122,13 @@ type Options struct {
 	// accepted with VM for k8s-netperf's command lines, and it changes nothing, which the run
 	// says: cnperf reaches its guests' agent through the relay pod, with no SSH at all.
 	VMUseVirtctl bool
+	// VMNetworkServer and VMNetworkClient are the VMs' static addresses (CIDR) on the run's
+	// secondary network when its definition has no IPAM (k8s-netperf's --bridgeNetwork JSON,
+	// bridgeServerNetwork and bridgeClientNetwork): KubeVirt's bridge binding then serves the
+	// guest no address, and the guest's /init sets this one. A second VM client takes the
+	// address after the client's, and so on. "": k8s-netperf's defaults
+	// (DefaultVMNetworkServer, DefaultVMNetworkClient).
+	VMNetworkServer, VMNetworkClient string
 
 	// PodStartTimeout bounds how long endpoints may take to become ready.
 	PodStartTimeout time.Duration
@@ -137,8 +145,11 @@ const (
 	DefaultExecTimeout     = 5 * time.Minute
 	// DefaultVMMemory is a VM endpoint's memory; DefaultVMStartTimeout how long it may take to
 	// run and answer (a guest in software emulation boots in about a minute under load).
-	DefaultVMMemory       = "512Mi"
-	DefaultVMStartTimeout = 10 * time.Minute
+	DefaultVMMemory = "512Mi"
+	// DefaultVMNetworkServer and DefaultVMNetworkClient are k8s-netperf's bridgeNetwork.json.
+	DefaultVMNetworkServer = "10.10.10.12/24"
+	DefaultVMNetworkClient = "10.10.10.14/24"
+	DefaultVMStartTimeout  = 10 * time.Minute
 )
 
 // withDefaults fills zero values.
@@ -183,6 +194,8 @@ type settings struct {
 	// vmServer and vmClient: which endpoints are VMs (Options.VM); vmMemory is VMMemory parsed
 	vmServer, vmClient bool
 	vmMemory           resource.Quantity
+	// vmNetServer and vmNetClient are VMNetworkServer and VMNetworkClient parsed
+	vmNetServer, vmNetClient netip.Prefix
 }
 
 // parse validates every option and returns the parsed form. Errors name the flag.

@@ -1,10 +1,12 @@
 package kube
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -138,7 +140,70 @@ func (s *settings) parseVM() error {
 	if s.VMStartTimeout == 0 {
 		s.VMStartTimeout = DefaultVMStartTimeout
 	}
+	var err2 error
+	if s.vmNetServer, s.vmNetClient, err2 = ParseVMNetwork(cmp.Or(o.VMNetworkServer, DefaultVMNetworkServer),
+		cmp.Or(o.VMNetworkClient, DefaultVMNetworkClient)); err2 != nil {
+		return err2
+	}
 	return nil
+}
+
+// ParseVMNetwork reads the VMs' static addresses on a secondary network (k8s-netperf's
+// bridgeServerNetwork and bridgeClientNetwork): two addresses in CIDR notation, different, on
+// the same network (the guests reach each other without a router).
+func ParseVMNetwork(server, client string) (srv, cli netip.Prefix, err error) {
+	for _, a := range []struct {
+		name, v string
+		p       *netip.Prefix
+	}{{"bridgeServerNetwork", server, &srv}, {"bridgeClientNetwork", client, &cli}} {
+		if *a.p, err = netip.ParsePrefix(strings.TrimSpace(a.v)); err != nil {
+			return srv, cli, fmt.Errorf("%s: %q is not an address in CIDR notation (e.g. %s)", a.name, a.v, DefaultVMNetworkServer)
+		}
+		if a.p.Addr() == a.p.Masked().Addr() && a.p.Bits() < a.p.Addr().BitLen()-1 {
+			return srv, cli, fmt.Errorf("%s: %s is the network's own address, not a host's", a.name, a.v)
+		}
+		if broadcast(*a.p) {
+			return srv, cli, fmt.Errorf("%s: %s is the network's broadcast address, not a host's", a.name, a.v)
+		}
+	}
+	if srv.Addr() == cli.Addr() {
+		return srv, cli, fmt.Errorf("bridgeServerNetwork and bridgeClientNetwork: both are %s; the server and the client need their own", srv.Addr())
+	}
+	if srv.Masked() != cli.Masked() {
+		return srv, cli, fmt.Errorf("bridgeServerNetwork %s and bridgeClientNetwork %s are not on the same network (the VMs reach each other without a router)", srv, cli)
+	}
+	return srv, cli, nil
+}
+
+// broadcast says whether p's address is its IPv4 network's last, the broadcast address (on a
+// network of more than two addresses).
+func broadcast(p netip.Prefix) bool {
+	if !p.Addr().Is4() || p.Bits() >= 31 {
+		return false
+	}
+	last := p.Addr().As4()
+	host := uint32(1)<<(32-p.Bits()) - 1
+	v := uint32(last[0])<<24 | uint32(last[1])<<16 | uint32(last[2])<<8 | uint32(last[3])
+	return v&host == host
+}
+
+// vmStaticAddress is the static address (CIDR) of a VM endpoint on a secondary network
+// without IPAM: the server's, or the n-th client's (0: bridgeClientNetwork, then the addresses
+// after it, never the server's), which must stay on the network.
+func (s *settings) vmStaticAddress(role string, n int) (string, error) {
+	if role == "server" {
+		return s.vmNetServer.String(), nil
+	}
+	a := s.vmNetClient.Addr()
+	for i := 0; i < n; i++ {
+		if a = a.Next(); a == s.vmNetServer.Addr() {
+			a = a.Next()
+		}
+	}
+	if !s.vmNetClient.Contains(a) || broadcast(netip.PrefixFrom(a, s.vmNetClient.Bits())) {
+		return "", fmt.Errorf("VM client %d: no address left on %s after %s (--bridgeNetwork)", n+1, s.vmNetClient.Masked(), s.vmNetClient.Addr())
+	}
+	return netip.PrefixFrom(a, s.vmNetClient.Bits()).String(), nil
 }
 
 // useVirtctlNote is what the run says of k8s-netperf's --use-virtctl.
@@ -162,9 +227,9 @@ func (s *settings) checkVMPath(c plan.Case, r route) error {
 	if c.Driver != guestDriver {
 		return fmt.Errorf("--vm: driver %s: its tools are not in the cnperf guest; VM endpoints run the %s driver", c.Driver, guestDriver)
 	}
-	if r.serverNet != api.NetworkPod || r.clientNet != api.NetworkPod || r.access != api.AccessDirect ||
-		(r.clientNode != roleServerNode && r.clientNode != roleClientNode) {
-		return fmt.Errorf("--vm: path %s: VM endpoints are on the pod network, reached at their address (use %s)",
+	onNet := r.serverNet == r.clientNet && (r.serverNet == api.NetworkPod || r.serverNet == api.NetworkAttachment)
+	if !onNet || r.access != api.AccessDirect || (r.clientNode != roleServerNode && r.clientNode != roleClientNode) {
+		return fmt.Errorf("--vm: path %s: VM endpoints are on the pod network (or the run's secondary network), reached at their address (use %s)",
 			c.Path, plan.Join(vmPaths()))
 	}
 	return nil
@@ -200,8 +265,10 @@ func checkVMServers(e endpointSpec) error {
 // guests' exec ports.
 func relayName(runID string) string { return "cnperf-relay-" + kube.ShortID(runID) }
 
-// buildVMI builds a VM endpoint's VirtualMachineInstance.
-func buildVMI(s *settings, runID string, e endpointSpec) map[string]any {
+// buildVMI builds a VM endpoint's VirtualMachineInstance. A VM on the run's secondary network
+// has a second interface there; static says its definition has no IPAM, so the guest sets
+// the endpoint's static address (endpointSpec.Address).
+func buildVMI(s *settings, runID string, e endpointSpec, static bool) map[string]any {
 	labels := endpointLabels(runID, e)
 	for k, v := range s.podMeta.Labels {
 		labels[k] = v
@@ -212,6 +279,12 @@ func buildVMI(s *settings, runID string, e endpointSpec) map[string]any {
 		DataPort: guestDataPort, Ports: guestPorts}
 	if e.Node != "" {
 		o.Nodes = []string{e.Node}
+	}
+	if e.Attachment != "" {
+		o.Secondary = &kube.VMSecondary{Network: e.Attachment, MAC: kube.SecondaryMAC(e.Name)}
+		if static {
+			o.Secondary.Address = e.Address
+		}
 	}
 	return o.VMI()
 }
@@ -307,7 +380,7 @@ func passtGate(binding string, kv kube.VMSupport) error {
 
 // createVMI creates a VM endpoint's VirtualMachineInstance.
 func (p *Platform) createVMI(ctx context.Context, e endpointSpec) error {
-	body, err := json.Marshal(buildVMI(p.s, p.runID, e))
+	body, err := json.Marshal(buildVMI(p.s, p.runID, e, p.vmStatic))
 	if err != nil {
 		return err
 	}
@@ -496,4 +569,58 @@ func (p *Platform) guestExecutor(ep *endpoint, timeout time.Duration) platform.E
 		host = ep.vmi.IP
 	}
 	return &kube.GuestExecutor{Relay: relay, Host: host}
+}
+
+// vmNetwork is how the VMs on the run's secondary network get their address, decided before
+// anything is created: by DHCP from KubeVirt's bridge binding when the definition has IPAM (the
+// launcher pod's address on it, which the result then gives), else the static addresses the
+// guests set (endpointSpec.Address; Platform.vmStatic). Pods on a definition without IPAM
+// would have no address: a run that puts one there beside VMs stops here.
+func (p *Platform) vmNetwork(ctx context.Context, network string, create bool, specs []endpointSpec) error {
+	var vms, pods []string
+	for _, e := range specs {
+		switch {
+		case e.Attachment == "":
+		case e.VM:
+			vms = append(vms, e.Name)
+		default:
+			pods = append(pods, e.Role+" "+e.Name)
+		}
+	}
+	if len(vms) == 0 {
+		return nil
+	}
+	if p.s.NetworkMode != nil {
+		return &exit.UsageError{Err: fmt.Errorf("--vm with %s: cnperf puts VMs on a NetworkAttachmentDefinition with KubeVirt's bridge binding only", p.s.NetworkMode.Flag)}
+	}
+	var ipam string
+	var err error
+	if create {
+		ipam, err = kube.IPAMOf(p.s.CreateNetwork.Config)
+	} else {
+		ipam, err = kube.ReadIPAM(ctx, p.nadStore(), network)
+	}
+	if err != nil {
+		return err
+	}
+	if ipam != "" {
+		p.logWrapped("VMs on secondary network %s: their address is its IPAM's (%s), which KubeVirt's bridge binding serves the guest by DHCP",
+			network, ipam)
+		return nil
+	}
+	if len(pods) > 0 {
+		return &exit.UsageError{Err: fmt.Errorf("--vm=%s on secondary network %s: its definition has no IPAM, so the %s would have no address on it "+
+			"(the VMs set static ones, --bridgeNetwork); stopped before anything was created: use --vm=both, or a definition with IPAM",
+			p.s.VM, network, strings.Join(pods, ", "))}
+	}
+	p.vmStatic = true
+	var addrs []string
+	for _, e := range specs {
+		if e.VM && e.Attachment != "" {
+			addrs = append(addrs, e.Role+" "+e.Address)
+		}
+	}
+	p.logWrapped("VMs on secondary network %s: its definition has no IPAM, so the guests set static addresses (%s; --bridgeNetwork)",
+		network, strings.Join(addrs, ", "))
+	return nil
 }

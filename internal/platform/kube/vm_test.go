@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/kube"
+	"github.com/cnperf/cnperf/internal/kube/kubetest"
 )
 
 // nativeDriver lists the agent's server on the native driver's default ports, as the guest runs it.
@@ -117,10 +119,16 @@ func TestVMCheckPath(t *testing.T) {
 		{"native", api.PathPodPodCrossNode, ""},
 		{"native", api.PathPodPodSameNode, ""},
 		{"iperf3", api.PathPodPodCrossNode, "--vm: driver iperf3: its tools are not in the cnperf guest; VM endpoints run the native driver"},
-		{"native", api.PathPodClusterIP, "--vm: path pod-clusterip: VM endpoints are on the pod network, reached at their address (use pod-pod-same-node, pod-pod-cross-node)"},
+		{"native", api.PathPodClusterIP, "--vm: path pod-clusterip: VM endpoints are on the pod network (or the run's secondary network), " +
+			"reached at their address (use pod-pod-same-node, pod-pod-cross-node)"},
 		{"native", api.PathHostHost, "--vm: path host-host"},
 	} {
 		err := p.CheckPath(casesWith([]string{tt.driver}, []api.Path{tt.path})[0])
+		onNet := networkCases("ns/net", tt.path)[0]
+		onNet.Driver = tt.driver
+		if err2 := p.CheckPath(onNet); (err2 == nil) != (tt.want == "") {
+			t.Errorf("%s %s on a secondary network: %v", tt.driver, tt.path, err2)
+		}
 		if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
 			t.Errorf("%s %s: %v, want %q", tt.driver, tt.path, err, tt.want)
 		}
@@ -317,4 +325,143 @@ func TestVMPrepare(t *testing.T) {
 			t.Error("a server pod beside the server VM")
 		}
 	})
+}
+
+// TestVMStaticAddresses: the VMs' static addresses on a secondary network without IPAM
+// (k8s-netperf's bridgeNetwork.json): the server's, the clients' from bridgeClientNetwork on
+// (never the server's), refused when they are not addresses of one network or run out.
+func TestVMStaticAddresses(t *testing.T) {
+	for _, tt := range []struct {
+		server, client string
+		want           []string // server, client 1, client 2, ...
+		err            string
+	}{
+		{"", "", []string{"10.10.10.12/24", "10.10.10.14/24", "10.10.10.15/24"}, ""},
+		{"192.168.5.2/24", "192.168.5.1/24", []string{"192.168.5.2/24", "192.168.5.1/24", "192.168.5.3/24"}, ""},
+		{"192.168.5.2/29", "192.168.5.1/29", []string{"192.168.5.2/29", "192.168.5.1/29", "192.168.5.3/29"}, ""},
+		{"192.168.5.1/30", "192.168.5.2/30", []string{"192.168.5.1/30", "192.168.5.2/30", ""},
+			"VM client 2: no address left on 192.168.5.0/30 after 192.168.5.2 (--bridgeNetwork)"},
+		{"10.0.0.1/24", "10.0.0.255/24", nil, "bridgeClientNetwork: 10.0.0.255/24 is the network's broadcast address"},
+		{"fd00::2/64", "fd00::3/64", []string{"fd00::2/64", "fd00::3/64", "fd00::4/64"}, ""},
+		{"10.0.0.1/24", "10.0.1.1/24", nil, "bridgeServerNetwork 10.0.0.1/24 and bridgeClientNetwork 10.0.1.1/24 are not on the same network"},
+		{"10.0.0.1/24", "10.0.0.1/24", nil, "both are 10.0.0.1"},
+		{"10.0.0.0/24", "10.0.0.1/24", nil, "bridgeServerNetwork: 10.0.0.0/24 is the network's own address"},
+		{"10.0.0.1", "10.0.0.2/24", nil, `bridgeServerNetwork: "10.0.0.1" is not an address in CIDR notation`},
+	} {
+		o := Options{VM: "both", VMImage: "g", VMNetworkServer: tt.server, VMNetworkClient: tt.client}
+		s, err := o.parse()
+		if tt.want == nil {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%s %s: %v, want %q", tt.server, tt.client, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s %s: %v", tt.server, tt.client, err)
+		}
+		var got []string
+		a, _ := s.vmStaticAddress("server", 0)
+		got = append(got, a)
+		var lastErr error
+		for n := range len(tt.want) - 1 {
+			a, err := s.vmStaticAddress("client", n)
+			got, lastErr = append(got, a), err
+		}
+		if strings.Join(got, " ") != strings.Join(tt.want, " ") || (lastErr == nil) != (tt.err == "") || (lastErr != nil && lastErr.Error() != tt.err) {
+			t.Errorf("%s %s: %v (%v), want %v (%q)", tt.server, tt.client, got, lastErr, tt.want, tt.err)
+		}
+	}
+}
+
+// noIPAMNAD is a bridge definition on the nodes' mbr0 without IPAM (k8s-netperf's br-netperf's
+// kind), as the API server returns it.
+const noIPAMNAD = `{"apiVersion":"k8s.cni.cncf.io/v1","kind":"NetworkAttachmentDefinition","metadata":{"name":"br","namespace":"vmnet"},` +
+	`"spec":{"config":"{\"cniVersion\": \"0.3.1\", \"type\": \"bridge\", \"name\": \"br\", \"bridge\": \"mbr0\"}"}}`
+
+// TestVMSecondaryNetwork: VMs on a secondary network get a second interface there (bridge
+// binding, a MAC of their own); on a definition without IPAM each guest is told its static
+// address (cnperf.static=MAC,ADDRESS on its kernel command line), on one with IPAM none (the
+// guest asks DHCP); a pod beside VMs on a definition without IPAM stops the run before anything
+// is created.
+func TestVMSecondaryNetwork(t *testing.T) {
+	drivers := map[string]driver.Driver{"native": nativeDriver}
+	for _, tt := range []struct {
+		name, vm, nad string
+		paths         []api.Path
+		static        []string // the cnperf.static= arguments of the VMIs, sorted ("-": none)
+		err           string   // a usage error before anything is created
+	}{
+		{"no IPAM", "both", noIPAMNAD, []api.Path{api.PathPodPodSameNode, api.PathPodPodCrossNode},
+			[]string{"10.10.10.12/24", "10.10.10.14/24", "10.10.10.15/24"}, ""},
+		{"IPAM", "both", kubetest.BridgeNAD, []api.Path{api.PathPodPodCrossNode}, []string{"-", "-"}, ""},
+		{"IPAM, pod client", "server", kubetest.BridgeNAD, []api.Path{api.PathPodPodCrossNode}, []string{"-"}, ""},
+		{"no IPAM, pod client", "server", noIPAMNAD, []api.Path{api.PathPodPodCrossNode}, nil,
+			"--vm=server on secondary network vmnet/br: its definition has no IPAM, so the client cnperf-cli-attachment-c-"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCluster(t, node("node1", ""), node("node2", ""))
+			c.cs.Resources = append(c.cs.Resources, &metav1.APIResourceList{GroupVersion: "kubevirt.io/v1",
+				APIResources: []metav1.APIResource{{Name: "virtualmachineinstances", Namespaced: true, Kind: "VirtualMachineInstance"}}})
+			p := newTestPlatform(t, c, Options{VM: tt.vm, VMImage: "g", VMStartTimeout: time.Second})
+			vmis := &memVMIs{created: map[string][]byte{}, phase: "Failed"}
+			p.vmis = vmis
+			p.nads = &kubetest.NADs{Answer: func(context.Context, string, string) ([]byte, error) { return []byte(tt.nad), nil }}
+			defer func() { _ = p.Close(context.Background()) }()
+			cases := networkCases("vmnet/br", tt.paths...)
+			for i := range cases {
+				cases[i].Driver = "native"
+			}
+			err := p.Prepare(context.Background(), cases, drivers)
+			var ue *exit.UsageError
+			if tt.err != "" {
+				if !errors.As(err, &ue) || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want a usage error %q", err, tt.err)
+				}
+				if nss, _ := c.cs.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{}); len(nss.Items) > 0 {
+					t.Errorf("namespace %s created", nss.Items[0].Name)
+				}
+				return
+			}
+			var static []string
+			for name, body := range vmis.created {
+				var vmi struct {
+					Spec struct {
+						Domain struct {
+							Firmware struct {
+								KernelBoot struct {
+									KernelArgs string `json:"kernelArgs"`
+								} `json:"kernelBoot"`
+							} `json:"firmware"`
+							Devices struct {
+								Interfaces []map[string]any `json:"interfaces"`
+							} `json:"devices"`
+						} `json:"domain"`
+						Networks []struct {
+							Name   string            `json:"name"`
+							Multus map[string]string `json:"multus"`
+						} `json:"networks"`
+					} `json:"spec"`
+				}
+				if err := json.Unmarshal(body, &vmi); err != nil {
+					t.Fatal(err)
+				}
+				ifs, nets := vmi.Spec.Domain.Devices.Interfaces, vmi.Spec.Networks
+				mac := kube.SecondaryMAC(strings.TrimPrefix(name, "cnperf/"))
+				if len(ifs) != 2 || ifs[1]["bridge"] == nil || ifs[1]["macAddress"] != mac || len(nets) != 2 || nets[1].Multus["networkName"] != "vmnet/br" {
+					t.Errorf("VMI %s: interfaces %v, networks %+v, want a bridge interface with MAC %s on vmnet/br", name, ifs, nets, mac)
+				}
+				arg := "-"
+				for _, a := range strings.Fields(vmi.Spec.Domain.Firmware.KernelBoot.KernelArgs) {
+					if v, ok := strings.CutPrefix(a, "cnperf.static="+mac+","); ok {
+						arg = v
+					}
+				}
+				static = append(static, arg)
+			}
+			sort.Strings(static)
+			if strings.Join(static, " ") != strings.Join(tt.static, " ") {
+				t.Errorf("static addresses %v, want %v (error %v)", static, tt.static, err)
+			}
+		})
+	}
 }
