@@ -83,7 +83,7 @@ type ObjectStore interface {
 // client here).
 type RESTObjects RESTNADs
 
-func (r RESTObjects) store() restStore { return RESTNADs(r).store() }
+func (r RESTObjects) store() restStore { return restStore{cs: r.CS} } // each path names its resource
 
 // Create posts body to collection.
 func (r RESTObjects) Create(ctx context.Context, collection string, body []byte) error {

@@ -269,7 +269,7 @@ type RESTVMIs struct{ CS kubernetes.Interface }
 func (r RESTVMIs) store() restStore { return restStore{r.CS, "VirtualMachineInstances"} }
 
 // reachable says whether the clientset has a REST client (a fake one has none).
-func (r RESTVMIs) reachable() bool { _, err := r.store().client(); return err == nil }
+func (r RESTVMIs) reachable() bool { _, err := r.store().client(vmiPath("")); return err == nil }
 
 func vmiPath(namespace string, name ...string) string {
 	return path.Join(append([]string{"/apis", KubeVirtGroup, KubeVirtVersion, "namespaces", namespace, VMIResource}, name...)...)
@@ -282,16 +282,7 @@ func (r RESTVMIs) Create(ctx context.Context, namespace string, body []byte, dry
 	if dryRun {
 		params = []string{"dryRun", "All", "fieldValidation", "Strict"}
 	}
-	return statusOf(r.store().create(ctx, vmiPath(namespace), body, params...))
-}
-
-// statusOf is err with the API server's own words when its body is a Status the client did not
-// decode (a CRD's answer through the core REST client says only "rejected for an unknown reason").
-func statusOf(raw []byte, err error) error {
-	var st metav1.Status
-	if err != nil && len(raw) > 0 && json.Unmarshal(raw, &st) == nil && st.Message != "" && !strings.Contains(err.Error(), st.Message) {
-		return apierrors.FromObject(&st)
-	}
+	_, err := r.store().create(ctx, vmiPath(namespace), body, params...)
 	return err
 }
 
@@ -306,8 +297,7 @@ func (r RESTVMIs) List(ctx context.Context, namespace, selector string) ([]metav
 	if namespace != "" {
 		p = vmiPath(namespace)
 	}
-	raw, err := r.store().list(ctx, p, selector)
-	return listed(raw, statusOf(raw, err)) // none without KubeVirt
+	return listed(r.store().list(ctx, p, selector)) // none without KubeVirt
 }
 
 // noVMIsFor says that a VMI list's error means there are none of cnperf's to remove: the
