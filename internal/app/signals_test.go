@@ -3,9 +3,12 @@ package app_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -66,7 +69,7 @@ func TestSignalWhileBlockedOnInput(t *testing.T) {
 				done := make(chan error, 1)
 				go func() { done <- cmd.Wait() }()
 				defer func() { _ = cmd.Process.Kill() }()
-				time.Sleep(1500 * time.Millisecond) // started, and blocked on its input
+				waitBlockedOnInput(t, cmd.Process.Pid) // a signal before interrupt.Notify would kill it by signal
 				sent := time.Now()
 				if err := cmd.Process.Signal(sig); err != nil {
 					t.Fatal(err)
@@ -91,5 +94,42 @@ func TestSignalWhileBlockedOnInput(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// waitBlockedOnInput waits until a thread of process pid sleeps reading its standard input
+// (read on fd 0) or opening a FIFO no writer has opened (openat, waiting for its partner), as
+// /proc/PID/task/*/syscall and wchan say: the command then runs past main's interrupt.Notify.
+// A fixed pause (1.5 s before) was not enough on a loaded machine, where starting this test
+// binary can take longer: a signal before Notify ends the process by the signal, not with
+// 128+signal. Where /proc does not say (no access), it waits 1.5 s as before.
+func waitBlockedOnInput(t *testing.T, pid int) {
+	t.Helper()
+	read, openat := strconv.Itoa(syscall.SYS_READ), strconv.Itoa(syscall.SYS_OPENAT)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
+		readable := false
+		for _, task := range tasks {
+			b, err := os.ReadFile(filepath.Join(task, "syscall"))
+			if err != nil {
+				continue
+			}
+			readable = true
+			f := strings.Fields(string(b))
+			wchan, _ := os.ReadFile(filepath.Join(task, "wchan"))
+			if len(f) >= 2 && (f[0] == read && f[1] == "0x0" || f[0] == openat && string(wchan) == "wait_for_partner") {
+				return
+			}
+		}
+		if !readable && len(tasks) > 0 {
+			t.Logf("/proc/%d/task/*/syscall unreadable: waiting 1.5 s instead", pid)
+			time.Sleep(1500 * time.Millisecond)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d not blocked on its input within 30 s", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
