@@ -104,7 +104,7 @@ func (l lineSignal) Write(p []byte) (int, error) {
 // waitPID reads the PID a test command wrote.
 func waitPID(t *testing.T, file string) int {
 	t.Helper()
-	for i := 0; i < 500; i++ {
+	for i := 0; i < 3000; i++ { // 30 s: starting a shell can take seconds on a loaded machine
 		if b, err := os.ReadFile(file); err == nil && strings.HasSuffix(string(b), "\n") {
 			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 			if err != nil {

@@ -80,7 +80,11 @@ func flood(t *testing.T, s *Server, log *lineCounter, peers int, window time.Dur
 		}(i%2 == 0)
 	}
 	var res floodResult
-	time.Sleep(500 * time.Millisecond) // the flood is on
+	// the flood is on once every peer has tried (a fixed pause left a loaded machine's peers
+	// not yet started)
+	for attempts.Load() < int64(peers) && ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
 	for ctx.Err() == nil {
 		res.tried++
 		rep, err := Run(ctx, ClientConfig{Host: "127.0.0.1", Port: s.Port(), Profile: "TCP_RR", Duration: 100 * time.Millisecond,
@@ -151,7 +155,19 @@ func TestRefusalsSummedUp(t *testing.T) {
 		r.add(a, refusedNoToken)
 		r.add(b, refusedNoHello)
 	}
-	time.Sleep(500 * time.Millisecond)
+	// the interval's summary (its timer fires after 200 ms; 500 ms of pause were not always
+	// enough on a loaded machine, and then the summary came with the next line's)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		log.mu.Lock()
+		n := strings.Count(out.String(), "\n")
+		log.mu.Unlock()
+		if n >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no summary of the interval within 10 s")
+		}
+	}
 	r.add(a, refusedTooMany)
 	r.flush()
 	log.mu.Lock()

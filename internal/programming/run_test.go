@@ -230,7 +230,7 @@ func TestRunnerPolicyNotEnforced(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := testRunner(t, cs, port, false, KindPolicyDeny)
-	time.Sleep(20 * time.Millisecond)
+	waitAccepts(t, port) // the fake's dataplane opens the port in a goroutine
 	if err := r.Measure(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -322,6 +322,22 @@ func TestPrepareHostPodForbidden(t *testing.T) {
 		hinted := err != nil && strings.Contains(err.Error(), "PodSecurity")
 		if hinted != (c.hint != "") || (hinted && !strings.Contains(err.Error(), c.hint)) {
 			t.Errorf("%v, kube-proxy metrics %v, Felix's %v, Cilium's %v: error %v, want %q", c.kinds, c.proxy, c.felix, c.cilium, err, c.hint)
+		}
+	}
+}
+
+// waitAccepts waits until 127.0.0.1:port accepts a connection (instead of a fixed pause, which
+// a loaded machine can outlast).
+func waitAccepts(t *testing.T, port int) {
+	t.Helper()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s does not accept", addr)
 		}
 	}
 }

@@ -169,9 +169,15 @@ func TestTTFRInterruptedCleansUp(t *testing.T) {
 	kctx, kcancel := context.WithCancel(context.Background())
 	defer kcancel()
 	k.run(kctx, t)
+	// Interrupt once the run is under way, with client pods that hang: a fixed second could end
+	// a slow start before its first pod, which tests nothing of the clean-up.
 	go func() {
-		time.Sleep(time.Second)
-		cancel()
+		defer cancel()
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if pods, err := cs.CoreV1().Pods("ns").List(ctx, metav1.ListOptions{LabelSelector: LabelTTFR + "=client"}); err == nil && len(pods.Items) > 0 {
+				return
+			}
+		}
 	}()
 	r := &TTFRRunner{Client: cs, Logs: k.log}
 	res, err := r.Run(ctx, TTFRSpec{PodTestSpec: PodTestSpec{Namespace: "ns", ID: "t3", Nodes: []string{"a"}, Image: "img"},

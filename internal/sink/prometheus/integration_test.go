@@ -126,8 +126,18 @@ func TestCollectFromRealPrometheus(t *testing.T) {
 	}
 	res := api.Result{Profile: api.TCPStream, Driver: "native", Path: api.PathLoopback,
 		StartTime: rep.Sample.StartTime, EndTime: rep.Sample.EndTime, Samples: []api.Sample{rep.Sample}}
-	// Let Prometheus scrape past the end of the window.
-	time.Sleep(2500 * time.Millisecond)
+	// Wait until Prometheus has scraped node-exporter a second past the end of the window (a
+	// fixed 2.5 s was a guess a loaded machine's scrapes could miss).
+	past := float64(res.EndTime.Add(time.Second).UnixNano()) / 1e9
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		last, err := c.Query(ctx, `max(timestamp(up{job="node"}))`, time.Now())
+		if err == nil && len(last) == 1 && last[0].Value >= past {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no scrape after the window's end within 30 s: %v %v", last, err)
+		}
+	}
 
 	if err := c.Annotate(ctx, &res); err != nil {
 		t.Fatal(err)
