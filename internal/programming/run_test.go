@@ -27,6 +27,37 @@ import (
 // Service closes it; NetworkPolicies change nothing (a CNI that does not enforce them).
 func fakeCluster(t *testing.T, delay time.Duration) (*fake.Clientset, int) {
 	t.Helper()
+	return fakeClusterLate(t, delay, nil)
+}
+
+// lateness is how much later than its delay the fake's dataplane made a change, the most of
+// them: a loaded machine runs the goroutine's timer late, and the figure is then late by as
+// much, which is not the programming the test checks.
+type lateness struct {
+	mu  sync.Mutex
+	max time.Duration
+}
+
+// since records a change made now, asked for at start with delay.
+func (l *lateness) since(start time.Time, delay time.Duration) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.max = max(l.max, time.Since(start)-delay)
+}
+
+// most is the most a change was late.
+func (l *lateness) most() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.max
+}
+
+// fakeClusterLate is fakeCluster recording how late its changes were in late (nil: not).
+func fakeClusterLate(t *testing.T, delay time.Duration, late *lateness) (*fake.Clientset, int) {
+	t.Helper()
 	addr, open, closeIt := loopbackTarget(t)
 	_, p, _ := net.SplitHostPort(addr)
 	port, _ := strconv.Atoi(p)
@@ -48,7 +79,8 @@ func fakeCluster(t *testing.T, delay time.Duration) (*fake.Clientset, int) {
 			mu.Lock()
 			selected[svc.Name] = true
 			mu.Unlock()
-			go func() { time.Sleep(delay); _ = open(context.Background()) }()
+			start := time.Now()
+			go func() { time.Sleep(delay); _ = open(context.Background()); late.since(start, delay) }()
 		}
 		return true, svc, nil
 	})
@@ -56,7 +88,8 @@ func fakeCluster(t *testing.T, delay time.Duration) (*fake.Clientset, int) {
 		mu.Lock()
 		defer mu.Unlock()
 		if selected[a.(k8stesting.DeleteAction).GetName()] {
-			go func() { time.Sleep(delay); _ = closeIt(context.Background()) }()
+			start := time.Now()
+			go func() { time.Sleep(delay); _ = closeIt(context.Background()); late.since(start, delay) }()
 		}
 		return true, nil, nil
 	})
@@ -131,7 +164,8 @@ type wantResult struct {
 
 func testRunnerService(t *testing.T, nodePort bool, wants []wantResult) {
 	const delay = 50 * time.Millisecond
-	cs, port := fakeCluster(t, delay)
+	late := &lateness{}
+	cs, port := fakeClusterLate(t, delay, late)
 	r := testRunner(t, cs, port, nodePort, KindService)
 	if err := r.Measure(context.Background()); err != nil {
 		t.Fatal(err)
@@ -153,9 +187,10 @@ func testRunnerService(t *testing.T, nodePort bool, wants []wantResult) {
 		}
 		// The fake programs delay after it receives the change; the clock starts when the call
 		// returns, which a busy machine (load 30 here) delays by tens of ms: the figure is about
-		// delay, less that, plus up to a probe interval and the scheduling.
-		if st := x.Summary.ProgrammingSeconds; st.Min < delay.Seconds()-0.03 || st.Max > delay.Seconds()+0.2 {
-			t.Errorf("result %d: %.4f..%.4f s, want about %s", i, st.Min, st.Max, delay)
+		// delay, less that, plus up to a probe interval and the scheduling, plus however late
+		// the loaded machine ran the fake's own change (one failed at 0.45 s under load 17).
+		if st := x.Summary.ProgrammingSeconds; st.Min < delay.Seconds()-0.03 || st.Max > (delay+late.most()).Seconds()+0.2 {
+			t.Errorf("result %d: %.4f..%.4f s, want about %s (the fake's changes at most %s late)", i, st.Min, st.Max, delay, late.most())
 		}
 		pr := x.Programming
 		if len(pr.Percentiles) != 4 || pr.ProbeIntervalSeconds != testParams.Interval.Seconds() || pr.Target != "127.0.0.1:"+strconv.Itoa(port) {
