@@ -685,7 +685,7 @@ type ClusterDetails struct {
 	KubeProxyMode  string     `json:"kubeProxyMode,omitempty"`
 	PodMTUBytes    int        `json:"podMTUBytes,omitempty"`
 	Cloud          string     `json:"cloud,omitempty"`
-	IPFamily       string     `json:"ipFamily,omitempty"`
+	IPFamily       string     `json:"ipFamily,omitempty"` // "ipv4", "ipv6" or "dual-stack" (CalicoDetails.IPFamily: "dual")
 	Nodes          []NodeInfo `json:"nodes,omitempty"`
 	// Calico details when Calico is present (tiger-bench's ClusterDetails).
 	Calico *CalicoDetails `json:"calico,omitempty"`

@@ -46,7 +46,7 @@ type Input struct {
 	// Hardware, when set (--prometheus), reads the nodes' hardware from their node-exporters
 	// first; the agent (NodeExec) reads it only for the nodes Hardware has none of.
 	Hardware HardwareReader
-	// IPFamily is the pods' family as the platform saw it ("ipv4", "ipv6", "dual-stack").
+	// IPFamily is the pods' family as the platform saw it ("ipv4", "ipv6", DualStack: ClusterFamily).
 	IPFamily string
 	// Log receives warnings about details that could not be found.
 	Log io.Writer
@@ -727,7 +727,7 @@ func CalicoFromObjects(version string, pools, felixConfigs, clusterInfo []byte) 
 }
 
 // IPFamily names the families of a set of pools or addresses: "dual", "ipv6", "ipv4", or ""
-// when there is neither.
+// when there is neither (CalicoDetails.IPFamily's spelling, and --ip-family's).
 func IPFamily(v4, v6 bool) string {
 	switch {
 	case v4 && v6:
@@ -738,4 +738,17 @@ func IPFamily(v4, v6 bool) string {
 		return "ipv4"
 	}
 	return ""
+}
+
+// DualStack is how ClusterDetails.IPFamily names a cluster whose pods have both families
+// (docs/kubernetes.md); CalicoDetails.IPFamily and --ip-family say "dual".
+const DualStack = "dual-stack"
+
+// ClusterFamily is family, as IPFamily names it, in ClusterDetails.IPFamily's spelling: "dual"
+// is DualStack, the others are the same.
+func ClusterFamily(family string) string {
+	if family == "dual" {
+		return DualStack
+	}
+	return family
 }

@@ -310,3 +310,22 @@ func TestCalicoFromObjects(t *testing.T) {
 		})
 	}
 }
+
+// TestIPFamilySpellings: IPFamily names the families as Calico's pools and --ip-family do
+// ("dual"), ClusterFamily as ClusterDetails.IPFamily does ("dual-stack"); the others are the same.
+func TestIPFamilySpellings(t *testing.T) {
+	for _, tt := range []struct {
+		v4, v6          bool
+		family, cluster string
+	}{
+		{true, true, "dual", "dual-stack"},
+		{false, true, "ipv6", "ipv6"},
+		{true, false, "ipv4", "ipv4"},
+		{false, false, "", ""},
+	} {
+		f := IPFamily(tt.v4, tt.v6)
+		if c := ClusterFamily(f); f != tt.family || c != tt.cluster {
+			t.Errorf("v4 %v, v6 %v: IPFamily %q, ClusterFamily %q; want %q, %q", tt.v4, tt.v6, f, c, tt.family, tt.cluster)
+		}
+	}
+}

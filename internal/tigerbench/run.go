@@ -624,7 +624,7 @@ func (r *tbRun) describe(ctx context.Context, plat platform.ClusterDescriber) {
 	if d := r.calicoFound; d != nil {
 		r.run.Cluster.Calico = mergeCalico(r.run.Cluster.Calico, d)
 		if r.run.Cluster.IPFamily == "" {
-			r.run.Cluster.IPFamily = d.IPFamily
+			r.run.Cluster.IPFamily = clusterinfo.ClusterFamily(d.IPFamily) // the pools' "dual" is the cluster's "dual-stack"
 		}
 	}
 	if err := r.update(); err != nil && r.fatal == nil {

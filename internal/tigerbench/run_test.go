@@ -223,3 +223,21 @@ func TestSay(t *testing.T) {
 		}
 	}
 }
+
+// TestDescribeSpellsTheClusterFamily: a run without a platform (its tests need no endpoint pods)
+// takes the cluster's family from Calico's pools, in ClusterDetails.IPFamily's spelling
+// ("dual-stack", as a run with a platform says it), while Calico's details keep "dual".
+func TestDescribeSpellsTheClusterFamily(t *testing.T) {
+	for _, tt := range []struct{ pools, cluster string }{
+		{"dual", "dual-stack"},
+		{"ipv6", "ipv6"},
+		{"ipv4", "ipv4"},
+	} {
+		r := &tbRun{log: &bytes.Buffer{}, run: &api.Run{}, cs: fake.NewClientset(readyNode("n1", nil)),
+			nodes: &TestNodes{Names: []string{"n1"}}, calicoFound: &api.CalicoDetails{Product: "calico", IPFamily: tt.pools}}
+		r.describe(context.Background(), nil)
+		if c := r.run.Cluster; c == nil || c.IPFamily != tt.cluster || c.Calico == nil || c.Calico.IPFamily != tt.pools {
+			t.Errorf("pools %s: cluster %+v; want ipFamily %q and Calico's %q", tt.pools, c, tt.cluster, tt.pools)
+		}
+	}
+}

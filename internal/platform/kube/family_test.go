@@ -59,3 +59,27 @@ func TestDefaultIPFamilyAsksTheNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestIPFamilyOf: the family of a pod's addresses as ClusterDetails.IPFamily spells it
+// ("dual-stack" for both, as docs/kubernetes.md shows), whatever the order of its addresses.
+func TestIPFamilyOf(t *testing.T) {
+	for _, tt := range []struct {
+		ips  []string
+		want string
+	}{
+		{[]string{"10.244.1.5", "fd00:10:244:1::5"}, "dual-stack"},
+		{[]string{"fd00:10:244:1::5", "10.244.1.5"}, "dual-stack"},
+		{[]string{"fd00:10:244:1::5"}, "ipv6"},
+		{[]string{"10.244.1.5"}, "ipv4"},
+		{[]string{"not-an-address"}, ""},
+		{nil, ""},
+	} {
+		pod := &corev1.Pod{}
+		for _, ip := range tt.ips {
+			pod.Status.PodIPs = append(pod.Status.PodIPs, corev1.PodIP{IP: ip})
+		}
+		if got := ipFamilyOf(pod); got != tt.want {
+			t.Errorf("%v: %q, want %q", tt.ips, got, tt.want)
+		}
+	}
+}

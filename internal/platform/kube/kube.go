@@ -1285,6 +1285,7 @@ func (p *Platform) Describe(ctx context.Context) (*api.ClusterDetails, error) {
 	return d, err
 }
 
+// ipFamilyOf is the family of the pod's addresses, as ClusterDetails.IPFamily spells it.
 func ipFamilyOf(pod *corev1.Pod) string {
 	v4, v6 := false, false
 	for _, ip := range pod.Status.PodIPs {
@@ -1296,15 +1297,7 @@ func ipFamilyOf(pod *corev1.Pod) string {
 			}
 		}
 	}
-	switch {
-	case v4 && v6:
-		return "dual-stack"
-	case v6:
-		return "ipv6"
-	case v4:
-		return "ipv4"
-	}
-	return ""
+	return clusterinfo.ClusterFamily(clusterinfo.IPFamily(v4, v6))
 }
 
 // compare orders servers by driver, then network (nothing visible may depend on map order).
