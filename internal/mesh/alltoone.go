@@ -85,7 +85,7 @@ func DeployOneServer(ctx context.Context, cs kubernetes.Interface, o AgentOption
 	}
 	p := pods[name]
 	srv := &OneServer{
-		Network: net, ServiceIP: created.Spec.ClusterIP, Options: options,
+		Network: net, ServiceIP: pickIP(created.Spec.ClusterIPs, created.Spec.ClusterIP, c.Params.IPFamily), Options: options,
 		Pod: agentOf(p, net),
 	}
 	if net == api.NetworkAttachment && o.Network != nil {
@@ -124,8 +124,14 @@ func buildOneServer(o AgentOptions, net api.Network, node string, c plan.Case, d
 	if len(po.Containers) == 0 {
 		return nil, nil, fmt.Errorf("driver %s has no server for %s", d.Name(), c.Profile)
 	}
+	// An IPv6 run's Service is IPv6, whatever the cluster's first Service family, as the kube
+	// platform's are: the clients dial it on the family the servers are started for.
+	var families []string
+	if f := c.Params.IPFamily; f != "" {
+		families = []string{f}
+	}
 	svc := kube.ServiceOptions{Name: name, Namespace: o.Namespace, Labels: kube.RunLabels(o.RunID), Type: corev1.ServiceTypeClusterIP,
-		Selector: map[string]string{kube.LabelEndpoint: name}, Ports: kube.ServicePorts(servers)}.Service()
+		Selector: map[string]string{kube.LabelEndpoint: name}, Ports: kube.ServicePorts(servers), Families: families}.Service()
 	pod := po.Pod()
 	pod.ObjectMeta = o.objectMeta(net, pod.ObjectMeta)
 	return pod, svc, nil

@@ -1,6 +1,8 @@
 package mesh
 
 import (
+	"slices"
+
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,5 +60,31 @@ func TestObjectsGolden(t *testing.T) {
 		{"one-server-host-privileged", oneHostPod},
 	} {
 		t.Run(tt.name, func(t *testing.T) { fixture.Golden(t, "testdata/objects/"+tt.name+".json", tt.obj) })
+	}
+}
+
+// TestOneServerServiceTakesTheRunsFamily: an IPv6 run's all-to-one Service is single-stack
+// IPv6, whatever family the cluster gives Services first (its ClusterIP is what --via service
+// dials, on the family the servers are started for); without a family, the cluster's default
+// (the golden file above).
+func TestOneServerServiceTakesTheRunsFamily(t *testing.T) {
+	d, err := all.Get("native")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		family string
+		want   []corev1.IPFamily
+	}{{"", nil}, {"ipv6", []corev1.IPFamily{corev1.IPv6Protocol}}, {"ipv4", []corev1.IPFamily{corev1.IPv4Protocol}}} {
+		c := plan.Case{Driver: "native", Profile: api.TCPStream, Path: api.PathPodPodCrossNode,
+			Params: api.Params{DurationSeconds: 10, Samples: 1, Parallel: 1, IPFamily: tc.family}}
+		_, svc, err := buildOneServer(AgentOptions{Namespace: "ns", RunID: "run1", Image: "img"}, api.NetworkPod, "node-a", c, d, []map[string]string{nil})
+		if err != nil {
+			t.Fatal(err)
+		}
+		single := tc.want != nil && svc.Spec.IPFamilyPolicy != nil && *svc.Spec.IPFamilyPolicy == corev1.IPFamilyPolicySingleStack
+		if !slices.Equal(svc.Spec.IPFamilies, tc.want) || (tc.want != nil) != single {
+			t.Errorf("family %q: Service families %v, policy %v; want %v single-stack", tc.family, svc.Spec.IPFamilies, svc.Spec.IPFamilyPolicy, tc.want)
+		}
 	}
 }
