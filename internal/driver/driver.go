@@ -5,6 +5,7 @@ package driver
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -291,12 +292,7 @@ func (l List) CheckOptions(c plan.Case) error {
 		}
 	}
 	sort.Strings(allKeys)
-	keys := make([]string, 0, len(c.Params.Options))
-	for k := range c.Params.Options {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(c.Params.Options)) {
 		name, bare, prefixed := strings.Cut(k, ".")
 		if !prefixed {
 			if !all[k] {

@@ -6,9 +6,10 @@ package toolkit
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"net"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -111,12 +112,7 @@ func ParseOptions(name string, c plan.Case, known ...string) (*Options, error) {
 		}
 		return false
 	}
-	keys := make([]string, 0, len(c.Params.Options))
-	for k := range c.Params.Options {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(c.Params.Options)) {
 		v := c.Params.Options[k]
 		if i := strings.IndexByte(k, '.'); i > 0 {
 			if k[:i] != name {
