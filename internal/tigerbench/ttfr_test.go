@@ -64,7 +64,7 @@ func (k *fakeKubelet) start(ctx context.Context, pod *corev1.Pod) {
 	if _, err := k.cs.CoreV1().Pods(k.ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil || pod.Labels[LabelTTFR] != "client" || k.hang {
 		return
 	}
-	time.Sleep(5 * time.Millisecond)
+	time.Sleep(5 * time.Millisecond) // the client pod runs a moment before it completes, as a real one (its pace, not a wait for anything)
 	k.mu.Lock()
 	k.logs[pod.Name] = k.result(pod.Name)
 	k.mu.Unlock()

@@ -53,7 +53,7 @@ func TestWatchRealListener(t *testing.T) {
 				Settle: 5 * time.Second, Timeout: 5 * time.Second,
 				Ready: func(time.Time) {
 					go func() {
-						time.Sleep(50 * time.Millisecond)
+						time.Sleep(50 * time.Millisecond) // the change comes after some attempts in the old state: the subject, not a wait
 						if expect == Open {
 							listen()
 						} else {

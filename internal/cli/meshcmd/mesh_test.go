@@ -307,12 +307,12 @@ var errPairs = errors.New("1 pair(s) failed")
 func measureUnit(sess *session.Session, closed *bool) measure.Unit {
 	return measure.Unit{
 		Measure: func(context.Context) error {
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // the work whose length the run's timing must hold (a lower bound only)
 			sess.Run.Mesh = &api.Mesh{}
 			return errPairs
 		},
 		Close: func(context.Context) error {
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond) // likewise, the teardown's
 			*closed = true
 			return nil
 		},
