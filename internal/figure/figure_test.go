@@ -169,3 +169,22 @@ func TestProgrammingResult(t *testing.T) {
 		t.Errorf("Seconds.Format(0.25) = %q", got)
 	}
 }
+
+// TestFailureSummary: a failed result's cause in a phrase, its own error first, else the count
+// of its failed samples (the exit summaries of cnperf run and tiger-bench, the table's PARTIAL
+// cell, junit's SamplesFailed message).
+func TestFailureSummary(t *testing.T) {
+	for _, tt := range []struct {
+		r    api.Result
+		want string
+	}{
+		{api.Result{Error: "all 2 samples failed; first: refused", Summary: api.Summary{SamplesTotal: 2, SamplesFailed: 2}},
+			"all 2 samples failed; first: refused"},
+		{api.Result{Summary: api.Summary{SamplesTotal: 3, SamplesFailed: 1}}, "1 of 3 samples failed"},
+		{api.Result{Error: "no server"}, "no server"},
+	} {
+		if got := FailureSummary(&tt.r); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.r, got, tt.want)
+		}
+	}
+}

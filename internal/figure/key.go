@@ -158,6 +158,15 @@ func FailureCause(r *api.Result) string {
 	return r.Error + ": " + first
 }
 
+// FailureSummary says in a phrase why a failed result failed: its own error, or how many of its
+// samples failed ("1 of 3 samples failed"); FailureCause is the samples' first cause.
+func FailureSummary(r *api.Result) string {
+	if r.Error != "" {
+		return r.Error
+	}
+	return fmt.Sprintf("%d of %d samples failed", r.Summary.SamplesFailed, r.Summary.SamplesTotal)
+}
+
 // AttachmentLabel is what a case's secondary network was, " (bridge mtu1500)", from its
 // placement; "" when the result does not say.
 func AttachmentLabel(r *api.Result) string {

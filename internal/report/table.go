@@ -607,7 +607,7 @@ func statusCell(r *api.Result) string {
 		}
 		return "FAILED: " + cause
 	case r.Summary.SamplesFailed > 0:
-		return fmt.Sprintf("PARTIAL: %d of %d samples failed: %s", r.Summary.SamplesFailed, r.Summary.SamplesTotal, cause)
+		return "PARTIAL: " + figure.FailureSummary(r) + ": " + cause
 	}
 	if f, ok := figure.Main(r); ok {
 		// The readers and the statistics never make one, but a NaN must never read "ok".

@@ -30,6 +30,7 @@ import (
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/figure"
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/plan"
@@ -691,11 +692,7 @@ func failures(run *api.Run) error {
 	}
 	for i, r := range run.Results {
 		if r.Failed() {
-			why := r.Error
-			if why == "" {
-				why = fmt.Sprintf("%d of %d samples failed", r.Summary.SamplesFailed, r.Summary.SamplesTotal)
-			}
-			failed = append(failed, fmt.Sprintf("case %d (%s %s %s, %s): %s", i+1, r.Profile, r.Driver, r.Path, r.Group, why))
+			failed = append(failed, fmt.Sprintf("case %d (%s %s %s, %s): %s", i+1, r.Profile, r.Driver, r.Path, r.Group, figure.FailureSummary(&r)))
 		}
 	}
 	if len(failed) == 0 {

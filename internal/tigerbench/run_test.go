@@ -241,3 +241,26 @@ func TestDescribeSpellsTheClusterFamily(t *testing.T) {
 		}
 	}
 }
+
+// TestFailures: the exit error of a tiger-bench run names each failed test (number, kind, cause)
+// and each failed case (number, profile, driver, path, group) with its error or how many of its
+// samples failed.
+func TestFailures(t *testing.T) {
+	run := &api.Run{
+		TigerBench: []api.TigerBenchTest{
+			{Index: 0, Kind: "ttfr"},
+			{Index: 1, Kind: "dnsperf", Error: "no DNS pod became ready"},
+		},
+		Results: []api.Result{
+			{Profile: api.TCPStream, Driver: "iperf3", Path: api.PathPodPodCrossNode, Group: "thruput-latency 1",
+				Summary: api.Summary{SamplesTotal: 2}},
+			{Profile: api.TCPRR, Driver: "qperf", Path: api.PathPodPodCrossNode, Group: "thruput-latency 1",
+				Summary: api.Summary{SamplesTotal: 3, SamplesFailed: 1}},
+		},
+	}
+	want := "2 failures:\n  test 2 (dnsperf): no DNS pod became ready\n" +
+		"  case 2 (TCP_RR qperf pod-pod-cross-node, thruput-latency 1): 1 of 3 samples failed"
+	if err := failures(run); err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}

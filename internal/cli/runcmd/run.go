@@ -21,6 +21,7 @@ import (
 	"github.com/cnperf/cnperf/internal/config"
 	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/figure"
 	"github.com/cnperf/cnperf/internal/iostreams"
 	"github.com/cnperf/cnperf/internal/limits"
 	"github.com/cnperf/cnperf/internal/measure"
@@ -423,14 +424,10 @@ func failedCases(run *api.Run) error {
 	var failed []string
 	for i, r := range run.Results {
 		if r.Failed() {
-			why := r.Error
-			if why == "" {
-				why = fmt.Sprintf("%d of %d samples failed", r.Summary.SamplesFailed, r.Summary.SamplesTotal)
-			}
 			// one case, at most 160 columns of its cause, wrapped to the width a person reads
 			// (a refused server's whole usage text made one line of ~810 columns); the whole
 			// cause is in the results file
-			line := fmt.Sprintf("case %d (%s %s %s): %s", i+1, r.Profile, r.Driver, r.Path, text.OneLine(why, 160))
+			line := fmt.Sprintf("case %d (%s %s %s): %s", i+1, r.Profile, r.Driver, r.Path, text.OneLine(figure.FailureSummary(&r), 160))
 			failed = append(failed, strings.Join(text.Wrap(line, text.DefaultWidth, "  ", "    "), "\n"))
 		}
 	}

@@ -425,3 +425,23 @@ func TestToleranceErrorFitsTheTerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedCases: the exit error of a run with failed cases names each (number, profile, driver,
+// path) with its cause, the case's error or how many of its samples failed; a run without one
+// is no error.
+func TestFailedCases(t *testing.T) {
+	ok := api.Result{Profile: api.TCPStream, Driver: "native", Path: api.PathLoopback, Summary: api.Summary{SamplesTotal: 2}}
+	partial := api.Result{Profile: api.TCPRR, Driver: "netperf", Path: api.PathPodPodCrossNode,
+		Summary: api.Summary{SamplesTotal: 3, SamplesFailed: 1}}
+	failed := api.Result{Profile: api.UDPStream, Driver: "iperf3", Path: api.PathHostHost, Error: "no server answered",
+		Summary: api.Summary{SamplesTotal: 2, SamplesFailed: 2}}
+	if err := failedCases(&api.Run{Results: []api.Result{ok}}); err != nil {
+		t.Errorf("no failed case: %v", err)
+	}
+	err := failedCases(&api.Run{Results: []api.Result{ok, partial, failed}})
+	want := "2 of 3 cases failed:\n  case 2 (TCP_RR netperf pod-pod-cross-node): 1 of 3 samples failed\n" +
+		"  case 3 (UDP_STREAM iperf3 host-host): no server answered"
+	if err == nil || err.Error() != want || exit.Code(err) != exit.Failed {
+		t.Errorf("got %v (exit code %d)\nwant %s", err, exit.Code(err), want)
+	}
+}

@@ -260,7 +260,7 @@ func resultCase(r *api.Result) TestCase {
 	f := &Failure{Type: FailureCase, Message: cause}
 	if r.Error == "" {
 		f.Type = FailureSamples
-		f.Message = fmt.Sprintf("%d of %d samples failed: %s", r.Summary.SamplesFailed, r.Summary.SamplesTotal, cause)
+		f.Message = figure.FailureSummary(r) + ": " + cause
 	}
 	var body []string
 	for _, s := range r.Samples {
