@@ -128,7 +128,7 @@ func ReadIPAM(ctx context.Context, nads NADStore, network string) (string, error
 	return ipam, nil
 }
 
-// k8s-netperf's `--vm --bridge BRIDGE`: the definition it creates for its VMs (pkg/k8s/
+// BridgeDefinitionName names the definition k8s-netperf's `--vm --bridge BRIDGE` creates for its VMs (pkg/k8s/
 // kubernetes.go, DeployNADBridge): a bridge interface on the nodes' Linux bridge BRIDGE, no
 // IPAM (its VMs set static addresses, bridgeNetwork.json's), and the resource name KubeVirt's
 // bridge-marker announces for nodes that have the bridge (a scheduling hint only where
