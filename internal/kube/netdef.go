@@ -24,8 +24,6 @@ type NetworkDefinition struct {
 	Name string
 	// Config is its spec.config: a CNI configuration (JSON).
 	Config string
-	// Annotations are its metadata's (none for --macvlan's).
-	Annotations map[string]string
 }
 
 // k8s-netperf's --macvlan: the definition it creates (pkg/k8s/kubernetes.go, DeployNADMacvlan),
@@ -130,20 +128,21 @@ func ReadIPAM(ctx context.Context, nads NADStore, network string) (string, error
 
 // BridgeDefinitionName names the definition k8s-netperf's `--vm --bridge BRIDGE` creates for its VMs (pkg/k8s/
 // kubernetes.go, DeployNADBridge): a bridge interface on the nodes' Linux bridge BRIDGE, no
-// IPAM (its VMs set static addresses, bridgeNetwork.json's), and the resource name KubeVirt's
-// bridge-marker announces for nodes that have the bridge (a scheduling hint only where
-// Multus's network-resources-injector runs).
+// IPAM (its VMs set static addresses, bridgeNetwork.json's).
 const BridgeDefinitionName = "br-netperf"
 
 // BridgeDefinition is the definition k8s-netperf's --vm --bridge BRIDGE creates, its spec.config
-// byte for byte.
+// byte for byte, without its annotation k8s.v1.cni.cncf.io/resourceName:
+// bridge.network.kubevirt.io/BRIDGE: KubeVirt's virt-controller turns that into a resource request
+// of the launcher pods, which only nodes where KubeVirt's bridge-marker runs announce (on the e2e
+// cluster, without it, both VMIs stayed Unschedulable: "Insufficient
+// bridge.network.kubevirt.io/mbr0").
 func BridgeDefinition(bridge string) (*NetworkDefinition, error) {
 	if err := CheckInterfaceName(bridge); err != nil {
 		return nil, err
 	}
 	return &NetworkDefinition{Name: BridgeDefinitionName,
-		Annotations: map[string]string{"k8s.v1.cni.cncf.io/resourceName": "bridge.network.kubevirt.io/" + bridge},
-		Config:      `{"cniVersion": "0.3.1", "type": "bridge", "name": "br-netperf", "bridge": "` + bridge + `"}`}, nil
+		Config: `{"cniVersion": "0.3.1", "type": "bridge", "name": "br-netperf", "bridge": "` + bridge + `"}`}, nil
 }
 
 // CheckInterfaceName refuses what the kernel would not take as an interface name.
@@ -164,18 +163,14 @@ func CheckInterfaceName(s string) error {
 // nadBody is the definition as the API takes it, labelled with the run (so that what the run
 // created is told apart from what it found).
 func nadBody(ns, runID string, d *NetworkDefinition) ([]byte, error) {
-	meta := map[string]any{
-		"name": d.Name, "namespace": ns,
-		"labels": map[string]string{LabelRun: runID, "app.kubernetes.io/managed-by": "cnperf"},
-	}
-	if len(d.Annotations) > 0 {
-		meta["annotations"] = d.Annotations
-	}
 	return json.Marshal(map[string]any{
 		"apiVersion": NADGroup + "/v1",
 		"kind":       "NetworkAttachmentDefinition",
-		"metadata":   meta,
-		"spec":       map[string]string{"config": d.Config},
+		"metadata": map[string]any{
+			"name": d.Name, "namespace": ns,
+			"labels": map[string]string{LabelRun: runID, "app.kubernetes.io/managed-by": "cnperf"},
+		},
+		"spec": map[string]string{"config": d.Config},
 	})
 }
 
