@@ -43,9 +43,11 @@ var K8sNetperfLossCSVHeader = append(append([]string{"Type"}, k8sNetperfCommonHe
 //   - 99%tile Observed Latency: the mean over the samples of each sample's p99 in usec (not the
 //     p99 of all transactions merged, which cnperf's own outputs give); on TCP_STREAM and
 //     UDP_STREAM the p99 of netperf's send calls, as k8s-netperf writes it (k8sNetperfP99).
-//   - VM mode false; External Server true for the external-service path; Macvlan Info
-//     "macvlan/MASTER" for a case on --macvlan's definition, Bridge Info the NAMESPACE/NAME of a
-//     case on any other secondary network (--bridge, --network), else empty
+//   - VM mode true for a case with a VM endpoint (--vm); External Server true for the
+//     external-service path; Macvlan Info "macvlan/MASTER" for a case on --macvlan's definition,
+//     Bridge Info "VM Bridge (SERVER ADDRESS)" for a VM server on a secondary network (k8s-netperf's
+//     --vm --bridge), else the NAMESPACE/NAME of a case on any other secondary network (--bridge,
+//     --network), else empty
 //     (k8sNetperfNetworkCells); UDN Info and SR-IOV Info for a network --udnl2, --udnl3, --cudn
 //     or --sriov made, as k8s-netperf fills them; Localnet Info empty (k8s-netperf's --localnet
 //     is for VMs; cnperf measures pods).
@@ -163,7 +165,7 @@ func k8sNetperfCommon(r *api.Result) ([]string, bool) {
 		string(r.Profile),
 		strconv.FormatBool(sameNode),
 		strconv.FormatBool(hostNet),
-		"false",
+		strconv.FormatBool(k8sNetperfVM(r)),
 		strconv.FormatBool(service),
 		strconv.FormatBool(row.Access == api.AccessExternal),
 		udn, bridge, sriov, macvlan, "",
@@ -207,7 +209,16 @@ func k8sNetperfNetworkCells(r *api.Result) (udn, bridge, sriov, macvlan string) 
 	if _, name, _ := strings.Cut(a.Network, "/"); a.Type == "macvlan" && name == api.K8sNetperfMacvlanName && a.Master != "" {
 		return "", "", "", "macvlan/" + a.Master
 	}
+	if r.Placement.Server.VM != nil && a.ServerIP != "" {
+		// k8s-netperf's --vm --bridge: "VM Bridge (SERVER ADDRESS)" (executeWorkload, fb9a2ec)
+		return "", "VM Bridge (" + a.ServerIP + ")", "", ""
+	}
 	return "", a.Network, "", ""
+}
+
+// k8sNetperfVM is k8s-netperf's "VM mode" cell: whether the case's endpoints are VMs (--vm).
+func k8sNetperfVM(r *api.Result) bool {
+	return r.Placement != nil && (r.Placement.Server.VM != nil || r.Placement.Client.VM != nil)
 }
 
 func k8sNetperfRow(r *api.Result) ([]string, bool) {

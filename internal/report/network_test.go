@@ -25,6 +25,22 @@ func TestK8sNetperfNetworkCells(t *testing.T) {
 		r.Placement.Attachment.Mode = &api.NetworkMode{Kind: kind, Value: value}
 		return r
 	}
+	// VMs on it (k8s-netperf's --vm --bridge): the server VM's address in Bridge Info
+	vmOn := func(network string, server bool) *api.Result {
+		r := on(network, "bridge", "")
+		r.Placement.Attachment.ServerIP = "10.10.10.12"
+		r.Placement.Client.VM = &api.VM{Name: "c"}
+		if server {
+			r.Placement.Server.VM = &api.VM{Name: "s"}
+		}
+		if !k8sNetperfVM(r) {
+			t.Errorf("%s: VM mode false", network)
+		}
+		return r
+	}
+	if k8sNetperfVM(on("a/b", "bridge", "")) || k8sNetperfVM(&api.Result{}) {
+		t.Error("VM mode true without a VM")
+	}
 	for _, tc := range []struct {
 		name                        string
 		r                           *api.Result
@@ -41,6 +57,8 @@ func TestK8sNetperfNetworkCells(t *testing.T) {
 		{"--cudn layer2", mode("perf/cudn-secondary-netperf", "bridge", "cudn", "layer2"), "Cudn -layer2", "", "", ""},
 		{"--cudn Layer3 (as given)", mode("perf/cudn-secondary-netperf", "ovn-k8s-cni-overlay", "cudn", "Layer3"), "Cudn -Layer3", "", "", ""},
 		{"--sriov ens1f0", mode("perf/sriov-netperf", "sriov", "sriov", "ens1f0"), "", "", "sriov/ens1f0", ""},
+		{"--vm --bridge br0", vmOn("perf/br-netperf", true), "", "VM Bridge (10.10.10.12)", "", ""},
+		{"--vm=client --network", vmOn("perf/n", false), "", "perf/n", "", ""},
 	} {
 		u, b, s, m := k8sNetperfNetworkCells(tc.r)
 		if u != tc.udn || b != tc.bridge || s != tc.sriov || m != tc.macvlan {
