@@ -402,3 +402,31 @@ func (l List) DefaultWarmup(driverName string) (float64, bool) {
 type Retrier interface {
 	Retryable(err error) bool
 }
+
+// Tools lists the programs d runs (its servers' and clients' argv[0], sorted, without "cnperf",
+// the binary itself), as its jobs for each profile it supports build them with default
+// settings: what a host or guest must carry for d to run there.
+func Tools(d Driver) []string {
+	var out []string
+	add := func(argv []string) {
+		if len(argv) > 0 && argv[0] != "cnperf" && !slices.Contains(out, argv[0]) {
+			out = append(out, argv[0])
+		}
+	}
+	for _, p := range d.Capabilities().Profiles {
+		j, err := d.Job(plan.Case{Driver: d.Name(), Profile: p, Path: api.PathPodPodCrossNode,
+			Params: api.Params{DurationSeconds: 1, MessageSizeBytes: 1024, Parallel: 1}})
+		if err != nil {
+			continue
+		}
+		for _, s := range j.Servers() {
+			add(s.Argv)
+		}
+		cmds, _ := j.Client(Target{Host: "127.0.0.1"}, false)
+		for _, c := range cmds {
+			add(c.Argv)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/driver"
@@ -14,7 +15,8 @@ import (
 // GuestExecutor runs commands in a VM's guest: through Relay, a pod that reaches the guest's
 // address, `cnperf agent exec` asks the guest's agent (its exec port, with the run's token, which
 // the relay pod has in its environment) to run the command, and hands back the command's own
-// output and exit code. Only cnperf commands run in the guest (the native driver's client).
+// output and exit code. Only cnperf commands and the tools of the guest's drivers run in the
+// guest (a driver's client; its servers through Start).
 type GuestExecutor struct {
 	Relay *PodExecutor
 	Host  string
@@ -26,6 +28,56 @@ const relayMargin = 30 * time.Second
 
 // Exec implements platform.Executor.
 func (g *GuestExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Output {
+	return g.exec(ctx, cmd, nil)
+}
+
+// Start starts a driver's server in the guest, left running there until the guest's agent ends
+// or Stop: it returns once the server is ready (its Ready text in its output, else its first TCP
+// port accepting in the guest), or its error.
+func (g *GuestExecutor) Start(ctx context.Context, srv driver.Server, timeout time.Duration) error {
+	flags := []string{"--background"}
+	if srv.Ready != "" {
+		flags = append(flags, "--ready", srv.Ready)
+	} else {
+		for _, p := range srv.Ports {
+			if p.Protocol == "TCP" {
+				flags = append(flags, "--ready-port", strconv.Itoa(p.Port))
+				break
+			}
+		}
+	}
+	out := g.exec(ctx, driver.Command{Argv: srv.Argv, Timeout: timeout}, flags)
+	if out.Err == nil && out.ExitCode != 0 {
+		out.Err = fmt.Errorf("in VM %s: exited %d", g.Host, out.ExitCode)
+	}
+	if out.Err != nil {
+		return fmt.Errorf("start server %s (%s): %w%s", srv.Name, strings.Join(srv.Argv, " "), out.Err, tailOf(out))
+	}
+	return nil
+}
+
+// Stop ends the servers Start started in the guest.
+func (g *GuestExecutor) Stop(ctx context.Context) error {
+	out := g.exec(ctx, driver.Command{Timeout: 30 * time.Second}, []string{"--stop"})
+	if out.Err == nil && out.ExitCode != 0 {
+		out.Err = fmt.Errorf("in VM %s: exited %d", g.Host, out.ExitCode)
+	}
+	if out.Err != nil {
+		return fmt.Errorf("stop the servers: %w", out.Err)
+	}
+	return nil
+}
+
+// tailOf is ": " and the end of a failed command's output, or "".
+func tailOf(out driver.Output) string {
+	if t := strings.TrimSpace(Tail(append(out.Stdout, out.Stderr...), 300)); t != "" {
+		return ": " + t
+	}
+	return ""
+}
+
+// exec runs `cnperf agent exec --json [flags] -- argv` in the relay.
+func (g *GuestExecutor) exec(ctx context.Context, cmd driver.Command, flags []string) driver.Output {
 	timeout := cmd.Timeout
 	if timeout <= 0 {
 		timeout = g.Relay.DefaultTimeout
@@ -35,7 +87,10 @@ func (g *GuestExecutor) Exec(ctx context.Context, cmd driver.Command) driver.Out
 		port = guestexec.DefaultPort
 	}
 	argv := append([]string{"cnperf", "agent", "exec", "--json", "--host", g.Host, "--port", strconv.Itoa(port),
-		"--timeout", timeout.String(), "--"}, cmd.Argv...)
+		"--timeout", timeout.String()}, flags...)
+	if len(cmd.Argv) > 0 {
+		argv = append(append(argv, "--"), cmd.Argv...)
+	}
 	out := g.Relay.Exec(ctx, driver.Command{Argv: argv, Timeout: timeout + relayMargin})
 	out.Argv = cmd.Argv
 	if out.Err != nil {

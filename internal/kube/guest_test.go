@@ -64,3 +64,53 @@ func TestGuestExecutor(t *testing.T) {
 		})
 	}
 }
+
+// TestGuestExecutorStart: a driver's server starts in the guest in the background, ready by its
+// text or else its first TCP port; a server that does not start is an error naming it, with the
+// guest's words; Stop asks the guest to end them.
+func TestGuestExecutorStart(t *testing.T) {
+	netserver := driver.Server{Name: "netperf", Argv: []string{"netserver", "-D", "-p", "12865"},
+		Ports: []driver.Port{{Name: "data-0-udp", Port: 12866, Protocol: "UDP"}, {Name: "control", Port: 12865, Protocol: "TCP"}}}
+	for _, tt := range []struct {
+		name    string
+		srv     driver.Server
+		answer  guestexec.Response
+		wantCmd string
+		wantErr string
+	}{
+		{name: "ready port", srv: netserver, answer: guestexec.Response{},
+			wantCmd: "--timeout 1m0s --background --ready-port 12865 -- netserver -D -p 12865"},
+		{name: "ready text", srv: driver.Server{Name: "x", Argv: []string{"iperf3", "-s"}, Ready: "Server listening"},
+			wantCmd: "--background --ready Server listening -- iperf3 -s"},
+		{name: "refused", srv: netserver, answer: guestexec.Response{ExitCode: -1, Stdout: []byte("bind: address in use"),
+			Error: "netserver ended before it was ready: exit status 1"}, wantCmd: "--ready-port 12865",
+			wantErr: "start server netperf (netserver -D -p 12865): in VM 10.244.1.7: netserver ended before it was ready: " +
+				"exit status 1: bind: address in use"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var argv []string
+			stream := func(_ context.Context, _, _, _ string, a []string, stdout, _ io.Writer) error {
+				argv = a
+				b, _ := json.Marshal(tt.answer)
+				_, _ = stdout.Write(append(b, '\n'))
+				return nil
+			}
+			g := &GuestExecutor{Relay: &PodExecutor{Stream: stream, Namespace: "cnperf", Pod: "cnperf-relay-1", Container: "client",
+				DefaultTimeout: time.Minute, MaxOutput: 1 << 20}, Host: "10.244.1.7"}
+			err := g.Start(context.Background(), tt.srv, time.Minute)
+			if joined := strings.Join(argv, " "); !strings.Contains(joined, "cnperf agent exec --json --host 10.244.1.7 --port 7102 ") ||
+				!strings.Contains(joined, tt.wantCmd) {
+				t.Errorf("relay ran %q, want %q in it", joined, tt.wantCmd)
+			}
+			if (err == nil) != (tt.wantErr == "") || (err != nil && err.Error() != tt.wantErr) {
+				t.Errorf("err %v, want %q", err, tt.wantErr)
+			}
+			if tt.wantErr != "" {
+				return
+			}
+			if err := g.Stop(context.Background()); err != nil || !strings.HasSuffix(strings.Join(argv, " "), "--timeout 30s --stop") {
+				t.Errorf("Stop: %v, relay ran %q", err, argv)
+			}
+		})
+	}
+}

@@ -18,6 +18,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/agenttoken"
+	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/flame"
 	"github.com/cnperf/cnperf/internal/guestexec"
@@ -57,7 +58,7 @@ stream).`,
 	}
 	c.AddCommand(newServeCommand(streams), newClientCommand(streams), newTokenCommand(streams),
 		newTTFRCommand(streams), newDNSCommand(streams), newMTUCommand(streams), newProbeCommand(streams),
-		newNodeHardwareCommand(streams), newExecCommand(streams))
+		newNodeHardwareCommand(streams), newExecCommand(streams), newGuestToolsCommand(streams))
 	return c
 }
 
@@ -142,7 +143,8 @@ CPUs the agent may run on; out of file descriptors it waits and goes on acceptin
 	f.BoolVar(&o.once, "once", false, "exit after one test")
 	f.StringVar(&o.tokenFile, "token-file", "", "read the agent token from FILE (default: $"+agenttoken.Env+")")
 	f.IntVar(&o.maxConns, "max-connections", loadgen.DefaultMaxConns, "connections with the token at once; more are refused")
-	f.IntVar(&o.execPort, "exec-port", 0, "also run cnperf commands for clients with the token on this port "+
+	f.IntVar(&o.execPort, "exec-port", 0, "also run cnperf commands and the tools of the guest's drivers ("+
+		strings.Join(all.GuestExecTools(), ", ")+") for clients with the token on this port "+
 		"(the cnperf guest of a VM endpoint: `cnperf agent exec`); 0: off")
 	return c
 }
@@ -180,8 +182,10 @@ func (o *serveOptions) run(ctx context.Context, streams iostreams.Streams) error
 		}
 		ectx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		go func() { _ = (&guestexec.Server{Token: tok, Log: streams.ErrOut}).Serve(ectx, l) }()
-		fmt.Fprintf(streams.ErrOut, "agent exec listening on port %d (cnperf commands only, with the token)\n", o.execPort)
+		tools := all.GuestExecTools()
+		go func() { _ = (&guestexec.Server{Token: tok, Tools: tools, Log: streams.ErrOut}).Serve(ectx, l) }()
+		fmt.Fprintf(streams.ErrOut, "agent exec listening on port %d (cnperf and the guest drivers' tools %s only, with the token)\n",
+			o.execPort, strings.Join(tools, ", "))
 	}
 	fmt.Fprintf(streams.ErrOut, "%s on port %d (protocol version %d, data port %s)\n", ReadyLine, s.Port(), control.Version, data)
 	if err := s.Serve(ctx); err != nil {

@@ -57,7 +57,7 @@ func Kube(fs *pflag.FlagSet, o *kube.Options) {
 // (--vm, --vm-image, --sockets, --cores, --threads, --use-virtctl). Each overrides its field of a
 // plan's vm block (api.PlanVM; cnperf run's applyPlanVM).
 func kubeVM(fs *pflag.FlagSet, o *kube.Options) {
-	fs.StringVar(&o.VM, "vm", "", "kube: endpoints as KubeVirt VMs (the native driver on the pod-to-pod paths): --vm=server, --vm=client or --vm=both (--vm alone: both, as k8s-netperf's --vm); overrides a plan's vm.endpoints (--vm=none: pods, whatever the plan says)")
+	fs.StringVar(&o.VM, "vm", "", "kube: endpoints as KubeVirt VMs (the drivers native, netperf and iperf3, whose tools the cnperf guest carries, on the pod-to-pod and pod-clusterip paths): --vm=server, --vm=client or --vm=both (--vm alone: both, as k8s-netperf's --vm); overrides a plan's vm.endpoints (--vm=none: pods, whatever the plan says)")
 	fs.Lookup("vm").NoOptDefVal = "both"
 	fs.StringVar(&o.VMImage, "vm-image", "", "kube: with --vm, the cnperf guest image (/boot/vmlinuz, /boot/initramfs.img whose /init runs the agent; test/e2e/harness/kubevirt.sh build makes one), booted with kernelBoot; overrides a plan's vm.image")
 	fs.StringVar(&o.VMBinding, "vm-binding", "", "kube: with --vm, the guest's pod-network binding: masquerade (default), bridge or passt (KubeVirt's feature gate Passt); overrides a plan's vm.binding")

@@ -9,6 +9,7 @@ import (
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/cli/flags"
+	"github.com/cnperf/cnperf/internal/driver/all"
 	"github.com/cnperf/cnperf/internal/exit"
 	"github.com/cnperf/cnperf/internal/gate"
 	"github.com/cnperf/cnperf/internal/kube"
@@ -97,6 +98,7 @@ func explicitFlags(o kubeplatform.Options) string {
 }
 
 func (p *platformOptions) newKube(runID string, log io.Writer) (platform.Platform, error) {
+	p.kube.VMGuestTools = all.GuestTools()
 	k, err := kubeplatform.New(p.kube, runID, log)
 	if err != nil {
 		return nil, exit.Usage("kube platform: %w", err)
@@ -108,6 +110,7 @@ func (p *platformOptions) newKube(runID string, log io.Writer) (platform.Platfor
 // options as a real run would, and cannot reach a cluster.
 func (p *platformOptions) dryKube(runID string) (*kubeplatform.Platform, error) {
 	p.kube.External = p.external
+	p.kube.VMGuestTools = all.GuestTools()
 	k, err := kubeplatform.NewWithClient(p.kube, runID, io.Discard, nil, nil)
 	if err != nil {
 		return nil, exit.Usage("kube platform: %w", err)

@@ -3,6 +3,7 @@
 package all
 
 import (
+	"slices"
 	"strings"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
@@ -60,5 +61,35 @@ func Importers() []string {
 			out = append(out, n)
 		}
 	}
+	return out
+}
+
+// Guest lists the drivers whose tools the cnperf guest carries (a VM endpoint's guest:
+// test/e2e/harness/kubevirt.sh build copies GuestTools into it, and its agent's exec port runs
+// them and nothing else but cnperf). uperf is not among them: its client runs through `sh -c`
+// (it writes its XML profile first), and the exec port runs no shell.
+func Guest() driver.List { return driver.List{native.Driver{}, netperf.Driver{}, iperf3.Driver{}} }
+
+// GuestTools lists, by driver, the tools of the drivers of Guest (driver.Tools).
+func GuestTools() map[string][]string {
+	out := map[string][]string{}
+	for _, d := range Guest() {
+		out[d.Name()] = driver.Tools(d)
+	}
+	return out
+}
+
+// GuestExecTools is every tool of GuestTools, sorted: what the guest's exec port runs besides
+// cnperf.
+func GuestExecTools() []string {
+	var out []string
+	for _, tools := range GuestTools() {
+		for _, t := range tools {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	slices.Sort(out)
 	return out
 }

@@ -1,6 +1,7 @@
 package all
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -217,6 +218,28 @@ func TestImporters(t *testing.T) {
 			if line == "" || len(line) > 100 {
 				t.Errorf("%s: import help line %q", n, line)
 			}
+		}
+	}
+}
+
+// TestTools: each driver's tools are what its servers and clients run (argv[0]), derived from
+// its jobs, not typed; the guest's exec port runs those of the guest drivers and never a shell.
+func TestTools(t *testing.T) {
+	want := map[string][]string{
+		"native": nil, "netperf": {"netperf", "netserver"}, "iperf3": {"iperf3"}, "uperf": {"sh", "uperf"},
+		"qperf": {"qperf"}, "sockperf": {"sockperf"}, "iperf2": {"iperf"},
+	}
+	for _, d := range List() {
+		if got := driver.Tools(d); !slices.Equal(got, want[d.Name()]) {
+			t.Errorf("driver.Tools(%s) = %q, want %q", d.Name(), got, want[d.Name()])
+		}
+	}
+	if got := GuestExecTools(); !slices.Equal(got, []string{"iperf3", "netperf", "netserver"}) {
+		t.Errorf("GuestExecTools() = %q", got)
+	}
+	for _, tool := range GuestExecTools() {
+		if slices.Contains([]string{"sh", "bash", "busybox", "env", "python3"}, tool) {
+			t.Errorf("the guest's exec port would run %s: a shell or interpreter runs anything", tool)
 		}
 	}
 }

@@ -124,6 +124,8 @@ type endpoint struct {
 	role nodeRole
 	pod  *corev1.Pod // a VM's: its virt-launcher pod
 	vmi  *kube.VMIStatus
+	// guestServers: a VM server whose driver servers run in its guest (startVMServers)
+	guestServers bool
 }
 
 // New returns the Kubernetes platform for one run. It validates the options and builds a
@@ -1068,6 +1070,7 @@ func (p *Platform) Close(ctx context.Context) error {
 		}
 		return errors.Join(errs...)
 	}
+	p.stopVMServers(ctx)
 	// the clients' namespace first, then the servers' (the reverse of Prepare), at once
 	errs := make([]error, len(sites))
 	var wg sync.WaitGroup

@@ -108,8 +108,8 @@ type Options struct {
 	// "server", "client" or "both"; "" none. The guest is VMImage, booted with kernelBoot (a
 	// kernel and an initramfs whose /init runs the cnperf agent); its interface joins the pod
 	// network with VMBinding; VMSockets, VMCores and VMThreads are its CPU topology (0: 1),
-	// VMMemory its memory (default DefaultVMMemory). VMs run the native driver only (the
-	// guest has no other tool), on the pod-to-pod paths.
+	// VMMemory its memory (default DefaultVMMemory). VMs run the drivers of VMGuestTools, on
+	// the pod-to-pod paths.
 	VM             string
 	VMImage        string
 	VMBinding      string
@@ -129,6 +129,9 @@ type Options struct {
 	// address after the client's, and so on. "": k8s-netperf's defaults
 	// (DefaultVMNetworkServer, DefaultVMNetworkClient).
 	VMNetworkServer, VMNetworkClient string
+	// VMGuestTools are the drivers the cnperf guest can run, with the tools it carries for each
+	// (internal/driver/all.GuestTools); nil: the native driver only (its agent is cnperf).
+	VMGuestTools map[string][]string
 
 	// PodStartTimeout bounds how long endpoints may take to become ready.
 	PodStartTimeout time.Duration

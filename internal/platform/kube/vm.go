@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,13 +22,13 @@ import (
 	"github.com/cnperf/cnperf/internal/guestexec"
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/plan"
-	"github.com/cnperf/cnperf/internal/platform"
 )
 
 // A VM endpoint (--vm) is a KubeVirt VirtualMachineInstance in place of the endpoint's pod: the
 // cnperf guest (kernelBoot from --vm-image), whose /init runs `cnperf agent serve` on the
 // native driver's default ports with the run's token (the run's Secret, a disk of the VMI) and
-// an exec port (guestexec) for the commands the platform runs in it. The platform reaches that exec port
+// an exec port (guestexec) for the commands the platform runs in it: a driver's client argv, a
+// driver's server argv left running in the background (netserver), cnperf's own commands. The platform reaches that exec port
 // from the run's relay pod (a pod-network pod on the server node): the agent in the guest is
 // reached with the run's token, as in the pods, and cnperf keeps no SSH keys.
 
@@ -38,8 +39,9 @@ const (
 	vmBoth   = "both"
 )
 
-// The guest's agent listens on the native driver's default ports (guest-init); a VM server
-// runs only a native case on those.
+// The guest's agent listens on the native driver's default ports (guest-init): a VM server
+// runs a native case on those; another driver's servers run beside it on their own ports,
+// started through the exec port (startVMServers).
 const (
 	guestControlPort = 7100
 	guestDataPort    = 7101
@@ -218,21 +220,63 @@ func (s *settings) vmOn(role string) bool {
 	return s.vmServer
 }
 
-// checkVMPath refuses what a VM endpoint cannot be: anything but the native driver on a
-// direct pod-network path between two endpoints (a VM on the pod network, reached at its address).
+// checkVMPath refuses what a VM endpoint cannot be: a driver whose tools are not in the guest,
+// or a path other than a pod-network path between two endpoints, reached at the server's
+// address or through a ClusterIP Service (a VM on the pod network: the Service selects its
+// virt-launcher pod, which KubeVirt labels as the VMI, and the binding forwards to the guest).
 func (s *settings) checkVMPath(c plan.Case, r route) error {
 	if !s.vmServer && !s.vmClient {
 		return nil
 	}
-	if c.Driver != guestDriver {
-		return fmt.Errorf("--vm: driver %s: its tools are not in the cnperf guest; VM endpoints run the %s driver", c.Driver, guestDriver)
+	if _, ok := s.guestTools()[c.Driver]; !ok {
+		run := "the " + strings.Join(s.guestDrivers(), ", ") + " driver"
+		if len(s.guestDrivers()) > 1 {
+			run = "the drivers " + strings.Join(s.guestDrivers(), ", ")
+		}
+		return fmt.Errorf("--vm: driver %s: its tools are not in the cnperf guest, which has %s; VM endpoints run %s",
+			c.Driver, s.guestHas(), run)
 	}
 	onNet := r.serverNet == r.clientNet && (r.serverNet == api.NetworkPod || r.serverNet == api.NetworkAttachment)
-	if !onNet || r.access != api.AccessDirect || (r.clientNode != roleServerNode && r.clientNode != roleClientNode) {
-		return fmt.Errorf("--vm: path %s: VM endpoints are on the pod network (or the run's secondary network), reached at their address (use %s)",
+	viaService := r.access == api.AccessClusterIP && r.serverNet == api.NetworkPod
+	if !onNet || (r.access != api.AccessDirect && !viaService) || (r.clientNode != roleServerNode && r.clientNode != roleClientNode) {
+		return fmt.Errorf("--vm: path %s: VM endpoints are on the pod network (or the run's secondary network), reached at their "+
+			"address or a ClusterIP (use %s)",
 			c.Path, plan.Join(vmPaths()))
 	}
 	return nil
+}
+
+// guestTools are the drivers the guest runs, with their tools (Options.VMGuestTools; the
+// native driver alone when none are given).
+func (s *settings) guestTools() map[string][]string {
+	if s.VMGuestTools == nil {
+		return map[string][]string{guestDriver: nil}
+	}
+	return s.VMGuestTools
+}
+
+// guestDrivers lists the drivers the guest runs, sorted.
+func (s *settings) guestDrivers() []string {
+	var out []string
+	for d := range s.guestTools() {
+		out = append(out, d)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// guestHas says what the guest carries: "cnperf, iperf3, netperf, netserver".
+func (s *settings) guestHas() string {
+	have := []string{"cnperf"}
+	for _, tools := range s.guestTools() {
+		for _, t := range tools {
+			if !slices.Contains(have, t) {
+				have = append(have, t)
+			}
+		}
+	}
+	slices.Sort(have[1:])
+	return strings.Join(have, ", ")
 }
 
 // vmPaths lists, from the path table, the paths a VM endpoint can be on.
@@ -240,7 +284,8 @@ func vmPaths() []api.Path {
 	var out []api.Path
 	for _, p := range api.Paths {
 		row, _ := p.Row()
-		if row.ClientNetwork == api.NetworkPod && row.ServerNetwork == api.NetworkPod && row.Access == api.AccessDirect &&
+		if row.ClientNetwork == api.NetworkPod && row.ServerNetwork == api.NetworkPod &&
+			(row.Access == api.AccessDirect || row.Access == api.AccessClusterIP) &&
 			(row.Nodes == api.NodesSame || row.Nodes == api.NodesCross) {
 			out = append(out, p)
 		}
@@ -248,17 +293,96 @@ func vmPaths() []api.Path {
 	return out
 }
 
-// checkVMServers refuses a VM server whose servers are not the guest's agent on its ports.
+// checkVMServers refuses a VM server whose servers the guest cannot run: the agent's (cnperf)
+// on other ports than its own, another driver's on the agent's ports.
 func checkVMServers(e endpointSpec) error {
 	for _, srv := range e.Servers {
+		agent := len(srv.Argv) > 0 && srv.Argv[0] == "cnperf"
 		for _, p := range srv.Ports {
-			if p.Port != guestControlPort && p.Port != guestDataPort {
+			own := p.Port == guestControlPort || p.Port == guestDataPort
+			if agent && !own {
 				return fmt.Errorf("--vm: server %s needs port %d; the agent in the cnperf guest listens on %d (control) and %d (data) only",
 					srv.Name, p.Port, guestControlPort, guestDataPort)
+			}
+			if !agent && slices.ContainsFunc(guestPorts, func(g kube.VMPort) bool { return g.Port == p.Port }) {
+				return fmt.Errorf("--vm: server %s needs port %d, which the cnperf guest's agent listens on (%d, %d, %d)",
+					srv.Name, p.Port, guestControlPort, guestDataPort, guestexec.DefaultPort)
 			}
 		}
 	}
 	return nil
+}
+
+// vmPorts are the ports a VM endpoint's guest listens on: its agent's and its servers'.
+func vmPorts(e endpointSpec) []kube.VMPort {
+	ports := slices.Clone(guestPorts)
+	for _, srv := range e.Servers {
+		for _, p := range srv.Ports {
+			vp := kube.VMPort{Port: p.Port, Protocol: p.Protocol}
+			if !slices.Contains(ports, vp) {
+				ports = append(ports, vp)
+			}
+		}
+	}
+	return ports
+}
+
+// guestServers are the servers of a VM endpoint that run beside the guest's agent (another
+// driver's: started through the exec port).
+func guestServers(e endpointSpec) []driver.Server {
+	var out []driver.Server
+	for _, srv := range e.Servers {
+		if len(srv.Argv) > 0 && srv.Argv[0] != "cnperf" {
+			out = append(out, srv)
+		}
+	}
+	return out
+}
+
+// startVMServers starts a VM server's driver servers in its guest (the agent already runs).
+func (p *Platform) startVMServers(ctx context.Context, ep *endpoint) error {
+	srvs := guestServers(ep.spec)
+	if len(srvs) == 0 {
+		return nil
+	}
+	g := p.guestExecutor(ep, p.s.VMStartTimeout)
+	for _, srv := range srvs {
+		start := time.Now()
+		if err := g.Start(ctx, srv, 2*time.Minute); err != nil {
+			return fmt.Errorf("VM %s/%s: %w", p.nsOf(ep), ep.spec.Name, err)
+		}
+		p.logf("VM %s: %s started in the guest in %.1fs", ep.spec.Name, strings.Join(srv.Argv, " "), time.Since(start).Seconds())
+	}
+	p.mu.Lock()
+	ep.guestServers = true
+	p.mu.Unlock()
+	return nil
+}
+
+// stopVMServers ends the driver servers startVMServers started, before the VMs are deleted
+// (which would end them too): a failure is a warning.
+func (p *Platform) stopVMServers(ctx context.Context) {
+	var eps []*endpoint
+	p.mu.Lock()
+	for _, ep := range p.servers {
+		if ep.guestServers && p.relay != nil && p.relay.pod != nil {
+			eps = append(eps, ep)
+		}
+	}
+	p.mu.Unlock()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 40*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, ep := range eps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := p.guestExecutor(ep, time.Minute).Stop(sctx); err != nil {
+				p.logWrapped("warning: VM %s: %v (they end with the VM)", ep.spec.Name, err)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // relayName is the relay pod's name: a pod-network pod through which the platform reaches the
@@ -276,7 +400,7 @@ func buildVMI(s *settings, runID string, e endpointSpec, static bool) map[string
 	o := kube.VMOptions{Name: e.Name, Namespace: s.namespaceOf(e.Role), Labels: labels, Annotations: s.podMeta.Annotations,
 		Tolerations: s.tolerations, Image: s.VMImage, PullPolicy: s.pullPolicy, Binding: s.VMBinding,
 		Sockets: s.VMSockets, Cores: s.VMCores, Threads: s.VMThreads, Memory: s.vmMemory, TokenSecret: kube.TokenSecretName(runID),
-		DataPort: guestDataPort, Ports: guestPorts}
+		DataPort: guestDataPort, Ports: vmPorts(e)}
 	if e.Node != "" {
 		o.Nodes = []string{e.Node}
 	}
@@ -404,7 +528,9 @@ func (p *Platform) waitVMs(ctx context.Context, eps []*endpoint) error {
 	for i, ep := range eps {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			errs[i] = p.waitVM(ctx, ep)
+			if errs[i] = p.waitVM(ctx, ep); errs[i] == nil {
+				errs[i] = p.startVMServers(ctx, ep)
+			}
 		}()
 	}
 	for range eps {
@@ -561,7 +687,7 @@ func (p *Platform) vmFailed(ctx context.Context, ep *endpoint, st kube.VMIStatus
 }
 
 // guestExecutor runs commands in a VM endpoint's guest through the relay pod.
-func (p *Platform) guestExecutor(ep *endpoint, timeout time.Duration) platform.Executor {
+func (p *Platform) guestExecutor(ep *endpoint, timeout time.Duration) *kube.GuestExecutor {
 	relay := &kube.PodExecutor{Stream: p.stream, Namespace: p.nsOf(p.relay), Pod: p.relay.spec.Name, Container: kube.ClientContainer,
 		DefaultTimeout: timeout, MaxOutput: p.s.MaxOutputBytes}
 	host := ""

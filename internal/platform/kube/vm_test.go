@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -107,30 +108,91 @@ func TestVMSettingError(t *testing.T) {
 	}
 }
 
-// TestVMCheckPath: a VM endpoint runs the native driver on the direct pod-to-pod paths only.
+// TestVMCheckPath: a VM endpoint runs the drivers whose tools are in the guest (the native
+// driver alone when none are named), on the direct pod-to-pod paths only; another driver is
+// refused naming it and what the guest has.
 func TestVMCheckPath(t *testing.T) {
 	c := newCluster(t, node("node1", ""), node("node2", ""))
-	p := newTestPlatform(t, c, Options{VM: "both", VMImage: "g"})
+	guest := map[string][]string{"native": nil, "netperf": {"netperf", "netserver"}, "iperf3": {"iperf3"}}
 	for _, tt := range []struct {
+		tools  map[string][]string
 		driver string
 		path   api.Path
 		want   string
 	}{
-		{"native", api.PathPodPodCrossNode, ""},
-		{"native", api.PathPodPodSameNode, ""},
-		{"iperf3", api.PathPodPodCrossNode, "--vm: driver iperf3: its tools are not in the cnperf guest; VM endpoints run the native driver"},
-		{"native", api.PathPodClusterIP, "--vm: path pod-clusterip: VM endpoints are on the pod network (or the run's secondary network), " +
-			"reached at their address (use pod-pod-same-node, pod-pod-cross-node)"},
-		{"native", api.PathHostHost, "--vm: path host-host"},
+		{nil, "native", api.PathPodPodCrossNode, ""},
+		{nil, "native", api.PathPodPodSameNode, ""},
+		{nil, "netperf", api.PathPodPodCrossNode, "--vm: driver netperf: its tools are not in the cnperf guest, which has cnperf; " +
+			"VM endpoints run the native driver"},
+		{guest, "netperf", api.PathPodPodCrossNode, ""},
+		{guest, "iperf3", api.PathPodPodSameNode, ""},
+		{guest, "qperf", api.PathPodPodCrossNode, "--vm: driver qperf: its tools are not in the cnperf guest, which has cnperf, iperf3, " +
+			"netperf, netserver; VM endpoints run the drivers iperf3, native, netperf"},
+		{guest, "netperf", api.PathPodClusterIP, ""},
+		{guest, "netperf", api.PathPodNodePort, "--vm: path pod-nodeport: VM endpoints are on the pod network (or the run's " +
+			"secondary network), reached at their address or a ClusterIP (use pod-pod-same-node, pod-pod-cross-node, pod-clusterip)"},
+		{nil, "native", api.PathHostHost, "--vm: path host-host"},
 	} {
+		p := newTestPlatform(t, c, Options{VM: "both", VMImage: "g", VMGuestTools: tt.tools})
 		err := p.CheckPath(casesWith([]string{tt.driver}, []api.Path{tt.path})[0])
 		onNet := networkCases("ns/net", tt.path)[0]
 		onNet.Driver = tt.driver
-		if err2 := p.CheckPath(onNet); (err2 == nil) != (tt.want == "") {
+		// a ClusterIP is on the default network: a secondary network's case is refused there
+		if err2 := p.CheckPath(onNet); (err2 == nil) != (tt.want == "" && tt.path != api.PathPodClusterIP) {
 			t.Errorf("%s %s on a secondary network: %v", tt.driver, tt.path, err2)
 		}
 		if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
-			t.Errorf("%s %s: %v, want %q", tt.driver, tt.path, err, tt.want)
+			t.Errorf("%s %s (guest %v): %v, want %q", tt.driver, tt.path, tt.tools, err, tt.want)
+		}
+	}
+}
+
+// TestVMServers: a VM server runs the agent's server on the agent's ports only, and another
+// driver's servers beside it on their own ports (not the agent's); the VMI names the agent's
+// ports and the servers' (passt forwards those only); the servers started through the exec
+// port are the other drivers'.
+func TestVMServers(t *testing.T) {
+	agent := driver.Server{Name: "native", Argv: []string{"cnperf", "agent", "serve"},
+		Ports: []driver.Port{{Name: "control", Port: 7100, Protocol: "TCP"}, {Name: "data", Port: 7101, Protocol: "TCP"}}}
+	netserver := driver.Server{Name: "netperf", Argv: []string{"netserver", "-D", "-p", "12865"},
+		Ports: []driver.Port{{Name: "control", Port: 12865, Protocol: "TCP"}, {Name: "data-0", Port: 12866, Protocol: "TCP"},
+			{Name: "data-0-udp", Port: 12866, Protocol: "UDP"}}}
+	agentPorts := []kube.VMPort{{Port: 7100, Protocol: "TCP"}, {Port: 7101, Protocol: "TCP"}, {Port: 7101, Protocol: "UDP"}, {Port: 7102, Protocol: "TCP"}}
+	for _, tt := range []struct {
+		name    string
+		servers []driver.Server
+		err     string
+		ports   []kube.VMPort
+		started []string
+	}{
+		{name: "native", servers: []driver.Server{agent}, ports: agentPorts},
+		{name: "netperf", servers: []driver.Server{netserver}, started: []string{"netperf"},
+			ports: append(slices.Clone(agentPorts), kube.VMPort{Port: 12865, Protocol: "TCP"}, kube.VMPort{Port: 12866, Protocol: "TCP"},
+				kube.VMPort{Port: 12866, Protocol: "UDP"})},
+		{name: "native on other ports", servers: []driver.Server{{Name: "native-7200", Argv: []string{"cnperf"},
+			Ports: []driver.Port{{Port: 7200, Protocol: "TCP"}}}},
+			err: "--vm: server native-7200 needs port 7200; the agent in the cnperf guest listens on 7100 (control) and 7101 (data) only"},
+		{name: "netperf on the exec port", servers: []driver.Server{{Name: "netperf-7102", Argv: []string{"netserver"},
+			Ports: []driver.Port{{Port: 7102, Protocol: "TCP"}}}},
+			err: "--vm: server netperf-7102 needs port 7102, which the cnperf guest's agent listens on (7100, 7101, 7102)"},
+	} {
+		e := endpointSpec{Name: "srv", Role: "server", VM: true, Servers: tt.servers}
+		err := checkVMServers(e)
+		if (err == nil) != (tt.err == "") || (err != nil && err.Error() != tt.err) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.err)
+		}
+		if tt.err != "" {
+			continue
+		}
+		if got := vmPorts(e); !slices.Equal(got, tt.ports) {
+			t.Errorf("%s: VMI ports %v, want %v", tt.name, got, tt.ports)
+		}
+		var started []string
+		for _, s := range guestServers(e) {
+			started = append(started, s.Name)
+		}
+		if !slices.Equal(started, tt.started) {
+			t.Errorf("%s: started in the guest %v, want %v", tt.name, started, tt.started)
 		}
 	}
 }
