@@ -50,7 +50,11 @@ KUBEVIRT_IMAGES_REV=3
 KUBEVIRT_PATCH_ID=$({ cat $KUBEVIRT_PATCHES; echo "images-rev-$KUBEVIRT_IMAGES_REV"; } | sha256sum | cut -c1-8)
 KUBEVIRT_NS=${KUBEVIRT_NS:-kubevirt}
 KUBEVIRT_REPO=localhost/cnperf-kubevirt        # image names: $KUBEVIRT_REPO/virt-api:v$VERSION
-KUBEVIRT_GUEST_IMAGE=$KUBEVIRT_REPO/cnperf-guest:v$KUBEVIRT_VERSION
+# the guest's image, its files and its archive: a helper building its own guest beside a shared
+# cache sets all three (KUBEVIRT_GUEST_DIR may be new: the kernel is fetched into it)
+KUBEVIRT_GUEST_IMAGE=${KUBEVIRT_GUEST_IMAGE:-$KUBEVIRT_REPO/cnperf-guest:v$KUBEVIRT_VERSION}
+KUBEVIRT_GUEST_DIR=${KUBEVIRT_GUEST_DIR:-$KUBEVIRT_DIR/guest}
+KUBEVIRT_GUEST_TAR=${KUBEVIRT_GUEST_TAR:-$KUBEVIRT_DIR/images/cnperf-guest.tar}
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # what virt-launcher and virt-handler need from Debian
 # (libvirtd stands in for virtqemud, which Debian bookworm does not build: see the wrapper below);
@@ -165,11 +169,30 @@ build_rootfs() {
   stamped "rootfs-$KUBEVIRT_ROOTFS_ID"
 }
 
+# guest_tool_files TOOL...: each tool (found as the agent image's build.sh finds it: Debian's in
+# /usr/bin, netperf/netserver/uperf in /usr/local/bin from .ci/install-third-party.sh) and the
+# shared libraries ldd says it loads (the dynamic loader too), one path a line
+guest_tool_files() {
+  local t b
+  for t in "$@"; do
+    b=$(PATH=/usr/local/bin:/usr/bin command -v "$t") ||
+      die "the guest's tool $t is not on this machine (apt-get install iperf3; netperf: .ci/install-third-party.sh)"
+    echo "$b"
+    ldd "$b" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'
+  done | sort -u
+}
+
 build_guest() {
-  local g=$KUBEVIRT_DIR/guest w m kver deb cn
+  local g=$KUBEVIRT_GUEST_DIR w m kver deb cn tools f
   mkdir -p "$g"
   cn=${CNPERF_BIN:-$E2E_IMAGES/cnperf}
   [ -x "$cn" ] || die "no cnperf binary at $cn (test/e2e/images/build.sh puts the agent's there; or set CNPERF_BIN)"
+  # the tools of the drivers a VM endpoint runs, as cnperf derives them from those drivers
+  # (cnperf agent guest-tools; its exec port runs those and nothing else but cnperf); netperf and
+  # netserver are the agent image's build (.ci/install-third-party.sh, which does nothing when
+  # they are installed)
+  tools=$("$cn" agent guest-tools) || die "$cn agent guest-tools failed (a cnperf older than the guest's tools?)"
+  case " $(echo $tools) " in *" netperf "*) "$REPO_ROOT/.ci/install-third-party.sh" >/dev/null ;; esac
   [ -x /usr/bin/busybox ] && /usr/bin/busybox --list | grep -qx udhcpc || die "/usr/bin/busybox must be busybox-static (with udhcpc)"
   w=$(mktemp -d "$KUBEVIRT_DIR/.guest.XXXXXX")
   local have=1
@@ -188,6 +211,14 @@ build_guest() {
   mkdir -p "$root"/{bin,usr/local/bin,etc,lib/modules,proc,sys,dev,run,tmp}
   cp /usr/bin/busybox "$root/bin/busybox" && ln -s busybox "$root/bin/sh"
   cp "$cn" "$root/usr/local/bin/cnperf"
+  mkdir -p "$root/usr/bin"
+  # shellcheck disable=SC2086
+  for f in $(guest_tool_files $tools); do
+    case $f in
+      /usr/bin/*|/usr/local/bin/*) cp "$f" "$root/usr/bin/$(basename "$f")" ;;
+      *) mkdir -p "$root$(dirname "$f")" && cp -L "$f" "$root$f" ;;
+    esac
+  done
   cp "$HARNESS/kubevirt/guest-init" "$root/init" && chmod 755 "$root/init"
   cp "$HARNESS/kubevirt/udhcpc.script" "$root/etc/udhcpc.script"
   cp "$g"/modules/*.ko "$root/lib/modules/"
@@ -195,10 +226,11 @@ build_guest() {
   [ -f /etc/services ] && cp /etc/services "$root/etc/services"
   python3 "$HARNESS/kubevirt/mkinitramfs.py" "$root" "$g/initramfs.img"
   mkdir -p "$w/img/boot" && cp "$g/vmlinuz" "$w/img/boot/vmlinuz" && cp "$g/initramfs.img" "$w/img/boot/initramfs.img"
-  mkdir -p "$KUBEVIRT_DIR/images"
-  python3 "$HARNESS/../images/mkoci.py" "$w/img" "$KUBEVIRT_GUEST_IMAGE" "$KUBEVIRT_DIR/images/cnperf-guest.tar" --cmd null >/dev/null
+  mkdir -p "$(dirname "$KUBEVIRT_GUEST_TAR")"
+  python3 "$HARNESS/../images/mkoci.py" "$w/img" "$KUBEVIRT_GUEST_IMAGE" "$KUBEVIRT_GUEST_TAR" --cmd null >/dev/null
   rm -rf "$w"
-  log "guest: kernel $(cat "$g/kernel-version"), initramfs $(du -h "$g/initramfs.img" | cut -f1) with $(basename "$cn") $("$cn" version 2>/dev/null | head -1)"
+  log "guest $KUBEVIRT_GUEST_IMAGE: kernel $(cat "$g/kernel-version"), initramfs $(du -h "$g/initramfs.img" | cut -f1) with" \
+    "$(basename "$cn") $("$cn" version 2>/dev/null | head -1) and $(echo $tools)"
 }
 
 build_images() {
@@ -278,29 +310,32 @@ build() {
 # guest-check: boot the guest under QEMU (TCG) from the launcher's root file system, with QEMU's
 # user network forwarding the agent's control and data ports from 127.0.0.1, and measure it
 guest_check() {
-  local g=$KUBEVIRT_DIR/guest r=$KUBEVIRT_DIR/rootfs cn=${CNPERF_BIN:-$E2E_IMAGES/cnperf} w pid tok t p rc=0
+  local g=$KUBEVIRT_GUEST_DIR r=$KUBEVIRT_DIR/rootfs cn=${CNPERF_BIN:-$E2E_IMAGES/cnperf} w pid tok t p rc=0 gt
   [ -f "$g/initramfs.img" ] && [ -x "$r/usr/bin/qemu-system-x86_64" ] || die "run kubevirt.sh build first"
   w=$(mktemp -d /tmp/cnperf-guest.XXXXXX)
-  mkdir -p "$r/tmp/cnperf-guest"
-  cp "$g/vmlinuz" "$g/initramfs.img" "$r/tmp/cnperf-guest/"
+  # the guest's files in the root file system, for QEMU in its chroot: a name of its own (two
+  # guest-checks may share one cached root file system)
+  gt=/tmp/cnperf-guest.$$
+  mkdir -p "$r$gt"
+  cp "$g/vmlinuz" "$g/initramfs.img" "$r$gt/"
   tok=$("$cn" agent token)
   p=$((20000 + RANDOM % 20000))
   # the token as KubeVirt hands a Secret to a guest: an ISO 9660 image made by xorrisofs with
   # virt-launcher's arguments (pkg/config/config.go), a virtio disk with the serial cnperf run
   # gives it (internal/kube/vmi.go)
-  mkdir -p "$r/tmp/cnperf-guest/secret" && printf '%s' "$tok" > "$r/tmp/cnperf-guest/secret/token"
-  chroot "$r" xorrisofs -output /tmp/cnperf-guest/token.iso -follow-links -volid cfgdata -joliet -rock -graft-points \
-    -partition_cyl_align on token=/tmp/cnperf-guest/secret/token 2> "$w/xorrisofs.log" || die "xorrisofs: $(tail -3 "$w/xorrisofs.log")"
+  mkdir -p "$r$gt/secret" && printf '%s' "$tok" > "$r$gt/secret/token"
+  chroot "$r" xorrisofs -output $gt/token.iso -follow-links -volid cfgdata -joliet -rock -graft-points \
+    -partition_cyl_align on token=$gt/secret/token 2> "$w/xorrisofs.log" || die "xorrisofs: $(tail -3 "$w/xorrisofs.log")"
   t=$(now)
   chroot "$r" qemu-system-x86_64 -machine q35,accel=tcg -cpu max -m 512 -smp 1 -nographic -no-reboot \
-    -kernel /tmp/cnperf-guest/vmlinuz -initrd /tmp/cnperf-guest/initramfs.img \
+    -kernel $gt/vmlinuz -initrd $gt/initramfs.img \
     -append "console=ttyS0 panic=-1 quiet cnperf.data_port=$((p + 1))" \
-    -drive file=/tmp/cnperf-guest/token.iso,if=none,id=token,format=raw,readonly=on -device virtio-blk-pci,drive=token,serial=cnperf-token \
-    -netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$p-:7100,hostfwd=tcp:127.0.0.1:$((p + 1))-:$((p + 1)),hostfwd=tcp:127.0.0.1:$((p + 2))-:7102" \
+    -drive file=$gt/token.iso,if=none,id=token,format=raw,readonly=on -device virtio-blk-pci,drive=token,serial=cnperf-token \
+    -netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$p-:7100,hostfwd=tcp:127.0.0.1:$((p + 1))-:$((p + 1)),hostfwd=tcp:127.0.0.1:$((p + 2))-:7102,hostfwd=tcp:127.0.0.1:$((p + 3))-:12865,hostfwd=tcp:127.0.0.1:$((p + 4))-:$((p + 4))" \
     -device virtio-net-pci,netdev=n0 > "$w/console.log" 2>&1 &
   pid=$!
   # shellcheck disable=SC2064
-  trap "kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf '$w' '$r/tmp/cnperf-guest'" EXIT
+  trap "kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf '$w' '$r$gt'" EXIT
   for _ in $(seq 1 ${GUEST_CHECK_WAIT:-300}); do
     grep -q 'agent listening' "$w/console.log" && break
     kill -0 "$pid" 2>/dev/null || break
@@ -326,6 +361,33 @@ guest_check() {
     cat "$w/exec.txt" >&2; die "the guest's exec port did not run a client"
   fi
   log "exec port: a TCP_RR client run in the guest: $(grep -o 'transactions .*' "$w/exec.txt")"
+  # the guest's tools (cnperf agent guest-tools), as cnperf --vm runs a netperf server VM: netserver
+  # started in the guest in the background through the exec port (as the netperf driver's server
+  # argv), then netperf on this host against it (its data port fixed, forwarded as the control
+  # port), then a netperf client in the guest against its own netserver, then the servers stopped
+  if "$cn" agent guest-tools | grep -qx netserver; then
+    CNPERF_AGENT_TOKEN=$tok "$cn" agent exec --host 127.0.0.1 --port $((p + 2)) --background --ready-port 12865 --timeout 60s -- \
+      netserver -D -p 12865 > "$w/netserver.txt" 2>&1 || { cat "$w/netserver.txt" >&2; die "netserver did not start in the guest"; }
+    for prof in TCP_STREAM TCP_RR; do
+      netperf -P 0 -H 127.0.0.1 -p $((p + 3)) -t $prof -l 3 -- -P ",$((p + 4))" -k THROUGHPUT,THROUGHPUT_UNITS > "$w/np-$prof.txt" 2>&1 ||
+        { cat "$w/np-$prof.txt" >&2; die "netperf $prof (this host) against netserver in the guest failed"; }
+      log "netperf $prof (host) -> netserver (guest): $(tr '\n' ' ' < "$w/np-$prof.txt")"
+    done
+    CNPERF_AGENT_TOKEN=$tok "$cn" agent exec --host 127.0.0.1 --port $((p + 2)) -- \
+      netperf -P 0 -H 127.0.0.1 -p 12865 -t TCP_RR -l 2 -- -k THROUGHPUT,THROUGHPUT_UNITS > "$w/np-guest.txt" 2>&1 ||
+      { cat "$w/np-guest.txt" >&2; die "netperf in the guest (exec port) failed"; }
+    log "netperf TCP_RR in the guest (exec port) -> its netserver: $(tr '\n' ' ' < "$w/np-guest.txt")"
+    # what the exec port refuses: a shell, a path, a tool the guest's drivers do not name
+    for a in "sh -c id" "/usr/bin/netperf -V" "busybox id"; do
+      # shellcheck disable=SC2086
+      if CNPERF_AGENT_TOKEN=$tok "$cn" agent exec --host 127.0.0.1 --port $((p + 2)) -- $a > "$w/refused.txt" 2>&1; then
+        die "the exec port ran $a"
+      fi
+    done
+    CNPERF_AGENT_TOKEN=$tok "$cn" agent exec --host 127.0.0.1 --port $((p + 2)) --stop > "$w/stop.txt" 2>&1 ||
+      { cat "$w/stop.txt" >&2; die "the exec port did not stop netserver"; }
+    log "exec port: $(cat "$w/stop.txt"); a shell, a path and busybox refused"
+  fi
 }
 
 # ---------------- on the running cluster ----------------
