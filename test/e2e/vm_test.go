@@ -2,15 +2,17 @@
 
 // VMs as endpoints, for real: on a cluster with KubeVirt (make e2e KUBEVIRT=1, which runs
 // test/e2e/harness/kubevirt.sh up; KubeVirt in QEMU's software emulation there), cnperf --vm
-// runs the native driver pod → VM, VM → pod and VM ↔ VM on one node and across nodes, with the
-// masquerade, bridge and passt bindings, and leaves no VirtualMachineInstance or virt-launcher pod
-// behind.
+// runs the native and netperf drivers pod → VM, VM → pod and VM ↔ VM on one node and across
+// nodes, with the masquerade, bridge and passt bindings, and k8s-netperf's netperf.yml with --vm
+// gives the same cases as with pods; nothing is left behind (no VirtualMachineInstance or
+// virt-launcher pod).
 package e2e
 
 import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,11 +35,13 @@ import (
 // vmGuestImage is the cnperf guest kubevirt.sh build makes and kubevirt.sh up imports.
 const vmGuestImage = "localhost/cnperf-kubevirt/cnperf-guest:v1.0.1"
 
-// TestKubeVirtVMs: TCP_STREAM and TCP_RR (native, 3 s, one sample: the guests are emulated)
-// with the server a VM (pod → VM, on pod-pod-same-node and pod-pod-cross-node), the client a VM
-// (VM → pod, cross-node) and both endpoints VMs (VM ↔ VM, same node and cross node: a client VM
-// on each node), for each binding (bridge skips where the kernel has no dummy link type, passt
-// where KubeVirt's Passt feature gate is off). Every case passes with a positive figure; the
+// TestKubeVirtVMs: TCP_STREAM and TCP_RR (native and netperf in one run, 2 s, one sample: the
+// guests are emulated) with the server a VM (pod → VM: a server VM per driver, netserver
+// started in its guest through the exec port), the client a VM (VM → pod: netperf's client run
+// in the guest, its output parsed by the netperf driver) and both endpoints VMs (VM ↔ VM), each
+// on pod-pod-same-node and pod-pod-cross-node (a client VM or pod on each node), for each binding
+// (bridge skips where the kernel has no dummy link type, passt where KubeVirt's Passt feature
+// gate is off). Every case passes with a positive figure; the
 // results say which endpoints are VMs, their binding, vCPUs and that they are emulated; each
 // case's client and server are on one node or two as its path says; the run's VMIs, read from
 // the API server while it runs, hold no token; afterwards no VMI, launcher pod or other object
@@ -54,13 +58,10 @@ func TestKubeVirtVMs(t *testing.T) {
 	image := cmp.Or(os.Getenv("CNPERF_E2E_VM_IMAGE"), vmGuestImage)
 	t.Run("schema", func(t *testing.T) { vmDryRun(ctx, t, cl, image) })
 	// the paths of each role's run: a VM server serves a client pod on its node and one on the
-	// other; a VM client runs across nodes only (a second client VM would boot for little more);
-	// with both, a client VM on each node talks to the server VM
-	paths := map[string][]api.Path{
-		"server": {api.PathPodPodSameNode, api.PathPodPodCrossNode},
-		"client": {api.PathPodPodCrossNode},
-		"both":   {api.PathPodPodSameNode, api.PathPodPodCrossNode},
-	}
+	// other; a client VM on the server pod's node and one on the other; with both, a client VM
+	// on each node talks to the server VMs
+	paths := []api.Path{api.PathPodPodSameNode, api.PathPodPodCrossNode}
+	drivers := []string{"native", "netperf"}
 	for _, binding := range kube.Bindings {
 		for _, vm := range []string{"server", "client", "both"} {
 			t.Run(binding+"/"+vm, func(t *testing.T) {
@@ -82,19 +83,19 @@ func TestKubeVirtVMs(t *testing.T) {
 				start := time.Now()
 				out, stderr, code := kpRunCLI(ctx, "run", "--platform", "kube", "--kubeconfig", cl.kubeconfig, "-n", ns, "--uuid", runID,
 					"--image", agentImage(), "--vm="+vm, "--vm-image", image, "--vm-binding", binding,
-					"--driver", "native", "--profile", "TCP_STREAM,TCP_RR", "--path", plan.Join(paths[vm]),
-					"--duration", "3s", "--samples", "1", "--results", results, "-o", "table")
+					"--driver", strings.Join(drivers, ","), "--profile", "TCP_STREAM,TCP_RR", "--path", plan.Join(paths),
+					"--duration", "2s", "--samples", "1", "--results", results, "-o", "table")
 				t.Logf("cnperf --vm %s --vm-binding %s: exit %d in %.0fs, stderr:\n%s\nstdout:\n%s", vm, binding, code,
 					time.Since(start).Seconds(), stderr, out)
-				// a VM server; a VM client per client node
-				if n, want := seen(), map[string]int{"server": 1, "client": 1, "both": 3}[vm]; n != want {
+				// a VM server per driver; a VM client per client node
+				if n, want := seen(), map[string]int{"server": 2, "client": 2, "both": 4}[vm]; n != want {
 					t.Errorf("read %d of the run's VMIs while it ran, want %d", n, want)
 				}
 				if code != exit.OK {
 					t.Fatalf("cnperf exited %d", code)
 				}
 				runs, _, err := runfile.ReadWarnings(results)
-				if err != nil || len(runs) != 1 || len(runs[0].Results) != 2*len(paths[vm]) {
+				if err != nil || len(runs) != 1 || len(runs[0].Results) != 2*len(paths)*len(drivers) {
 					t.Fatalf("results file: %v (%d runs)", err, len(runs))
 				}
 				for _, r := range runs[0].Results {
@@ -303,4 +304,78 @@ func vmNothingLeft(ctx context.Context, t *testing.T, cl kpCluster, runID string
 	if len(left) > 0 {
 		t.Errorf("left after the run: %s", strings.Join(left, ", "))
 	}
+}
+
+// TestKubeVirtK8sNetperfVM: k8s-netperf's README example `k8s-netperf --vm` (its netperf.yml,
+// the netperf driver, both endpoints VMs) as cnperf runs it, `cnperf run --vm -c netperf.yml`
+// (2 s, one sample: emulated guests), gives the same cases as the file gives with pods (its
+// --dry-run): TCP_STREAM twice, UDP_STREAM, TCP_CRR direct and through the ClusterIP Service
+// (service: true), TCP_RR, netperf's TCP_STREAM_LAT skipped with a warning as k8s-netperf
+// skips it; each passes, between VMs, with the masquerade binding.
+func TestKubeVirtK8sNetperfVM(t *testing.T) {
+	cl := kpClusterFromEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	if kv := kube.CheckKubeVirt(ctx, cl.cs); kv.Missing != "" {
+		t.Skipf("%s; make e2e KUBEVIRT=1 installs it (test/e2e/harness/kubevirt.sh up; CI's cluster has none)", kv.Missing)
+	}
+	file, err := filepath.Abs("../../internal/config/testdata/peers/k8s-netperf/netperf.yml@492f5514295f.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"run", "--platform", "kube", "--kubeconfig", cl.kubeconfig, "-c", file, "--duration", "2s", "--samples", "1"}
+	type key struct {
+		name, driver string
+		profile      api.Profile
+		path         api.Path
+		service      bool
+	}
+	out, stderr, code := kpRunCLI(ctx, append(common, "--dry-run", "-o", "json")...)
+	var planned []struct {
+		Name    string      `json:"name"`
+		Profile api.Profile `json:"profile"`
+		Path    api.Path    `json:"path"`
+		Driver  string      `json:"driver"`
+		Params  api.Params  `json:"params"`
+	}
+	if code != exit.OK || json.Unmarshal([]byte(out), &planned) != nil || len(planned) == 0 {
+		t.Fatalf("the file's cases with pods (--dry-run -o json): exit %d, stderr:\n%s\nstdout:\n%s", code, stderr, out)
+	}
+	want := map[key]bool{}
+	for _, c := range planned {
+		want[key{c.Name, c.Driver, c.Profile, c.Path, c.Params.Service}] = true
+	}
+	image := cmp.Or(os.Getenv("CNPERF_E2E_VM_IMAGE"), vmGuestImage)
+	runID := uuid.NewString()
+	results := filepath.Join(t.TempDir(), "run.jsonl")
+	start := time.Now()
+	out, stderr, code = kpRunCLI(ctx, append(common, "-n", kpNamespace("cnperf-e2e-vm-k8snetperf"), "--uuid", runID, "--image", agentImage(),
+		"--vm", "--vm-image", image, "--results", results, "-o", "table")...)
+	t.Logf("cnperf run --vm -c netperf.yml: exit %d in %.0fs, stderr:\n%s\nstdout:\n%s", code, time.Since(start).Seconds(), stderr, out)
+	if code != exit.OK {
+		t.Fatalf("cnperf exited %d", code)
+	}
+	if !strings.Contains(stderr, `driver "netperf" cannot run profile TCP_STREAM_LAT`) {
+		t.Error("no warning that netperf skips the TCP_STREAM_LAT test, as k8s-netperf does")
+	}
+	runs, _, err := runfile.ReadWarnings(results)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("results file: %v (%d runs)", err, len(runs))
+	}
+	got := map[key]bool{}
+	for _, r := range runs[0].Results {
+		got[key{r.Name, r.Driver, r.Profile, r.Path, r.Params.Service}] = true
+		label := r.Name + " " + string(r.Profile)
+		if r.Failed() || r.Summary.SamplesFailed > 0 {
+			t.Errorf("%s: failed (%q)", label, r.Error)
+			continue
+		}
+		if pl := r.Placement; pl == nil || pl.Server.VM == nil || pl.Client.VM == nil {
+			t.Errorf("%s: placement %+v, want both endpoints VMs", label, pl)
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("cases with VMs %v, with pods %v: want the same", got, want)
+	}
+	vmNothingLeft(ctx, t, cl, runID)
 }
