@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -11,12 +12,14 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
 	"github.com/cnperf/cnperf/internal/driver"
 	"github.com/cnperf/cnperf/internal/exit"
+	"github.com/cnperf/cnperf/internal/guestexec"
 	"github.com/cnperf/cnperf/internal/kube"
 	"github.com/cnperf/cnperf/internal/kube/kubetest"
 )
@@ -523,6 +526,64 @@ func TestVMSecondaryNetwork(t *testing.T) {
 			sort.Strings(static)
 			if strings.Join(static, " ") != strings.Join(tt.static, " ") {
 				t.Errorf("static addresses %v, want %v (error %v)", static, tt.static, err)
+			}
+		})
+	}
+}
+
+// TestVMServersStartStop: once a server VM answers, its driver's servers (not the agent's)
+// start in its guest through the relay pod's `cnperf agent exec --background`, ready by their
+// first TCP port; a server the guest cannot start fails the run naming the VM and the server,
+// with the guest's words; at clean-up each guest whose servers started is asked to stop them.
+func TestVMServersStartStop(t *testing.T) {
+	agent := driver.Server{Name: "native", Argv: []string{"cnperf", "agent", "serve"}, Ports: []driver.Port{{Port: 7100, Protocol: "TCP"}}}
+	netserver := driver.Server{Name: "netperf", Argv: []string{"netserver", "-D", "-p", "12865"},
+		Ports: []driver.Port{{Name: "control", Port: 12865, Protocol: "TCP"}}}
+	for _, tt := range []struct {
+		name    string
+		servers []driver.Server
+		answer  guestexec.Response
+		want    []string // the guest commands the relay ran, in order: start(s), then stop(s)
+		err     string
+	}{
+		{name: "native: the agent only", servers: []driver.Server{agent}},
+		{name: "netperf", servers: []driver.Server{netserver},
+			want: []string{"--background --ready-port 12865 -- netserver -D -p 12865", "--stop"}},
+		{name: "refused", servers: []driver.Server{netserver},
+			answer: guestexec.Response{ExitCode: -1, Error: "netserver is not in this guest: exec: \"netserver\": executable file not found in $PATH"},
+			want:   []string{"--background --ready-port 12865 -- netserver -D -p 12865"},
+			err: "VM cnperf/srv: start server netperf (netserver -D -p 12865): in VM 10.244.1.7: netserver is not in this guest: " +
+				"exec: \"netserver\": executable file not found in $PATH"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCluster(t, node("node1", ""), node("node2", ""))
+			p := newTestPlatform(t, c, Options{VM: "server", VMImage: "g"})
+			var ran []string
+			p.stream = func(_ context.Context, ns, pod, _ string, argv []string, stdout, _ io.Writer) error {
+				if ns != "cnperf" || pod != relayName(testRun) {
+					t.Errorf("exec in %s/%s, want the relay pod", ns, pod)
+				}
+				joined := strings.Join(argv, " ")
+				i := strings.Index(joined, "cnperf agent exec --json --host 10.244.1.7 --port 7102 --timeout ")
+				if i < 0 {
+					t.Fatalf("relay ran %q", joined)
+				}
+				rest := joined[i+len("cnperf agent exec --json --host 10.244.1.7 --port 7102 --timeout "):]
+				ran = append(ran, rest[strings.Index(rest, " ")+1:])
+				b, _ := json.Marshal(tt.answer)
+				_, _ = stdout.Write(append(b, '\n'))
+				return nil
+			}
+			p.relay = &endpoint{spec: endpointSpec{Name: relayName(testRun), Role: "client"}, pod: &corev1.Pod{}}
+			ep := &endpoint{spec: endpointSpec{Name: "srv", Role: "server", VM: true, Servers: tt.servers}, vmi: &kube.VMIStatus{IP: "10.244.1.7"}}
+			p.servers = map[serverKey]*endpoint{{"x", api.NetworkPod}: ep}
+			err := p.startVMServers(context.Background(), ep)
+			if (err == nil) != (tt.err == "") || (err != nil && err.Error() != tt.err) {
+				t.Errorf("start: %v, want %q", err, tt.err)
+			}
+			p.stopVMServers(context.Background())
+			if !slices.Equal(ran, tt.want) {
+				t.Errorf("the relay ran %q, want %q", ran, tt.want)
 			}
 		})
 	}
