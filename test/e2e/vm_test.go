@@ -306,12 +306,14 @@ func vmNothingLeft(ctx context.Context, t *testing.T, cl kpCluster, runID string
 	}
 }
 
-// TestKubeVirtK8sNetperfVM: k8s-netperf's README example `k8s-netperf --vm` (its netperf.yml,
-// the netperf driver, both endpoints VMs) as cnperf runs it, `cnperf run --vm -c netperf.yml`
-// (2 s, one sample: emulated guests), gives the same cases as the file gives with pods (its
-// --dry-run): TCP_STREAM twice, UDP_STREAM, TCP_CRR direct and through the ClusterIP Service
-// (service: true), TCP_RR, netperf's TCP_STREAM_LAT skipped with a warning as k8s-netperf
-// skips it; each passes, between VMs, with the masquerade binding.
+// TestKubeVirtK8sNetperfVM: k8s-netperf's README example `k8s-netperf --vm` with its `--iperf`
+// (its netperf.yml, the netperf and iperf3 drivers, both endpoints VMs) as cnperf runs it,
+// `cnperf run --vm -c netperf.yml --driver netperf,iperf3` (2 s, one sample: emulated guests),
+// gives the same cases as the file gives with pods (its --dry-run): netperf's TCP_STREAM twice,
+// UDP_STREAM, TCP_CRR direct and through the ClusterIP Service (service: true), TCP_RR, and
+// iperf3's three stream tests; the tests a driver cannot run skipped with a warning as
+// k8s-netperf skips them; each passes, between VMs (a server VM per driver), with the
+// masquerade binding.
 func TestKubeVirtK8sNetperfVM(t *testing.T) {
 	cl := kpClusterFromEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
@@ -323,7 +325,8 @@ func TestKubeVirtK8sNetperfVM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	common := []string{"run", "--platform", "kube", "--kubeconfig", cl.kubeconfig, "-c", file, "--duration", "2s", "--samples", "1"}
+	common := []string{"run", "--platform", "kube", "--kubeconfig", cl.kubeconfig, "-c", file, "--driver", "netperf,iperf3",
+		"--duration", "2s", "--samples", "1"}
 	type key struct {
 		name, driver string
 		profile      api.Profile
@@ -351,7 +354,7 @@ func TestKubeVirtK8sNetperfVM(t *testing.T) {
 	start := time.Now()
 	out, stderr, code = kpRunCLI(ctx, append(common, "-n", kpNamespace("cnperf-e2e-vm-k8snetperf"), "--uuid", runID, "--image", agentImage(),
 		"--vm", "--vm-image", image, "--results", results, "-o", "table")...)
-	t.Logf("cnperf run --vm -c netperf.yml: exit %d in %.0fs, stderr:\n%s\nstdout:\n%s", code, time.Since(start).Seconds(), stderr, out)
+	t.Logf("cnperf run --vm -c netperf.yml --driver netperf,iperf3: exit %d in %.0fs, stderr:\n%s\nstdout:\n%s", code, time.Since(start).Seconds(), stderr, out)
 	if code != exit.OK {
 		t.Fatalf("cnperf exited %d", code)
 	}
