@@ -430,3 +430,17 @@ func Tools(d Driver) []string {
 	sort.Strings(out)
 	return out
 }
+
+// DistinctTools is every tool of byDriver (a driver's name → its Tools), once each, sorted.
+func DistinctTools(byDriver map[string][]string) []string {
+	var out []string
+	for _, tools := range byDriver {
+		for _, t := range tools {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}

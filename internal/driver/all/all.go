@@ -3,7 +3,6 @@
 package all
 
 import (
-	"slices"
 	"strings"
 
 	api "github.com/cnperf/cnperf/api/v1alpha1"
@@ -81,15 +80,4 @@ func GuestTools() map[string][]string {
 
 // GuestExecTools is every tool of GuestTools, sorted: what the guest's exec port runs besides
 // cnperf.
-func GuestExecTools() []string {
-	var out []string
-	for _, tools := range GuestTools() {
-		for _, t := range tools {
-			if !slices.Contains(out, t) {
-				out = append(out, t)
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
-}
+func GuestExecTools() []string { return driver.DistinctTools(GuestTools()) }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -229,9 +230,10 @@ func (s *settings) checkVMPath(c plan.Case, r route) error {
 		return nil
 	}
 	if _, ok := s.guestTools()[c.Driver]; !ok {
-		run := "the " + strings.Join(s.guestDrivers(), ", ") + " driver"
-		if len(s.guestDrivers()) > 1 {
-			run = "the drivers " + strings.Join(s.guestDrivers(), ", ")
+		drivers := s.guestDrivers()
+		run := "the " + strings.Join(drivers, ", ") + " driver"
+		if len(drivers) > 1 {
+			run = "the drivers " + strings.Join(drivers, ", ")
 		}
 		return fmt.Errorf("--vm: driver %s: its tools are not in the cnperf guest, which has %s; VM endpoints run %s",
 			c.Driver, s.guestHas(), run)
@@ -256,27 +258,11 @@ func (s *settings) guestTools() map[string][]string {
 }
 
 // guestDrivers lists the drivers the guest runs, sorted.
-func (s *settings) guestDrivers() []string {
-	var out []string
-	for d := range s.guestTools() {
-		out = append(out, d)
-	}
-	slices.Sort(out)
-	return out
-}
+func (s *settings) guestDrivers() []string { return slices.Sorted(maps.Keys(s.guestTools())) }
 
 // guestHas says what the guest carries: "cnperf, iperf3, netperf, netserver".
 func (s *settings) guestHas() string {
-	have := []string{"cnperf"}
-	for _, tools := range s.guestTools() {
-		for _, t := range tools {
-			if !slices.Contains(have, t) {
-				have = append(have, t)
-			}
-		}
-	}
-	slices.Sort(have[1:])
-	return strings.Join(have, ", ")
+	return strings.Join(append([]string{"cnperf"}, driver.DistinctTools(s.guestTools())...), ", ")
 }
 
 // vmPaths lists, from the path table, the paths a VM endpoint can be on.
