@@ -716,6 +716,11 @@ func (p *Platform) vmNetwork(ctx context.Context, network string, create bool, s
 		return err
 	}
 	if ipam != "" {
+		if p.s.VMNetworkServer != "" || p.s.VMNetworkClient != "" {
+			return &exit.UsageError{Err: fmt.Errorf("--bridgeNetwork with secondary network %s: its definition has IPAM (%s), whose "+
+				"addresses KubeVirt's bridge binding gives the guests by DHCP, so the static addresses would not be used; drop "+
+				"--bridgeNetwork, or use a definition without IPAM", network, ipam)}
+		}
 		p.logWrapped("VMs on secondary network %s: their address is its IPAM's (%s), which KubeVirt's bridge binding serves the guest by DHCP",
 			network, ipam)
 		return nil

@@ -452,22 +452,31 @@ func TestVMSecondaryNetwork(t *testing.T) {
 	drivers := map[string]driver.Driver{"native": nativeDriver}
 	for _, tt := range []struct {
 		name, vm, nad string
+		bridgeNetwork bool // --bridgeNetwork given (the VMs' static addresses)
 		paths         []api.Path
 		static        []string // the cnperf.static= arguments of the VMIs, sorted ("-": none)
 		err           string   // a usage error before anything is created
 	}{
-		{"no IPAM", "both", noIPAMNAD, []api.Path{api.PathPodPodSameNode, api.PathPodPodCrossNode},
+		{"no IPAM", "both", noIPAMNAD, false, []api.Path{api.PathPodPodSameNode, api.PathPodPodCrossNode},
 			[]string{"10.10.10.12/24", "10.10.10.14/24", "10.10.10.15/24"}, ""},
-		{"IPAM", "both", kubetest.BridgeNAD, []api.Path{api.PathPodPodCrossNode}, []string{"-", "-"}, ""},
-		{"IPAM, pod client", "server", kubetest.BridgeNAD, []api.Path{api.PathPodPodCrossNode}, []string{"-"}, ""},
-		{"no IPAM, pod client", "server", noIPAMNAD, []api.Path{api.PathPodPodCrossNode}, nil,
+		{"no IPAM, --bridgeNetwork", "both", noIPAMNAD, true, []api.Path{api.PathPodPodCrossNode},
+			[]string{"10.10.10.22/24", "10.10.10.24/24"}, ""},
+		{"IPAM", "both", kubetest.BridgeNAD, false, []api.Path{api.PathPodPodCrossNode}, []string{"-", "-"}, ""},
+		{"IPAM, pod client", "server", kubetest.BridgeNAD, false, []api.Path{api.PathPodPodCrossNode}, []string{"-"}, ""},
+		{"IPAM, --bridgeNetwork", "both", kubetest.BridgeNAD, true, []api.Path{api.PathPodPodCrossNode}, nil,
+			"--bridgeNetwork with secondary network vmnet/br: its definition has IPAM (whereabouts)"},
+		{"no IPAM, pod client", "server", noIPAMNAD, false, []api.Path{api.PathPodPodCrossNode}, nil,
 			"--vm=server on secondary network vmnet/br: its definition has no IPAM, so the client cnperf-cli-attachment-c-"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newCluster(t, node("node1", ""), node("node2", ""))
 			c.cs.Resources = append(c.cs.Resources, &metav1.APIResourceList{GroupVersion: "kubevirt.io/v1",
 				APIResources: []metav1.APIResource{{Name: "virtualmachineinstances", Namespaced: true, Kind: "VirtualMachineInstance"}}})
-			p := newTestPlatform(t, c, Options{VM: tt.vm, VMImage: "g", VMStartTimeout: time.Second})
+			o := Options{VM: tt.vm, VMImage: "g", VMStartTimeout: time.Second}
+			if tt.bridgeNetwork {
+				o.VMNetworkServer, o.VMNetworkClient = "10.10.10.22/24", "10.10.10.24/24"
+			}
+			p := newTestPlatform(t, c, o)
 			vmis := &memVMIs{created: map[string][]byte{}, phase: "Failed"}
 			p.vmis = vmis
 			p.nads = &kubetest.NADs{Answer: func(context.Context, string, string) ([]byte, error) { return []byte(tt.nad), nil }}
