@@ -47,25 +47,26 @@ func (g *GuestExecutor) Start(ctx context.Context, srv driver.Server, timeout ti
 		}
 	}
 	out := g.exec(ctx, driver.Command{Argv: srv.Argv, Timeout: timeout}, flags)
-	if out.Err == nil && out.ExitCode != 0 {
-		out.Err = fmt.Errorf("in VM %s: exited %d", g.Host, out.ExitCode)
-	}
-	if out.Err != nil {
-		return fmt.Errorf("start server %s (%s): %w%s", srv.Name, strings.Join(srv.Argv, " "), out.Err, tailOf(out))
+	if err := g.failed(out); err != nil {
+		return fmt.Errorf("start server %s (%s): %w%s", srv.Name, strings.Join(srv.Argv, " "), err, tailOf(out))
 	}
 	return nil
 }
 
 // Stop ends the servers Start started in the guest.
 func (g *GuestExecutor) Stop(ctx context.Context) error {
-	out := g.exec(ctx, driver.Command{Timeout: 30 * time.Second}, []string{"--stop"})
-	if out.Err == nil && out.ExitCode != 0 {
-		out.Err = fmt.Errorf("in VM %s: exited %d", g.Host, out.ExitCode)
-	}
-	if out.Err != nil {
-		return fmt.Errorf("stop the servers: %w", out.Err)
+	if err := g.failed(g.exec(ctx, driver.Command{Timeout: 30 * time.Second}, []string{"--stop"})); err != nil {
+		return fmt.Errorf("stop the servers: %w", err)
 	}
 	return nil
+}
+
+// failed is why a command Start or Stop ran in the guest failed (its error, or its exit code), or nil.
+func (g *GuestExecutor) failed(out driver.Output) error {
+	if out.Err == nil && out.ExitCode != 0 {
+		return fmt.Errorf("in VM %s: exited %d", g.Host, out.ExitCode)
+	}
+	return out.Err
 }
 
 // tailOf is ": " and the end of a failed command's output, or "".

@@ -119,18 +119,19 @@ func listed(raw []byte, err error) ([]metav1.ObjectMeta, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nadMetas(raw)
+	return itemMetas(raw)
 }
 
-// nadMetas reads the items' metadata of a NetworkAttachmentDefinitionList (JSON).
-func nadMetas(raw []byte) ([]metav1.ObjectMeta, error) {
+// itemMetas reads the items' metadata of a list the API returned (JSON: NetworkAttachmentDefinitions,
+// VirtualMachineInstances, the network-mode objects).
+func itemMetas(raw []byte) ([]metav1.ObjectMeta, error) {
 	var l struct {
 		Items []struct {
 			Metadata metav1.ObjectMeta `json:"metadata"`
 		} `json:"items"`
 	}
 	if err := json.Unmarshal(raw, &l); err != nil {
-		return nil, fmt.Errorf("the NetworkAttachmentDefinition list is not JSON: %w", err)
+		return nil, fmt.Errorf("the API's list is not JSON: %w", err)
 	}
 	out := make([]metav1.ObjectMeta, 0, len(l.Items))
 	for _, it := range l.Items {
