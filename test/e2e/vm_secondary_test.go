@@ -130,16 +130,7 @@ func vmCheckSecondary(t *testing.T, r api.Result, vm, network string, static boo
 	if static && (a.ServerIP != "10.10.10.12" || a.ClientIP != "10.10.10.14") {
 		t.Errorf("%s: addresses %s (server), %s (client), want bridgeNetwork.json's 10.10.10.12 and 10.10.10.14", label, a.ServerIP, a.ClientIP)
 	}
-	switch r.Profile {
-	case api.TCPStream:
-		if r.Summary.ThroughputBitsPerSecond == nil || r.Summary.ThroughputBitsPerSecond.Mean <= 0 {
-			t.Errorf("%s: no throughput", label)
-		}
-	case api.TCPRR:
-		if r.Summary.TransactionsPerSecond == nil || r.Summary.TransactionsPerSecond.Mean <= 0 {
-			t.Errorf("%s: no transaction rate", label)
-		}
-	}
+	vmCheckFigure(t, r, label)
 }
 
 // vmNetNothingLeft fails when the run left a VMI, a launcher pod in its namespace (not another

@@ -244,16 +244,7 @@ func vmCheck(t *testing.T, r api.Result, vm, binding string, emulated bool) {
 		t.Errorf("%s: failed (%q, %d samples failed)", label, r.Error, r.Summary.SamplesFailed)
 		return
 	}
-	switch r.Profile {
-	case api.TCPStream:
-		if r.Summary.ThroughputBitsPerSecond == nil || r.Summary.ThroughputBitsPerSecond.Mean <= 0 {
-			t.Errorf("%s: no throughput", label)
-		}
-	case api.TCPRR:
-		if r.Summary.TransactionsPerSecond == nil || r.Summary.TransactionsPerSecond.Mean <= 0 {
-			t.Errorf("%s: no transaction rate", label)
-		}
-	}
+	vmCheckFigure(t, r, label)
 	pl := r.Placement
 	if pl == nil {
 		t.Fatalf("%s: no placement", label)
@@ -275,6 +266,22 @@ func vmCheck(t *testing.T, r api.Result, vm, binding string, emulated bool) {
 	}
 	if pl.Server.VM != nil && pl.Target != pl.Server.PodIP {
 		t.Errorf("%s: dialled %s, not the server VM's address %s", label, pl.Target, pl.Server.PodIP)
+	}
+}
+
+// vmCheckFigure fails when a TCP_STREAM result has no throughput or a TCP_RR result no
+// transaction rate (label names the result).
+func vmCheckFigure(t *testing.T, r api.Result, label string) {
+	t.Helper()
+	switch r.Profile {
+	case api.TCPStream:
+		if r.Summary.ThroughputBitsPerSecond == nil || r.Summary.ThroughputBitsPerSecond.Mean <= 0 {
+			t.Errorf("%s: no throughput", label)
+		}
+	case api.TCPRR:
+		if r.Summary.TransactionsPerSecond == nil || r.Summary.TransactionsPerSecond.Mean <= 0 {
+			t.Errorf("%s: no transaction rate", label)
+		}
 	}
 }
 
